@@ -1,0 +1,1 @@
+"""The command line: one module per command, registered on one typer app in `app.py`."""

@@ -1,0 +1,9 @@
+"""`frames eval` (being built; see the open issue)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add `frames eval` to `app` (not yet built: registers nothing)."""

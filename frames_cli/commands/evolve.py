@@ -1,0 +1,9 @@
+"""`frames evolve` (being built; see the open issue)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add `frames evolve` to `app` (not yet built: registers nothing)."""

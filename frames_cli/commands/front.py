@@ -1,0 +1,9 @@
+"""`frames front` (being built; see the open issue)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add `frames front` to `app` (not yet built: registers nothing)."""

@@ -1,0 +1,9 @@
+"""`frames runs` (being built; see the open issue)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add `frames runs` to `app` (not yet built: registers nothing)."""

@@ -1,0 +1,82 @@
+"""JSON Schemas of every role's answer: the contract between prompts, the simulator and the code.
+
+Each schema is checked with jsonschema after JSON extraction; a reply that still fails after the
+repair turn is a failed call, never data (DESIGN §7).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_STR = {"type": "string"}
+_STR_LIST = {"type": "array", "items": {"type": "string"}}
+
+#: Built-in executor, turn that picks skills: `{"load": ["s1", "s4"]}`, or answers at once.
+EXECUTOR_STEP: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "load": {"type": "array", "items": _STR, "maxItems": 20},
+        "answer": {},
+        "skills_used": _STR_LIST,
+    },
+    "anyOf": [{"required": ["load"]}, {"required": ["answer"]}],
+}
+
+#: Diagnoser: proposals for skill changes motivated by failing cases (DESIGN §4 step 3).
+DIAGNOSIS: dict[str, Any] = {
+    "type": "object",
+    "required": ["proposals"],
+    "properties": {
+        "proposals": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["skill", "change", "rationale", "case_ids"],
+                "properties": {
+                    "skill": {"type": "string", "minLength": 1, "maxLength": 64},
+                    "new_skill": {"type": "boolean"},
+                    "description": _STR,
+                    "change": {"type": "string", "minLength": 1},
+                    "rationale": _STR,
+                    "case_ids": _STR_LIST,
+                },
+            },
+        }
+    },
+}
+
+#: Rewriter and coldstart rewriter: the whole new body (and optionally a new description).
+REWRITE: dict[str, Any] = {
+    "type": "object",
+    "required": ["body"],
+    "properties": {"body": {"type": "string", "minLength": 1}, "description": {"type": "string", "minLength": 1, "maxLength": 1024}},
+}
+
+#: Case generator: new cases for policy sections no case covers yet.
+GENERATED_CASES: dict[str, Any] = {
+    "type": "object",
+    "required": ["cases"],
+    "properties": {
+        "cases": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["input", "expected", "category", "evidence"],
+                "properties": {
+                    "input": {"type": "object"},
+                    "expected": {},
+                    "check": {"type": "object"},
+                    "category": {"type": "string", "minLength": 1},
+                    "evidence": {"type": "array", "items": _STR, "minItems": 1},
+                },
+            },
+        }
+    },
+}
+
+#: LLM rubric check (judge).
+RUBRIC_VERDICT: dict[str, Any] = {
+    "type": "object",
+    "required": ["pass", "reason"],
+    "properties": {"pass": {"type": "boolean"}, "reason": _STR},
+}

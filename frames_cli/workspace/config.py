@@ -1,0 +1,310 @@
+"""`frames.yaml`: the settings dataclasses, their defaults, the commented template and the loader.
+
+Every setting lives in exactly one dataclass field below; its `doc` metadata is the comment that
+`frames init` writes, so the template and the defaults cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import yaml
+
+from frames_cli.errors import ConfigError, Location
+
+CONFIG_FILE = "frames.yaml"
+CONFIG_VERSION = 1
+
+
+def _f(default: Any, doc: str, **kw: Any) -> Any:
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata={"doc": doc, **kw})
+    return field(default=default, metadata={"doc": doc, **kw})
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    """Model per role: any litellm model string, `frames-sim/<role>` or `spool/<name>`; null = none."""
+
+    executor: str | None = _f(None, "agent under test (built-in executor)")
+    diagnoser: str | None = _f(None, "reads failing cases and proposes skill changes")
+    rewriter: str | None = _f(None, "applies a blueprint to one skill")
+    generator: str | None = _f(None, "writes new cases for uncovered policy sections")
+    judge: str | None = _f(None, "grades `rubric` checks")
+    coldstart: str | None = _f(None, "rewrites policy sections into procedures; null keeps text verbatim")
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How model calls are made (DESIGN §7)."""
+
+    concurrency: int = _f(8, "model calls in flight at once", min=1)
+    timeout_s: float = _f(60.0, "seconds before one call is abandoned and retried", min=0.001)
+    max_retries: int = _f(4, "retries on rate limits, timeouts and connection errors", min=0)
+    backoff_base_s: float = _f(0.5, "first backoff in seconds; doubles each retry, with jitter", min=0.0)
+    backoff_max_s: float = _f(20.0, "longest backoff in seconds", min=0.0)
+    temperature: float = _f(0.0, "sampling temperature for every role", min=0.0)
+    max_output_tokens: int = _f(4096, "completion token limit per call", min=1)
+    cache: bool = _f(True, "reuse answers from .frames/cache for identical requests")
+    repair_turns: int = _f(1, "turns that show the model its JSON-Schema errors before giving up", min=0)
+    api_base: str | None = _f(None, "base URL for an OpenAI-compatible server (vLLM, Ollama); null = provider default")
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """Hard spend limits per run; the run stops cleanly between calls when one is reached."""
+
+    max_tokens: int | None = _f(None, "prompt + completion tokens per run; null = no limit", min=1)
+    max_usd: float | None = _f(None, "USD per run where the model's price is known; null = no limit", min=0.0)
+
+
+@dataclass(frozen=True)
+class EvolutionConfig:
+    """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
+
+    max_rounds: int = _f(6, "rounds at most", min=1)
+    patience: int = _f(2, "stop after this many rounds with no new Pareto-front member", min=1)
+    diagnosers: int = _f(3, "D: independent diagnosers per round", min=1)
+    batch_size: int | str = _f(8, "B: failing cases per diagnoser batch, or `all`", min=1)
+    vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1)
+    tolerance: float = _f(0.05, "ε: relative per-category tolerance of the gate against S0", min=0.0, max=1.0)
+    regression_sample: int = _f(100, "regression-pool cases sampled into each evaluation", min=0)
+    anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0)
+    rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0)
+    max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1)
+    seed: int = _f(0, "seed for batching, sampling and tie-breaking")
+
+
+@dataclass(frozen=True)
+class ColdstartConfig:
+    """How `frames coldstart` cuts policy documents into skills."""
+
+    max_lines: int = _f(60, "longest section (content lines) kept as one skill; longer ones are split", min=2)
+    max_tokens: int = _f(1500, "largest section (approx. tokens) kept as one skill", min=50)
+    min_lines: int = _f(3, "sections with fewer content lines are merged with a neighbour", min=1)
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """The agent under test (DESIGN §5)."""
+
+    kind: str = _f("builtin", "`builtin` (one LLM call per step) or `command` (your own agent)", choices=("builtin", "command"))
+    command: list[str] = _f([], "argv of your agent for kind `command`; gets the case on stdin")
+    timeout_s: float = _f(120.0, "seconds per case before the agent is stopped and the case fails", min=0.001)
+    max_skill_loads: int = _f(4, "skills the built-in agent may load per case", min=0)
+    max_turns: int = _f(3, "turns the built-in agent may spend asking for skills", min=1)
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """`frames eval` defaults."""
+
+    samples: int = _f(1, "k: samples per case (pass@k and pass^k need k > 1)", min=1)
+    cases: str = _f("cases/*", "glob of case files, relative to the workspace")
+
+
+@dataclass(frozen=True)
+class FaultsConfig:
+    """Faults the simulator injects, as probabilities per call (for reliability tests)."""
+
+    rate_limit: float = _f(0.0, "raise a rate-limit error", min=0.0, max=1.0)
+    timeout: float = _f(0.0, "raise a timeout", min=0.0, max=1.0)
+    malformed_json: float = _f(0.0, "answer with broken JSON", min=0.0, max=1.0)
+    truncated: float = _f(0.0, "cut the answer short", min=0.0, max=1.0)
+
+
+@dataclass(frozen=True)
+class SimulatorConfig:
+    """`frames-sim`: a model of LLM behaviour, not an LLM (DESIGN §8)."""
+
+    seed: int = _f(0, "seed; the same seed gives the same answers")
+    floor: float = _f(0.1, "P(correct) of the executor when no evidence is in its skills", min=0.0, max=1.0)
+    ceiling: float = _f(0.95, "P(correct) when all evidence is in its skills", min=0.0, max=1.0)
+    p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure)", min=0.0, max=1.0)
+    p_forget: float = _f(0.25, "P(the rewriter drops an existing rule sentence)", min=0.0, max=1.0)
+    p_forget_anchored: float = _f(0.08, "the same when anchor cases are in the prompt", min=0.0, max=1.0)
+    p_verbose: float = _f(0.3, "P(the rewriter pads the text)", min=0.0, max=1.0)
+    latency_s: float = _f(0.0, "seconds each simulated call takes", min=0.0)
+    faults: FaultsConfig = field(default_factory=FaultsConfig, metadata={"doc": "fault injection"})
+
+
+@dataclass(frozen=True)
+class SpoolConfig:
+    """The spool provider: a person or program answers each request file (air-gapped teams)."""
+
+    dir: str = _f(".frames/spool", "folder for request and answer files")
+    timeout_s: float = _f(3600.0, "seconds to wait for an answer file", min=0.001)
+    poll_s: float = _f(1.0, "seconds between looks for the answer", min=0.001)
+
+
+@dataclass(frozen=True)
+class FramesConfig:
+    """The whole of `frames.yaml`. Load with `load_config`; defaults are `FramesConfig()`."""
+
+    version: int = _f(CONFIG_VERSION, "format version of this file", min=1, max=CONFIG_VERSION)
+    models: ModelsConfig = field(default_factory=ModelsConfig, metadata={"doc": "model per role"})
+    llm: LLMConfig = field(default_factory=LLMConfig, metadata={"doc": "model calls"})
+    budget: BudgetConfig = field(default_factory=BudgetConfig, metadata={"doc": "spend limits per run"})
+    evolution: EvolutionConfig = field(default_factory=EvolutionConfig, metadata={"doc": "frames evolve"})
+    coldstart: ColdstartConfig = field(default_factory=ColdstartConfig, metadata={"doc": "frames coldstart"})
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig, metadata={"doc": "agent under test"})
+    eval: EvalConfig = field(default_factory=EvalConfig, metadata={"doc": "frames eval"})
+    simulator: SimulatorConfig = field(default_factory=SimulatorConfig, metadata={"doc": "frames-sim"})
+    spool: SpoolConfig = field(default_factory=SpoolConfig, metadata={"doc": "spool provider"})
+
+
+def _type_name(tp: Any) -> str:
+    names = []
+    for arg in typing.get_args(tp) or (tp,):
+        if arg is type(None):
+            names.append("null")
+        elif typing.get_origin(arg) is list:
+            names.append("list of strings")
+        else:
+            names.append({int: "integer", float: "number", str: "string", bool: "true/false"}.get(arg, str(arg)))
+    return " or ".join(names)
+
+
+def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> Any:
+    """Turn one YAML scalar/sequence node into a value of type `tp`, or raise ConfigError."""
+    args = typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else (tp,)
+    value = yaml.safe_load(yaml.serialize(node)) if not isinstance(node, yaml.MappingNode) else None
+    bad = ConfigError(f"`{key}` must be {_type_name(tp)}, got {value!r}", loc)
+    if isinstance(node, yaml.MappingNode):
+        raise bad
+    if value is None:
+        if type(None) in args:
+            return None
+        raise bad
+    for arg in args:
+        if typing.get_origin(arg) is list:
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return list(value)
+        elif arg is bool:
+            if isinstance(value, bool):
+                return value
+        elif arg is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                _check_range(value, key, meta, loc)
+                return value
+        elif arg is float:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                _check_range(float(value), key, meta, loc)
+                return float(value)
+        elif arg is str:
+            if isinstance(value, str):
+                if "choices" in meta and value not in meta["choices"]:
+                    raise ConfigError(f"`{key}` must be one of {', '.join(meta['choices'])}, got {value!r}", loc)
+                if int in args and value != "all":
+                    raise ConfigError(f"`{key}` must be a whole number or `all`, got {value!r}", loc)
+                return value
+    raise bad
+
+
+def _check_range(value: float, key: str, meta: dict, loc: Location) -> None:
+    if "min" in meta and value < meta["min"]:
+        raise ConfigError(f"`{key}` must be at least {meta['min']}, got {value}", loc)
+    if "max" in meta and value > meta["max"]:
+        raise ConfigError(f"`{key}` must be at most {meta['max']}, got {value}", loc)
+
+
+def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
+    loc = Location(path, node.start_mark.line + 1)
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(f"`{prefix or 'frames.yaml'}` must be a mapping of settings", loc)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key = key_node.value
+        full = f"{prefix}.{key}" if prefix else key
+        kloc = Location(path, key_node.start_mark.line + 1)
+        if key not in fields:
+            known = ", ".join(sorted(fields))
+            raise ConfigError(f"unknown key `{full}` (known here: {known})", kloc)
+        if key in values:
+            raise ConfigError(f"duplicate key `{full}`", kloc)
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp):
+            values[key] = _build(tp, value_node, full, path)
+        else:
+            values[key] = _convert(value_node, tp, full, dict(fields[key].metadata), Location(path, value_node.start_mark.line + 1))
+    return cls(**values)
+
+
+def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:
+    """Parse the text of a `frames.yaml`; missing keys take their defaults.
+
+    Raises:
+        ConfigError: YAML syntax error, unknown or duplicate key, wrong type or out-of-range value;
+            the message names `path` and the line.
+    """
+    path = Path(path)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise ConfigError(f"invalid YAML: {exc.problem or exc}", Location(path, line)) from None
+    if node is None:
+        return FramesConfig()
+    return _build(FramesConfig, node, "", path)
+
+
+def load_config(root: Path) -> FramesConfig:
+    """Load `<root>/frames.yaml`, or the defaults when the file does not exist.
+
+    Raises:
+        ConfigError: the file is unreadable, not UTF-8, or invalid (see `parse_config`).
+    """
+    path = Path(root) / CONFIG_FILE
+    if not path.exists():
+        return FramesConfig()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", Location(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", Location(path)) from None
+    return parse_config(text, path)
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("\n...").removesuffix("...").strip()
+
+
+def render_config(config: FramesConfig | None = None) -> str:
+    """Render `config` (default: the defaults) as commented YAML, every setting with its meaning."""
+    config = config or FramesConfig()
+    lines = [
+        "# frames settings. Every key is listed with its default; delete a key to use the default.",
+        "# Reference: `frames init` writes this file; `frames validate` checks it.",
+    ]
+
+    def emit(obj: Any, indent: int) -> None:
+        pad = "  " * indent
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            doc = f.metadata.get("doc", "")
+            if dataclasses.is_dataclass(value):
+                if indent == 0:
+                    lines.append("")
+                lines.append(f"{pad}{f.name}:  # {doc}" if doc else f"{pad}{f.name}:")
+                emit(value, indent + 1)
+            else:
+                lines.append(f"{pad}{f.name}: {_yaml_scalar(value)}  # {doc}")
+
+    emit(config, 0)
+    return "\n".join(lines) + "\n"
+
+
+def with_overrides(config: FramesConfig, section: str, **changes: Any) -> FramesConfig:
+    """Return a copy of `config` with fields of one section replaced (used by CLI flags and benches)."""
+    return dataclasses.replace(config, **{section: dataclasses.replace(getattr(config, section), **changes)})

@@ -1,0 +1,79 @@
+"""Where things live in a workspace: the user's git repo with `frames.yaml` at its top."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from frames_cli.errors import InputError, Location
+from frames_cli.workspace.config import CONFIG_FILE, FramesConfig, load_config
+
+STATE_DIR = ".frames"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A frames workspace rooted at `root` (absolute path).
+
+    Layout (DESIGN §2): `frames.yaml`, `policies/`, `skills/<name>/SKILL.md`, `cases/`, and the
+    git-ignored `.frames/` holding caches, run state, logs and the lock.
+    """
+
+    root: Path
+
+    @classmethod
+    def open(cls, repo: Path | None = None) -> Workspace:
+        """Open the workspace at `repo` (default: the current folder).
+
+        Raises:
+            InputError: the folder does not exist or has no `frames.yaml` (exit code 2).
+        """
+        root = Path(repo or Path.cwd()).resolve()
+        if not root.is_dir():
+            raise InputError("no such folder", Location(root))
+        if not (root / CONFIG_FILE).is_file():
+            raise InputError(f"not a frames workspace: no {CONFIG_FILE} (run `frames init` first)", Location(root))
+        return cls(root)
+
+    def config(self) -> FramesConfig:
+        """Load and validate `frames.yaml` (raises ConfigError with file and line)."""
+        return load_config(self.root)
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / CONFIG_FILE
+
+    @property
+    def policies_dir(self) -> Path:
+        return self.root / "policies"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.root / "skills"
+
+    @property
+    def cases_dir(self) -> Path:
+        return self.root / "cases"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.state_dir / "cache"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.state_dir / "runs"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / "lock"
+
+    def relative(self, path: Path) -> str:
+        """`path` relative to the workspace root, POSIX style (for messages and back-links)."""
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
