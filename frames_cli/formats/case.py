@@ -1,0 +1,423 @@
+"""Cases f = (m, t) (DESIGN §2): dataclasses, YAML / JSON Lines reading with `path:line` errors, writing.
+
+A case file is either YAML holding a list of case mappings (``cases/*.yaml``) or JSON Lines with one
+case object per line (``cases/*.jsonl``). One record::
+
+    id: tau2-airline-0
+    category: refuse
+    source: {kind: tau2, ref: "tasks.json#0"}
+    created: "2026-11-29"
+    task:                       # t: what the agent sees (input, answer_format) and how it is scored
+      input: {text: "...", fields: {...}}     # or a plain string
+      answer_format: "..."      # the answer's shape, told to the agent
+      expected: {actions: []}
+      check: {kind: set, field: actions}      # kind + options, see evaluation/checks.py
+    diagnosis:                  # m: never shown to the agent under test
+      symptom: ""; cause: ""; notes: ""; trajectory: []; evidence: ["..."]
+    priors: []                  # advice that cannot be turned into a check
+    generated: false
+    reviewed: true
+    also_from: []               # the same case found in other sources
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from frames_cli.errors import InputError, Location
+from frames_cli.formats.problems import Problem
+from frames_cli.registry import CHECKS
+from frames_cli.workspace.atomic import atomic_write_text
+
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from")
+TASK_KEYS = ("input", "expected", "check", "answer_format")
+DIAGNOSIS_KEYS = ("symptom", "cause", "notes", "trajectory", "evidence")
+_REQUIRED = ("id", "category", "task")
+
+
+@dataclass
+class Check:
+    """How an output is compared with `expected`: a kind from `registry.CHECKS` and its options."""
+
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.options}
+
+
+@dataclass
+class Task:
+    """t: what the agent under test sees and how it is scored.
+
+    Attributes:
+        input: ``{"text": str, "fields": {...}}`` (a plain string in a file becomes ``text``).
+        expected: the ground truth, in the shape `answer_format` describes.
+        check: the comparison.
+        answer_format: the answer's shape in words; shown to the agent.
+    """
+
+    input: dict[str, Any]
+    expected: Any
+    check: Check
+    answer_format: str = ""
+
+
+@dataclass
+class Diagnosis:
+    """m: the diagnosis record, read by diagnosers and never by the agent under test.
+
+    Attributes:
+        evidence: the one or few sentences of rule that decide the case.
+        trajectory: steps ``{"state", "action", "result"}`` of a recorded failure.
+    """
+
+    symptom: str = ""
+    cause: str = ""
+    notes: str = ""
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Source:
+    """Where a case came from: `kind` (a converter name, "manual", ...) and a reference inside it."""
+
+    kind: str
+    ref: str = ""
+
+
+@dataclass(frozen=True)
+class AgentCase:
+    """The only view of a case the agent under test gets: no expected answer, no diagnosis."""
+
+    id: str
+    input: dict[str, Any]
+    answer_format: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "input": self.input, "answer_format": self.answer_format}
+
+
+@dataclass
+class Case:
+    """One case f = (m, t); `location` is where it was read and is never written back."""
+
+    id: str
+    category: str
+    source: Source
+    created: str
+    task: Task
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    priors: list[str] = field(default_factory=list)
+    generated: bool = False
+    reviewed: bool = True
+    also_from: list[Source] = field(default_factory=list)
+    location: Location | None = field(default=None, compare=False)
+
+    def agent_view(self) -> AgentCase:
+        """The case as the agent under test sees it: id, input and answer format only."""
+        return AgentCase(self.id, self.task.input, self.task.answer_format)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as written to a case file (key order fixed, `location` left out)."""
+        return {
+            "id": self.id,
+            "category": self.category,
+            "source": {"kind": self.source.kind, "ref": self.source.ref},
+            "created": self.created,
+            "task": {
+                "input": self.task.input,
+                "answer_format": self.task.answer_format,
+                "expected": self.task.expected,
+                "check": self.task.check.to_dict(),
+            },
+            "diagnosis": {
+                "symptom": self.diagnosis.symptom,
+                "cause": self.diagnosis.cause,
+                "notes": self.diagnosis.notes,
+                "trajectory": self.diagnosis.trajectory,
+                "evidence": self.diagnosis.evidence,
+            },
+            "priors": self.priors,
+            "generated": self.generated,
+            "reviewed": self.reviewed,
+            "also_from": [{"kind": s.kind, "ref": s.ref} for s in self.also_from],
+        }
+
+
+class _RecordError(Exception):
+    """A bad field inside one record; `key` names the field so its line can be found."""
+
+    def __init__(self, message: str, key: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.key = key
+
+
+_TYPE_NAMES = {str: "a string", dict: "a mapping", list: "a list", bool: "true or false"}
+
+
+def _want(value: Any, tp: type, what: str, key: tuple[str, ...]) -> Any:
+    if not isinstance(value, tp):
+        raise _RecordError(f"`{what}` must be {_TYPE_NAMES[tp]}, got {type(value).__name__}", key)
+    return value
+
+
+def _str_list(value: Any, what: str, key: tuple[str, ...]) -> list[str]:
+    _want(value, list, what, key)
+    if not all(isinstance(v, str) for v in value):
+        raise _RecordError(f"`{what}` must be a list of strings", key)
+    return list(value)
+
+
+def _unknown(record: dict[str, Any], known: Sequence[str], prefix: str, key: tuple[str, ...]) -> None:
+    for name in record:
+        if name not in known:
+            raise _RecordError(f"unknown key `{prefix}{name}` (known: {', '.join(known)})", (*key, str(name)))
+
+
+def _source(value: Any, what: str, key: tuple[str, ...]) -> Source:
+    _want(value, dict, what, key)
+    _unknown(value, ("kind", "ref"), f"{what}.", key)
+    kind = _want(value.get("kind"), str, f"{what}.kind", (*key, "kind"))
+    return Source(kind, str(_want(value.get("ref", ""), str, f"{what}.ref", (*key, "ref"))))
+
+
+def _task(value: Any) -> Task:
+    key = ("task",)
+    _want(value, dict, "task", key)
+    _unknown(value, TASK_KEYS, "task.", key)
+    for name in ("input", "expected", "check"):
+        if name not in value:
+            raise _RecordError(f"missing key `task.{name}`", key)
+    raw_input = value["input"]
+    if isinstance(raw_input, str):
+        task_input: dict[str, Any] = {"text": raw_input, "fields": {}}
+    else:
+        _want(raw_input, dict, "task.input", (*key, "input"))
+        _unknown(raw_input, ("text", "fields"), "task.input.", (*key, "input"))
+        task_input = {
+            "text": _want(raw_input.get("text", ""), str, "task.input.text", (*key, "input", "text")),
+            "fields": _want(raw_input.get("fields", {}), dict, "task.input.fields", (*key, "input", "fields")),
+        }
+    raw_check = value["check"]
+    if isinstance(raw_check, str):
+        raw_check = {"kind": raw_check}
+    _want(raw_check, dict, "task.check", (*key, "check"))
+    kind = raw_check.get("kind")
+    if kind not in CHECKS.builtins:
+        raise _RecordError(f"unknown check kind {kind!r} (valid: {', '.join(CHECKS.names())})", (*key, "check"))
+    options = {k: v for k, v in raw_check.items() if k != "kind"}
+    answer_format = _want(value.get("answer_format", ""), str, "task.answer_format", (*key, "answer_format"))
+    return Task(task_input, value["expected"], Check(kind, options), answer_format)
+
+
+def _diagnosis(value: Any) -> Diagnosis:
+    key = ("diagnosis",)
+    _want(value, dict, "diagnosis", key)
+    _unknown(value, DIAGNOSIS_KEYS, "diagnosis.", key)
+    texts = {n: _want(value.get(n, ""), str, f"diagnosis.{n}", (*key, n)) for n in ("symptom", "cause", "notes")}
+    trajectory = _want(value.get("trajectory", []), list, "diagnosis.trajectory", (*key, "trajectory"))
+    if not all(isinstance(step, dict) for step in trajectory):
+        raise _RecordError("`diagnosis.trajectory` must be a list of mappings", (*key, "trajectory"))
+    evidence = _str_list(value.get("evidence", []), "diagnosis.evidence", (*key, "evidence"))
+    return Diagnosis(trajectory=trajectory, evidence=evidence, **texts)
+
+
+def case_from_dict(record: Any, location: Location | None = None) -> Case:
+    """Build a Case from one parsed record.
+
+    Raises:
+        InputError: missing or unknown key, wrong type, empty id or category, unknown check kind;
+            located at `location` (the record's first line).
+    """
+    try:
+        return _case(record, location)
+    except _RecordError as exc:
+        raise InputError(str(exc), location) from None
+
+
+def _case(record: Any, location: Location | None) -> Case:
+    if isinstance(record, _RecordError):
+        raise record
+    if not isinstance(record, dict):
+        raise _RecordError(f"a case must be a mapping, got {type(record).__name__}")
+    _unknown(record, CASE_KEYS, "", ())
+    for name in _REQUIRED:
+        if name not in record:
+            raise _RecordError(f"missing key `{name}`")
+    case_id = record["id"]
+    if isinstance(case_id, int) and not isinstance(case_id, bool):
+        case_id = str(case_id)
+    if not isinstance(case_id, str) or not case_id.strip():
+        raise _RecordError("`id` must be a non-empty string", ("id",))
+    category = record["category"]
+    if not isinstance(category, str) or not category.strip():
+        raise _RecordError("`category` must be a non-empty string", ("category",))
+    created = record.get("created", "")
+    return Case(
+        id=case_id,
+        category=category,
+        source=_source(record.get("source", {"kind": "manual"}), "source", ("source",)),
+        created=str(created) if created is not None else "",
+        task=_task(record["task"]),
+        diagnosis=_diagnosis(record.get("diagnosis", {})),
+        priors=_str_list(record.get("priors", []), "priors", ("priors",)),
+        generated=_want(record.get("generated", False), bool, "generated", ("generated",)),
+        reviewed=_want(record.get("reviewed", True), bool, "reviewed", ("reviewed",)),
+        also_from=[
+            _source(s, "also_from[]", ("also_from",))
+            for s in _want(record.get("also_from", []), list, "also_from", ("also_from",))
+        ],
+        location=location,
+    )
+
+
+def _key_line(node: yaml.Node, key: tuple[str, ...]) -> int:
+    """1-based line of the deepest mapping key along `key` inside `node` (the record's line if none)."""
+    line = node.start_mark.line + 1
+    for part in key:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        for key_node, value_node in node.value:
+            if key_node.value == part:
+                line, node = key_node.start_mark.line + 1, value_node
+                break
+        else:
+            break
+    return line
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", Location(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
+
+
+def _records_yaml(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
+    loader = _SAFE_LOADER(text)
+    try:
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else []
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            raise InputError(f"invalid YAML: {exc.problem or exc}", Location(path, mark.line + 1 if mark else None)) from None
+    finally:
+        loader.dispose()
+    if node is None:
+        return
+    if not isinstance(node, yaml.SequenceNode) or not isinstance(data, list):
+        raise InputError("a YAML case file must be a list of cases", Location(path, node.start_mark.line + 1))
+    for item_node, record in zip(node.value, data):
+        yield record, Location(path, item_node.start_mark.line + 1), item_node
+
+
+def _records_jsonl(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record: Any = json.loads(line)
+        except json.JSONDecodeError as exc:
+            # A broken line spoils only its own record, so the rest of the file is still checked.
+            record = _RecordError(f"invalid JSON: {exc.msg} (column {exc.colno})")
+        yield record, Location(path, number), None
+
+
+def _iter_file(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".jsonl"):
+        raise InputError("case files must end in .yaml, .yml or .jsonl", Location(path))
+    text = _read_text(path)
+    return _records_jsonl(path, text) if suffix == ".jsonl" else _records_yaml(path, text)
+
+
+def _scan(paths: Iterable[Path | str], collect: bool) -> tuple[list[Case], list[Problem]]:
+    """Read every record of every file; stop at the first problem unless `collect`."""
+    cases: list[Case] = []
+    problems: list[Problem] = []
+    seen: dict[str, Location] = {}
+
+    def problem(message: str, location: Location) -> None:
+        if not collect:
+            raise InputError(message, location)
+        problems.append(Problem(location, message))
+
+    for raw_path in paths:
+        path = Path(raw_path)
+        try:
+            records = list(_iter_file(path))
+        except InputError as exc:
+            problem(exc.message, exc.location or Location(path))
+            continue
+        for record, location, node in records:
+            try:
+                case = _case(record, location)
+            except _RecordError as exc:
+                line = _key_line(node, exc.key) if node is not None else location.line
+                problem(str(exc), Location(path, line))
+                continue
+            if case.id in seen:
+                problem(f"duplicate case id {case.id!r} (first at {seen[case.id]})", location)
+                continue
+            seen[case.id] = location
+            cases.append(case)
+    return cases, problems
+
+
+def load_cases(paths: Iterable[Path | str]) -> list[Case]:
+    """Read cases from YAML (`.yaml`, `.yml`) and JSON Lines (`.jsonl`) files, in order.
+
+    Ids must be unique across all files.
+
+    Raises:
+        InputError: at the first bad record, as ``path:line: message`` (exit code 2).
+    """
+    return _scan(paths, collect=False)[0]
+
+
+def check_case_files(paths: Iterable[Path | str]) -> tuple[list[Case], list[Problem]]:
+    """Read cases like `load_cases` but collect every problem instead of stopping at the first.
+
+    Returns:
+        (the good cases, the problems found), for `frames validate` and `frames ingest`.
+    """
+    return _scan(paths, collect=True)
+
+
+def dump_cases(cases: Sequence[Case], suffix: str) -> str:
+    """The text of a case file holding `cases`: YAML list for ``.yaml``/``.yml``, else JSON Lines."""
+    records = [case.to_dict() for case in cases]
+    if suffix.lower() in (".yaml", ".yml"):
+        return yaml.dump(records, Dumper=_SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=100) if records else "[]\n"
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)
+
+
+def write_cases(path: Path | str, cases: Sequence[Case]) -> None:
+    """Write `cases` to `path` atomically, YAML or JSON Lines by its suffix.
+
+    Raises:
+        InputError: duplicate ids or an unsupported suffix (nothing is written).
+    """
+    path = Path(path)
+    if path.suffix.lower() not in (".yaml", ".yml", ".jsonl"):
+        raise InputError("case files must end in .yaml, .yml or .jsonl", Location(path))
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise InputError(f"duplicate case id {case.id!r}", Location(path))
+        seen.add(case.id)
+    atomic_write_text(path, dump_cases(cases, path.suffix))

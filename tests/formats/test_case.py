@@ -1,0 +1,117 @@
+"""Case files: reading YAML and JSON Lines, `path:line` errors, collecting problems, atomic writing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from frames_cli.errors import InputError
+from frames_cli.formats.case import Case, check_case_files, load_cases, write_cases
+
+GOOD_YAML = """\
+- id: c1
+  category: cancel
+  source: {kind: manual, ref: notes.md}
+  created: "2026-11-01"
+  task:
+    input: "Please cancel reservation ABC123."
+    answer_format: 'JSON {"actions": [...]}'
+    expected: {actions: [{name: cancel_reservation, arguments: {reservation_id: ABC123}}]}
+    check: {kind: set, field: actions}
+  diagnosis:
+    evidence: ["Cancellations within 24 hours of booking are refunded."]
+- id: c2
+  category: refuse
+  task:
+    input: {text: "Refund me", fields: {user_id: u1}}
+    expected: {actions: []}
+    check: set
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_yaml_cases_load_with_defaults_and_locations(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", GOOD_YAML)
+    c1, c2 = load_cases([path])
+    assert c1.task.input == {"text": "Please cancel reservation ABC123.", "fields": {}}
+    assert c1.task.check.kind == "set" and c1.task.check.options == {"field": "actions"}
+    assert c1.diagnosis.evidence == ["Cancellations within 24 hours of booking are refunded."]
+    assert c1.location is not None and c1.location.line == 1
+    assert c2.location is not None and c2.location.line == 12
+    assert c2.source.kind == "manual" and c2.reviewed and not c2.generated
+
+
+def test_agent_view_carries_only_id_input_and_answer_format(tmp_path: Path) -> None:
+    case = load_cases([write(tmp_path / "a.yaml", GOOD_YAML)])[0]
+    view = case.agent_view().to_dict()
+    assert set(view) == {"id", "input", "answer_format"}
+    assert "24 hours" not in json.dumps(view) and "cancel_reservation" not in json.dumps(view)
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".jsonl"])
+def test_write_then_load_round_trips(tmp_path: Path, suffix: str) -> None:
+    cases = load_cases([write(tmp_path / "a.yaml", GOOD_YAML)])
+    out = tmp_path / f"out{suffix}"
+    write_cases(out, cases)
+    again = load_cases([out])
+    assert [c.to_dict() for c in again] == [c.to_dict() for c in cases]
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        (GOOD_YAML.replace("check: set\n", "check: {kind: fuzzy}\n"), 17, "unknown check kind 'fuzzy' (valid: exact, set, contains, rubric)"),
+        (GOOD_YAML.replace("  category: refuse\n", ""), 12, "missing key `category`"),
+        (GOOD_YAML.replace("category: refuse", "category: ''"), 13, "`category` must be a non-empty string"),
+        (GOOD_YAML.replace("- id: c2", "- id: c1"), 12, "duplicate case id 'c1' (first at"),
+        (GOOD_YAML.replace("    evidence:", "    evidense:"), 11, "unknown key `diagnosis.evidense`"),
+        (GOOD_YAML.replace("check: set\n", "check: set\n    oops: a: b\n"), 18, "invalid YAML"),
+        (GOOD_YAML.replace("priors", "x") + "  priors: nope\n", 18, "`priors` must be a list"),
+    ],
+)
+def test_bad_yaml_names_file_and_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    path = write(tmp_path / "bad.yaml", text)
+    with pytest.raises(InputError) as info:
+        load_cases([path])
+    assert str(info.value).startswith(f"{path}:{line}: ")
+    assert fragment in str(info.value)
+
+
+def test_bad_jsonl_names_the_line(tmp_path: Path) -> None:
+    good = json.dumps({"id": "a", "category": "c", "task": {"input": "x", "expected": 1, "check": "exact"}})
+    path = write(tmp_path / "c.jsonl", good + "\n\n{not json}\n")
+    with pytest.raises(InputError, match=rf"^{path}:3: invalid JSON"):
+        load_cases([path])
+
+
+def test_check_case_files_collects_every_problem_and_keeps_good_cases(tmp_path: Path) -> None:
+    rec = {"id": "a", "category": "c", "task": {"input": "x", "expected": 1, "check": "exact"}}
+    lines = [json.dumps(rec), json.dumps({**rec, "id": "b", "category": ""}), json.dumps(rec), "[1"]
+    path = write(tmp_path / "c.jsonl", "\n".join(lines) + "\n")
+    other = write(tmp_path / "d.txt", "")
+    cases, problems = check_case_files([path, other])
+    assert [c.id for c in cases] == ["a"]
+    assert [str(p.location) for p in problems] == [f"{path}:2", f"{path}:3", f"{path}:4", str(other)]
+    assert "duplicate case id 'a'" in problems[1].message
+
+
+def test_write_cases_refuses_duplicates_and_writes_nothing(tmp_path: Path) -> None:
+    case = load_cases([write(tmp_path / "a.yaml", GOOD_YAML)])[0]
+    out = tmp_path / "out.yaml"
+    with pytest.raises(InputError, match="duplicate case id 'c1'"):
+        write_cases(out, [case, case])
+    assert not out.exists()
+
+
+def test_case_equality_ignores_location(tmp_path: Path) -> None:
+    (case,) = load_cases([write(tmp_path / "one.yaml", GOOD_YAML.split("- id: c2")[0])])
+    assert isinstance(case, Case)
+    write_cases(tmp_path / "two.jsonl", [case])
+    assert load_cases([tmp_path / "two.jsonl"])[0] == case
