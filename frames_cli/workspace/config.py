@@ -109,6 +109,18 @@ class EvalConfig:
 
 
 @dataclass(frozen=True)
+class IngestConfig:
+    """`frames ingest`: how feedback becomes cases, priors and generated cases."""
+
+    category: str = _f("uncategorized", "category of imported rows that name none")
+    evidence_match: float = _f(0.6, "share of an evidence sentence's words a policy text must hold to count as its source", min=0.0, max=1.0)
+    prior_min_score: float = _f(1.0, "lowest BM25 score for attaching advice to a skill; weaker matches stay unmatched", min=0.0)
+    prior_max_skills: int = _f(2, "skills one piece of advice is attached to at most", min=1)
+    delayed_failure_steps: int = _f(2, "steps between a trace's first error and its end from which the whole trajectory is kept", min=1)
+    generated_per_section: int = _f(2, "cases the generator is asked for per uncovered policy section", min=1)
+
+
+@dataclass(frozen=True)
 class FaultsConfig:
     """Faults the simulator injects, as probabilities per call (for reliability tests)."""
 
@@ -154,6 +166,7 @@ class FramesConfig:
     coldstart: ColdstartConfig = field(default_factory=ColdstartConfig, metadata={"doc": "frames coldstart"})
     executor: ExecutorConfig = field(default_factory=ExecutorConfig, metadata={"doc": "agent under test"})
     eval: EvalConfig = field(default_factory=EvalConfig, metadata={"doc": "frames eval"})
+    ingest: IngestConfig = field(default_factory=IngestConfig, metadata={"doc": "frames ingest"})
     simulator: SimulatorConfig = field(default_factory=SimulatorConfig, metadata={"doc": "frames-sim"})
     spool: SpoolConfig = field(default_factory=SpoolConfig, metadata={"doc": "spool provider"})
 
