@@ -9,38 +9,99 @@ and revisions are passed after `--end-of-options`, so no user text is ever read 
 
 from __future__ import annotations
 
+import re
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import BinaryIO, Iterable
 
 from git import Repo
 from git.cmd import Git
 from git.exc import GitCommandError
 
-from frames_cli.errors import GitError
+from frames_cli.errors import GitError, InputError
 
 SKILLS_PREFIX = "skills/"
+NOTES_REF = "refs/notes/frames"
 # Regular files only: symlinks could point outside `skills/`, submodules are not skill text.
 _FILE_MODES = {"100644", "100755"}
+_ZERO_SHA = "0" * 40
+_TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Author or committer of a commit or note, passed per git call (never through `os.environ`)."""
+
+    name: str
+    email: str
+
+
+# The default author of candidates and notes: a run must not depend on the cron user's git config.
+FRAMES_IDENTITY = Identity("frames", "frames@localhost")
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """Lines added and deleted in one file between two commits (0 and 0 for a binary file)."""
+
+    path: str
+    added: int
+    deleted: int
+
+
+@dataclass(frozen=True)
+class DiffStat:
+    """The `git diff --numstat` of two commits: one FileStat per changed file, sorted by path."""
+
+    files: tuple[FileStat, ...]
+
+    @property
+    def insertions(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def deletions(self) -> int:
+        return sum(f.deleted for f in self.files)
+
+    @property
+    def lines_changed(self) -> int:
+        """Inserted plus deleted lines: the "diff size" of the deploy menu."""
+        return self.insertions + self.deletions
 
 
 class GitStore:
     """Plumbing access to the git repository at `root` (the workspace root or any folder inside it).
 
     Never touches the user's index, working tree or checked-out branch. Methods raise `GitError`
-    (exit code 1) when git refuses, and never pass user text as a git option.
+    (exit code 1) when git refuses and `InputError` (exit code 2) for an unsafe ref or path name;
+    user text is never passed to git as an option.
     """
 
     def __init__(self, root: Path):
-        """Open the repository containing `root`.
+        """Open the repository containing `root`; `self.root` becomes its top-level folder.
 
         Raises:
             GitError: `root` is not inside a git work tree.
         """
-        self.root = Path(root).resolve()
-        self._git = Git(self.root)
         try:
-            self._git.rev_parse("--git-dir")
+            top = Git(Path(root).resolve()).rev_parse("--show-toplevel")
+        except (GitCommandError, OSError) as exc:
+            detail = _stderr(exc) if isinstance(exc, GitCommandError) else str(exc)
+            raise GitError(f"{root}: not a git repository ({detail})") from None
+        self.root = Path(top)
+        self._git = Git(self.root)
+
+    def _run(self, *args: str, env: dict[str, str] | None = None, stdin: BinaryIO | None = None) -> str:
+        """`git args` in the repository (`env` added to the process's, `stdin` an open binary file).
+
+        Returns stdout without its final newline. Raises GitError with git's message on failure.
+        """
+        try:
+            return self._git.execute(["git", *args], env=env, istream=stdin)
         except GitCommandError as exc:
-            raise GitError(f"{self.root}: not a git repository ({_stderr(exc)})") from None
+            raise GitError(f"git {args[0]} failed: {_stderr(exc)}") from None
 
     def resolve(self, ref: str) -> str:
         """The full 40-hex commit sha that `ref` (branch, tag, sha, `HEAD~2`, ...) names.
@@ -82,6 +143,362 @@ class GitStore:
                     return {}
             blobs = [item for item in tree.traverse() if item.type == "blob" and f"{item.mode:o}" in _FILE_MODES]
             return {blob.path: blob.data_stream.read() for blob in sorted(blobs, key=lambda b: b.path)}
+
+    def commit_files(
+        self,
+        parent: str,
+        changes: dict[str, bytes | None],
+        message: str,
+        ref: str | None = None,
+        *,
+        author: Identity = FRAMES_IDENTITY,
+        committer: Identity | None = None,
+        date: datetime | None = None,
+    ) -> str:
+        """Commit `parent`'s tree with `changes` applied, without touching the index or working tree.
+
+        The tree is built in a temporary index (`GIT_INDEX_FILE` in a temporary folder), so the
+        user's `.git/index`, files and branch are untouched; the commit is reachable only from `ref`.
+
+        Args:
+            parent: the parent revision.
+            changes: {repository-relative POSIX path: new bytes, or None to delete the file}. A
+                changed file keeps its mode (an executable script stays executable); new files get 100644.
+            message: the full commit message (see `commit_message`); must not be blank.
+            ref: a full ref name ("refs/frames/runs/<run>/r1c1") to point at the commit; see `set_ref`.
+            author: the author; the committer too unless `committer` is given.
+            date: author and committer date (timezone-aware, or UTC if naive); None = now. Fixing it
+                makes the commit sha reproducible for the same parent, changes and message.
+
+        Returns:
+            The new commit's 40-hex sha.
+
+        Raises:
+            InputError: a path is absolute, empty, has `.`/`..`/`.git` parts, or `ref` is unsafe.
+            GitError: `parent` names no commit, or git refuses (for example a file where a folder is).
+        """
+        if not message.strip():
+            raise GitError("refusing to commit with an empty message")
+        parent_sha = self.resolve(parent)
+        for path in changes:
+            check_path(path)
+        if ref is not None:
+            self._check_settable(ref)
+        committer = committer or author
+        with tempfile.TemporaryDirectory(prefix="frames-commit-") as tmp:
+            folder = Path(tmp)
+            index_env = {"GIT_INDEX_FILE": str(folder / "index")}
+            self._run("read-tree", parent_sha, env=index_env)
+            before = self._index_paths(index_env)
+            (folder / "entries").write_bytes(self._index_entries(parent_sha, changes, folder))
+            with open(folder / "entries", "rb") as stdin:
+                self._run("update-index", "-z", "--index-info", env=index_env, stdin=stdin)
+            # --index-info silently drops a folder replaced by a file (and the reverse): refuse instead.
+            expected = {p for p in before if changes.get(p, b"") is not None} | {p for p, d in changes.items() if d is not None}
+            lost = sorted(expected ^ self._index_paths(index_env))
+            if lost:
+                raise GitError(f"a file and a folder would share a path in the commit: {', '.join(lost[:5])}")
+            tree = self._run("write-tree", env=index_env)
+            (folder / "message").write_text(message if message.endswith("\n") else message + "\n", encoding="utf-8")
+            commit_env = _identity_env(author, committer)
+            if date is not None:
+                stamp = _git_date(date)
+                commit_env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+            # --no-gpg-sign: a user's commit.gpgSign would make cron wait for a passphrase.
+            sha = self._run(
+                "commit-tree", "--no-gpg-sign", "-p", parent_sha, "-F", str(folder / "message"), tree, env=commit_env
+            )
+        if ref is not None:
+            self.set_ref(ref, sha)
+        return sha
+
+    def _index_entries(self, parent_sha: str, changes: dict[str, bytes | None], folder: Path) -> bytes:
+        """`update-index -z --index-info` input for `changes`: blobs written, modes kept from `parent_sha`."""
+        written = sorted(path for path, data in changes.items() if data is not None)
+        shas: list[str] = []
+        if written:
+            files = []
+            for i, path in enumerate(written):
+                files.append(folder / f"blob{i}")
+                files[-1].write_bytes(changes[path])  # type: ignore[arg-type]
+            # --no-filters: store the bytes as given, whatever the user's autocrlf or attributes say.
+            shas = self._run("hash-object", "-w", "--no-filters", "--", *map(str, files)).split("\n")
+        modes = self._modes(parent_sha, written)
+        records = [f"{modes.get(path, '100644')} {sha}\t{path}" for path, sha in zip(written, shas)]
+        records += [f"0 {_ZERO_SHA}\t{path}" for path, data in sorted(changes.items()) if data is None]
+        return b"".join(record.encode("utf-8") + b"\0" for record in records)
+
+    def _index_paths(self, env: dict[str, str]) -> set[str]:
+        """The paths in the index that `env`'s GIT_INDEX_FILE names."""
+        return set(filter(None, self._run("ls-files", "-z", "--full-name", env=env).split("\0")))
+
+    def _modes(self, sha: str, paths: list[str]) -> dict[str, str]:
+        """{path: mode} of the regular files among `paths` in commit `sha`."""
+        if not paths:
+            return {}
+        listing = self._run("ls-tree", "-z", "--full-tree", sha, "--", *paths)
+        modes = {}
+        for entry in filter(None, listing.split("\0")):
+            meta, path = entry.split("\t", 1)
+            mode = meta.split(" ", 1)[0]
+            if mode in _FILE_MODES:
+                modes[path] = mode
+        return modes
+
+    def current_branch(self) -> str | None:
+        """The full ref of the checked-out branch ("refs/heads/main"), or None on a detached HEAD."""
+        try:
+            return self._git.symbolic_ref("--quiet", "HEAD")
+        except GitCommandError:
+            return None
+
+    def _check_settable(self, ref: str) -> None:
+        """Raise unless `ref` is a safe full ref outside `refs/heads/` (branches go through create_branch)."""
+        check_ref_name(ref)
+        if not ref.startswith("refs/"):
+            raise InputError(f"not a full ref name (must start with refs/): {ref!r}")
+        if ref.startswith("refs/heads/"):
+            raise GitError(f"set_ref does not move branches; use create_branch: {ref}")
+
+    def set_ref(self, ref: str, sha: str) -> None:
+        """Point the full ref `ref` (for example "refs/frames/runs/<run>/r1c1") at commit `sha`.
+
+        Raises:
+            InputError: `ref` is unsafe or not under refs/.
+            GitError: `ref` is a branch (`refs/heads/...`: use create_branch) or `sha` is no commit.
+        """
+        self._check_settable(ref)
+        self._run("update-ref", "-m", "frames", ref, self.resolve(sha))
+
+    def delete_ref(self, ref: str) -> None:
+        """Delete the full ref `ref` (not a branch); nothing happens when it does not exist.
+
+        Raises:
+            InputError / GitError: as `set_ref`.
+        """
+        self._check_settable(ref)
+        if ref in self.list_refs(ref):
+            self._run("update-ref", "-d", ref)
+
+    def list_refs(self, prefix: str = "refs/frames/") -> dict[str, str]:
+        """{full ref name: commit sha} of the refs at or under `prefix`, sorted by name.
+
+        Raises:
+            InputError: `prefix` does not start with "refs/" or is unsafe.
+        """
+        if not prefix.startswith("refs/"):
+            raise InputError(f"ref prefix must start with refs/: {prefix!r}")
+        if prefix.rstrip("/") != "refs":
+            check_ref_name(prefix.rstrip("/"))
+        listing = self._run("for-each-ref", "--format=%(objectname) %(refname)", prefix.rstrip("/"))
+        refs = dict(line.split(" ", 1)[::-1] for line in listing.splitlines() if line)
+        return dict(sorted(refs.items()))
+
+    def create_branch(self, name: str, sha: str, *, force: bool = False) -> str:
+        """Create branch `name` at commit `sha`; returns its full ref ("refs/heads/<name>").
+
+        An existing branch already at `sha` is left as it is. The checked-out branch is never moved.
+
+        Args:
+            name: the short branch name ("frames/20261129-101500-a1b2c3"), user text allowed.
+            sha: any revision naming a commit.
+            force: move an existing branch that points elsewhere (never the checked-out one).
+
+        Raises:
+            InputError: `name` is not a safe branch name.
+            GitError: the branch exists at another commit and `force` is False, or it is checked out.
+        """
+        ref = f"refs/heads/{name}"
+        if name.startswith("-") or name == "HEAD":
+            raise InputError(f"unsafe branch name {name!r}")
+        check_ref_name(ref)
+        target = self.resolve(sha)
+        existing = self.list_refs(ref).get(ref)
+        if existing == target:
+            return ref
+        if existing is not None:
+            if ref == self.current_branch():
+                raise GitError(f"branch {name} is checked out; frames never moves the current branch")
+            if not force:
+                raise GitError(
+                    f"branch {name} already exists at {existing[:12]}, not at {target[:12]}; choose another name"
+                )
+            self._run("update-ref", "-m", "frames promote", ref, target, existing)
+        else:
+            # The all-zero old value makes git refuse if someone created the branch meanwhile.
+            self._run("update-ref", "-m", "frames promote", ref, target, _ZERO_SHA)
+        return ref
+
+    def add_note(self, sha: str, text: str, *, author: Identity = FRAMES_IDENTITY) -> None:
+        """Attach `text` to commit `sha` under refs/notes/frames, replacing any earlier note.
+
+        The text is stored byte for byte (no whitespace clean-up), so JSON round-trips.
+
+        Raises:
+            GitError: `sha` names no commit.
+        """
+        target = self.resolve(sha)
+        with tempfile.TemporaryDirectory(prefix="frames-note-") as tmp:
+            note = Path(tmp) / "note"
+            note.write_text(text, encoding="utf-8")
+            blob = self._run("hash-object", "-w", "--no-filters", "--", str(note))
+        # -C reuses the blob as it is; -m/-F would strip blank lines and trailing spaces.
+        self._run("notes", "--ref", NOTES_REF, "add", "-f", "-C", blob, target, env=_identity_env(author, author))
+
+    def read_note(self, sha: str) -> str | None:
+        """The refs/notes/frames note on commit `sha`, or None when it has none.
+
+        Raises:
+            GitError: `sha` names no commit.
+        """
+        target = self.resolve(sha)
+        try:
+            blob = self._git.notes("--ref", NOTES_REF, "list", target)
+        except GitCommandError:
+            return None
+        with Repo(self.root) as repo:
+            return repo.odb.stream(bytes.fromhex(blob)).read().decode("utf-8")
+
+    def diff(self, a: str, b: str, paths: Iterable[str] = (SKILLS_PREFIX,)) -> str:
+        """The unified diff from commit `a` to commit `b`, limited to `paths` (repository-relative
+        folders or files, taken literally; "" means the whole tree).
+
+        Colour, external diff drivers and text conversion filters are off and non-ASCII paths are
+        not quoted, so the text is the same for every user; renames are detected.
+
+        Raises:
+            GitError: `a` or `b` names no commit.
+        """
+        return self._diff(a, b, ("--find-renames",), paths)
+
+    def diff_stat(self, a: str, b: str, paths: Iterable[str] = (SKILLS_PREFIX,)) -> DiffStat:
+        """Lines added and deleted per file from commit `a` to commit `b` under `paths` (as in `diff`).
+
+        Raises:
+            GitError: `a` or `b` names no commit.
+        """
+        listing = self._diff(a, b, ("--numstat", "-z", "--no-renames"), paths)
+        stats = []
+        for entry in filter(None, listing.split("\0")):
+            added, deleted, path = entry.split("\t", 2)
+            # numstat prints "-" for binary files: they have no lines to count.
+            stats.append(FileStat(path, int(added) if added != "-" else 0, int(deleted) if deleted != "-" else 0))
+        return DiffStat(tuple(sorted(stats, key=lambda s: s.path)))
+
+    def _diff(self, a: str, b: str, options: tuple[str, ...], paths: Iterable[str]) -> str:
+        """`git diff options a b -- paths` with user-independent settings (see `diff`)."""
+        env = {
+            "GIT_LITERAL_PATHSPECS": "1",
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "core.quotePath",
+            "GIT_CONFIG_VALUE_0": "false",
+        }
+        specs = [path or "." for path in paths]
+        return self._run(
+            "diff", "--no-color", "--no-ext-diff", "--no-textconv", *options, self.resolve(a), self.resolve(b),
+            "--", *specs, env=env,
+        )
+
+    def message(self, sha: str) -> str:
+        """The full message of commit `sha`.
+
+        Raises:
+            GitError: `sha` names no commit.
+        """
+        return self._run("log", "-1", "--format=%B", self.resolve(sha))
+
+    def trailers(self, sha: str) -> dict[str, str]:
+        """The trailers of commit `sha`'s message as {key: value}, parsed by git; the last of a repeated key wins.
+
+        Raises:
+            GitError: `sha` names no commit.
+        """
+        listing = self._run("log", "-1", "--format=%(trailers:only,unfold)", self.resolve(sha))
+        return dict(line.split(": ", 1) for line in listing.splitlines() if ": " in line)
+
+
+def commit_message(summary: str, body: str = "", trailers: dict[str, str] | None = None) -> str:
+    """A commit message: `summary` line, blank line, `body`, blank line, one `Key: value` line per trailer.
+
+    Trailers are what `git interpret-trailers` and `GitStore.trailers` read back (frames uses
+    `Frames-Run`, `Frames-Parent`, `Frames-Models`; see docs/DECISIONS.md).
+
+    Raises:
+        ValueError: `summary` is blank or has a line break, a trailer key is not `[A-Za-z0-9-]+`, or a
+            trailer value has a line break.
+    """
+    if not summary.strip() or "\n" in summary:
+        raise ValueError(f"commit summary must be one non-blank line: {summary!r}")
+    parts = [summary.strip()]
+    if body.strip():
+        parts.append(body.strip("\n"))
+    if trailers:
+        lines = []
+        for key, value in trailers.items():
+            if not _TRAILER_KEY.match(key):
+                raise ValueError(f"bad trailer key {key!r}")
+            if "\n" in value or "\r" in value:
+                raise ValueError(f"trailer {key} value has a line break")
+            lines.append(f"{key}: {value}")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def check_ref_name(ref: str) -> str:
+    """Return `ref` if git accepts it as a full ref name (`git check-ref-format`) and it is no option.
+
+    Use on every ref built from user text (run ids, candidate ids, `--branch` names).
+
+    Raises:
+        InputError: the name starts with "-" or `git check-ref-format` rejects it (for example "..",
+            spaces, "~", "^", ":", "@{", a trailing ".lock" or "/").
+    """
+    if not ref or ref.startswith("-") or "\0" in ref:
+        raise InputError(f"unsafe ref name {ref!r}")
+    try:
+        Git().check_ref_format(ref)
+    except GitCommandError:
+        raise InputError(f"unsafe ref name {ref!r}: git check-ref-format rejects it") from None
+    return ref
+
+
+def check_path(path: str) -> str:
+    """Return `path` if it is a safe repository-relative POSIX file path, for `commit_files`.
+
+    Raises:
+        InputError: empty, absolute, with a backslash or NUL, or with an empty, `.`, `..` or `.git` part.
+    """
+    if (
+        not path
+        or path.startswith("/")
+        or "\\" in path
+        or "\0" in path
+        or any(part in ("", ".", "..") or part.lower() == ".git" for part in path.split("/"))
+    ):
+        raise InputError(f"unsafe path in a commit: {path!r}")
+    return path
+
+
+def _identity_env(author: Identity, committer: Identity) -> dict[str, str]:
+    """Environment for one git call that names its author and committer (os.environ stays as it is)."""
+    return {
+        "GIT_AUTHOR_NAME": author.name,
+        "GIT_AUTHOR_EMAIL": author.email,
+        "GIT_COMMITTER_NAME": committer.name,
+        "GIT_COMMITTER_EMAIL": committer.email,
+    }
+
+
+def _git_date(when: datetime) -> str:
+    """`when` in git's internal date format ("<unix seconds> +HHMM"); naive datetimes are UTC.
+
+    Git rejects "+00:00" style offsets (NOTES-libraries.md), so the offset is formatted by hand.
+    """
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    minutes = int(when.utcoffset().total_seconds() // 60)  # type: ignore[union-attr]
+    sign = "+" if minutes >= 0 else "-"
+    return f"{int(when.timestamp())} {sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
 
 
 def _stderr(exc: GitCommandError) -> str:
