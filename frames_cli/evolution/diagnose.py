@@ -1,0 +1,209 @@
+"""Diagnosis: failing cases shuffled into disjoint batches, one diagnoser call per batch, proposals validated."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from frames_cli.evolution.prompting import DIAGNOSIS_FORMAT, json_block, skill_blocks
+
+if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.llm.client import ChatReply, ModelClient
+
+#: Agent Skills name rule; a proposed new skill must satisfy it (it also keeps paths inside skills/).
+SKILL_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failing case of the parent, as a diagnoser sees it.
+
+    Attributes:
+        case: the case, including its diagnosis record (diagnosers may see it; executors never).
+        got: the parent's output on it.
+        reason: why the check failed, as the evaluator said.
+    """
+
+    case: Case
+    got: Any
+    reason: str
+
+    def to_prompt(self) -> dict:
+        """The record shown in the `Failures:` block (ARCHITECTURE prompt conventions)."""
+        d = self.case.diagnosis
+        return {
+            "case_id": self.case.id,
+            "category": self.case.category,
+            "input": self.case.task.input,
+            "expected": self.case.task.expected,
+            "got": self.got,
+            "reason": self.reason,
+            "diagnosis": {
+                "symptom": d.symptom,
+                "cause": d.cause,
+                "notes": d.notes,
+                "evidence": list(d.evidence),
+                "trajectory": list(d.trajectory),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One validated proposal of one diagnoser.
+
+    Attributes:
+        diagnoser: index of the diagnoser (0..D−1); votes count distinct indexes.
+        position: index of the proposal in that diagnoser's answer (keeps merge order stable).
+        skill: target skill name (existing, or a new skill's name).
+        change: the edit in words; a rule to add is quoted: 'Add the rule: "<sentence>"'.
+        rationale: why, in the diagnoser's words.
+        case_ids: motivating case ids, all from the diagnoser's own batch.
+        new_skill: the diagnoser asked for a new skill.
+        description: the new skill's description, if given.
+    """
+
+    diagnoser: int
+    position: int
+    skill: str
+    change: str
+    rationale: str
+    case_ids: tuple[str, ...]
+    new_skill: bool = False
+    description: str = ""
+
+    def to_json(self) -> dict:
+        """Plain JSON for the run state."""
+        return {**vars(self), "case_ids": list(self.case_ids)}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Proposal:
+        """Inverse of `to_json`."""
+        return cls(**{**obj, "case_ids": tuple(obj["case_ids"])})
+
+
+@dataclass
+class DiagnoserResult:
+    """What one diagnoser call produced.
+
+    Attributes:
+        diagnoser: its index.
+        case_ids: the batch it saw.
+        proposals: proposals that passed validation.
+        dropped: one line per proposal refused, with the reason.
+        error: the call's error (after retries and repair); the diagnoser then counts as no proposals.
+    """
+
+    diagnoser: int
+    case_ids: list[str]
+    proposals: list[Proposal] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        """Plain JSON for the run state."""
+        return {
+            "diagnoser": self.diagnoser,
+            "case_ids": self.case_ids,
+            "proposals": [p.to_json() for p in self.proposals],
+            "dropped": self.dropped,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict) -> DiagnoserResult:
+        """Inverse of `to_json`."""
+        return cls(obj["diagnoser"], obj["case_ids"], [Proposal.from_json(p) for p in obj["proposals"]], obj["dropped"], obj["error"])
+
+
+def make_batches(case_ids: Sequence[str], batch_size: int | str, diagnosers: int, seed: int, round_no: int) -> list[list[str]]:
+    """Shuffle the failing case ids and assign one disjoint batch of size B to each diagnoser.
+
+    The shuffle is seeded by (seed, round), so a run is reproducible and a resumed round gets
+    the same batches. With more batches than diagnosers, only the first D batches are diagnosed
+    this round (a random subset, different each round); with fewer, batches are handed out
+    again in turn, so every diagnoser works and a failure seen by several independent diagnosers
+    can gather several votes. Batches stay disjoint; only diagnosers share them.
+
+    Args:
+        case_ids: failing case ids of the parent (any order; sorted before the shuffle).
+        batch_size: B ≥ 1, or "all" for a single batch of every failure.
+        diagnosers: D ≥ 1.
+
+    Returns:
+        D lists of case ids (diagnoser i gets element i); empty when there are no failures.
+    """
+    ids = sorted(set(case_ids))
+    if not ids:
+        return []
+    random.Random(f"frames-batches:{seed}:{round_no}").shuffle(ids)
+    size = len(ids) if batch_size == "all" else int(batch_size)
+    batches = [ids[i : i + size] for i in range(0, len(ids), size)]
+    return [batches[i % len(batches)] for i in range(diagnosers)]
+
+
+def diagnose(
+    client: ModelClient,
+    skills: SkillSet,
+    failures: Sequence[Failure],
+    batches: Sequence[Sequence[str]],
+    *,
+    round_no: int,
+) -> list[DiagnoserResult]:
+    """Run one diagnoser per batch concurrently (one `ModelClient.gather`) and validate the answers.
+
+    Each diagnoser sees the whole parent skill set and its own batch with diagnosis records.
+    Diagnoser i asks with `sample=i`, so diagnosers sharing a batch are independent draws (and
+    cached separately). Propose only: nothing is written here.
+
+    Returns:
+        One result per batch, in order. A failed call is a result with `error` and no proposals.
+    """
+    from frames_cli.llm.client import ChatRequest
+    from frames_cli.llm.prompts import render
+    from frames_cli.llm.schemas import DIAGNOSIS
+
+    by_id = {f.case.id: f for f in failures}
+    system = render("diagnoser_system")
+    requests = []
+    for i, batch in enumerate(batches):
+        records = [by_id[c].to_prompt() for c in batch]
+        user = render(
+            "diagnoser_user",
+            skills=skill_blocks(skills),
+            skill_names=", ".join(skills),
+            failures=json_block(records),
+            answer_format=DIAGNOSIS_FORMAT,
+        )
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        requests.append(ChatRequest(role="diagnoser", messages=messages, schema=DIAGNOSIS, sample=i, tag=f"round{round_no}/diagnoser{i}"))
+    replies = client.gather(client.achat, requests)
+    existing = set(skills)
+    return [_validate(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))]
+
+
+def _validate(index: int, batch: list[str], reply: ChatReply, existing: set[str]) -> DiagnoserResult:
+    """Keep proposals that name a real (or well-named new) skill and cite cases of their batch."""
+    result = DiagnoserResult(index, batch)
+    if not reply.ok:
+        result.error = reply.error
+        return result
+    allowed = set(batch)
+    for pos, raw in enumerate(reply.data["proposals"]):
+        skill = raw["skill"].strip()
+        new = skill not in existing
+        if new and not SKILL_NAME.match(skill):
+            result.dropped.append(f"proposal {pos}: `{skill}` is neither a skill of the parent nor a valid new skill name")
+            continue
+        cited = tuple(sorted({c for c in raw["case_ids"] if c in allowed}))
+        if not cited:
+            result.dropped.append(f"proposal {pos} for `{skill}`: cites no case of its batch")
+            continue
+        result.proposals.append(
+            Proposal(index, pos, skill, raw["change"], raw.get("rationale", ""), cited, new, raw.get("description", "") if new else "")
+        )
+    return result

@@ -1,0 +1,37 @@
+"""Round-robin parent selection over the Pareto front; batching of failures for diagnosers."""
+
+from __future__ import annotations
+
+from frames_cli.evolution.diagnose import make_batches
+from frames_cli.evolution.front import FrontPoint
+from frames_cli.evolution.selection import RoundRobinSelector
+
+
+def test_round_robin_visits_members_in_creation_order_then_repeats():
+    front = [FrontPoint("c3", 0.9, 200, 3), FrontPoint("c0", 0.5, 50, 0), FrontPoint("c1", 0.7, 100, 1)]
+    picks: dict[str, int] = {}
+    order = []
+    for _ in range(6):
+        key = RoundRobinSelector().choose(front, picks)
+        picks[key] = picks.get(key, 0) + 1
+        order.append(key)
+    assert order == ["c0", "c1", "c3", "c0", "c1", "c3"]
+
+
+def test_new_front_member_is_picked_next():
+    front = [FrontPoint("c0", 0.5, 50, 0), FrontPoint("c4", 0.8, 60, 4)]
+    assert RoundRobinSelector().choose(front, {"c0": 2, "c1": 1}) == "c4"
+
+
+def test_batches_are_disjoint_seeded_and_shared_only_when_fewer_than_diagnosers():
+    ids = [f"case-{i}" for i in range(20)]
+    batches = make_batches(ids, 8, 3, seed=7, round_no=1)
+    assert [len(b) for b in batches] == [8, 8, 4]
+    assert sorted(sum(batches, [])) == sorted(ids)
+    assert batches == make_batches(list(reversed(ids)), 8, 3, seed=7, round_no=1)
+    assert batches != make_batches(ids, 8, 3, seed=7, round_no=2)
+    one = make_batches(ids, "all", 3, seed=7, round_no=1)
+    assert len(one) == 3 and one[0] == one[1] == one[2] and sorted(one[0]) == sorted(ids)
+    capped = make_batches(ids, 1, 3, seed=7, round_no=1)
+    assert [len(b) for b in capped] == [1, 1, 1] and len({b[0] for b in capped}) == 3
+    assert make_batches([], 8, 3, seed=7, round_no=1) == []
