@@ -1,0 +1,222 @@
+"""`frames coldstart` as stages: read policies → cut → name → compare with skills/ → generate → write → commit.
+
+Idempotent by construction: a skill is regenerated only when its back-linked policy text, its cut
+or its mode (verbatim or a model) changed, so an unchanged policy writes nothing and commits
+nothing. A skill edited since coldstart wrote it (its `frames-generated` hash no longer matches)
+is never overwritten or removed unless `force`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from frames_cli.coldstart.coverage import FileCoverage, coverage
+from frames_cli.coldstart.naming import assign_names
+from frames_cli.coldstart.sectioning import Chunk, cut_document
+from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, describe, make_skill, verbatim_body
+from frames_cli.errors import InputError, Location
+from frames_cli.formats.policy import PolicyDocument, read_policies
+from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, Skill, parse_skill_bytes, render_skill
+from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.workspace.config import FramesConfig
+from frames_cli.workspace.layout import Workspace
+
+#: The seam between the deterministic cut and the model path (`coldstart.rewrite.ModelRewriter`):
+#: (chunk, verbatim skill) pairs → (skill to write, None) or (the verbatim skill, why the rewrite
+#: failed), in the same order.
+Rewriter = Callable[[list[tuple[Chunk, Skill]]], list[tuple[Skill, str | None]]]
+
+
+@dataclass
+class Planned:
+    """One skill coldstart wants, and what becomes of it.
+
+    Attributes:
+        action: "create", "update", "keep" (already up to date), "skip" (edited since generation;
+            needs --force) or "force" (edited, overwritten because of --force).
+    """
+
+    name: str
+    chunk: Chunk
+    action: str
+
+
+@dataclass
+class ColdstartResult:
+    """What a coldstart run did.
+
+    Attributes:
+        planned: every skill the policies call for, in document order.
+        removed: names of generated, unedited skills whose policy section no longer exists.
+        orphaned: names of edited skills whose section no longer exists (left alone).
+        rewrite_failures: (name, reason) where the model's rewrite failed validation and the
+            verbatim text was written instead.
+        commit: sha of the commit made, or None when nothing changed.
+        coverage: per policy file, after the run.
+    """
+
+    planned: list[Planned]
+    removed: list[str] = field(default_factory=list)
+    orphaned: list[str] = field(default_factory=list)
+    rewrite_failures: list[tuple[str, str]] = field(default_factory=list)
+    commit: str | None = None
+    coverage: list[FileCoverage] = field(default_factory=list)
+
+    def names(self, *actions: str) -> list[str]:
+        """Names of planned skills with one of `actions`."""
+        return [p.name for p in self.planned if p.action in actions]
+
+    @property
+    def written(self) -> list[str]:
+        return self.names("create", "update", "force")
+
+    def to_json(self) -> dict:
+        return {
+            "created": self.names("create"),
+            "updated": self.names("update", "force"),
+            "unchanged": self.names("keep"),
+            "skipped_edited": self.names("skip"),
+            "removed": self.removed,
+            "orphaned_edited": self.orphaned,
+            "rewrite_failures": [{"skill": n, "reason": r} for n, r in self.rewrite_failures],
+            "commit": self.commit,
+            "coverage": [c.to_json() for c in self.coverage],
+        }
+
+
+def plan_chunks(docs: list[PolicyDocument], config: FramesConfig) -> list[tuple[str, Chunk]]:
+    """Cut every document and name the chunks: [(name, chunk)] in document order."""
+    chunks = [chunk for doc in docs for chunk in cut_document(doc, config.coldstart)]
+    return list(zip(assign_names(chunks), chunks))
+
+
+def _existing(ws: Workspace, name: str) -> Skill | None | InputError:
+    path = ws.skills_dir / name / SKILL_FILE
+    if not path.is_file():
+        return None
+    try:
+        return parse_skill_bytes(path.read_bytes(), path)
+    except InputError as exc:
+        return exc
+
+
+def _action(existing: Skill | None | InputError, chunk: Chunk, mode: str, force: bool) -> str:
+    if existing is None:
+        return "create"
+    if isinstance(existing, InputError):
+        return "force" if force else "skip"
+    try:
+        same_source = existing.backlinks == backlinks(chunk)
+    except ValueError:
+        same_source = False
+    if existing.edited:
+        return "force" if force else ("keep" if same_source else "skip")
+    return "keep" if same_source and existing.metadata.get(MODE_KEY) == mode else "update"
+
+
+def _generated_leftovers(ws: Workspace, planned: set[str]) -> tuple[list[str], list[str]]:
+    """(removable, orphaned): generated skills no planned section needs, unedited or edited."""
+    removable, orphaned = [], []
+    for name, skill in sorted(_read_skills(ws).items()):
+        if name in planned or GENERATED_KEY not in skill.metadata:
+            continue
+        (orphaned if skill.edited else removable).append(name)
+    return removable, orphaned
+
+
+def _read_skills(ws: Workspace) -> dict[str, Skill]:
+    """Skills that parse; broken files are `frames validate`'s business, not a reason to stop."""
+    out = {}
+    for path in sorted(ws.skills_dir.glob(f"*/{SKILL_FILE}")):
+        try:
+            out[path.parent.name] = parse_skill_bytes(path.read_bytes(), path)
+        except InputError:
+            continue
+    return out
+
+
+def commit_text(result: ColdstartResult) -> str:
+    """The commit message: a summary line, then the skills made (with their policy files), removed
+    and skipped, and a `Frames-Command: coldstart` trailer."""
+    from frames_cli.gitstore.store import commit_message
+
+    written = [p for p in result.planned if p.action in ("create", "update", "force")]
+    files = sorted({p.chunk.doc.file for p in written})
+    lines = []
+    if written:
+        lines.append("Skills made:")
+        lines += [f"- {p.name} ({p.chunk.doc.file}, {p.action})" for p in written]
+    if result.removed:
+        lines += ["", "Removed (their policy section is gone):"] + [f"- {n}" for n in result.removed]
+    skipped = result.names("skip")
+    if skipped:
+        lines += ["", "Skipped (edited since generation; `frames coldstart --force` overwrites):"] + [f"- {n}" for n in skipped]
+    summary = f"frames coldstart: {len(written)} skill(s) from {', '.join(files) or 'policies/'}"
+    return commit_message(summary, "\n".join(lines).strip("\n"), {"Frames-Command": "coldstart"})
+
+
+def run_coldstart(
+    ws: Workspace,
+    config: FramesConfig,
+    *,
+    rewriter: Rewriter | None = None,
+    mode: str = VERBATIM,
+    force: bool = False,
+    commit: bool = True,
+) -> ColdstartResult:
+    """Make or refresh the skills of every policy document, write them and commit them.
+
+    Args:
+        rewriter: turns verbatim skills into rewritten ones (the model path); None keeps text verbatim.
+        mode: what goes in `frames-coldstart` ("verbatim", or "model <model>" with a rewriter).
+        force: overwrite (and remove) skills edited since coldstart wrote them.
+        commit: make the git commit (False for a dry look at the files).
+
+    Raises:
+        InputError: no policy documents, or a bad one (binary, not UTF-8, empty, too large); nothing
+            is written then.
+        GitError: the workspace is not in a git repository, or the commit failed.
+    """
+    docs = read_policies(ws.root, ws.policies_dir)
+    if not docs:
+        raise InputError("no policy documents (add Markdown or text files to policies/)", Location(ws.policies_dir))
+    if commit:
+        from frames_cli.errors import GitError
+        from frames_cli.gitstore.worktree import is_git_worktree
+
+        if not is_git_worktree(ws.root):
+            raise GitError(f"{ws.root}: not a git repository (run `frames init` or `git init`)")
+
+    planned = []
+    for name, chunk in plan_chunks(docs, config):
+        planned.append(Planned(name, chunk, _action(_existing(ws, name), chunk, mode, force)))
+    result = ColdstartResult(planned)
+    result.removed, result.orphaned = _generated_leftovers(ws, {p.name for p in planned})
+    if force:
+        result.removed += result.orphaned
+        result.orphaned = []
+
+    todo = [p for p in planned if p.action in ("create", "update", "force")]
+    verbatim = [make_skill(p.name, p.chunk, verbatim_body(p.chunk), describe(p.chunk), VERBATIM) for p in todo]
+    outcomes = rewriter([(p.chunk, s) for p, s in zip(todo, verbatim)]) if rewriter and todo else [(s, None) for s in verbatim]
+    skills = [skill for skill, _ in outcomes]
+    result.rewrite_failures = [(skill.name, error) for skill, error in outcomes if error]
+
+    paths: list[str] = []
+    for skill in skills:
+        atomic_write_text(ws.skills_dir / skill.name / SKILL_FILE, render_skill(skill))
+        paths.append(ws.relative(ws.skills_dir / skill.name / SKILL_FILE))
+    for name in result.removed:
+        path = ws.skills_dir / name / SKILL_FILE
+        path.unlink(missing_ok=True)
+        paths.append(ws.relative(path))
+        if path.parent.is_dir() and not any(path.parent.iterdir()):
+            path.parent.rmdir()
+
+    if commit and paths:
+        from frames_cli.gitstore.worktree import commit_paths
+
+        result.commit = commit_paths(ws.root, paths, commit_text(result))
+    result.coverage = coverage(docs, _read_skills(ws).values())
+    return result

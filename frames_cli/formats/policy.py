@@ -1,0 +1,209 @@
+"""Policy documents: reading them safely and their heading tree, as sections with line spans and sha256.
+
+A document under `policies/` is Markdown (ATX `#` and setext headings, fenced code respected) or
+plain text (no headings). Companion files — licences, notices, READMEs, SOURCE notes — are not
+policy and are skipped by name (`is_companion`). Line numbers are 1-based and inclusive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from frames_cli.errors import InputError, Location
+
+#: Largest policy file read, in bytes; a bigger one is refused rather than cut into hundreds of skills.
+MAX_POLICY_BYTES = 1_000_000
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+_COMPANIONS = ("license", "licence", "copying", "notice", "readme", "source", "authors")
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_NOT_PARAGRAPH = re.compile(r"^\s*([-*+>|]|\d+[.)]\s|#)")
+
+
+def span_sha256(lines: list[str], start: int, end: int) -> str:
+    """Hex sha256 of lines `start`..`end` (1-based, inclusive) joined with "\\n"."""
+    return hashlib.sha256("\n".join(lines[start - 1 : end]).encode("utf-8")).hexdigest()
+
+
+def is_companion(path: Path) -> bool:
+    """True for files that travel with policies but are not policy: LICENSE*, README*, SOURCE*, …"""
+    return path.name.lower().startswith(_COMPANIONS)
+
+
+@dataclass
+class Section:
+    """A heading and the lines it owns.
+
+    Attributes:
+        title: the heading text ("" for the virtual root of a document without a title heading).
+        path: heading titles from the document's title down to this one (the virtual root has ()).
+        level: 1–6 for headings, 0 for a virtual root.
+        start: the heading's line (1 for a virtual root).
+        own_end: last line before the first child heading (inclusive; may be < start+1 when the
+            heading is directly followed by a child).
+        end: last line of the whole subtree (inclusive).
+        children: sub-sections in document order.
+    """
+
+    title: str
+    path: tuple[str, ...]
+    level: int
+    start: int
+    own_end: int
+    end: int
+    children: list[Section] = field(default_factory=list)
+
+
+@dataclass
+class PolicyDocument:
+    """One policy file.
+
+    Attributes:
+        file: workspace-relative POSIX path ("policies/airline.md").
+        lines: the file's lines without line ends.
+        title: the document title (its only top-level heading when the file starts with one,
+            otherwise the file name without suffix, dashes and underscores read as spaces).
+        root: the title section, or a virtual level-0 root spanning the whole file; its own lines
+            are the document's preamble.
+    """
+
+    file: str
+    lines: list[str]
+    title: str
+    root: Section
+
+    def content_lines(self, start: int, end: int) -> int:
+        """Non-blank lines in `start`..`end`."""
+        return sum(1 for ln in self.lines[start - 1 : end] if ln.strip())
+
+    def sha256(self, start: int, end: int) -> str:
+        """sha256 of a span (see `span_sha256`)."""
+        return span_sha256(self.lines, start, end)
+
+
+def decode_policy(data: bytes, shown: str, *, max_bytes: int = MAX_POLICY_BYTES) -> list[str]:
+    """Check and decode a policy file's bytes into lines (no line ends).
+
+    Raises:
+        InputError: binary data (a NUL byte), not UTF-8, larger than `max_bytes`, or no text at all;
+            the location names `shown` and the line where that is known.
+    """
+    if len(data) > max_bytes:
+        raise InputError(f"policy file is {len(data)} bytes; the limit is {max_bytes} (split it into several documents)", Location(shown))
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise InputError("binary file, not a policy document (policies/ holds Markdown or plain text)", Location(shown, data.count(b"\n", 0, nul) + 1))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", Location(shown, data.count(b"\n", 0, exc.start) + 1)) from None
+    if not text.strip():
+        raise InputError("empty policy document", Location(shown))
+    return text.splitlines()
+
+
+def _headings(lines: list[str], markdown: bool) -> list[tuple[int, int, str]]:
+    """(line, level, title) of every heading outside fenced code, in order (a setext heading's
+    line is its text line, not its underline)."""
+    if not markdown:
+        return []
+    found: list[tuple[int, int, str]] = []
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if m:
+            fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (fence or m.group(1))
+            continue
+        if fence:
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            found.append((i + 1, len(atx.group(1)), (atx.group(2) or "").strip()))
+            continue
+        setext = _SETEXT.match(line)
+        prev = lines[i - 1] if i else ""
+        before = lines[i - 2] if i > 1 else ""
+        if setext and prev.strip() and not before.strip() and not _NOT_PARAGRAPH.match(prev):
+            found.append((i, 1 if setext.group(1)[0] == "=" else 2, prev.strip()))
+    return found
+
+
+def _title_from_name(path: str) -> str:
+    stem = Path(path).stem.replace("_", " ").replace("-", " ").strip()
+    return stem[:1].upper() + stem[1:] if stem else "Policy"
+
+
+def parse_policy(lines: list[str], file: str) -> PolicyDocument:
+    """Build the heading tree of a document's lines (see `PolicyDocument`)."""
+    markdown = Path(file).suffix.lower() in MARKDOWN_SUFFIXES
+    heads = _headings(lines, markdown)
+    n = len(lines)
+    first_text = next((i for i, ln in enumerate(lines, 1) if ln.strip()), 0)
+    titled = bool(heads) and heads[0][0] == first_text and all(lvl > heads[0][1] for _, lvl, _ in heads[1:])
+    if titled:
+        start, level, title = heads[0]
+        root = Section(title, (title,), level, start, n, n)
+        heads = heads[1:]
+    else:
+        title = _title_from_name(file)
+        root = Section("", (), 0, 1, n, n)
+    stack = [root]
+    for start, level, text in heads:
+        while len(stack) > 1 and stack[-1].level >= level:
+            stack.pop().end = start - 1
+        parent = stack[-1]
+        if not parent.children:
+            parent.own_end = start - 1
+        section = Section(text, parent.path + (text,), level, start, n, n)
+        parent.children.append(section)
+        stack.append(section)
+    for section in stack[1:]:
+        section.end = n
+    _close_own(root)
+    return PolicyDocument(file, lines, title, root)
+
+
+def _close_own(section: Section) -> None:
+    if not section.children:
+        section.own_end = section.end
+    for child in section.children:
+        _close_own(child)
+
+
+def read_policy(path: Path, file: str, *, max_bytes: int = MAX_POLICY_BYTES) -> PolicyDocument:
+    """Read and parse one policy file; `file` is its workspace-relative name for messages and back-links.
+
+    Raises:
+        InputError: unreadable, binary, not UTF-8, too large or empty (see `decode_policy`).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", Location(file)) from None
+    return parse_policy(decode_policy(data, file, max_bytes=max_bytes), file)
+
+
+def policy_files(policies_dir: Path) -> list[Path]:
+    """Every policy document under `policies_dir`, recursively, sorted; hidden files and companions skipped."""
+    policies_dir = Path(policies_dir)
+    if not policies_dir.is_dir():
+        return []
+    return sorted(
+        p
+        for p in policies_dir.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(policies_dir).parts) and not is_companion(p)
+    )
+
+
+def read_policies(root: Path, policies_dir: Path) -> list[PolicyDocument]:
+    """Read every document of `policies_dir`; paths in back-links are relative to workspace `root`.
+
+    Raises:
+        InputError: the first bad document (nothing is read past it).
+    """
+    return [read_policy(p, p.relative_to(root).as_posix()) for p in policy_files(policies_dir)]

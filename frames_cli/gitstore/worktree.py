@@ -1,0 +1,71 @@
+"""The one commit frames makes on the user's checked-out branch: `frames coldstart`'s skills, and only them.
+
+Everything else in frames commits through plumbing (`store.py`) without touching the checkout;
+coldstart is different because its output is meant to land in the working tree the user sees.
+Only the paths coldstart wrote or removed are staged and committed (`git commit --only`), so the
+user's other staged or unstaged changes stay exactly as they were.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from frames_cli.errors import GitError
+from frames_cli.gitstore.store import FRAMES_IDENTITY, Identity, check_path
+
+
+def is_git_worktree(root: Path) -> bool:
+    """True when `root` lies inside a git working tree."""
+    from git import InvalidGitRepositoryError, NoSuchPathError, Repo
+
+    try:
+        with Repo(root, search_parent_directories=True) as repo:
+            return not repo.bare
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        return False
+
+
+def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity = FRAMES_IDENTITY) -> str | None:
+    """Stage exactly `paths` (new, changed or deleted files) and commit only them on the current branch.
+
+    Args:
+        root: the workspace folder (may be a sub-folder of the git working tree).
+        paths: POSIX paths relative to `root`, as written by coldstart.
+        message: the whole commit message.
+        author: the commit's author; the committer is the user's git identity when configured,
+            else `author` (so a fresh CI machine without `user.name` can still commit).
+
+    Returns:
+        The new commit's sha, or None when none of `paths` differs from the last commit.
+
+    Raises:
+        GitError: `root` is not in a git working tree, or git refused (a hook failed, say); the
+            message quotes git's own error. The files on disk are left as they are.
+    """
+    from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
+
+    root = Path(root).resolve()
+    try:
+        repo = Repo(root, search_parent_directories=True)
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        raise GitError(f"{root}: not a git repository (run `frames init` or `git init`)") from None
+    with repo:
+        top = Path(repo.working_tree_dir or root).resolve()
+        specs = [check_path((root / p).relative_to(top).as_posix()) for p in paths]
+        env = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email}
+        reader = repo.config_reader()
+        if not (reader.has_option("user", "name") and reader.has_option("user", "email")):
+            env.update(GIT_COMMITTER_NAME=author.name, GIT_COMMITTER_EMAIL=author.email)
+        try:
+            # A removed file that git never tracked leaves nothing to stage, and `git add` would
+            # reject its path.
+            tracked = set(repo.git.ls_files("--", *specs).splitlines())
+            specs = [s for s in specs if s in tracked or (top / s).exists()]
+            if not specs or not repo.git.status("--porcelain", "--untracked-files=all", "--", *specs).strip():
+                return None
+            repo.git.add("--all", "--", *specs)
+            repo.git.commit("--only", "--quiet", "-m", message, "--", *specs, env=env)
+            return repo.git.rev_parse("HEAD")
+        except GitCommandError as exc:
+            detail = " ".join(str(exc.stderr or exc).split())
+            raise GitError(f"git commit of {len(specs)} skill file(s) failed: {detail}") from None
