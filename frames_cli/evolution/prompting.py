@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 def skill_block(skill: Skill, *, target: bool = False) -> str:
     """`<skill name="X">` body `</skill>`; `target="true"` marks the rewriter's one target."""
     attrs = f'name="{skill.name}"' + (' target="true"' if target else "")
-    return f"<skill {attrs}>\n{skill.body.strip()}\n</skill>"
+    # Only trailing newlines go: the body's own leading text and protected regions stay exact.
+    body = skill.body.rstrip("\n")
+    return f"<skill {attrs}>\n{body}\n</skill>"
 
 
 def skill_blocks(skills: Iterable[Skill]) -> str:

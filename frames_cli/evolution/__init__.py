@@ -1,0 +1,1 @@
+"""The evolution loop and its parts: diagnosis, vote, guarded rewrite, gate, Pareto front, checkpoints."""

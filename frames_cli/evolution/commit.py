@@ -1,0 +1,137 @@
+"""The commit stage's git side: candidate commits with DESIGN §6 messages, metric notes, run refs, the review branch."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from frames_cli.evolution.checkpoint import RoundRecord
+from frames_cli.evolution.consensus import Blueprint
+from frames_cli.evolution.records import BASE_ID, Candidate, RunState, candidate_ref, review_branch
+
+if TYPE_CHECKING:
+    from frames_cli.gitstore.store import GitStore
+
+
+def front_ref(run_id: str, cid: str) -> str:
+    """`refs/frames/runs/<run>/front/<cid>`: the tag of a current front member."""
+    return f"refs/frames/runs/{run_id}/front/{cid}"
+
+
+def _pct(rate: float | None) -> str:
+    return "—" if rate is None else f"{100 * rate:.1f}%"
+
+
+def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models: dict[str, str | None]) -> str:
+    """The commit message of a child (DESIGN §6).
+
+    Summary line; per skill what changed and why, the motivating case ids and the votes; changes
+    the validator dropped and skills below the vote threshold; pass rates per category for S0, the
+    parent and the child; mean tokens per case; the gate verdict; trailers Frames-Run,
+    Frames-Parent, Frames-Candidate and Frames-Models.
+    """
+    from frames_cli.gitstore.store import commit_message
+
+    s0, parent = state.candidate(BASE_ID), state.candidate(child.parent_id or BASE_ID)
+    verdict = "pass" if child.gate_passed else "fail"
+    summary = (
+        f"frames: {child.id} rewrites {', '.join(child.changed_skills)} "
+        f"({_pct(parent.pass_rate)} → {_pct(child.pass_rate)}, gate {verdict})"
+    )
+    d = child.diagnosers
+    lines = [f"Changes (a skill changes only when at least {child.votes_needed} of {d} diagnosers propose it):"]
+    for bp in (Blueprint.from_json(b) for b in child.blueprints):
+        kind = "new skill" if bp.new_skill else "changed"
+        lines.append(f"- {bp.skill} ({kind}; votes {bp.votes} of {d}; cases {', '.join(bp.case_ids)})")
+        for ch in bp.changes:
+            lines.append(f"  - {ch.change}")
+            lines.append(
+                f"    why: {' / '.join(ch.rationales) or 'no rationale given'} "
+                f"(cases {', '.join(ch.case_ids)}; diagnosers {', '.join(map(str, ch.diagnosers))})"
+            )
+    lines += [f"- {skill}: change dropped ({why})" for skill, why in sorted(child.dropped.items())]
+    if r.rejected:
+        lines.append("Below the vote threshold: " + ", ".join(f"{k} ({v} of {d})" for k, v in sorted(r.rejected.items())))
+    lines += ["", f"Pass rate per category (S0 {s0.id} → parent {parent.id} → child {child.id}):"]
+    for cat in sorted(s0.per_category):
+        lines.append(f"- {cat}: {_pct(s0.per_category[cat])} → {_pct(parent.per_category.get(cat))} → {_pct(child.per_category.get(cat))}")
+    lines.append(f"- overall: {_pct(s0.pass_rate)} → {_pct(parent.pass_rate)} → {_pct(child.pass_rate)}")
+    lines.append(f"Mean tokens per case: {s0.mean_tokens:.0f} → {parent.mean_tokens:.0f} → {child.mean_tokens:.0f}")
+    gate = child.gate_details
+    failed = [c["category"] for c in gate.get("checks", []) if not c["passed"]]
+    detail = f"below (1 − ε)·S0 in {', '.join(failed)}" if failed else "every category at or above (1 − ε)·S0"
+    lines.append(f"Gate (PR_c(child) ≥ (1 − ε)·PR_c(S0), ε = {gate.get('tolerance', 0):g}): {verdict}, {detail}")
+    trailers = {
+        "Frames-Run": state.run_id,
+        "Frames-Parent": f"{parent.id} {parent.commit}",
+        "Frames-Candidate": child.id,
+        "Frames-Models": ", ".join(f"{role}={m}" for role, m in sorted(models.items()) if m) or "none",
+    }
+    return commit_message(summary, "\n".join(lines), trailers)
+
+
+def commit_candidate(store: GitStore, state: RunState, child: Candidate, r: RoundRecord, changes: dict[str, bytes], models: dict[str, str | None]) -> str:
+    """Commit the child on top of its parent's commit under `refs/frames/runs/<run>/<id>`; returns the sha.
+
+    The commit date is the run's start time, so redoing this step after a crash gives the same sha.
+    """
+    parent_sha = state.candidate(r.parent).commit
+    message = candidate_message(state, child, r, models)
+    ref = candidate_ref(state.run_id, child.id)
+    return store.commit_files(parent_sha, dict(changes), message, ref, date=datetime.fromisoformat(state.started))
+
+
+def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
+    """Put the candidate's metrics in its git note (refs/notes/frames), keyed by run id.
+
+    The note is JSON `{"runs": {<run>: {...}}}`; entries of other runs on the same commit (the base
+    commit is S0 of every run started from it) are kept.
+    """
+    existing = store.read_note(cand.commit)
+    try:
+        note = json.loads(existing) if existing else {}
+    except json.JSONDecodeError:
+        note = {}
+    runs = note.get("runs") if isinstance(note, dict) and isinstance(note.get("runs"), dict) else {}
+    runs[state.run_id] = {
+        "candidate": cand.id,
+        "parent": cand.parent_id,
+        "pass_rate": cand.pass_rate,
+        "per_category": cand.per_category,
+        "mean_tokens": cand.mean_tokens,
+        "cost_usd": cand.cost_usd,
+        "gate": cand.gate_details or None,
+        "changed_skills": cand.changed_skills,
+    }
+    store.add_note(cand.commit, json.dumps({"runs": runs}, indent=2, sort_keys=True) + "\n")
+
+
+def publish_s0(store: GitStore, state: RunState, c0: Candidate) -> None:
+    """Record S0 (the base commit) under the run's refs and note its metrics."""
+    store.set_ref(candidate_ref(state.run_id, c0.id), c0.commit)
+    add_metrics_note(store, state, c0)
+
+
+def publish_front(store: GitStore, state: RunState) -> None:
+    """Make refs/frames/runs/<run>/front/ name exactly the current front members."""
+    wanted = {front_ref(state.run_id, cid): state.candidate(cid).commit for cid in state.front}
+    for ref in store.list_refs(f"refs/frames/runs/{state.run_id}/front/"):
+        if ref not in wanted:
+            store.delete_ref(ref)
+    for ref, sha in wanted.items():
+        store.set_ref(ref, sha)
+
+
+def publish_best(store: GitStore, state: RunState) -> str | None:
+    """Point branch `frames/<run>` at the best front member, unless that is S0 (nothing to review).
+
+    Returns:
+        The branch's short name (also stored in `state.branch`), or None when no child beat S0.
+    """
+    best = state.best()
+    if best is None or best.id == BASE_ID:
+        return None
+    state.branch = review_branch(state.run_id)
+    store.create_branch(state.branch, best.commit, force=True)
+    return state.branch

@@ -1,0 +1,203 @@
+"""Opening an evolve run: base commit, new run or resume, evaluation set E, the lock, and the run's collaborators."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from frames_cli.errors import InputError, Location
+from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished
+from frames_cli.evolution.gate import PerCategoryGate
+from frames_cli.evolution.loop import Evaluation, EvolutionRun, RunContext, Settings, StopRequest
+from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
+
+if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.workspace.config import FramesConfig
+    from frames_cli.workspace.layout import Workspace
+
+#: `touch .frames/STOP` asks a running evolve to stop after its current step (the file is consumed).
+STOP_FILE = "STOP"
+#: Roles whose model strings go into the Frames-Models trailer.
+MODEL_ROLES = ("executor", "diagnoser", "rewriter", "judge")
+
+
+@dataclass(frozen=True)
+class EvolveOptions:
+    """What `frames evolve` was asked for.
+
+    Attributes:
+        base: the revision whose skills are S0 (default HEAD).
+        resume: a run id to resume; None resumes the newest unfinished run of the same base, if any.
+        max_rounds / seed: override `evolution.max_rounds` / `evolution.seed` (None = frames.yaml).
+        use_cache: reuse cached model answers (`--no-cache` turns it off for this run).
+    """
+
+    base: str = "HEAD"
+    resume: str | None = None
+    max_rounds: int | None = None
+    seed: int | None = None
+    use_cache: bool = True
+
+
+@dataclass
+class EvolveOutcome:
+    """How a run ended: its state, whether it was resumed, its review branch (None if no child beat S0)."""
+
+    state: RunState
+    resumed: bool
+    branch: str | None
+    run_dir: Path
+
+
+def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], None] = lambda _m: None,
+           progress: Any = None) -> EvolveOutcome:
+    """Run (or resume) one evolve run on `ws` under the workspace lock.
+
+    Args:
+        progress: passed to `evaluation.runner.evaluate` to show per-case progress (None = quiet).
+
+    Raises:
+        LockedError: another frames run holds the lock (exit 75).
+        InputError / ConfigError: bad cases, skills or settings (exit 2); nothing is written.
+        GitError: the base revision does not exist.
+    """
+    from frames_cli.gitstore.store import GitStore
+    from frames_cli.workspace.lock import workspace_lock
+
+    config = ws.config()
+    store = GitStore(ws.root)
+    base_sha = store.resolve(options.base)
+    run_id = options.resume or find_unfinished(ws, base_sha) or new_run_id()
+    with workspace_lock(ws, run_id, "evolve"):
+        state, memory, resumed = _open_state(ws, config, options, run_id, base_sha)
+        settings = Settings.from_json(memory.settings)
+        if options.max_rounds is not None:
+            settings = dataclasses.replace(settings, max_rounds=options.max_rounds)
+            memory.settings = settings.to_json()
+        cases = _load_cases(ws, config)
+        base_files = store.read_files(state.base)
+        ctx, pool = _context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
+        if not memory.eval_case_ids:
+            memory.eval_case_ids = _evaluation_set(cases, pool, settings)
+        missing = [c for c in memory.eval_case_ids if c not in cases]
+        if missing:
+            raise InputError(f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir))
+        on_event(f"{'resuming' if resumed else 'starting'} run {run_id} on {state.base[:12]} ({len(memory.eval_case_ids)} cases)")
+        restore = ctx.stop.install()
+        try:
+            EvolutionRun(ctx, state, memory, settings, base_files).run()
+        finally:
+            restore()
+        from frames_cli.evolution.commit import publish_best
+
+        branch = publish_best(store, state) if state.status == "finished" or state.best() else None
+        ctx.checkpointer.save(state, memory)
+        return EvolveOutcome(state, resumed, branch, run_dir(ws, run_id))
+
+
+def _open_state(ws: Workspace, config: FramesConfig, options: EvolveOptions, run_id: str, base_sha: str) -> tuple[RunState, LoopMemory, bool]:
+    """Load the run to resume, or make a new one fixed to today's settings."""
+    checkpointer = Checkpointer(ws)
+    if (run_dir(ws, run_id) / "state.json").is_file():
+        state = load_run(ws, run_id)
+        if state.status not in ("running", "stopped"):
+            raise InputError(f"run {run_id} is {state.status} ({state.stop_reason}); nothing to resume")
+        return state, checkpointer.memory(state), True
+    if options.resume:
+        load_run(ws, run_id)  # raises with the list of known runs
+    if options.seed is not None:
+        from frames_cli.workspace.config import with_overrides
+
+        config = with_overrides(config, "evolution", seed=options.seed)
+    settings = Settings.from_config(config)
+    models = {role: getattr(config.models, role) for role in MODEL_ROLES}
+    state = RunState(run_id=run_id, base=base_sha, seed=settings.seed, config={"evolution": settings.to_json(), "models": models})
+    return state, LoopMemory(settings=settings.to_json(), models=models), False
+
+
+def _load_cases(ws: Workspace, config: FramesConfig) -> dict[str, Case]:
+    """Every case of the workspace (glob `eval.cases`), by id.
+
+    Raises:
+        InputError: a case file is bad (path:line), or there are no cases at all.
+    """
+    from frames_cli.formats.case import load_cases
+
+    paths = sorted(p for p in ws.root.glob(config.eval.cases) if p.is_file())
+    cases = load_cases(paths)
+    if not cases:
+        raise InputError(f"no cases match `eval.cases` ({config.eval.cases}); add cases with `frames ingest`", Location(ws.config_path))
+    return {c.id: c for c in cases}
+
+
+def _evaluation_set(cases: dict[str, Case], pool: Any, settings: Settings) -> list[str]:
+    """E = the current cases ∪ a seeded sample of the regression pool (ids still present as cases)."""
+    sampled = pool.sample(settings.regression_sample, settings.seed) if settings.regression_sample else []
+    ids = set(cases) | {c for c in sampled if c in cases}
+    return sorted(ids)
+
+
+def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
+             cases: dict[str, Case], use_cache: bool, on_event: Callable[[str], None], progress: Any) -> tuple[RunContext, Any]:
+    """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
+    from frames_cli.evaluation.pool import RegressionPool
+    from frames_cli.evaluation.runner import evaluate
+    from frames_cli.executor.catalog import make_executor, make_judge
+    from frames_cli.llm.client import ModelClient
+
+    folder = run_dir(ws, state.run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache)
+    executor, judge = make_executor(ws, config, client), make_judge(ws, config, client)
+    pool = RegressionPool.load(ws)
+    reports: dict[str, Any] = {}
+
+    def run_eval(cid: str, skills: SkillSet) -> Evaluation:
+        chosen = [cases[c] for c in memory.eval_case_ids]
+        reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress)
+        return _summarise(reports[cid])
+
+    def accept(cid: str, sha: str, skills: SkillSet) -> None:
+        # After a resume the report may be gone from memory; evaluating again is answered from the
+        # model cache, so it costs nothing and gives the same results.
+        if cid not in reports:
+            run_eval(cid, skills)
+        pool.add(reports[cid], sha)
+        pool.save()
+
+    ctx = RunContext(
+        store=store,
+        client=client,
+        evaluate=run_eval,
+        cases=cases,
+        anchors=lambda skill, n: pool.anchors(skill, n),
+        accept=accept,
+        checkpointer=Checkpointer(ws),
+        evals_dir=folder / "evals",
+        stop=StopRequest(ws.state_dir / STOP_FILE),
+        gate=PerCategoryGate(settings.tolerance),
+        on_event=on_event,
+    )
+    return ctx, pool
+
+
+def _summarise(report: Any) -> Evaluation:
+    """The loop's view of an EvalReport: metrics and per-case records (JSON-safe)."""
+    results = [
+        {
+            "case_id": r.case_id,
+            "category": r.category,
+            "sample": r.sample,
+            "passed": bool(r.passed),
+            "reason": r.reason or "",
+            "output": r.output,
+            "skills_used": list(r.skills_used),
+        }
+        for r in report.results
+    ]
+    per_category = {cat: stats.pass_rate for cat, stats in report.per_category().items()}
+    return Evaluation(report.pass_rate, per_category, report.mean_tokens, report.cost_usd, results)

@@ -1,0 +1,434 @@
+"""The evolution loop (DESIGN §4): S0, then rounds of parents → diagnose → vote → rewrite → evaluate → gate → commit."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import signal
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from frames_cli.errors import BudgetExceeded
+from frames_cli.evolution import commit as commits
+from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, RoundRecord
+from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
+from frames_cli.evolution.diagnose import DiagnoserResult, Failure, diagnose, make_batches
+from frames_cli.evolution.front import FrontPoint, pareto_front
+from frames_cli.evolution.gate import Gate
+from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, candidate_id, utc_now
+from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, rewrite
+from frames_cli.evolution.selection import RoundRobinSelector, Selector
+from frames_cli.workspace.atomic import atomic_write_json
+
+if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.gitstore.store import GitStore
+    from frames_cli.llm.client import ModelClient
+    from frames_cli.workspace.config import FramesConfig
+
+#: The stages of one round, in the order the method runs them; each ends with a checkpoint.
+STAGES = ("parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The evolution settings a run is fixed to (from `evolution.*` and `eval.samples` in frames.yaml).
+
+    `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); the rest mean
+    what their config fields say.
+    """
+
+    max_rounds: int
+    patience: int
+    diagnosers: int
+    batch_size: int | str
+    vote_threshold: int
+    tolerance: float
+    regression_sample: int
+    anchor_cases: int
+    rewrite_retries: int
+    max_body_lines: int
+    seed: int
+    samples: int
+
+    @classmethod
+    def from_config(cls, config: FramesConfig) -> Settings:
+        """Read the settings from `config`.
+
+        Raises:
+            ConfigError: q exceeds D.
+        """
+        ev = config.evolution
+        return cls(
+            max_rounds=ev.max_rounds,
+            patience=ev.patience,
+            diagnosers=ev.diagnosers,
+            batch_size=ev.batch_size,
+            vote_threshold=resolve_threshold(ev.vote_threshold, ev.diagnosers),
+            tolerance=ev.tolerance,
+            regression_sample=ev.regression_sample,
+            anchor_cases=ev.anchor_cases,
+            rewrite_retries=ev.rewrite_retries,
+            max_body_lines=ev.max_body_lines,
+            seed=ev.seed,
+            samples=config.eval.samples,
+        )
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Settings:
+        """The settings a run was started with (a resumed run keeps them, whatever frames.yaml says now)."""
+        return cls(**obj)
+
+
+class StopRequest:
+    """Asks the loop to stop after the current step: set by SIGINT/SIGTERM, or a stop file.
+
+    Signals only set a flag (the handler does no I/O), so a model call or a git write in progress
+    finishes and the state is saved before the run exits.
+    """
+
+    def __init__(self, stop_file: Path | None = None):
+        self.stop_file = stop_file
+        self.reason: str | None = None
+
+    def install(self) -> Callable[[], None]:
+        """Route SIGINT and SIGTERM to this request (main thread only); returns a function that
+        puts the previous handlers back."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def handler(signum: int, _frame: Any) -> None:
+            self.reason = signal.Signals(signum).name
+
+        for sig in previous:
+            signal.signal(sig, handler)
+        return lambda: [signal.signal(sig, h) for sig, h in previous.items()] and None
+
+    def requested(self) -> str | None:
+        """The reason to stop, or None. A stop file is consumed when seen, so it stops one run."""
+        if self.reason is None and self.stop_file is not None and self.stop_file.exists():
+            self.stop_file.unlink(missing_ok=True)
+            self.reason = "stop file"
+        return self.reason
+
+
+@dataclass
+class RunContext:
+    """What one run works with. Everything that reads or writes outside memory is here.
+
+    Attributes:
+        store: git plumbing (candidate commits, refs, notes).
+        client: model calls for diagnoser and rewriter (cache, ledger, audit).
+        evaluate: (candidate id, skills) → its evaluation on E (see `Evaluation`).
+        cases: case id → Case, every case that may be in E.
+        anchors: (skill name, n) → ids of anchor cases from the regression pool.
+        accept: called with (candidate id, commit sha, skills) when a candidate is accepted (S0, or
+            a child that passed the gate), so the regression pool learns from it.
+        checkpointer: atomic state saves in the run folder.
+        evals_dir: where per-case results of each candidate are kept.
+        stop: the stop request.
+        gate, selector: the strategies.
+        on_event: progress messages for people (one line each).
+    """
+
+    store: GitStore
+    client: ModelClient
+    evaluate: Callable[[str, SkillSet], "Evaluation"]
+    cases: Mapping[str, Case]
+    anchors: Callable[[str, int], list[str]]
+    accept: Callable[[str, str, SkillSet], None]
+    checkpointer: Checkpointer
+    evals_dir: Path
+    stop: StopRequest
+    gate: Gate
+    selector: Selector = RoundRobinSelector()
+    on_event: Callable[[str], None] = lambda _msg: None
+
+
+@dataclass
+class Evaluation:
+    """A candidate's results on E: the metrics the gate and front use, and per-case records.
+
+    Attributes:
+        pass_rate: overall, case-weighted, 0..1.
+        per_category: category → pass rate.
+        mean_tokens: prompt + completion tokens per case.
+        cost_usd: None when a price is unknown.
+        results: one dict per case and sample: case_id, category, sample, passed, reason, output,
+            skills_used.
+    """
+
+    pass_rate: float
+    per_category: dict[str, float]
+    mean_tokens: float
+    cost_usd: float | None
+    results: list[dict]
+
+    def failing(self) -> dict[str, dict]:
+        """case id → its first failing record (a case fails when any sample fails)."""
+        out: dict[str, dict] = {}
+        for r in self.results:
+            if not r["passed"]:
+                out.setdefault(r["case_id"], r)
+        return out
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class EvolutionRun:
+    """Runs (or resumes) one evolve run to its end; `run()` and `round()` are the method in a few lines.
+
+    Args:
+        ctx: the run's collaborators.
+        state: the run's record (new, or loaded to resume).
+        memory: the loop's own progress (new, or from `state.checkpoint`).
+        settings: the evolution settings (`Settings.from_json(memory.settings)` on resume).
+        base_files: `skills/` files of the base commit.
+    """
+
+    def __init__(self, ctx: RunContext, state: RunState, memory: LoopMemory, settings: Settings, base_files: dict[str, bytes]):
+        self.ctx = ctx
+        self.state = state
+        self.memory = memory
+        self.settings = settings
+        self.base_files = base_files
+        self._skills: dict[str, SkillSet] = {}
+
+    # --- the method ------------------------------------------------------------------------------
+
+    def run(self) -> RunState:
+        """Evaluate S0 (unless done), then run rounds until a stop condition; returns the state.
+
+        Stop conditions: `max_rounds` rounds, `patience` rounds without a new front member, the
+        budget (BudgetExceeded from the client: status "finished"), a stop file or SIGINT/SIGTERM
+        (status "stopped": the next `frames evolve` resumes). The state is saved after every stage.
+        """
+        self.state.status, self.state.stop_reason, self.state.finished = "running", None, None
+        try:
+            if not self.state.candidates:
+                self.baseline()
+            while not self.stopping():
+                self.round()
+        except BudgetExceeded:
+            self.state.status, self.state.stop_reason = "finished", "budget"
+            self.memory.pending = None
+        if self.state.status == "finished":
+            self.state.finished = utc_now()
+        self.save()
+        return self.state
+
+    def round(self) -> None:
+        """One round: every unfinished stage of the pending round, each followed by a checkpoint."""
+        if self.memory.pending is None:
+            self.memory.pending = RoundRecord(round=self.state.round + 1)
+        pending = self.memory.pending
+        for stage in STAGES:
+            if stage in pending.done:
+                continue
+            getattr(self, f"stage_{stage}")(pending)
+            pending.done.append(stage)
+            self.save()
+            if self.ctx.stop.requested():
+                return
+        self.memory.rounds.append(pending)
+        self.memory.pending = None
+        self.state.round = pending.round
+        self.save()
+
+    def stopping(self) -> bool:
+        """Check the stop conditions; record the first that holds in the state."""
+        st = self.state
+        reason = self.ctx.stop.requested()
+        if reason:
+            st.status, st.stop_reason = "stopped", reason
+        elif self.memory.pending is None and st.round >= self.settings.max_rounds:
+            st.status, st.stop_reason = "finished", "max_rounds"
+        elif self.memory.pending is None and st.stale_rounds >= self.settings.patience:
+            st.status, st.stop_reason = "finished", "patience"
+        return st.status != "running"
+
+    def baseline(self) -> None:
+        """Evaluate S0 (the base commit's skills) on E; it is candidate r0c0 and the first front member."""
+        self.ctx.on_event("evaluating S0 (the base commit's skills)")
+        skills = self._skill_set(BASE_ID, self.base_files)
+        evaluation = self.ctx.evaluate(BASE_ID, skills)
+        self._keep_evaluation(BASE_ID, evaluation)
+        c0 = Candidate(BASE_ID, self.state.base, None, 0)
+        self._score(c0, evaluation)
+        self.state.candidates.append(c0)
+        self.ctx.accept(BASE_ID, c0.commit, skills)
+        commits.publish_s0(self.ctx.store, self.state, c0)
+        self._update_front()
+        self.save()
+
+    # --- stages ------------------------------------------------------------------------------------
+
+    def stage_parents(self, r: RoundRecord) -> None:
+        """Choose the parent round-robin over the front."""
+        r.parent = self.ctx.selector.choose([self._point(c) for c in self.state.front_candidates()], self.memory.picks)
+        self.memory.picks[r.parent] = self.memory.picks.get(r.parent, 0) + 1
+        self.ctx.on_event(f"round {r.round}: parent {r.parent}")
+
+    def stage_diagnose(self, r: RoundRecord) -> None:
+        """Split the parent's failures into seeded batches; D diagnosers propose changes concurrently."""
+        failing = self._evaluation(r.parent).failing()
+        s = self.settings
+        r.batches = make_batches(list(failing), s.batch_size, s.diagnosers, s.seed, r.round)
+        if not r.batches:
+            r.note = "the parent fails no case"
+            return
+        failures = [Failure(self.ctx.cases[cid], rec["output"], rec["reason"]) for cid, rec in failing.items()]
+        results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round)
+        r.diagnoses = [d.to_json() for d in results]
+
+    def stage_vote(self, r: RoundRecord) -> None:
+        """Keep skills that at least q distinct diagnosers proposed; merge each into one blueprint."""
+        proposals = [p for d in r.diagnoses for p in DiagnoserResult.from_json(d).proposals]
+        result = vote(proposals, self.settings.vote_threshold, set(self._parent_skills(r)))
+        r.blueprints = [b.to_json() for b in result.blueprints]
+        r.rejected = result.rejected
+        if r.diagnoses and not r.blueprints:
+            r.note = "no skill reached the vote threshold"
+
+    def stage_rewrite(self, r: RoundRecord) -> None:
+        """Rewrite each blueprint skill (guarded; retried with the errors; dropped when it never validates)."""
+        blueprints = [Blueprint.from_json(b) for b in r.blueprints]
+        if not blueprints:
+            return
+        n = self.settings.anchor_cases
+        anchors = {b.skill: [self.ctx.cases[c] for c in self.ctx.anchors(b.skill, n) if c in self.ctx.cases] for b in blueprints}
+        limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries)
+        outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round)
+        r.outcomes = [o.to_json() for o in outcomes]
+        if not any(o.accepted for o in outcomes):
+            r.note = "every rewrite was dropped by the validator"
+
+    def stage_evaluate(self, r: RoundRecord) -> None:
+        """Build the child (parent files + accepted rewrites) and evaluate it on E, blind."""
+        changes = self._changes(r)
+        if not changes:
+            r.note = r.note or "the rewrites changed nothing"
+            return
+        files = {**self._files(r.parent), **changes}
+        twin = next((c.id for c in self.state.candidates if self._files(c.id) == files), None)
+        if twin:
+            r.note = f"the child is identical to {twin}"
+            return
+        cid = candidate_id(r.round, 1)
+        self.ctx.on_event(f"round {r.round}: evaluating {cid} (changes {', '.join(_names(changes))})")
+        self._keep_evaluation(cid, self.ctx.evaluate(cid, self._skill_set(cid, files)))
+        r.child = cid
+
+    def stage_gate(self, r: RoundRecord) -> None:
+        """Gate the child against S0 per category (never against the parent)."""
+        if r.child is None:
+            return
+        base = self.state.candidate(BASE_ID).per_category
+        verdict = self.ctx.gate.check(base, self._evaluation(r.child).per_category)
+        r.gate = verdict.to_json()
+        self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
+
+    def stage_commit(self, r: RoundRecord) -> None:
+        """Commit the child under the run's refs; an accepted child joins the pool and maybe the front."""
+        if r.child is None:
+            self.state.stale_rounds += 1
+            return
+        evaluation, changes, parent = self._evaluation(r.child), self._changes(r), self.state.candidate(r.parent)
+        child = Candidate(r.child, "", parent.id, r.round)
+        self._score(child, evaluation)
+        self._explain(child, r, changes)
+        child.commit = commits.commit_candidate(self.ctx.store, self.state, child, r, changes, self.memory.models)
+        child.diff_size = self.ctx.store.diff_stat(parent.commit, child.commit).lines_changed
+        self.state.candidates.append(child)
+        before = set(self.state.front)
+        if child.gate_passed:
+            self.ctx.accept(child.id, child.commit, self._skill_set(child.id, {**self._files(parent.id), **changes}))
+        self._update_front()
+        fresh = child.id in self.state.front and child.id not in before
+        self.state.stale_rounds = 0 if fresh else self.state.stale_rounds + 1
+        commits.add_metrics_note(self.ctx.store, self.state, child)
+
+    # --- helpers -----------------------------------------------------------------------------------
+
+    def save(self) -> None:
+        self.state.spend_tokens, self.state.spend_usd = _spend(self.ctx.client.ledger)
+        self.ctx.checkpointer.save(self.state, self.memory)
+
+    def _score(self, cand: Candidate, ev: Evaluation) -> None:
+        cand.pass_rate, cand.per_category = ev.pass_rate, dict(ev.per_category)
+        cand.mean_tokens, cand.cost_usd = ev.mean_tokens, ev.cost_usd
+
+    def _explain(self, child: Candidate, r: RoundRecord, changes: Mapping[str, bytes]) -> None:
+        """Fill in what a reviewer needs: gate verdict, blueprints, motivating failures, drops, votes."""
+        child.gate_passed = bool(r.gate and r.gate["passed"])
+        child.gate_details = r.gate or {}
+        child.changed_skills = _names(changes)
+        child.blueprints = [b for b in r.blueprints if b["skill"] in child.changed_skills]
+        child.motivating_case_ids = sorted({c for b in child.blueprints for ch in b["changes"] for c in ch["case_ids"]})
+        failing = self._evaluation(r.parent).failing()
+        child.failures = [
+            FailureNote(cid, failing[cid]["category"], failing[cid]["reason"], self.ctx.cases[cid].diagnosis.symptom)
+            for cid in child.motivating_case_ids
+            if cid in failing
+        ]
+        child.dropped = {
+            o["skill"]: "; ".join(o["errors"][-1]) if o["errors"] else "the rewrite changed nothing"
+            for o in r.outcomes
+            if o["skill"] not in child.changed_skills
+        }
+        child.votes_needed, child.diagnosers = self.settings.vote_threshold, self.settings.diagnosers
+
+    def _keep_evaluation(self, cid: str, ev: Evaluation) -> None:
+        atomic_write_json(self.ctx.evals_dir / f"{cid}.json", ev.to_json())
+
+    def _evaluation(self, cid: str) -> Evaluation:
+        return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
+
+    def _files(self, cid: str) -> dict[str, bytes]:
+        """The skills/ files of candidate `cid` (read from its commit)."""
+        return self.base_files if cid == BASE_ID else self.ctx.store.read_files(self.state.candidate(cid).commit)
+
+    def _skill_set(self, cid: str, files: Mapping[str, bytes]) -> SkillSet:
+        from frames_cli.formats.skill import SkillSet
+
+        if cid not in self._skills:
+            self._skills[cid] = SkillSet.from_files(files)
+        return self._skills[cid]
+
+    def _parent_skills(self, r: RoundRecord) -> SkillSet:
+        return self._skill_set(r.parent, self._files(r.parent))
+
+    def _changes(self, r: RoundRecord) -> dict[str, bytes]:
+        """The child's file changes; only skills named by this round's vote may appear."""
+        outcomes = [RewriteOutcome.from_json(o) for o in r.outcomes]
+        return plan_changes(self._parent_skills(r), outcomes, {b["skill"] for b in r.blueprints})
+
+    def _point(self, c: Candidate) -> FrontPoint:
+        return FrontPoint(c.id, c.pass_rate or 0.0, c.mean_tokens or 0.0, self.state.candidates.index(c))
+
+    def _update_front(self) -> None:
+        """Recompute the front over S0 and the accepted children; keep it in creation order
+        (the order the round-robin selector cycles) and mirror it under refs/frames/runs/<run>/front/."""
+        accepted = [c for c in self.state.candidates if c.parent_id is None or c.gate_passed]
+        front = pareto_front([self._point(c) for c in accepted])
+        self.state.front = [p.key for p in sorted(front, key=lambda p: p.order)]
+        commits.publish_front(self.ctx.store, self.state)
+
+
+def _names(changes: Mapping[str, bytes]) -> list[str]:
+    """Skill names of `skills/<name>/SKILL.md` paths, sorted."""
+    return sorted({path.split("/")[1] for path in changes})
+
+
+def _spend(ledger: Any) -> tuple[int, float | None]:
+    """(tokens, USD) spent so far by the run, from the client's ledger; USD None when no call was priced."""
+    priced = any(t.calls > t.unpriced_calls for t in ledger.roles.values())
+    return ledger.total_tokens, (ledger.total_usd if priced else None)

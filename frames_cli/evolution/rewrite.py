@@ -1,0 +1,238 @@
+"""Guarded rewriting: one rewriter call per blueprint skill, validated, retried with the errors, else dropped."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from frames_cli.errors import FramesError, InputError
+from frames_cli.evolution.consensus import Blueprint
+from frames_cli.evolution.diagnose import SKILL_NAME
+from frames_cli.evolution.prompting import REWRITE_FORMAT, json_block, skill_block
+
+if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import Skill, SkillSet
+    from frames_cli.llm.client import ModelClient
+
+@dataclass(frozen=True)
+class RewriteLimits:
+    """What a rewrite may produce. `max_body_lines` from `evolution.max_body_lines`; `retries` from
+    `evolution.rewrite_retries` (extra attempts after the first)."""
+
+    max_body_lines: int
+    retries: int
+
+
+@dataclass
+class RewriteOutcome:
+    """The result of rewriting one blueprint skill.
+
+    Attributes:
+        skill: the blueprint's skill name.
+        skill_text: the validated new SKILL.md text, or None when the change was dropped.
+        attempts: rewriter calls made (1 + retries used).
+        errors: per failed attempt, the validator's (or the call's) error lines.
+    """
+
+    skill: str
+    skill_text: str | None = None
+    attempts: int = 0
+    errors: list[list[str]] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return self.skill_text is not None
+
+    def to_json(self) -> dict:
+        """Plain JSON for the run state."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: dict) -> RewriteOutcome:
+        """Inverse of `to_json`."""
+        return cls(**obj)
+
+
+def skill_path(name: str) -> str:
+    """Repository path of a skill's SKILL.md; `name` must already satisfy the Agent Skills rule."""
+    return f"skills/{name}/SKILL.md"
+
+
+def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any], limits: RewriteLimits) -> tuple[str | None, list[str]]:
+    """Check one rewriter answer ({"body", "description"?}) against everything a rewrite must keep.
+
+    Only the body and the description can come from the answer; the name, the metadata (back-links,
+    tags, references) and the other front-matter keys are copied from `original`, and the result is
+    rendered and parsed back, so a body that smuggles front matter or a second skill fails here.
+
+    Checks: format (renders, parses back to the same name, metadata and body), body size, protected
+    regions byte-identical (same texts, same order; a new skill may not create any), description
+    length and characters.
+
+    Args:
+        original: the parent's skill, or None for a new skill named `name`.
+
+    Returns:
+        (SKILL.md text, []) when valid, else (None, error lines).
+    """
+    from frames_cli.formats.skill import Skill, parse_skill, protected_regions, render_skill, skill_problems
+
+    body = answer["body"] if answer["body"].endswith("\n") else answer["body"] + "\n"
+    description = (answer.get("description") or (original.description if original else "")).strip()
+    errors: list[str] = []
+    lines = body.count("\n")
+    if lines > limits.max_body_lines:
+        errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")
+    try:
+        unchanged = protected_regions(body) == (protected_regions(original.body) if original else [])
+    except ValueError as exc:
+        errors.append(f"protected-region markers are malformed: {exc}")
+    else:
+        if not unchanged:
+            errors.append(
+                "protected regions changed: every text between <!-- frames:protected --> and "
+                "<!-- /frames:protected --> must stay byte-identical, none added or removed"
+            )
+    if original is not None:
+        candidate = dataclasses.replace(original, body=body, description=description)
+    else:
+        candidate = Skill(name=name, description=description, body=body, metadata={})
+    path = candidate.path or Path(skill_path(name))
+    errors += [p.message for p in skill_problems(candidate, folder=name) if p.severity == "error"]
+    if errors:
+        return None, errors
+    text = render_skill(candidate)
+    try:
+        parsed = parse_skill(text, path)
+    except InputError as exc:
+        return None, [f"the rewritten skill is not a valid SKILL.md: {exc.message}"]
+    if parsed.name != name:
+        errors.append(f"name changed from {name!r} to {parsed.name!r}")
+    if parsed.metadata != candidate.metadata or (original is not None and parsed.backlinks != original.backlinks):
+        errors.append("metadata or policy back-links changed; they are not the rewriter's to edit")
+    if parsed.body != candidate.body or parsed.description != description:
+        errors.append("the body must be plain Markdown: it may not contain front matter or change other keys")
+    return (None, errors) if errors else (text, [])
+
+
+def rewriter_messages(skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill]) -> list[dict]:
+    """The rewriter's prompt (ARCHITECTURE prompt conventions): the target skill as a block, the
+    blueprint and anchor cases as ```json blocks, siblings as one-line summaries."""
+    from frames_cli.formats.skill import Skill
+    from frames_cli.llm.prompts import render
+
+    target = skill or Skill(name=blueprint.skill, description=blueprint.description, body="", metadata={})
+    anchor_records = [
+        {
+            "case_id": c.id,
+            "category": c.category,
+            "input": c.task.input,
+            "expected": c.task.expected,
+            "evidence": list(c.diagnosis.evidence),
+            "notes": c.diagnosis.notes,
+        }
+        for c in anchors
+    ]
+    user = render(
+        "rewriter_user",
+        name=target.name,
+        description=target.description or "(new skill: write one)",
+        target=skill_block(target, target=True),
+        blueprint=json_block(blueprint.to_json()),
+        anchors=json_block(anchor_records),
+        siblings="\n".join(f"- {s.summary()}" for s in siblings) or "(none)",
+        answer_format=REWRITE_FORMAT,
+    )
+    return [{"role": "system", "content": render("rewriter_system")}, {"role": "user", "content": user}]
+
+
+def rewrite(
+    client: ModelClient,
+    parent: SkillSet,
+    blueprints: Sequence[Blueprint],
+    anchors: Mapping[str, Sequence[Case]],
+    limits: RewriteLimits,
+    *,
+    round_no: int,
+) -> list[RewriteOutcome]:
+    """Rewrite every blueprint skill concurrently; each skill retries with its errors, then is dropped.
+
+    Propose only: returns SKILL.md texts, writes nothing. Retries are new requests that show the
+    rewriter its previous answer and the validator's errors, so they are cached separately and a
+    resumed run replays the same sequence from the cache.
+
+    Args:
+        anchors: skill name → anchor cases (cases of the regression pool that passed using it).
+
+    Returns:
+        One outcome per blueprint, in order.
+    """
+    from frames_cli.llm.client import ChatRequest
+    from frames_cli.llm.prompts import render
+    from frames_cli.llm.schemas import REWRITE
+
+    async def one(blueprint: Blueprint) -> RewriteOutcome:
+        original = parent.get(blueprint.skill)
+        outcome = RewriteOutcome(blueprint.skill)
+        if original is None and not SKILL_NAME.match(blueprint.skill):
+            outcome.errors.append([f"`{blueprint.skill}` is not a valid skill name"])
+            return outcome
+        siblings = [s for s in parent.values() if s.name != blueprint.skill]
+        messages = rewriter_messages(original, blueprint, anchors.get(blueprint.skill, ()), siblings)
+        for attempt in range(limits.retries + 1):
+            outcome.attempts += 1
+            tag = f"round{round_no}/rewrite/{blueprint.skill}/{attempt}"
+            reply = await client.achat(ChatRequest(role="rewriter", messages=messages, schema=REWRITE, tag=tag))
+            if not reply.ok:
+                # A failed call (after the client's own retries and repair) is not fixable by
+                # showing errors again; stop here and drop the change.
+                outcome.errors.append([f"rewriter call failed: {reply.error}"])
+                return outcome
+            text, errors = validate_rewrite(original, blueprint.skill, reply.data, limits)
+            if text is not None:
+                outcome.skill_text = text
+                return outcome
+            outcome.errors.append(errors)
+            messages = messages + [
+                {"role": "assistant", "content": reply.text or ""},
+                {"role": "user", "content": render("rewriter_retry", errors="\n".join(f"- {e}" for e in errors))},
+            ]
+        return outcome
+
+    return client.gather(one, list(blueprints))
+
+
+def plan_changes(parent: SkillSet, outcomes: Sequence[RewriteOutcome], allowed: set[str] | frozenset[str]) -> dict[str, bytes]:
+    """The one gate between plan and apply: file changes for the child commit.
+
+    Only skills in `allowed` (the names the vote produced; never anything read from a model answer
+    or a case) may change, and only their own SKILL.md. Unchanged texts are left out.
+
+    Returns:
+        {"skills/<name>/SKILL.md": new bytes}, sorted by path.
+
+    Raises:
+        FramesError: an outcome targets a skill outside `allowed` (a bug; nothing is applied).
+    """
+    changes: dict[str, bytes] = {}
+    for outcome in outcomes:
+        if not outcome.accepted:
+            continue
+        if outcome.skill not in allowed:
+            raise FramesError(f"refusing to change skill `{outcome.skill}`: it is not in this round's blueprint")
+        original = parent.get(outcome.skill)
+        data = outcome.skill_text.encode("utf-8")  # type: ignore[union-attr]
+        if original is None or data != render_original(original):
+            changes[skill_path(outcome.skill)] = data
+    return dict(sorted(changes.items()))
+
+
+def render_original(skill: Skill) -> bytes:
+    """The parent's SKILL.md bytes as rendered (to tell an unchanged rewrite from a real one)."""
+    from frames_cli.formats.skill import render_skill
+
+    return render_skill(skill).encode("utf-8")
+

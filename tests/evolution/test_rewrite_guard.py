@@ -1,0 +1,89 @@
+"""The guard between a rewriter's answer and the child commit.
+
+Invariants:
+1. Protected regions come out byte-identical or the rewrite is refused.
+2. Name, metadata and back-links cannot change: only body and description come from the answer.
+3. A body over the size limit is refused.
+4. `plan_changes` refuses any skill outside the vote's blueprint, and leaves unchanged skills out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from frames_cli.errors import FramesError
+from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, validate_rewrite
+from frames_cli.formats.skill import SkillSet, parse_skill
+
+SHA = "a" * 64
+CANCEL = f"""---
+name: cancel-flight
+description: Cancel a reservation when the policy allows it.
+metadata:
+  frames-backlinks: "policies/airline.md#L10-L20 sha256:{SHA} Airline Agent Policy > Cancel flight"
+---
+# Cancel flight
+
+<!-- frames:protected -->
+Never cancel a flight that has already been flown.
+<!-- /frames:protected -->
+
+- Cancel within 24 hours of booking for a full refund.
+"""
+LIMITS = RewriteLimits(max_body_lines=20, retries=1)
+
+
+@pytest.fixture
+def skill():
+    return parse_skill(CANCEL, Path("skills/cancel-flight/SKILL.md"))
+
+
+def test_valid_rewrite_keeps_front_matter_bytes(skill):
+    body = skill.body + "- Add the rule: basic economy cannot be cancelled.\n"
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
+    assert errors == []
+    assert text.startswith(CANCEL.split("# Cancel flight")[0])
+    assert parse_skill(text, Path("x/SKILL.md")).backlinks == skill.backlinks
+
+
+def test_changed_protected_region_is_refused(skill):
+    body = skill.body.replace("Never cancel a flight", "Always cancel a flight")
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
+    assert text is None and any("protected regions changed" in e for e in errors)
+
+
+def test_removed_protected_region_is_refused(skill):
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": "# Cancel flight\n\nAnything goes.\n"}, LIMITS)
+    assert text is None and any("protected" in e for e in errors)
+
+
+def test_body_over_the_size_limit_is_refused(skill):
+    body = skill.body + "".join(f"- rule {i}.\n" for i in range(30))
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
+    assert text is None and any("at most 20" in e for e in errors)
+
+
+def test_bad_description_is_refused(skill):
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": skill.body, "description": "<script>"}, LIMITS)
+    assert text is None and any("description" in e for e in errors)
+
+
+def test_new_skill_may_not_create_protected_regions():
+    body = "# Pets\n<!-- frames:protected -->\nlocked\n<!-- /frames:protected -->\n"
+    text, errors = validate_rewrite(None, "pet-policy", {"body": body, "description": "Pets."}, LIMITS)
+    assert text is None and errors
+    text, errors = validate_rewrite(None, "pet-policy", {"body": "# Pets\n- Pets fly in the cabin.\n", "description": "Pets."}, LIMITS)
+    assert errors == [] and parse_skill(text, Path("skills/pet-policy/SKILL.md")).name == "pet-policy"
+
+
+def test_plan_changes_refuses_skills_outside_the_blueprint(skill):
+    parent = SkillSet([skill])
+    new_text, _ = validate_rewrite(skill, "cancel-flight", {"body": skill.body + "- More.\n"}, LIMITS)
+    outcome = RewriteOutcome("cancel-flight", new_text, 1)
+    assert plan_changes(parent, [outcome], {"cancel-flight"}) == {"skills/cancel-flight/SKILL.md": new_text.encode()}
+    with pytest.raises(FramesError, match="not in this round's blueprint"):
+        plan_changes(parent, [outcome], {"baggage"})
+    unchanged = RewriteOutcome("cancel-flight", CANCEL, 1)
+    assert plan_changes(parent, [unchanged], {"cancel-flight"}) == {}
