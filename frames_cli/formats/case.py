@@ -36,7 +36,18 @@ from frames_cli.registry import CHECKS
 from frames_cli.workspace.atomic import atomic_write_text
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _CaseDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Safe YAML dumper that writes multi-line text as `|` blocks, so case files diff line by line."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value and not value.endswith((" ", "\n\n")) and "\t" not in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_CaseDumper.add_representer(str, _str_representer)
 
 CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from")
 TASK_KEYS = ("input", "expected", "check", "answer_format")
@@ -402,7 +413,7 @@ def dump_cases(cases: Sequence[Case], suffix: str) -> str:
     """The text of a case file holding `cases`: YAML list for ``.yaml``/``.yml``, else JSON Lines."""
     records = [case.to_dict() for case in cases]
     if suffix.lower() in (".yaml", ".yml"):
-        return yaml.dump(records, Dumper=_SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=100) if records else "[]\n"
+        return yaml.dump(records, Dumper=_CaseDumper, sort_keys=False, allow_unicode=True, width=100) if records else "[]\n"
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)
 
 

@@ -1,0 +1,1 @@
+"""Converters from operational feedback (benchmarks, review logs, traces, amendments) to cases."""
