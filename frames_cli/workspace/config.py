@@ -87,6 +87,7 @@ class ColdstartConfig:
     max_lines: int = _f(60, "longest section (content lines) kept as one skill; longer ones are split", min=2)
     max_tokens: int = _f(1500, "largest section (approx. tokens) kept as one skill", min=50)
     min_lines: int = _f(3, "sections with fewer content lines are merged with a neighbour", min=1)
+    rewrite_retries: int = _f(2, "with models.coldstart: retries, shown the validator's errors, before the verbatim text is kept", min=0)
 
 
 @dataclass(frozen=True)
