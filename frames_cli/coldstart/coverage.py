@@ -108,7 +108,8 @@ def backlink_problems(root: Path, skills: Iterable[Skill]) -> tuple[list[Problem
                 continue
             if link.end > len(lines) or span_sha256(lines, link.start, link.end) != link.sha256:
                 heading = f" ({link.heading})" if link.heading else ""
-                problems.append(Problem(at, f"stale back-link: {where}{heading} changed since this skill was made (run `frames coldstart`)", "warning"))
+                fix = "`frames coldstart --force` regenerates it, losing the edits" if skill.edited else "run `frames coldstart`"
+                problems.append(Problem(at, f"stale back-link: {where}{heading} changed since this skill was made ({fix})", "warning"))
                 if skill.name not in stale:
                     stale.append(skill.name)
     return problems, stale

@@ -1,9 +1,77 @@
-"""`frames coldstart` (being built; see the open issue)."""
+"""`frames coldstart`: policy documents → one skill per business-process section, in one commit."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+from frames_cli.commands.common import JsonOption, RepoOption, guarded
+
+if TYPE_CHECKING:
+    from frames_cli.coldstart.run import ColdstartResult
+
+
+def _print(result: ColdstartResult) -> None:
+    from frames_cli.commands.output import console
+
+    out = console()
+    groups = (
+        ("created", result.names("create")),
+        ("updated", result.names("update", "force")),
+        ("unchanged", result.names("keep")),
+        ("removed (section gone)", result.removed),
+    )
+    for label, names in groups:
+        if names:
+            out.print(f"{label}: {', '.join(names)}")
+    skipped = result.names("skip")
+    if skipped:
+        out.print(f"[yellow]skipped, edited since generation (use --force to overwrite):[/] {', '.join(skipped)}")
+    if result.orphaned:
+        out.print(f"[yellow]kept, edited but their policy section is gone:[/] {', '.join(result.orphaned)}")
+    for name, reason in result.rewrite_failures:
+        out.print(f"[yellow]rewrite failed, kept verbatim:[/] {name}: {reason}")
+    for fc in result.coverage:
+        state = "complete" if fc.complete else f"{len(fc.uncovered)} uncovered run(s), {len(fc.overlaps)} line(s) covered twice"
+        out.print(f"coverage {fc.file}: {fc.covered}/{fc.content_lines} content lines covered once ({state})")
+    out.print(f"commit {result.commit[:12]}" if result.commit else "nothing changed; no commit")
 
 
 def register(app: typer.Typer) -> None:
-    """Add `frames coldstart` to `app` (not yet built: registers nothing)."""
+    """Add `frames coldstart` to `app`."""
+
+    @app.command("coldstart")
+    @guarded
+    def coldstart(
+        repo: RepoOption = None,
+        no_llm: Annotated[bool, typer.Option("--no-llm", help="Keep the policy text verbatim even when models.coldstart is set.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite (or remove) skills edited since coldstart wrote them.")] = False,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Cut every document under policies/ along its headings into skills, flat under skills/,
+        each with back-links to its policy lines, and commit them. With models.coldstart set (and
+        no --no-llm) each section is rewritten into a step-ordered procedure. A second run with
+        unchanged policies writes nothing. Exit 0; 2 for a bad policy file or frames.yaml; 1 when
+        git fails; 75 when another run holds the lock."""
+        from frames_cli.coldstart.run import run_coldstart
+        from frames_cli.commands.output import emit_json
+        from frames_cli.evolution.records import new_run_id
+        from frames_cli.workspace.layout import Workspace
+        from frames_cli.workspace.lock import workspace_lock
+
+        ws = Workspace.open(repo)
+        config = ws.config()
+        with workspace_lock(ws, new_run_id(), "coldstart"):
+            if config.models.coldstart and not no_llm:
+                from frames_cli.coldstart.rewrite import ModelRewriter
+                from frames_cli.llm.client import ModelClient
+
+                rewriter = ModelRewriter(ModelClient(ws, config), config)
+                result = run_coldstart(ws, config, rewriter=rewriter, mode=rewriter.mode, force=force)
+            else:
+                result = run_coldstart(ws, config, force=force)
+        if json_out:
+            emit_json(result.to_json())
+        else:
+            _print(result)

@@ -1,9 +1,90 @@
-"""`frames status` (being built; see the open issue)."""
+"""`frames status`: skills, cases per category, policy coverage, stale skills and the last run."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import typer
+
+from frames_cli.commands.common import JsonOption, RepoOption, guarded
+
+if TYPE_CHECKING:
+    from frames_cli.workspace.health import Health
+    from frames_cli.workspace.layout import Workspace
+
+
+def _last_run(ws: Workspace) -> dict[str, Any] | None:
+    """The newest run's summary, when the run records module is installed and a run exists."""
+    import importlib.util
+
+    if importlib.util.find_spec("frames_cli.evolution.records") is None:
+        return None
+    from frames_cli.evolution.records import list_runs
+
+    runs = list_runs(ws, problems=[])
+    return runs[-1].to_json() if runs else None
+
+
+def status_data(ws: Workspace, health: Health) -> dict[str, Any]:
+    """The status as plain data (what `--json` prints)."""
+    return {
+        "root": str(ws.root),
+        "skills": len(health.skills),
+        "skill_names": list(health.skills),
+        "edited_since_coldstart": health.edited,
+        "stale": health.stale,
+        "cases_by_category": health.cases_by_category,
+        "coverage": [fc.to_json() for fc in health.coverage],
+        "errors": len(health.errors),
+        "warnings": len(health.warnings),
+        "last_run": _last_run(ws),
+    }
+
+
+def _print(data: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from frames_cli.commands.output import console
+
+    out = console()
+    out.print(f"workspace {data['root']}")
+    out.print(f"skills: {data['skills']} ({len(data['edited_since_coldstart'])} edited since coldstart)")
+    if data["stale"]:
+        out.print(f"[yellow]stale skills (policy text changed):[/] {', '.join(data['stale'])}")
+    cases = data["cases_by_category"]
+    if cases:
+        table = Table("category", "cases")
+        for category, n in cases.items():
+            table.add_row(category, str(n))
+        out.print(table)
+    else:
+        out.print("cases: none")
+    for fc in data["coverage"]:
+        out.print(f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one skill")
+    run = data["last_run"]
+    if run:
+        best = f", best pass rate {run['best_pass_rate']:.3f}" if run.get("best_pass_rate") is not None else ""
+        out.print(f"last run {run['run_id']}: {run['status']}, {run['rounds']} round(s), {run['candidates']} candidate(s){best}")
+    else:
+        out.print("last run: none")
+    out.print(f"{data['errors']} error(s), {data['warnings']} warning(s) (details: frames validate)")
 
 
 def register(app: typer.Typer) -> None:
-    """Add `frames status` to `app` (not yet built: registers nothing)."""
+    """Add `frames status` to `app`."""
+
+    @app.command("status")
+    @guarded
+    def status(repo: RepoOption = None, json_out: JsonOption = False) -> None:
+        """Show skills (and how many were edited since coldstart), stale skills, cases per category,
+        policy coverage and the last run. Exit 0; 2 when the folder is not a workspace."""
+        from frames_cli.commands.output import emit_json
+        from frames_cli.workspace.health import inspect_workspace
+        from frames_cli.workspace.layout import Workspace
+
+        ws = Workspace.open(repo)
+        data = status_data(ws, inspect_workspace(ws))
+        if json_out:
+            emit_json(data)
+        else:
+            _print(data)

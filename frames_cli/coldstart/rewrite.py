@@ -1,0 +1,128 @@
+"""The model path of coldstart: each section rewritten into a procedure, checked, retried with the errors.
+
+The back-links never come from the model: they are computed from the chunk, so a rewrite cannot
+change which policy text a skill answers for. A rewrite that still fails its checks after
+`coldstart.rewrite_retries` retries is dropped and the verbatim text is written instead, with the
+reason reported (and recorded nowhere in the skill, so the next run tries again).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from frames_cli.coldstart.sectioning import Chunk
+from frames_cli.coldstart.writer import make_skill
+from frames_cli.formats.skill import MAX_DESCRIPTION, Skill, scan_protected
+
+if TYPE_CHECKING:
+    from frames_cli.llm.client import ModelClient
+    from frames_cli.workspace.config import FramesConfig
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def numbers(text: str) -> list[str]:
+    """The distinct numbers written in `text` ("5", "24", "15:00:00", "2024-05-15" as 2024, 05, 15)."""
+    return list(dict.fromkeys(_NUMBER.findall(text)))
+
+
+def check_rewrite(source: str, answer: dict[str, Any], max_body_lines: int) -> list[str]:
+    """Problems of a model's REWRITE answer for the policy text `source` (empty when acceptable).
+
+    Checks: a non-empty body within `max_body_lines` lines, every number of the source still
+    written in the body (a cheap, checkable proxy for "keeps every rule and number"), no protected
+    region markers, and a description (when given) the spec and the reference validator accept.
+    """
+    body = str(answer.get("body") or "")
+    problems = []
+    if not body.strip():
+        problems.append("the body is empty")
+    lines = len(body.splitlines())
+    if lines > max_body_lines:
+        problems.append(f"the body has {lines} lines; at most {max_body_lines} are allowed")
+    missing = [n for n in numbers(source) if n not in numbers(body)]
+    if missing:
+        problems.append(f"the body drops these numbers of the policy text: {', '.join(missing)}")
+    regions, bad = scan_protected(body)
+    if regions or bad or "frames:protected" in body:
+        problems.append("the body must not contain `<!-- frames:protected -->` markers")
+    description = answer.get("description")
+    if description is not None:
+        if not str(description).strip() or len(str(description)) > MAX_DESCRIPTION:
+            problems.append(f"the description must be 1 to {MAX_DESCRIPTION} characters")
+        if any(c in str(description) for c in "<>") or "---" in str(description):
+            problems.append("the description must not contain `<`, `>` or `---`")
+    return problems
+
+
+def rule_text(chunk: Chunk) -> str:
+    """The chunk's policy lines without headings: what a rewrite must keep (headings become the name)."""
+    return "\n".join(
+        line for p in chunk.pieces for line in chunk.doc.lines[p.start - 1 : p.end] if not line.lstrip().startswith("#")
+    )
+
+
+def _lines_attr(chunk: Chunk) -> str:
+    return ",".join(f"{p.start}-{p.end}" for p in chunk.pieces)
+
+
+class ModelRewriter:
+    """Rewrites verbatim coldstart skills with the model of role `coldstart` (a `run.Rewriter`).
+
+    Args:
+        client: the model layer (cache, retries, ledger and audit live there).
+        config: settings; `models.coldstart` names the model, `coldstart.rewrite_retries` bounds the
+            retries with validator errors, `evolution.max_body_lines` bounds the body.
+    """
+
+    def __init__(self, client: ModelClient, config: FramesConfig):
+        self.client = client
+        self.config = config
+        self.mode = f"model {config.models.coldstart}"
+
+    def _request(self, chunk: Chunk, skill: Skill, errors: list[str]) -> Any:
+        from frames_cli.llm.prompts import render
+        from frames_cli.llm.schemas import REWRITE
+        from frames_cli.llm.types import ChatRequest
+
+        feedback = ""
+        if errors:
+            feedback = "\nYour previous answer was rejected:\n" + "\n".join(f"- {e}" for e in errors) + "\nFix these problems and answer again.\n"
+        prompt = render(
+            "coldstart_rewrite",
+            name=skill.name,
+            description=skill.description,
+            file=chunk.doc.file,
+            lines=_lines_attr(chunk),
+            heading=" > ".join(chunk.heading),
+            section=skill.body.rstrip("\n"),
+            errors=feedback,
+        )
+        return ChatRequest(role="coldstart", messages=[{"role": "user", "content": prompt}], schema=REWRITE, tag=skill.name)
+
+    def __call__(self, items: list[tuple[Chunk, Skill]]) -> list[tuple[Skill, str | None]]:
+        """Rewrite every (chunk, verbatim skill); all first attempts go out as one concurrent batch,
+        then each retry round batches the rejected ones again."""
+        results: list[tuple[Skill, str | None]] = [(skill, "not attempted") for _, skill in items]
+        errors: dict[int, list[str]] = {i: [] for i in range(len(items))}
+        pending = list(range(len(items)))
+        limit = self.config.evolution.max_body_lines
+        for _ in range(self.config.coldstart.rewrite_retries + 1):
+            if not pending:
+                break
+            replies = self.client.chat_many([self._request(*items[i], errors[i]) for i in pending])
+            still = []
+            for i, reply in zip(pending, replies):
+                chunk, verbatim = items[i]
+                found = [f"the model call failed: {reply.error}"] if not reply.ok else check_rewrite(rule_text(chunk), reply.data, limit)
+                if found:
+                    errors[i] = found
+                    results[i] = (verbatim, "; ".join(found))
+                    still.append(i)
+                    continue
+                description = reply.data.get("description") or verbatim.description
+                body = reply.data["body"] if reply.data["body"].endswith("\n") else reply.data["body"] + "\n"
+                results[i] = (make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode), None)
+            pending = still
+        return results

@@ -1,0 +1,131 @@
+"""What `frames validate` and `frames status` find in a workspace: problems, coverage, staleness, cases."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from frames_cli.coldstart.coverage import FileCoverage, backlink_problems, coverage
+from frames_cli.errors import ConfigError, InputError, Location
+from frames_cli.formats.policy import PolicyDocument, policy_files, read_policy
+from frames_cli.formats.problems import Problem
+from frames_cli.formats.skill import GENERATED_KEY, SkillSet
+from frames_cli.workspace.config import FramesConfig
+from frames_cli.workspace.layout import Workspace
+
+
+@dataclass
+class Health:
+    """The state of a workspace.
+
+    Attributes:
+        config: the loaded settings (defaults when `frames.yaml` is invalid; see `problems`).
+        skills: skills that passed their checks.
+        skill_files: SKILL.md files found (valid or not).
+        edited: names of skills coldstart wrote that were changed since (by a person or a rewrite).
+        stale: names of skills whose back-linked policy text changed.
+        docs: policy documents that could be read.
+        coverage: per policy document, how skills' back-links cover its non-blank lines.
+        cases_by_category: number of cases per category (None when the case format is unavailable).
+        problems: everything wrong, errors and warnings, sorted by file and line.
+    """
+
+    config: FramesConfig
+    skills: SkillSet
+    skill_files: int = 0
+    edited: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    docs: list[PolicyDocument] = field(default_factory=list)
+    coverage: list[FileCoverage] = field(default_factory=list)
+    cases_by_category: dict[str, int] | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity != "error"]
+
+
+def case_files(ws: Workspace, config: FramesConfig) -> list[Path]:
+    """Files matching `eval.cases` (a glob relative to the workspace), hidden files left out."""
+    return sorted(p for p in ws.root.glob(config.eval.cases) if p.is_file() and not p.name.startswith("."))
+
+
+def _shown(ws: Workspace) -> Path:
+    """The workspace root as messages show it: relative to the current folder when inside it."""
+    try:
+        return ws.root.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return ws.root
+
+
+def _policies(ws: Workspace, base: Path, problems: list[Problem]) -> list[PolicyDocument]:
+    docs = []
+    for path in policy_files(ws.policies_dir):
+        rel = path.relative_to(ws.root).as_posix()
+        try:
+            docs.append(read_policy(path, rel))
+        except InputError as exc:
+            loc = exc.location or Location(rel)
+            problems.append(Problem(Location(base / str(loc.path), loc.line), exc.message))
+    return docs
+
+
+def _coverage_problems(cov: list[FileCoverage], base: Path) -> list[Problem]:
+    out = []
+    for fc in cov:
+        for start, end in fc.uncovered:
+            span = f"{start}-{end}" if end > start else f"{start}"
+            out.append(Problem(Location(base / fc.file, start), f"lines {span} are not covered by any skill's back-links", "warning"))
+        for line, names in fc.overlaps:
+            out.append(Problem(Location(base / fc.file, line), f"line covered by {len(names)} skills: {', '.join(names)}", "warning"))
+    return out
+
+
+def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
+    """Check everything in the workspace and collect every problem (nothing raises for bad files).
+
+    Checks: `frames.yaml`; every SKILL.md (spec rules, lints, duplicate names, references to other
+    skills, back-links resolving and matching their hashes); every policy document (readable text);
+    coverage of policy text by back-links; case files (when `frames_cli.formats.case` is present).
+    """
+    base = _shown(ws)
+    problems: list[Problem] = []
+    try:
+        config = ws.config()
+    except ConfigError as exc:
+        config = FramesConfig()
+        problems.append(Problem(Location(base / ws.config_path.name, exc.location.line if exc.location else None), exc.message))
+    files = SkillSet.read_dir(ws.skills_dir)
+    skills, skill_problems = SkillSet.check_files(files, max_body_lines=config.evolution.max_body_lines, base=base)
+    problems += skill_problems
+    for skill in skills.values():
+        for ref in skill.references:
+            if ref not in skills:
+                problems.append(Problem(Location(skill.path, 1), f"references unknown skill {ref!r}"))
+    links, stale = backlink_problems(ws.root, skills.values())
+    problems += links
+    docs = _policies(ws, base, problems)
+    cov = coverage(docs, skills.values())
+    problems += _coverage_problems(cov, base)
+    health = Health(config, skills, len(files), [s.name for s in skills.values() if GENERATED_KEY in s.metadata and s.edited], stale, docs, cov)
+    if with_cases and importlib.util.find_spec("frames_cli.formats.case") is not None:
+        from frames_cli.formats.case import check_case_files
+
+        cases, case_problems = check_case_files(case_files(ws, config))
+        health.cases_by_category = dict(sorted(Counter(c.category for c in cases).items()))
+        problems += [Problem(Location(_rebase(p.location.path, ws, base), p.location.line), p.message, p.severity) for p in case_problems]
+    health.problems = sorted(problems, key=lambda p: (str(p.location.path), p.location.line or 0))
+    return health
+
+
+def _rebase(path: Path | str, ws: Workspace, base: Path) -> Path:
+    try:
+        return base / Path(path).resolve().relative_to(ws.root)
+    except ValueError:
+        return Path(path)
