@@ -1,0 +1,363 @@
+"""Reading messy feedback files (CSV, TSV, JSON Lines, YAML) into located records with a field mapping.
+
+Every converter that reads rows written by people goes through `read_records`, so they all treat the
+same mess the same way:
+
+- Each physical line is decoded on its own: UTF-8 first (a leading BOM is dropped, as spreadsheet
+  exports add one); a line that is not valid UTF-8 is read as Latin-1 and a *warning* names the
+  line, because such files are usually one hand-edited row pasted from an old system, and the row is
+  still good.
+- Cell and value text is stripped; an empty string counts as absent ("empty comments").
+- Field names are matched to canonical names through `--map FIELD=COLUMN`, then the converter's
+  aliases, then (with a warning) a close spelling of an alias (``coment`` → ``comment``), since
+  column headers are typed by hand.
+- A row that cannot be read (bad JSON, a CSV row with more cells than the header, a YAML item that is
+  not a mapping) becomes a `Problem` with file and line and is skipped; the others are returned.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from frames_cli.errors import InputError, Location
+from frames_cli.formats.problems import Problem
+
+T = TypeVar("T")
+
+#: Suffix → reader format; `--format` overrides it.
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
+
+# difflib ratio above which a header is taken for a misspelt alias; 0.8 accepts one wrong or
+# missing letter in a 5-letter word ("coment", "catgory") but not a different word ("content").
+_CLOSE_HEADER = 0.8
+
+
+@dataclass
+class Record:
+    """One row or object of a feedback file.
+
+    Attributes:
+        values: canonical field name → value, only the fields present and non-empty.
+        location: the file and the 1-based line where the record starts.
+        extra: the other columns/keys of the row, unmapped (kept for notes, never lost silently).
+    """
+
+    values: dict[str, Any]
+    location: Location
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def text(self, name: str) -> str | None:
+        """The value of `name` as a string (JSON for lists and objects), or None when absent."""
+        value = self.values.get(name)
+        if value is None:
+            return None
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@dataclass
+class ReadResult:
+    """What `read_records` found: the readable records and one problem per unreadable row or warning."""
+
+    records: list[Record]
+    problems: list[Problem]
+
+
+def parse_mapping(specs: Sequence[str], known: Sequence[str]) -> dict[str, str]:
+    """Parse ``FIELD=COLUMN`` pairs (each spec may hold several, comma-separated).
+
+    `known` lists the canonical field names; a name ending in ``.`` (like ``fields.``) is a prefix
+    that accepts any suffix (``fields.user_id=uid``). COLUMN may be a dotted path into JSON objects.
+
+    Returns:
+        canonical field → column name.
+
+    Raises:
+        InputError: a pair without ``=``, an empty side, or an unknown field (the message lists them).
+    """
+    mapping: dict[str, str] = {}
+    for spec in specs:
+        for pair in filter(None, (p.strip() for p in spec.split(","))):
+            name, sep, column = (part.strip() for part in pair.partition("="))
+            if not sep or not name or not column:
+                raise InputError(f"--map expects FIELD=COLUMN, got {pair!r}")
+            if name not in known and not any(k.endswith(".") and name.startswith(k) and name != k for k in known):
+                raise InputError(f"--map: unknown field {name!r} (known: {', '.join(known)})")
+            mapping[name] = column
+    return mapping
+
+
+def _norm_key(key: str) -> str:
+    return re.sub(r"[\s\-]+", "_", str(key).strip().casefold())
+
+
+@dataclass
+class FieldResolver:
+    """Finds, for a set of column names, which column holds each canonical field.
+
+    Attributes:
+        mapping: canonical field → column given by the user (`--map`); wins over aliases.
+        aliases: canonical field → accepted column names, most likely first (normalised spelling).
+    """
+
+    mapping: Mapping[str, str]
+    aliases: Mapping[str, Sequence[str]]
+
+    def resolve(self, columns: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+        """Match `columns` (a header or an object's keys) to canonical fields.
+
+        Returns:
+            (canonical → column, warnings about close-spelling matches). Prefix fields given in the
+            mapping (``fields.x``) are kept as given; the caller reads dotted paths itself.
+        """
+        by_norm = {_norm_key(c): c for c in columns}
+        found: dict[str, str] = {}
+        warnings: list[str] = []
+        for name, column in self.mapping.items():
+            found[name] = by_norm.get(_norm_key(column), column)
+        taken = set(found.values())
+        for name, names in self.aliases.items():
+            if name in found:
+                continue
+            exact = next((by_norm[_norm_key(a)] for a in names if _norm_key(a) in by_norm and by_norm[_norm_key(a)] not in taken), None)
+            if exact is not None:
+                found[name] = exact
+                taken.add(exact)
+        for name, names in self.aliases.items():
+            if name in found:
+                continue
+            free = [n for n, c in by_norm.items() if c not in taken]
+            close = difflib.get_close_matches(_norm_key(names[0]), free, n=1, cutoff=_CLOSE_HEADER) if names else []
+            close = close or [m for a in names[1:] for m in difflib.get_close_matches(_norm_key(a), free, n=1, cutoff=_CLOSE_HEADER)][:1]
+            if close:
+                column = by_norm[close[0]]
+                found[name] = column
+                taken.add(column)
+                warnings.append(f"column {column!r} read as `{name}` (closest known name; use --map to be explicit)")
+        return found, warnings
+
+
+def _lookup(obj: Mapping[str, Any], column: str) -> Any:
+    """`obj[column]`, or the dotted path `column` into nested objects; None when absent."""
+    if column in obj:
+        return obj[column]
+    node: Any = obj
+    for part in column.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _clean(value: Any) -> Any:
+    """Strip strings; empty strings and empty containers become None (absent)."""
+    if isinstance(value, str):
+        value = value.strip()
+        return value or None
+    if isinstance(value, (list, dict)) and not value:
+        return None
+    return value
+
+
+def _decode_mixed(raw: bytes) -> tuple[str, int]:
+    """Decode UTF-8, reading only the invalid bytes as Latin-1 (a row pasted from an old system
+    keeps its other UTF-8 text intact). Returns (text, number of bytes read as Latin-1)."""
+    parts: list[str] = []
+    bad = 0
+    while True:
+        try:
+            parts.append(raw.decode("utf-8"))
+            return "".join(parts), bad
+        except UnicodeDecodeError as exc:
+            parts.append(raw[: exc.start].decode("utf-8"))
+            parts.append(raw[exc.start : exc.end].decode("latin-1"))
+            bad += exc.end - exc.start
+            raw = raw[exc.end :]
+
+
+def decode_lines(path: Path, data: bytes) -> tuple[list[str], list[Problem]]:
+    """Split `data` into lines (without line ends) and decode each, invalid UTF-8 bytes as Latin-1.
+
+    Returns:
+        (the lines, one warning per line that was read as Latin-1).
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines: list[str] = []
+    problems: list[Problem] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        text, bad = _decode_mixed(raw.removesuffix(b"\r"))
+        lines.append(text)
+        if bad:
+            problems.append(Problem(Location(path, number), f"{bad} byte(s) not UTF-8; read as Latin-1", "warning"))
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines, problems
+
+
+def _record(obj: Mapping[str, Any], columns: dict[str, str], location: Location) -> Record:
+    values = {name: _clean(_lookup(obj, column)) for name, column in columns.items()}
+    used = {c.split(".")[0] for c in columns.values()}
+    extra = {str(k): v for k, v in obj.items() if k not in used and _clean(v) is not None}
+    return Record({k: v for k, v in values.items() if v is not None}, location, extra)
+
+
+def _warn_once(problems: list[Problem], warned: set[str], location: Location, warnings: list[str]) -> None:
+    """Add each warning the first time it is seen in a file: one misspelt key is one warning, not one per row."""
+    for warning in warnings:
+        if warning not in warned:
+            warned.add(warning)
+            problems.append(Problem(location, warning, "warning"))
+
+
+def _read_delimited(path: Path, lines: list[str], delimiter: str, resolver: FieldResolver) -> ReadResult:
+    records: list[Record] = []
+    problems: list[Problem] = []
+    # Line ends are given back so quoted cells spanning lines keep their line breaks.
+    reader = csv.reader((line + "\n" for line in lines), delimiter=delimiter, strict=False)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return ReadResult([], [Problem(Location(path, 1), "empty file: no header row")])
+    header = [h.strip() for h in header]
+    columns, warnings = resolver.resolve(header)
+    problems.extend(Problem(Location(path, 1), w, "warning") for w in warnings)
+    start = reader.line_num + 1
+    for row in reader:
+        location = Location(path, start)
+        start = reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) > len(header):
+            problems.append(
+                Problem(location, f"row has {len(row)} cells but the header has {len(header)} (unquoted delimiter in a cell?); skipped")
+            )
+            continue
+        records.append(_record(dict(zip(header, row)), columns, location))
+    return ReadResult(records, problems)
+
+
+def _read_jsonl(path: Path, lines: list[str], resolver: FieldResolver) -> ReadResult:
+    records: list[Record] = []
+    problems: list[Problem] = []
+    resolved: dict[frozenset[str], dict[str, str]] = {}
+    warned: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        location = Location(path, number)
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(location, f"invalid JSON: {exc.msg} (column {exc.colno}); skipped"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(Problem(location, f"expected a JSON object, got {type(obj).__name__}; skipped"))
+            continue
+        keys = frozenset(map(str, obj))
+        if keys not in resolved:
+            resolved[keys], warnings = resolver.resolve(sorted(keys))
+            _warn_once(problems, warned, location, warnings)
+        records.append(_record(obj, resolved[keys], location))
+    return ReadResult(records, problems)
+
+
+def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadResult:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)("\n".join(lines))
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            raise InputError(f"invalid YAML: {exc.problem or exc}", Location(path, mark.line + 1 if mark else None)) from None
+        if root is None:
+            return ReadResult([], [])
+        if not isinstance(root, yaml.SequenceNode):
+            raise InputError("expected a YAML list of records", Location(path, root.start_mark.line + 1))
+        records: list[Record] = []
+        problems: list[Problem] = []
+        warned: set[str] = set()
+        for node in root.value:
+            location = Location(path, node.start_mark.line + 1)
+            obj = loader.construct_object(node, deep=True)
+            if not isinstance(obj, dict):
+                problems.append(Problem(location, f"expected a mapping, got {type(obj).__name__}; skipped"))
+                continue
+            columns, warnings = resolver.resolve([str(k) for k in obj])
+            _warn_once(problems, warned, location, warnings)
+            records.append(_record(obj, columns, location))
+        return ReadResult(records, problems)
+    finally:
+        loader.dispose()
+
+
+def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None) -> ReadResult:
+    """Read every record of a CSV, TSV, JSON Lines or YAML file.
+
+    Args:
+        path: the file; its suffix picks the format unless `fmt` is given.
+        resolver: how columns map to canonical fields.
+        fmt: "csv", "tsv", "jsonl" or "yaml", overriding the suffix.
+
+    Returns:
+        the readable records (in file order) and the problems (bad rows as errors, fall-backs as warnings).
+
+    Raises:
+        InputError: the file cannot be read, its format is unknown, or YAML cannot be parsed at all
+            (a whole-file fault: no row can be trusted, so nothing is imported).
+    """
+    path = Path(path)
+    fmt = fmt or FORMATS.get(path.suffix.lower())
+    if fmt not in set(FORMATS.values()):
+        raise InputError(f"unknown format (use --format {'|'.join(sorted(set(FORMATS.values())))})", Location(path))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
+    lines, decode_problems = decode_lines(path, data)
+    if fmt == "jsonl":
+        result = _read_jsonl(path, lines, resolver)
+    elif fmt == "yaml":
+        result = _read_yaml(path, lines, resolver)
+    else:
+        result = _read_delimited(path, lines, "\t" if fmt == "tsv" else ",", resolver)
+    result.problems[:0] = decode_problems
+    return result
+
+
+def iter_prefixed(record: Record, prefix: str) -> Iterator[tuple[str, Any]]:
+    """(suffix, value) for each canonical field named ``<prefix><suffix>`` in `record`."""
+    for name, value in record.values.items():
+        if name.startswith(prefix) and len(name) > len(prefix):
+            yield name[len(prefix):], value
+
+
+def convert_records(read: ReadResult, build: Callable[[Record], T | None], problems: list[Problem], what: str = "row") -> list[T]:
+    """Apply `build` to every record; a ValueError it raises becomes an error Problem and the record is skipped.
+
+    `problems` receives the read problems and the build errors, and is sorted by line at the end
+    (so warnings `build` appends to the same list land in order too).
+
+    Returns:
+        the built values in file order (None results left out).
+    """
+    built: list[T] = []
+    problems.extend(read.problems)
+    for record in read.records:
+        try:
+            value = build(record)
+        except ValueError as exc:
+            problems.append(Problem(record.location, f"{exc}; {what} skipped"))
+            continue
+        if value is not None:
+            built.append(value)
+    problems.sort(key=lambda p: p.location.line or 0)
+    return built

@@ -1,0 +1,197 @@
+"""`frames ingest review-log`: reviewer logs (CSV or JSON Lines) → failing cases, passing cases and priors.
+
+One row is one reviewed interaction: the case input, what the agent did, the reviewer's verdict
+and/or the correct answer, an optional comment and category. Columns are found by name (aliases
+below, close spellings with a warning) or named with ``--map FIELD=COLUMN``.
+
+How a row is classified:
+
+- **Verdict.** Words like approved/ok/pass/lgtm and rejected/fail/wrong/incorrect are recognised,
+  misspellings too (``rejcted``), with a warning. With no verdict, a correct answer that differs
+  from the agent's output means rejected, an equal one approved.
+- **Rejected, with a correct answer** → a failing case: expected = the correct answer; diagnosis
+  symptom = the mismatch (agent said X, reviewer expected Y), notes = the comment (and reviewer),
+  evidence = the rules the comment states (see below).
+- **Rejected, no correct answer, comment states a rule** → a case checked by the ``rubric`` judge
+  against that rule (the rule is checkable even if the right answer was not written down).
+- **Approved** → a passing case (expected = the correct answer, else the agent's output), marked
+  for the regression pool by its source kind ``review-log-approved``: a reviewer, not an evaluation
+  run, judged it, so it seeds the pool via `evaluation.pool` when the pool exists.
+- **Advice only** (verdict like note/advice/fyi, or a comment with nothing checkable) → a prior
+  attached to the matching skills by BM25 (`ingest.priors`), never a case.
+- Anything else (no input, unknown verdict, a rejected row with neither correct answer nor
+  comment) is a bad row: reported with file and line, skipped.
+
+Rule detection in comments (`ingest.text.rule_sentences`): a quoted span of four or more words is
+the reviewer quoting the rule; otherwise each sentence carrying a deontic or eligibility marker
+(must, never, only, not allowed, cannot, not eligible, at most, within N, per policy, ...). Plain
+"should" is advice in reviewer speech and does not count. Each rule is then replaced by the policy
+sentence it paraphrases, when one matches (`ingest.evidence_match`), so evidence is policy text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frames_cli.errors import Location
+from frames_cli.formats.case import Case, Check, Diagnosis, Source
+from frames_cli.formats.problems import Problem
+from frames_cli.ingest.dedup import make_case
+from frames_cli.ingest.priors import Prior
+from frames_cli.ingest.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
+from frames_cli.ingest.text import ground_rules
+
+KIND = "review-log"
+#: Source kind of approved rows: passing cases a reviewer vouched for (regression-pool seeds).
+APPROVED_KIND = "review-log-approved"
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "input": ("input", "question", "request", "customer_message", "user_message", "message", "prompt", "query", "case"),
+    "output": ("output", "agent_output", "agent_answer", "agent_response", "response", "answer", "agent_action", "action"),
+    "verdict": ("verdict", "status", "decision", "review", "outcome", "result"),
+    "correct": ("correct", "correct_answer", "expected", "expected_output", "should_be", "gold", "correction"),
+    "comment": ("comment", "comments", "reviewer_comment", "notes", "note", "feedback", "remarks"),
+    "category": ("category", "topic", "type", "queue"),
+    "reviewer": ("reviewer", "reviewed_by", "agent_reviewer"),
+    "skill": ("skill",),
+    "id": ("id", "review_id", "ticket", "ticket_id"),
+}
+#: Fields `--map` accepts; ``fields.NAME`` adds a structured input field from a column.
+FIELDS = (*ALIASES, "fields.")
+
+_VERDICTS = {
+    "approved": ("approved", "approve", "accepted", "accept", "ok", "okay", "pass", "passed", "success", "succeeded", "correct", "good", "lgtm", "fine", "yes", "y", "👍", "✓", "✔"),
+    "rejected": ("rejected", "reject", "fail", "failed", "failure", "wrong", "incorrect", "bad", "no", "n", "denied", "needs fix", "👎", "✗", "x"),
+    "advice": ("advice", "note", "comment", "suggestion", "fyi", "info", "n/a", "na"),
+}
+_VERDICT_OF = {word: verdict for verdict, words in _VERDICTS.items() for word in words}
+# Spelling tolerance for verdicts: "rejcted" (0.92) and "aproved" (0.93) pass, "not sure" does not.
+_CLOSE_VERDICT = 0.8
+
+
+def parse_verdict(raw: str | None, location: Location, problems: list[Problem]) -> str | None:
+    """Normalise a reviewer's verdict word: 'approved' | 'rejected' | 'advice', or None when absent.
+
+    A close misspelling is accepted and a warning appended to `problems` (at `location`).
+
+    Raises:
+        ValueError: a word that is no known verdict nor close to one.
+    """
+    if raw is None:
+        return None
+    word = re.sub(r"[\s_\-.!]+", " ", raw.casefold()).strip()
+    if word in _VERDICT_OF:
+        return _VERDICT_OF[word]
+    close = difflib.get_close_matches(word, list(_VERDICT_OF), n=1, cutoff=_CLOSE_VERDICT)
+    if not close:
+        raise ValueError(f"unknown verdict {raw!r} (use approved, rejected or advice)")
+    problems.append(Problem(location, f"verdict {raw!r} read as {_VERDICT_OF[close[0]]!r}", "warning"))
+    return _VERDICT_OF[close[0]]
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and " ".join(a.casefold().split()) == " ".join(b.casefold().split())
+
+
+def rubric_check(rules: Sequence[str]) -> tuple[str, Check]:
+    """(expected text, rubric check) for a failure known only by the rules it broke.
+
+    The judge grades the answer against the rules; the same text is the case's `expected`, so two
+    sources reporting the same input and rules are one case (`dedup`).
+    """
+    rubric = "The answer must follow: " + " ".join(rules)
+    return rubric, Check("rubric", {"rubric": rubric})
+
+
+@dataclass
+class ReviewLogConverter:
+    """Turns review-log rows into cases and priors (a `Converter`; rules in the module docstring).
+
+    Args:
+        path: the log (CSV, TSV, JSON Lines or YAML).
+        mapping: canonical field → column (`--map`), over the aliases in `ALIASES`.
+        fmt: format overriding the suffix.
+        policy: sentences of the workspace's policies, for grounding rules in policy text.
+        evidence_match: `ingest.evidence_match`.
+        category: category for rows that name none (`ingest.category`).
+
+    After `convert`: `problems` holds bad rows (errors, skipped) and fall-backs (warnings), each
+    with file and line; `priors` holds (advice, skill the row named or None) for advice-only rows.
+    """
+
+    path: Path
+    mapping: dict[str, str] = field(default_factory=dict)
+    fmt: str | None = None
+    policy: Sequence[str] = ()
+    evidence_match: float = 0.6
+    category: str = "uncategorized"
+    kind: str = KIND
+    problems: list[Problem] = field(default_factory=list, init=False)
+    priors: list[tuple[Prior, str | None]] = field(default_factory=list, init=False)
+
+    def convert(self) -> list[Case]:
+        """Read the log and classify every row; failing cases first seen first, in file order.
+
+        Raises:
+            InputError: the file cannot be read at all (see `records.read_records`).
+        """
+        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), self.fmt)
+        self.priors = []
+        self.problems = []
+        cases = convert_records(read, self._row, self.problems)
+        return cases
+
+    def _row(self, record: Record) -> Case | None:
+        """The case of one row, or None when the row was advice (then added to `priors`)."""
+        loc = record.location
+        ref = f"{loc.path}:{loc.line}" + (f" ({record.text('id')})" if record.text("id") else "")
+        comment = record.text("comment")
+        verdict = parse_verdict(record.text("verdict"), loc, self.problems)
+        output, correct = record.text("output"), record.text("correct")
+        if verdict is None and correct is not None and output is not None:
+            verdict = "approved" if _same(output, correct) else "rejected"
+        text = record.text("input")
+        if verdict == "advice" or (verdict is None and correct is None):
+            if comment is None:
+                raise ValueError("no verdict, correct answer or comment: nothing to learn from")
+            return self._advice(comment, ref, record)
+        if text is None:
+            raise ValueError("no case input (map the column with --map input=COLUMN)")
+        fields = {name: value for name, value in iter_prefixed(record, "fields.")}
+        category = record.text("category") or self.category
+        notes = " — ".join(filter(None, (comment, f"reviewer: {record.text('reviewer')}" if record.text("reviewer") else None)))
+        if verdict == "approved":
+            expected = correct if correct is not None else output
+            if expected is None:
+                if comment is None:
+                    raise ValueError("approved, but neither the agent's output nor a correct answer is given")
+                return self._advice(comment, ref, record)
+            return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=_value(record, "correct" if correct else "output"),
+                             category=category, diagnosis=Diagnosis(notes=notes))
+        evidence = ground_rules(comment or "", self.policy, self.evidence_match)
+        if correct is not None:
+            symptom = f"agent answered {output!r}; reviewer expected {correct!r}" if output else f"agent gave no answer; reviewer expected {correct!r}"
+            return make_case(KIND, ref, text=text, fields=fields, expected=_value(record, "correct"), category=category,
+                             diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
+        if evidence:
+            symptom = f"reviewer rejected {output!r}" if output else "reviewer rejected the answer"
+            rubric, check = rubric_check(evidence)
+            return make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check,
+                             diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
+        if comment is None:
+            raise ValueError("rejected, but neither a correct answer nor a comment says what was wrong")
+        # Rejected, but the comment names no rule and no correct answer: nothing checkable, so advice.
+        return self._advice(comment, ref, record)
+
+    def _advice(self, comment: str, ref: str, record: Record) -> None:
+        self.priors.append((Prior(comment, Source(KIND, ref)), record.text("skill")))
+
+
+def _value(record: Record, name: str) -> Any:
+    """The raw value (lists and objects stay structured, so a JSON Lines answer keeps its shape)."""
+    return record.values[name]

@@ -1,0 +1,130 @@
+"""Word-level text helpers shared by the converters: tokens, sentences, rule detection, overlap."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+# Function words carry no topic; without this list BM25 and overlap match on "the" and "to".
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have he her his i if in into is it its "
+    "me my no not of on or our she so than that the their them then there these they this to too up us was we were "
+    "what when which who will with would you your yes also just any all some per please use new make sure "
+    "get got tell say ask next time".split()
+)
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+# A sentence states a rule when it carries a deontic or eligibility marker; "should" alone is
+# advice in reviewer speech ("you should be friendlier"), so it only counts in "should not/never".
+_RULE = re.compile(
+    r"\b(must|never|always|only|not allowed|allowed to|required|requires?|cannot|can't|can not|may not|"
+    r"should not|shouldn't|do not|don't|(?:not |in)?eligible|prohibited|forbidden|not permitted|has to|have to|needs? to|"
+    r"per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|at most|at least|"
+    r"no more than|within \d+|but not)\b",
+    re.IGNORECASE,
+)
+# A quoted span of at least four words is taken as the reviewer quoting the rule itself.
+_QUOTE = re.compile(r"[\"“']([^\"”']{12,})[\"”']")
+
+
+# Crude suffix stripping (no stemmer library is pinned): "refunded", "refundable" and "refunds" all
+# become "refund", which is what matching a reviewer's paraphrase against policy text needs.
+_SUFFIXES = ("ations", "ation", "able", "ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 4 and word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            # "cancelled" → "cancell" → "cancel", to meet "cancel" and "cancels".
+            return stem[:-1] if stem[-1] == stem[-2] and stem[-1] not in "aeiousz" else stem
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case, crudely stemmed words of `text` without stop words."""
+    return [_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
+
+
+def sentences(text: str) -> list[str]:
+    """`text` split into sentences and list items, stripped, Markdown bullets and emphasis removed."""
+    parts = (re.sub(r"^[\s>*#-]+|\*\*", "", p).strip() for p in _SENTENCE_END.split(text))
+    return [p for p in parts if p]
+
+
+def rule_sentences(text: str) -> list[str]:
+    """The parts of `text` that state a rule: quoted spans of four or more words, else marked sentences.
+
+    Quotes win because a reviewer who quotes the policy names the rule exactly; otherwise each
+    sentence with a rule marker (must, never, only, not eligible, at most, per policy, ...) counts.
+    """
+    quotes = [q.strip() for q in _QUOTE.findall(text) if len(q.split()) >= 4]
+    if quotes:
+        return quotes
+    return [s for s in sentences(text) if _RULE.search(s)]
+
+
+def overlap(part: str | Iterable[str], whole: str | Iterable[str]) -> float:
+    """Share of the distinct content words of `part` that also occur in `whole` (0.0 when `part` has none).
+
+    Asymmetric on purpose: an evidence sentence is "found in" a long section when its words are
+    there, however long the section is.
+    """
+    a = set(tokens(part) if isinstance(part, str) else part)
+    if not a:
+        return 0.0
+    b = set(tokens(whole) if isinstance(whole, str) else whole)
+    return len(a & b) / len(a)
+
+
+def best_sentence(claim: str, candidates: Iterable[str], threshold: float) -> tuple[str, float] | None:
+    """The candidate sentence that best covers `claim`'s words, if its overlap is at least `threshold`.
+
+    Overlap is measured both ways and the smaller taken, so a long policy sentence that happens to
+    contain a short claim's two words does not win over a sentence that says the same thing.
+    """
+    claim_tokens = set(tokens(claim))
+    best: tuple[str, float] | None = None
+    for candidate in candidates:
+        cand_tokens = set(tokens(candidate))
+        score = min(overlap(claim_tokens, cand_tokens), overlap(cand_tokens, claim_tokens))
+        if score >= threshold and (best is None or score > best[1]):
+            best = (candidate, score)
+    return best
+
+
+def policy_sentences(policies_dir: Path) -> list[str]:
+    """Every sentence of every ``*.md`` / ``*.txt`` file under `policies_dir` (empty when it is missing).
+
+    Files that are not UTF-8 are read as Latin-1: this feeds fuzzy matching only, never output.
+    """
+    out: list[str] = []
+    for path in sorted(Path(policies_dir).rglob("*")):
+        if path.suffix.lower() in (".md", ".txt", ".markdown") and path.is_file():
+            data = path.read_bytes()
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = data.decode("latin-1")
+            out.extend(sentences(text))
+    return out
+
+
+def ground_rules(text: str, policy: Sequence[str], threshold: float) -> list[str]:
+    """The rules `text` states, each replaced by the policy sentence it paraphrases when one matches.
+
+    A reviewer writes "basic economy can't be refunded"; the policy says it better, and evidence
+    must be rule text the executor's skills can contain, so the policy sentence is used when it
+    holds at least `threshold` of the claim's words (and the claim holds as much of it). A rule
+    no policy sentence matches is kept in the reviewer's words.
+    """
+    out: list[str] = []
+    for claim in rule_sentences(text):
+        match = best_sentence(claim, policy, threshold)
+        grounded = match[0] if match else claim
+        if grounded not in out:
+            out.append(grounded)
+    return out

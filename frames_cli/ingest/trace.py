@@ -1,0 +1,274 @@
+"""`frames ingest trace`: agent traces (JSON Lines) → cases whose diagnosis holds a trajectory excerpt.
+
+One line is one trace, a JSON object in either shape:
+
+- **steps**: ``{"steps": [{"state": …, "action": …, "result": …}, …], "outcome": "failure", …}``
+- **messages** (OpenAI chat format): ``{"messages": [{"role": "user", …}, {"role": "assistant",
+  "tool_calls": [...]}, {"role": "tool", "tool_call_id": …}, …], …}``; each assistant tool call
+  becomes a step (state = the user/tool text since the previous step, action = the call, result =
+  the tool message answering it) and a final assistant message without tool calls becomes an
+  ``{"answer": …}`` step.
+
+Beside it: ``outcome`` (success/failure/pass/fail, or ``reward`` 1/0), a reviewer ``label`` (a verdict
+word, or an object with ``verdict``, ``note``, ``correct``, ``cause_step``), ``expected``,
+``output``, ``category``, ``id``, ``input``. Column names are matched like review-log columns.
+
+The case input is what the agent saw at the start: ``input`` when given, else the first step's
+``state`` (for messages: the first user message; the system prompt is the agent's own instruction,
+which frames' skills replace). Expected: the label's ``correct``/``expected``; for a successful
+trace without one, the agent's final answer. A failed trace with neither gets a ``rubric`` check
+when the reviewer's note states a rule, and is a bad row otherwise.
+
+Trajectory excerpt (DESIGN §9), decided per failed trace:
+
+1. The *cause step* is the label's ``cause_step`` (1-based), else a step the note names
+   ("step 3"), else the first step whose result reads as an error (error, failed, denied, not
+   found, invalid, exception, ...).
+2. When a cause step exists and the failure shows `ingest.delayed_failure_steps` or more steps
+   after it (the failure shows at the last step), the **whole trajectory** is kept, so the
+   diagnoser can find the early wrong step.
+3. Otherwise (no earlier cause, or the cause is the last step or next to it) the failure is
+   simple and **only the last step** is kept.
+Successful traces become passing cases without a trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frames_cli.formats.case import Case, Diagnosis
+from frames_cli.formats.problems import Problem
+from frames_cli.ingest.dedup import make_case
+from frames_cli.ingest.records import FieldResolver, Record, convert_records, read_records
+from frames_cli.ingest.review_log import parse_verdict, rubric_check
+from frames_cli.ingest.text import ground_rules
+
+KIND = "trace"
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "trace_id", "task_id", "conversation_id"),
+    "input": ("input", "task", "question"),
+    "steps": ("steps", "trajectory"),
+    "messages": ("messages", "conversation"),
+    "outcome": ("outcome", "status", "result", "verdict"),
+    "reward": ("reward", "score"),
+    "label": ("label", "review", "reviewer_label"),
+    "expected": ("expected", "correct", "gold"),
+    "output": ("output", "final_answer", "answer"),
+    "category": ("category", "topic"),
+}
+
+_ERROR = re.compile(
+    r"\b(error|exception|traceback|failed|failure|denied|not found|invalid|unauthori[sz]ed|forbidden|refused|cannot)\b",
+    re.IGNORECASE,
+)
+_STEP_REF = re.compile(r"\bstep\s+#?(\d+)\b", re.IGNORECASE)
+
+
+@dataclass
+class Trace:
+    """A trace in the common shape: steps ``{"state", "action", "result"}``, the final answer, the label."""
+
+    steps: list[dict[str, Any]]
+    start: Any
+    output: Any
+    verdict: str | None
+    note: str | None
+    expected: Any
+    cause_step: int | None
+
+
+def _text(value: Any) -> str:
+    """Message content as text: strings as they are, OpenAI content parts joined, others as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(p, dict) for p in value):
+        return "\n".join(str(p.get("text", "")) for p in value if p.get("type", "text") == "text")
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def steps_from_messages(messages: Sequence[Any]) -> tuple[list[dict[str, Any]], str | None, str | None]:
+    """Turn an OpenAI-style message list into (steps, first user message, final assistant answer).
+
+    Raises:
+        ValueError: an item is not a message object with a `role`.
+    """
+    steps: list[dict[str, Any]] = []
+    pending: list[str] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    first_user: str | None = None
+    answer: str | None = None
+    for i, msg in enumerate(messages, start=1):
+        if not isinstance(msg, dict) or "role" not in msg:
+            raise ValueError(f"message {i} is not an object with a `role`")
+        role = msg["role"]
+        if role == "user":
+            first_user = first_user if first_user is not None else _text(msg.get("content"))
+            pending.append(_text(msg.get("content")))
+        elif role == "tool":
+            step = by_call.get(str(msg.get("tool_call_id")))
+            if step is not None and step["result"] is None:
+                step["result"] = _text(msg.get("content"))
+            else:
+                pending.append(_text(msg.get("content")))
+        elif role == "assistant":
+            calls = msg.get("tool_calls") or []
+            for call in calls:
+                fn = (call or {}).get("function") or {}
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except json.JSONDecodeError:
+                        pass  # keep the model's malformed arguments as text: that may be the failure
+                step = {"state": "\n".join(pending), "action": {"tool": fn.get("name"), "arguments": args}, "result": None}
+                pending = []
+                steps.append(step)
+                by_call[str((call or {}).get("id"))] = step
+            if not calls and msg.get("content"):
+                answer = _text(msg.get("content"))
+                steps.append({"state": "\n".join(pending), "action": {"answer": answer}, "result": None})
+                pending = []
+    return steps, first_user, answer
+
+
+def _label(record: Record) -> tuple[str | None, str | None, Any, int | None]:
+    """(verdict word, note, correct answer, cause step) from `label`, which may be a word or an object."""
+    label = record.values.get("label")
+    if isinstance(label, dict):
+        note = label.get("note") or label.get("comment") or label.get("reason")
+        correct = label.get("correct", label.get("expected"))
+        cause = label.get("cause_step")
+        if cause is not None and (not isinstance(cause, int) or isinstance(cause, bool) or cause < 1):
+            raise ValueError(f"label.cause_step must be a step number from 1, got {cause!r}")
+        return label.get("verdict") or label.get("outcome"), note, correct, cause
+    return (label if isinstance(label, str) else None), None, None, None
+
+
+def _trace(record: Record, problems: list[Problem]) -> Trace:
+    word, note, correct, cause = _label(record)
+    raw_outcome = record.text("outcome")
+    reward = record.values.get("reward")
+    verdict = parse_verdict(word or raw_outcome, record.location, problems)
+    if verdict is None and isinstance(reward, (int, float)) and not isinstance(reward, bool):
+        verdict = "approved" if reward >= 1 else "rejected"
+    messages, steps_raw = record.values.get("messages"), record.values.get("steps")
+    if messages is not None:
+        if not isinstance(messages, list):
+            raise ValueError("`messages` must be a list")
+        steps, start, answer = steps_from_messages(messages)
+    elif steps_raw is not None:
+        if not isinstance(steps_raw, list) or not all(isinstance(s, dict) for s in steps_raw):
+            raise ValueError("`steps` must be a list of objects with state, action and result")
+        steps = [{"state": s.get("state"), "action": s.get("action"), "result": s.get("result")} for s in steps_raw]
+        start = steps[0]["state"] if steps else None
+        last_action = steps[-1]["action"] if steps else None
+        answer = last_action.get("answer") if isinstance(last_action, dict) else None
+    else:
+        raise ValueError("neither `steps` nor `messages`")
+    if not steps:
+        raise ValueError("the trace has no steps")
+    if note and cause is None:
+        named = _STEP_REF.search(note)
+        cause = int(named.group(1)) if named and 1 <= int(named.group(1)) <= len(steps) else None
+    if cause is not None and cause > len(steps):
+        raise ValueError(f"label.cause_step {cause} is past the last step ({len(steps)})")
+    if cause is None:
+        cause = next((i for i, s in enumerate(steps, start=1) if s["result"] is not None and _ERROR.search(_text(s["result"]))), None)
+    expected = correct if correct is not None else record.values.get("expected")
+    output = record.values.get("output", answer)
+    return Trace(steps, record.values.get("input", start), output, verdict, note, expected, cause)
+
+
+def excerpt(steps: list[dict[str, Any]], cause_step: int | None, delayed: int) -> list[dict[str, Any]]:
+    """The trajectory excerpt for a failure: all steps when it shows `delayed`+ steps after its cause, else the last.
+
+    Each kept step carries its 1-based ``step`` number, so the diagnoser can cite it.
+    """
+    numbered = [{"step": i, **s} for i, s in enumerate(steps, start=1)]
+    if cause_step is not None and len(steps) - cause_step >= delayed:
+        return numbered
+    return numbered[-1:]
+
+
+def _start_input(start: Any) -> tuple[str, dict[str, Any]]:
+    """(text, fields) of what the agent saw first; an object's text-like key is the text, the rest fields."""
+    if isinstance(start, dict):
+        rest = dict(start)
+        text = next((rest.pop(k) for k in ("text", "message", "user", "content") if isinstance(rest.get(k), str)), "")
+        return text, rest
+    return _text(start), {}
+
+
+@dataclass
+class TraceConverter:
+    """Agent traces → cases (a `Converter`; shapes and the excerpt rule in the module docstring).
+
+    Args:
+        path: the JSON Lines file.
+        mapping: canonical field → key (`--map`), over `ALIASES`.
+        policy: policy sentences for grounding a note's rules (see `text.ground_rules`).
+        evidence_match: `ingest.evidence_match`.
+        delayed: `ingest.delayed_failure_steps`.
+        category: category of traces that name none (`ingest.category`).
+
+    After `convert`, `problems` holds the bad lines (skipped) and warnings, with file and line.
+    """
+
+    path: Path
+    mapping: dict[str, str] = field(default_factory=dict)
+    policy: Sequence[str] = ()
+    evidence_match: float = 0.6
+    delayed: int = 2
+    category: str = "uncategorized"
+    kind: str = KIND
+    problems: list[Problem] = field(default_factory=list, init=False)
+
+    def convert(self) -> list[Case]:
+        """Read every trace; one case per good trace, in file order.
+
+        Raises:
+            InputError: the file cannot be read at all.
+        """
+        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl")
+        self.problems = []
+        cases = convert_records(read, self._case, self.problems, "trace")
+        return cases
+
+    def _case(self, record: Record) -> Case:
+        trace = _trace(record, self.problems)
+        loc = record.location
+        ref = f"{loc.path}:{loc.line}" + (f" ({record.text('id')})" if record.text("id") else "")
+        text, fields = _start_input(trace.start)
+        if not text and not fields:
+            raise ValueError("the trace does not show what the agent saw at the start (no `input`, state or user message)")
+        category = record.text("category") or self.category
+        if trace.verdict == "approved":
+            expected = trace.expected if trace.expected is not None else trace.output
+            if expected is None:
+                raise ValueError("successful trace without a final answer or `expected`")
+            return make_case(KIND, ref, text=text, fields=fields, expected=expected, category=category,
+                             diagnosis=Diagnosis(notes=trace.note or ""))
+        if trace.verdict != "rejected":
+            raise ValueError("no outcome: give `outcome`, `reward` or a reviewer `label` with a verdict")
+        steps = excerpt(trace.steps, trace.cause_step, self.delayed)
+        evidence = ground_rules(trace.note or "", self.policy, self.evidence_match)
+        last = len(trace.steps)
+        symptom = f"failed at step {last}" + (f"; agent answered {_text(trace.output)!r}" if trace.output is not None else "")
+        cause = ""
+        if trace.cause_step is not None and trace.cause_step < last:
+            cause = f"step {trace.cause_step}: {_text(trace.steps[trace.cause_step - 1]['action'])}"
+        diagnosis = Diagnosis(symptom=symptom, cause=cause, notes=trace.note or "", trajectory=steps, evidence=evidence)
+        if trace.expected is not None:
+            return make_case(KIND, ref, text=text, fields=fields, expected=trace.expected, category=category, diagnosis=diagnosis)
+        if evidence:
+            rubric, check = rubric_check(evidence)
+            return make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check, diagnosis=diagnosis)
+        raise ValueError("failed trace without `expected`, a label's `correct`, or a rule in the reviewer's note")
