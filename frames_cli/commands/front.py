@@ -1,9 +1,53 @@
-"""`frames front` (being built; see the open issue)."""
+"""`frames front [RUN]`: the deploy menu, the Pareto front of a run (the newest by default)."""
 
 from __future__ import annotations
 
+from typing import Annotated, Optional
+
 import typer
+
+from frames_cli.commands.common import JsonOption, RepoOption, guarded
 
 
 def register(app: typer.Typer) -> None:
-    """Add `frames front` to `app` (not yet built: registers nothing)."""
+    """Add `frames front` to `app`."""
+
+    @app.command("front")
+    @guarded
+    def front(
+        run: Annotated[Optional[str], typer.Argument(help="Run id (default: the newest run).", show_default=False)] = None,
+        repo: RepoOption = None,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Show the deploy menu: every Pareto-front member of a run with its pass rate overall and
+        per category, mean tokens per case, cost, the skills it changes and its diff size against
+        S0 (★ marks the best). Exit 0, 2 when there is no such run."""
+        from frames_cli.commands.output import console, emit_json
+        from frames_cli.evolution.records import BASE_ID, load_run, load_runs
+        from frames_cli.evolution.report import deploy_menu, menu_json, menu_table, pct
+        from frames_cli.errors import InputError
+        from frames_cli.gitstore.store import GitStore
+        from frames_cli.workspace.layout import Workspace
+
+        ws = Workspace.open(repo)
+        if run is None:
+            states = load_runs(ws, problems=[])
+            if not states:
+                raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
+            state = states[-1]
+        else:
+            state = load_run(ws, run)
+        rows = deploy_menu(state, GitStore(ws.root))
+        if json_out:
+            emit_json(menu_json(state, rows))
+            return
+        out = console()
+        base = state.base_candidate()
+        out.print(f"Run {state.run_id}: {state.status}, {state.round} round(s), base {state.base[:12]}, S0 pass rate {pct(base.pass_rate if base else None)}")
+        out.print(menu_table(state, rows))
+        best = state.best()
+        if best is not None and best.id != BASE_ID:
+            out.print(f"Review the best: frames review {state.run_id}/{best.id}")
+            out.print(f"Make it a branch: frames promote {state.run_id}/{best.id}")
+        elif base is not None:
+            out.print("No child has joined the front yet: S0 is still the best.")

@@ -1,9 +1,47 @@
-"""`frames review` (being built; see the open issue)."""
+"""`frames review CANDIDATE`: what a reviewer needs to approve one candidate, in a minute."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from frames_cli.commands.common import JsonOption, RepoOption, guarded
+
+CandidateArgument = Annotated[
+    str, typer.Argument(help="A candidate: `r2c1` (newest run that has it), `<run-id>/<candidate>`, or its commit.")
+]
 
 
 def register(app: typer.Typer) -> None:
-    """Add `frames review` to `app` (not yet built: registers nothing)."""
+    """Add `frames review` to `app`."""
+
+    @app.command("review")
+    @guarded
+    def review(
+        candidate: CandidateArgument,
+        repo: RepoOption = None,
+        json_out: JsonOption = False,
+        markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown for a pull-request description.")] = False,
+    ) -> None:
+        """Show one candidate for review: the failures that motivated it, the blueprint with its
+        votes, cases and policy back-links, results per category before and after, the gate
+        verdict, and the diff of skills/ against its parent. Exit 0, 2 when no candidate matches."""
+        from frames_cli.commands.output import console, emit_json
+        from frames_cli.evolution.records import find_candidate
+        from frames_cli.evolution.report import build_review, review_markdown
+        from frames_cli.gitstore.store import GitStore
+        from frames_cli.workspace.layout import Workspace
+
+        ws = Workspace.open(repo)
+        store = GitStore(ws.root)
+        state, cand = find_candidate(ws, candidate, store)
+        result = build_review(ws, store, state, cand)
+        if json_out:
+            emit_json(result.to_json())
+        elif markdown:
+            typer.echo(review_markdown(result))
+        else:
+            from rich.markdown import Markdown
+
+            console().print(Markdown(review_markdown(result)))

@@ -277,6 +277,7 @@ class RunSummary:
 
     run_id: str
     status: str
+    stop_reason: str | None
     base: str
     rounds: int
     candidates: int
@@ -297,6 +298,7 @@ class RunSummary:
         return cls(
             run_id=state.run_id,
             status=state.status,
+            stop_reason=state.stop_reason,
             base=state.base,
             rounds=state.round,
             candidates=sum(1 for c in state.candidates if c.parent_id is not None),

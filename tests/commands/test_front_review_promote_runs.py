@@ -1,0 +1,258 @@
+"""`frames runs`, `front`, `review` and `promote` on a synthetic run: real candidate commits made with
+GitStore, a RunState built from the records dataclasses and saved to disk, the commands run through
+typer's CliRunner.
+
+Invariants:
+1. What the commands print comes from the saved run and from git (diff sizes equal `git diff --numstat`).
+2. `frames promote` creates a branch at the candidate and changes nothing else: HEAD, the checked-out
+   branch, the index and `git status` stay as they were; it never moves or overwrites a branch.
+3. Bad input (unknown run or candidate, unsafe branch name, S0, a failed gate) exits 2 with a message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from frames_cli.commands.app import app
+from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, save_state
+from frames_cli.formats.skill import BackLink, Skill, render_skill, text_sha256
+from frames_cli.gitstore.store import GitStore
+from frames_cli.workspace.layout import Workspace
+
+RUN = "20261129-101500-a1b2c3"
+OLD_RUN = "20261128-080000-0f0f0f"
+POLICY = "# Airline Policy\n\n## Cancel\nCancel within 24 hours for free.\nAfter that, a fee applies.\n\n## Refund\nRefunds go to the original payment.\n"
+RULE = "Always confirm the booking id before cancelling."
+
+
+def _skill(name: str, body: str, link: BackLink) -> bytes:
+    skill = Skill(name=name, description=f"Handle {name} requests.", body=body)
+    skill.backlinks = [link]
+    return render_skill(skill).encode()
+
+
+def _gate(passed: dict[str, tuple[float, float]], eps: float = 0.05) -> dict:
+    checks = [
+        {"category": c, "baseline": b, "child": v, "floor": (1 - eps) * b, "passed": v >= (1 - eps) * b}
+        for c, (b, v) in sorted(passed.items())
+    ]
+    return {"passed": all(c["passed"] for c in checks), "tolerance": eps, "checks": checks}
+
+
+def _blueprint(skill: str, change: str, cases: list[str], votes: int, new: bool = False) -> dict:
+    return {
+        "skill": skill,
+        "new_skill": new,
+        "description": "",
+        "votes": votes,
+        "changes": [{"change": change, "rationale": "agents cancelled the wrong booking", "case_ids": cases, "diagnosers": [0, 2]}],
+    }
+
+
+@pytest.fixture
+def world(git_repo):
+    """A workspace whose base commit has skills `cancel` and `refund` with back-links to the policy,
+    and a finished run: r1c1 (cancel rewritten, gate pass), r1c2 (refund rewritten, gate FAIL in
+    refund), r2c1 (child of r1c1: cancel again and a new skill `rebook`, gate pass, best)."""
+    lines = POLICY.split("\n")
+    cancel_link = BackLink("policies/airline.md", "Airline Policy > Cancel", 4, 5, text_sha256("\n".join(lines[3:5])))
+    stale_link = BackLink("policies/airline.md", "Airline Policy > Refund", 8, 8, "0" * 64)
+    git_repo.git("rm", "-q", "-r", "skills")
+    git_repo.write("frames.yaml", "version: 1\n")
+    git_repo.write(".gitignore", ".frames/\n")
+    git_repo.write("policies/airline.md", POLICY)
+    git_repo.write("skills/cancel/SKILL.md", _skill("cancel", "Cancel bookings.\n", cancel_link).decode())
+    git_repo.write("skills/refund/SKILL.md", _skill("refund", "Refund payments.\n", stale_link).decode())
+    git_repo.git("add", ".")
+    git_repo.git("commit", "-q", "-m", "workspace")
+    store = GitStore(git_repo.root)
+    base = store.resolve("HEAD")
+    cancel2 = _skill("cancel", f"Cancel bookings.\n{RULE}\n", cancel_link)
+    r1c1 = store.commit_files(base, {"skills/cancel/SKILL.md": cancel2}, "r1c1", f"refs/frames/runs/{RUN}/r1c1")
+    r1c2 = store.commit_files(base, {"skills/refund/SKILL.md": _skill("refund", "Refund to cash.\n", stale_link)}, "r1c2")
+    r2c1 = store.commit_files(
+        r1c1,
+        {
+            "skills/cancel/SKILL.md": _skill("cancel", f"Cancel bookings.\n{RULE}\nQuote the fee.\n", cancel_link),
+            "skills/rebook/SKILL.md": _skill("rebook", "Offer a rebooking first.\n", cancel_link),
+        },
+        "r2c1",
+    )
+    s0 = Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25, "refund": 0.75}, 110.0, 0.011)
+    c11 = Candidate(
+        "r1c1", r1c1, BASE_ID, 1, 0.75, {"cancel": 0.75, "refund": 0.75}, 100.0, 0.010,
+        gate_passed=True, gate_details=_gate({"cancel": (0.25, 0.75), "refund": (0.75, 0.75)}),
+        changed_skills=["cancel"], blueprints=[_blueprint("cancel", f'Add the rule: "{RULE}"', ["case-7", "case-9"], 2)],
+        motivating_case_ids=["case-7", "case-9"],
+        failures=[
+            FailureNote("case-7", "cancel", "expected 'cancelled', got 'refunded'", "cancelled the wrong booking"),
+            FailureNote("case-9", "cancel", "expected 'cancelled', got 'asked again'"),
+        ],
+        diff_size=1, votes_needed=2, diagnosers=3,
+    )
+    c12 = Candidate(
+        "r1c2", r1c2, BASE_ID, 1, 0.625, {"cancel": 0.75, "refund": 0.5}, 90.0, 0.009,
+        gate_passed=False, gate_details=_gate({"cancel": (0.25, 0.75), "refund": (0.75, 0.5)}),
+        changed_skills=["refund"], blueprints=[_blueprint("refund", "Refund to cash when asked.", ["case-3"], 2)],
+        motivating_case_ids=["case-3"], failures=[FailureNote("case-3", "refund", "expected 'cash'")], diff_size=2,
+        votes_needed=2, diagnosers=3,
+    )
+    c21 = Candidate(
+        "r2c1", r2c1, "r1c1", 2, 0.875, {"cancel": 1.0, "refund": 0.75}, 120.0, 0.012,
+        gate_passed=True, gate_details=_gate({"cancel": (0.25, 1.0), "refund": (0.75, 0.75)}),
+        changed_skills=["cancel", "rebook"],
+        blueprints=[_blueprint("cancel", "Quote the fee.", ["case-11"], 3), _blueprint("rebook", "New skill.", ["case-12"], 2, new=True)],
+        motivating_case_ids=["case-11", "case-12"], dropped={"refund": "protected region changed"}, diff_size=4,
+        votes_needed=2, diagnosers=3,
+    )
+    ws = Workspace(git_repo.root)
+    save_state(ws, RunState(OLD_RUN, base, status="failed", error="budget", candidates=[Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25}, 110.0)], front=[BASE_ID]))
+    state = RunState(
+        RUN, base, status="finished", round=2, candidates=[s0, c11, c12, c21], front=["r1c1", "r2c1"],
+        stop_reason="patience", spend_tokens=12345, spend_usd=0.25, branch=f"frames/{RUN}",
+    )
+    save_state(ws, state)
+    git_repo.store, git_repo.state = store, state
+    return git_repo
+
+
+def _invoke(world, *args: str):
+    # A wide terminal, so table cells are not folded into several lines.
+    return CliRunner().invoke(app, [*args, "--repo", str(world.root)], env={"COLUMNS": "250"})
+
+
+def _user_view(repo) -> tuple:
+    index = hashlib.sha256((repo.root / ".git" / "index").read_bytes()).hexdigest()
+    return repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"), repo.git("status", "--porcelain"), index
+
+
+def test_runs_lists_both_runs(world):
+    result = _invoke(world, "runs", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [(r["run_id"], r["status"], r["best_id"], r["best_pass_rate"], r["spend_tokens"]) for r in rows] == [
+        (OLD_RUN, "failed", BASE_ID, 0.5, 0),
+        (RUN, "finished", "r2c1", 0.875, 12345),
+    ]
+    table = _invoke(world, "runs")
+    assert table.exit_code == 0
+    assert RUN in table.stdout and "finished (patience)" in table.stdout and "87.5% r2c1" in table.stdout
+
+
+def test_runs_reports_a_damaged_run_and_goes_on(world):
+    damaged = world.root / ".frames" / "runs" / "20261130-000000-eeeeee" / "state.json"
+    damaged.parent.mkdir(parents=True)
+    damaged.write_text("[")
+    result = _invoke(world, "runs", "--json")
+    assert result.exit_code == 0
+    assert len(json.loads(result.stdout)) == 2
+    assert f"warning: {damaged}:1: not valid JSON" in result.stderr
+
+
+def test_front_json_matches_git(world):
+    result = _invoke(world, "front", "--json")
+    assert result.exit_code == 0, result.output
+    menu = json.loads(result.stdout)
+    assert menu["run_id"] == RUN and menu["categories"] == ["cancel", "refund"]
+    assert [(r["id"], r["best"], r["changed_skills"]) for r in menu["front"]] == [
+        ("r1c1", False, ["cancel"]),
+        ("r2c1", True, ["cancel", "rebook"]),
+    ]
+    for row in menu["front"]:
+        numstat = world.git("diff", "--numstat", world.state.base, row["commit"], "--", "skills/").splitlines()
+        assert row["diff_size"] == sum(int(a) + int(d) for a, d, _ in (line.split("\t") for line in numstat))
+
+
+def test_front_table_and_errors(world):
+    result = _invoke(world, "front", RUN)
+    assert result.exit_code == 0, result.output
+    assert "r2c1 ★" in result.stdout and "100.0%" in result.stdout and "cancel, rebook" in result.stdout
+    assert f"frames review {RUN}/r2c1" in result.stdout
+    old = _invoke(world, "front", OLD_RUN)
+    assert old.exit_code == 0 and "S0 is still the best" in old.stdout
+    missing = _invoke(world, "front", "20990101-000000-abcdef")
+    assert missing.exit_code == 2 and "no run 20990101-000000-abcdef" in missing.stderr
+    bad = _invoke(world, "front", "../../etc")
+    assert bad.exit_code == 2 and "not a run id" in bad.stderr
+
+
+def test_review_markdown_has_what_a_reviewer_needs(world):
+    result = _invoke(world, "review", "r1c1", "--markdown")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "## frames candidate r1c1 — run " + RUN in text
+    assert "- `case-7` (cancel): expected 'cancelled', got 'refunded' — cancelled the wrong booking" in text
+    assert f'Add the rule: "{RULE}"' in text and "votes 2 of 3 (needed 2)" in text
+    assert "policy back-link: policies/airline.md:4-5 Airline Policy > Cancel" in text
+    assert "(policy text changed since)" not in text
+    assert "| cancel | 25.0% | 25.0% | 75.0% | 23.8% | pass |" in text
+    assert "**Gate:** **pass**" in text and "ε = 0.05" in text
+    assert f"+{RULE}" in text and "```diff" in text
+    assert f"frames promote {RUN}/r1c1" in text
+
+
+def test_review_of_a_rejected_candidate_shows_the_failed_category_and_stale_policy(world):
+    result = _invoke(world, "review", f"{RUN}/r1c2", "--markdown")
+    assert result.exit_code == 0, result.output
+    assert "**FAIL** — below the floor in refund" in result.stdout
+    assert "| refund | 75.0% | 75.0% | 50.0% | 71.2% | **FAIL** |" in result.stdout
+    assert "policies/airline.md:8 Airline Policy > Refund (policy text changed since)" in result.stdout
+
+
+def test_review_by_commit_json_and_terminal(world):
+    sha = world.state.candidate("r2c1").commit
+    result = _invoke(world, "review", sha[:10], "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["candidate"]["id"] == "r2c1" and data["parent"]["id"] == "r1c1"
+    assert [s["name"] for s in data["skills"]] == ["cancel", "rebook"]
+    assert data["diff"] == world.git("diff", world.state.candidate("r1c1").commit, sha, "--", "skills/")
+    terminal = _invoke(world, "review", "r2c1")
+    assert terminal.exit_code == 0 and "Blueprint" in terminal.stdout and "change dropped" in terminal.stdout
+
+
+@pytest.mark.parametrize(("spec", "message"), [("r9c9", "no run has a candidate"), ("deadbeef", "neither a candidate id nor a commit")])
+def test_review_unknown_candidate(world, spec, message):
+    result = _invoke(world, "review", spec)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_promote_creates_a_branch_and_touches_nothing_else(world):
+    world.write("skills/cancel/SKILL.md", "a local edit\n")
+    before = _user_view(world)
+    result = _invoke(world, "promote", "r2c1", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["branch"] == f"frames/{RUN}-r2c1"
+    assert world.git("rev-parse", out["branch"]) == world.state.candidate("r2c1").commit
+    again = _invoke(world, "promote", f"{RUN}/r2c1", "--json")
+    assert again.exit_code == 0
+    named = _invoke(world, "promote", "r1c1", "--branch", "review/cancel-rule")
+    assert named.exit_code == 0 and "git merge review/cancel-rule" in named.stdout
+    assert _user_view(world) == before
+
+
+def test_promote_refusals(world):
+    before = _user_view(world)
+    branches = world.git("for-each-ref", "refs/heads/")
+    cases = [
+        (["promote", "r1c1", "--branch", "main"], 1, "checked out"),
+        (["promote", "r0c0"], 2, "S0"),
+        (["promote", "r1c2"], 2, "did not pass the gate (below the floor in refund)"),
+        (["promote", "r1c1", "--branch", "../etc"], 2, "unsafe"),
+        (["promote", "r1c1", "--branch", "-f"], 2, "unsafe"),
+        (["promote", "r1c1", "--branch", "a b"], 2, "unsafe"),
+    ]
+    for args, code, message in cases:
+        result = _invoke(world, *args)
+        assert (result.exit_code, message in result.stderr) == (code, True), (args, result.stderr)
+    assert world.git("for-each-ref", "refs/heads/") == branches
+    assert _invoke(world, "promote", "r1c1", "--branch", "taken").exit_code == 0
+    clash = _invoke(world, "promote", "r2c1", "--branch", "taken")
+    assert clash.exit_code == 1 and "already exists" in clash.stderr
+    assert world.git("rev-parse", "taken") == world.state.candidate("r1c1").commit
+    assert _user_view(world) == before
