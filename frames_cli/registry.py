@@ -42,7 +42,7 @@ class Kind:
 
     def load(self, name: str) -> Any:
         """Import and return the implementation of `name` (validated first, see `validate`)."""
-        module, _, attr = self.validate(name).partition(":")
+        module, _, attr = self.builtins[self.validate(name)].partition(":")
         obj = importlib.import_module(module)
         return getattr(obj, attr) if attr else obj
 
