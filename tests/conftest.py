@@ -47,3 +47,107 @@ def git_repo(tmp_path: Path) -> GitRepo:
     repo.git("add", ".")
     repo.git("commit", "-q", "-m", "initial skills")
     return repo
+
+
+# --- frames-sim workspaces (model layer and simulator tests) ---------------------------------------
+
+SIM_CASES = """\
+- id: cancel-1
+  category: cancel
+  source: {kind: manual, ref: fixture}
+  created: "2026-11-29"
+  task:
+    input: {text: "Cancel my basic economy reservation ABC123, booked three days ago."}
+    answer_format: "{actions: [tool calls]}"
+    expected: {actions: [{name: get_reservation_details, arguments: {reservation_id: ABC123}}]}
+    check: {kind: set, field: actions}
+  diagnosis:
+    evidence: ["Basic economy reservations can be cancelled only within 24 hours of booking."]
+- id: bags-1
+  category: baggage
+  source: {kind: manual, ref: fixture}
+  created: "2026-11-29"
+  task:
+    input: {text: "I am a silver member flying economy with one companion. How many free checked bags do we get?"}
+    answer_format: "a number"
+    expected: "4"
+    check: {kind: exact}
+  diagnosis:
+    evidence: ["Silver members get 2 free checked bags per passenger in economy."]
+- id: refund-1
+  category: refund
+  source: {kind: manual, ref: fixture}
+  created: "2026-11-29"
+  task:
+    input: {text: "My flight was delayed by one hour. Can I get compensation?"}
+    answer_format: "yes or no"
+    expected: "no"
+    check: {kind: exact}
+  diagnosis:
+    evidence: ["Offer compensation for delays only when the delay is longer than three hours."]
+"""
+
+
+@dataclass
+class SimWorkspace:
+    """A temporary frames workspace whose models are all `frames-sim/<role>`, with three cases.
+
+    Attributes:
+        workspace: the Workspace (frames.yaml, cases/fixture.yaml).
+        config: its FramesConfig with tiny backoffs, so retry tests take milliseconds.
+        run_dir: a run folder for ledger and audit log.
+    """
+
+    workspace: object
+    config: object
+    run_dir: Path
+
+    def configured(self, **sections: dict) -> object:
+        """`config` with fields replaced per section, e.g. `configured(llm={"concurrency": 2})`;
+        the key `faults` means `simulator.faults`."""
+        import dataclasses
+
+        config = self.config
+        for section, changes in sections.items():
+            if section == "faults":
+                faults = dataclasses.replace(config.simulator.faults, **changes)
+                config = dataclasses.replace(config, simulator=dataclasses.replace(config.simulator, faults=faults))
+            else:
+                config = dataclasses.replace(config, **{section: dataclasses.replace(getattr(config, section), **changes)})
+        return config
+
+
+@pytest.fixture
+def sim_workspace(tmp_path: Path) -> SimWorkspace:
+    from frames_cli.workspace.config import FramesConfig, ModelsConfig, with_overrides
+    from frames_cli.workspace.layout import Workspace
+
+    root = tmp_path / "ws"
+    (root / "cases").mkdir(parents=True)
+    (root / "frames.yaml").write_text("version: 1\n")
+    (root / "cases" / "fixture.yaml").write_text(SIM_CASES)
+    roles = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldstart")
+    config = FramesConfig(models=ModelsConfig(**{r: f"frames-sim/{r}" for r in roles}))
+    config = with_overrides(config, "llm", backoff_base_s=0.001, backoff_max_s=0.005, concurrency=4)
+    return SimWorkspace(Workspace.open(root), config, root / ".frames" / "runs" / "test-run")
+
+
+POLICY_FIXTURES = Path(__file__).parent / "fixtures" / "policies"
+
+
+@pytest.fixture
+def policy_workspace(tmp_path: Path):
+    """Factory: a git repository with `frames.yaml` (from `config_text`) and `policies/` holding the
+    named files of tests/fixtures/policies/ (or `policies/airline.md`, the bundled one); returns the root."""
+
+    def make(*names: str, config_text: str = "version: 1\n") -> Path:
+        root = tmp_path / "ws"
+        (root / "policies").mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+        (root / "frames.yaml").write_text(config_text)
+        for name in names:
+            src = Path(__file__).parents[1] / "policies" / name if name == "airline.md" else POLICY_FIXTURES / name
+            (root / "policies" / name).write_bytes(src.read_bytes())
+        return root
+
+    return make

@@ -1,0 +1,86 @@
+"""The per-run audit log `exchanges.jsonl` and the secret redaction it (and the cache) relies on."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Mapping
+
+REDACTED = "[REDACTED]"
+
+# Shapes of credentials seen in prompts and provider errors: OpenAI/Anthropic style `sk-...`,
+# AWS access key ids, bearer tokens, and `api_key=...` style assignments.
+_SECRET_PATTERNS = re.compile(
+    r"sk-[A-Za-z0-9_\-]{8,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|(?<=Bearer )[A-Za-z0-9_\-\.=]{8,}"
+    r"|(?<=api_key=)[^\s&\"']{8,}"
+)
+# Environment variables whose values are secrets by name (OPENAI_API_KEY, AZURE_API_KEY, HF_TOKEN...).
+_SECRET_ENV_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$|_KEY_", re.IGNORECASE)
+# Shorter values (e.g. "1", "true") would redact ordinary words.
+_MIN_SECRET_LEN = 8
+
+
+class Redactor:
+    """Replaces API keys and other secrets in text with ``[REDACTED]``.
+
+    Secrets are (1) values of environment variables named like keys/tokens/secrets, read once when
+    the Redactor is made, and (2) anything shaped like a known credential (`sk-…`, `AKIA…`,
+    `Bearer …`, `api_key=…`). Apply it to serialised JSON: the patterns contain no characters JSON escapes.
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None):
+        env = os.environ if environ is None else environ
+        values = {v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
+        # Longest first, so a secret that contains another is removed whole.
+        self._literals = sorted(values, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for value in self._literals:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        return _SECRET_PATTERNS.sub(REDACTED, text)
+
+
+class AuditLog:
+    """Append-only JSON Lines log of every model exchange of a run (`<run_dir>/exchanges.jsonl`).
+
+    One line per model call (a retry or the repair turn is its own line), written whole and flushed
+    at once so a killed run leaves only complete lines. Secrets are redacted before writing.
+    Safe to call from several threads.
+    """
+
+    def __init__(self, path: Path, redactor: Redactor):
+        self.path = Path(path)
+        self._redact = redactor
+        self._lock = threading.Lock()
+        self._fh: Any = None
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append `record` (JSON-serialisable; non-JSON values are written as their str())."""
+        line = self._redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
+        with self._lock:
+            if self._fh is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fh = open(self.path, "a", encoding="utf-8")
+            self._fh.write(line)
+            self._fh.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+
+
+def read_exchanges(path: Path) -> list[dict[str, Any]]:
+    """All records of an audit log, in order (an empty list when there is none)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

@@ -1,0 +1,308 @@
+"""ModelClient: every model call of frames: concurrency, timeouts, retries, cache, ledger, audit, repair."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
+
+from frames_cli.errors import BudgetExceeded, ConfigError
+from frames_cli.llm import providers
+from frames_cli.llm.audit import AuditLog, Redactor
+from frames_cli.llm.cache import ResponseCache, request_key
+from frames_cli.llm.ledger import Ledger
+from frames_cli.llm.types import ChatReply, ChatRequest, Usage
+
+if TYPE_CHECKING:
+    from frames_cli.sim.world import SimWorld
+    from frames_cli.workspace.config import FramesConfig
+    from frames_cli.workspace.layout import Workspace
+
+__all__ = ["ChatReply", "ChatRequest", "ModelClient", "Usage"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Extra seconds the event loop waits beyond the timeout given to litellm before abandoning a call
+# whose provider ignored that timeout.
+_GRACE_S = 1.0
+
+
+@dataclass
+class _Turn:
+    """One model call's outcome: the reply text and finish reason, or the error after retries."""
+
+    text: str | None
+    finish_reason: str | None
+    error: str | None
+
+
+class ModelClient:
+    """One door to the models of every role (DESIGN §7); see docs/ARCHITECTURE.md `llm/`.
+
+    Calls run `llm.concurrency` at a time: each is litellm's synchronous `completion` in a worker
+    thread under an asyncio semaphore (measured: ~1.3 ms of CPU per call on that path against
+    ~3 ms for `acompletion`, whose logging and cost tasks run on the event loop). Each call gets
+    `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
+    `llm.max_retries` times with exponential backoff and equal jitter (Brooker, "Exponential
+    Backoff And Jitter", AWS Architecture Blog, 2015). A request with a schema gets its JSON
+    extracted and validated, and up to `llm.repair_turns` repair turns that show the model the
+    validator's errors. Successful answers are cached on disk; errors never are. Every call is
+    written to `<run_dir>/exchanges.jsonl` (secrets redacted) and added to the ledger; the budget
+    is checked before every call.
+
+    Failures are replies with `error`, never exceptions; the exceptions are BudgetExceeded (raised
+    by `gather`/`chat_many` once in-flight calls are finished and recorded) and ConfigError (no
+    model for a role).
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        config: FramesConfig,
+        *,
+        run_dir: Path | None = None,
+        use_cache: bool = True,
+        sim_world: SimWorld | None = None,
+    ):
+        self.workspace = workspace
+        self.config = config
+        self.run_dir = Path(run_dir) if run_dir else None
+        redactor = self._redact = Redactor()
+        self.ledger = Ledger(
+            config.budget.max_tokens, config.budget.max_usd, self.run_dir / "ledger.json" if self.run_dir else None
+        )
+        self.audit = AuditLog(self.run_dir / "exchanges.jsonl", redactor) if self.run_dir else None
+        self.cache = ResponseCache(workspace.cache_dir, redactor) if use_cache and config.llm.cache else None
+        self._ctx = providers.register(
+            providers.ProviderContext(workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world))
+        )
+        self._pool: ThreadPoolExecutor | None = None
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._schema_support: dict[str, bool] = {}
+
+    # --- public API -----------------------------------------------------------------------------
+
+    def model_for(self, role: str) -> str:
+        """The model string of `role` (`models.<role>` in frames.yaml).
+
+        Raises:
+            ConfigError: the role has no model configured (exit code 2).
+        """
+        model = getattr(self.config.models, role, None)
+        if not model:
+            raise ConfigError(f"no model configured for this role: set `models.{role}` in frames.yaml", None)
+        return model
+
+    async def achat(self, request: ChatRequest) -> ChatReply:
+        """Answer one request (cache, semaphore, retries, repair turn, ledger, audit).
+
+        Raises:
+            BudgetExceeded: the budget was spent before a model call this request needed.
+            ConfigError: no model for `request.role`.
+        """
+        model = self.model_for(request.role)
+        key = request_key(model, request.messages, self._params(request), request.sample)
+        if self.cache is not None:
+            entry = self.cache.get(key)
+            if entry is not None:
+                self.ledger.record_cached(request.role)
+                return ChatReply(request, entry["text"], entry.get("data"), Usage.from_dict(entry["usage"]), cached=True, repaired=entry.get("repaired", False))
+        async with self._semaphore():
+            reply = await self._answer(request, model)
+        if reply.ok and self.cache is not None:
+            entry = {"model": model, "text": reply.text, "data": reply.data, "usage": reply.usage.to_dict(), "repaired": reply.repaired}
+            await asyncio.get_running_loop().run_in_executor(self._executor(), self.cache.put, key, entry)
+        elif not reply.ok:
+            self.ledger.record_failed(request.role)
+        return reply
+
+    def chat(self, request: ChatRequest) -> ChatReply:
+        """`achat` for one request from synchronous code."""
+        return self.gather(self.achat, [request])[0]
+
+    def chat_many(self, requests: Sequence[ChatRequest]) -> list[ChatReply]:
+        """Answer `requests` concurrently; replies in the same order."""
+        return self.gather(self.achat, requests)
+
+    def gather(self, fn: Callable[[T], Awaitable[R]], items: Sequence[T]) -> list[R]:
+        """Run `fn(item)` for every item in one event loop; results in order.
+
+        Every task runs to its end before anything is raised, so finished calls are cached and
+        recorded; the ledger is saved after the batch.
+
+        Raises:
+            BudgetExceeded: some task hit the budget (the other tasks finished first).
+            Exception: the first other exception a task raised.
+        """
+
+        async def run() -> list[Any]:
+            return await asyncio.gather(*(fn(item) for item in items), return_exceptions=True)
+
+        try:
+            results = asyncio.run(run())
+        finally:
+            self.ledger.save()
+        for exc in (r for r in results if isinstance(r, BaseException)):
+            if isinstance(exc, BudgetExceeded):
+                raise exc
+        for exc in (r for r in results if isinstance(r, BaseException)):
+            raise exc
+        return results
+
+    def close(self) -> None:
+        """Release worker threads, the audit file and the provider context (idempotent)."""
+        providers.unregister(self._ctx)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        if self.audit is not None:
+            self.audit.close()
+
+    def __enter__(self) -> ModelClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- one request --------------------------------------------------------------------------
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # A semaphore belongs to one event loop, and every gather runs its own loop.
+        loop = asyncio.get_running_loop()
+        sem = self._semaphores.get(loop)
+        if sem is None:
+            sem = self._semaphores[loop] = asyncio.Semaphore(self.config.llm.concurrency)
+        return sem
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.config.llm.concurrency + 2, thread_name_prefix="frames-llm")
+        return self._pool
+
+    def _params(self, request: ChatRequest) -> dict[str, Any]:
+        llm = self.config.llm
+        return {"temperature": llm.temperature, "max_tokens": llm.max_output_tokens, "schema": request.schema}
+
+    async def _answer(self, request: ChatRequest, model: str) -> ChatReply:
+        """Call the model, then validate and repair; the reply carries all turns' usage."""
+        from frames_cli.llm.prompts import render
+        from frames_cli.llm.structured import AnswerError, parse_answer
+
+        usage = Usage()
+        messages = list(request.messages)
+        attempts = 0
+        for repair in range(self.config.llm.repair_turns + 1):
+            turn, n = await self._call(request, model, messages, usage)
+            attempts += n
+            if turn.error is not None:
+                return ChatReply(request, None, None, usage, error=turn.error, attempts=attempts)
+            if request.schema is None:
+                return ChatReply(request, turn.text, None, usage, attempts=attempts)
+            try:
+                data = parse_answer(turn.text, request.schema)
+            except AnswerError as exc:
+                errors = exc.errors + (["the reply was cut off at the output token limit"] if turn.finish_reason == "length" else [])
+                messages += [
+                    {"role": "assistant", "content": turn.text or ""},
+                    {"role": "user", "content": render("repair", errors="\n".join(f"- {e}" for e in errors))},
+                ]
+                continue
+            return ChatReply(request, turn.text, data, usage, attempts=attempts, repaired=repair > 0)
+        return ChatReply(request, None, None, usage, error=f"invalid answer after {self.config.llm.repair_turns} repair turn(s): {'; '.join(errors)}", attempts=attempts)
+
+    async def _call(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage) -> tuple[_Turn, int]:
+        """One model turn with retries. Returns the turn and the number of calls made.
+
+        Raises:
+            BudgetExceeded: before a call, when the budget is spent.
+        """
+        litellm = providers.litellm_module()
+        import openai
+
+        retriable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError, asyncio.TimeoutError)
+        llm = self.config.llm
+        spool = model.startswith(providers.SPOOL_PREFIX + "/")
+        timeout = self.config.spool.timeout_s + 2 * self.config.spool.poll_s if spool else llm.timeout_s
+        max_retries = 0 if spool else llm.max_retries
+        loop = asyncio.get_running_loop()
+        error = ""
+        for attempt in range(max_retries + 1):
+            if attempt:
+                delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - 1))
+                await asyncio.sleep(delay / 2 + random.uniform(0, delay / 2))
+            self.ledger.check()
+            job = functools.partial(self._complete, litellm, request, model, messages, attempt, timeout, usage)
+            try:
+                text, finish = await asyncio.wait_for(loop.run_in_executor(self._executor(), job), timeout + _GRACE_S)
+                return _Turn(text, finish, None), attempt + 1
+            except retriable as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            except openai.APIError as exc:  # the base of every litellm provider error
+                return _Turn(None, None, self._redact(f"{model}: {type(exc).__name__}: {exc}")), attempt + 1
+        return _Turn(None, None, self._redact(f"{model}: gave up after {max_retries + 1} attempt(s); last error: {error}")), max_retries + 1
+
+    def _complete(self, litellm: Any, request: ChatRequest, model: str, messages: list[dict[str, Any]], attempt: int, timeout: float, usage: Usage) -> tuple[str | None, str | None]:
+        """One litellm call in a worker thread; records ledger and audit whatever the outcome."""
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "timeout": timeout,
+            "temperature": self.config.llm.temperature,
+            "max_tokens": self.config.llm.max_output_tokens,
+            "metadata": {providers.CTX_KEY: self._ctx, providers.ATTEMPT_KEY: attempt, providers.SAMPLE_KEY: request.sample},
+            # litellm's own logging callbacks: we keep our own audit log and need no second copy.
+            "no-log": True,
+        }
+        if not model.startswith((providers.SIM_PREFIX + "/", providers.SPOOL_PREFIX + "/")):
+            kwargs["drop_params"] = True
+            if self.config.llm.api_base:
+                kwargs["api_base"] = self.config.llm.api_base
+            if request.schema is not None and self._supports_schema(litellm, model):
+                kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema}}
+        start = time.monotonic()
+        record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
+        try:
+            response = litellm.completion(**kwargs)
+        except Exception as exc:
+            record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
+            self._log(record)
+            raise
+        choice = response.choices[0]
+        raw = getattr(response, "usage", None)
+        call_usage = Usage(getattr(raw, "prompt_tokens", 0) or 0, getattr(raw, "completion_tokens", 0) or 0, response._hidden_params.get("response_cost"))
+        self.ledger.record_call(request.role, call_usage)
+        usage.add(call_usage)
+        record.update(
+            reply=choice.message.content,
+            finish_reason=choice.finish_reason,
+            usage=call_usage.to_dict(),
+            system_fingerprint=getattr(response, "system_fingerprint", None),
+            seconds=round(time.monotonic() - start, 4),
+        )
+        self._log(record)
+        return choice.message.content, choice.finish_reason
+
+    def _log(self, record: dict[str, Any]) -> None:
+        if self.audit is not None:
+            record["time"] = time.time()
+            self.audit.write(record)
+
+    def _supports_schema(self, litellm: Any, model: str) -> bool:
+        if model not in self._schema_support:
+            self._schema_support[model] = bool(litellm.supports_response_schema(model=model))
+        return self._schema_support[model]
+
+
+def _load_world(workspace: Workspace, config: FramesConfig, given: SimWorld | None) -> SimWorld:
+    if given is not None:
+        return given
+    from frames_cli.sim.world import SimWorld
+
+    return SimWorld.from_workspace(workspace, config)

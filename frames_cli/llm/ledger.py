@@ -1,0 +1,113 @@
+"""The spend ledger of a run: calls, tokens and USD per role, and the hard budget check."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from frames_cli.errors import BudgetExceeded
+from frames_cli.llm.types import Usage
+from frames_cli.workspace.atomic import atomic_write_json
+
+
+@dataclass
+class RoleTotals:
+    """Totals of one role.
+
+    Attributes:
+        calls: model calls made (each retry and repair turn counts; cache hits do not).
+        cached: requests served from the cache (free).
+        failed: requests that ended with an error.
+        prompt_tokens / completion_tokens: tokens of the calls made.
+        cost_usd: USD of the calls whose price litellm knows.
+        unpriced_calls: calls whose price was unknown (their cost is missing from `cost_usd`).
+    """
+
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+
+
+class Ledger:
+    """What a run has spent, per role, with the budget limits of `frames.yaml` (`budget.*`).
+
+    Thread-safe. `check()` is called before every model call: when the tokens or USD spent reach a
+    limit it raises BudgetExceeded, so a run stops between calls; calls already in flight still
+    finish and are recorded (the total may pass the limit by at most their size).
+    """
+
+    def __init__(self, max_tokens: int | None = None, max_usd: float | None = None, path: Path | None = None):
+        self.max_tokens = max_tokens
+        self.max_usd = max_usd
+        self.path = path
+        self.roles: dict[str, RoleTotals] = {}
+        self._lock = threading.Lock()
+        if path is not None and Path(path).exists():
+            self._load(Path(path))
+
+    def _load(self, path: Path) -> None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        self.roles = {role: RoleTotals(**totals) for role, totals in data.get("roles", {}).items()}
+
+    def _role(self, role: str) -> RoleTotals:
+        return self.roles.setdefault(role, RoleTotals())
+
+    def record_call(self, role: str, usage: Usage) -> None:
+        """Add one model call's usage (tokens, USD) to `role`."""
+        with self._lock:
+            totals = self._role(role)
+            totals.calls += 1
+            totals.prompt_tokens += usage.prompt_tokens
+            totals.completion_tokens += usage.completion_tokens
+            if usage.cost_usd is None:
+                totals.unpriced_calls += 1
+            else:
+                totals.cost_usd += usage.cost_usd
+
+    def record_cached(self, role: str) -> None:
+        with self._lock:
+            self._role(role).cached += 1
+
+    def record_failed(self, role: str) -> None:
+        with self._lock:
+            self._role(role).failed += 1
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(t.prompt_tokens + t.completion_tokens for t in self.roles.values())
+
+    @property
+    def total_usd(self) -> float:
+        return sum(t.cost_usd for t in self.roles.values())
+
+    def check(self) -> None:
+        """Raise BudgetExceeded when a limit is reached; otherwise return.
+
+        Raises:
+            BudgetExceeded: tokens spent ≥ `budget.max_tokens` or USD spent ≥ `budget.max_usd`.
+        """
+        if self.max_tokens is not None and self.total_tokens >= self.max_tokens:
+            raise BudgetExceeded(f"token budget spent: {self.total_tokens} of budget.max_tokens = {self.max_tokens}")
+        if self.max_usd is not None and self.total_usd >= self.max_usd:
+            raise BudgetExceeded(f"USD budget spent: ${self.total_usd:.4f} of budget.max_usd = ${self.max_usd}")
+
+    def to_dict(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "roles": {role: asdict(t) for role, t in sorted(self.roles.items())},
+                "total_tokens": self.total_tokens,
+                "total_usd": self.total_usd,
+                "budget": {"max_tokens": self.max_tokens, "max_usd": self.max_usd},
+            }
+
+    def save(self) -> None:
+        """Write `ledger.json` atomically (no-op without a path)."""
+        if self.path is not None:
+            atomic_write_json(self.path, self.to_dict())

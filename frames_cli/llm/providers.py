@@ -1,0 +1,130 @@
+"""Our litellm custom providers (`frames-sim/`, `spool/`): one-time set-up, per-client context, replies."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from frames_cli.sim.world import SimWorld
+    from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
+
+SIM_PREFIX = "frames-sim"
+SPOOL_PREFIX = "spool"
+SIM_ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldstart")
+#: USD per token registered with litellm for `frames-sim/<role>` so cost accounting runs offline;
+#: a small hosted model's list price (0.15 $ / 0.60 $ per million input / output tokens).
+SIM_PRICE = {"input_cost_per_token": 0.15e-6, "output_cost_per_token": 0.60e-6, "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0}
+#: Metadata keys the client sends along each call (litellm hands `metadata` to custom providers).
+CTX_KEY, ATTEMPT_KEY, SAMPLE_KEY = "frames_ctx", "frames_attempt", "frames_sample"
+
+#: Characters per token: OpenAI's rule of thumb for English text ("one token ≈ 4 characters").
+CHARS_PER_TOKEN = 4
+
+def approx_tokens(text: str) -> int:
+    """Token count of `text`, estimated as ⌈characters / 4⌉ (cheap; within ~20 % of BPE on English)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+_lock = threading.Lock()
+_installed = False
+_contexts: dict[str, ProviderContext] = {}
+
+
+@dataclass
+class ProviderContext:
+    """What our providers need from the client that calls them.
+
+    Attributes:
+        root: the workspace root (the spool folder is relative to it).
+        simulator / spool: those sections of frames.yaml.
+        load_world: builds the simulator's world; called at most once, on first use.
+    """
+
+    root: Path
+    simulator: SimulatorConfig
+    spool: SpoolConfig
+    load_world: Callable[[], SimWorld]
+    _world: SimWorld | None = field(default=None, repr=False)
+    _world_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def world(self) -> SimWorld:
+        with self._world_lock:
+            if self._world is None:
+                self._world = self.load_world()
+            return self._world
+
+
+def litellm_module() -> Any:
+    """Import litellm once, configured: local price table (no download), quiet, our providers in.
+
+    Importing litellm costs seconds, so only code that is about to call a model calls this.
+    """
+    global _installed
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    with _lock:
+        if not _installed:
+            from frames_cli.llm.spool import SpoolProvider
+            from frames_cli.sim.provider import SimProvider
+
+            litellm.suppress_debug_info = True
+            others = [p for p in (litellm.custom_provider_map or []) if p.get("provider") not in (SIM_PREFIX, SPOOL_PREFIX)]
+            litellm.custom_provider_map = others + [
+                {"provider": SIM_PREFIX, "custom_handler": SimProvider()},
+                {"provider": SPOOL_PREFIX, "custom_handler": SpoolProvider()},
+            ]
+            litellm.register_model(
+                {f"{SIM_PREFIX}/{role}": {**SIM_PRICE, "litellm_provider": SIM_PREFIX, "mode": "chat"} for role in SIM_ROLES}
+            )
+            _installed = True
+    return litellm
+
+
+def register(context: ProviderContext) -> str:
+    """Make `context` reachable from provider calls; returns the key the client sends as metadata."""
+    key = uuid.uuid4().hex
+    _contexts[key] = context
+    return key
+
+
+def unregister(key: str) -> None:
+    _contexts.pop(key, None)
+
+
+def context_of(litellm_params: dict[str, Any] | None) -> tuple[ProviderContext, dict[str, Any]]:
+    """The context and metadata of one provider call.
+
+    Raises:
+        litellm.BadRequestError: the call did not come through a live ModelClient.
+    """
+    metadata = (litellm_params or {}).get("metadata") or {}
+    context = _contexts.get(metadata.get(CTX_KEY, ""))
+    if context is None:
+        import litellm
+
+        raise litellm.BadRequestError("frames providers are called through frames' ModelClient only", model="", llm_provider="frames")
+    return context, metadata
+
+
+def make_response(model: str, text: str, finish_reason: str, prompt_tokens: int, completion_tokens: int, *, fingerprint: str | None = None, cost_usd: float | None = None) -> Any:
+    """A litellm ModelResponse with explicit usage (litellm needs it to price the reply).
+
+    `cost_usd`, when given, is stored as litellm's `response_cost`, which litellm then uses as is.
+    """
+    from litellm.types.utils import ModelResponse, Usage
+
+    response = ModelResponse(
+        model=model,
+        choices=[{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
+        system_fingerprint=fingerprint,
+    )
+    response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens)
+    if cost_usd is not None:
+        response._hidden_params["response_cost"] = cost_usd
+    return response

@@ -1,0 +1,67 @@
+"""The spool provider `spool/<name>`: a person or program answers request files in a folder."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from litellm.llms.custom_llm import CustomLLM
+
+from frames_cli.llm.providers import approx_tokens, SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
+from frames_cli.workspace.atomic import atomic_write_json
+
+
+def spool_id(name: str, messages: list[dict[str, Any]], sample: int) -> str:
+    """Stable id of a request: the same question gets the same files (an answer survives a restart)."""
+    blob = json.dumps([name, messages, sample], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:20]
+
+
+class SpoolProvider(CustomLLM):
+    """Writes `<spool.dir>/<id>.request.json` and waits for `<id>.answer.txt` (the raw reply text).
+
+    The request file holds the model name, the messages and the name of the answer file. The
+    answer is taken once it is non-empty and unchanged for one poll (`spool.poll_s`), so an editor
+    saving in place is not read half-way; programs should write a temporary file and rename it.
+    No answer within `spool.timeout_s` raises litellm's Timeout (the client does not retry it: a
+    person who did not answer will not answer faster when asked again). Usage is estimated at
+    ⌈characters / 4⌉ tokens; the cost is unknown.
+    """
+
+    def completion(self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, **kwargs: Any) -> Any:
+        import litellm
+
+        context, metadata = context_of(litellm_params)
+        folder = context.root / context.spool.dir
+        rid = spool_id(model, messages, int(metadata.get(SAMPLE_KEY, 0)))
+        answer = folder / f"{rid}.answer.txt"
+        request = folder / f"{rid}.request.json"
+        if not answer.exists():
+            created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            atomic_write_json(request, {"id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name, "messages": messages})
+        text = _wait(answer, context.spool.timeout_s, context.spool.poll_s)
+        if text is None:
+            raise litellm.Timeout(f"spool: no answer in {answer} after {context.spool.timeout_s} s", model=model, llm_provider=SPOOL_PREFIX)
+        prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
+        return make_response(f"{SPOOL_PREFIX}/{model}", text, "stop", approx_tokens(prompt), approx_tokens(text))
+
+    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
+
+
+def _wait(path: Path, timeout_s: float, poll_s: float) -> str | None:
+    """The text of `path` once it exists, is non-empty and stopped growing; None at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    last = -1
+    while time.monotonic() < deadline:
+        size = path.stat().st_size if path.exists() else 0
+        if size and size == last:
+            return path.read_text(encoding="utf-8")
+        last = size
+        time.sleep(poll_s)
+    return None

@@ -1,0 +1,83 @@
+"""JSON answers: extraction from chatty or fenced replies and JSON-Schema validation."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+_DECODER = json.JSONDecoder()
+# Validators are built once per schema object (schemas are module constants in llm/schemas.py).
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+# More errors than this only lengthen the repair prompt.
+MAX_ERRORS = 5
+
+
+class AnswerError(ValueError):
+    """The reply holds no JSON answer, or the answer does not match the schema.
+
+    Attributes:
+        errors: one line per problem, shown to the model in the repair turn.
+    """
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("; ".join(errors))
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value a reply carries: the whole text, else a fenced block, else the first object.
+
+    Chatty replies ("Sure! Here is the answer: {...}") and ```json fences are both accepted; when
+    several candidates parse, the first fenced block wins, then the first top-level object or array.
+
+    Raises:
+        AnswerError: no parseable JSON object or array in `text`.
+    """
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        pass
+    for block in _FENCE.findall(text):
+        try:
+            return json.loads(block)
+        except ValueError:
+            continue
+    for match in re.finditer(r"[{\[]", text):
+        try:
+            value, _ = _DECODER.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        return value
+    raise AnswerError(["the reply contains no JSON object (it may be truncated or malformed)"])
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    held = _VALIDATORS.get(id(schema))
+    if held is None or held[0] is not schema:
+        import jsonschema
+
+        cls = jsonschema.validators.validator_for(schema)
+        held = (schema, cls(schema))
+        _VALIDATORS[id(schema)] = held
+    return held[1]
+
+
+def parse_answer(text: str | None, schema: dict[str, Any]) -> Any:
+    """Extract the JSON answer from `text` and validate it against `schema`.
+
+    Returns:
+        The parsed JSON value.
+
+    Raises:
+        AnswerError: no JSON, or schema violations (at most MAX_ERRORS, each `at <path>: <message>`).
+    """
+    if not text:
+        raise AnswerError(["the reply is empty"])
+    data = extract_json(text)
+    errors = sorted(_validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise AnswerError([f"at {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:MAX_ERRORS]])
+    return data

@@ -1,0 +1,86 @@
+"""The data that crosses the model layer: ChatRequest in, ChatReply (with Usage) out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One question to the model of a role.
+
+    Attributes:
+        role: "executor", "diagnoser", "rewriter", "generator", "judge" or "coldstart"; picks
+            `config.models.<role>`.
+        messages: OpenAI-style chat messages (`{"role": ..., "content": str}`), sent as they are.
+        schema: JSON Schema the answer must match (see `llm/schemas.py`); None = free text.
+        sample: index of an independent sample of the same request (pass@k); part of the cache key.
+        tag: free label for the audit log (e.g. a case id); not part of the cache key.
+    """
+
+    role: str
+    messages: list[dict[str, Any]]
+    schema: dict[str, Any] | None = None
+    sample: int = 0
+    tag: str = ""
+
+
+@dataclass
+class Usage:
+    """Tokens and money one reply cost.
+
+    Attributes:
+        prompt_tokens / completion_tokens: as the provider reported them (tokens).
+        cost_usd: US dollars as litellm priced it; None when the model's price is unknown.
+    """
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: Usage) -> None:
+        """Add `other` in place; a known cost plus an unknown one stays the known part."""
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), data.get("cost_usd"))
+
+
+@dataclass
+class ChatReply:
+    """The outcome of one ChatRequest: an answer or a recorded failure, never an exception.
+
+    Attributes:
+        text: the model's final reply text (None when no reply came).
+        data: the parsed, schema-valid JSON answer when `request.schema` was given, else None.
+        usage: tokens and cost of every model turn spent on this request (repair turn included).
+        cached: served from the on-disk cache; no model was called.
+        error: why the request failed (after retries or the repair turn); None on success.
+        attempts: model calls made (retries and the repair turn count; 0 for a cache hit).
+        repaired: the answer became valid only after the repair turn.
+    """
+
+    request: ChatRequest
+    text: str | None
+    data: Any
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False
+    error: str | None = None
+    attempts: int = 0
+    repaired: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None

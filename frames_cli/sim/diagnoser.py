@@ -1,0 +1,72 @@
+"""Simulated diagnoser: per failure, the real fix with probability p_insight, else a spurious edit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frames_cli.sim import reading
+from frames_cli.sim.base import SimCall
+from frames_cli.sim.matching import ranked, skill_text
+
+#: Plausible rules that fix nothing in a policy domain: what an unlucky diagnoser proposes.
+SPURIOUS_RULES = (
+    "Greet the customer by name at the start of every reply.",
+    "Keep every reply under five sentences.",
+    "Thank the customer before closing the conversation.",
+    "Use a friendly and professional tone throughout.",
+    "Summarise the request back to the customer before answering.",
+    "Offer further help at the end of each reply.",
+    "Avoid technical jargon when explaining a decision.",
+    "Mention the policy section a decision is based on.",
+)
+
+
+def quote_rule(sentence: str) -> str:
+    """The proposal wording the rewriter simulator applies: `Add the rule: "<sentence>"`."""
+    return f'Add the rule: "{sentence.replace(chr(34), chr(39))}"'
+
+
+def behave(call: SimCall) -> dict[str, Any]:
+    """DIAGNOSIS JSON: one proposal per failure of the `Failures:` block.
+
+    With probability p_insight the proposal adds the failure's evidence sentences to the skill that
+    best matches them (same relevance function as the executor's skill loading); otherwise, or when
+    the failure has no evidence, it adds a spurious rule to a skill drawn at random.
+    """
+    failures = reading.json_after(call.prompt, "Failures")
+    blocks = reading.skill_blocks(call.prompt)
+    if not isinstance(failures, list) or not blocks:
+        return {"proposals": []}
+    skills = [(b.name, skill_text(b.name, b.attrs.get("description") or b.text)) for b in blocks]
+    proposals = []
+    for failure in failures:
+        if not isinstance(failure, dict) or "case_id" not in failure:
+            continue
+        case_id = str(failure["case_id"])
+        evidence = _evidence(failure, call)
+        rng = call.rng(case_id, "insight")
+        best = ranked(" ".join([_text(failure.get("input")), *evidence]), skills) if evidence else []
+        if best and rng.random() < call.config.p_insight:
+            skill = best[0][0]
+            change = " ".join(quote_rule(s) for s in evidence)
+            rationale = f"The skill does not state the rule that decides {case_id}."
+        else:
+            skill = rng.choice(blocks).name
+            change = quote_rule(rng.choice(SPURIOUS_RULES))
+            rationale = f"The reply in {case_id} may have confused the customer."
+        proposals.append({"skill": skill, "change": change, "rationale": rationale, "case_ids": [case_id]})
+    return {"proposals": proposals}
+
+
+def _evidence(failure: dict[str, Any], call: SimCall) -> list[str]:
+    diagnosis = failure.get("diagnosis")
+    if isinstance(diagnosis, dict) and isinstance(diagnosis.get("evidence"), list):
+        return [str(e) for e in diagnosis["evidence"] if str(e).strip()]
+    case = call.world.get(str(failure["case_id"]))
+    return list(case.diagnosis.evidence) if case else []
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("text", ""))
+    return "" if value is None else str(value)

@@ -1,0 +1,54 @@
+"""The simulator's sense of text: evidence coverage and skill relevance."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from frames_cli.ingest.text import sentences, tokens
+
+#: An evidence sentence counts as present when one sentence of the skill text holds at least this
+#: share of its distinct content words (stop words dropped, crude stems): 0.7 tolerates a rewriter's
+#: rewording of a few words but not a different rule that shares the topic.
+FOUND_THRESHOLD = 0.7
+
+
+def sentence_found(sentence: str, candidates: Sequence[frozenset[str]]) -> bool:
+    """Whether `sentence` is (fuzzily) one of `candidates` (token sets of the text's sentences)."""
+    wanted = set(tokens(sentence))
+    if not wanted:
+        return True
+    need = FOUND_THRESHOLD * len(wanted)
+    return any(len(wanted & cand) >= need for cand in candidates)
+
+
+def sentence_sets(text: str) -> list[frozenset[str]]:
+    """Token sets of the sentences of `text` (input of `sentence_found` and `coverage`)."""
+    return [frozenset(tokens(s)) for s in sentences(text)]
+
+
+def coverage(evidence: Sequence[str], text: str) -> float:
+    """Share (0..1) of the evidence sentences found in `text`; 1.0 when there is no evidence.
+
+    A case without evidence depends on nothing the skills could say, so knowledge is not its limit.
+    """
+    if not evidence:
+        return 1.0
+    sets = sentence_sets(text)
+    return sum(sentence_found(e, sets) for e in evidence) / len(evidence)
+
+
+def ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple[str, int]]:
+    """Candidates (key, text) that share words with `query`, most shared distinct words first.
+
+    The one relevance function of the simulator: the executor picks skills to load with it and the
+    diagnoser picks the skill to fix with it, so an insightful fix lands where the executor looks.
+    Ties keep the candidates' order.
+    """
+    wanted = set(tokens(query))
+    scored = [(key, len(wanted & set(tokens(text)))) for key, text in candidates]
+    return sorted((s for s in scored if s[1] > 0), key=lambda s: -s[1])
+
+
+def skill_text(name: str, description: str) -> str:
+    """The text a skill is matched on: its name (hyphens as spaces) and its description."""
+    return f"{name.replace('-', ' ')} {description}"

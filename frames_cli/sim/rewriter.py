@@ -1,0 +1,82 @@
+"""Simulated rewriter: applies the blueprint's quoted rules, sometimes forgets a rule or pads."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any, Iterator
+
+from frames_cli.sim import reading
+from frames_cli.sim.base import SimCall
+from frames_cli.sim.matching import sentence_found, sentence_sets
+
+_QUOTED_RULE = re.compile(r'Add the rule: "([^"]+)"')
+_OPEN, _CLOSE = "<!-- frames:protected -->", "<!-- /frames:protected -->"
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+#: Filler a verbose model adds: true, harmless and costly (the cost objective should reject it).
+PADDING = (
+    "Read the whole request carefully before acting, and make sure you understand what the customer "
+    "wants. Take your time and double-check each step. Be polite, clear and thorough at all times, "
+    "and explain your reasoning when it helps the customer."
+)
+
+
+def behave(call: SimCall) -> dict[str, Any]:
+    """REWRITE JSON for the `target="true"` block.
+
+    With probability p_forget (p_forget_anchored when `Anchor cases:` is non-empty) drops one
+    existing rule sentence outside protected regions; appends each quoted rule of the `Blueprint:`
+    block not yet in the body; then with probability p_verbose appends a padding paragraph.
+    """
+    target = next((b for b in reading.skill_blocks(call.prompt) if b.attrs.get("target") == "true"), None)
+    if target is None:
+        return {"body": ""}
+    lines = target.text.split("\n")
+    cfg = call.config
+    anchored = bool(reading.json_after(call.prompt, "Anchor cases"))
+    rng = call.rng(target.name, "rewrite")
+    # Forget before adding, so only a rule that was already there can be lost.
+    if rng.random() < (cfg.p_forget_anchored if anchored else cfg.p_forget):
+        _forget_one(lines, rng)
+    existing = sentence_sets(target.text)
+    for rule in dict.fromkeys(_quoted_rules(reading.json_after(call.prompt, "Blueprint"))):
+        if not sentence_found(rule, existing):
+            lines.append(f"- {rule}")
+    if rng.random() < cfg.p_verbose:
+        lines += ["", PADDING]
+    return {"body": "\n".join(lines).strip("\n") + "\n"}
+
+
+def _quoted_rules(blueprint: Any) -> Iterator[str]:
+    """Every `Add the rule: "..."` sentence in any string of the blueprint JSON."""
+    if isinstance(blueprint, str):
+        yield from _QUOTED_RULE.findall(blueprint)
+    elif isinstance(blueprint, dict):
+        for value in blueprint.values():
+            yield from _quoted_rules(value)
+    elif isinstance(blueprint, list):
+        for value in blueprint:
+            yield from _quoted_rules(value)
+
+
+def _forget_one(lines: list[str], rng: random.Random) -> None:
+    """Remove one sentence from a text line outside protected regions (headings and markers kept)."""
+    candidates, protected = [], False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped == _OPEN:
+            protected = True
+        elif stripped == _CLOSE:
+            protected = False
+        elif not protected and stripped and not stripped.startswith(("#", "<!--", "```")):
+            candidates.append(i)
+    if not candidates:
+        return
+    index = rng.choice(candidates)
+    parts = _SENTENCE.split(lines[index])
+    if len(parts) > 1:
+        del parts[rng.randrange(len(parts))]
+        lines[index] = " ".join(parts)
+    else:
+        del lines[index]

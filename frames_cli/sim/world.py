@@ -1,0 +1,42 @@
+"""The simulator's world: the workspace's cases, indexed by id, read once per client."""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
+    from frames_cli.workspace.config import FramesConfig
+    from frames_cli.workspace.layout import Workspace
+
+
+@dataclass
+class SimWorld:
+    """What the simulated models "know": every case with its expected answer and evidence.
+
+    The executor simulator finds its case by the `Case id:` line of the prompt; the judge grades
+    against `task.expected`. The world is read once and shared by every call of a client.
+    """
+
+    cases: dict[str, Case] = field(default_factory=dict)
+
+    @classmethod
+    def from_cases(cls, cases: Iterable[Case]) -> SimWorld:
+        return cls({c.id: c for c in cases})
+
+    @classmethod
+    def from_workspace(cls, workspace: Workspace, config: FramesConfig) -> SimWorld:
+        """The cases matched by `eval.cases` (a glob relative to the workspace root).
+
+        Raises:
+            InputError: a case file is malformed (path and line in the message).
+        """
+        from frames_cli.formats.case import load_cases
+
+        paths = sorted(glob.glob(str(workspace.root / config.eval.cases)))
+        return cls.from_cases(load_cases(p for p in paths if p.endswith((".yaml", ".yml", ".jsonl"))))
+
+    def get(self, case_id: str | None) -> Case | None:
+        return self.cases.get(case_id) if case_id else None

@@ -1,0 +1,75 @@
+"""Secrets never reach the audit log or the cache; the spool provider round trip."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from frames_cli.llm.audit import REDACTED, Redactor
+from frames_cli.llm.client import ChatRequest, ModelClient
+from frames_cli.llm.schemas import REWRITE
+
+ENV_KEY = "sk-proj-PLANTEDenvKEY0123456789abcdef"
+MESSAGE_KEY = "sk-ant-PLANTEDmsgKEY9876543210zyxwv"
+
+
+def test_planted_keys_are_redacted_in_log_and_cache(sim_workspace, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    # The rewriter echoes the target body, so the key reaches the reply (and the cache) too.
+    body = f"Use the key {MESSAGE_KEY} and {ENV_KEY} for the booking system."
+    prompt = f'Blueprint:\n```json\n[]\n```\n\n<skill name="keys" target="true">\n{body}\n</skill>'
+    with ModelClient(sim_workspace.workspace, sim_workspace.config, run_dir=sim_workspace.run_dir) as client:
+        reply = client.chat(ChatRequest("rewriter", [{"role": "user", "content": prompt}], schema=REWRITE))
+    assert reply.ok and MESSAGE_KEY in reply.data["body"]  # the live answer is untouched
+    stored = [sim_workspace.run_dir / "exchanges.jsonl", *sim_workspace.workspace.cache_dir.rglob("*.json")]
+    assert len(stored) == 2
+    for path in stored:
+        text = path.read_text()
+        assert ENV_KEY not in text and MESSAGE_KEY not in text and "PLANTED" not in text
+        assert REDACTED in text
+
+
+def test_redactor_patterns():
+    redact = Redactor({"MY_SERVICE_TOKEN": "tok_abcdefgh12345", "HOME": "/root", "SHORT_KEY": "1"})
+    text = redact("tok_abcdefgh12345 AKIAABCDEFGHIJKLMNOP Bearer abc.def-123456 api_key=zzzzzzzzzz /root 1")
+    assert text == f"{REDACTED} {REDACTED} Bearer {REDACTED} api_key={REDACTED} /root 1"
+
+
+def answer_requests(folder, stop: threading.Event) -> None:
+    """A program acting as the model: answers each request file with a rewrite of its message count."""
+    while not stop.is_set():
+        for request in folder.glob("*.request.json") if folder.exists() else []:
+            data = json.loads(request.read_text())
+            answer = folder / data["answer_file"]
+            if not answer.exists():
+                tmp = answer.with_suffix(".tmp")
+                tmp.write_text(json.dumps({"body": f"answered {len(data['messages'])} message(s)"}))
+                tmp.rename(answer)
+        time.sleep(0.005)
+
+
+def test_spool_round_trip(sim_workspace):
+    config = sim_workspace.configured(models={"rewriter": "spool/person"}, spool={"timeout_s": 10.0, "poll_s": 0.01})
+    folder = sim_workspace.workspace.root / config.spool.dir
+    stop = threading.Event()
+    person = threading.Thread(target=answer_requests, args=(folder, stop))
+    person.start()
+    try:
+        with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
+            reply = client.chat(ChatRequest("rewriter", [{"role": "user", "content": "Rewrite it."}], schema=REWRITE))
+    finally:
+        stop.set()
+        person.join()
+    assert reply.ok and reply.data == {"body": "answered 1 message(s)"}
+    (request,) = folder.glob("*.request.json")
+    assert json.loads(request.read_text())["model"] == "spool/person"
+    assert reply.usage.prompt_tokens > 0 and reply.usage.cost_usd is None
+    assert client.ledger.roles["rewriter"].unpriced_calls == 1
+
+
+def test_spool_timeout_is_reported_without_retry(sim_workspace):
+    config = sim_workspace.configured(models={"judge": "spool/person"}, spool={"timeout_s": 0.05, "poll_s": 0.01})
+    with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
+        reply = client.chat(ChatRequest("judge", [{"role": "user", "content": "Grade it."}]))
+    assert not reply.ok and reply.attempts == 1 and "no answer" in reply.error
