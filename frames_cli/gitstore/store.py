@@ -83,8 +83,11 @@ class GitStore:
         """Open the repository containing `root`; `self.root` becomes its top-level folder.
 
         Raises:
-            GitError: `root` is not inside a git work tree.
+            GitError: `root` is not a folder inside a git work tree.
         """
+        if not Path(root).is_dir():
+            # GitPython would run git in the process's folder instead, and find some other repository.
+            raise GitError(f"{root}: no such folder")
         try:
             top = Git(Path(root).resolve()).rev_parse("--show-toplevel")
         except (GitCommandError, OSError) as exc:
@@ -157,7 +160,7 @@ class GitStore:
     ) -> str:
         """Commit `parent`'s tree with `changes` applied, without touching the index or working tree.
 
-        The tree is built in a temporary index (`GIT_INDEX_FILE` in a temporary folder), so the
+        Empty `changes` give a commit with the parent's tree. The tree is built in a temporary index (`GIT_INDEX_FILE` in a temporary folder), so the
         user's `.git/index`, files and branch are untouched; the commit is reachable only from `ref`.
 
         Args:

@@ -22,9 +22,13 @@ def test_resolve_rejects_options_and_unknown(git_repo, bad):
         GitStore(git_repo.root).resolve(bad)
 
 
-def test_not_a_repository(tmp_path):
+def test_not_a_repository(tmp_path, git_repo, monkeypatch):
     with pytest.raises(GitError, match="not a git repository"):
         GitStore(tmp_path)
+    # Run from inside a repository: a missing folder must not silently open that one.
+    monkeypatch.chdir(git_repo.root)
+    with pytest.raises(GitError, match="no such folder"):
+        GitStore(tmp_path / "missing")
 
 
 def test_read_files_reads_committed_tree_not_working_tree(git_repo):
