@@ -1,0 +1,1 @@
+"""Scoring an agent on cases: checks, metrics, the evaluation run, the regression pool and reports."""

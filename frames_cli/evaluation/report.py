@@ -1,0 +1,118 @@
+"""Presenting an EvalReport: a rich table for people, Markdown for pull requests, JUnit XML for CI."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+from frames_cli.evaluation.runner import CategoryStats, EvalReport
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+MAX_FAILURES_SHOWN = 20
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _cost(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def _rows(report: EvalReport) -> list[tuple[str, CategoryStats]]:
+    return [*report.per_category().items(), ("overall", report.overall())]
+
+
+def _headers(report: EvalReport) -> list[str]:
+    k = report.samples
+    return ["category", "cases", "passed", "pass rate"] + ([f"pass@{k}", f"pass^{k}"] if k > 1 else [])
+
+
+def _cells(report: EvalReport, stats: CategoryStats) -> list[str]:
+    cells = [str(stats.n_cases), f"{stats.passed}/{stats.n_results}", _pct(stats.pass_rate)]
+    return cells + ([_pct(stats.pass_at_k), _pct(stats.pass_hat_k)] if report.samples > 1 else [])
+
+
+def _cost_line(report: EvalReport) -> str:
+    return (
+        f"mean tokens per case: {report.mean_prompt_tokens:.0f} prompt + {report.mean_completion_tokens:.0f} completion"
+        f" = {report.mean_tokens:.0f}; cost: {_cost(report.cost_usd)}"
+    )
+
+
+def table(report: EvalReport, title: str = "evaluation") -> RenderableType:
+    """A rich renderable: one row per category and an overall row, then cost and the failures."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table(title=title, show_lines=False)
+    for i, header in enumerate(_headers(report)):
+        grid.add_column(header, justify="left" if i == 0 else "right")
+    rows = _rows(report)
+    for name, stats in rows:
+        grid.add_row(name, *_cells(report, stats), style="bold" if name == "overall" else None)
+    parts: list[RenderableType] = [grid, Text(_cost_line(report))]
+    failures = report.failures()
+    if failures:
+        parts.append(Text(f"failures ({len(failures)}):", style="bold"))
+        for r in failures[:MAX_FAILURES_SHOWN]:
+            parts.append(Text(f"  {_label(report, r.case_id, r.sample)} [{r.category}]: {r.reason}"))
+        if len(failures) > MAX_FAILURES_SHOWN:
+            parts.append(Text(f"  … and {len(failures) - MAX_FAILURES_SHOWN} more (see --json)"))
+    return Group(*parts)
+
+
+def _label(report: EvalReport, case_id: str, sample: int) -> str:
+    return f"{case_id} (sample {sample})" if report.samples > 1 else case_id
+
+
+def markdown(report: EvalReport, title: str = "frames eval") -> str:
+    """A Markdown summary: the per-category table, the cost line and the failures (for a PR comment)."""
+    headers = _headers(report)
+    lines = [f"## {title}", "", "| " + " | ".join(headers) + " |", "|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|"]
+    for name, stats in _rows(report):
+        label = f"**{name}**" if name == "overall" else name
+        lines.append("| " + " | ".join([label, *_cells(report, stats)]) + " |")
+    lines += ["", _cost_line(report), ""]
+    failures = report.failures()
+    if failures:
+        lines.append(f"### Failures ({len(failures)})")
+        lines.append("")
+        for r in failures[:MAX_FAILURES_SHOWN]:
+            reason = r.reason.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"- `{_label(report, r.case_id, r.sample)}` ({r.category}): {reason}")
+        if len(failures) > MAX_FAILURES_SHOWN:
+            lines.append(f"- … and {len(failures) - MAX_FAILURES_SHOWN} more")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def junit_xml(report: EvalReport, name: str = "frames") -> str:
+    """JUnit XML: one `<testsuite>` per category, one `<testcase>` per case (and sample when k > 1).
+
+    A failing case carries `<failure message=reason>`; an agent or judge failure (crash, timeout,
+    bad JSON, model error) is an `<error>` instead, so CI tells broken runs from wrong answers.
+    """
+    root = ET.Element("testsuites", name=name)
+    groups: dict[str, list] = {}
+    for r in report.results:
+        groups.setdefault(r.category, []).append(r)
+    total = failures = errors = 0
+    for category in sorted(groups):
+        results = groups[category]
+        n_err = sum(1 for r in results if not r.passed and r.error)
+        n_fail = sum(1 for r in results if not r.passed and not r.error)
+        suite = ET.SubElement(root, "testsuite", name=category, tests=str(len(results)), failures=str(n_fail), errors=str(n_err))
+        for r in results:
+            case = ET.SubElement(suite, "testcase", classname=category, name=_label(report, r.case_id, r.sample))
+            if not r.passed:
+                ET.SubElement(case, "error" if r.error else "failure", message=r.reason).text = r.reason
+        total, failures, errors = total + len(results), failures + n_fail, errors + n_err
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", str(errors))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,232 @@
+"""`evaluate`: run the agent on cases (k samples each), check every answer, and summarise per category."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from frames_cli.evaluation.checks import LOCAL_CHECKS, RubricCheck, Verdict
+from frames_cli.evaluation.metrics import mean_over_cases, pass_at_k, pass_hat_k
+from frames_cli.llm.types import Usage
+
+if TYPE_CHECKING:
+    from frames_cli.executor.base import AgentResult, Executor
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.llm.client import ModelClient
+
+#: Called after each sample round with (results done, results in all).
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class CaseResult:
+    """One case, one sample.
+
+    Attributes:
+        passed: the check passed (False when the agent or the judge failed).
+        reason: the check's one-line explanation, or the failure.
+        usage: agent and judge tokens and USD for this case and sample.
+        error: the agent's or judge's failure (crash, timeout, bad JSON, model error); None otherwise.
+        trajectory: the agent's steps, for diagnosis.
+    """
+
+    case_id: str
+    category: str
+    sample: int
+    passed: bool
+    reason: str
+    output: Any = None
+    skills_used: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id, "category": self.category, "sample": self.sample, "passed": self.passed,
+            "reason": self.reason, "output": self.output, "skills_used": self.skills_used,
+            "usage": self.usage.to_dict(), "error": self.error, "trajectory": self.trajectory,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CaseResult:
+        return cls(**{**d, "usage": Usage.from_dict(d.get("usage") or {})})
+
+
+@dataclass
+class CategoryStats:
+    """Results of one category (or of all cases).
+
+    Attributes:
+        n_cases: distinct cases; n_results: cases × samples; passed: passing results.
+        pass_rate: passed / n_results (0..1).
+        pass_at_k / pass_hat_k: mean over cases with k = the number of samples; None when k = 1.
+    """
+
+    n_cases: int
+    n_results: int
+    passed: int
+    pass_rate: float
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+
+
+def _stats(results: Sequence[CaseResult], k: int) -> CategoryStats:
+    per_case: dict[str, list[bool]] = {}
+    for r in results:
+        per_case.setdefault(r.case_id, []).append(r.passed)
+    counts = [(len(v), sum(v)) for v in per_case.values()]
+    passed = sum(c for _, c in counts)
+    usable = [(n, c) for n, c in counts if n >= k]
+    return CategoryStats(
+        n_cases=len(per_case),
+        n_results=len(results),
+        passed=passed,
+        pass_rate=passed / len(results) if results else 0.0,
+        pass_at_k=mean_over_cases(usable, k, pass_at_k) if k > 1 else None,
+        pass_hat_k=mean_over_cases(usable, k, pass_hat_k) if k > 1 else None,
+    )
+
+
+@dataclass
+class EvalReport:
+    """All results of one evaluation and the summaries `frames eval`, the gate and the front use.
+
+    Attributes:
+        results: one per case and sample, in case order then sample order.
+        samples: k, the samples per case.
+    """
+
+    results: list[CaseResult]
+    samples: int = 1
+
+    def per_category(self) -> dict[str, CategoryStats]:
+        """category → stats, categories sorted by name."""
+        groups: dict[str, list[CaseResult]] = {}
+        for r in self.results:
+            groups.setdefault(r.category, []).append(r)
+        return {cat: _stats(groups[cat], self.samples) for cat in sorted(groups)}
+
+    def overall(self) -> CategoryStats:
+        """Stats over every case (case-weighted)."""
+        return _stats(self.results, self.samples)
+
+    @property
+    def pass_rate(self) -> float:
+        """Passing results / all results (0..1)."""
+        return self.overall().pass_rate
+
+    def _mean(self, attr: str) -> float:
+        return sum(getattr(r.usage, attr) for r in self.results) / len(self.results) if self.results else 0.0
+
+    @property
+    def mean_prompt_tokens(self) -> float:
+        """Mean prompt tokens per case and sample (agent + judge)."""
+        return self._mean("prompt_tokens")
+
+    @property
+    def mean_completion_tokens(self) -> float:
+        """Mean completion tokens per case and sample (agent + judge)."""
+        return self._mean("completion_tokens")
+
+    @property
+    def mean_tokens(self) -> float:
+        """Mean prompt + completion tokens per case and sample: the FRAMES cost objective."""
+        return self.mean_prompt_tokens + self.mean_completion_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Total USD where the price is known; None when no result has a price."""
+        costs = [r.usage.cost_usd for r in self.results if r.usage.cost_usd is not None]
+        return sum(costs) if costs else None
+
+    def failures(self) -> list[CaseResult]:
+        """The failing results, in order."""
+        return [r for r in self.results if not r.passed]
+
+    def to_json(self) -> dict[str, Any]:
+        """Summary and results as JSON-ready data (the `--json` output and `report.json`)."""
+        stats = lambda s: vars(s).copy()  # noqa: E731
+        return {
+            "samples": self.samples,
+            "overall": stats(self.overall()),
+            "per_category": {cat: stats(s) for cat, s in self.per_category().items()},
+            "mean_prompt_tokens": self.mean_prompt_tokens,
+            "mean_completion_tokens": self.mean_completion_tokens,
+            "mean_tokens": self.mean_tokens,
+            "cost_usd": self.cost_usd,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalReport:
+        """Rebuild a report from `to_json` output (summaries are recomputed from the results)."""
+        return cls([CaseResult.from_dict(r) for r in data["results"]], int(data.get("samples", 1)))
+
+
+def evaluate(
+    cases: Sequence[Case],
+    skills: SkillSet,
+    executor: Executor,
+    *,
+    samples: int = 1,
+    judge: ModelClient | None = None,
+    progress: Progress | None = None,
+) -> EvalReport:
+    """Run `executor` on `cases` `samples` times each with `skills`, blind, and check every answer.
+
+    The executor only ever gets `Case.agent_view()`. Local checks (exact, set, contains) run here;
+    rubric checks go to `judge` in one batch per sample.
+
+    Raises:
+        ValueError: `samples` < 1, or rubric cases without a `judge`.
+        BudgetExceeded: from the model layer, when the run's budget is spent.
+    """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    if judge is None and any(c.task.check.kind == "rubric" for c in cases):
+        raise ValueError("rubric checks need a judge model client")
+    views = [c.agent_view() for c in cases]
+    by_sample: list[list[CaseResult]] = []
+    for sample in range(samples):
+        agent_results = executor.run(views, skills, sample)
+        if len(agent_results) != len(cases):
+            raise ValueError(f"executor returned {len(agent_results)} results for {len(cases)} cases")
+        by_sample.append(_check_all(cases, agent_results, sample, judge))
+        if progress:
+            progress((sample + 1) * len(cases), samples * len(cases))
+    results = [by_sample[s][i] for i in range(len(cases)) for s in range(samples)]
+    return EvalReport(results, samples)
+
+
+def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], sample: int, judge: ModelClient | None) -> list[CaseResult]:
+    verdicts: list[Verdict | None] = [None] * len(cases)
+    rubric_at: list[int] = []
+    for i, (case, result) in enumerate(zip(cases, agent_results)):
+        if result.error is not None:
+            verdicts[i] = Verdict(False, f"agent failed: {result.error}", error=result.error)
+        elif case.task.check.kind == "rubric":
+            rubric_at.append(i)
+        else:
+            verdicts[i] = LOCAL_CHECKS[case.task.check.kind].check(case, result.output)
+    if rubric_at:
+        assert judge is not None
+        rubric = RubricCheck(judge)
+        replies = judge.chat_many([rubric.request(cases[i], agent_results[i].output, sample) for i in rubric_at])
+        for i, reply in zip(rubric_at, replies):
+            verdicts[i] = rubric.verdict(reply)
+    out = []
+    for case, result, verdict in zip(cases, agent_results, verdicts):
+        assert verdict is not None
+        usage = Usage(result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.cost_usd)
+        usage.add(verdict.usage)
+        out.append(
+            CaseResult(
+                case_id=case.id, category=case.category, sample=sample, passed=verdict.passed, reason=verdict.reason,
+                output=result.output, skills_used=list(result.skills_used), usage=usage,
+                error=verdict.error, trajectory=result.trajectory,
+            )
+        )
+    return out

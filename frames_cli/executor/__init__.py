@@ -1,0 +1,1 @@
+"""The agent under test: the built-in LLM agent and the command agent, behind one protocol."""

@@ -1,0 +1,100 @@
+"""The built-in agent under test: one LLM conversation per case, catalog first, skills loaded by id.
+
+Turn 1 shows the catalog (`executor_catalog` prompt); the model replies `{"load": [ids]}` or answers
+at once. Unknown ids are refused and the model is asked again (`executor_retry`); known ones are
+shown as `<skill id=".." name="..">` blocks (`executor_answer`). The answer is
+`{"answer": ..., "skills_used": [...]}` (schema EXECUTOR_STEP). Every turn is a trajectory step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from frames_cli.evaluation.checks import request_text
+from frames_cli.executor.base import AgentResult
+from frames_cli.executor.catalog import Catalog
+from frames_cli.llm.prompts import render
+from frames_cli.llm.schemas import EXECUTOR_STEP
+from frames_cli.llm.types import ChatRequest, Usage
+
+if TYPE_CHECKING:
+    from frames_cli.formats.case import AgentCase
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.llm.client import ModelClient
+    from frames_cli.workspace.config import ExecutorConfig
+
+
+class BuiltinExecutor:
+    """The built-in agent (DESIGN §5), on the model of role `executor`.
+
+    Args:
+        client: the model layer (cache, retries, ledger, audit).
+        config: `executor` settings: `max_skill_loads` skills per case at most, `max_turns` turns
+            spent asking for skills at most (then the case fails: "no answer").
+    """
+
+    def __init__(self, client: ModelClient, config: ExecutorConfig):
+        self.client = client
+        self.max_loads = config.max_skill_loads
+        self.max_turns = config.max_turns
+
+    def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0) -> list[AgentResult]:
+        """Run every case concurrently (one event loop); results in case order. See `Executor`."""
+        catalog = Catalog.of(skills)
+        listing = catalog.text()
+
+        async def one(case: AgentCase) -> AgentResult:
+            return await self._conversation(case, catalog, listing, sample)
+
+        return self.client.gather(one, list(cases))
+
+    async def _conversation(self, case: AgentCase, catalog: Catalog, listing: str, sample: int) -> AgentResult:
+        first = render(
+            "executor_catalog",
+            case_id=case.id,
+            catalog=listing,
+            request=request_text(case.input),
+            answer_format=case.answer_format or "JSON",
+            max_loads=self.max_loads,
+        )
+        messages: list[dict[str, Any]] = [{"role": "user", "content": first}]
+        usage, trajectory, loaded = Usage(), [], []
+        state = f"catalog of {len(catalog.ids)} skills"
+        asks = 0
+        while True:
+            reply = await self.client.achat(ChatRequest("executor", list(messages), EXECUTOR_STEP, sample=sample, tag=case.id))
+            usage.add(reply.usage)
+            if not reply.ok:
+                trajectory.append(_step(trajectory, state, "model call", f"failed: {reply.error}"))
+                return AgentResult(case.id, None, [], usage, trajectory, error=f"model: {reply.error}")
+            data = reply.data
+            if "answer" in data:
+                used = catalog.names(data.get("skills_used") or [])
+                trajectory.append(_step(trajectory, state, {"answer": data["answer"], "skills_used": used}, "answered"))
+                return AgentResult(case.id, data["answer"], used, usage, trajectory)
+            if asks == self.max_turns:
+                trajectory.append(_step(trajectory, state, {"load": data["load"]}, "refused: no turns left"))
+                return AgentResult(case.id, None, [], usage, trajectory, error=f"no answer after {self.max_turns} turns of loading skills")
+            asks += 1
+            follow_up, result = self._load(case, catalog, data["load"], loaded)
+            trajectory.append(_step(trajectory, state, {"load": data["load"]}, result))
+            state = f"catalog of {len(catalog.ids)} skills; loaded: {', '.join(catalog.ids[i] for i in loaded) or 'none'}"
+            messages += [{"role": "assistant", "content": reply.text or ""}, {"role": "user", "content": follow_up}]
+
+    def _load(self, case: AgentCase, catalog: Catalog, requested: list[str], loaded: list[str]) -> tuple[str, str]:
+        """The next user message for a load request, and the step's result; extends `loaded`."""
+        known, unknown = catalog.resolve(requested)
+        if unknown:
+            text = render("executor_retry", case_id=case.id, unknown=", ".join(unknown), valid=", ".join(catalog.ids))
+            return text, f"refused unknown ids: {', '.join(unknown)}"
+        new = [sid for sid in known if sid not in loaded][: max(self.max_loads - len(loaded), 0)]
+        loaded.extend(new)
+        skipped = [sid for sid in known if sid not in new]
+        blocks = "\n\n".join(catalog.block(sid) for sid in new) or f"(none: at most {self.max_loads} skills per case, all loaded)"
+        result = f"loaded {', '.join(catalog.ids[s] for s in new) or 'nothing'}" + (f"; not loaded {', '.join(skipped)}" if skipped else "")
+        return render("executor_answer", case_id=case.id, skills=blocks), result
+
+
+def _step(trajectory: list[dict[str, Any]], state: str, action: Any, result: str) -> dict[str, Any]:
+    return {"step": len(trajectory) + 1, "state": state, "action": action, "result": result}
