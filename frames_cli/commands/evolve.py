@@ -1,9 +1,102 @@
-"""`frames evolve` (being built; see the open issue)."""
+"""`frames evolve`: run (or resume) the evolution loop and print the deploy menu."""
 
 from __future__ import annotations
 
+from typing import Annotated, Optional
+
 import typer
+
+from frames_cli.commands.common import JsonOption, RepoOption, guarded
+
+# Conventional shell codes for a run stopped by a signal (128 + signal number); a stop file or a
+# stopping rule is a normal end (0).
+_SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
 
 
 def register(app: typer.Typer) -> None:
-    """Add `frames evolve` to `app` (not yet built: registers nothing)."""
+    """Add `frames evolve` to `app`."""
+
+    @app.command("evolve")
+    @guarded
+    def evolve(
+        repo: RepoOption = None,
+        base: Annotated[str, typer.Option("--base", help="Revision whose skills are S0.")] = "HEAD",
+        resume: Annotated[Optional[str], typer.Option("--resume", help="Resume this run id.", show_default=False)] = None,
+        max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="Override evolution.max_rounds.", show_default=False)] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Override evolution.seed (new runs).", show_default=False)] = None,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")] = False,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Evolve the skills: diagnose failures, vote, rewrite, gate per category against S0, keep the Pareto front.
+
+        Never touches your branch, index or working tree: candidates are commits under
+        refs/frames/runs/<run>/, the best one becomes branch frames/<run>. Resumes an unfinished run
+        of the same base without paying again for finished model calls. Stops after
+        `evolution.patience` rounds without a new front member, at `evolution.max_rounds`, when the
+        budget is spent, on `touch .frames/STOP`, or on SIGINT/SIGTERM (after the current step).
+
+        Exit codes: 0 done, 1 run-time failure, 2 bad input, 75 another run holds the lock,
+        130/143 stopped by SIGINT/SIGTERM (resumable).
+        """
+        from frames_cli.commands.output import console, emit_json, err_console
+        from frames_cli.evolution.driver import EvolveOptions
+        from frames_cli.evolution.driver import evolve as run_evolve
+        from frames_cli.evolution.report import menu_json, menu_table
+        from frames_cli.workspace.layout import Workspace
+
+        ws = Workspace.open(repo)
+        options = EvolveOptions(base=base, resume=resume, max_rounds=max_rounds, seed=seed, use_cache=not no_cache)
+        with _Progress(err_console(), quiet=json_out) as bar:
+            outcome = run_evolve(ws, options, on_event=bar.event, progress=bar.advance)
+        state = outcome.state
+        if json_out:
+            emit_json({**menu_json(state, outcome.menu), "branch": outcome.branch, "resumed": outcome.resumed,
+                       "status": state.status, "stop_reason": state.stop_reason, "reports": {k: str(v) for k, v in outcome.reports.items()}})
+        else:
+            out = console()
+            out.print(menu_table(state, outcome.menu))
+            stop = f"{state.status} ({state.stop_reason})" if state.stop_reason else state.status
+            out.print(f"run {state.run_id}: {stop}; {state.round} rounds, {state.spend_tokens} tokens")
+            best = state.best()
+            if outcome.branch and best is not None:
+                out.print(f"review branch: {outcome.branch}  (frames review {state.run_id}/{best.id})")
+            elif state.status == "finished":
+                out.print("no candidate beat S0; no review branch was made")
+            if state.status == "stopped":
+                out.print("the run is resumable: run `frames evolve` again")
+        if state.status == "stopped" and state.stop_reason in _SIGNAL_EXIT:
+            raise typer.Exit(_SIGNAL_EXIT[state.stop_reason])
+
+
+class _Progress:
+    """Progress on stderr: each loop event as a line, and a bar for the evaluation in progress."""
+
+    def __init__(self, console, quiet: bool):  # type: ignore[no-untyped-def]
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = console
+        self.quiet = quiet
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=console, transient=True, disable=quiet)
+        self.task = None
+
+    def __enter__(self) -> "_Progress":
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+    def event(self, message: str) -> None:
+        """A loop event: printed, and the bar restarts for the evaluation it may announce."""
+        if self.quiet:
+            return
+        self.console.print(f"[dim]{message}[/]")
+        if self.task is not None:
+            self.bar.remove_task(self.task)
+        self.task = self.bar.add_task(message, total=None)
+
+    def advance(self, done: int, total: int) -> None:
+        """Cases checked so far in the current evaluation (the runner's progress callback)."""
+        if self.task is not None:
+            self.bar.update(self.task, completed=done, total=total)

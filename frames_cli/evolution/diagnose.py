@@ -174,7 +174,7 @@ def diagnose(
         records = [by_id[c].to_prompt() for c in batch]
         user = render(
             "diagnoser_user",
-            skills=skill_blocks(skills),
+            skills=skill_blocks(skills.values()),
             skill_names=", ".join(skills),
             failures=json_block(records),
             answer_format=DIAGNOSIS_FORMAT,

@@ -45,12 +45,21 @@ class EvolveOptions:
 
 @dataclass
 class EvolveOutcome:
-    """How a run ended: its state, whether it was resumed, its review branch (None if no child beat S0)."""
+    """How a run ended.
+
+    Attributes:
+        state: the run's final state.
+        resumed: the run was resumed rather than started.
+        branch: the review branch `frames/<run>` (None when no child beat S0).
+        menu: the deploy menu rows (evolution/report.py MenuRow, one per front member).
+        reports: {"json" | "markdown" | "junit": path} of the run reports.
+    """
 
     state: RunState
     resumed: bool
     branch: str | None
-    run_dir: Path
+    menu: list[Any]
+    reports: dict[str, Path]
 
 
 def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], None] = lambda _m: None,
@@ -92,11 +101,14 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             EvolutionRun(ctx, state, memory, settings, base_files).run()
         finally:
             restore()
+            ctx.client.close()
         from frames_cli.evolution.commit import publish_best
+        from frames_cli.evolution.report import deploy_menu, write_run_reports
 
-        branch = publish_best(store, state) if state.status == "finished" or state.best() else None
+        branch = publish_best(store, state)
         ctx.checkpointer.save(state, memory)
-        return EvolveOutcome(state, resumed, branch, run_dir(ws, run_id))
+        reports = write_run_reports(ws, store, state)
+        return EvolveOutcome(state, resumed, branch, deploy_menu(state, store), reports)
 
 
 def _open_state(ws: Workspace, config: FramesConfig, options: EvolveOptions, run_id: str, base_sha: str) -> tuple[RunState, LoopMemory, bool]:
@@ -146,13 +158,13 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
-    from frames_cli.executor.catalog import make_executor, make_judge
     from frames_cli.llm.client import ModelClient
 
     folder = run_dir(ws, state.run_id)
     folder.mkdir(parents=True, exist_ok=True)
     client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache)
-    executor, judge = make_executor(ws, config, client), make_judge(ws, config, client)
+    executor = _executor(ws, config, client)
+    judge = client if config.models.judge else None
     pool = RegressionPool.load(ws)
     reports: dict[str, Any] = {}
 
@@ -183,6 +195,16 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         on_event=on_event,
     )
     return ctx, pool
+
+
+def _executor(ws: Workspace, config: FramesConfig, client: Any) -> Any:
+    """The agent under test that `executor.kind` names (registry.EXECUTORS)."""
+    from frames_cli.registry import EXECUTORS
+
+    cls = EXECUTORS.load(config.executor.kind)
+    if config.executor.kind == "command":
+        return cls(config.executor.command, config.executor.timeout_s, concurrency=config.llm.concurrency, cwd=ws.root)
+    return cls(client, config.executor)
 
 
 def _summarise(report: Any) -> Evaluation:

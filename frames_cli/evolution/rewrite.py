@@ -138,7 +138,7 @@ def rewriter_messages(skill: Skill | None, blueprint: Blueprint, anchors: Sequen
     ]
     user = render(
         "rewriter_user",
-        name=target.name,
+        skill_name=target.name,
         description=target.description or "(new skill: write one)",
         target=skill_block(target, target=True),
         blueprint=json_block(blueprint.to_json()),
