@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from frames_cli.commands import ingest_feedback
 from frames_cli.commands.common import JsonOption, RepoOption, guarded
 
 if TYPE_CHECKING:
@@ -91,6 +92,11 @@ def tau2(
 #: Every `frames ingest` subcommand as (name, function); a converter adds its line here.
 SUBCOMMANDS: list[tuple[str, Callable[..., Any]]] = [
     ("tau2", tau2),
+    ("review-log", ingest_feedback.review_log),
+    ("trace", ingest_feedback.trace),
+    ("cases", ingest_feedback.cases),
+    ("amendment", ingest_feedback.amendment),
+    ("generate", ingest_feedback.generate),
 ]
 
 

@@ -1,0 +1,256 @@
+"""The feedback subcommands of `frames ingest`: review-log, trace, cases, amendment, generate.
+
+Each is listed in `commands/ingest.py` `SUBCOMMANDS`. They parse options, build the converter and
+hand over to `ingest/pipeline.py`. Bad rows are printed as `path:line: error: ...` on stderr and
+skipped; the command still exits 0 when good rows were imported. `--strict` makes any bad row
+exit 2 with nothing written; a file where no row is good also exits 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from frames_cli.commands.common import JsonOption, RepoOption
+
+if TYPE_CHECKING:
+    from frames_cli.ingest.pipeline import IngestReport
+    from frames_cli.workspace.layout import Workspace
+
+MapOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--map", help="FIELD=COLUMN, repeatable or comma-separated: which column holds a field.", show_default=False),
+]
+FormatOption = Annotated[
+    Optional[str], typer.Option("--format", help="csv, tsv, jsonl or yaml (default: from the file suffix).", show_default=False)
+]
+OutOption = Annotated[
+    Optional[Path], typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: cases/<source>.yaml.", show_default=False)
+]
+StrictOption = Annotated[bool, typer.Option("--strict", help="Import nothing when any row is bad (exit 2).")]
+CasesOption = Annotated[
+    Optional[int], typer.Option("--cases", min=0, help="Most cases to generate (default: ingest.generated_per_section per section).", show_default=False)
+]
+
+
+def _print(report: IngestReport, as_json: bool) -> None:
+    from frames_cli.commands.output import console, emit_json, err_console
+
+    err = err_console()
+    for problem in report.problems:
+        err.print(str(problem), markup=False)
+    if as_json:
+        emit_json(report.to_json())
+        return
+    out = console()
+    data = report.to_json()
+    if report.stored is not None:
+        cats = ", ".join(f"{c} {n}" for c, n in data["categories"].items())
+        out.print(f"wrote {data['cases']} cases to {data['written']}" + (f"  ({cats})" if cats else ""), markup=False)
+    for item in data["merged"]:
+        out.print(f"duplicate: {item['case']} is {item['into']} (source added to its also_from)", markup=False)
+    for path in data["updated_files"]:
+        out.print(f"updated {path} (also_from)", markup=False)
+    for text, skills in report.priors:
+        where = ", ".join(skills) if skills else "no skill matched well enough: kept under `unmatched`"
+        out.print(f"prior → {where}: {text}", markup=False)
+
+
+def _run_converter(ws: Workspace, converter: Any, out: Path | None, default_name: str, strict: bool, as_json: bool) -> None:
+    """Convert, refuse on --strict or when nothing is good, store, attach priors, print."""
+    from frames_cli.errors import InputError
+    from frames_cli.ingest import pipeline
+
+    cases = converter.convert()
+    advice = getattr(converter, "priors", [])
+    report = pipeline.IngestReport(problems=converter.problems)
+    pipeline.check_strict(report.problems, strict)
+    errors = [p for p in report.problems if p.severity == "error"]
+    if errors and not cases and not advice:
+        _print(report, as_json=False)
+        raise InputError(f"no good rows ({len(errors)} bad)", errors[0].location)
+    if cases:
+        report.stored = pipeline.store(ws, cases, out, default_name, replace=True)
+    report.priors = pipeline.attach_priors(ws, ws.config(), advice)
+    _print(report, as_json)
+
+
+def review_log(
+    file: Annotated[Path, typer.Argument(help="Review log: CSV, TSV, JSON Lines or YAML.")],
+    mapping: MapOption = None,
+    fmt: FormatOption = None,
+    out: OutOption = None,
+    strict: StrictOption = False,
+    repo: RepoOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Import a reviewer log: rejected rows → failing cases, approved rows → passing cases, advice → priors.
+
+    Fields (--map FIELD=COLUMN): input, output, verdict, correct, comment, category, reviewer,
+    skill, id, fields.NAME.
+    """
+    from frames_cli.ingest import pipeline
+    from frames_cli.ingest.records import parse_mapping
+    from frames_cli.ingest.review_log import FIELDS, ReviewLogConverter
+    from frames_cli.workspace.layout import Workspace
+
+    ws = Workspace.open(repo)
+    cfg = ws.config().ingest
+    converter = ReviewLogConverter(file, parse_mapping(mapping or [], FIELDS), fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category)
+    _run_converter(ws, converter, out, f"review-log-{file.stem}", strict, json_out)
+
+
+def trace(
+    file: Annotated[Path, typer.Argument(help="Agent traces, one JSON object per line (steps or OpenAI messages).")],
+    mapping: MapOption = None,
+    out: OutOption = None,
+    strict: StrictOption = False,
+    repo: RepoOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Import agent traces: failures → cases with a trajectory excerpt, successes → passing cases.
+
+    Fields (--map FIELD=KEY): input, steps, messages, outcome, reward, label, expected, output,
+    category, id.
+    """
+    from frames_cli.ingest import pipeline
+    from frames_cli.ingest.records import parse_mapping
+    from frames_cli.ingest.trace import ALIASES, TraceConverter
+    from frames_cli.workspace.layout import Workspace
+
+    ws = Workspace.open(repo)
+    cfg = ws.config().ingest
+    converter = TraceConverter(file, parse_mapping(mapping or [], tuple(ALIASES)), pipeline.workspace_policy(ws),
+                               cfg.evidence_match, cfg.delayed_failure_steps, cfg.category)
+    _run_converter(ws, converter, out, f"trace-{file.stem}", strict, json_out)
+
+
+def cases(
+    file: Annotated[Path, typer.Argument(help="Cases as CSV, TSV, JSON Lines or YAML rows.")],
+    mapping: MapOption = None,
+    fmt: FormatOption = None,
+    check: Annotated[Optional[str], typer.Option("--check", help="Check kind of rows that name none.", show_default=False)] = None,
+    out: OutOption = None,
+    strict: StrictOption = False,
+    repo: RepoOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Import cases from a table with a field mapping.
+
+    Fields (--map FIELD=COLUMN): input, expected, category, check, answer_format, evidence, notes,
+    symptom, id, fields.NAME.
+    """
+    from frames_cli.ingest.generic import FIELDS, GenericConverter
+    from frames_cli.ingest.records import parse_mapping
+    from frames_cli.workspace.layout import Workspace
+
+    ws = Workspace.open(repo)
+    cfg = ws.config().ingest
+    converter = GenericConverter(file, parse_mapping(mapping or [], FIELDS), fmt, cfg.category, check)
+    _run_converter(ws, converter, out, f"import-{file.stem}", strict, json_out)
+
+
+def amendment(
+    old: Annotated[Optional[Path], typer.Argument(help="The policy before the amendment.", show_default=False)] = None,
+    new: Annotated[Optional[Path], typer.Argument(help="The policy after it.", show_default=False)] = None,
+    git_range: Annotated[Optional[str], typer.Option("--git", help="A..B (or A, meaning A..HEAD): compare policies/ at two commits.", show_default=False)] = None,
+    file: Annotated[Optional[str], typer.Option("--file", help="Workspace path of the amended policy (default: NEW's path, or policies/<NEW's name>).", show_default=False)] = None,
+    n_cases: CasesOption = None,
+    out: OutOption = None,
+    repo: RepoOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Find the policy sections an amendment changed, the skills it makes stale, and generate cases for it.
+
+    Stale skills are reported, not edited: staleness follows from each skill's back-link hashes.
+    Cases are generated when `models.generator` is set (marked generated, reviewed: false).
+    """
+    from frames_cli.errors import InputError
+    from frames_cli.ingest import amendment as amend
+    from frames_cli.ingest import pipeline
+    from frames_cli.workspace.layout import Workspace
+
+    ws = Workspace.open(repo)
+    config = ws.config()
+    if (git_range is None) == (old is None or new is None):
+        raise InputError("give either OLD and NEW files or --git A..B")
+    if git_range is not None:
+        label, old_files, new_files = amend.git_versions(ws.root, ws.policies_dir, git_range)
+        prefix = f"{label} "
+    else:
+        name = file or (ws.relative(new) if ws.relative(new).startswith("policies/") else f"policies/{new.name}")
+        old_bytes, new_bytes = amend.read_pair(old, new)
+        old_files, new_files, prefix = {name: old_bytes}, {name: new_bytes}, ""
+    changes = [c for f in new_files for c in amend.section_changes(f, old_files[f], new_files[f])]
+    stale = amend.stale_skills(pipeline.workspace_skills(ws), new_files, changes)
+    report = pipeline.IngestReport(extra={
+        "changed_sections": [{"file": c.file, "heading": c.heading, "status": c.status, "lines": f"{c.unit.start}-{c.unit.end}",
+                              "added": c.added, "removed": c.removed} for c in changes],
+        "stale_skills": [{"skill": s.skill, "backlink": s.backlink.encode(), "reason": s.reason, "sections": s.sections} for s in stale],
+    })
+    units = [c.unit for c in changes if c.status != "removed"]
+    if units and config.models.generator and n_cases != 0:
+        limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(units)
+        generator = pipeline.generate(ws, config, units, limit, amend.KIND, prefix)
+        report.problems = generator.problems
+        report.extra["usage"] = generator.usage.to_dict()
+        if generator.cases:
+            report.stored = pipeline.store(ws, generator.cases, out, "amendment", replace=False)
+    elif units and not config.models.generator:
+        report.extra["note"] = "models.generator is not set: no cases generated"
+    if not json_out:
+        _print_amendment(report)
+    _print(report, json_out)
+
+
+def _print_amendment(report: IngestReport) -> None:
+    from frames_cli.commands.output import console
+
+    out = console()
+    for c in report.extra["changed_sections"]:
+        out.print(f"{c['status']}: {c['file']}:{c['lines']} {c['heading']}", markup=False)
+        for s in c["added"]:
+            out.print(f"  + {s}", markup=False)
+        for s in c["removed"]:
+            out.print(f"  - {s}", markup=False)
+    for s in report.extra["stale_skills"]:
+        where = f" (overlaps {', '.join(s['sections'])})" if s["sections"] else ""
+        out.print(f"stale: {s['skill']}: {s['reason']} at {s['backlink'].split(' sha256:')[0]}{where}", markup=False)
+    if "note" in report.extra:
+        out.print(report.extra["note"], markup=False)
+
+
+def generate(
+    n_cases: CasesOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List the uncovered sections and skills; call no model.")] = False,
+    out: OutOption = None,
+    repo: RepoOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Cold-start cases: ask the generator model for cases testing the policy sections and skills no case covers.
+
+    New cases are marked generated and `reviewed: false`: they count only once a person sets
+    `reviewed: true` in the case file (default cases/generated.yaml).
+    """
+    from frames_cli.ingest import pipeline
+    from frames_cli.workspace.layout import Workspace
+
+    ws = Workspace.open(repo)
+    config = ws.config()
+    uncovered = pipeline.coverage(ws, config).uncovered()
+    report = pipeline.IngestReport(extra={"uncovered": [{"ref": u.ref, "heading": u.heading} for u in uncovered]})
+    if not dry_run and uncovered:
+        limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(uncovered)
+        generator = pipeline.generate(ws, config, uncovered, limit, "generator")
+        report.problems = generator.problems
+        report.extra["usage"] = generator.usage.to_dict()
+        if generator.cases:
+            report.stored = pipeline.store(ws, generator.cases, out, "generated", replace=False)
+    if not json_out:
+        from frames_cli.commands.output import console
+
+        for u in report.extra["uncovered"]:
+            console().print(f"uncovered: {u['ref']} {u['heading']}", markup=False)
+    _print(report, json_out)

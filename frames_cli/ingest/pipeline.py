@@ -1,0 +1,131 @@
+"""Running converters against a workspace: store with duplicate folding, attach priors, generate, coverage.
+
+The `frames ingest` subcommands of the feedback converters are thin: they build a converter and
+call these functions, which hold the workspace side (what is read, what is written, in what order).
+Nothing is written when `strict` finds a bad row, and case files are written atomically.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frames_cli.errors import InputError
+from frames_cli.formats.case import Case
+from frames_cli.formats.policy import read_policies
+from frames_cli.formats.problems import Problem
+from frames_cli.formats.skill import SkillSet
+from frames_cli.ingest.dedup import StoreResult, case_files, store_cases
+from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
+from frames_cli.ingest.priors import Prior, SkillMatcher, attach, load_priors, save_priors
+from frames_cli.ingest.text import policy_sentences
+from frames_cli.workspace.config import FramesConfig
+from frames_cli.workspace.layout import Workspace
+
+
+@dataclass
+class IngestReport:
+    """What one `frames ingest` run did, for printing and `--json`.
+
+    Attributes:
+        stored: the case-file outcome (None when no case was produced).
+        problems: bad rows (errors) and warnings, with file and line, in file order.
+        priors: (advice text, skills it was attached to; empty = unmatched).
+        extra: converter-specific findings (the amendment's changed sections and stale skills).
+    """
+
+    stored: StoreResult | None = None
+    problems: list[Problem] = field(default_factory=list)
+    priors: list[tuple[str, list[str]]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        stored = self.stored
+        return {
+            "written": str(stored.path) if stored else None,
+            "cases": len(stored.written) if stored else 0,
+            "categories": dict(sorted(Counter(c.category for c in stored.written).items())) if stored else {},
+            "merged": [{"case": a, "into": b} for a, b in stored.merged] if stored else [],
+            "updated_files": [str(p) for p in stored.updated_files] if stored else [],
+            "priors": [{"text": t, "skills": s} for t, s in self.priors],
+            "problems": [{"location": str(p.location), "severity": p.severity, "message": p.message} for p in self.problems],
+            **self.extra,
+        }
+
+
+def workspace_policy(ws: Workspace) -> list[str]:
+    """Sentences of the workspace's policies (for grounding reviewers' rules in policy text)."""
+    return policy_sentences(ws.policies_dir)
+
+
+def workspace_skills(ws: Workspace) -> SkillSet:
+    """The skills that parse without errors (a broken skill must not stop an import; validate reports it)."""
+    return SkillSet.check_files(SkillSet.read_dir(ws.skills_dir), base=ws.root)[0]
+
+
+def check_strict(problems: Sequence[Problem], strict: bool) -> None:
+    """With `strict`, refuse to import anything when a row was bad.
+
+    Raises:
+        InputError: the first bad row (exit code 2), when `strict` and any problem is an error.
+    """
+    errors = [p for p in problems if p.severity == "error"]
+    if strict and errors:
+        raise InputError(f"{errors[0].message} ({len(errors)} bad row(s); nothing imported because of --strict)", errors[0].location)
+
+
+def store(ws: Workspace, cases: Sequence[Case], out: Path | None, default_name: str, *, replace: bool) -> StoreResult:
+    """Write `cases` to `out` (default `cases/<default_name>.yaml`), folding duplicates of any workspace case."""
+    return store_cases(ws.cases_dir, out or ws.cases_dir / f"{default_name}.yaml", cases, replace=replace)
+
+
+def attach_priors(ws: Workspace, config: FramesConfig, advice: Sequence[tuple[Prior, str | None]]) -> list[tuple[str, list[str]]]:
+    """Attach advice to the matching skills in `priors.yaml` (written only when something was added)."""
+    if not advice:
+        return []
+    matcher = SkillMatcher(workspace_skills(ws), config.ingest.prior_min_score, config.ingest.prior_max_skills)
+    priors = load_priors(ws.root)
+    placed = attach(priors, matcher, [p for p, _ in advice], [hint for _, hint in advice])
+    save_priors(ws.root, priors)
+    return [(p.text, skills) for (p, _), skills in zip(advice, placed)]
+
+
+def coverage(ws: Workspace, config: FramesConfig, cases: Sequence[Case] | None = None) -> Coverage:
+    """Which policy sections and unlinked skills the workspace's cases cover.
+
+    Unreviewed generated cases count as coverage: the generator must not ask again for a section
+    whose cases wait for review.
+
+    Raises:
+        InputError: a policy document cannot be read.
+    """
+    if cases is None:
+        from frames_cli.formats.case import check_case_files
+
+        cases = check_case_files(case_files(ws.cases_dir))[0]
+    units = section_units(read_policies(ws.root, ws.policies_dir)) + skill_units(workspace_skills(ws))
+    return compute_coverage(units, cases, config.ingest.evidence_match)
+
+
+def generate(ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: int, kind: str, ref_prefix: str = "") -> CaseGenerator:
+    """Ask the generator model for at most `limit` cases testing `units`.
+
+    Returns:
+        the finished generator: `cases` (validated), `problems` (failed calls, dropped cases) and
+        `usage` (tokens and USD of its calls).
+
+    Raises:
+        ConfigError: `models.generator` is not set.
+        BudgetExceeded: the run's budget ran out.
+    """
+    from frames_cli.formats.case import check_case_files
+    from frames_cli.llm.client import ModelClient
+
+    categories = sorted({c.category for c in check_case_files(case_files(ws.cases_dir))[0]})
+    with ModelClient(ws, config) as client:
+        generator = CaseGenerator(client.chat_many, config.ingest.evidence_match, config.ingest.generated_per_section, kind, ref_prefix)
+        generator.generate(units, categories, limit)
+    return generator
