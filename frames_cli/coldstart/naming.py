@@ -9,6 +9,8 @@ from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.skill import MAX_NAME
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
+# Section numbers ("2.1.1", "IV.", "A)") say where a heading sits, not what it is about.
+_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*[.)]|\d+(?:\.\d+)+|[IVXLC]+[.)]|[A-Z][.)])\s+(?=\S)")
 
 
 def slug(text: str, limit: int = MAX_NAME) -> str:
@@ -34,7 +36,7 @@ def _candidates(chunk: Chunk, stem: str) -> list[str]:
     """Names for `chunk`, most preferred first: the last heading, then longer heading paths, then
     the whole path prefixed by the file's stem. A general-rules chunk is named after its document."""
     suffix = _suffix(chunk)
-    heads = list(chunk.heading) if chunk.kind != "general" else [chunk.doc.title]
+    heads = [_NUMBERING.sub("", h) for h in (chunk.heading if chunk.kind != "general" else (chunk.doc.title,))]
     bases = [" ".join(heads[-k:]) for k in range(1, len(heads) + 1)] or [chunk.doc.title]
     bases.append(f"{stem} {bases[-1]}")
     out = []

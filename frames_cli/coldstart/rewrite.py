@@ -91,7 +91,7 @@ class ModelRewriter:
             feedback = "\nYour previous answer was rejected:\n" + "\n".join(f"- {e}" for e in errors) + "\nFix these problems and answer again.\n"
         prompt = render(
             "coldstart_rewrite",
-            name=skill.name,
+            skill_name=skill.name,
             description=skill.description,
             file=chunk.doc.file,
             lines=_lines_attr(chunk),

@@ -39,6 +39,7 @@ class Chunk:
         kind: "general" (the preamble) or "section".
         pieces: spans in document order.
         part: 1-based part number when a long span was split (0 otherwise); `parts` is how many.
+        bare: only headings, no rule text: never a skill of its own, always merged.
     """
 
     doc: PolicyDocument
@@ -47,6 +48,7 @@ class Chunk:
     pieces: list[Piece]
     part: int = 0
     parts: int = 0
+    bare: bool = False
 
     @property
     def content_lines(self) -> int:
@@ -129,13 +131,16 @@ def _cut_section(doc: PolicyDocument, section: Section, cfg: ColdstartConfig) ->
     if whole and (not section.children or _fits(doc, *whole, cfg)):
         return _span_chunks(doc, section.path, section.start, section.end, cfg, "section")
     chunks = _span_chunks(doc, section.path, section.start, section.own_end, cfg, "section")
+    if len(chunks) == 1 and chunks[0].content_lines <= doc.heading_lines(section):
+        chunks[0].bare = True
     for child in section.children:
         chunks.extend(_cut_section(doc, child, cfg))
     return chunks
 
 
 def _merge_small(chunks: list[Chunk], cfg: ColdstartConfig) -> list[Chunk]:
-    """Join each chunk under `min_lines` content lines to its next neighbour (the last to its previous).
+    """Join each chunk under `min_lines` content lines, or bare (headings only), to its next
+    neighbour (the last one to its previous).
 
     The joined chunk keeps the heading of the bigger side (the first on a tie), so a bare parent
     heading folds into its first child, and a short closing paragraph into the part before it.
@@ -144,21 +149,22 @@ def _merge_small(chunks: list[Chunk], cfg: ColdstartConfig) -> list[Chunk]:
     i = 0
     while len(chunks) > 1 and i < len(chunks):
         small = chunks[i]
-        if small.content_lines >= cfg.min_lines:
+        if small.content_lines >= cfg.min_lines and not small.bare:
             i += 1
             continue
         j = i + 1 if i + 1 < len(chunks) else i - 1
         a, b = sorted((i, j))
         first, second = chunks[a], chunks[b]
         keep = first if first.content_lines >= second.content_lines else second
-        merged = Chunk(first.doc, keep.heading, keep.kind, first.pieces + second.pieces, keep.part, keep.parts)
+        merged = Chunk(first.doc, keep.heading, keep.kind, first.pieces + second.pieces, keep.part, keep.parts, first.bare and second.bare)
         chunks[a : b + 1] = [merged]
         i = a
     return chunks
 
 
 def cut_document(doc: PolicyDocument, cfg: ColdstartConfig) -> list[Chunk]:
-    """Cut one document into chunks, in document order (the general-rules chunk or chunks first).
+    """Cut one document into chunks, in document order (the general-rules chunk or chunks first;
+    a title heading with no text under it joins the first section instead).
 
     A document without headings is one root chunk of kind "section", split into parts when long.
     """
@@ -169,4 +175,11 @@ def cut_document(doc: PolicyDocument, cfg: ColdstartConfig) -> list[Chunk]:
     body: list[Chunk] = []
     for child in root.children:
         body.extend(_cut_section(doc, child, cfg))
-    return general + _merge_small(body, cfg)
+    body = _merge_small(body, cfg)
+    if root.level and len(general) == 1 and general[0].content_lines == 1:
+        # A bare title is no skill of its own: it opens the first section. A preamble with text
+        # stays its own general-rules skill, however short (issue 2).
+        first = body[0]
+        body[0] = Chunk(doc, first.heading, first.kind, general[0].pieces + first.pieces, first.part, first.parts)
+        general = []
+    return general + body

@@ -62,16 +62,32 @@ def register(app: typer.Typer) -> None:
 
         ws = Workspace.open(repo)
         config = ws.config()
-        with workspace_lock(ws, new_run_id(), "coldstart"):
+        run_id = new_run_id()
+        spend = None
+        with workspace_lock(ws, run_id, "coldstart"):
             if config.models.coldstart and not no_llm:
                 from frames_cli.coldstart.rewrite import ModelRewriter
                 from frames_cli.llm.client import ModelClient
 
-                rewriter = ModelRewriter(ModelClient(ws, config), config)
-                result = run_coldstart(ws, config, rewriter=rewriter, mode=rewriter.mode, force=force)
+                # Ledger and audit log of the model calls go to .frames/coldstart/<run-id>/.
+                with ModelClient(ws, config, run_dir=ws.state_dir / "coldstart" / run_id) as client:
+                    rewriter = ModelRewriter(client, config)
+                    try:
+                        result = run_coldstart(ws, config, rewriter=rewriter, mode=rewriter.mode, force=force)
+                    finally:
+                        client.ledger.save()
+                    spend = client.ledger.to_dict()
             else:
                 result = run_coldstart(ws, config, force=force)
         if json_out:
-            emit_json(result.to_json())
-        else:
-            _print(result)
+            emit_json({**result.to_json(), "model_spend": spend})
+            return
+        _print(result)
+        if spend:
+            from frames_cli.commands.output import console
+
+            role = spend["roles"].get("coldstart", {})
+            console().print(
+                f"model: {role.get('calls', 0)} call(s), {role.get('cached', 0)} cached, "
+                f"{spend['total_tokens']} tokens, ${spend['total_usd']:.4f}"
+            )

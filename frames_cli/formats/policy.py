@@ -85,6 +85,14 @@ class PolicyDocument:
         """sha256 of a span (see `span_sha256`)."""
         return span_sha256(self.lines, start, end)
 
+    def heading_lines(self, section: Section) -> int:
+        """Lines the section's heading takes: 0 for a virtual root, 2 for setext (text and
+        underline), else 1."""
+        if not section.level:
+            return 0
+        nxt = self.lines[section.start] if section.start < len(self.lines) else ""
+        return 2 if _SETEXT.match(nxt) and not _ATX.match(self.lines[section.start - 1]) else 1
+
 
 def decode_policy(data: bytes, shown: str, *, max_bytes: int = MAX_POLICY_BYTES) -> list[str]:
     """Check and decode a policy file's bytes into lines (no line ends).

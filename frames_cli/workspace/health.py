@@ -80,8 +80,8 @@ def _coverage_problems(cov: list[FileCoverage], base: Path) -> list[Problem]:
     out = []
     for fc in cov:
         for start, end in fc.uncovered:
-            span = f"{start}-{end}" if end > start else f"{start}"
-            out.append(Problem(Location(base / fc.file, start), f"lines {span} are not covered by any skill's back-links", "warning"))
+            span = f"lines {start}-{end} are" if end > start else f"line {start} is"
+            out.append(Problem(Location(base / fc.file, start), f"{span} not covered by any skill's back-links", "warning"))
         for line, names in fc.overlaps:
             out.append(Problem(Location(base / fc.file, line), f"line covered by {len(names)} skills: {', '.join(names)}", "warning"))
     return out

@@ -1,0 +1,159 @@
+"""`frames coldstart` end to end in real git repositories: reference validation, coverage,
+idempotence, staleness, edited skills and --force, removals, and the model path via frames-sim."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from frames_cli.commands.app import app
+from frames_cli.formats.skill import SkillSet
+
+runner = CliRunner()
+TIGHT = "coldstart:\n  max_lines: 8\n  max_tokens: 120\n  min_lines: 2\n"
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _coldstart(root: Path, *args: str) -> dict:
+    done = runner.invoke(app, ["coldstart", "--repo", str(root), "--json", *args])
+    assert done.exit_code == 0, done.output + str(done.exception)
+    return json.loads(done.stdout)
+
+
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted((root / "skills").rglob("*")) if p.is_file()}
+
+
+def test_bundled_airline_policy_passes_agentskills_validate(policy_workspace) -> None:
+    root = policy_workspace("airline.md")
+    out = _coldstart(root)
+    assert len(out["created"]) == 6
+    assert out["coverage"] == [{"file": "policies/airline.md", "content_lines": 120, "covered_once": 120, "uncovered": [], "overlaps": []}]
+    tool = shutil.which("agentskills")
+    assert tool, "skills-ref (test extra) provides the `agentskills` command"
+    for folder in sorted((root / "skills").iterdir()):
+        done = subprocess.run([tool, "validate", str(folder)], capture_output=True, text=True)
+        assert done.returncode == 0, f"{folder.name}: {done.stdout}{done.stderr}"
+    # One commit, with only the skill files, naming them and the policy file.
+    assert _git(root, "log", "--format=%s") == "frames coldstart: 6 skill(s) from policies/airline.md"
+    assert _git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [f"skills/{n}/SKILL.md" for n in sorted(out["created"])]
+    assert "- cancel-flight (policies/airline.md, create)" in _git(root, "log", "-1", "--format=%B")
+
+
+@pytest.mark.parametrize("config_text", ["version: 1\n", TIGHT], ids=["default", "tight"])
+def test_other_policy_shapes_pass_the_reference_validator(policy_workspace, config_text: str) -> None:
+    from skills_ref.validator import validate  # the function behind `agentskills validate`
+
+    root = policy_workspace("loan-review.md", "data-retention.txt", "expenses.md", config_text=config_text)
+    out = _coldstart(root)
+    assert all(c["uncovered"] == [] and c["overlaps"] == [] and c["covered_once"] == c["content_lines"] for c in out["coverage"])
+    folders = sorted((root / "skills").iterdir())
+    assert len(folders) == len(out["created"]) >= 8
+    for folder in folders:
+        assert validate(folder) == [], folder.name
+    names = {f.name for f in folders}
+    if config_text == TIGHT:
+        # Split at sub-headings, then paragraphs; the bare "2. Assessment" and "2.1 Income
+        # verification" headings fold into their first child instead of standing alone.
+        assert {"salaried-applicants", "affordability-part-1", "data-retention-part-7", "hotels"} <= names
+        assert "assessment" not in names and "income-verification" not in names and len(names) == 26
+    else:
+        assert names == {
+            "data-retention", "expenses-general-rules", "travel", "meals", "claims", "consumer-loan-review-policy-general-rules",
+            "eligibility", "assessment", "pricing", "decisions-and-communication",
+        }
+
+
+def test_second_run_writes_nothing_and_commits_nothing(policy_workspace) -> None:
+    root = policy_workspace("airline.md", "expenses.md")
+    _coldstart(root)
+    before, head = _snapshot(root), _git(root, "rev-parse", "HEAD")
+    out = _coldstart(root)
+    assert out["created"] == out["updated"] == [] and out["commit"] is None and len(out["unchanged"]) == 10
+    assert _snapshot(root) == before and _git(root, "rev-parse", "HEAD") == head
+
+
+def test_changed_policy_stale_edited_skipped_force(policy_workspace) -> None:
+    root = policy_workspace("airline.md")
+    _coldstart(root)
+    policy = root / "policies" / "airline.md"
+    policy.write_text(policy.read_text().replace("within 5 to 7 business days", "within 7 to 10 business days").replace("at most five passengers", "at most six passengers"))
+    book = root / "skills" / "book-flight" / "SKILL.md"
+    book.write_text(book.read_text() + "\nAsk for the passenger count first.\n")
+    edited = book.read_bytes()
+
+    done = runner.invoke(app, ["validate", "--repo", str(root)])
+    assert done.exit_code == 0
+    assert done.stdout.splitlines()[:2] == [
+        f"{book}:1: warning: stale back-link: policies/airline.md:63-101 (Airline Agent Policy > Book flight) changed since this skill was made (`frames coldstart --force` regenerates it, losing the edits)",
+        f"{root / 'skills' / 'cancel-flight' / 'SKILL.md'}:1: warning: stale back-link: policies/airline.md:133-152 (Airline Agent Policy > Cancel flight) changed since this skill was made (run `frames coldstart`)",
+    ]
+    assert runner.invoke(app, ["validate", "--repo", str(root), "--strict"]).exit_code == 2
+    status = json.loads(runner.invoke(app, ["status", "--repo", str(root), "--json"]).stdout)
+    assert status["stale"] == ["book-flight", "cancel-flight"] and status["edited_since_coldstart"] == ["book-flight"]
+
+    out = _coldstart(root)
+    assert out["updated"] == ["cancel-flight"] and out["skipped_edited"] == ["book-flight"]
+    assert book.read_bytes() == edited
+    assert "within 7 to 10 business days" in (root / "skills" / "cancel-flight" / "SKILL.md").read_text()
+    text = runner.invoke(app, ["coldstart", "--repo", str(root)]).stdout
+    assert "skipped, edited since generation (use --force to overwrite): book-flight" in text
+
+    out = _coldstart(root, "--force")
+    assert out["updated"] == ["book-flight"] and "at most six passengers" in book.read_text()
+    assert runner.invoke(app, ["validate", "--repo", str(root), "--strict"]).exit_code == 0
+
+
+def test_removed_section_removes_its_unedited_skill(policy_workspace) -> None:
+    root = policy_workspace("expenses.md")
+    _coldstart(root)
+    policy = root / "policies" / "expenses.md"
+    policy.write_text(policy.read_text().split("Meals\n=====")[0] + "Claims\n======\n\nSubmit claims within 60 days.\nLate claims are rejected.\nKeep receipts.\n")
+    out = _coldstart(root)
+    assert out["removed"] == ["meals"] and not (root / "skills" / "meals").exists()
+    assert "Removed (their policy section is gone):\n- meals" in _git(root, "log", "-1", "--format=%B")
+    assert _git(root, "status", "--porcelain", "--", "skills") == ""
+
+
+def test_model_rewrite_through_the_simulator(policy_workspace) -> None:
+    root = policy_workspace("airline.md", config_text="models:\n  coldstart: frames-sim/coldstart\n")
+    out = _coldstart(root)
+    assert out["rewrite_failures"] == [] and len(out["created"]) == 6
+    assert out["model_spend"]["roles"]["coldstart"]["calls"] == 6
+    skills = SkillSet.from_dir(root / "skills")
+    cancel = skills["cancel-flight"]
+    assert cancel.metadata["frames-coldstart"] == "model frames-sim/coldstart"
+    assert cancel.body.startswith("1. First, the agent must obtain the user id and reservation id.")
+    assert "within 5 to 7 business days" in cancel.body
+    # Back-links come from the policy, never from the model.
+    assert [(b.start, b.end) for b in cancel.backlinks] == [(133, 152)]
+    assert _coldstart(root)["commit"] is None
+    # --no-llm switches the mode, so every skill is regenerated verbatim.
+    out = _coldstart(root, "--no-llm")
+    assert len(out["updated"]) == 6 and SkillSet.from_dir(root / "skills")["cancel-flight"].body.startswith("## Cancel flight\n")
+
+
+def test_failed_rewrites_fall_back_to_verbatim(policy_workspace) -> None:
+    from frames_cli.coldstart.rewrite import check_rewrite
+
+    assert check_rewrite("Refund within 5 to 7 days, 24 hrs.", {"body": "Refund within 5 days."}, 500) == [
+        "the body drops these numbers of the policy text: 7, 24"
+    ]
+    root = policy_workspace(
+        "expenses.md",
+        config_text="models:\n  coldstart: frames-sim/coldstart\nllm:\n  max_retries: 0\n  repair_turns: 0\n"
+        "coldstart:\n  rewrite_retries: 1\nsimulator:\n  faults:\n    malformed_json: 1.0\n",
+    )
+    out = _coldstart(root)
+    assert sorted(f["skill"] for f in out["rewrite_failures"]) == sorted(out["created"])
+    assert out["model_spend"]["roles"]["coldstart"]["calls"] == 2 * len(out["created"])
+    meals = SkillSet.from_dir(root / "skills")["meals"]
+    assert meals.metadata["frames-coldstart"] == "verbatim" and meals.body.startswith("Meals\n=====\n")

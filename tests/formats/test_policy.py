@@ -1,0 +1,74 @@
+"""Policy documents: heading trees (ATX, setext, fenced code), titles, preambles and refused files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from frames_cli.errors import InputError
+from frames_cli.formats.policy import decode_policy, parse_policy, policy_files, read_policy, span_sha256
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "policies"
+
+
+def _tree(section, out=None):
+    out = [] if out is None else out
+    out.append((" > ".join(section.path), section.level, section.start, section.own_end, section.end))
+    for child in section.children:
+        _tree(child, out)
+    return out
+
+
+def test_nested_headings_and_fenced_code() -> None:
+    doc = read_policy(FIXTURES / "loan-review.md", "policies/loan-review.md")
+    assert doc.title == "Consumer Loan Review Policy"
+    tree = _tree(doc.root)
+    assert tree[0] == ("Consumer Loan Review Policy", 1, 1, 8, 103)
+    assert ("Consumer Loan Review Policy > 2. Assessment > 2.1 Income verification > 2.1.2 Self-employed applicants > Seasonal income", 5, 43, 46, 46) in tree
+    # `# Credit check` inside the ``` block is not a heading.
+    assert not any("Credit check" in row[0] for row in tree)
+    credit = next(row for row in tree if row[0].endswith("2.3 Credit history"))
+    assert credit[2:] == (61, 75, 75)
+
+
+def test_setext_headings_and_preamble_without_title() -> None:
+    doc = read_policy(FIXTURES / "expenses.md", "policies/expenses.md")
+    assert doc.title == "Expenses" and doc.root.level == 0
+    assert [(c.title, c.level, c.start, c.end) for c in doc.root.children] == [("Travel", 1, 4, 18), ("Meals", 1, 19, 23), ("Claims", 1, 24, 28)]
+    assert doc.root.own_end == 3
+    assert [c.title for c in doc.root.children[0].children] == ["Hotels"]
+
+
+def test_plain_text_has_no_headings() -> None:
+    doc = parse_policy(["# not a heading in .txt", "", "text"], "policies/notes.txt")
+    assert doc.root.children == [] and doc.root.level == 0 and doc.title == "Notes"
+
+
+def test_span_sha256_is_of_lines_joined_by_newline() -> None:
+    import hashlib
+
+    assert span_sha256(["a", "b", "c"], 2, 3) == hashlib.sha256(b"b\nc").hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "p.md: empty policy document"),
+        (b"  \n\n", "p.md: empty policy document"),
+        (b"text\n\x89PNG\x00\x01", "p.md:2: binary file, not a policy document (policies/ holds Markdown or plain text)"),
+        (b"ok\nbad \xe9t\xe9\n", "p.md:2: not UTF-8 text (byte 7)"),
+        (b"x" * 101, "p.md: policy file is 101 bytes; the limit is 100 (split it into several documents)"),
+    ],
+)
+def test_refused_files(data: bytes, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        decode_policy(data, "p.md", max_bytes=100)
+    assert str(info.value) == message
+
+
+def test_companions_and_hidden_files_are_not_policy(tmp_path: Path) -> None:
+    for name in ("a.md", "LICENSE", "LICENSE.tau2-bench", "SOURCE.md", "README.md", ".draft.md", "sub/b.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    assert [p.relative_to(tmp_path).as_posix() for p in policy_files(tmp_path)] == ["a.md", "sub/b.txt"]
