@@ -1,0 +1,158 @@
+"""`frames evolve` end to end on the simulator, in real temporary git repositories.
+
+Invariants:
+1. The run ends with a front, candidate commits under refs/frames/runs/<run>/, front tags, metric
+   notes, a review branch and a deploy menu; the user's branch, index and working tree are as before.
+2. A second run while one holds the lock exits 75 and names the holder.
+3. A run killed with SIGKILL at several checkpoints and resumed ends with the same front as an
+   uninterrupted run with the same seed, without repeating a finished model call.
+4. A stop file stops the run after the current step; the next `frames evolve` resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from frames_cli.commands.app import app
+from frames_cli.evolution.checkpoint import CRASH_ENV
+
+from .conftest import EvolveRepo, build_repo
+
+FORK = multiprocessing.get_context("fork")
+
+
+def run_cli(repo: EvolveRepo, *args: str):
+    return CliRunner().invoke(app, ["evolve", "--repo", str(repo.root), *args])
+
+
+def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: EvolveRepo) -> None:
+    repo = evolve_repo
+    (repo.root / "skills" / "baggage" / "SKILL.md").write_text("edited by the user, not committed\n")
+    (repo.root / "notes.txt").write_text("staged\n")
+    repo.git("add", "notes.txt")
+    before = (repo.git("status", "--porcelain"), repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"),
+              repo.git("diff", "--cached"))
+
+    result = run_cli(repo, "--json")
+
+    assert result.exit_code == 0, result.output
+    after = (repo.git("status", "--porcelain"), repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"),
+             repo.git("diff", "--cached"))
+    assert after == before
+    menu = json.loads(result.stdout)
+    run_id = menu["run_id"]
+    from frames_cli.evolution.records import load_run
+    from frames_cli.workspace.layout import Workspace
+
+    state = load_run(Workspace.open(repo.root), run_id)
+    assert state.status == "finished" and state.front
+    refs = repo.git("for-each-ref", "--format=%(refname)", f"refs/frames/runs/{run_id}/").split()
+    assert {f"refs/frames/runs/{run_id}/{c.id}" for c in state.candidates} <= set(refs)
+    assert {f"refs/frames/runs/{run_id}/front/{cid}" for cid in state.front} == {r for r in refs if "/front/" in r}
+    children = [c for c in state.candidates if c.parent_id is not None]
+    assert children, "the simulator's S0 misses half the rules: some child must be made"
+    for child in children:
+        trailers = repo.git("log", "-1", "--format=%(trailers:only,unfold)", child.commit)
+        assert f"Frames-Run: {run_id}" in trailers and f"Frames-Candidate: {child.id}" in trailers
+        note = json.loads(repo.git("notes", "--ref", "refs/notes/frames", "show", child.commit))
+        assert note["runs"][run_id]["pass_rate"] == child.pass_rate
+    best = state.best()
+    if best.id != "r0c0":
+        assert menu["branch"] == f"frames/{run_id}"
+        assert repo.git("rev-parse", f"refs/heads/frames/{run_id}") == best.commit
+    base = state.base_candidate()
+    for cid in state.front:
+        cand = state.candidate(cid)
+        assert cand.parent_id is None or cand.gate_passed
+        for cat, rate in base.per_category.items():
+            assert cand.per_category[cat] >= 0.95 * rate - 1e-12
+
+
+def test_second_run_exits_75_naming_the_holder(evolve_repo: EvolveRepo) -> None:
+    from frames_cli.workspace.layout import Workspace
+    from frames_cli.workspace.lock import workspace_lock
+
+    held, release = FORK.Event(), FORK.Event()
+
+    def hold() -> None:
+        with workspace_lock(Workspace.open(evolve_repo.root), "20261129-000000-abcdef", "evolve"):
+            held.set()
+            release.wait(30)
+
+    holder = FORK.Process(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        result = run_cli(evolve_repo)
+    finally:
+        release.set()
+        holder.join(30)
+    assert result.exit_code == 75
+    assert "20261129-000000-abcdef" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def _evolve_in_child(root: Path, crash_after: int | None) -> int:
+    """Run the driver in a forked process (litellm is already imported); returns its exit code."""
+
+    def target() -> None:
+        if crash_after is not None:
+            os.environ[CRASH_ENV] = str(crash_after)
+        else:
+            os.environ.pop(CRASH_ENV, None)
+        from frames_cli.evolution.driver import EvolveOptions, evolve
+        from frames_cli.workspace.layout import Workspace
+
+        evolve(Workspace.open(root), EvolveOptions())
+
+    child = FORK.Process(target=target)
+    child.start()
+    child.join(120)
+    return child.exitcode
+
+
+def _outcome(repo: EvolveRepo) -> tuple[list, int]:
+    """(front as (id, pass rate, tokens, skills tree), real model calls) of the repo's only run."""
+    from frames_cli.evolution.records import load_runs
+    from frames_cli.workspace.layout import Workspace
+
+    (state,) = load_runs(Workspace.open(repo.root))
+    assert state.status == "finished"
+    front = [(c.id, c.pass_rate, c.mean_tokens, repo.git("rev-parse", f"{c.commit}:skills")) for c in state.front_candidates()]
+    ledger = json.loads((repo.root / ".frames" / "runs" / state.run_id / "ledger.json").read_text())
+    return front, sum(role["calls"] for role in ledger["roles"].values())
+
+
+def test_killed_and_resumed_run_matches_an_uninterrupted_one(tmp_path: Path) -> None:
+    from frames_cli.llm.providers import litellm_module
+
+    litellm_module()  # import once here, so forked runs start fast
+    straight, crashed = build_repo(tmp_path / "a"), build_repo(tmp_path / "b")
+    assert _evolve_in_child(straight.root, None) == 0
+    # Kill after S0's checkpoint, then mid-round twice (stage checkpoints), then let it finish.
+    for crash_after in (1, 3, 4):
+        assert _evolve_in_child(crashed.root, crash_after) == -signal.SIGKILL
+    assert _evolve_in_child(crashed.root, None) == 0
+    front_a, calls_a = _outcome(straight)
+    front_b, calls_b = _outcome(crashed)
+    assert front_b == front_a
+    assert calls_b == calls_a
+
+
+def test_stop_file_stops_after_the_current_step_and_the_next_run_resumes(evolve_repo: EvolveRepo) -> None:
+    (evolve_repo.root / ".frames").mkdir()
+    (evolve_repo.root / ".frames" / "STOP").touch()
+    first = run_cli(evolve_repo, "--json")
+    assert first.exit_code == 0, first.output
+    stopped = json.loads(first.stdout)
+    assert (stopped["status"], stopped["stop_reason"]) == ("stopped", "stop file")
+    assert not (evolve_repo.root / ".frames" / "STOP").exists()
+    second = run_cli(evolve_repo, "--json")
+    resumed = json.loads(second.stdout)
+    assert resumed["resumed"] and resumed["run_id"] == stopped["run_id"] and resumed["status"] == "finished"
