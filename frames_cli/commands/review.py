@@ -44,4 +44,5 @@ def register(app: typer.Typer) -> None:
         else:
             from rich.markdown import Markdown
 
-            console().print(Markdown(review_markdown(result)))
+            # Wrapped, not cropped: a change text or a failure reason must be readable in full.
+            console().print(Markdown(review_markdown(result)), soft_wrap=False)

@@ -13,9 +13,9 @@ def register(app: typer.Typer) -> None:
     @app.command("runs")
     @guarded
     def runs(repo: RepoOption = None, json_out: JsonOption = False) -> None:
-        """List the runs in .frames/runs/, oldest first: status, rounds, candidates, front size,
-        tokens and USD spent, pass rate of S0 and of the best front member. A damaged run record
-        is reported on stderr and skipped. Exit 0."""
+        """List the runs in .frames/runs/, oldest first: status, start time, rounds, tokens and USD
+        spent, pass rate of S0 and of the best front member (--json adds candidates, front size and
+        the review branch). A damaged run record is reported on stderr and skipped. Exit 0."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.records import list_runs
         from frames_cli.evolution.report import pct, usd
@@ -36,13 +36,11 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         table = Table(title="frames runs", title_justify="left")
-        for name in ("run", "status", "started", "rounds", "children", "front", "tokens", "USD", "S0", "best", "branch"):
-            table.add_column(name, justify="right" if name in ("rounds", "children", "front", "tokens", "USD") else "left")
+        for name in ("run", "status", "started (UTC)", "rounds", "tokens", "USD", "pass rate S0 → best"):
+            numeric = name in ("rounds", "tokens", "USD")
+            table.add_column(name, justify="right" if numeric else "left", no_wrap=name in ("run", "started (UTC)"), overflow="fold")
         for s in summaries:
             status = s.status + (f" ({s.stop_reason})" if s.stop_reason else "")
-            best = pct(s.best_pass_rate) + (f" {s.best_id}" if s.best_id else "")
-            table.add_row(
-                s.run_id, status, s.started, str(s.rounds), str(s.candidates), str(s.front_size),
-                f"{s.spend_tokens:,}", usd(s.spend_usd), pct(s.base_pass_rate), best, s.branch or "—",
-            )
+            best = f"{pct(s.base_pass_rate)} → {pct(s.best_pass_rate)}" + (f" ({s.best_id})" if s.best_id else "")
+            table.add_row(s.run_id, status, s.started[:16].replace("T", " "), str(s.rounds), f"{s.spend_tokens:,}", usd(s.spend_usd), best)
         console().print(table)

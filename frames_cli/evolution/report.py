@@ -11,7 +11,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.errors import InputError
 from frames_cli.evolution.records import BASE_ID, REPORT_FILES, Candidate, RunState, RunSummary, run_dir
@@ -100,37 +100,43 @@ def categories(state: RunState) -> list[str]:
 
 
 def _menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[list[str]]]:
-    """Header and text cells of the deploy menu (shared by the rich and the Markdown table)."""
-    cats = categories(state)
+    """The deploy menu as text cells, one column per front member after S0 (shared by the rich and
+    the Markdown table). Members are columns and measures are rows, because a run has a few front
+    members but may have many categories."""
     base = state.base_candidate()
-    header = ["candidate", "pass rate", "Δ vs S0", *cats, "tokens/case", "cost", "skills changed", "diff lines"]
-    cells = []
-    for row in rows:
-        c = row.candidate
-        delta = "—" if base is None or base.pass_rate is None or c.pass_rate is None else f"{100 * (c.pass_rate - base.pass_rate):+.1f} pt"
-        cells.append(
-            [
-                label(c) + (" ★" if row.best else ""),
-                pct(c.pass_rate),
-                delta,
-                *(pct(c.per_category.get(cat)) for cat in cats),
-                tokens(c.mean_tokens),
-                usd(c.cost_usd),
-                ", ".join(row.changed_skills) or "—",
-                str(row.diff_size),
-            ]
-        )
-    return header, cells
+    columns = [row for row in rows if row.candidate.id != BASE_ID]
+    s0_row = next((row for row in rows if row.candidate.id == BASE_ID), None)
+    if base is not None:
+        columns.insert(0, s0_row or MenuRow(base, [], 0, False))
+    header = [""] + [label(r.candidate) + (" ★" if r.best else "") for r in columns]
+    on_front = {row.candidate.id for row in rows}
+
+    def delta(c: Candidate) -> str:
+        if base is None or base.pass_rate is None or c.pass_rate is None:
+            return "—"
+        return f"{100 * (c.pass_rate - base.pass_rate):+.1f} pt"
+
+    measures: list[tuple[str, Callable[[MenuRow], str]]] = [
+        ("on the front", lambda r: "yes" if r.candidate.id in on_front else "no (reference)"),
+        ("pass rate", lambda r: pct(r.candidate.pass_rate)),
+        ("Δ vs S0", lambda r: delta(r.candidate)),
+        *((f"  {cat}", lambda r, cat=cat: pct(r.candidate.per_category.get(cat))) for cat in categories(state)),
+        ("tokens/case", lambda r: tokens(r.candidate.mean_tokens)),
+        ("cost", lambda r: usd(r.candidate.cost_usd)),
+        ("skills changed", lambda r: ", ".join(r.changed_skills) or "—"),
+        ("diff lines", lambda r: str(r.diff_size)),
+    ]
+    return header, [[name, *(cell(r) for r in columns)] for name, cell in measures]
 
 
 def menu_table(state: RunState, rows: list[MenuRow]) -> Table:
-    """The deploy menu as a rich table (★ marks the best member)."""
+    """The deploy menu as a rich table: a column per front member (★ the best), S0 first for reference."""
     from rich.table import Table
 
     header, cells = _menu_cells(state, rows)
     table = Table(title=f"Pareto front of run {state.run_id} ({state.status})", title_justify="left")
     for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i == 0 or name == "skills changed" else "right")
+        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
     for row in cells:
         table.add_row(*row)
     return table

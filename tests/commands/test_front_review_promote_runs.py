@@ -140,7 +140,7 @@ def test_runs_lists_both_runs(world):
     ]
     table = _invoke(world, "runs")
     assert table.exit_code == 0
-    assert RUN in table.stdout and "finished (patience)" in table.stdout and "87.5% r2c1" in table.stdout
+    assert RUN in table.stdout and "finished (patience)" in table.stdout and "50.0% → 87.5% (r2c1)" in table.stdout
 
 
 def test_runs_reports_a_damaged_run_and_goes_on(world):
@@ -171,6 +171,7 @@ def test_front_table_and_errors(world):
     result = _invoke(world, "front", RUN)
     assert result.exit_code == 0, result.output
     assert "r2c1 ★" in result.stdout and "100.0%" in result.stdout and "cancel, rebook" in result.stdout
+    assert "r0c0 (S0)" in result.stdout and "no (reference)" in result.stdout
     assert f"frames review {RUN}/r2c1" in result.stdout
     old = _invoke(world, "front", OLD_RUN)
     assert old.exit_code == 0 and "S0 is still the best" in old.stdout
@@ -213,6 +214,12 @@ def test_review_by_commit_json_and_terminal(world):
     assert data["diff"] == world.git("diff", world.state.candidate("r1c1").commit, sha, "--", "skills/")
     terminal = _invoke(world, "review", "r2c1")
     assert terminal.exit_code == 0 and "Blueprint" in terminal.stdout and "change dropped" in terminal.stdout
+
+
+def test_review_in_a_narrow_terminal_wraps_instead_of_cropping(world):
+    result = CliRunner().invoke(app, ["review", "r1c1", "--repo", str(world.root)], env={"COLUMNS": "40"})
+    assert result.exit_code == 0
+    assert "got 'refunded' — cancelled the wrong booking" in " ".join(result.stdout.split())
 
 
 @pytest.mark.parametrize(("spec", "message"), [("r9c9", "no run has a candidate"), ("deadbeef", "neither a candidate id nor a commit")])
