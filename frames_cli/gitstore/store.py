@@ -157,6 +157,7 @@ class GitStore:
         author: Identity = FRAMES_IDENTITY,
         committer: Identity | None = None,
         date: datetime | None = None,
+        under: str | None = None,
     ) -> str:
         """Commit `parent`'s tree with `changes` applied, without touching the index or working tree.
 
@@ -172,12 +173,15 @@ class GitStore:
             author: the author; the committer too unless `committer` is given.
             date: author and committer date (timezone-aware, or UTC if naive); None = now. Fixing it
                 makes the commit sha reproducible for the same parent, changes and message.
+            under: when given ("skills/"), every changed path must lie below this folder; the last
+                guard that a rewrite cannot touch files outside the skills.
 
         Returns:
             The new commit's 40-hex sha.
 
         Raises:
-            InputError: a path is absolute, empty, has `.`/`..`/`.git` parts, or `ref` is unsafe.
+            InputError: a path is absolute, empty, has `.`/`..`/`.git` parts or lies outside `under`,
+                or `ref` is unsafe.
             GitError: `parent` names no commit, or git refuses (for example a file where a folder is).
         """
         if not message.strip():
@@ -185,6 +189,8 @@ class GitStore:
         parent_sha = self.resolve(parent)
         for path in changes:
             check_path(path)
+            if under is not None and not path.startswith(under.rstrip("/") + "/"):
+                raise InputError(f"refusing to commit {path!r}: outside {under}")
         if ref is not None:
             self._check_settable(ref)
         committer = committer or author

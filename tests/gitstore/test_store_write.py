@@ -105,6 +105,15 @@ def test_commit_files_rejects_unsafe_paths_before_writing(git_repo, path):
         check_path(path)
 
 
+def test_commit_files_under_a_folder_only(git_repo):
+    store = GitStore(git_repo.root)
+    for path in ["README.md", "skillsX/a", "skills"]:
+        with pytest.raises(InputError, match="outside skills/"):
+            store.commit_files("HEAD", {path: b"x"}, "msg", under="skills/")
+    sha = store.commit_files("HEAD", {"skills/alpha/SKILL.md": b"x"}, "msg", under="skills")
+    assert store.read_files(sha)["skills/alpha/SKILL.md"] == b"x"
+
+
 def test_commit_files_errors(git_repo):
     store = GitStore(git_repo.root)
     with pytest.raises(GitError, match="empty message"):
