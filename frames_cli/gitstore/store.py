@@ -80,7 +80,8 @@ class GitStore:
     """
 
     def __init__(self, root: Path):
-        """Open the repository containing `root`; `self.root` becomes its top-level folder.
+        """Open the repository containing `root`; `self.root` becomes its top-level folder and
+        `self.prefix` the path of `root` below it ("" at the top level, else "sub/dir/").
 
         Raises:
             GitError: `root` is not a folder inside a git work tree.
@@ -89,11 +90,13 @@ class GitStore:
             # GitPython would run git in the process's folder instead, and find some other repository.
             raise GitError(f"{root}: no such folder")
         try:
-            top = Git(Path(root).resolve()).rev_parse("--show-toplevel")
+            top, _, prefix = Git(Path(root).resolve()).rev_parse("--show-toplevel", "--show-prefix").partition("\n")
         except (GitCommandError, OSError) as exc:
             detail = _stderr(exc) if isinstance(exc, GitCommandError) else str(exc)
             raise GitError(f"{root}: not a git repository ({detail})") from None
         self.root = Path(top)
+        # Paths in trees are relative to the top level: a workspace in a subfolder must know it.
+        self.prefix = prefix.strip()
         self._git = Git(self.root)
 
     def _run(self, *args: str, env: dict[str, str] | None = None, stdin: BinaryIO | None = None) -> str:

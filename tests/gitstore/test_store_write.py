@@ -244,4 +244,6 @@ def test_check_ref_name_accepts_frames_refs():
 
 
 def test_store_from_subfolder_uses_top_level(git_repo):
-    assert GitStore(git_repo.root / "skills").root == git_repo.root.resolve()
+    store = GitStore(git_repo.root / "skills" / "beta")
+    assert (store.root, store.prefix) == (git_repo.root.resolve(), "skills/beta/")
+    assert GitStore(git_repo.root).prefix == ""
