@@ -53,6 +53,8 @@ def _print(report: IngestReport, as_json: bool) -> None:
         out.print(f"duplicate: {item['case']} is {item['into']} (source added to its also_from)", markup=False)
     for path in data["updated_files"]:
         out.print(f"updated {path} (also_from)", markup=False)
+    if data.get("regression_pool"):
+        out.print(f"regression pool: {len(data['regression_pool'])} approved case(s) added", markup=False)
     for text, skills in report.priors:
         where = ", ".join(skills) if skills else "no skill matched well enough: kept under `unmatched`"
         out.print(f"prior → {where}: {text}", markup=False)
@@ -73,6 +75,7 @@ def _run_converter(ws: Workspace, converter: Any, out: Path | None, default_name
         raise InputError(f"no good rows ({len(errors)} bad)", errors[0].location)
     if cases:
         report.stored = pipeline.store(ws, cases, out, default_name, replace=True)
+        report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, report.stored.written)
     report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     _print(report, as_json)
 

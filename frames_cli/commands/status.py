@@ -38,7 +38,15 @@ def status_data(ws: Workspace, health: Health) -> dict[str, Any]:
         "errors": len(health.errors),
         "warnings": len(health.warnings),
         "last_run": _last_run(ws),
+        **_feedback(ws),
     }
+
+
+def _feedback(ws: Workspace) -> dict[str, Any]:
+    """Cases per source, unreviewed generated cases and uncovered policy sections (ingest/pipeline.py)."""
+    from frames_cli.ingest.pipeline import feedback_status
+
+    return feedback_status(ws, ws.config())
 
 
 def _print(data: dict[str, Any]) -> None:
@@ -59,6 +67,13 @@ def _print(data: dict[str, Any]) -> None:
         out.print(table)
     else:
         out.print("cases: none")
+    if data["cases_by_source"]:
+        sources = ", ".join(f"{kind} {n}" for kind, n in data["cases_by_source"].items())
+        out.print(f"cases by source: {sources}" + (f" ({data['unreviewed']} waiting for review)" if data["unreviewed"] else ""))
+    if data["uncovered"]:
+        out.print(f"policy sections no case covers ({len(data['uncovered'])}; `frames ingest generate` writes cases for them):")
+        for unit in data["uncovered"]:
+            out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
     for fc in data["coverage"]:
         out.print(f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one skill")
     run = data["last_run"]

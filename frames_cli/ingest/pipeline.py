@@ -20,6 +20,7 @@ from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill import SkillSet
 from frames_cli.ingest.dedup import StoreResult, case_files, store_cases
 from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
+from frames_cli.ingest.review_log import APPROVED_KIND
 from frames_cli.ingest.priors import Prior, SkillMatcher, attach, load_priors, save_priors
 from frames_cli.ingest.text import policy_sentences
 from frames_cli.workspace.config import FramesConfig
@@ -82,6 +83,37 @@ def store(ws: Workspace, cases: Sequence[Case], out: Path | None, default_name: 
     return store_cases(ws.cases_dir, out or ws.cases_dir / f"{default_name}.yaml", cases, replace=replace)
 
 
+def seed_regression_pool(ws: Workspace, cases: Sequence[Case]) -> list[str]:
+    """Add reviewer-approved cases to the regression pool R as passing on the checked-out commit.
+
+    A reviewer approving the deployed agent's answer is a passing sample judged by a person, so it
+    enters R through `RegressionPool.add` like an evaluated pass; the commit is the workspace's
+    HEAD (the skill set in use when the log is imported), "" outside git. The skills used are not
+    known from a log, so these cases are sampled into evaluations but are no skill's anchor.
+
+    Returns:
+        the ids added or refreshed.
+    """
+    from frames_cli.errors import GitError
+    from frames_cli.evaluation.pool import RegressionPool
+    from frames_cli.evaluation.runner import CaseResult, EvalReport
+
+    approved = [c for c in cases if c.source.kind == APPROVED_KIND]
+    if not approved:
+        return []
+    try:
+        from frames_cli.gitstore.store import GitStore
+
+        commit = GitStore(ws.root).resolve("HEAD")
+    except GitError:
+        commit = ""
+    pool = RegressionPool.load(ws)
+    report = EvalReport([CaseResult(c.id, c.category, 0, True, "approved by a reviewer") for c in approved])
+    added = pool.add(report, commit)
+    pool.save()
+    return added
+
+
 def attach_priors(ws: Workspace, config: FramesConfig, advice: Sequence[tuple[Prior, str | None]]) -> list[tuple[str, list[str]]]:
     """Attach advice to the matching skills in `priors.yaml` (written only when something was added)."""
     if not advice:
@@ -108,6 +140,29 @@ def coverage(ws: Workspace, config: FramesConfig, cases: Sequence[Case] | None =
         cases = check_case_files(case_files(ws.cases_dir))[0]
     units = section_units(read_policies(ws.root, ws.policies_dir)) + skill_units(workspace_skills(ws))
     return compute_coverage(units, cases, config.ingest.evidence_match)
+
+
+def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
+    """What `frames status` shows about feedback: cases per source and what no case covers.
+
+    Returns:
+        ``{"cases_by_source": {kind: n}, "unreviewed": n, "uncovered": [{"ref", "heading"}] | None}``;
+        a case counts once for each distinct source kind it came from (its source and `also_from`);
+        `uncovered` is None when a policy document cannot be read (`frames validate` says why).
+    """
+    from frames_cli.formats.case import check_case_files
+
+    cases = check_case_files(case_files(ws.cases_dir))[0]
+    by_source = Counter(kind for c in cases for kind in {c.source.kind, *(s.kind for s in c.also_from)})
+    try:
+        uncovered: list[dict[str, str]] | None = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, cases).uncovered()]
+    except InputError:
+        uncovered = None
+    return {
+        "cases_by_source": dict(sorted(by_source.items())),
+        "unreviewed": sum(1 for c in cases if not c.reviewed),
+        "uncovered": uncovered,
+    }
 
 
 def generate(ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: int, kind: str, ref_prefix: str = "") -> CaseGenerator:

@@ -16,7 +16,7 @@ How a row is classified:
   against that rule (the rule is checkable even if the right answer was not written down).
 - **Approved** → a passing case (expected = the correct answer, else the agent's output), marked
   for the regression pool by its source kind ``review-log-approved``: a reviewer, not an evaluation
-  run, judged it, so it seeds the pool via `evaluation.pool` when the pool exists.
+  run, judged it, so `pipeline.seed_regression_pool` adds it to the pool at import.
 - **Advice only** (verdict like note/advice/fyi, or a comment with nothing checkable) → a prior
   attached to the matching skills by BM25 (`ingest.priors`), never a case.
 - Anything else (no input, unknown verdict, a rejected row with neither correct answer nor

@@ -30,6 +30,9 @@ def test_review_log_imports_good_rows_reports_bad_ones_and_is_idempotent(workspa
     assert len(cases) == 6  # 7 good rows, R-112 folded into R-102
     approved = [c for c in cases if c.source.kind == "review-log-approved" and c.also_from]
     assert [s.ref.rsplit("(", 1)[-1] for s in approved[0].also_from] == ["R-112)"]
+    pool = json.loads((workspace / ".frames" / "regression-pool.json").read_text())["entries"]
+    assert sorted(e["case_id"] for e in pool) == sorted(c.id for c in cases if c.source.kind == "review-log-approved")
+    assert len(pool) == 2 and {e["commit"] for e in pool} == {""}  # not a git repository: no commit known
     priors = yaml.safe_load((workspace / "priors.yaml").read_text())
     assert [p["text"][:25] for p in priors["unmatched"]] == ["Be more empathetic when t"]
     before = out.read_bytes()
