@@ -61,6 +61,9 @@ CONVERTERS = Kind(
     "converter",
     {
         "tau2": "frames_cli.ingest.tau2:Tau2Converter",
+        "review-log": "frames_cli.ingest.review_log:ReviewLogConverter",
+        "trace": "frames_cli.ingest.trace:TraceConverter",
+        "import": "frames_cli.ingest.generic:GenericConverter",
     },
 )
 

@@ -50,3 +50,10 @@ def test_mapping_errors_name_the_problem():
         parse_mapping(["answer=col"], FIELDS)
     with pytest.raises(InputError, match="unknown check kind"):
         GenericConverter(DATA / "qa-cases.yaml", check="fuzzy").convert()
+
+
+def test_every_feedback_converter_is_registered_under_its_kind():
+    from frames_cli.registry import CONVERTERS
+
+    for name in ("review-log", "trace", "import"):
+        assert CONVERTERS.load(name).kind == name
