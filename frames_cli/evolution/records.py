@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 STATE_FILE = "state.json"
-LEDGER_FILE = "ledger.json"
-EXCHANGES_FILE = "exchanges.jsonl"
 REPORT_FILES = {"json": "report.json", "markdown": "report.md", "junit": "report.xml"}
 STATUSES = ("running", "finished", "stopped", "failed")
 BASE_ID = "r0c0"

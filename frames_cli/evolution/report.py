@@ -193,6 +193,7 @@ class Review:
         skills: context of every skill changed against the parent.
         diff: unified diff of skills/ from the parent's commit to the candidate's.
         stat: its line counts.
+        trailers: the `Frames-*` trailers of the candidate's commit message (run, parent, models).
         promote: the command that makes a branch of the candidate.
     """
 
@@ -204,6 +205,7 @@ class Review:
     skills: list[SkillContext]
     diff: str
     stat: DiffStat
+    trailers: dict[str, str]
     promote: str
 
     def to_json(self) -> dict[str, Any]:
@@ -216,6 +218,7 @@ class Review:
             "skills": [dataclasses.asdict(s) for s in self.skills],
             "diff": self.diff,
             "diff_lines": self.stat.lines_changed,
+            "trailers": self.trailers,
             "promote": self.promote,
         }
 
@@ -245,6 +248,7 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
         skills=skills,
         diff=store.diff(before, cand.commit),
         stat=stat,
+        trailers={k: v for k, v in store.trailers(cand.commit).items() if k.startswith("Frames-")},
         promote=f"frames promote {state.run_id}/{cand.id}",
     )
 
@@ -332,6 +336,10 @@ def review_markdown(review: Review) -> str:
         "",
         f"**Gate:** {gate_line(cand)}",
         "",
+    ]
+    if "Frames-Models" in review.trailers:
+        out += [f"Models: {review.trailers['Frames-Models']}", ""]
+    out += [
         "### Results per category",
         "",
         markdown_table(*_results_cells(review)),

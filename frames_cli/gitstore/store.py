@@ -411,14 +411,6 @@ class GitStore:
             "--", *specs, env=env,
         )
 
-    def message(self, sha: str) -> str:
-        """The full message of commit `sha`.
-
-        Raises:
-            GitError: `sha` names no commit.
-        """
-        return self._run("log", "-1", "--format=%B", self.resolve(sha))
-
     def trailers(self, sha: str) -> dict[str, str]:
         """The trailers of commit `sha`'s message as {key: value}, parsed by git; the last of a repeated key wins.
 

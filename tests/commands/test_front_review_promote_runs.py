@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, save_state
 from frames_cli.formats.skill import BackLink, Skill, render_skill, text_sha256
-from frames_cli.gitstore.store import GitStore
+from frames_cli.gitstore.store import GitStore, commit_message
 from frames_cli.workspace.layout import Workspace
 
 RUN = "20261129-101500-a1b2c3"
@@ -72,7 +72,8 @@ def world(git_repo):
     store = GitStore(git_repo.root)
     base = store.resolve("HEAD")
     cancel2 = _skill("cancel", f"Cancel bookings.\n{RULE}\n", cancel_link)
-    r1c1 = store.commit_files(base, {"skills/cancel/SKILL.md": cancel2}, "r1c1", f"refs/frames/runs/{RUN}/r1c1")
+    message = commit_message("r1c1", "cancel: add the rule", {"Frames-Run": RUN, "Frames-Models": "rewriter=frames-sim/rewriter"})
+    r1c1 = store.commit_files(base, {"skills/cancel/SKILL.md": cancel2}, message, f"refs/frames/runs/{RUN}/r1c1")
     r1c2 = store.commit_files(base, {"skills/refund/SKILL.md": _skill("refund", "Refund to cash.\n", stale_link)}, "r1c2")
     r2c1 = store.commit_files(
         r1c1,
@@ -194,6 +195,7 @@ def test_review_markdown_has_what_a_reviewer_needs(world):
     assert "**Gate:** **pass**" in text and "ε = 0.05" in text
     assert f"+{RULE}" in text and "```diff" in text
     assert f"frames promote {RUN}/r1c1" in text
+    assert "Models: rewriter=frames-sim/rewriter" in text
 
 
 def test_review_of_a_rejected_candidate_shows_the_failed_category_and_stale_policy(world):
@@ -211,6 +213,7 @@ def test_review_by_commit_json_and_terminal(world):
     data = json.loads(result.stdout)
     assert data["candidate"]["id"] == "r2c1" and data["parent"]["id"] == "r1c1"
     assert [s["name"] for s in data["skills"]] == ["cancel", "rebook"]
+    assert data["trailers"] == {}
     assert data["diff"] == world.git("diff", world.state.candidate("r1c1").commit, sha, "--", "skills/")
     terminal = _invoke(world, "review", "r2c1")
     assert terminal.exit_code == 0 and "Blueprint" in terminal.stdout and "change dropped" in terminal.stdout

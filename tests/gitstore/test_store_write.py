@@ -228,7 +228,7 @@ def test_commit_message_trailers_round_trip(git_repo):
     trailers = {"Frames-Run": "20261129-101500-a1b2c3", "Frames-Parent": "r0c0", "Frames-Models": "frames-sim/rewriter"}
     message = commit_message("Improve alpha", "alpha: add the rule.\n\nVotes: 2/3", trailers)
     sha = store.commit_files("HEAD", {"skills/alpha/SKILL.md": b"x\n"}, message)
-    assert store.message(sha).startswith("Improve alpha\n\nalpha: add the rule.")
+    assert git_repo.git("log", "-1", "--format=%B", sha).startswith("Improve alpha\n\nalpha: add the rule.")
     assert store.trailers(sha) == trailers
     assert store.trailers("HEAD") == {}
     with pytest.raises(ValueError):
