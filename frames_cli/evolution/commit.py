@@ -79,7 +79,8 @@ def commit_candidate(store: GitStore, state: RunState, child: Candidate, r: Roun
     parent_sha = state.candidate(r.parent).commit
     message = candidate_message(state, child, r, models)
     ref = candidate_ref(state.run_id, child.id)
-    return store.commit_files(parent_sha, dict(changes), message, ref, date=datetime.fromisoformat(state.started))
+    # under="skills/": the storage layer refuses any other path, a second guard behind plan_changes.
+    return store.commit_files(parent_sha, dict(changes), message, ref, date=datetime.fromisoformat(state.started), under="skills/")
 
 
 def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
