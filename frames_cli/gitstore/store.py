@@ -164,8 +164,9 @@ class GitStore:
     ) -> str:
         """Commit `parent`'s tree with `changes` applied, without touching the index or working tree.
 
-        Empty `changes` give a commit with the parent's tree. The tree is built in a temporary index (`GIT_INDEX_FILE` in a temporary folder), so the
+        The tree is built in a temporary index (`GIT_INDEX_FILE` in a temporary folder), so the
         user's `.git/index`, files and branch are untouched; the commit is reachable only from `ref`.
+        Empty `changes` give a commit with the parent's tree.
 
         Args:
             parent: the parent revision.
@@ -185,7 +186,7 @@ class GitStore:
         Raises:
             InputError: a path is absolute, empty, has `.`/`..`/`.git` parts or lies outside `under`,
                 or `ref` is unsafe.
-            GitError: `parent` names no commit, or git refuses (for example a file where a folder is).
+            GitError: `parent` names no commit, a file and a folder would share a path, or git refuses.
         """
         if not message.strip():
             raise GitError("refusing to commit with an empty message")
@@ -248,7 +249,8 @@ class GitStore:
         """{path: mode} of the regular files among `paths` in commit `sha`."""
         if not paths:
             return {}
-        listing = self._run("ls-tree", "-z", "--full-tree", sha, "--", *paths)
+        # Literal pathspecs: a path such as ":(glob)*" is a file name here, never a pattern.
+        listing = self._run("ls-tree", "-z", "--full-tree", sha, "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
         modes = {}
         for entry in filter(None, listing.split("\0")):
             meta, path = entry.split("\t", 1)

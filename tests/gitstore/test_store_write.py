@@ -105,6 +105,16 @@ def test_commit_files_rejects_unsafe_paths_before_writing(git_repo, path):
         check_path(path)
 
 
+def test_commit_files_takes_odd_names_literally(git_repo):
+    store = GitStore(git_repo.root)
+    odd = {"skills/:(glob)*/SKILL.md": b"glob\n", "skills/-n/SKILL.md": b"dash\n", "skills/ü ñ/SKILL.md": b"utf8\n"}
+    sha = store.commit_files("HEAD", {**odd, "skills/beta/scripts/run.sh": b"x\n"}, "odd names")
+    files = store.read_files(sha)
+    assert {path: files[path] for path in odd} == odd
+    assert "100755 skills/beta/scripts/run.sh" in git_repo.git("ls-tree", "-r", "--format=%(objectmode) %(path)", sha)
+    assert store.diff_stat("HEAD", sha).files[-1].path == "skills/ü ñ/SKILL.md"
+
+
 def test_commit_files_under_a_folder_only(git_repo):
     store = GitStore(git_repo.root)
     for path in ["README.md", "skillsX/a", "skills"]:
