@@ -7,7 +7,7 @@ import functools
 import random
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
@@ -29,11 +29,6 @@ __all__ = ["ChatReply", "ChatRequest", "ModelClient", "Usage"]
 T = TypeVar("T")
 R = TypeVar("R")
 
-# Extra seconds the event loop waits beyond the timeout given to litellm before abandoning a call
-# whose provider ignored that timeout.
-_GRACE_S = 1.0
-
-
 @dataclass
 class _Turn:
     """One model call's outcome: the reply text and finish reason, or the error after retries."""
@@ -46,10 +41,10 @@ class _Turn:
 class ModelClient:
     """One door to the models of every role (DESIGN §7); see docs/ARCHITECTURE.md `llm/`.
 
-    Calls run `llm.concurrency` at a time: each is litellm's synchronous `completion` in a worker
-    thread under an asyncio semaphore (measured: ~1.3 ms of CPU per call on that path against
-    ~3 ms for `acompletion`, whose logging and cost tasks run on the event loop). Each call gets
-    `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
+    Requests run `llm.concurrency` at a time under an asyncio semaphore; each runs in a worker
+    thread and calls litellm's synchronous `completion` (measured here: ~1.3 ms of CPU per call
+    on that path against ~3 ms for `acompletion`, whose logging and cost tasks share the event
+    loop). Each call gets `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
     `llm.max_retries` times with exponential backoff and equal jitter (Brooker, "Exponential
     Backoff And Jitter", AWS Architecture Blog, 2015). A request with a schema gets its JSON
     extracted and validated, and up to `llm.repair_turns` repair turns that show the model the
@@ -84,6 +79,8 @@ class ModelClient:
             providers.ProviderContext(workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world))
         )
         self._pool: ThreadPoolExecutor | None = None
+        self._cache_writer: ThreadPoolExecutor | None = None
+        self._pending_writes: list[Future[None]] = []
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
         self._schema_support: dict[str, bool] = {}
 
@@ -114,11 +111,14 @@ class ModelClient:
             if entry is not None:
                 self.ledger.record_cached(request.role)
                 return ChatReply(request, entry["text"], entry.get("data"), Usage.from_dict(entry["usage"]), cached=True, repaired=entry.get("repaired", False))
+        loop = asyncio.get_running_loop()
         async with self._semaphore():
-            reply = await self._answer(request, model)
+            # The whole request (retries, repair turn) runs in one worker thread: one hop between
+            # the loop and a thread per request instead of one per call and per cache write.
+            reply = await loop.run_in_executor(self._executor(), self._answer, request, model)
         if reply.ok and self.cache is not None:
             entry = {"model": model, "text": reply.text, "data": reply.data, "usage": reply.usage.to_dict(), "repaired": reply.repaired}
-            await asyncio.get_running_loop().run_in_executor(self._executor(), self.cache.put, key, entry)
+            self._pending_writes.append(self._writer().submit(self.cache.put, key, entry))
         elif not reply.ok:
             self.ledger.record_failed(request.role)
         return reply
@@ -148,6 +148,7 @@ class ModelClient:
         try:
             results = asyncio.run(run())
         finally:
+            self._flush_writes()
             self.ledger.save()
         for exc in (r for r in results if isinstance(r, BaseException)):
             if isinstance(exc, BudgetExceeded):
@@ -159,9 +160,11 @@ class ModelClient:
     def close(self) -> None:
         """Release worker threads, the audit file and the provider context (idempotent)."""
         providers.unregister(self._ctx)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        self._flush_writes()
+        for pool in (self._pool, self._cache_writer):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._cache_writer = None
         if self.audit is not None:
             self.audit.close()
 
@@ -183,15 +186,27 @@ class ModelClient:
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.config.llm.concurrency + 2, thread_name_prefix="frames-llm")
+            self._pool = ThreadPoolExecutor(max_workers=self.config.llm.concurrency, thread_name_prefix="frames-llm")
         return self._pool
+
+    def _writer(self) -> ThreadPoolExecutor:
+        # Cache entries are written off the request path by one thread; `_flush_writes` waits for them.
+        if self._cache_writer is None:
+            self._cache_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frames-cache")
+        return self._cache_writer
+
+    def _flush_writes(self) -> None:
+        """Wait until every answer handed to the cache is on disk (raises the first write error)."""
+        pending, self._pending_writes = self._pending_writes, []
+        for future in pending:
+            future.result()
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         llm = self.config.llm
         return {"temperature": llm.temperature, "max_tokens": llm.max_output_tokens, "schema": request.schema}
 
-    async def _answer(self, request: ChatRequest, model: str) -> ChatReply:
-        """Call the model, then validate and repair; the reply carries all turns' usage."""
+    def _answer(self, request: ChatRequest, model: str) -> ChatReply:
+        """Call the model, then validate and repair; the reply carries all turns' usage (worker thread)."""
         from frames_cli.llm.prompts import render
         from frames_cli.llm.structured import AnswerError, parse_answer
 
@@ -199,7 +214,7 @@ class ModelClient:
         messages = list(request.messages)
         attempts = 0
         for repair in range(self.config.llm.repair_turns + 1):
-            turn, n = await self._call(request, model, messages, usage)
+            turn, n = self._call(request, model, messages, usage)
             attempts += n
             if turn.error is not None:
                 return ChatReply(request, None, None, usage, error=turn.error, attempts=attempts)
@@ -217,8 +232,10 @@ class ModelClient:
             return ChatReply(request, turn.text, data, usage, attempts=attempts, repaired=repair > 0)
         return ChatReply(request, None, None, usage, error=f"invalid answer after {self.config.llm.repair_turns} repair turn(s): {'; '.join(errors)}", attempts=attempts)
 
-    async def _call(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage) -> tuple[_Turn, int]:
-        """One model turn with retries. Returns the turn and the number of calls made.
+    def _call(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage) -> tuple[_Turn, int]:
+        """One model turn with retries (worker thread). Returns the turn and the number of calls made.
+
+        The timeout is litellm's `timeout=`, which litellm's HTTP clients and our providers honour.
 
         Raises:
             BudgetExceeded: before a call, when the budget is spent.
@@ -226,21 +243,19 @@ class ModelClient:
         litellm = providers.litellm_module()
         import openai
 
-        retriable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError, asyncio.TimeoutError)
+        retriable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)
         llm = self.config.llm
         spool = model.startswith(providers.SPOOL_PREFIX + "/")
         timeout = self.config.spool.timeout_s + 2 * self.config.spool.poll_s if spool else llm.timeout_s
         max_retries = 0 if spool else llm.max_retries
-        loop = asyncio.get_running_loop()
         error = ""
         for attempt in range(max_retries + 1):
             if attempt:
                 delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - 1))
-                await asyncio.sleep(delay / 2 + random.uniform(0, delay / 2))
+                time.sleep(delay / 2 + random.uniform(0, delay / 2))
             self.ledger.check()
-            job = functools.partial(self._complete, litellm, request, model, messages, attempt, timeout, usage)
             try:
-                text, finish = await asyncio.wait_for(loop.run_in_executor(self._executor(), job), timeout + _GRACE_S)
+                text, finish = self._complete(litellm, request, model, messages, attempt, timeout, usage)
                 return _Turn(text, finish, None), attempt + 1
             except retriable as exc:
                 error = f"{type(exc).__name__}: {exc}"

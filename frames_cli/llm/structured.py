@@ -77,7 +77,9 @@ def parse_answer(text: str | None, schema: dict[str, Any]) -> Any:
     if not text:
         raise AnswerError(["the reply is empty"])
     data = extract_json(text)
-    errors = sorted(_validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        raise AnswerError([f"at {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:MAX_ERRORS]])
-    return data
+    validator = _validator(schema)
+    # is_valid is about twice as fast as collecting errors, and nearly every answer is valid.
+    if validator.is_valid(data):
+        return data
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    raise AnswerError([f"at {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:MAX_ERRORS]])

@@ -39,7 +39,7 @@ def behave(call: SimCall) -> dict[str, Any]:
         best = ranked(_query(case), ((sid, skill_text(name, desc)) for sid, name, desc in entries))
         if best:
             return {"load": [sid for sid, _ in best[:LOADS]]}
-    cov = coverage(case.diagnosis.evidence, "\n".join(b.text for b in blocks))
+    cov = coverage(case.diagnosis.evidence, [b.text for b in blocks])
     cfg = call.config
     p_correct = cfg.floor + (cfg.ceiling - cfg.floor) * cov
     rng = call.rng(case.id, "answer")

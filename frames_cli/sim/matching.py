@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable, Sequence
 
 from frames_cli.ingest.text import sentences, tokens
@@ -12,28 +13,39 @@ from frames_cli.ingest.text import sentences, tokens
 FOUND_THRESHOLD = 0.7
 
 
+# Skills and evidence recur across thousands of calls of a run; tokenising them once keeps the
+# simulator's share of a call's cost small.
+_CACHED = 4096
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _token_set(text: str) -> frozenset[str]:
+    return frozenset(tokens(text))
+
+
 def sentence_found(sentence: str, candidates: Sequence[frozenset[str]]) -> bool:
     """Whether `sentence` is (fuzzily) one of `candidates` (token sets of the text's sentences)."""
-    wanted = set(tokens(sentence))
+    wanted = _token_set(sentence)
     if not wanted:
         return True
     need = FOUND_THRESHOLD * len(wanted)
     return any(len(wanted & cand) >= need for cand in candidates)
 
 
-def sentence_sets(text: str) -> list[frozenset[str]]:
+@functools.lru_cache(maxsize=_CACHED)
+def sentence_sets(text: str) -> tuple[frozenset[str], ...]:
     """Token sets of the sentences of `text` (input of `sentence_found` and `coverage`)."""
-    return [frozenset(tokens(s)) for s in sentences(text)]
+    return tuple(_token_set(s) for s in sentences(text))
 
 
-def coverage(evidence: Sequence[str], text: str) -> float:
-    """Share (0..1) of the evidence sentences found in `text`; 1.0 when there is no evidence.
+def coverage(evidence: Sequence[str], texts: Sequence[str]) -> float:
+    """Share (0..1) of the evidence sentences found in any of `texts`; 1.0 when there is no evidence.
 
     A case without evidence depends on nothing the skills could say, so knowledge is not its limit.
     """
     if not evidence:
         return 1.0
-    sets = sentence_sets(text)
+    sets = [s for text in texts for s in sentence_sets(text)]
     return sum(sentence_found(e, sets) for e in evidence) / len(evidence)
 
 
@@ -45,7 +57,7 @@ def ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple[str,
     Ties keep the candidates' order.
     """
     wanted = set(tokens(query))
-    scored = [(key, len(wanted & set(tokens(text)))) for key, text in candidates]
+    scored = [(key, len(wanted & _token_set(text))) for key, text in candidates]
     return sorted((s for s in scored if s[1] > 0), key=lambda s: -s[1])
 
 

@@ -1,0 +1,120 @@
+"""Overhead of the model layer: 2,000 simulated calls of 50 ms at concurrency 32 (target ratio ≤ 1.2).
+
+Each call goes the whole way: ModelClient (semaphore, cache lookup and write, retries wrapper,
+ledger, audit log, JSON extraction and schema validation) → litellm.completion → the frames-sim
+provider (executor behaviour on a two-turn prompt with skill blocks, 50 ms simulated latency).
+Ideal time = calls × latency ÷ concurrency: what a layer costing nothing would take.
+
+Usage: python bench/llm_overhead.py [--calls N] [--latency S] [--concurrency C] [--no-cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task  # noqa: E402
+from frames_cli.llm.client import ChatRequest, ModelClient  # noqa: E402
+from frames_cli.llm.prompts import render  # noqa: E402
+from frames_cli.llm.schemas import EXECUTOR_STEP  # noqa: E402
+from frames_cli.sim.world import SimWorld  # noqa: E402
+from frames_cli.workspace.config import FramesConfig, ModelsConfig, with_overrides  # noqa: E402
+from frames_cli.workspace.layout import Workspace  # noqa: E402
+
+RULES = [
+    "Basic economy reservations can be cancelled only within 24 hours of booking.",
+    "Silver members get 2 free checked bags per passenger in economy.",
+    "Offer compensation for delays only when the delay is longer than three hours.",
+    "Confirm the reservation id and the passenger name before any change.",
+]
+
+
+def world(n_cases: int) -> SimWorld:
+    cases = [
+        Case(
+            id=f"case-{i}",
+            category=f"cat-{i % 4}",
+            source=Source("bench"),
+            created="2026-11-29",
+            task=Task({"text": f"Customer request number {i} about {RULES[i % 4].lower()}"}, "yes" if i % 2 else "no", Check("exact")),
+            diagnosis=Diagnosis(evidence=[RULES[i % 4]]),
+        )
+        for i in range(n_cases)
+    ]
+    return SimWorld.from_cases(cases)
+
+
+def request(i: int) -> ChatRequest:
+    catalog = "4 skills available:\n" + "\n".join(f"- s{k}: skill-{k} — {RULES[k][:40]}" for k in range(4))
+    first = render("executor_catalog", case_id=f"case-{i % 200}", catalog=catalog, request=f"Request {i}", answer_format="yes or no", max_loads=3)
+    blocks = "\n\n".join(f'<skill id="s{k}" name="skill-{k}">\n# Skill {k}\n\n- {RULES[k]}\n- Be brief.\n</skill>' for k in range(2))
+    second = render("executor_answer", case_id=f"case-{i % 200}", skills=blocks)
+    messages = [{"role": "user", "content": first}, {"role": "assistant", "content": '{"load": ["s0", "s1"]}'}, {"role": "user", "content": second}]
+    return ChatRequest("executor", messages, EXECUTOR_STEP, sample=i)
+
+
+def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency: int) -> float:
+    """Wall time of the same calls straight through litellm.completion in `concurrency` threads:
+    the floor set by litellm and the simulator, without the layer (no cache, ledger, audit, parsing)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from frames_cli.llm import providers
+
+    litellm = providers.litellm_module()
+
+    def one(req: ChatRequest) -> object:
+        metadata = {providers.CTX_KEY: client._ctx, providers.SAMPLE_KEY: req.sample}
+        return litellm.completion(model="frames-sim/executor", messages=req.messages, timeout=60, metadata=metadata, **{"no-log": True})
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        start = time.perf_counter()
+        list(pool.map(one, requests))
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--no-cache", action="store_true", help="leave the response cache out")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "frames.yaml").write_text("version: 1\n")
+        config = FramesConfig(models=ModelsConfig(executor="frames-sim/executor"))
+        config = with_overrides(config, "llm", concurrency=args.concurrency)
+        config = with_overrides(config, "simulator", latency_s=args.latency)
+        requests = [request(i) for i in range(args.calls)]
+        with ModelClient(Workspace.open(root), config, run_dir=root / "run", use_cache=not args.no_cache, sim_world=world(200)) as client:
+            client.chat(ChatRequest("executor", [{"role": "user", "content": "warm-up"}]))  # imports litellm, starts threads
+            rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            load = os.getloadavg()[0]
+            start, cpu = time.perf_counter(), time.process_time()
+            replies = client.chat_many(requests)
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+            floor = litellm_alone(client, [request(i) for i in range(args.calls, 2 * args.calls)], args.concurrency)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ideal = args.calls * args.latency / args.concurrency
+    failed = sum(not r.ok for r in replies)
+    print(f"calls: {args.calls}  latency: {args.latency * 1000:.0f} ms  concurrency: {args.concurrency}  cache: {'off' if args.no_cache else 'on'}  failed: {failed}")
+    print(f"wall time:  {wall:.3f} s")
+    print(f"ideal time: {ideal:.3f} s  (calls × latency ÷ concurrency)")
+    print(f"ratio:      {wall / ideal:.3f}  (target ≤ 1.2)")
+    print(f"CPU time:   {cpu:.3f} s  ({cpu / args.calls * 1000:.2f} ms per call, all threads)")
+    print(f"litellm + simulator alone (no layer): {floor:.3f} s, ratio {floor / ideal:.3f}")
+    print(f"load average before the run: {load:.2f} on {os.cpu_count()} CPUs (other work on the machine inflates wall time)")
+    print(f"peak memory (max RSS): {peak:.0f} MB  (after litellm import and warm-up: {rss_before:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()
