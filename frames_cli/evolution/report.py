@@ -269,8 +269,10 @@ def _skill_context(ws: Workspace, name: str, files: dict[str, bytes]) -> SkillCo
     for link in links:
         span_text = f"{link.start}" if link.start == link.end else f"{link.start}-{link.end}"
         text = f"{link.file}:{span_text} {link.heading}".rstrip()
-        policy = ws.root / link.file
-        if policy.is_file():
+        policy = (ws.root / link.file).resolve()
+        if not policy.is_relative_to(ws.root.resolve()):
+            text += " (outside the workspace: not checked)"
+        elif policy.is_file():
             span = policy.read_text(encoding="utf-8", errors="replace").splitlines()[link.start - 1 : link.end]
             if text_sha256("\n".join(span)) != link.sha256:
                 text += " (policy text changed since)"
@@ -281,30 +283,21 @@ def _skill_context(ws: Workspace, name: str, files: dict[str, bytes]) -> SkillCo
 
 
 def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
-    """Per-category results: S0, parent, candidate, the gate floor and verdict."""
+    """Per-category results: S0, parent, candidate, the gate floor and verdict; then overall and tokens."""
     cand, parent, base = review.candidate, review.parent, review.base
     checks = {c["category"]: c for c in cand.gate_details.get("checks", [])}
-    cats = sorted(set(base.per_category) | set(cand.per_category))
     header = ["category", "S0", f"parent {parent.id}" if parent else "parent", cand.id, "floor (1−ε)·S0", "gate"]
     rows = []
-    for cat in [*cats, None]:
-        if cat is None:
-            values = [base.pass_rate, parent.pass_rate if parent else None, cand.pass_rate]
-            rows.append(["**overall**", *map(pct, values), "", ""])
-            continue
+    for cat in sorted(set(base.per_category) | set(cand.per_category)):
         check = checks.get(cat)
         verdict = "—" if check is None else ("pass" if check["passed"] else "**FAIL**")
-        rows.append(
-            [
-                cat,
-                pct(base.per_category.get(cat)),
-                pct(parent.per_category.get(cat)) if parent else "—",
-                pct(cand.per_category.get(cat)),
-                pct(check["floor"]) if check else "—",
-                verdict,
-            ]
-        )
-    rows.append(["tokens/case", tokens(base.mean_tokens), tokens(parent.mean_tokens) if parent else "—", tokens(cand.mean_tokens), "", ""])
+        parent_rate = pct(parent.per_category.get(cat)) if parent else "—"
+        floor = pct(check["floor"]) if check else "—"
+        rows.append([cat, pct(base.per_category.get(cat)), parent_rate, pct(cand.per_category.get(cat)), floor, verdict])
+    parent_overall = pct(parent.pass_rate) if parent else "—"
+    rows.append(["**overall**", pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", ""])
+    parent_tokens = tokens(parent.mean_tokens) if parent else "—"
+    rows.append(["tokens/case", tokens(base.mean_tokens), parent_tokens, tokens(cand.mean_tokens), "", ""])
     return header, rows
 
 

@@ -61,6 +61,9 @@ def world(git_repo):
     lines = POLICY.split("\n")
     cancel_link = BackLink("policies/airline.md", "Airline Policy > Cancel", 4, 5, text_sha256("\n".join(lines[3:5])))
     stale_link = BackLink("policies/airline.md", "Airline Policy > Refund", 8, 8, "0" * 64)
+    # A back-link that points outside the workspace is shown but its file is never read.
+    outside_link = BackLink("../outside.md", "Elsewhere", 1, 1, "0" * 64)
+    (git_repo.root.parent / "outside.md").write_text("not policy\n")
     git_repo.git("rm", "-q", "-r", "skills")
     git_repo.write("frames.yaml", "version: 1\n")
     git_repo.write(".gitignore", ".frames/\n")
@@ -79,7 +82,7 @@ def world(git_repo):
         r1c1,
         {
             "skills/cancel/SKILL.md": _skill("cancel", f"Cancel bookings.\n{RULE}\nQuote the fee.\n", cancel_link),
-            "skills/rebook/SKILL.md": _skill("rebook", "Offer a rebooking first.\n", cancel_link),
+            "skills/rebook/SKILL.md": _skill("rebook", "Offer a rebooking first.\n", outside_link),
         },
         "r2c1",
     )
@@ -124,6 +127,12 @@ def world(git_repo):
 def _invoke(world, *args: str):
     # A wide terminal, so table cells are not folded into several lines.
     return CliRunner().invoke(app, [*args, "--repo", str(world.root)], env={"COLUMNS": "250"})
+
+
+def review_markdown_of(world, spec: str) -> str:
+    result = _invoke(world, "review", spec, "--markdown")
+    assert result.exit_code == 0, result.output
+    return result.stdout
 
 
 def _user_view(repo) -> tuple:
@@ -183,9 +192,7 @@ def test_front_table_and_errors(world):
 
 
 def test_review_markdown_has_what_a_reviewer_needs(world):
-    result = _invoke(world, "review", "r1c1", "--markdown")
-    assert result.exit_code == 0, result.output
-    text = result.stdout
+    text = review_markdown_of(world, "r1c1")
     assert "## frames candidate r1c1 — run " + RUN in text
     assert "- `case-7` (cancel): expected 'cancelled', got 'refunded' — cancelled the wrong booking" in text
     assert f'Add the rule: "{RULE}"' in text and "votes 2 of 3 (needed 2)" in text
@@ -199,11 +206,10 @@ def test_review_markdown_has_what_a_reviewer_needs(world):
 
 
 def test_review_of_a_rejected_candidate_shows_the_failed_category_and_stale_policy(world):
-    result = _invoke(world, "review", f"{RUN}/r1c2", "--markdown")
-    assert result.exit_code == 0, result.output
-    assert "**FAIL** — below the floor in refund" in result.stdout
-    assert "| refund | 75.0% | 75.0% | 50.0% | 71.2% | **FAIL** |" in result.stdout
-    assert "policies/airline.md:8 Airline Policy > Refund (policy text changed since)" in result.stdout
+    text = review_markdown_of(world, f"{RUN}/r1c2")
+    assert "**FAIL** — below the floor in refund" in text
+    assert "| refund | 75.0% | 75.0% | 50.0% | 71.2% | **FAIL** |" in text
+    assert "policies/airline.md:8 Airline Policy > Refund (policy text changed since)" in text
 
 
 def test_review_by_commit_json_and_terminal(world):
@@ -215,6 +221,7 @@ def test_review_by_commit_json_and_terminal(world):
     assert [s["name"] for s in data["skills"]] == ["cancel", "rebook"]
     assert data["trailers"] == {}
     assert data["diff"] == world.git("diff", world.state.candidate("r1c1").commit, sha, "--", "skills/")
+    assert "policy back-link: ../outside.md:1 Elsewhere (outside the workspace: not checked)" in review_markdown_of(world, "r2c1")
     terminal = _invoke(world, "review", "r2c1")
     assert terminal.exit_code == 0 and "Blueprint" in terminal.stdout and "change dropped" in terminal.stdout
 
