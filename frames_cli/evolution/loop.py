@@ -107,9 +107,13 @@ class StopRequest:
         def handler(signum: int, _frame: Any) -> None:
             self.reason = signal.Signals(signum).name
 
+        def restore() -> None:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
         for sig in previous:
             signal.signal(sig, handler)
-        return lambda: [signal.signal(sig, h) for sig, h in previous.items()] and None
+        return restore
 
     def requested(self) -> str | None:
         """The reason to stop, or None. A stop file is consumed when seen, so it stops one run."""

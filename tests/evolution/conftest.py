@@ -6,12 +6,11 @@ other half and evolution has something to find. One rule of `cancel-flight` is p
 
 from __future__ import annotations
 
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import GitRepo as EvolveRepo  # the shared real-git helper of tests/conftest.py
 
 SKILLS = {
     "cancel-flight": (
@@ -53,17 +52,6 @@ CONFIG = {
     },
     "simulator": {"seed": 3},
 }
-
-
-@dataclass
-class EvolveRepo:
-    """The workspace: its root and a git runner."""
-
-    root: Path
-
-    def git(self, *args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=self.root, check=True, capture_output=True, text=True)
-        return done.stdout.rstrip("\n")
 
 
 def skill_text(name: str, description: str, body: str) -> str:
