@@ -50,7 +50,7 @@ def _print(report: IngestReport, as_json: bool) -> None:
         cats = ", ".join(f"{c} {n}" for c, n in data["categories"].items())
         out.print(f"wrote {data['cases']} cases to {data['written']}" + (f"  ({cats})" if cats else ""), markup=False)
     for item in data["merged"]:
-        out.print(f"duplicate: {item['case']} is {item['into']} (source added to its also_from)", markup=False)
+        out.print(f"duplicate: {item['source']} is case {item['into']} (recorded in its also_from)", markup=False)
     for path in data["updated_files"]:
         out.print(f"updated {path} (also_from)", markup=False)
     if data.get("regression_pool"):
@@ -190,10 +190,10 @@ def amendment(
     stale = amend.stale_skills(pipeline.workspace_skills(ws), new_files, changes)
     report = pipeline.IngestReport(extra={
         "changed_sections": [{"file": c.file, "heading": c.heading, "status": c.status, "lines": f"{c.unit.start}-{c.unit.end}",
-                              "added": c.added, "removed": c.removed} for c in changes],
+                              "added": c.added, "removed": c.removed, "focus": [f"{u.start}-{u.end}" for u in c.focus]} for c in changes],
         "stale_skills": [{"skill": s.skill, "backlink": s.backlink.encode(), "reason": s.reason, "sections": s.sections} for s in stale],
     })
-    units = [c.unit for c in changes if c.status != "removed"]
+    units = [u for c in changes for u in c.focus]
     if units and config.models.generator and n_cases != 0:
         limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(units)
         generator = pipeline.generate(ws, config, units, limit, amend.KIND, prefix)

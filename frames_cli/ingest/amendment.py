@@ -16,9 +16,10 @@ changed here; the report names each stale skill with the back-link and the chang
 overlaps, and `frames validate` / `frames status` find the same skills again from the hashes
 until coldstart or a person refreshes them.
 
-Cases. With a generator model configured, the changed and added sections of the new version are
-given to the case generator (`generator.CaseGenerator`), and its cases are stored with source
-kind ``amendment``, ``generated: true`` and ``reviewed: false``.
+Cases. With a generator model configured, the case generator (`generator.CaseGenerator`) is shown
+each change's `focus` — for a changed section the paragraphs or lists that hold its added sentences
+(so the cases test the new rule, in its context), for an added section all of it — and its cases
+are stored with source kind ``amendment``, ``generated: true`` and ``reviewed: false``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class SectionChange:
         status: "changed", "added" or "removed".
         unit: the section in the new version (the old one for "removed").
         added / removed: sentences only in the new / only in the old text.
+        focus: what the case generator is shown: the paragraphs holding the added sentences of a
+            changed section (the whole section when the change only removed text), the whole of
+            an added section, nothing for a removed one.
     """
 
     file: str
@@ -52,6 +56,7 @@ class SectionChange:
     unit: Unit
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    focus: list[Unit] = field(default_factory=list)
 
 
 @dataclass
@@ -82,6 +87,32 @@ def _units(data: bytes | None, file: str) -> tuple[list[str], list[Unit]]:
     return lines, section_units([parse_policy(lines, file)])
 
 
+def _blocks(lines: list[str], unit: Unit, added: Sequence[str]) -> list[Unit]:
+    """The paragraphs or lists (runs of non-blank lines) of `unit` that hold an added sentence.
+
+    A changed rule is tested in its context ("flight can be cancelled if any of the following is
+    true:" above "- within the last 48 hrs"), but not with the rest of a long section, so the
+    generator's cases are about the change. Returns `[unit]` when no sentence can be placed.
+    """
+    wanted = {_norm(a) for a in added}
+    spans: list[tuple[int, int]] = []
+    for number in range(unit.start, unit.end + 1):
+        if not any(_norm(s) in wanted for s in sentences(lines[number - 1])):
+            continue
+        start, end = number, number
+        while start > unit.start + 1 and lines[start - 2].strip():
+            start -= 1
+        while end < unit.end and lines[end].strip():
+            end += 1
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    if not spans:
+        return [unit]
+    return [Unit(unit.file, unit.heading, a, b, "\n".join(lines[a - 1 : b])) for a, b in spans]
+
+
 def section_changes(file: str, old: bytes | None, new: bytes | None) -> list[SectionChange]:
     """The sections of `file` that differ between the `old` and `new` bytes (None: file absent).
 
@@ -89,20 +120,21 @@ def section_changes(file: str, old: bytes | None, new: bytes | None) -> list[Sec
         InputError: a version is binary, not UTF-8 or empty (see `formats.policy.decode_policy`).
     """
     _, old_units = _units(old, file)
-    _, new_units = _units(new, file)
+    new_lines, new_units = _units(new, file)
     before = {u.heading: u for u in old_units}
     after = {u.heading: u for u in new_units}
     changes: list[SectionChange] = []
     for heading, unit in after.items():
         prior = before.get(heading)
         if prior is None:
-            changes.append(SectionChange(file, heading, "added", unit, added=sentences(unit.text)))
+            changes.append(SectionChange(file, heading, "added", unit, added=sentences(unit.text), focus=[unit]))
         elif _norm(prior.text) != _norm(unit.text):
             old_s, new_s = sentences(prior.text), sentences(unit.text)
             old_n, new_n = {_norm(s) for s in old_s}, {_norm(s) for s in new_s}
-            changes.append(SectionChange(file, heading, "changed", unit,
-                                         added=[s for s in new_s if _norm(s) not in old_n],
-                                         removed=[s for s in old_s if _norm(s) not in new_n]))
+            added = [s for s in new_s if _norm(s) not in old_n]
+            changes.append(SectionChange(file, heading, "changed", unit, added=added,
+                                         removed=[s for s in old_s if _norm(s) not in new_n],
+                                         focus=_blocks(new_lines, unit, added)))
     for heading, unit in before.items():
         if heading not in after:
             changes.append(SectionChange(file, heading, "removed", unit, removed=sentences(unit.text)))

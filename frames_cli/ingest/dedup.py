@@ -90,7 +90,7 @@ class MergeResult:
     Attributes:
         added: new cases that are not duplicates, in input order (ids made unique).
         grown: existing cases whose `also_from` gained sources, by id.
-        duplicates: (new case id, id of the case it was merged into), one per folded case.
+        duplicates: (source ref of the folded case, id of the case it was merged into), one per folded case.
     """
 
     added: list[Case] = field(default_factory=list)
@@ -126,7 +126,7 @@ def merge_duplicates(existing: Sequence[Case], new: Iterable[Case]) -> MergeResu
         if first is not None:
             if _absorb(first, case) and id(first) in existing_ids:
                 result.grown[first.id] = first
-            result.duplicates.append((case.id, first.id))
+            result.duplicates.append((case.source.ref, first.id))
             continue
         base, n = case.id, 1
         while case.id in taken:
@@ -145,7 +145,7 @@ class StoreResult:
     Attributes:
         path: the case file the new cases went to.
         written: the new cases now in `path` (duplicates folded away).
-        merged: (new case id, id of the case it was folded into), one per duplicate.
+        merged: (source ref of a new case, id of the case it was folded into), one per duplicate.
         updated_files: other case files rewritten because a case in them gained `also_from` sources.
         problems: problems in other case files (their bad records are left untouched).
     """

@@ -49,7 +49,7 @@ class IngestReport:
             "written": str(stored.path) if stored else None,
             "cases": len(stored.written) if stored else 0,
             "categories": dict(sorted(Counter(c.category for c in stored.written).items())) if stored else {},
-            "merged": [{"case": a, "into": b} for a, b in stored.merged] if stored else [],
+            "merged": [{"source": a, "into": b} for a, b in stored.merged] if stored else [],
             "updated_files": [str(p) for p in stored.updated_files] if stored else [],
             "priors": [{"text": t, "skills": s} for t, s in self.priors],
             "problems": [{"location": str(p.location), "severity": p.severity, "message": p.message} for p in self.problems],

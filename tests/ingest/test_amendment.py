@@ -30,6 +30,11 @@ def test_changed_and_added_sections_and_the_skills_they_make_stale(workspace: Pa
     assert [(c.heading.split(" > ")[-1], c.status) for c in changes] == [("Cancel flight", "changed"), ("Pets", "added")]
     assert changes[0].added == ["The booking was made within the last 48 hrs"]
     assert changes[0].removed == ["The booking was made within the last 24 hrs"]
+    # The generator sees the list holding the changed rule, not the whole section.
+    [block] = changes[0].focus
+    assert block.text.splitlines()[0] == "Otherwise, flight can be cancelled if any of the following is true:"
+    assert block.text.splitlines()[-1].startswith("- The user has travel insurance")
+    assert changes[1].focus == [changes[1].unit]
     stale = stale_skills(SkillSet.from_dir(workspace / "skills"), {"policies/airline.md": new}, changes)
     assert [(s.skill, s.reason, s.sections) for s in stale] == [
         ("cancel-flight", "text changed", ["Airline Agent Policy > Cancel flight"])]
@@ -54,8 +59,8 @@ def test_amendment_command_reports_and_generates_cases_for_the_changed_rules(wor
     assert {c.source.ref.rsplit(":", 1)[0] for c in cases} == {"policies/airline.md"}
     policy = " ".join((workspace / "policies" / "airline.md").read_text().replace("**", "").split())
     assert all(e in policy for c in cases for e in c.diagnosis.evidence)
-    changed_spans = {f"policies/airline.md:{c['lines']}" for c in report["changed_sections"]}
-    assert {c.source.ref for c in cases} <= changed_spans
+    focus = {f"policies/airline.md:{span}" for c in report["changed_sections"] for span in c["focus"]}
+    assert {c.source.ref for c in cases} <= focus
     # The skill file is not touched: staleness is a fact about hashes, reported, not written.
     assert "sha256:" in (workspace / "skills" / "cancel-flight" / "SKILL.md").read_text()
 

@@ -29,7 +29,7 @@ def test_merge_folds_duplicates_into_the_first_and_records_both_sources():
     result = merge_duplicates([old], new)
     assert [c.source.ref for c in result.added] == ["t.jsonl:2"]
     assert [(s.kind, s.ref) for s in old.also_from] == [("review-log", "log.csv:4")]
-    assert result.grown == {old.id: old} and result.duplicates == [(new[0].id, old.id)]
+    assert result.grown == {old.id: old} and result.duplicates == [("log.csv:4", old.id)]
     again = merge_duplicates([old], [_case("review-log", "log.csv:4", "Cancel ZFA04Y", "refuse")])
     assert again.grown == {} and len(old.also_from) == 1  # the same source is not recorded twice
 
