@@ -25,6 +25,11 @@ def slug(text: str, limit: int = MAX_NAME) -> str:
     return out or "section"
 
 
+def strip_numbering(title: str) -> str:
+    """`title` without a leading section number ("2.1 Income" → "Income")."""
+    return _NUMBERING.sub("", title)
+
+
 def _suffix(chunk: Chunk) -> str:
     parts = ["general-rules"] if chunk.kind == "general" else []
     if chunk.part:
@@ -36,7 +41,7 @@ def _candidates(chunk: Chunk, stem: str) -> list[str]:
     """Names for `chunk`, most preferred first: the last heading, then longer heading paths, then
     the whole path prefixed by the file's stem. A general-rules chunk is named after its document."""
     suffix = _suffix(chunk)
-    heads = [_NUMBERING.sub("", h) for h in (chunk.heading if chunk.kind != "general" else (chunk.doc.title,))]
+    heads = [strip_numbering(h) for h in (chunk.heading if chunk.kind != "general" else (chunk.doc.title,))]
     bases = [" ".join(heads[-k:]) for k in range(1, len(heads) + 1)] or [chunk.doc.title]
     bases.append(f"{stem} {bases[-1]}")
     out = []

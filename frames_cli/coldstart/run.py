@@ -101,7 +101,13 @@ def _existing(ws: Workspace, name: str) -> Skill | None | InputError:
         return exc
 
 
-def _action(existing: Skill | None | InputError, chunk: Chunk, mode: str, force: bool) -> str:
+def _action(existing: Skill | None | InputError, name: str, chunk: Chunk, mode: str, force: bool) -> str:
+    """What to do for one planned skill given what is on disk (see `Planned.action`).
+
+    An unedited skill is kept when its back-links and mode are unchanged; in verbatim mode it must
+    also be exactly what this version of coldstart writes, so a better description or body layout
+    reaches unedited skills (a model's text cannot be compared without calling the model).
+    """
     if existing is None:
         return "create"
     if isinstance(existing, InputError):
@@ -112,7 +118,15 @@ def _action(existing: Skill | None | InputError, chunk: Chunk, mode: str, force:
         same_source = False
     if existing.edited:
         return "force" if force else ("keep" if same_source else "skip")
-    return "keep" if same_source and existing.metadata.get(MODE_KEY) == mode else "update"
+    if not same_source or existing.metadata.get(MODE_KEY) != mode:
+        return "update"
+    if mode == VERBATIM and render_skill(existing) != render_skill(_verbatim(name, chunk)):
+        return "update"
+    return "keep"
+
+
+def _verbatim(name: str, chunk: Chunk) -> Skill:
+    return make_skill(name, chunk, verbatim_body(chunk), describe(chunk), VERBATIM)
 
 
 def _generated_leftovers(ws: Workspace, planned: set[str]) -> tuple[list[str], list[str]]:
@@ -151,7 +165,7 @@ def commit_text(result: ColdstartResult) -> str:
         lines += ["", "Removed (their policy section is gone):"] + [f"- {n}" for n in result.removed]
     skipped = result.names("skip")
     if skipped:
-        lines += ["", "Skipped (edited since generation; `frames coldstart --force` overwrites):"] + [f"- {n}" for n in skipped]
+        lines += ["", "Skipped (edited since generation or not made by coldstart; `frames coldstart --force` overwrites):"] + [f"- {n}" for n in skipped]
     summary = f"frames coldstart: {len(written)} skill(s) from {', '.join(files) or 'policies/'}"
     return commit_message(summary, "\n".join(lines).strip("\n"), {"Frames-Command": "coldstart"})
 
@@ -190,7 +204,7 @@ def run_coldstart(
 
     planned = []
     for name, chunk in plan_chunks(docs, config):
-        planned.append(Planned(name, chunk, _action(_existing(ws, name), chunk, mode, force)))
+        planned.append(Planned(name, chunk, _action(_existing(ws, name), name, chunk, mode, force)))
     result = ColdstartResult(planned)
     result.removed, result.orphaned = _generated_leftovers(ws, {p.name for p in planned})
     if force:
@@ -198,7 +212,7 @@ def run_coldstart(
         result.orphaned = []
 
     todo = [p for p in planned if p.action in ("create", "update", "force")]
-    verbatim = [make_skill(p.name, p.chunk, verbatim_body(p.chunk), describe(p.chunk), VERBATIM) for p in todo]
+    verbatim = [_verbatim(p.name, p.chunk) for p in todo]
     outcomes = rewriter([(p.chunk, s) for p, s in zip(todo, verbatim)]) if rewriter and todo else [(s, None) for s in verbatim]
     skills = [skill for skill, _ in outcomes]
     result.rewrite_failures = [(skill.name, error) for skill, error in outcomes if error]

@@ -27,7 +27,7 @@ def _print(result: ColdstartResult) -> None:
             out.print(f"{label}: {', '.join(names)}")
     skipped = result.names("skip")
     if skipped:
-        out.print(f"[yellow]skipped, edited since generation (use --force to overwrite):[/] {', '.join(skipped)}")
+        out.print(f"[yellow]skipped, edited since generation or not made by coldstart (use --force to overwrite):[/] {', '.join(skipped)}")
     if result.orphaned:
         out.print(f"[yellow]kept, edited but their policy section is gone:[/] {', '.join(result.orphaned)}")
     for name, reason in result.rewrite_failures:

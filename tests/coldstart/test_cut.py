@@ -112,3 +112,22 @@ def test_slug() -> None:
     assert slug("？？") == "section"
     long = slug("word " * 30)
     assert len(long) <= 64 and not long.endswith("-") and NAME_RE.match(long)
+
+
+def test_descriptions_say_what_and_when() -> None:
+    described = {}
+    for file in ("policies/expenses.md", "policies/loan-review.md", "policies/data-retention.txt"):
+        doc = read_policy(DOCS[file], file)
+        chunks = cut_document(doc, ColdstartConfig())
+        described.update(zip(assign_names(chunks), map(describe, chunks)))
+    # Setext heading lines are not the lead; the file name stands in for a missing title.
+    assert described["travel"] == "Travel, from the Expenses policy: Book all flights and hotels through the travel portal. Use when a task involves travel."
+    # Section numbers are left out; a sentence that opens a list ends with an ellipsis.
+    assert described["eligibility"] == "Eligibility, from the Consumer Loan Review Policy: An applicant must … Use when a task involves eligibility."
+    # Wrapped lines of a paragraph are joined before the first sentence is taken.
+    assert described["data-retention"].startswith(
+        "Data retention, from the Data retention policy: This notice describes how long the customer support team keeps each kind of record, and what it must do"
+    )
+    assert described["expenses-general-rules"] == (
+        "General rules of the Expenses policy that apply to every task: Expense rules for all staff. Use for any task under this policy."
+    )

@@ -105,7 +105,7 @@ def test_changed_policy_stale_edited_skipped_force(policy_workspace) -> None:
     assert book.read_bytes() == edited
     assert "within 7 to 10 business days" in (root / "skills" / "cancel-flight" / "SKILL.md").read_text()
     text = runner.invoke(app, ["coldstart", "--repo", str(root)]).stdout
-    assert "skipped, edited since generation (use --force to overwrite): book-flight" in text
+    assert "skipped, edited since generation or not made by coldstart (use --force to overwrite): book-flight" in text
 
     out = _coldstart(root, "--force")
     assert out["updated"] == ["book-flight"] and "at most six passengers" in book.read_text()
