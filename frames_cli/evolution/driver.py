@@ -31,7 +31,8 @@ class EvolveOptions:
 
     Attributes:
         base: the revision whose skills are S0 (default HEAD).
-        resume: a run id to resume; None resumes the newest unfinished run of the same base, if any.
+        resume: a run id to resume (a failed one too); None resumes the newest running or stopped
+            run of the same base, if any.
         max_rounds / seed: override `evolution.max_rounds` / `evolution.seed` (None = frames.yaml).
         use_cache: reuse cached model answers (`--no-cache` turns it off for this run).
     """
@@ -116,7 +117,8 @@ def _open_state(ws: Workspace, config: FramesConfig, options: EvolveOptions, run
     checkpointer = Checkpointer(ws)
     if (run_dir(ws, run_id) / "state.json").is_file():
         state = load_run(ws, run_id)
-        if state.status not in ("running", "stopped"):
+        resumable = ("running", "stopped", "failed") if options.resume else ("running", "stopped")
+        if state.status not in resumable:
             raise InputError(f"run {run_id} is {state.status} ({state.stop_reason}); nothing to resume")
         return state, checkpointer.memory(state), True
     if options.resume:

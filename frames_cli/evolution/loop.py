@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from frames_cli.errors import BudgetExceeded
+from frames_cli.errors import BudgetExceeded, FramesError
 from frames_cli.evolution import commit as commits
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, RoundRecord
 from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
@@ -214,8 +214,12 @@ class EvolutionRun:
         Stop conditions: `max_rounds` rounds, `patience` rounds without a new front member, the
         budget (BudgetExceeded from the client: status "finished"), a stop file or SIGINT/SIGTERM
         (status "stopped": the next `frames evolve` resumes). The state is saved after every stage.
+
+        Raises:
+            FramesError: a git, input or model-layer error other than the budget; the state is saved
+                first with status "failed" and the error.
         """
-        self.state.status, self.state.stop_reason, self.state.finished = "running", None, None
+        self.state.status, self.state.stop_reason, self.state.finished, self.state.error = "running", None, None, None
         try:
             if not self.state.candidates:
                 self.baseline()
@@ -224,6 +228,12 @@ class EvolutionRun:
         except BudgetExceeded:
             self.state.status, self.state.stop_reason = "finished", "budget"
             self.memory.pending = None
+        except FramesError as exc:
+            # Recorded so `frames runs` shows why; `frames evolve --resume RUN` continues from the
+            # last checkpoint once the cause is fixed.
+            self.state.status, self.state.error = "failed", str(exc)
+            self.save()
+            raise
         if self.state.status == "finished":
             self.state.finished = utc_now()
         self.save()
