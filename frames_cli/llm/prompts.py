@@ -25,8 +25,9 @@ def template_names() -> list[str]:
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
 
 
-def render(name: str, **variables: object) -> str:
-    """The template `name` with its `{fields}` filled from `variables`.
+def render(name: str, /, **variables: object) -> str:
+    """The template `name` with its `{fields}` filled from `variables` (`name` is positional-only,
+    so a template may itself use a `{name}` field).
 
     Raises:
         ValueError: no template of that name, or a field the template uses was not given.

@@ -1,0 +1,191 @@
+"""frames-sim behaviours, each asked through ModelClient → litellm → the simulator (DESIGN §8).
+
+Invariants:
+1. The executor loads the skills most relevant to its case and sees evidence only inside blocks.
+2. P(correct) runs from `floor` (no evidence in the blocks) to `ceiling` (all of it).
+3. A wrong answer has the expected answer's shape but differs from it.
+4. The diagnoser's insightful proposal quotes the evidence for the best-matching skill.
+5. The rewriter adds quoted rules, never touches protected regions, forgets less with anchors.
+6. The same seed gives the same answers; another seed gives others.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from frames_cli.llm.audit import read_exchanges
+from frames_cli.llm.client import ChatRequest, ModelClient
+from frames_cli.llm.prompts import render
+from frames_cli.llm.schemas import DIAGNOSIS, EXECUTOR_STEP, GENERATED_CASES, REWRITE, RUBRIC_VERDICT
+from frames_cli.sim.diagnoser import SPURIOUS_RULES
+from frames_cli.sim.executor import wrong_answer
+from frames_cli.sim.rewriter import PADDING
+
+BAGS_RULE = "Silver members get 2 free checked bags per passenger in economy."
+CATALOG = (
+    "3 skills available:\n- s1: cancel-flight — Cancel reservations and refunds\n"
+    "- s2: baggage-allowance — Free checked bags by membership and cabin\n- s3: delay-compensation — Delays and compensation"
+)
+
+
+def ask(ws, role, prompt, schema, config=None, samples=1, run_dir=None):
+    with ModelClient(ws.workspace, config or ws.config, use_cache=False, run_dir=run_dir) as client:
+        replies = client.chat_many([ChatRequest(role, [{"role": "user", "content": prompt}], schema, sample=i) for i in range(samples)])
+    assert all(r.ok for r in replies), [r.error for r in replies]
+    return [r.data for r in replies]
+
+
+def executor_answer_prompt(case_id: str, body: str, request: str = "Help me.") -> str:
+    first = render("executor_catalog", case_id=case_id, catalog=CATALOG, request=request, answer_format="JSON", max_loads=3)
+    blocks = f'<skill id="s2" name="baggage-allowance">\n{body}\n</skill>'
+    return first + "\n\n" + render("executor_answer", case_id=case_id, skills=blocks)
+
+
+def test_executor_loads_the_best_matching_skill(sim_workspace):
+    prompt = render("executor_catalog", case_id="bags-1", catalog=CATALOG, request="bags?", answer_format="a number", max_loads=3)
+    (data,) = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP)
+    assert data["load"][0] == "s2"
+
+
+def test_executor_correctness_follows_evidence_in_blocks_only(sim_workspace):
+    certain = sim_workspace.configured(simulator={"floor": 0.0, "ceiling": 1.0})
+    with_rule = executor_answer_prompt("bags-1", f"# Bags\n\n- {BAGS_RULE}")
+    # The rule outside the blocks (in the request text) must not count.
+    without = executor_answer_prompt("bags-1", "# Bags\n\n- Bags are weighed at the desk.", request=BAGS_RULE)
+    assert [d["answer"] for d in ask(sim_workspace, "executor", with_rule, EXECUTOR_STEP, certain, samples=8)] == ["4"] * 8
+    wrong = ask(sim_workspace, "executor", without, EXECUTOR_STEP, certain, samples=8)
+    assert all(d["answer"] != "4" for d in wrong) and wrong[0]["skills_used"] == ["baggage-allowance"]
+
+
+def test_executor_pass_rate_lies_between_floor_and_ceiling(sim_workspace):
+    config = sim_workspace.configured(simulator={"floor": 0.2, "ceiling": 0.8})
+    half = executor_answer_prompt("bags-1", "- Bags are weighed at the desk.")
+    answers = ask(sim_workspace, "executor", half, EXECUTOR_STEP, config, samples=200)
+    rate = sum(d["answer"] == "4" for d in answers) / 200
+    assert 0.1 < rate < 0.32  # floor 0.2 with no evidence; binomial spread for 200 draws
+
+
+def test_executor_wrong_action_list_is_plausible(sim_workspace):
+    config = sim_workspace.configured(simulator={"floor": 0.0, "ceiling": 0.0})
+    answers = ask(sim_workspace, "executor", executor_answer_prompt("cancel-1", "- Nothing relevant."), EXECUTOR_STEP, config, samples=10)
+    expected = [{"name": "get_reservation_details", "arguments": {"reservation_id": "ABC123"}}]
+    for data in answers:
+        actions = data["answer"]["actions"]
+        assert actions != expected and isinstance(actions, list)
+        assert len(actions) <= 2 and all("name" in a for a in actions)
+
+
+def test_wrong_answer_shapes():
+    rng = random.Random(1)
+    assert wrong_answer("yes", rng) == "no" and wrong_answer(True, rng) is False and wrong_answer(3, rng) == 4
+    assert wrong_answer("Refund to the original card.", rng) != "Refund to the original card."
+    reads = [{"name": "get_user_details", "arguments": {"user_id": "u1"}}]
+    outs = [wrong_answer(reads, random.Random(seed)) for seed in range(20)]
+    assert all(o != reads for o in outs)
+    assert any(any(a["name"] == "cancel_reservation" for a in o) for o in outs)  # a write where none is expected
+    assert any(o == [] for o in outs)  # a dropped action
+
+
+def test_unknown_case_gets_a_null_answer(sim_workspace):
+    (data,) = ask(sim_workspace, "executor", executor_answer_prompt("no-such-case", "- x"), EXECUTOR_STEP)
+    assert data == {"answer": None, "skills_used": []}
+
+
+def test_same_seed_same_answers_other_seed_other_answers(sim_workspace):
+    prompt = executor_answer_prompt("bags-1", "- Bags are weighed at the desk.")
+    first = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP, samples=30)
+    assert ask(sim_workspace, "executor", prompt, EXECUTOR_STEP, samples=30) == first
+    other = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP, sim_workspace.configured(simulator={"seed": 7}), samples=30)
+    assert other != first
+
+
+def diagnoser_prompt() -> str:
+    """The prompt conventions of docs/ARCHITECTURE.md, written out (evolution/ renders the real one)."""
+    skills = "\n\n".join(
+        f'<skill name="{name}">\n{body}\n</skill>'
+        for name, body in [("cancel-flight", "- Cancel on request."), ("baggage-allowance", "- Bags are weighed."), ("greeting", "- Say hello.")]
+    )
+    failures = [{"case_id": "bags-1", "category": "baggage", "input": {"text": "How many free checked bags?"}, "expected": "4", "got": "2", "reason": "wrong", "diagnosis": {"evidence": [BAGS_RULE]}}]
+    return f"Skills:\n\n{skills}\n\nFailures:\n```json\n{json.dumps(failures, indent=2)}\n```\n"
+
+
+def test_diagnoser_with_insight_quotes_the_evidence_for_the_best_skill(sim_workspace):
+    config = sim_workspace.configured(simulator={"p_insight": 1.0})
+    (data,) = ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config)
+    assert data["proposals"] == [
+        {"skill": "baggage-allowance", "change": f'Add the rule: "{BAGS_RULE}"', "rationale": data["proposals"][0]["rationale"], "case_ids": ["bags-1"]}
+    ]
+
+
+def test_diagnoser_without_insight_proposes_a_spurious_rule(sim_workspace):
+    config = sim_workspace.configured(simulator={"p_insight": 0.0})
+    for data in ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config, samples=5):
+        (proposal,) = data["proposals"]
+        assert proposal["skill"] in {"cancel-flight", "baggage-allowance", "greeting"}
+        assert proposal["change"].removeprefix('Add the rule: "').removesuffix('"') in SPURIOUS_RULES
+
+
+BODY = "# Bags\n\n- Bags are weighed at the desk.\n- Oversize bags cost extra.\n\n<!-- frames:protected -->\n- Never waive fees for staff.\n<!-- /frames:protected -->"
+
+
+def rewriter_prompt(anchors: list) -> str:
+    blueprint = {"skill": "baggage-allowance", "changes": [f'Add the rule: "{BAGS_RULE}"']}
+    return (
+        f'<skill name="baggage-allowance" target="true">\n{BODY}\n</skill>\n\nOther skills:\n- cancel-flight — Cancel reservations\n\n'
+        f"Blueprint:\n```json\n{json.dumps(blueprint)}\n```\n\nAnchor cases:\n```json\n{json.dumps(anchors)}\n```\n"
+    )
+
+
+def test_rewriter_applies_the_blueprint_and_keeps_protected_text(sim_workspace):
+    config = sim_workspace.configured(simulator={"p_forget": 0.0, "p_verbose": 0.0})
+    (data,) = ask(sim_workspace, "rewriter", rewriter_prompt([]), REWRITE, config)
+    assert data["body"] == BODY + f"\n- {BAGS_RULE}\n"
+
+
+def test_rewriter_forgets_a_rule_unless_anchored_and_pads(sim_workspace):
+    forgetful = sim_workspace.configured(simulator={"p_forget": 1.0, "p_forget_anchored": 0.0, "p_verbose": 1.0})
+    (data,) = ask(sim_workspace, "rewriter", rewriter_prompt([]), REWRITE, forgetful)
+    body = data["body"]
+    kept = [line for line in ("- Bags are weighed at the desk.", "- Oversize bags cost extra.") if line in body]
+    assert len(kept) == 1 and "- Never waive fees for staff." in body and BAGS_RULE in body and PADDING in body
+    (anchored,) = ask(sim_workspace, "rewriter", rewriter_prompt([{"case_id": "bags-1"}]), REWRITE, forgetful)
+    assert "- Bags are weighed at the desk." in anchored["body"] and "- Oversize bags cost extra." in anchored["body"]
+
+
+SECTION = "## Checked bags\n\nSilver members get 2 free checked bags per passenger in economy.\nEach bag must weigh at most 23 kg.\nStaff must never waive fees."
+
+
+def test_generator_writes_cases_quoting_the_section(sim_workspace):
+    prompt = render("generator", count=2, category="baggage", file="policies/airline.md", heading="Airline > Checked bags", section=SECTION)
+    (data,) = ask(sim_workspace, "generator", prompt, GENERATED_CASES)
+    assert len(data["cases"]) == 2
+    for case in data["cases"]:
+        assert case["category"] == "baggage" and case["evidence"][0] in SECTION and str(case["expected"]) in case["evidence"][0]
+
+
+def test_judge_grades_against_the_expected_answer(sim_workspace):
+    def verdict(answer):
+        prompt = render("judge", case_id="refund-1", request="delay", rubric="Refuse compensation.", answer=json.dumps(answer))
+        return ask(sim_workspace, "judge", prompt, RUBRIC_VERDICT)[0]
+
+    assert verdict("no")["pass"] is True and verdict("yes")["pass"] is False
+
+
+def test_coldstart_keeps_every_sentence_as_a_numbered_step(sim_workspace):
+    prompt = f'Rewrite it.\n\n<policy file="policies/airline.md" heading="Checked bags">\n{SECTION}\n</policy>'
+    (data,) = ask(sim_workspace, "coldstart", prompt, REWRITE)
+    assert data["body"] == (
+        "1. Silver members get 2 free checked bags per passenger in economy.\n2. Each bag must weigh at most 23 kg.\n"
+        "3. Staff must never waive fees.\n"
+    )
+
+
+def test_truncated_replies_end_with_length_and_are_repaired_or_failed(sim_workspace):
+    config = sim_workspace.configured(faults={"truncated": 1.0})
+    with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
+        reply = client.chat(ChatRequest("judge", [{"role": "user", "content": "Case id: refund-1\n"}], RUBRIC_VERDICT))
+    assert not reply.ok
+    log = read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")
+    assert [e["finish_reason"] for e in log] == ["length", "length"]
+    assert "cut off at the output token limit" in log[1]["messages"][-1]["content"]
