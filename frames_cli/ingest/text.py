@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ _QUOTE = re.compile(r"[\"“']([^\"”']{12,})[\"”']")
 _SUFFIXES = ("ations", "ation", "able", "ing", "ed", "es", "s")
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if len(word) - len(suffix) >= 4 and word.endswith(suffix):
@@ -47,6 +49,12 @@ def _stem(word: str) -> str:
 def tokens(text: str) -> list[str]:
     """Lower-case, crudely stemmed words of `text` without stop words."""
     return [_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
+
+
+@functools.lru_cache(maxsize=4096)
+def token_set(text: str) -> frozenset[str]:
+    """The distinct `tokens` of `text`, cached: policy sentences are compared with every row."""
+    return frozenset(tokens(text))
 
 
 def sentences(text: str) -> list[str]:
@@ -73,10 +81,10 @@ def overlap(part: str | Iterable[str], whole: str | Iterable[str]) -> float:
     Asymmetric on purpose: an evidence sentence is "found in" a long section when its words are
     there, however long the section is.
     """
-    a = set(tokens(part) if isinstance(part, str) else part)
+    a = token_set(part) if isinstance(part, str) else set(part)
     if not a:
         return 0.0
-    b = set(tokens(whole) if isinstance(whole, str) else whole)
+    b = token_set(whole) if isinstance(whole, str) else set(whole)
     return len(a & b) / len(a)
 
 
@@ -86,10 +94,10 @@ def best_sentence(claim: str, candidates: Iterable[str], threshold: float) -> tu
     Overlap is measured both ways and the smaller taken, so a long policy sentence that happens to
     contain a short claim's two words does not win over a sentence that says the same thing.
     """
-    claim_tokens = set(tokens(claim))
+    claim_tokens = token_set(claim)
     best: tuple[str, float] | None = None
     for candidate in candidates:
-        cand_tokens = set(tokens(candidate))
+        cand_tokens = token_set(candidate)
         score = min(overlap(claim_tokens, cand_tokens), overlap(cand_tokens, claim_tokens))
         if score >= threshold and (best is None or score > best[1]):
             best = (candidate, score)
