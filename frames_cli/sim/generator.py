@@ -23,7 +23,7 @@ def behave(call: SimCall) -> dict[str, Any]:
     if found is None:
         return {"cases": []}
     attrs, section = found
-    count_match = re.search(r"write up to\s+(\d+)\s+cases", call.prompt)
+    count_match = re.search(r"write up to\s+(\d+)\s+cases", call.prompt, re.IGNORECASE)
     count = int(count_match.group(1)) if count_match else 3
     category = reading.line_value(call.prompt, "Category") or "general"
     rules = rule_sentences(section) or sentences(section)

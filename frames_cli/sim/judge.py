@@ -15,7 +15,8 @@ def behave(call: SimCall) -> dict[str, Any]:
     """RUBRIC_VERDICT JSON for the case on the `Case id:` line and the ```json `Answer:` block.
 
     Pass when the answer equals `task.expected` (canonical JSON, case-insensitive), or, for a text
-    expectation, when the answer holds at least FOUND_THRESHOLD of its content words. No draw: a
+    rubric (a string or a list of strings), when the answer holds at least FOUND_THRESHOLD of the
+    content words of every rubric item. No draw: a
     judge model is assumed reliable, so evaluation noise comes from the executor alone.
     """
     case = call.world.get(reading.case_id(call.prompt))
@@ -23,9 +24,10 @@ def behave(call: SimCall) -> dict[str, Any]:
         return {"pass": False, "reason": "the simulator does not know this case"}
     answer = reading.json_after(call.prompt, "Answer")
     expected = case.task.expected
-    canon = lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False).casefold()  # noqa: E731
-    if canon(answer) == canon(expected):
+    canon = json.dumps(answer, sort_keys=True, ensure_ascii=False).casefold()
+    if canon == json.dumps(expected, sort_keys=True, ensure_ascii=False).casefold():
         return {"pass": True, "reason": "the answer matches the expected one"}
-    if isinstance(expected, str) and overlap(expected, canon(answer)) >= FOUND_THRESHOLD:
+    items = expected if isinstance(expected, list) and all(isinstance(e, str) for e in expected) else [expected]
+    if all(isinstance(item, str) and overlap(item, canon) >= FOUND_THRESHOLD for item in items):
         return {"pass": True, "reason": "the answer states what the rubric asks for"}
     return {"pass": False, "reason": f"the answer differs from the expected {json.dumps(expected, ensure_ascii=False)[:200]}"}

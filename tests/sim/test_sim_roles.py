@@ -157,7 +157,10 @@ SECTION = "## Checked bags\n\nSilver members get 2 free checked bags per passeng
 
 
 def test_generator_writes_cases_quoting_the_section(sim_workspace):
-    prompt = render("generator", count=2, category="baggage", file="policies/airline.md", heading="Airline > Checked bags", section=SECTION)
+    prompt = (
+        "Write up to 2 cases that each decide one rule.\n\nCategory: baggage\n\n"
+        f'<policy file="policies/airline.md" lines="1-5" heading="Airline > Checked bags">\n{SECTION}\n</policy>\n'
+    )
     (data,) = ask(sim_workspace, "generator", prompt, GENERATED_CASES)
     assert len(data["cases"]) == 2
     for case in data["cases"]:
@@ -170,6 +173,23 @@ def test_judge_grades_against_the_expected_answer(sim_workspace):
         return ask(sim_workspace, "judge", prompt, RUBRIC_VERDICT)[0]
 
     assert verdict("no")["pass"] is True and verdict("yes")["pass"] is False
+
+
+
+def test_judge_grades_a_rubric_list_by_its_words(sim_workspace):
+    from frames_cli.formats.case import Case, Check, Source, Task
+    from frames_cli.sim.world import SimWorld
+
+    rubric = ["Refuses compensation for a one-hour delay.", "Explains the three-hour threshold."]
+    world = SimWorld.from_cases([Case("r1", "refund", Source("manual"), "2026-11-29", Task({"text": "delay"}, rubric, Check("rubric")))])
+
+    def verdict(answer):
+        prompt = render("judge", case_id="r1", request="delay", rubric="\n".join(rubric), answer=json.dumps(answer))
+        with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False, sim_world=world) as client:
+            return client.chat(ChatRequest("judge", [{"role": "user", "content": prompt}], RUBRIC_VERDICT)).data["pass"]
+
+    assert verdict("I must refuse compensation: a one-hour delay is below the three-hour threshold, as I explain.")
+    assert not verdict("Here is a voucher for the one-hour delay.")
 
 
 def test_coldstart_keeps_every_sentence_as_a_numbered_step(sim_workspace):
