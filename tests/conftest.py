@@ -30,11 +30,9 @@ class GitRepo:
         return path
 
 
-@pytest.fixture
-def git_repo(tmp_path: Path) -> GitRepo:
-    """`skills/alpha/SKILL.md`, `skills/beta/SKILL.md`, an executable `skills/beta/scripts/run.sh`
-    and `README.md`, committed on `main` by a repository-local identity."""
-    repo = GitRepo(tmp_path / "repo")
+def new_git_repo(root: Path) -> GitRepo:
+    """Make the `git_repo` repository at `root` (a folder that does not exist yet)."""
+    repo = GitRepo(root)
     repo.root.mkdir()
     repo.git("init", "-q", "-b", "main")
     repo.git("config", "user.name", "Test User")
@@ -47,6 +45,19 @@ def git_repo(tmp_path: Path) -> GitRepo:
     repo.git("add", ".")
     repo.git("commit", "-q", "-m", "initial skills")
     return repo
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> GitRepo:
+    """`skills/alpha/SKILL.md`, `skills/beta/SKILL.md`, an executable `skills/beta/scripts/run.sh`
+    and `README.md`, committed on `main` by a repository-local identity."""
+    return new_git_repo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def git_repo_factory():
+    """`new_git_repo`, for fixtures wider than one test (build once, copy per test)."""
+    return new_git_repo
 
 
 # --- frames-sim workspaces (model layer and simulator tests) ---------------------------------------

@@ -11,8 +11,10 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -53,11 +55,13 @@ def _blueprint(skill: str, change: str, cases: list[str], votes: int, new: bool 
     }
 
 
-@pytest.fixture
-def world(git_repo):
+@pytest.fixture(scope="module")
+def world_template(git_repo_factory, tmp_path_factory):
     """A workspace whose base commit has skills `cancel` and `refund` with back-links to the policy,
     and a finished run: r1c1 (cancel rewritten, gate pass), r1c2 (refund rewritten, gate FAIL in
-    refund), r2c1 (child of r1c1: cancel again and a new skill `rebook`, gate pass, best)."""
+    refund), r2c1 (child of r1c1: cancel again and a new skill `rebook`, gate pass, best).
+    Built once per module; each test gets its own copy (`world`)."""
+    git_repo = git_repo_factory(tmp_path_factory.mktemp("world") / "repo")
     lines = POLICY.split("\n")
     cancel_link = BackLink("policies/airline.md", "Airline Policy > Cancel", 4, 5, text_sha256("\n".join(lines[3:5])))
     stale_link = BackLink("policies/airline.md", "Airline Policy > Refund", 8, 8, "0" * 64)
@@ -120,8 +124,18 @@ def world(git_repo):
         stop_reason="patience", spend_tokens=12345, spend_usd=0.25, branch=f"frames/{RUN}",
     )
     save_state(ws, state)
-    git_repo.store, git_repo.state = store, state
-    return git_repo
+    return git_repo, state
+
+
+@pytest.fixture
+def world(world_template, tmp_path):
+    """A private copy of the template workspace, with `state` (the saved RunState) attached."""
+    template, state = world_template
+    # The parent folder too: it holds the file the outside back-link points at.
+    shutil.copytree(template.root.parent, tmp_path / "world", symlinks=True)
+    repo = dataclasses.replace(template, root=tmp_path / "world" / "repo")
+    repo.state = state
+    return repo
 
 
 def _invoke(world, *args: str):
@@ -137,7 +151,9 @@ def review_markdown_of(world, spec: str) -> str:
 
 def _user_view(repo) -> tuple:
     index = hashlib.sha256((repo.root / ".git" / "index").read_bytes()).hexdigest()
-    return repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"), repo.git("status", "--porcelain"), index
+    # --no-optional-locks: a plain `git status` may itself rewrite the index to refresh stat data.
+    status = repo.git("--no-optional-locks", "status", "--porcelain")
+    return repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"), status, index
 
 
 def test_runs_lists_both_runs(world):

@@ -27,7 +27,8 @@ def _snapshot(repo) -> dict:
         if ".git" not in path.relative_to(repo.root).parts and path.is_file():
             files[path.relative_to(repo.root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return {
-        "status": repo.git("status", "--porcelain", "--untracked-files=all"),
+        # --no-optional-locks: a plain `git status` may itself rewrite the index to refresh stat data.
+        "status": repo.git("--no-optional-locks", "status", "--porcelain", "--untracked-files=all"),
         "head": repo.git("rev-parse", "HEAD"),
         "branch": repo.git("symbolic-ref", "HEAD"),
         "index": hashlib.sha256((repo.root / ".git" / "index").read_bytes()).hexdigest(),
