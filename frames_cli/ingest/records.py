@@ -117,30 +117,33 @@ class FieldResolver:
             mapping (``fields.x``) are kept as given; the caller reads dotted paths itself.
         """
         by_norm = {_norm_key(c): c for c in columns}
-        found: dict[str, str] = {}
+        found = {name: by_norm.get(_norm_key(column), column) for name, column in self.mapping.items()}
         warnings: list[str] = []
-        for name, column in self.mapping.items():
-            found[name] = by_norm.get(_norm_key(column), column)
-        taken = set(found.values())
-        for name, names in self.aliases.items():
-            if name in found:
-                continue
-            exact = next((by_norm[_norm_key(a)] for a in names if _norm_key(a) in by_norm and by_norm[_norm_key(a)] not in taken), None)
-            if exact is not None:
-                found[name] = exact
-                taken.add(exact)
-        for name, names in self.aliases.items():
-            if name in found:
-                continue
-            free = [n for n, c in by_norm.items() if c not in taken]
-            close = difflib.get_close_matches(_norm_key(names[0]), free, n=1, cutoff=_CLOSE_HEADER) if names else []
-            close = close or [m for a in names[1:] for m in difflib.get_close_matches(_norm_key(a), free, n=1, cutoff=_CLOSE_HEADER)][:1]
-            if close:
-                column = by_norm[close[0]]
-                found[name] = column
-                taken.add(column)
-                warnings.append(f"column {column!r} read as `{name}` (closest known name; use --map to be explicit)")
+        # Exact aliases first for every field, so a misspelling never steals a column another
+        # field names exactly; then close spellings among the columns still free.
+        for exact in (True, False):
+            for name, names in self.aliases.items():
+                if name in found:
+                    continue
+                free = {n: c for n, c in by_norm.items() if c not in found.values()}
+                column = _pick(names, free, exact)
+                if column is not None:
+                    found[name] = column
+                    if not exact:
+                        warnings.append(f"column {column!r} read as `{name}` (closest known name; use --map to be explicit)")
         return found, warnings
+
+
+def _pick(names: Sequence[str], free: Mapping[str, str], exact: bool) -> str | None:
+    """The first free column (normalised name → column) equal to, or else close to, one of `names`."""
+    for alias in map(_norm_key, names):
+        if exact and alias in free:
+            return free[alias]
+        if not exact:
+            close = difflib.get_close_matches(alias, list(free), n=1, cutoff=_CLOSE_HEADER)
+            if close:
+                return free[close[0]]
+    return None
 
 
 def _lookup(obj: Mapping[str, Any], column: str) -> Any:

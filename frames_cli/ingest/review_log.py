@@ -36,7 +36,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from frames_cli.errors import Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source
@@ -171,12 +170,12 @@ class ReviewLogConverter:
                 if comment is None:
                     raise ValueError("approved, but neither the agent's output nor a correct answer is given")
                 return self._advice(comment, ref, record)
-            return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=_value(record, "correct" if correct else "output"),
+            return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=record.values["correct" if correct else "output"],
                              category=category, diagnosis=Diagnosis(notes=notes))
         evidence = ground_rules(comment or "", self.policy, self.evidence_match)
         if correct is not None:
             symptom = f"agent answered {output!r}; reviewer expected {correct!r}" if output else f"agent gave no answer; reviewer expected {correct!r}"
-            return make_case(KIND, ref, text=text, fields=fields, expected=_value(record, "correct"), category=category,
+            return make_case(KIND, ref, text=text, fields=fields, expected=record.values["correct"], category=category,
                              diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
         if evidence:
             symptom = f"reviewer rejected {output!r}" if output else "reviewer rejected the answer"
@@ -190,8 +189,3 @@ class ReviewLogConverter:
 
     def _advice(self, comment: str, ref: str, record: Record) -> None:
         self.priors.append((Prior(comment, Source(KIND, ref)), record.text("skill")))
-
-
-def _value(record: Record, name: str) -> Any:
-    """The raw value (lists and objects stay structured, so a JSON Lines answer keeps its shape)."""
-    return record.values[name]

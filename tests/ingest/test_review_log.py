@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import yaml
 
 from frames_cli.ingest.review_log import APPROVED_KIND, ReviewLogConverter, parse_verdict
 from frames_cli.ingest.text import policy_sentences
