@@ -1,9 +1,163 @@
-"""`frames eval` (being built; see the open issue)."""
+"""`frames eval`: evaluate a skill set on the cases, per category, with token cost; thresholds for CI."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
 import typer
+
+from frames_cli.commands.common import JsonOption, RepoOption, guarded
+
+if TYPE_CHECKING:
+    from frames_cli.evaluation.runner import EvalReport
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.workspace.layout import Workspace
+
+EVALS_DIR = "evals"
+
+
+def load_skills(ws: Workspace, ref: str | None) -> SkillSet:
+    """The skill set in the working tree, or at git revision `ref` (read from git objects, no checkout).
+
+    Raises:
+        InputError: a skill file is malformed (path:line). GitError: `ref` names no commit.
+    """
+    from frames_cli.formats.skill import SkillSet
+
+    if ref is None:
+        return SkillSet.from_dir(ws.skills_dir)
+    from frames_cli.gitstore.store import GitStore
+
+    return SkillSet.from_files(GitStore(ws.root).read_files(ref, "skills/"), base=Path(f"{ref}:"))
+
+
+def load_eval_cases(ws: Workspace, pattern: str) -> list[Case]:
+    """The cases in the files matching `pattern` (relative to the workspace), in path order.
+
+    Raises:
+        InputError: no file matches, or a case file is malformed (path:line).
+    """
+    from frames_cli.errors import InputError, Location
+    from frames_cli.formats.case import load_cases
+
+    paths = sorted(p for p in ws.root.glob(pattern) if p.is_file() and p.suffix in (".yaml", ".yml", ".jsonl"))
+    if not paths:
+        raise InputError(f"no case files match {pattern!r} (.yaml, .yml or .jsonl)", Location(ws.root))
+    return load_cases(paths)
+
+
+def check_thresholds(report: EvalReport, min_pass_rate: float | None, min_category_pass_rate: float | None) -> list[str]:
+    """The threshold violations, one line each (empty when all thresholds hold)."""
+    problems = []
+    if min_pass_rate is not None and report.pass_rate < min_pass_rate:
+        problems.append(f"overall pass rate {report.pass_rate:.1%} < {min_pass_rate:.1%}")
+    if min_category_pass_rate is not None:
+        for category, stats in report.per_category().items():
+            if stats.pass_rate < min_category_pass_rate:
+                problems.append(f"category {category}: pass rate {stats.pass_rate:.1%} < {min_category_pass_rate:.1%}")
+    return problems
+
+
+def eval_command(
+    ref: Annotated[Optional[str], typer.Option("--ref", help="Evaluate the skills at this git revision (default: the working tree).")] = None,
+    cases: Annotated[Optional[str], typer.Option("--cases", help="Glob of case files, relative to the workspace (default: eval.cases).")] = None,
+    samples: Annotated[Optional[int], typer.Option("--samples", min=1, help="k samples per case; k > 1 adds pass@k and pass^k (default: eval.samples).")] = None,
+    min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 100 when the overall pass rate (0..1) is lower.")] = None,
+    min_category_pass_rate: Annotated[
+        Optional[float], typer.Option("--min-category-pass-rate", min=0.0, max=1.0, help="Exit 100 when any category's pass rate (0..1) is lower.")
+    ] = None,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary to this file.")] = None,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")] = False,
+    repo: RepoOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Evaluate the skill set on the cases: pass rate per category and overall, tokens and cost per case.
+
+    Unchanged skills and cases are answered from the cache: a re-run makes no model call. Cases that
+    pass in every sample enter the regression pool with the skills they used. Exit codes: 0 ok,
+    1 run-time failure, 2 bad input, 100 a --min-*pass-rate threshold failed.
+    """
+    from frames_cli.errors import ThresholdError
+    from frames_cli.evaluation import report as reports
+    from frames_cli.evaluation.pool import RegressionPool
+    from frames_cli.evaluation.runner import evaluate
+    from frames_cli.evolution.records import new_run_id
+    from frames_cli.llm.client import ModelClient
+    from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
+    from frames_cli.workspace.layout import Workspace
+
+    ws = Workspace.open(repo)
+    config = ws.config()
+    skills = load_skills(ws, ref)
+    case_list = load_eval_cases(ws, cases or config.eval.cases)
+    k = samples or config.eval.samples
+    run_dir = ws.state_dir / EVALS_DIR / new_run_id()
+    with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache) as client:
+        executor = make_executor(ws, config, client)
+        judge = client if any(c.task.check.kind == "rubric" for c in case_list) else None
+        if json_out:
+            report = evaluate(case_list, skills, executor, samples=k, judge=judge)
+        else:
+            from frames_cli.commands.output import err_console
+
+            with err_console().status(f"evaluating {len(skills)} skills on {len(case_list)} cases × {k} samples"):
+                report = evaluate(case_list, skills, executor, samples=k, judge=judge)
+        calls = sum(r["calls"] for r in client.ledger.to_dict()["roles"].values())
+    commit = ws_commit(ws, ref)
+    pool = RegressionPool.load(ws)
+    pool.add(report, commit)
+    pool.save()
+    data = {**report.to_json(), "ref": ref, "commit": commit, "model_calls": calls, "run_dir": str(run_dir)}
+    atomic_write_json(run_dir / "report.json", data)
+    if markdown:
+        atomic_write_text(markdown, reports.markdown(report))
+    if junit:
+        atomic_write_text(junit, reports.junit_xml(report))
+    if json_out:
+        from frames_cli.commands.output import emit_json
+
+        emit_json(data)
+    else:
+        from frames_cli.commands.output import console
+
+        out = console()
+        out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}"))
+        out.print(f"model calls: {calls} (cached answers are free); log: {ws.relative(run_dir)}", markup=False)
+    problems = check_thresholds(report, min_pass_rate, min_category_pass_rate)
+    if problems:
+        raise ThresholdError("threshold failed: " + "; ".join(problems))
+
+
+def make_executor(ws: Workspace, config, client):  # -> Executor
+    """The agent under test named by `executor.kind` (see `registry.EXECUTORS`).
+
+    Raises:
+        InputError: unknown kind (the message lists the valid ones), or `command` without a command.
+    """
+    from frames_cli.errors import ConfigError
+    from frames_cli.registry import EXECUTORS
+
+    kind = EXECUTORS.validate(config.executor.kind)
+    cls = EXECUTORS.load(kind)
+    if kind == "builtin":
+        return cls(client, config.executor)
+    if not config.executor.command:
+        raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", None)
+    return cls(config.executor.command, config.executor.timeout_s, config.llm.concurrency, ws.root)
+
+
+def ws_commit(ws: Workspace, ref: str | None) -> str:
+    """The commit a result belongs to: `ref` resolved, or "working-tree"."""
+    if ref is None:
+        return "working-tree"
+    from frames_cli.gitstore.store import GitStore
+
+    return GitStore(ws.root).resolve(ref)
 
 
 def register(app: typer.Typer) -> None:
-    """Add `frames eval` to `app` (not yet built: registers nothing)."""
+    """Add `frames eval` to `app`."""
+    app.command("eval")(guarded(eval_command))

@@ -113,7 +113,8 @@ def _assign(expected: list[Any], got: list[Any], ignore_case: bool, subset: bool
 def describe(item: Any) -> str:
     """A short, stable rendering of one expected/output item for failure reasons."""
     if isinstance(item, dict) and "name" in item and isinstance(item.get("arguments"), dict):
-        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in item["arguments"].items())
+        # Sorted: a cached answer's keys come back sorted, a fresh one's in the model's order.
+        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, sort_keys=True)}" for k, v in sorted(item["arguments"].items()))
         return f"{item['name']}({args})"
     return json.dumps(item, ensure_ascii=False, sort_keys=True)
 

@@ -32,8 +32,8 @@ def test_set_reports_missing_and_unexpected_items() -> None:
     wrong = {**UPGRADE, "arguments": {**UPGRADE["arguments"], "cabin": "economy"}}
     verdict = SetCheck().check(c, {"actions": [wrong, CANCEL, CANCEL]})
     assert not verdict.passed
-    assert verdict.reason.startswith('missing update_reservation_flights(reservation_id="ABC123", cabin="business"')
-    assert 'unexpected update_reservation_flights(reservation_id="ABC123", cabin="economy"' in verdict.reason
+    assert verdict.reason.startswith('missing update_reservation_flights(cabin="business", flights=[{"date": "2024-05-20"')
+    assert 'unexpected update_reservation_flights(cabin="economy"' in verdict.reason
     assert verdict.reason.endswith('; cancel_reservation(reservation_id="ABC123")')
 
 

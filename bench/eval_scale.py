@@ -1,0 +1,116 @@
+"""Scale of `frames eval`: 10,000 cases through the built-in agent and the simulator at zero latency.
+
+Cases are the bundled tau2 airline cases (real inputs of 3–17 k characters), repeated under new ids
+up to --cases, written as JSON Lines into a temporary workspace with the bundled skills. The whole
+path runs: load_cases → evaluate → BuiltinExecutor (catalog turn, load turn) → ModelClient (cache,
+semaphore, ledger, audit log, schema validation) → litellm.completion → frames-sim executor.
+Prints the wall time of each phase, the model calls, the time per call and the peak memory (RSS).
+Targets (issue 4): well under a minute and under 1 GB for 10,000 cases.
+
+Usage: python bench/eval_scale.py [--cases N] [--concurrency C] [--no-cache] [--small]
+  --small: use three short cases (about 100 characters of input) instead of the tau2 ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from frames_cli.evaluation.runner import evaluate  # noqa: E402
+from frames_cli.executor.builtin import BuiltinExecutor  # noqa: E402
+from frames_cli.formats.case import load_cases, write_cases  # noqa: E402
+from frames_cli.formats.skill import SkillSet  # noqa: E402
+from frames_cli.llm.client import ModelClient  # noqa: E402
+from frames_cli.llm.providers import litellm_module  # noqa: E402
+from frames_cli.workspace.config import FramesConfig, ModelsConfig, with_overrides  # noqa: E402
+from frames_cli.workspace.layout import Workspace  # noqa: E402
+
+SMALL = [
+    ("cancel", "Cancel my basic economy reservation ABC123, booked three days ago.", {"actions": []},
+     "Basic economy reservations can be cancelled only within 24 hours of booking."),
+    ("baggage", "I am a silver member flying economy with one companion. How many free checked bags?", "4",
+     "Silver members get 2 free checked bags per passenger in economy."),
+    ("compensation", "My flight was delayed by one hour. Can I get compensation?", "no",
+     "Offer compensation for delays only when the delay is longer than three hours."),
+]
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process in MB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def make_cases(n: int, small: bool) -> list:
+    """`n` cases: the bundled tau2 cases (or three short ones) repeated under new ids."""
+    if small:
+        from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
+
+        base = [
+            Case(f"small-{i}", cat, Source("bench"), "", Task({"text": text, "fields": {}}, expected, Check("exact"), "JSON"), Diagnosis(evidence=[ev]))
+            for i, (cat, text, expected, ev) in enumerate(SMALL)
+        ]
+    else:
+        base = load_cases([ROOT / "cases" / "tau2-airline.yaml"])
+    out = []
+    for i in range(n):
+        case = dataclasses.replace(base[i % len(base)], id=f"{base[i % len(base)].id}-r{i // len(base)}")
+        out.append(case)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--small", action="store_true")
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="frames-eval-scale-"))
+    try:
+        (tmp / "cases").mkdir()
+        (tmp / "frames.yaml").write_text("version: 1\n")
+        shutil.copytree(ROOT / "skills", tmp / "skills")
+        write_cases(tmp / "cases" / "bench.jsonl", make_cases(args.cases, args.small))
+        ws = Workspace.open(tmp)
+        config = FramesConfig(models=ModelsConfig(executor="frames-sim/executor", judge="frames-sim/judge"))
+        config = with_overrides(config, "llm", concurrency=args.concurrency)
+        litellm_module()  # import cost (seconds) is not evaluation time
+        rss_before = peak_rss_mb()
+
+        t0 = time.perf_counter()
+        cases = load_cases([tmp / "cases" / "bench.jsonl"])
+        skills = SkillSet.from_dir(tmp / "skills")
+        t1 = time.perf_counter()
+        with ModelClient(ws, config, run_dir=tmp / ".frames" / "evals" / "bench", use_cache=not args.no_cache) as client:
+            report = evaluate(cases, skills, BuiltinExecutor(client, config.executor))
+            ledger = client.ledger.to_dict()["roles"]["executor"]
+        t2 = time.perf_counter()
+
+        calls = ledger["calls"]
+        print(f"cases: {len(cases)} ({'short' if args.small else 'tau2 airline, repeated'}), skills: {len(skills)}, "
+              f"concurrency: {args.concurrency}, cache: {'off' if args.no_cache else 'on (cold)'}")
+        print(f"load cases + skills: {t1 - t0:.2f} s")
+        print(f"evaluate: {t2 - t1:.2f} s wall, {calls} model calls, {1000 * (t2 - t1) / max(calls, 1):.2f} ms per call, "
+              f"{len(cases) / (t2 - t1):.0f} cases/s")
+        print(f"pass rate: {report.pass_rate:.1%}, mean tokens per case: {report.mean_tokens:.0f}")
+        print(f"peak RSS: {peak_rss_mb():.0f} MB (after importing litellm: {rss_before:.0f} MB)")
+        print(json.dumps({"cases": len(cases), "eval_s": round(t2 - t1, 2), "load_s": round(t1 - t0, 2), "calls": calls, "peak_rss_mb": round(peak_rss_mb())}))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
