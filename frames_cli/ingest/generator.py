@@ -24,14 +24,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from frames_cli.errors import Location
 from frames_cli.formats.case import Case, Check, Diagnosis
 from frames_cli.formats.policy import PolicyDocument, Section
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill import SkillSet
-from frames_cli.errors import Location
 from frames_cli.ingest.dedup import make_case
+from frames_cli.ingest.text import best_sentence, overlap, sentences, token_set
 from frames_cli.llm.types import ChatReply, ChatRequest, Usage
-from frames_cli.ingest.text import best_sentence, overlap, sentences, tokens
 from frames_cli.registry import CHECKS
 
 
@@ -114,7 +114,7 @@ class Coverage:
 
 def compute_coverage(units: Sequence[Unit], cases: Iterable[Case], threshold: float) -> Coverage:
     """Assign each case to the unit(s) its evidence matches best (see the module docstring)."""
-    unit_tokens = [set(tokens(u.text)) for u in units]
+    unit_tokens = [token_set(u.text) for u in units]
     coverage = Coverage(list(units))
     for case in cases:
         for sentence in case.diagnosis.evidence:

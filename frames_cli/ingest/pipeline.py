@@ -20,8 +20,8 @@ from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill import SkillSet
 from frames_cli.ingest.dedup import StoreResult, case_files, store_cases
 from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
-from frames_cli.ingest.review_log import APPROVED_KIND
 from frames_cli.ingest.priors import Prior, SkillMatcher, attach, load_priors, save_priors
+from frames_cli.ingest.review_log import APPROVED_KIND
 from frames_cli.ingest.text import policy_sentences
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
