@@ -160,7 +160,7 @@ class Candidate:
             InputError: at `where`, for a missing or unknown key or a value of the wrong kind.
         """
         values = _fields_from(cls, data, where)
-        values["failures"] = [FailureNote(**_fields_from(FailureNote, f, where)) for f in values["failures"]]
+        values["failures"] = [FailureNote(**_fields_from(FailureNote, f, where)) for f in values.get("failures", [])]
         if not CANDIDATE_ID_RE.match(str(values["id"])):
             raise InputError(f"bad candidate id {values['id']!r}", where)
         return cls(**values)
@@ -259,7 +259,7 @@ class RunState:
             raise InputError(f"bad run id {values['run_id']!r}", where)
         if values["status"] not in STATUSES:
             raise InputError(f"bad status {values['status']!r} (one of {', '.join(STATUSES)})", where)
-        values["candidates"] = [Candidate.from_json(c, where) for c in values["candidates"]]
+        values["candidates"] = [Candidate.from_json(c, where) for c in values.get("candidates", [])]
         state = cls(**values)
         for cid in state.front:
             try:

@@ -104,6 +104,23 @@ def test_state_refusals_name_the_file(tmp_path, edit, message):
     assert str(path) in str(info.value)
 
 
+def test_keys_with_defaults_may_be_absent(tmp_path):
+    """A state written before a field existed still loads: fields are only added with defaults."""
+    data = _state(RUN_A, "a" * 40, "b" * 40).to_json()
+    for key in ("failures", "blueprints", "dropped", "diagnosers"):
+        del data["candidates"][1][key]
+    for key in ("checkpoint", "branch", "spend_usd"):
+        del data[key]
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(data))
+    state = read_state(path)
+    assert (state.candidates[1].failures, state.candidates[1].blueprints, state.checkpoint, state.branch) == ([], [], {}, None)
+    del data["candidates"]
+    data["front"] = []
+    path.write_text(json.dumps(data))
+    assert read_state(path).candidates == []
+
+
 def test_bad_json_names_file_and_line(tmp_path):
     path = tmp_path / "state.json"
     path.write_text('{\n  "run_id": "x",\n  oops\n}')
