@@ -183,11 +183,19 @@ def diagnose(
         requests.append(ChatRequest(role="diagnoser", messages=messages, schema=DIAGNOSIS, sample=i, tag=f"round{round_no}/diagnoser{i}"))
     replies = client.gather(client.achat, requests)
     existing = set(skills)
-    return [_validate(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))]
+    return [validate_answer(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))]
 
 
-def _validate(index: int, batch: list[str], reply: ChatReply, existing: set[str]) -> DiagnoserResult:
-    """Keep proposals that name a real (or well-named new) skill and cite cases of their batch."""
+def validate_answer(index: int, batch: list[str], reply: ChatReply, existing: set[str]) -> DiagnoserResult:
+    """Turn one diagnoser reply into a result: the proposals that count as votes, and why others do not.
+
+    A proposal counts when it names a skill of the parent, or a new skill with a valid Agent Skills
+    name (so it cannot escape skills/), and cites at least one case of the diagnoser's own batch
+    (citations of other cases are removed). A failed call counts as no proposals.
+
+    Args:
+        index: the diagnoser's index. batch: its case ids. existing: the parent's skill names.
+    """
     result = DiagnoserResult(index, batch)
     if not reply.ok:
         result.error = reply.error
