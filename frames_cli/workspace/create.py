@@ -1,0 +1,57 @@
+"""Making a workspace (`frames init`): what is missing is created, what exists is never touched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from frames_cli.errors import InputError, Location
+from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.workspace.config import CONFIG_FILE, load_config, render_config
+
+GITIGNORE_LINE = ".frames/"
+
+
+def init_workspace(root: Path) -> list[str]:
+    """Create what is missing of a workspace at `root`; never touch what exists.
+
+    Makes `root` itself, `frames.yaml` (every setting with its default and meaning, commented),
+    `policies/`, `skills/`, `cases/`, a `.gitignore` line for `.frames/`, and a git repository
+    when `root` is not inside one.
+
+    Returns:
+        What was created, as workspace-relative names ("git repository" for `git init`).
+
+    Raises:
+        ConfigError: an existing `frames.yaml` is invalid (it is left as it is).
+        InputError: `root` exists and is not a folder.
+    """
+    if root.exists() and not root.is_dir():
+        raise InputError("exists and is not a folder", Location(root))
+    created: list[str] = []
+    if not root.exists():
+        root.mkdir(parents=True)
+        created.append(".")
+    config = root / CONFIG_FILE
+    if config.exists():
+        load_config(root)
+    else:
+        atomic_write_text(config, render_config())
+        created.append(CONFIG_FILE)
+    for folder in ("policies", "skills", "cases"):
+        if not (root / folder).is_dir():
+            (root / folder).mkdir()
+            created.append(f"{folder}/")
+    ignore = root / ".gitignore"
+    old = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+    if GITIGNORE_LINE not in {line.strip() for line in old.splitlines()}:
+        sep = "" if not old or old.endswith("\n") else "\n"
+        atomic_write_text(ignore, f"{old}{sep}{GITIGNORE_LINE}\n")
+        created.append(".gitignore" if not old else ".gitignore (.frames/ line)")
+    from frames_cli.gitstore.worktree import is_git_worktree
+
+    if not is_git_worktree(root):
+        from git import Repo
+
+        Repo.init(root).close()
+        created.append("git repository")
+    return created
