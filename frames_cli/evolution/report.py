@@ -136,7 +136,7 @@ def menu_table(state: RunState, rows: list[MenuRow]) -> Table:
     header, cells = _menu_cells(state, rows)
     table = Table(title=f"Pareto front of run {state.run_id} ({state.status})", title_justify="left")
     for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
+        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0, overflow="fold")
     for row in cells:
         table.add_row(*row)
     return table
