@@ -91,16 +91,6 @@ def plan_chunks(docs: list[PolicyDocument], config: FramesConfig) -> list[tuple[
     return list(zip(assign_names(chunks), chunks))
 
 
-def _existing(ws: Workspace, name: str) -> Skill | None | InputError:
-    path = ws.skills_dir / name / SKILL_FILE
-    if not path.is_file():
-        return None
-    try:
-        return parse_skill_bytes(path.read_bytes(), path)
-    except InputError as exc:
-        return exc
-
-
 def _action(existing: Skill | None | InputError, name: str, chunk: Chunk, mode: str, force: bool) -> str:
     """What to do for one planned skill given what is on disk (see `Planned.action`).
 
@@ -129,24 +119,25 @@ def _verbatim(name: str, chunk: Chunk) -> Skill:
     return make_skill(name, chunk, verbatim_body(chunk), describe(chunk), VERBATIM)
 
 
-def _generated_leftovers(ws: Workspace, planned: set[str]) -> tuple[list[str], list[str]]:
+def _generated_leftovers(on_disk: dict[str, Skill | InputError], planned: set[str]) -> tuple[list[str], list[str]]:
     """(removable, orphaned): generated skills no planned section needs, unedited or edited."""
     removable, orphaned = [], []
-    for name, skill in sorted(_read_skills(ws).items()):
-        if name in planned or GENERATED_KEY not in skill.metadata:
+    for name, skill in sorted(on_disk.items()):
+        if name in planned or isinstance(skill, InputError) or GENERATED_KEY not in skill.metadata:
             continue
         (orphaned if skill.edited else removable).append(name)
     return removable, orphaned
 
 
-def _read_skills(ws: Workspace) -> dict[str, Skill]:
-    """Skills that parse; broken files are `frames validate`'s business, not a reason to stop."""
-    out = {}
+def _read_skills(ws: Workspace) -> dict[str, Skill | InputError]:
+    """Every `skills/<folder>/SKILL.md` by folder name, parsed, or the error that stopped it (a
+    broken file is `frames validate`'s business, not a reason for coldstart to stop)."""
+    out: dict[str, Skill | InputError] = {}
     for path in sorted(ws.skills_dir.glob(f"*/{SKILL_FILE}")):
         try:
             out[path.parent.name] = parse_skill_bytes(path.read_bytes(), path)
-        except InputError:
-            continue
+        except InputError as exc:
+            out[path.parent.name] = exc
     return out
 
 
@@ -202,11 +193,10 @@ def run_coldstart(
         if not is_git_worktree(ws.root):
             raise GitError(f"{ws.root}: not a git repository (run `frames init` or `git init`)")
 
-    planned = []
-    for name, chunk in plan_chunks(docs, config):
-        planned.append(Planned(name, chunk, _action(_existing(ws, name), name, chunk, mode, force)))
+    on_disk = _read_skills(ws)
+    planned = [Planned(name, chunk, _action(on_disk.get(name), name, chunk, mode, force)) for name, chunk in plan_chunks(docs, config)]
     result = ColdstartResult(planned)
-    result.removed, result.orphaned = _generated_leftovers(ws, {p.name for p in planned})
+    result.removed, result.orphaned = _generated_leftovers(on_disk, {p.name for p in planned})
     if force:
         result.removed += result.orphaned
         result.orphaned = []
@@ -221,7 +211,9 @@ def run_coldstart(
     for skill in skills:
         atomic_write_text(ws.skills_dir / skill.name / SKILL_FILE, render_skill(skill))
         paths.append(ws.relative(ws.skills_dir / skill.name / SKILL_FILE))
+        on_disk[skill.name] = skill
     for name in result.removed:
+        del on_disk[name]
         path = ws.skills_dir / name / SKILL_FILE
         path.unlink(missing_ok=True)
         paths.append(ws.relative(path))
@@ -232,5 +224,5 @@ def run_coldstart(
         from frames_cli.gitstore.worktree import commit_paths
 
         result.commit = commit_paths(ws.root, paths, commit_text(result))
-    result.coverage = coverage(docs, _read_skills(ws).values())
+    result.coverage = coverage(docs, [s for s in on_disk.values() if isinstance(s, Skill)])
     return result

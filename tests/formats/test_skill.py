@@ -93,6 +93,8 @@ def test_new_skill_passes_reference_validator(tmp_path: Path) -> None:
         ("---\nname: x\ndescription: d\nmetadata: {a: b}\n---\n", "4: flow style ({...} or [...]) is not allowed in front matter; use block style"),
         ("---\nname: x\ndescription: d\nmetadata:\n  k:\n    - 1\n---\n", "6: `metadata.k` must be a string"),
         ("---\nname: x\ndescription: a --- b\n---\n", "3: front matter must not contain `---`"),
+        ("---\nname: x\ndescription: &d text\nlicense: *d\n---\n", "3: YAML anchors and aliases are not allowed in front matter"),
+        ("---\nname: x\ndescription: !!str 12\n---\n", "3: YAML tags (`!!str`, `!x`) are not allowed in front matter"),
     ],
 )
 def test_parse_errors_name_the_line(text: str, message: str) -> None:
