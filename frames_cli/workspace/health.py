@@ -104,6 +104,10 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     files = SkillSet.read_dir(ws.skills_dir)
     skills, skill_problems = SkillSet.check_files(files, max_body_lines=config.evolution.max_body_lines, base=base)
     problems += skill_problems
+    if ws.skills_dir.is_dir():
+        for folder in sorted(ws.skills_dir.iterdir()):
+            if folder.is_dir() and not folder.name.startswith(".") and not (folder / "SKILL.md").is_file():
+                problems.append(Problem(Location(base / "skills" / folder.name), "skill folder has no SKILL.md"))
     for skill in skills.values():
         for ref in skill.references:
             if ref not in skills:

@@ -109,6 +109,12 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "skills/x/SKILL.md:1: error: references unknown skill 'nope'",
     ),
     (
+        "skill-folder-without-skill-md",
+        lambda r: (r / "skills" / "draft" / "notes").mkdir(parents=True),
+        ["validate"], 2,
+        "skills/draft: error: skill folder has no SKILL.md",
+    ),
+    (
         "frames-yaml-unknown-key",
         lambda r: (r / "frames.yaml").write_text("version: 1\nllm:\n  concurrenc: 3\n"),
         ["validate"], 2,
