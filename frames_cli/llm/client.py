@@ -75,9 +75,8 @@ class ModelClient:
         )
         self.audit = AuditLog(self.run_dir / "exchanges.jsonl", redactor) if self.run_dir else None
         self.cache = ResponseCache(workspace.cache_dir, redactor) if use_cache and config.llm.cache else None
-        self._ctx = providers.register(
-            providers.ProviderContext(workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world))
-        )
+        self._context = providers.ProviderContext(workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world))
+        self._ctx = providers.register(self._context)
         self._pool: ThreadPoolExecutor | None = None
         self._cache_writer: ThreadPoolExecutor | None = None
         self._pending_writes: list[Future[None]] = []
@@ -103,6 +102,7 @@ class ModelClient:
         Raises:
             BudgetExceeded: the budget was spent before a model call this request needed.
             ConfigError: no model for `request.role`.
+            InputError: a case file the simulator reads is malformed (frames-sim models only).
         """
         model = self.model_for(request.role)
         key = request_key(model, request.messages, self._params(request), request.sample)
@@ -210,6 +210,10 @@ class ModelClient:
         from frames_cli.llm.prompts import render
         from frames_cli.llm.structured import AnswerError, parse_answer
 
+        if model.startswith(providers.SIM_PREFIX + "/"):
+            # Read the simulator's world here, not inside litellm, so a bad case file is an
+            # InputError naming file and line rather than a failed model call.
+            self._context.world()
         usage = Usage()
         messages = list(request.messages)
         attempts = 0

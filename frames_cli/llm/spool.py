@@ -12,8 +12,9 @@ from typing import Any
 
 from litellm.llms.custom_llm import CustomLLM
 
+from frames_cli.llm.audit import Redactor
 from frames_cli.llm.providers import approx_tokens, SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.workspace.atomic import atomic_write_text
 
 
 def spool_id(name: str, messages: list[dict[str, Any]], sample: int) -> str:
@@ -25,7 +26,8 @@ def spool_id(name: str, messages: list[dict[str, Any]], sample: int) -> str:
 class SpoolProvider(CustomLLM):
     """Writes `<spool.dir>/<id>.request.json` and waits for `<id>.answer.txt` (the raw reply text).
 
-    The request file holds the model name, the messages and the name of the answer file. The
+    The request file holds the model name, the messages (secrets redacted) and the name of the
+    answer file. The
     answer is taken once it is non-empty and unchanged for one poll (`spool.poll_s`), so an editor
     saving in place is not read half-way; programs should write a temporary file and rename it.
     No answer within `spool.timeout_s` raises litellm's Timeout (the client does not retry it: a
@@ -43,7 +45,9 @@ class SpoolProvider(CustomLLM):
         request = folder / f"{rid}.request.json"
         if not answer.exists():
             created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            atomic_write_json(request, {"id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name, "messages": messages})
+            record = {"id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name, "messages": messages}
+            # Whoever answers sees the prompt, never a credential that slipped into it.
+            atomic_write_text(request, Redactor()(json.dumps(record, indent=2, ensure_ascii=False)) + "\n")
         text = _wait(answer, context.spool.timeout_s, context.spool.poll_s)
         if text is None:
             raise litellm.Timeout(f"spool: no answer in {answer} after {context.spool.timeout_s} s", model=model, llm_provider=SPOOL_PREFIX)

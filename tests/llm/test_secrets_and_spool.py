@@ -1,4 +1,4 @@
-"""Secrets never reach the audit log or the cache; the spool provider round trip."""
+"""Secrets never reach the audit log, the cache or a spool request; the spool round trip; world errors."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import json
 import threading
 import time
 
+import pytest
+
+from frames_cli.errors import InputError
 from frames_cli.llm.audit import REDACTED, Redactor
 from frames_cli.llm.client import ChatRequest, ModelClient
 from frames_cli.llm.schemas import REWRITE
@@ -57,13 +60,13 @@ def test_spool_round_trip(sim_workspace):
     person.start()
     try:
         with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
-            reply = client.chat(ChatRequest("rewriter", [{"role": "user", "content": "Rewrite it."}], schema=REWRITE))
+            reply = client.chat(ChatRequest("rewriter", [{"role": "user", "content": f"Rewrite it. {MESSAGE_KEY}"}], schema=REWRITE))
     finally:
         stop.set()
         person.join()
     assert reply.ok and reply.data == {"body": "answered 1 message(s)"}
     (request,) = folder.glob("*.request.json")
-    assert json.loads(request.read_text())["model"] == "spool/person"
+    assert json.loads(request.read_text())["model"] == "spool/person" and MESSAGE_KEY not in request.read_text()
     assert reply.usage.prompt_tokens > 0 and reply.usage.cost_usd is None
     assert client.ledger.roles["rewriter"].unpriced_calls == 1
 
@@ -73,3 +76,10 @@ def test_spool_timeout_is_reported_without_retry(sim_workspace):
     with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
         reply = client.chat(ChatRequest("judge", [{"role": "user", "content": "Grade it."}]))
     assert not reply.ok and reply.attempts == 1 and "no answer" in reply.error
+
+
+def test_bad_case_file_is_an_input_error_not_a_model_failure(sim_workspace):
+    (sim_workspace.workspace.cases_dir / "broken.yaml").write_text("- id: x\n  category: [unclosed\n")
+    with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
+        with pytest.raises(InputError, match=r"broken.yaml:\d+: invalid YAML"):
+            client.chat(ChatRequest("judge", [{"role": "user", "content": "Case id: x"}]))
