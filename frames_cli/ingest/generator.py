@@ -5,13 +5,15 @@ sub-heading; sections with no text besides the heading are skipped) and the skil
 back-link (a skill cut from policy is covered through its section). A case *covers* the unit its
 evidence matches best: for each evidence sentence, the share of its content words found in the
 unit's text (`text.overlap`), kept when at least `ingest.evidence_match`. Only the best unit counts,
-so a generic sentence does not cover every section at once.
+so a generic sentence does not cover every section at once, and evidence of fewer than three
+content words (a heading, a list item) covers nothing.
 
 Generation (`CaseGenerator`). For each uncovered unit, the generator model (`models.generator`)
 gets `llm/prompts/generator_cases.txt` with the unit in a `<policy lines=..>` block and answers in
 the `GENERATED_CASES` schema. Each proposed case is validated: non-empty input text, an expected
-value, a known check kind, a category, and evidence found in the unit (each sentence matched to the
-unit's sentence it quotes, which replaces it, so evidence is always the policy's own words);
+value, a known check kind, a category, and evidence found in the unit (each a sentence of three or
+more content words, quoted or matched to the unit's sentence it paraphrases, which replaces it, so
+evidence is always the policy's own words);
 failures are reported and dropped. Survivors are marked ``generated: true, reviewed: false``:
 they do not count in evaluations until a person reviews them and sets ``reviewed: true``.
 Duplicates (with each other and existing cases) are folded by `dedup.store_cases`.
@@ -37,6 +39,9 @@ from frames_cli.registry import CHECKS
 
 KIND = "generator"
 PROMPT = "generator_cases"
+# A rule is a sentence: evidence of fewer content words ("User", "email") is a heading or a list
+# item, matches half the policy equally well, and decides no case.
+MIN_EVIDENCE_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,8 @@ def skill_units(skills: SkillSet) -> list[Unit]:
         if skill.backlinks or not skill.body.strip():
             continue
         first = skill.source.body_line if skill.source else 1
-        units.append(Unit(skill.file_path(), name, first, first + len(skill.body.splitlines()) - 1, skill.body, name))
+        lines = skill.body.splitlines()
+        units.append(Unit(skill.file_path(), name, first, first + len(lines) - 1, "\n".join(lines), name))
     return units
 
 
@@ -118,6 +124,8 @@ def compute_coverage(units: Sequence[Unit], cases: Iterable[Case], threshold: fl
     coverage = Coverage(list(units))
     for case in cases:
         for sentence in case.diagnosis.evidence:
+            if len(token_set(sentence)) < MIN_EVIDENCE_WORDS:
+                continue
             scores = [overlap(sentence, t) for t in unit_tokens]
             best = max(scores, default=0.0)
             if best < threshold:
@@ -158,6 +166,8 @@ def _quoted_evidence(claims: Sequence[str], unit: Unit, threshold: float) -> lis
     evidence: list[str] = []
     for claim in claims:
         quote = " ".join(str(claim).split())
+        if len(token_set(quote)) < MIN_EVIDENCE_WORDS:
+            raise ValueError(f"evidence {claim!r} is not a rule sentence (fewer than {MIN_EVIDENCE_WORDS} content words)")
         if quote and quote in flat:
             found = quote
         else:

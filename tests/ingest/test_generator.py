@@ -30,7 +30,8 @@ def test_a_case_covers_the_section_its_evidence_matches_best(workspace: Path):
     case = make_case("import", "x", text="Change my basic economy flight", expected="refuse", category="modify",
                      diagnosis=Diagnosis(evidence=["Basic economy flights cannot be modified."]))
     vague = make_case("import", "y", text="hi", expected="hello", category="misc", diagnosis=Diagnosis(evidence=["Say hello nicely."]))
-    cov = compute_coverage(units, [case, vague], threshold=0.6)
+    heading = make_case("import", "z", text="who", expected="me", category="misc", diagnosis=Diagnosis(evidence=["User"]))
+    cov = compute_coverage(units, [case, vague, heading], threshold=0.6)
     assert cov.covered_by == {"policies/airline.md:103-132": [case.id]}
     assert len(cov.uncovered()) == 7
 
@@ -46,6 +47,7 @@ def test_validation_quotes_the_section_and_drops_what_it_cannot_check():
     for broken, message in [
         ({**good, "evidence": ["Pets fly free on Tuesdays."]}, "is not in policies/airline.md:133-153"),
         ({**good, "evidence": []}, "no evidence"),
+        ({**good, "evidence": ["Cancel flight"]}, "not a rule sentence"),
         ({**good, "input": {"text": "  "}}, "no input text"),
         ({**good, "expected": ""}, "no expected outcome"),
         ({**good, "check": {"kind": "fuzzy"}}, "unknown check kind 'fuzzy'"),
@@ -86,3 +88,23 @@ def test_generate_without_a_generator_model_is_a_config_error(workspace: Path):
     (workspace / "frames.yaml").write_text("models: {}\n", encoding="utf-8")
     result = runner.invoke(app, ["ingest", "generate", "--repo", str(workspace)])
     assert result.exit_code == 2 and "models.generator" in result.stderr
+
+
+def test_a_skill_without_back_links_is_a_unit_and_the_prompt_follows_the_convention(workspace: Path):
+    from frames_cli.ingest.generator import generator_request
+    from frames_cli.sim import reading
+
+    folder = workspace / "skills" / "greeting"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: greeting\ndescription: Open every conversation.\n---\n\n"
+        "Greet the user by name.\nNever ask for the password.\n", encoding="utf-8")
+    ws = Workspace.open(workspace)
+    units = [u for u in coverage(ws, ws.config()).uncovered() if u.skill]
+    assert [(u.file, u.start, u.end, u.skill) for u in units] == [("skills/greeting/SKILL.md", 6, 7, "greeting")]
+    prompt = generator_request(units[0], 3, ["cancel", "modify"]).messages[0]["content"]
+    attrs, text = reading.policy_block(prompt)
+    assert attrs == {"file": "skills/greeting/SKILL.md", "lines": "6-7", "heading": "greeting"}
+    assert text == "Greet the user by name.\nNever ask for the password.\n".rstrip("\n")
+    assert "write up to 3 cases" in prompt.replace("\n", " ") and "Category: greeting" in prompt
+    assert "Categories already in use (take one of them instead when it fits better): cancel, modify" in prompt
