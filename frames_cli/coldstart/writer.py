@@ -114,9 +114,3 @@ def make_skill(name: str, chunk: Chunk, body: str, description: str, mode: str) 
     skill.metadata[MODE_KEY] = mode
     skill.metadata[GENERATED_KEY] = skill.content_sha256()
     return skill
-
-
-def stamp(skill: Skill) -> Skill:
-    """Re-record the generation hash after coldstart changed the text (returns `skill`)."""
-    skill.metadata[GENERATED_KEY] = skill.content_sha256()
-    return skill
