@@ -75,8 +75,9 @@ def register(app: typer.Typer) -> None:
                     try:
                         result = run_coldstart(ws, config, rewriter=rewriter, mode=rewriter.mode, force=force)
                     finally:
-                        client.ledger.save()
-                    spend = client.ledger.to_dict()
+                        spend = client.ledger.to_dict()
+                        if spend["roles"]:  # an up-to-date run calls no model and leaves no record
+                            client.ledger.save()
             else:
                 result = run_coldstart(ws, config, force=force)
         if json_out:

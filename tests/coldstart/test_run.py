@@ -135,7 +135,9 @@ def test_model_rewrite_through_the_simulator(policy_workspace) -> None:
     assert "within 5 to 7 business days" in cancel.body
     # Back-links come from the policy, never from the model.
     assert [(b.start, b.end) for b in cancel.backlinks] == [(133, 152)]
+    runs_before = sorted((root / ".frames" / "coldstart").iterdir())
     assert _coldstart(root)["commit"] is None
+    assert sorted((root / ".frames" / "coldstart").iterdir()) == runs_before
     # --no-llm switches the mode, so every skill is regenerated verbatim.
     out = _coldstart(root, "--no-llm")
     assert len(out["updated"]) == 6 and SkillSet.from_dir(root / "skills")["cancel-flight"].body.startswith("## Cancel flight\n")
@@ -157,3 +159,9 @@ def test_failed_rewrites_fall_back_to_verbatim(policy_workspace) -> None:
     assert out["model_spend"]["roles"]["coldstart"]["calls"] == 2 * len(out["created"])
     meals = SkillSet.from_dir(root / "skills")["meals"]
     assert meals.metadata["frames-coldstart"] == "verbatim" and meals.body.startswith("Meals\n=====\n")
+    # The retry showed the model why its first answer was rejected.
+    (log,) = (root / ".frames" / "coldstart").glob("*/exchanges.jsonl")
+    prompts = [json.loads(line)["messages"][0]["content"] for line in log.read_text().splitlines()]
+    meal_prompts = [p for p in prompts if "Skill: meals\n" in p]
+    assert len(meal_prompts) == 2 and "Your previous answer was rejected:\n- the model call failed:" in meal_prompts[1]
+    assert "rejected" not in meal_prompts[0]
