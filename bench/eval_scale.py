@@ -52,6 +52,12 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process, all threads (seconds)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def make_cases(n: int, small: bool) -> list:
     """`n` cases: the bundled tau2 cases (or three short ones) repeated under new ids."""
     if small:
@@ -93,11 +99,11 @@ def main() -> None:
         t0 = time.perf_counter()
         cases = load_cases([tmp / "cases" / "bench.jsonl"])
         skills = SkillSet.from_dir(tmp / "skills")
-        t1 = time.perf_counter()
+        t1, cpu1 = time.perf_counter(), cpu_seconds()
         with ModelClient(ws, config, run_dir=tmp / ".frames" / "evals" / "bench", use_cache=not args.no_cache) as client:
             report = evaluate(cases, skills, BuiltinExecutor(client, config.executor))
             ledger = client.ledger.to_dict()["roles"]["executor"]
-        t2 = time.perf_counter()
+        t2, cpu2 = time.perf_counter(), cpu_seconds()
 
         calls = ledger["calls"]
         print(f"cases: {len(cases)} ({'short' if args.small else 'tau2 airline, repeated'}), skills: {len(skills)}, "
@@ -105,9 +111,11 @@ def main() -> None:
         print(f"load cases + skills: {t1 - t0:.2f} s")
         print(f"evaluate: {t2 - t1:.2f} s wall, {calls} model calls, {1000 * (t2 - t1) / max(calls, 1):.2f} ms per call, "
               f"{len(cases) / (t2 - t1):.0f} cases/s")
+        print(f"evaluate CPU time: {cpu2 - cpu1:.2f} s ({1000 * (cpu2 - cpu1) / max(calls, 1):.2f} ms per call); "
+              f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"pass rate: {report.pass_rate:.1%}, mean tokens per case: {report.mean_tokens:.0f}")
         print(f"peak RSS: {peak_rss_mb():.0f} MB (after importing litellm: {rss_before:.0f} MB)")
-        print(json.dumps({"cases": len(cases), "eval_s": round(t2 - t1, 2), "load_s": round(t1 - t0, 2), "calls": calls, "peak_rss_mb": round(peak_rss_mb())}))
+        print(json.dumps({"cases": len(cases), "eval_s": round(t2 - t1, 2), "load_s": round(t1 - t0, 2), "calls": calls, "eval_cpu_s": round(cpu2 - cpu1, 2), "peak_rss_mb": round(peak_rss_mb())}))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -18,6 +18,10 @@ from frames_cli.llm.prompts import render
 from frames_cli.llm.schemas import EXECUTOR_STEP
 from frames_cli.llm.types import ChatRequest, Usage
 
+#: Cases per event loop for each concurrent call slot: enough to keep every slot busy between
+#: turns, few enough that only a small share of a large evaluation's prompts is in memory.
+CHUNK_PER_SLOT = 32
+
 if TYPE_CHECKING:
     from frames_cli.formats.case import AgentCase
     from frames_cli.formats.skill import SkillSet
@@ -40,14 +44,22 @@ class BuiltinExecutor:
         self.max_turns = config.max_turns
 
     def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0) -> list[AgentResult]:
-        """Run every case concurrently (one event loop); results in case order. See `Executor`."""
+        """Run the cases concurrently, `CHUNK_PER_SLOT` × `llm.concurrency` per event loop; results in case order.
+
+        Chunks bound memory: a conversation holds its prompts from its first turn to its answer, so
+        only the cases of one chunk are in flight at once. See `Executor` for the contract.
+        """
         catalog = Catalog.of(skills)
         listing = catalog.text()
 
         async def one(case: AgentCase) -> AgentResult:
             return await self._conversation(case, catalog, listing, sample)
 
-        return self.client.gather(one, list(cases))
+        size = CHUNK_PER_SLOT * self.client.config.llm.concurrency
+        results: list[AgentResult] = []
+        for start in range(0, len(cases), size):
+            results += self.client.gather(one, list(cases[start : start + size]))
+        return results
 
     async def _conversation(self, case: AgentCase, catalog: Catalog, listing: str, sample: int) -> AgentResult:
         first = render(
@@ -88,9 +100,10 @@ class BuiltinExecutor:
         if unknown:
             text = render("executor_retry", case_id=case.id, unknown=", ".join(unknown), valid=", ".join(catalog.ids))
             return text, f"refused unknown ids: {', '.join(unknown)}"
-        new = [sid for sid in known if sid not in loaded][: max(self.max_loads - len(loaded), 0)]
+        fresh = [sid for sid in known if sid not in loaded]
+        new = fresh[: max(self.max_loads - len(loaded), 0)]
         loaded.extend(new)
-        skipped = [sid for sid in known if sid not in new]
+        skipped = fresh[len(new) :]
         blocks = "\n\n".join(catalog.block(sid) for sid in new) or f"(none: at most {self.max_loads} skills per case, all loaded)"
         result = f"loaded {', '.join(catalog.ids[s] for s in new) or 'nothing'}" + (f"; not loaded {', '.join(skipped)}" if skipped else "")
         return render("executor_answer", case_id=case.id, skills=blocks), result
