@@ -68,7 +68,7 @@ def _lines_attr(chunk: Chunk) -> str:
 
 
 class ModelRewriter:
-    """Rewrites verbatim coldstart skills with the model of role `coldstart` (a `run.Rewriter`).
+    """Rewrites verbatim coldstart skills with the model of role `coldstart` (a `base.Rewriter`).
 
     Args:
         client: the model layer (cache, retries, ledger and audit live there).

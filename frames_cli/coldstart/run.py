@@ -8,9 +8,9 @@ is never overwritten or removed unless `force`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from frames_cli.coldstart.base import Rewriter
 from frames_cli.coldstart.coverage import FileCoverage, coverage
 from frames_cli.coldstart.naming import assign_names
 from frames_cli.coldstart.sectioning import Chunk, cut_document
@@ -21,11 +21,6 @@ from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, Skill, parse_ski
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
-
-#: The seam between the deterministic cut and the model path (`coldstart.rewrite.ModelRewriter`):
-#: (chunk, verbatim skill) pairs → (skill to write, None) or (the verbatim skill, why the rewrite
-#: failed), in the same order.
-Rewriter = Callable[[list[tuple[Chunk, Skill]]], list[tuple[Skill, str | None]]]
 
 
 @dataclass
@@ -166,7 +161,6 @@ def run_coldstart(
     config: FramesConfig,
     *,
     rewriter: Rewriter | None = None,
-    mode: str = VERBATIM,
     force: bool = False,
     commit: bool = True,
 ) -> ColdstartResult:
@@ -174,7 +168,6 @@ def run_coldstart(
 
     Args:
         rewriter: turns verbatim skills into rewritten ones (the model path); None keeps text verbatim.
-        mode: what goes in `frames-coldstart` ("verbatim", or "model <model>" with a rewriter).
         force: overwrite (and remove) skills edited since coldstart wrote them.
         commit: make the git commit (False for a dry look at the files).
 
@@ -193,6 +186,7 @@ def run_coldstart(
         if not is_git_worktree(ws.root):
             raise GitError(f"{ws.root}: not a git repository (run `frames init` or `git init`)")
 
+    mode = rewriter.mode if rewriter else VERBATIM
     on_disk = _read_skills(ws)
     planned = [Planned(name, chunk, _action(on_disk.get(name), name, chunk, mode, force)) for name, chunk in plan_chunks(docs, config)]
     result = ColdstartResult(planned)

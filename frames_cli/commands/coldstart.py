@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
                 with ModelClient(ws, config, run_dir=ws.state_dir / "coldstart" / run_id) as client:
                     rewriter = ModelRewriter(client, config)
                     try:
-                        result = run_coldstart(ws, config, rewriter=rewriter, mode=rewriter.mode, force=force)
+                        result = run_coldstart(ws, config, rewriter=rewriter, force=force)
                     finally:
                         spend = client.ledger.to_dict()
                         if spend["roles"]:  # an up-to-date run calls no model and leaves no record
