@@ -79,6 +79,11 @@ def test_status_reports_skills_cases_coverage_and_runs(policy_workspace) -> None
     assert data["cases_by_category"] == {"baggage": 1, "cancel": 2}
     assert data["coverage"][0]["covered_once"] == data["coverage"][0]["content_lines"] == 120
     assert data["last_run"] is None and data["errors"] == 0
+    checked = json.loads(runner.invoke(app, ["validate", "--repo", str(root), "--json"]).stdout)
+    assert checked == {"ok": True, "errors": 0, "warnings": 0, "problems": []}
+    (root / "cases" / "c.yaml").write_text("- id: x1\n  category: cancel\n")
+    checked = json.loads(runner.invoke(app, ["validate", "--repo", str(root), "--json"]).stdout)
+    assert checked["ok"] is False and checked["errors"] == 1 and checked["problems"][0]["path"].endswith("cases/c.yaml")
     text = runner.invoke(app, ["status", "--repo", str(root)]).stdout
     assert "policy policies/airline.md: 120/120 content lines covered by exactly one skill" in text
     assert "last run: none" in text
