@@ -1,0 +1,55 @@
+"""evaluate(): samples, progress, rubric cases graded by the judge in one batch, and its argument checks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from frames_cli.evaluation.runner import evaluate
+from frames_cli.executor.command import CommandExecutor
+from frames_cli.formats.case import load_cases
+from frames_cli.formats.skill import SkillSet
+from frames_cli.llm.client import ModelClient
+
+AGENT = [sys.executable, str(Path(__file__).resolve().parents[1] / "executor" / "agent.py")]
+RUBRIC_CASE = """\
+- id: rubric-1
+  category: refund
+  task:
+    input: "My flight was delayed by one hour. Can I get compensation?"
+    expected: "No compensation: the delay is shorter than three hours."
+    check: rubric
+  diagnosis:
+    evidence: ["Offer compensation for delays only when the delay is longer than three hours."]
+"""
+
+
+def test_rubric_cases_go_to_the_judge_and_samples_are_ordered(sim_workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cases_dir = sim_workspace.workspace.cases_dir
+    (cases_dir / "rubric.yaml").write_text(RUBRIC_CASE)
+    cases = load_cases(sorted(cases_dir.glob("*.yaml")))
+    answers = {"bags-1": "4", "refund-1": "yes", "rubric-1": "No compensation: the delay is shorter than three hours."}
+    (tmp_path / "answers.json").write_text(json.dumps(answers))
+    monkeypatch.setenv("AGENT_ANSWERS", str(tmp_path / "answers.json"))
+    seen: list[tuple[int, int]] = []
+    skills = SkillSet.from_files({})
+    with pytest.raises(ValueError, match="rubric checks need a judge"):
+        evaluate(cases, skills, CommandExecutor(AGENT, timeout_s=20))
+    with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as judge:
+        report = evaluate(cases, skills, CommandExecutor(AGENT, timeout_s=20), samples=2, judge=judge, progress=lambda d, t: seen.append((d, t)))
+        judge_calls = judge.ledger.to_dict()["roles"]["judge"]["calls"]
+    assert seen == [(4, 8), (8, 8)]
+    assert judge_calls == 2  # one rubric case, two samples
+    assert [(r.case_id, r.sample) for r in report.results][:4] == [("cancel-1", 0), ("cancel-1", 1), ("bags-1", 0), ("bags-1", 1)]
+    verdicts = {r.case_id: r.passed for r in report.results}
+    assert verdicts == {"bags-1": True, "cancel-1": False, "refund-1": False, "rubric-1": True}
+    rubric = next(r for r in report.results if r.case_id == "rubric-1")
+    assert rubric.usage.prompt_tokens > 100  # the agent's 100 plus the judge's prompt
+
+
+def test_samples_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="samples must be at least 1"):
+        evaluate([], SkillSet.from_files({}), CommandExecutor(AGENT, timeout_s=1), samples=0)
