@@ -75,7 +75,7 @@ def main() -> None:
         t1 = time.perf_counter()
         stored = pipeline.store(ws, cases, None, "review-log-bench", replace=True)
         t2 = time.perf_counter()
-        placed = pipeline.attach_priors(ws, config, converter.priors)
+        _, placed = pipeline.attach_priors(ws, config, converter.priors)
         t3 = time.perf_counter()
 
     errors = sum(1 for p in converter.problems if p.severity == "error")

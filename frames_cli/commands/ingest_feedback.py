@@ -73,10 +73,14 @@ def _run_converter(ws: Workspace, converter: Any, out: Path | None, default_name
     if errors and not cases and not advice:
         _print(report, as_json=False)
         raise InputError(f"no good rows ({len(errors)} bad)", errors[0].location)
+    priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     if cases:
         report.stored = pipeline.store(ws, cases, out, default_name, replace=True)
         report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, report.stored.written)
-    report.priors = pipeline.attach_priors(ws, ws.config(), advice)
+    if priors is not None:
+        from frames_cli.ingest.priors import save_priors
+
+        save_priors(ws.root, priors)
     _print(report, as_json)
 
 

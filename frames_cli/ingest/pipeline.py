@@ -20,7 +20,7 @@ from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill import SkillSet
 from frames_cli.ingest.dedup import StoreResult, case_files, store_cases
 from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
-from frames_cli.ingest.priors import Prior, SkillMatcher, attach, load_priors, save_priors
+from frames_cli.ingest.priors import Prior, Priors, SkillMatcher, attach, load_priors
 from frames_cli.ingest.review_log import APPROVED_KIND
 from frames_cli.ingest.text import policy_sentences
 from frames_cli.workspace.config import FramesConfig
@@ -114,15 +114,24 @@ def seed_regression_pool(ws: Workspace, cases: Sequence[Case]) -> list[str]:
     return added
 
 
-def attach_priors(ws: Workspace, config: FramesConfig, advice: Sequence[tuple[Prior, str | None]]) -> list[tuple[str, list[str]]]:
-    """Attach advice to the matching skills in `priors.yaml` (written only when something was added)."""
+def attach_priors(ws: Workspace, config: FramesConfig, advice: Sequence[tuple[Prior, str | None]]) -> tuple[Priors | None, list[tuple[str, list[str]]]]:
+    """Attach advice to the matching skills, in memory; `save_priors(ws.root, priors)` writes it.
+
+    Split from the write so a bad `priors.yaml` stops an import before any case file is written.
+
+    Returns:
+        (the updated priors, None when there is no advice; per advice, its text and the skills it
+        went to, empty for unmatched).
+
+    Raises:
+        InputError: `priors.yaml` is malformed.
+    """
     if not advice:
-        return []
-    matcher = SkillMatcher(workspace_skills(ws), config.ingest.prior_min_score, config.ingest.prior_max_skills)
+        return None, []
     priors = load_priors(ws.root)
+    matcher = SkillMatcher(workspace_skills(ws), config.ingest.prior_min_score, config.ingest.prior_max_skills)
     placed = attach(priors, matcher, [p for p, _ in advice], [hint for _, hint in advice])
-    save_priors(ws.root, priors)
-    return [(p.text, skills) for (p, _), skills in zip(advice, placed)]
+    return priors, [(p.text, skills) for (p, _), skills in zip(advice, placed)]
 
 
 def coverage(ws: Workspace, config: FramesConfig, cases: Sequence[Case] | None = None) -> Coverage:

@@ -84,3 +84,10 @@ def test_trace_command_writes_cases_with_trajectories(workspace: Path):
     cases = load_cases([workspace / "cases" / "trace-traces.yaml"])
     assert len(cases) == 5 and "traces.jsonl:6: error: invalid JSON" in result.stderr
     assert max(len(c.diagnosis.trajectory) for c in cases) == 5
+
+
+def test_a_malformed_priors_file_stops_the_import_before_any_case_is_written(workspace: Path):
+    (workspace / "priors.yaml").write_text("skills: [not, a, mapping\n", encoding="utf-8")
+    result = frames("ingest", "review-log", DATA / "reviews-week12.csv", "--repo", workspace)
+    assert result.exit_code == 2 and "priors.yaml:" in result.stderr and "invalid YAML" in result.stderr
+    assert list((workspace / "cases").iterdir()) == []
