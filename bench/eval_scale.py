@@ -19,6 +19,7 @@ import json
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -82,14 +83,20 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--write-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write_only:
+        write_cases(args.write_only, make_cases(args.cases, args.small))
+        return
 
     tmp = Path(tempfile.mkdtemp(prefix="frames-eval-scale-"))
     try:
         (tmp / "cases").mkdir()
         (tmp / "frames.yaml").write_text("version: 1\n")
         shutil.copytree(ROOT / "skills", tmp / "skills")
-        write_cases(tmp / "cases" / "bench.jsonl", make_cases(args.cases, args.small))
+        # Written by a child process, so this process's peak memory is what loading and evaluating take.
+        writer = [sys.executable, __file__, "--cases", str(args.cases), "--write-only", str(tmp / "cases" / "bench.jsonl")]
+        subprocess.run(writer + (["--small"] if args.small else []), check=True)
         ws = Workspace.open(tmp)
         config = FramesConfig(models=ModelsConfig(executor="frames-sim/executor", judge="frames-sim/judge"))
         config = with_overrides(config, "llm", concurrency=args.concurrency)

@@ -336,24 +336,32 @@ def _records_yaml(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.N
         yield record, Location(path, item_node.start_mark.line + 1), item_node
 
 
-def _records_jsonl(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record: Any = json.loads(line)
-        except json.JSONDecodeError as exc:
-            # A broken line spoils only its own record, so the rest of the file is still checked.
-            record = _RecordError(f"invalid JSON: {exc.msg} (column {exc.colno})")
-        yield record, Location(path, number), None
+def _records_jsonl(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
+    # Streamed line by line: a large file is never held as one string next to its records.
+    try:
+        with open(path, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"not UTF-8 text (byte {exc.start} of the line)", Location(path, number)) from None
+                if not line.strip():
+                    continue
+                try:
+                    record: Any = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    # A broken line spoils only its own record, so the rest of the file is still checked.
+                    record = _RecordError(f"invalid JSON: {exc.msg} (column {exc.colno})")
+                yield record, Location(path, number), None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
 
 
 def _iter_file(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".jsonl"):
         raise InputError("case files must end in .yaml, .yml or .jsonl", Location(path))
-    text = _read_text(path)
-    return _records_jsonl(path, text) if suffix == ".jsonl" else _records_yaml(path, text)
+    return _records_jsonl(path) if suffix == ".jsonl" else _records_yaml(path, _read_text(path))
 
 
 def _scan(paths: Iterable[Path | str], collect: bool) -> tuple[list[Case], list[Problem]]:

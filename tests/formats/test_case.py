@@ -115,3 +115,11 @@ def test_case_equality_ignores_location(tmp_path: Path) -> None:
     assert isinstance(case, Case)
     write_cases(tmp_path / "two.jsonl", [case])
     assert load_cases([tmp_path / "two.jsonl"])[0] == case
+
+
+def test_jsonl_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    good = json.dumps({"id": "a", "category": "c", "task": {"input": "x", "expected": 1, "check": "exact"}})
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(good.encode() + b"\n" + b'{"id": "\xff"}\n')
+    with pytest.raises(InputError, match=rf"^{path}:2: not UTF-8 text"):
+        load_cases([path])
