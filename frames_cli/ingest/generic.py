@@ -87,8 +87,7 @@ class GenericConverter:
             CHECKS.validate(self.check)
         read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), self.fmt)
         self.problems = []
-        cases = convert_records(read, self._case, self.problems, "row")
-        return cases
+        return convert_records(read, self._case, self.problems, "row")
 
     def _case(self, record: Record) -> Case:
         missing = [name for name in ("input", "expected") if name not in record.values]
@@ -100,8 +99,7 @@ class GenericConverter:
         kind = record.text("check") or self.check
         if kind is not None and kind not in CHECKS.builtins:
             raise ValueError(f"unknown check kind {kind!r} (valid: {', '.join(CHECKS.names())})")
-        loc = record.location
-        ref = f"{loc.path}:{loc.line}" + (f" ({record.text('id')})" if record.text("id") else "")
+        ref = record.ref()
         diagnosis = Diagnosis(
             symptom=record.text("symptom") or "",
             notes=record.text("notes") or "",

@@ -53,6 +53,11 @@ class Record:
     location: Location
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def ref(self) -> str:
+        """``path:line``, with the row's own id in brackets when it has one: a case's source reference."""
+        own = self.text("id")
+        return f"{self.location.path}:{self.location.line}" + (f" ({own})" if own else "")
+
     def text(self, name: str) -> str | None:
         """The value of `name` as a string (JSON for lists and objects), or None when absent."""
         value = self.values.get(name)

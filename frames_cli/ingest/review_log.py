@@ -134,23 +134,20 @@ class ReviewLogConverter:
     priors: list[tuple[Prior, str | None]] = field(default_factory=list, init=False)
 
     def convert(self) -> list[Case]:
-        """Read the log and classify every row; failing cases first seen first, in file order.
+        """Read the log and classify every row; the cases in file order.
 
         Raises:
             InputError: the file cannot be read at all (see `records.read_records`).
         """
         read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), self.fmt)
-        self.priors = []
-        self.problems = []
-        cases = convert_records(read, self._row, self.problems)
-        return cases
+        self.priors, self.problems = [], []
+        return convert_records(read, self._row, self.problems)
 
     def _row(self, record: Record) -> Case | None:
         """The case of one row, or None when the row was advice (then added to `priors`)."""
-        loc = record.location
-        ref = f"{loc.path}:{loc.line}" + (f" ({record.text('id')})" if record.text("id") else "")
+        ref = record.ref()
         comment = record.text("comment")
-        verdict = parse_verdict(record.text("verdict"), loc, self.problems)
+        verdict = parse_verdict(record.text("verdict"), record.location, self.problems)
         output, correct = record.text("output"), record.text("correct")
         if verdict is None and correct is not None and output is not None:
             verdict = "approved" if _same(output, correct) else "rejected"
@@ -165,12 +162,13 @@ class ReviewLogConverter:
         category = record.text("category") or self.category
         notes = " — ".join(filter(None, (comment, f"reviewer: {record.text('reviewer')}" if record.text("reviewer") else None)))
         if verdict == "approved":
-            expected = correct if correct is not None else output
-            if expected is None:
+            # The reviewer's correction wins; else the approved output itself is the expected answer.
+            answer = "correct" if correct is not None else "output" if output is not None else None
+            if answer is None:
                 if comment is None:
                     raise ValueError("approved, but neither the agent's output nor a correct answer is given")
                 return self._advice(comment, ref, record)
-            return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=record.values["correct" if correct else "output"],
+            return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=record.values[answer],
                              category=category, diagnosis=Diagnosis(notes=notes))
         evidence = ground_rules(comment or "", self.policy, self.evidence_match)
         if correct is not None:

@@ -239,13 +239,11 @@ class TraceConverter:
         """
         read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl")
         self.problems = []
-        cases = convert_records(read, self._case, self.problems, "trace")
-        return cases
+        return convert_records(read, self._case, self.problems, "trace")
 
     def _case(self, record: Record) -> Case:
         trace = _trace(record, self.problems)
-        loc = record.location
-        ref = f"{loc.path}:{loc.line}" + (f" ({record.text('id')})" if record.text("id") else "")
+        ref = record.ref()
         text, fields = _start_input(trace.start)
         if not text and not fields:
             raise ValueError("the trace does not show what the agent saw at the start (no `input`, state or user message)")
