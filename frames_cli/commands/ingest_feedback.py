@@ -186,11 +186,14 @@ def amendment(
     if git_range is not None:
         label, old_files, new_files = amend.git_versions(ws.root, ws.policies_dir, git_range)
         prefix = f"{label} "
+        old_sha, _, new_sha = label.partition("..")
+        shown = {f: (f"{old_sha}:{f}", f"{new_sha}:{f}") for f in new_files}
     else:
         name = file or (ws.relative(new) if ws.relative(new).startswith("policies/") else f"policies/{new.name}")
         old_bytes, new_bytes = amend.read_pair(old, new)
         old_files, new_files, prefix = {name: old_bytes}, {name: new_bytes}, ""
-    changes = [c for f in new_files for c in amend.section_changes(f, old_files[f], new_files[f])]
+        shown = {name: (str(old), str(new))}
+    changes = [c for f in new_files for c in amend.section_changes(f, old_files[f], new_files[f], shown[f])]
     stale = amend.stale_skills(pipeline.workspace_skills(ws), new_files, changes)
     report = pipeline.IngestReport(extra={
         "changed_sections": [{"file": c.file, "heading": c.heading, "status": c.status, "lines": f"{c.unit.start}-{c.unit.end}",

@@ -80,10 +80,10 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def _units(data: bytes | None, file: str) -> tuple[list[str], list[Unit]]:
+def _units(data: bytes | None, file: str, shown: str) -> tuple[list[str], list[Unit]]:
     if data is None:
         return [], []
-    lines = decode_policy(data, file)
+    lines = decode_policy(data, shown)
     return lines, section_units([parse_policy(lines, file)])
 
 
@@ -113,14 +113,18 @@ def _blocks(lines: list[str], unit: Unit, added: Sequence[str]) -> list[Unit]:
     return [Unit(unit.file, unit.heading, a, b, "\n".join(lines[a - 1 : b])) for a, b in spans]
 
 
-def section_changes(file: str, old: bytes | None, new: bytes | None) -> list[SectionChange]:
+def section_changes(file: str, old: bytes | None, new: bytes | None, shown: tuple[str, str] | None = None) -> list[SectionChange]:
     """The sections of `file` that differ between the `old` and `new` bytes (None: file absent).
+
+    `shown` names the two versions in error messages (the OLD and NEW paths, or `<commit>:<file>`);
+    default: `file` for both.
 
     Raises:
         InputError: a version is binary, not UTF-8 or empty (see `formats.policy.decode_policy`).
     """
-    _, old_units = _units(old, file)
-    new_lines, new_units = _units(new, file)
+    old_shown, new_shown = shown or (file, file)
+    _, old_units = _units(old, file, old_shown)
+    new_lines, new_units = _units(new, file, new_shown)
     before = {u.heading: u for u in old_units}
     after = {u.heading: u for u in new_units}
     changes: list[SectionChange] = []

@@ -85,3 +85,12 @@ def test_git_range_mode_compares_policies_at_two_commits(workspace: Path):
     assert "stale: cancel-flight: text changed at policies/airline.md#L133-L153" in result.stdout
     assert "+ The booking was made within the last 48 hrs" in result.stdout
     assert runner.invoke(app, ["ingest", "amendment", "--repo", str(workspace)]).exit_code == 2
+
+
+def test_a_bad_old_version_is_named_in_the_error_and_nothing_is_written(workspace: Path):
+    old = workspace / "old-policy.md"
+    old.write_bytes(b"# Policy\n\nRefunds take 5 days.\nCaf\xe9 rules\n")
+    result = runner.invoke(app, ["ingest", "amendment", str(old), str(workspace / "policies" / "airline.md"),
+                                 "--repo", str(workspace)])
+    assert result.exit_code == 2 and f"{old}:4: not UTF-8" in result.stderr
+    assert list((workspace / "cases").iterdir()) == []
