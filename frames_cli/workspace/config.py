@@ -68,7 +68,7 @@ class EvolutionConfig:
     """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
 
     max_rounds: int = _f(6, "rounds at most", min=1)
-    patience: int = _f(2, "stop after this many rounds with no new Pareto-front member", min=1)
+    patience: int = _f(3, "stop after this many rounds with no new Pareto-front member", min=1)
     diagnosers: int = _f(3, "D: independent diagnosers per round", min=1)
     batch_size: int | str = _f(8, "B: failing cases per diagnoser batch, or `all`", min=1)
     vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1)
