@@ -103,6 +103,15 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "skills/x/SKILL.md:1: error: back-link to policies/gone.md:1-2 does not resolve: no such policy file",
     ),
     (
+        "backlink-escaping-the-workspace",
+        lambda r: (
+            (r.parent / "outside.md").write_text("secret\n"),
+            _skill(r, "x", f"---\nname: x\ndescription: d\nmetadata:\n  frames-backlinks: ../outside.md#L1-L1 sha256:{SHA}\n---\nbody\n"),
+        ),
+        ["validate"], 2,
+        "skills/x/SKILL.md:1: error: back-link to ../outside.md:1-1 does not resolve: no such policy file",
+    ),
+    (
         "reference-to-unknown-skill",
         lambda r: _skill(r, "x", "---\nname: x\ndescription: d\nmetadata:\n  frames-references: lost-cards, nope\n---\nbody\n"),
         ["validate"], 2,
