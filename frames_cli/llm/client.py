@@ -149,6 +149,8 @@ class ModelClient:
             results = asyncio.run(run())
         finally:
             self._flush_writes()
+            if self.audit is not None:
+                self.audit.flush()
             self.ledger.save()
         for exc in (r for r in results if isinstance(r, BaseException)):
             if isinstance(exc, BudgetExceeded):
