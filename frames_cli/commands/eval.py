@@ -11,6 +11,9 @@ from frames_cli.commands.common import JsonOption, RepoOption, guarded
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport
+    from frames_cli.executor.base import Executor
+    from frames_cli.llm.client import ModelClient
+    from frames_cli.workspace.config import FramesConfig
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import SkillSet
     from frames_cli.workspace.layout import Workspace
@@ -101,10 +104,13 @@ def eval_command(
         if json_out:
             report = evaluate(case_list, skills, executor, samples=k, judge=judge)
         else:
+            from rich.progress import Progress
+
             from frames_cli.commands.output import err_console
 
-            with err_console().status(f"evaluating {len(skills)} skills on {len(case_list)} cases × {k} samples"):
-                report = evaluate(case_list, skills, executor, samples=k, judge=judge)
+            with Progress(console=err_console(), transient=True) as bar:
+                task = bar.add_task(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", total=len(case_list) * k)
+                report = evaluate(case_list, skills, executor, samples=k, judge=judge, progress=lambda done, _: bar.update(task, completed=done))
         calls = sum(r["calls"] for r in client.ledger.to_dict()["roles"].values())
     commit = ws_commit(ws, ref)
     pool = RegressionPool.load(ws)
@@ -131,7 +137,7 @@ def eval_command(
         raise ThresholdError("threshold failed: " + "; ".join(problems))
 
 
-def make_executor(ws: Workspace, config, client):  # -> Executor
+def make_executor(ws: Workspace, config: FramesConfig, client: ModelClient) -> Executor:
     """The agent under test named by `executor.kind` (see `registry.EXECUTORS`).
 
     Raises:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from frames_cli.llm.types import Usage
+from frames_cli.llm.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -194,11 +194,10 @@ class RubricCheck:
     def __init__(self, judge: ModelClient):
         self.judge = judge
 
-    def request(self, case: Case, output: Any, sample: int = 0):  # -> ChatRequest
+    def request(self, case: Case, output: Any, sample: int = 0) -> ChatRequest:
         """The judge's ChatRequest for `output` on `case` (prompt `judge`, schema RUBRIC_VERDICT)."""
         from frames_cli.llm.prompts import render
         from frames_cli.llm.schemas import RUBRIC_VERDICT
-        from frames_cli.llm.types import ChatRequest
 
         view = case.agent_view()
         rubric = case.task.expected
@@ -212,7 +211,7 @@ class RubricCheck:
         return ChatRequest("judge", [{"role": "user", "content": prompt}], RUBRIC_VERDICT, sample=sample, tag=case.id)
 
     @staticmethod
-    def verdict(reply: Any) -> Verdict:
+    def verdict(reply: ChatReply) -> Verdict:
         """Turn the judge's ChatReply into a Verdict."""
         if not reply.ok:
             return Verdict(False, f"judge failed: {reply.error}", reply.usage, error=f"judge: {reply.error}")

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from frames_cli.formats.skill import SkillSet
     from frames_cli.llm.client import ModelClient
 
-#: Called after each sample round with (results done, results in all).
+#: Called after each chunk of cases with (results done, results in all).
 Progress = Callable[[int, int], None]
+#: Cases handed to the executor at once: progress is reported after each chunk.
+PROGRESS_CHUNK = 256
 
 
 @dataclass
@@ -177,8 +179,8 @@ def evaluate(
 ) -> EvalReport:
     """Run `executor` on `cases` `samples` times each with `skills`, blind, and check every answer.
 
-    The executor only ever gets `Case.agent_view()`. Local checks (exact, set, contains) run here;
-    rubric checks go to `judge` in one batch per sample.
+    The executor only ever gets `Case.agent_view()`, `PROGRESS_CHUNK` cases per call. Local checks
+    (exact, set, contains) run here; rubric checks go to `judge` in one batch per chunk.
 
     Raises:
         ValueError: `samples` < 1, or rubric cases without a `judge`.
@@ -189,14 +191,18 @@ def evaluate(
     if judge is None and any(c.task.check.kind == "rubric" for c in cases):
         raise ValueError("rubric checks need a judge model client")
     views = [c.agent_view() for c in cases]
-    by_sample: list[list[CaseResult]] = []
+    by_sample: list[list[CaseResult]] = [[] for _ in range(samples)]
+    done, total = 0, samples * len(cases)
     for sample in range(samples):
-        agent_results = executor.run(views, skills, sample)
-        if len(agent_results) != len(cases):
-            raise ValueError(f"executor returned {len(agent_results)} results for {len(cases)} cases")
-        by_sample.append(_check_all(cases, agent_results, sample, judge))
-        if progress:
-            progress((sample + 1) * len(cases), samples * len(cases))
+        for start in range(0, len(cases), PROGRESS_CHUNK):
+            chunk = slice(start, start + PROGRESS_CHUNK)
+            agent_results = executor.run(views[chunk], skills, sample)
+            if len(agent_results) != len(views[chunk]):
+                raise ValueError(f"executor returned {len(agent_results)} results for {len(views[chunk])} cases")
+            by_sample[sample] += _check_all(cases[chunk], agent_results, sample, judge)
+            done += len(agent_results)
+            if progress:
+                progress(done, total)
     results = [by_sample[s][i] for i in range(len(cases)) for s in range(samples)]
     return EvalReport(results, samples)
 
