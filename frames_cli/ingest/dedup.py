@@ -48,6 +48,26 @@ def today() -> str:
     return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
 
 
+# Expected text up to this many words is a verdict ("refuse", "transfer to a human agent") the
+# answer must contain; longer text is a reference answer an agent will not repeat word for word.
+SHORT_ANSWER_WORDS = 5
+
+
+def default_check(expected: Any) -> Check:
+    """The check for an expected answer whose source names none.
+
+    A list → ``set``; text of at most `SHORT_ANSWER_WORDS` words → ``contains``; longer text →
+    ``rubric`` (the judge compares the answer with it in substance: an approved free-text reply
+    checked with ``exact`` would fail on any rewording and poison the regression pool); anything
+    else (numbers, mappings) → ``exact``.
+    """
+    if isinstance(expected, list):
+        return Check("set")
+    if isinstance(expected, str):
+        return Check("contains" if len(expected.split()) <= SHORT_ANSWER_WORDS else "rubric")
+    return Check("exact")
+
+
 def make_case(
     kind: str,
     ref: str,
@@ -65,12 +85,10 @@ def make_case(
     """A new case with a content-derived id ``<kind>-<first 10 hex of content_key>``.
 
     The id depends only on input and expected output, so importing the same row twice yields the
-    same id and `merge_duplicates` folds it away. `check` defaults to ``set`` for a list answer and
-    ``exact`` otherwise.
+    same id and `merge_duplicates` folds it away. `check` defaults to `default_check(expected)`.
     """
     task_input = {"text": text, "fields": dict(fields or {})}
-    if check is None:
-        check = Check("set" if isinstance(expected, list) else "exact")
+    check = check or default_check(expected)
     return Case(
         id=f"{kind}-{content_key(task_input, expected)[:10]}",
         category=category,

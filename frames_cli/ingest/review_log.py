@@ -14,6 +14,8 @@ How a row is classified:
   evidence = the rules the comment states (see below).
 - **Rejected, no correct answer, comment states a rule** → a case checked by the ``rubric`` judge
   against that rule (the rule is checkable even if the right answer was not written down).
+- Expected text is checked by `dedup.default_check`: a short verdict ("refuse") with ``contains``,
+  a longer free-text answer with the ``rubric`` judge (a reworded reply must still pass).
 - **Approved** → a passing case (expected = the correct answer, else the agent's output), marked
   for the regression pool by its source kind ``review-log-approved``: a reviewer, not an evaluation
   run, judged it, so `pipeline.seed_regression_pool` adds it to the pool at import.
@@ -104,7 +106,7 @@ def rubric_check(rules: Sequence[str]) -> tuple[str, Check]:
     sources reporting the same input and rules are one case (`dedup`).
     """
     rubric = "The answer must follow: " + " ".join(rules)
-    return rubric, Check("rubric", {"rubric": rubric})
+    return rubric, Check("rubric")
 
 
 @dataclass

@@ -8,7 +8,7 @@ import pytest
 
 from frames_cli.errors import InputError
 from frames_cli.formats.case import load_cases, write_cases
-from frames_cli.ingest.dedup import content_key, make_case, merge_duplicates, store_cases
+from frames_cli.ingest.dedup import content_key, default_check, make_case, merge_duplicates, store_cases
 
 
 def _case(kind: str, ref: str, text: str, expected, category: str = "cancel"):
@@ -69,3 +69,8 @@ def test_store_append_keeps_reviewed_flags_and_refuses_a_broken_target(tmp_path:
     out.write_text(text + "- id: broken\n")
     with pytest.raises(InputError, match="has bad records"):
         store_cases(cases_dir, out, [second], replace=False)
+
+
+def test_default_check_by_answer_shape():
+    assert [default_check(e).kind for e in (["a", "b"], "refuse", "transfer to a human agent", "Added one checked bag, no charge", 5, {"a": 1})] == [
+        "set", "contains", "contains", "rubric", "exact", "exact"]

@@ -41,7 +41,7 @@ def test_every_bad_row_is_reported_with_file_and_line_and_the_good_rows_import()
 def test_rejected_row_becomes_a_failing_case_with_a_diagnosis_record():
     case = _by_ticket(ReviewLogConverter(CSV, policy=POLICY).convert())["R-101"]
     assert case.source.kind == "review-log" and case.category == "cancel"
-    assert case.task.expected == "Refuse the cancellation" and case.task.check.kind == "exact"
+    assert case.task.expected == "Refuse the cancellation" and case.task.check.kind == "contains"
     assert "ZFA04Y" in case.task.input["text"]
     assert "Cancelled ZFA04Y" in case.diagnosis.symptom and "Refuse the cancellation" in case.diagnosis.symptom
     assert case.diagnosis.notes.endswith("reviewer: anna")
@@ -64,13 +64,15 @@ def test_rejected_without_correct_answer_but_quoting_a_rule_is_checked_by_rubric
     case = _by_ticket(ReviewLogConverter(CSV, policy=POLICY).convert())["R-108"]
     assert case.task.check.kind == "rubric"
     assert case.diagnosis.evidence == ["The user cannot add insurance after initial booking."]
-    assert "cannot add insurance after initial booking" in case.task.check.options["rubric"]
+    assert case.task.expected == "The answer must follow: The user cannot add insurance after initial booking."
 
 
 def test_approved_rows_are_passing_cases_marked_for_the_regression_pool_and_latin1_is_read():
     by = _by_ticket(ReviewLogConverter(CSV, policy=POLICY).convert())
     assert by["R-102"].source.kind == APPROVED_KIND
     assert by["R-102"].task.expected.startswith("Added one checked bag") and by["R-102"].diagnosis.evidence == []
+    # An approved free-text reply is a reference for the judge, not a string to repeat word for word.
+    assert by["R-102"].task.check.kind == "rubric"
     assert by["R-106"].task.input["text"] == "Je voudrais ajouter un bagage, merci. Réservation 4WQ150"
     assert by["R-106"].task.expected == "Ajouté un bagage en soute."
     # same input and expected: the same content id, folded into one case when stored
