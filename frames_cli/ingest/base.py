@@ -14,7 +14,7 @@ class Converter(Protocol):
         - The source's location and options are given to the constructor; `convert` reads them.
         - Output is deterministic for the same input (same ids, order and content), so re-ingesting
           an unchanged source changes nothing in `cases/`.
-        - Case ids are unique within one conversion and prefixed with the converter's `kind`.
+        - Case ids are unique within one conversion and stable: the same source item gives the same id.
         - Whatever decides a case (reference answers, reviewer notes, rule text) goes into
           `Case.task.expected` or `Case.diagnosis`, never into `Case.task.input`.
         - A bad source raises `InputError` naming the file and line; nothing is written then.
