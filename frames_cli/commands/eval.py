@@ -79,9 +79,11 @@ def eval_command(
 ) -> None:
     """Evaluate the skill set on the cases: pass rate per category and overall, tokens and cost per case.
 
-    Unchanged skills and cases are answered from the cache: a re-run makes no model call. Cases that
-    pass in every sample enter the regression pool with the skills they used. Exit codes: 0 ok,
-    1 run-time failure, 2 bad input, 100 a --min-*pass-rate threshold failed.
+    Unchanged skills and cases are answered from the cache: a re-run makes no model call.
+
+    Cases that pass in every sample enter the regression pool with the skills they used.
+
+    Exit codes: 0 ok, 1 run-time failure, 2 bad input, 100 a --min-*pass-rate threshold failed.
     """
     from frames_cli.errors import ThresholdError
     from frames_cli.evaluation import report as reports
