@@ -75,7 +75,7 @@ def _run_converter(ws: Workspace, converter: Any, out: Path | None, default_name
         raise InputError(f"no good rows ({len(errors)} bad)", errors[0].location)
     priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     if cases:
-        report.stored = pipeline.store(ws, cases, out, default_name, replace=True)
+        report.add_stored(pipeline.store(ws, cases, out, default_name, replace=True))
         report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, report.stored.written)
     if priors is not None:
         from frames_cli.ingest.priors import save_priors
@@ -207,7 +207,7 @@ def amendment(
         report.problems = generator.problems
         report.extra["usage"] = generator.usage.to_dict()
         if generator.cases:
-            report.stored = pipeline.store(ws, generator.cases, out, "amendment", replace=False)
+            report.add_stored(pipeline.store(ws, generator.cases, out, "amendment", replace=False))
     elif units and not config.models.generator:
         report.extra["note"] = "models.generator is not set: no cases generated"
     if not json_out:
@@ -257,7 +257,7 @@ def generate(
         report.problems = generator.problems
         report.extra["usage"] = generator.usage.to_dict()
         if generator.cases:
-            report.stored = pipeline.store(ws, generator.cases, out, "generated", replace=False)
+            report.add_stored(pipeline.store(ws, generator.cases, out, "generated", replace=False))
     if not json_out:
         from frames_cli.commands.output import console
 

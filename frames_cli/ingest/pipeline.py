@@ -43,6 +43,12 @@ class IngestReport:
     priors: list[tuple[str, list[str]]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def add_stored(self, stored: StoreResult) -> None:
+        """Record where the cases went; problems in other case files become warnings here (those
+        files' bad records were left as they are, and their good cases still took part in dedup)."""
+        self.stored = stored
+        self.problems.extend(Problem(p.location, f"{p.message} (file left unchanged)", "warning") for p in stored.problems)
+
     def to_json(self) -> dict[str, Any]:
         stored = self.stored
         return {

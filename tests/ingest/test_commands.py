@@ -91,3 +91,12 @@ def test_a_malformed_priors_file_stops_the_import_before_any_case_is_written(wor
     result = frames("ingest", "review-log", DATA / "reviews-week12.csv", "--repo", workspace)
     assert result.exit_code == 2 and "priors.yaml:" in result.stderr and "invalid YAML" in result.stderr
     assert list((workspace / "cases").iterdir()) == []
+
+
+def test_a_broken_case_file_elsewhere_is_reported_and_left_alone(workspace: Path):
+    broken = workspace / "cases" / "hand-written.yaml"
+    broken.write_text("- id: h1\n  category: cancel\n", encoding="utf-8")
+    result = frames("ingest", "trace", DATA / "traces.jsonl", "--repo", workspace)
+    assert result.exit_code == 0, result.output
+    assert "hand-written.yaml:1: warning: missing key `task` (file left unchanged)" in result.stderr
+    assert broken.read_text() == "- id: h1\n  category: cancel\n"
