@@ -78,12 +78,13 @@ def _fits(doc: PolicyDocument, start: int, end: int, cfg: ColdstartConfig) -> bo
 
 
 def _blocks(doc: PolicyDocument, start: int, end: int, cfg: ColdstartConfig) -> list[tuple[int, int]]:
-    """Paragraphs of `start`..`end` (blank-line separated); an over-long paragraph is cut before
-    top-level list items, and as a last resort every `max_lines` lines."""
+    """Paragraphs of `start`..`end` (blank-line separated; a fenced code block is one paragraph
+    whatever blank lines it holds); an over-long paragraph is cut before top-level list items, and
+    as a last resort every `max_lines` lines, but never inside fenced code."""
     blocks: list[tuple[int, int]] = []
     begin: int | None = None
     for no in range(start, end + 2):
-        blank = no > end or not doc.lines[no - 1].strip()
+        blank = no > end or (not doc.lines[no - 1].strip() and no not in doc.fenced)
         if blank and begin is not None:
             blocks.append((begin, no - 1))
             begin = None
@@ -96,9 +97,10 @@ def _blocks(doc: PolicyDocument, start: int, end: int, cfg: ColdstartConfig) -> 
             continue
         cut, last_item = b, 0
         for no in range(b + 1, e + 1):
-            if _LIST_ITEM.match(doc.lines[no - 1]):
+            if _LIST_ITEM.match(doc.lines[no - 1]) and no not in doc.fenced:
                 last_item = no
-            if not _fits(doc, cut, no, cfg):
+            inside_code = no in doc.fenced and no - 1 in doc.fenced
+            if not inside_code and not _fits(doc, cut, no, cfg):
                 at = last_item if cut < last_item <= no else no
                 out.append((cut, at - 1))
                 cut = at

@@ -70,12 +70,14 @@ class PolicyDocument:
             otherwise the file name without suffix, dashes and underscores read as spaces).
         root: the title section, or a virtual level-0 root spanning the whole file; its own lines
             are the document's preamble.
+        fenced: line numbers inside fenced code blocks (fences included), never cut apart.
     """
 
     file: str
     lines: list[str]
     title: str
     root: Section
+    fenced: frozenset[int] = frozenset()
 
     def content_lines(self, start: int, end: int) -> int:
         """Non-blank lines in `start`..`end`."""
@@ -115,19 +117,30 @@ def decode_policy(data: bytes, shown: str, *, max_bytes: int = MAX_POLICY_BYTES)
     return text.splitlines()
 
 
-def _headings(lines: list[str], markdown: bool) -> list[tuple[int, int, str]]:
+def _fenced(lines: list[str], markdown: bool) -> frozenset[int]:
+    """1-based numbers of the lines of fenced code blocks, fences included (Markdown only)."""
+    if not markdown:
+        return frozenset()
+    inside: set[int] = set()
+    fence: str | None = None
+    for no, line in enumerate(lines, 1):
+        m = _FENCE.match(line)
+        if m:
+            inside.add(no)
+            fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (fence or m.group(1))
+        elif fence:
+            inside.add(no)
+    return frozenset(inside)
+
+
+def _headings(lines: list[str], fenced: frozenset[int], markdown: bool) -> list[tuple[int, int, str]]:
     """(line, level, title) of every heading outside fenced code, in order (a setext heading's
     line is its text line, not its underline)."""
     if not markdown:
         return []
     found: list[tuple[int, int, str]] = []
-    fence: str | None = None
     for i, line in enumerate(lines):
-        m = _FENCE.match(line)
-        if m:
-            fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (fence or m.group(1))
-            continue
-        if fence:
+        if i + 1 in fenced:
             continue
         atx = _ATX.match(line)
         if atx:
@@ -149,7 +162,8 @@ def _title_from_name(path: str) -> str:
 def parse_policy(lines: list[str], file: str) -> PolicyDocument:
     """Build the heading tree of a document's lines (see `PolicyDocument`)."""
     markdown = Path(file).suffix.lower() in MARKDOWN_SUFFIXES
-    heads = _headings(lines, markdown)
+    fenced = _fenced(lines, markdown)
+    heads = _headings(lines, fenced, markdown)
     n = len(lines)
     first_text = next((i for i, ln in enumerate(lines, 1) if ln.strip()), 0)
     titled = bool(heads) and heads[0][0] == first_text and all(lvl > heads[0][1] for _, lvl, _ in heads[1:])
@@ -173,7 +187,7 @@ def parse_policy(lines: list[str], file: str) -> PolicyDocument:
     for section in stack[1:]:
         section.end = n
     _close_own(root)
-    return PolicyDocument(file, lines, title, root)
+    return PolicyDocument(file, lines, title, root, fenced)
 
 
 def _close_own(section: Section) -> None:

@@ -131,3 +131,10 @@ def test_descriptions_say_what_and_when() -> None:
     assert described["expenses-general-rules"] == (
         "General rules of the Expenses policy that apply to every task: Expense rules for all staff. Use for any task under this policy."
     )
+
+
+def test_fenced_code_with_blank_lines_is_never_cut_apart() -> None:
+    lines = ["Intro one.", "Intro two.", "", "```", "step 1", "", "step 2", "", "step 3", "```", "", "Outro one.", "Outro two."]
+    doc = parse_policy(lines, "policies/code.md")
+    chunks = cut_document(doc, ColdstartConfig(max_lines=4, min_lines=1))
+    assert [[(p.start, p.end) for p in c.pieces] for c in chunks] == [[(1, 2)], [(4, 10)], [(12, 13)]]
