@@ -68,11 +68,11 @@ def _run_converter(ws: Workspace, converter: Any, out: Path | None, default_name
     cases = converter.convert()
     advice = getattr(converter, "priors", [])
     report = pipeline.IngestReport(problems=converter.problems)
-    pipeline.check_strict(report.problems, strict)
     errors = [p for p in report.problems if p.severity == "error"]
-    if errors and not cases and not advice:
+    if errors and (strict or not (cases or advice)):
         _print(report, as_json=False)
-        raise InputError(f"no good rows ({len(errors)} bad)", errors[0].location)
+        why = "nothing imported because of --strict" if strict else "no good rows"
+        raise InputError(f"{len(errors)} bad row(s); {why}", errors[0].location)
     priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     if cases:
         report.add_stored(pipeline.store(ws, cases, out, default_name, replace=True))

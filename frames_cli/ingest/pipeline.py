@@ -73,17 +73,6 @@ def workspace_skills(ws: Workspace) -> SkillSet:
     return SkillSet.check_files(SkillSet.read_dir(ws.skills_dir), base=ws.root)[0]
 
 
-def check_strict(problems: Sequence[Problem], strict: bool) -> None:
-    """With `strict`, refuse to import anything when a row was bad.
-
-    Raises:
-        InputError: the first bad row (exit code 2), when `strict` and any problem is an error.
-    """
-    errors = [p for p in problems if p.severity == "error"]
-    if strict and errors:
-        raise InputError(f"{errors[0].message} ({len(errors)} bad row(s); nothing imported because of --strict)", errors[0].location)
-
-
 def store(ws: Workspace, cases: Sequence[Case], out: Path | None, default_name: str, *, replace: bool) -> StoreResult:
     """Write `cases` to `out` (default `cases/<default_name>.yaml`), folding duplicates of any workspace case."""
     return store_cases(ws.cases_dir, out or ws.cases_dir / f"{default_name}.yaml", cases, replace=replace)
