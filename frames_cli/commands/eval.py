@@ -91,6 +91,7 @@ def eval_command(
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.evolution.records import new_run_id
     from frames_cli.llm.client import ModelClient
+    from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
     from frames_cli.workspace.layout import Workspace
 
@@ -100,7 +101,8 @@ def eval_command(
     case_list = load_eval_cases(ws, cases or config.eval.cases)
     k = samples or config.eval.samples
     run_dir = ws.state_dir / EVALS_DIR / new_run_id()
-    with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache) as client:
+    # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
+    with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list)) as client:
         executor = make_executor(ws, config, client)
         judge = client if any(c.task.check.kind == "rubric" for c in case_list) else None
         if json_out:
