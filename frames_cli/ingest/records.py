@@ -18,6 +18,7 @@ same mess the same way:
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import difflib
 import json
 import re
@@ -163,8 +164,20 @@ def _lookup(obj: Mapping[str, Any], column: str) -> Any:
     return node
 
 
+def _plain(value: Any) -> Any:
+    """`value` with YAML's dates and times as ISO text, so every record is plain JSON data."""
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _clean(value: Any) -> Any:
     """Strip strings; empty strings and empty containers become None (absent)."""
+    value = _plain(value)
     if isinstance(value, str):
         value = value.strip()
         return value or None
@@ -173,9 +186,19 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _legacy(byte: int) -> str:
+    """One byte of a legacy Western file: Windows-1252 (its 0x80–0x9F are quotes, dashes, €, where
+    Latin-1 has control codes YAML and terminals reject), else Latin-1 for the five bytes it leaves
+    undefined."""
+    try:
+        return bytes([byte]).decode("cp1252")
+    except UnicodeDecodeError:
+        return bytes([byte]).decode("latin-1")
+
+
 def _decode_mixed(raw: bytes) -> tuple[str, int]:
-    """Decode UTF-8, reading only the invalid bytes as Latin-1 (a row pasted from an old system
-    keeps its other UTF-8 text intact). Returns (text, number of bytes read as Latin-1)."""
+    """Decode UTF-8, reading only the invalid bytes as Latin-1 / Windows-1252 (a row pasted from an
+    old system keeps its other UTF-8 text intact). Returns (text, number of bytes read so)."""
     parts: list[str] = []
     bad = 0
     while True:
@@ -184,7 +207,7 @@ def _decode_mixed(raw: bytes) -> tuple[str, int]:
             return "".join(parts), bad
         except UnicodeDecodeError as exc:
             parts.append(raw[: exc.start].decode("utf-8"))
-            parts.append(raw[exc.start : exc.end].decode("latin-1"))
+            parts.append("".join(_legacy(b) for b in raw[exc.start : exc.end]))
             bad += exc.end - exc.start
             raw = raw[exc.end :]
 
@@ -224,22 +247,43 @@ def _warn_once(problems: list[Problem], warned: set[str], location: Location, wa
             problems.append(Problem(location, warning, "warning"))
 
 
+def _csv_rows(lines: list[str], first: int, delimiter: str) -> Iterator[tuple[int, list[str] | csv.Error]]:
+    """(start line, cells or the csv error) for each record from physical line `first` on.
+
+    Strict parsing, so an unclosed quote is an error instead of silently swallowing every later row
+    into one cell; after an error, parsing restarts on the line after the bad record's first line.
+    """
+    while first <= len(lines):
+        # Line ends are given back so quoted cells spanning lines keep their line breaks.
+        reader = csv.reader((line + "\n" for line in lines[first - 1 :]), delimiter=delimiter, strict=True)
+        start = first
+        try:
+            for row in reader:
+                yield start, row
+                start = first + reader.line_num
+            return
+        except csv.Error as exc:
+            yield start, exc
+            first = start + 1
+
+
 def _read_delimited(path: Path, lines: list[str], delimiter: str, resolver: FieldResolver) -> ReadResult:
     records: list[Record] = []
     problems: list[Problem] = []
-    # Line ends are given back so quoted cells spanning lines keep their line breaks.
-    reader = csv.reader((line + "\n" for line in lines), delimiter=delimiter, strict=False)
-    try:
-        header = next(reader)
-    except StopIteration:
+    rows = _csv_rows(lines, 1, delimiter)
+    _, header = next(rows, (1, None))
+    if header is None:
         return ReadResult([], [Problem(Location(path, 1), "empty file: no header row")])
+    if isinstance(header, csv.Error):
+        raise InputError(f"cannot read the header row: {header}", Location(path, 1))
     header = [h.strip() for h in header]
     columns, warnings = resolver.resolve(header)
     problems.extend(Problem(Location(path, 1), w, "warning") for w in warnings)
-    start = reader.line_num + 1
-    for row in reader:
+    for start, row in rows:
         location = Location(path, start)
-        start = reader.line_num + 1
+        if isinstance(row, csv.Error):
+            problems.append(Problem(location, f"cannot read this row ({row}: an unclosed or stray quote?); skipped"))
+            continue
         if not any(cell.strip() for cell in row):
             continue
         if len(row) > len(header):
@@ -279,13 +323,18 @@ def _read_jsonl(path: Path, lines: list[str], resolver: FieldResolver) -> ReadRe
 def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadResult:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)("\n".join(lines))
+    text = "\n".join(lines)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         try:
             root = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             raise InputError(f"invalid YAML: {exc.problem or exc}", Location(path, mark.line + 1 if mark else None)) from None
+        except yaml.reader.ReaderError as exc:
+            # Raised for characters YAML forbids (NUL, control codes), with a character offset.
+            line = text.count("\n", 0, exc.position) + 1
+            raise InputError(f"invalid YAML: character {exc.character!r} is not allowed", Location(path, line)) from None
         if root is None:
             return ReadResult([], [])
         if not isinstance(root, yaml.SequenceNode):
@@ -295,7 +344,11 @@ def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadRes
         warned: set[str] = set()
         for node in root.value:
             location = Location(path, node.start_mark.line + 1)
-            obj = loader.construct_object(node, deep=True)
+            try:
+                obj = loader.construct_object(node, deep=True)
+            except yaml.YAMLError as exc:
+                problems.append(Problem(location, f"invalid YAML value: {getattr(exc, 'problem', None) or exc}; skipped"))
+                continue
             if not isinstance(obj, dict):
                 problems.append(Problem(location, f"expected a mapping, got {type(obj).__name__}; skipped"))
                 continue

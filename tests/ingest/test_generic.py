@@ -57,3 +57,11 @@ def test_every_feedback_converter_is_registered_under_its_kind():
 
     for name in ("review-log", "trace", "import"):
         assert CONVERTERS.load(name).kind == name
+
+
+def test_yaml_dates_become_iso_text(tmp_path: Path):
+    path = tmp_path / "dates.yaml"
+    path.write_text("- question: When does flight HAT001 leave?\n  answer: 2024-05-20\n  fields.when: 2024-05-20 08:00:00\n",
+                    encoding="utf-8")
+    [case] = GenericConverter(path, parse_mapping(["fields.when=fields.when"], FIELDS)).convert()
+    assert case.task.expected == "2024-05-20" and case.task.input["fields"] == {"when": "2024-05-20T08:00:00"}

@@ -46,3 +46,12 @@ def test_whole_file_faults_raise(tmp_path: Path):
         read_records(tmp_path / "log.xlsx", FieldResolver({}, ALIASES))
     with pytest.raises(InputError, match="cannot read"):
         read_records(tmp_path / "missing.csv", FieldResolver({}, ALIASES))
+
+
+def test_an_unclosed_quote_is_one_bad_row_not_the_rest_of_the_file(tmp_path: Path):
+    path = tmp_path / "log.csv"
+    path.write_text('question,notes\none,"he said ""no""\ntwo,"fine"x\nthree,ok\n', encoding="utf-8")
+    result = read_records(path, FieldResolver({}, ALIASES))
+    assert [(r.location.line, r.values["input"]) for r in result.records] == [(4, "three")]
+    assert [(p.location.line, p.message.split(" (")[0]) for p in result.problems] == [
+        (2, "cannot read this row"), (3, "cannot read this row")]
