@@ -4,9 +4,11 @@ Every converter that reads rows written by people goes through `read_records`, s
 same mess the same way:
 
 - Each physical line is decoded on its own: UTF-8 first (a leading BOM is dropped, as spreadsheet
-  exports add one); a line that is not valid UTF-8 is read as Latin-1 and a *warning* names the
-  line, because such files are usually one hand-edited row pasted from an old system, and the row is
-  still good.
+  exports add one); in a line that is not valid UTF-8 only the bad bytes are read as Latin-1
+  (Windows-1252 for 0x80–0x9F) and a *warning* names the line, because such files are usually one
+  hand-edited row pasted from an old system, and the row is still good.
+- CSV is parsed strictly: a row with an unclosed or stray quote is one bad row, and parsing
+  restarts on the next line instead of reading the rest of the file into one cell.
 - Cell and value text is stripped; an empty string counts as absent ("empty comments").
 - Field names are matched to canonical names through `--map FIELD=COLUMN`, then the converter's
   aliases, then (with a warning) a close spelling of an alias (``coment`` → ``comment``), since
