@@ -61,8 +61,8 @@ def request(i: int) -> ChatRequest:
     return ChatRequest("executor", messages, EXECUTOR_STEP, sample=i)
 
 
-def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency: int) -> float:
-    """Wall time of the same calls straight through litellm.completion in `concurrency` threads:
+def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency: int) -> tuple[float, float]:
+    """Wall and CPU time of the same calls straight through litellm.completion in `concurrency` threads:
     the floor set by litellm and the simulator, without the layer (no cache, ledger, audit, parsing)."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -75,9 +75,9 @@ def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency:
         return litellm.completion(model="frames-sim/executor", messages=req.messages, timeout=60, metadata=metadata, **{"no-log": True})
 
     with ThreadPoolExecutor(concurrency) as pool:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         list(pool.map(one, requests))
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
@@ -102,7 +102,7 @@ def main() -> None:
             start, cpu = time.perf_counter(), time.process_time()
             replies = client.chat_many(requests)
             wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-            floor = litellm_alone(client, [request(i) for i in range(args.calls, 2 * args.calls)], args.concurrency)
+            floor, floor_cpu = litellm_alone(client, [request(i) for i in range(args.calls, 2 * args.calls)], args.concurrency)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     ideal = args.calls * args.latency / args.concurrency
     failed = sum(not r.ok for r in replies)
@@ -111,7 +111,7 @@ def main() -> None:
     print(f"ideal time: {ideal:.3f} s  (calls × latency ÷ concurrency)")
     print(f"ratio:      {wall / ideal:.3f}  (target ≤ 1.2)")
     print(f"CPU time:   {cpu:.3f} s  ({cpu / args.calls * 1000:.2f} ms per call, all threads)")
-    print(f"litellm + simulator alone (no layer): {floor:.3f} s, ratio {floor / ideal:.3f}")
+    print(f"litellm + simulator alone (no layer): {floor:.3f} s, ratio {floor / ideal:.3f}, CPU {floor_cpu / args.calls * 1000:.2f} ms per call")
     print(f"load average before the run: {load:.2f} on {os.cpu_count()} CPUs (other work on the machine inflates wall time)")
     print(f"peak memory (max RSS): {peak:.0f} MB  (after litellm import and warm-up: {rss_before:.0f} MB)")
 

@@ -7,7 +7,7 @@ import functools
 import random
 import time
 import weakref
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
@@ -78,8 +78,6 @@ class ModelClient:
         self._context = providers.ProviderContext(workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world))
         self._ctx = providers.register(self._context)
         self._pool: ThreadPoolExecutor | None = None
-        self._cache_writer: ThreadPoolExecutor | None = None
-        self._pending_writes: list[Future[None]] = []
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
         self._schema_support: dict[str, bool] = {}
 
@@ -113,13 +111,10 @@ class ModelClient:
                 return ChatReply(request, entry["text"], entry.get("data"), Usage.from_dict(entry["usage"]), cached=True, repaired=entry.get("repaired", False))
         loop = asyncio.get_running_loop()
         async with self._semaphore():
-            # The whole request (retries, repair turn) runs in one worker thread: one hop between
-            # the loop and a thread per request instead of one per call and per cache write.
-            reply = await loop.run_in_executor(self._executor(), self._answer, request, model)
-        if reply.ok and self.cache is not None:
-            entry = {"model": model, "text": reply.text, "data": reply.data, "usage": reply.usage.to_dict(), "repaired": reply.repaired}
-            self._pending_writes.append(self._writer().submit(self.cache.put, key, entry))
-        elif not reply.ok:
+            # The whole request (retries, repair turn, cache write) runs in one worker thread: one
+            # hop between the loop and a thread per request instead of one per call.
+            reply = await loop.run_in_executor(self._executor(), self._answer, request, model, key)
+        if not reply.ok:
             self.ledger.record_failed(request.role)
         return reply
 
@@ -148,7 +143,6 @@ class ModelClient:
         try:
             results = asyncio.run(run())
         finally:
-            self._flush_writes()
             if self.audit is not None:
                 self.audit.flush()
             self.ledger.save()
@@ -162,11 +156,9 @@ class ModelClient:
     def close(self) -> None:
         """Release worker threads, the audit file and the provider context (idempotent)."""
         providers.unregister(self._ctx)
-        self._flush_writes()
-        for pool in (self._pool, self._cache_writer):
-            if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = self._cache_writer = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
         if self.audit is not None:
             self.audit.close()
 
@@ -191,24 +183,15 @@ class ModelClient:
             self._pool = ThreadPoolExecutor(max_workers=self.config.llm.concurrency, thread_name_prefix="frames-llm")
         return self._pool
 
-    def _writer(self) -> ThreadPoolExecutor:
-        # Cache entries are written off the request path by one thread; `_flush_writes` waits for them.
-        if self._cache_writer is None:
-            self._cache_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frames-cache")
-        return self._cache_writer
-
-    def _flush_writes(self) -> None:
-        """Wait until every answer handed to the cache is on disk (raises the first write error)."""
-        pending, self._pending_writes = self._pending_writes, []
-        for future in pending:
-            future.result()
-
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         llm = self.config.llm
         return {"temperature": llm.temperature, "max_tokens": llm.max_output_tokens, "schema": request.schema}
 
-    def _answer(self, request: ChatRequest, model: str) -> ChatReply:
-        """Call the model, then validate and repair; the reply carries all turns' usage (worker thread)."""
+    def _answer(self, request: ChatRequest, model: str, key: str) -> ChatReply:
+        """Call the model, validate and repair, cache a success under `key` (worker thread).
+
+        The reply carries the usage of all turns.
+        """
         from frames_cli.llm.prompts import render
         from frames_cli.llm.structured import AnswerError, parse_answer
 
@@ -225,7 +208,7 @@ class ModelClient:
             if turn.error is not None:
                 return ChatReply(request, None, None, usage, error=turn.error, attempts=attempts)
             if request.schema is None:
-                return ChatReply(request, turn.text, None, usage, attempts=attempts)
+                return self._cached(key, model, ChatReply(request, turn.text, None, usage, attempts=attempts))
             try:
                 data = parse_answer(turn.text, request.schema)
             except AnswerError as exc:
@@ -235,8 +218,13 @@ class ModelClient:
                     {"role": "user", "content": render("repair", errors="\n".join(f"- {e}" for e in errors))},
                 ]
                 continue
-            return ChatReply(request, turn.text, data, usage, attempts=attempts, repaired=repair > 0)
+            return self._cached(key, model, ChatReply(request, turn.text, data, usage, attempts=attempts, repaired=repair > 0))
         return ChatReply(request, None, None, usage, error=f"invalid answer after {self.config.llm.repair_turns} repair turn(s): {'; '.join(errors)}", attempts=attempts)
+
+    def _cached(self, key: str, model: str, reply: ChatReply) -> ChatReply:
+        if self.cache is not None:
+            self.cache.put(key, {"model": model, "text": reply.text, "data": reply.data, "usage": reply.usage.to_dict(), "repaired": reply.repaired})
+        return reply
 
     def _call(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage) -> tuple[_Turn, int]:
         """One model turn with retries (worker thread). Returns the turn and the number of calls made.

@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Write `data` to `path` atomically (temp file in the same folder, fsync, rename, fsync folder).
 
     Creates missing parent folders. `mode` is applied before the rename because `mkstemp`
-    creates files readable by the owner only. `durable=False` skips both fsyncs: the write stays
-    atomic for readers and for a killed process, and is only lost if the machine itself crashes
-    (right for caches, where a lost entry costs one repeated call and an fsync costs ~8 ms).
+    creates files readable by the owner only.
 
     Raises:
         OSError: the folder is not writable or the disk is full; `path` is then unchanged.
@@ -27,8 +25,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: b
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
+            os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -37,8 +34,6 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: b
         except FileNotFoundError:
             pass
         raise
-    if not durable:
-        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

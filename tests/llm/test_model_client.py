@@ -30,8 +30,9 @@ def executor_request(case_id: str = "bags-1", sample: int = 0, note: str = "") -
     return ChatRequest("executor", [{"role": "user", "content": prompt}], schema=EXECUTOR_STEP, sample=sample, tag=case_id)
 
 
-def cache_files(ws) -> list:
-    return sorted(ws.workspace.cache_dir.rglob("*.json"))
+def cache_entries(ws) -> list[dict]:
+    """Every line of every cache shard."""
+    return [json.loads(line) for shard in sorted(ws.workspace.cache_dir.glob("*.jsonl")) for line in shard.read_text().splitlines()]
 
 
 def test_retries_then_success(sim_workspace):
@@ -74,13 +75,13 @@ def test_cache_hit_makes_no_call(sim_workspace):
     assert (second.text, second.data, second.usage) == (first.text, first.data, first.usage)
     assert len(read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")) == 1
     assert client.ledger.roles["executor"].calls == 1 and client.ledger.roles["executor"].cached == 1
-    assert len(cache_files(sim_workspace)) == 1
+    assert len(cache_entries(sim_workspace)) == 1
 
 
 def test_sample_index_and_no_cache_flag(sim_workspace):
     with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
         client.chat_many([executor_request(sample=0), executor_request(sample=1)])
-    assert len(cache_files(sim_workspace)) == 2
+    assert len(cache_entries(sim_workspace)) == 2
     with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as client:
         assert not client.chat(executor_request(sample=0)).cached
 
@@ -89,7 +90,7 @@ def test_errors_are_not_cached(sim_workspace):
     failing = sim_workspace.configured(faults={"rate_limit": 1.0})
     with ModelClient(sim_workspace.workspace, failing) as client:
         assert not client.chat(executor_request()).ok
-    assert cache_files(sim_workspace) == []
+    assert cache_entries(sim_workspace) == []
     with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
         reply = client.chat(executor_request())
     assert reply.ok and not reply.cached
@@ -99,9 +100,8 @@ def test_concurrent_identical_requests_leave_one_whole_entry(sim_workspace):
     with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
         replies = client.chat_many([executor_request()] * 12)
     assert all(r.ok for r in replies)
-    files = cache_files(sim_workspace)
-    assert len(files) == 1 and json.loads(files[0].read_text())["data"] == replies[0].data
-    assert not list(sim_workspace.workspace.cache_dir.rglob("*.tmp"))
+    entries = cache_entries(sim_workspace)  # parses every line: none is torn
+    assert {e["key"] for e in entries} == {entries[0]["key"]} and all(e["data"] == replies[0].data for e in entries)
 
 
 def test_ledger_matches_provider_usage_and_prices_sim_models(sim_workspace):
@@ -134,7 +134,7 @@ def test_budget_stop_leaves_consistent_state(sim_workspace):
     log = read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")
     saved = json.loads((sim_workspace.run_dir / "ledger.json").read_text())
     calls = saved["roles"]["executor"]["calls"]
-    assert 2 <= calls < 10 and calls == len(log) == len(cache_files(sim_workspace))
+    assert 2 <= calls < 10 and calls == len(log) == len(cache_entries(sim_workspace))
     assert saved["total_tokens"] == sum(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"] for e in log)
     # In-flight calls finish, so the overshoot is at most one batch of `concurrency` calls.
     assert saved["total_tokens"] < 400 + 2 * max(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"] for e in log)
@@ -169,3 +169,15 @@ def test_faults_at_twenty_percent_lose_no_call(sim_workspace):
     assert all(r.data is None and r.error for r in failed)
     assert any(r.repaired for r in ok) and any(r.attempts > 1 for r in ok)
     assert client.ledger.roles["executor"].failed == len(failed)
+
+
+def test_cache_skips_a_torn_line_and_keeps_the_last_write(tmp_path):
+    from frames_cli.llm.cache import ResponseCache
+
+    writer = ResponseCache(tmp_path, str)
+    writer.put("ab" + "1" * 62, {"text": "old"})
+    writer.put("ab" + "1" * 62, {"text": "new"})
+    with open(tmp_path / "ab.jsonl", "a") as fh:
+        fh.write('{"key": "ab2222", "text": "cut sho')  # a crash in the middle of a line
+    reader = ResponseCache(tmp_path, str)
+    assert reader.get("ab" + "1" * 62)["text"] == "new" and reader.get("ab2222") is None

@@ -25,7 +25,7 @@ def test_planted_keys_are_redacted_in_log_and_cache(sim_workspace, monkeypatch):
     with ModelClient(sim_workspace.workspace, sim_workspace.config, run_dir=sim_workspace.run_dir) as client:
         reply = client.chat(ChatRequest("rewriter", [{"role": "user", "content": prompt}], schema=REWRITE))
     assert reply.ok and MESSAGE_KEY in reply.data["body"]  # the live answer is untouched
-    stored = [sim_workspace.run_dir / "exchanges.jsonl", *sim_workspace.workspace.cache_dir.rglob("*.json")]
+    stored = [sim_workspace.run_dir / "exchanges.jsonl", *sim_workspace.workspace.cache_dir.glob("*.jsonl")]
     assert len(stored) == 2
     for path in stored:
         text = path.read_text()

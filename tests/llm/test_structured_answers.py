@@ -42,7 +42,7 @@ def test_repair_turn_fails_when_the_model_stays_malformed(sim_workspace):
     log = read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")
     assert len(log) == 2 and "Your reply could not be used" in log[1]["messages"][-1]["content"]
     assert log[1]["messages"][-2] == {"role": "assistant", "content": log[0]["reply"]}
-    assert not list(sim_workspace.workspace.cache_dir.rglob("*.json"))
+    assert not list(sim_workspace.workspace.cache_dir.glob("*.jsonl"))
 
 
 def test_repair_turn_succeeds_for_some_and_usage_counts_both_turns(sim_workspace):
