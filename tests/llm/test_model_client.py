@@ -181,3 +181,11 @@ def test_cache_skips_a_torn_line_and_keeps_the_last_write(tmp_path):
         fh.write('{"key": "ab2222", "text": "cut sho')  # a crash in the middle of a line
     reader = ResponseCache(tmp_path, str)
     assert reader.get("ab" + "1" * 62)["text"] == "new" and reader.get("ab2222") is None
+
+
+def test_usd_budget_stops_before_the_next_call(sim_workspace):
+    config = sim_workspace.configured(budget={"max_usd": 1e-9}, llm={"concurrency": 1})
+    with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir) as client:
+        with pytest.raises(BudgetExceeded, match=r"budget.max_usd"):
+            client.chat_many([executor_request(sample=i) for i in range(3)])
+    assert client.ledger.roles["executor"].calls == 1 and client.ledger.total_usd > 1e-9
