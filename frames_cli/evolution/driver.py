@@ -158,14 +158,17 @@ def _evaluation_set(cases: dict[str, Case], pool: Any, settings: Settings) -> li
 def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
              cases: dict[str, Case], use_cache: bool, on_event: Callable[[str], None], progress: Any) -> tuple[RunContext, Any]:
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
+    from frames_cli.commands.eval import make_executor
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.llm.client import ModelClient
+    from frames_cli.sim.world import SimWorld
 
     folder = run_dir(ws, state.run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache)
-    executor = _executor(ws, config, client)
+    # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
+    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(list(cases.values())))
+    executor = make_executor(ws, config, client)
     judge = client if config.models.judge else None
     pool = RegressionPool.load(ws)
     reports: dict[str, Any] = {}
@@ -197,16 +200,6 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         on_event=on_event,
     )
     return ctx, pool
-
-
-def _executor(ws: Workspace, config: FramesConfig, client: Any) -> Any:
-    """The agent under test that `executor.kind` names (registry.EXECUTORS)."""
-    from frames_cli.registry import EXECUTORS
-
-    cls = EXECUTORS.load(config.executor.kind)
-    if config.executor.kind == "command":
-        return cls(config.executor.command, config.executor.timeout_s, concurrency=config.llm.concurrency, cwd=ws.root)
-    return cls(client, config.executor)
 
 
 def _summarise(report: Any) -> Evaluation:
