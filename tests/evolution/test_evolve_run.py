@@ -7,6 +7,7 @@ Invariants:
 3. A run killed with SIGKILL at several checkpoints and resumed ends with the same front as an
    uninterrupted run with the same seed, without repeating a finished model call.
 4. A stop file stops the run after the current step; the next `frames evolve` resumes it.
+5. A spent budget ends the run between model calls, with the round in progress dropped.
 """
 
 from __future__ import annotations
@@ -156,3 +157,20 @@ def test_stop_file_stops_after_the_current_step_and_the_next_run_resumes(evolve_
     second = run_cli(evolve_repo, "--json")
     resumed = json.loads(second.stdout)
     assert resumed["resumed"] and resumed["run_id"] == stopped["run_id"] and resumed["status"] == "finished"
+
+
+def test_budget_ends_the_run_between_calls(tmp_path: Path) -> None:
+    import yaml
+
+    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.workspace.layout import Workspace
+
+    from .conftest import CONFIG
+
+    config = yaml.safe_load(yaml.safe_dump(CONFIG))
+    config["budget"] = {"max_tokens": 30000}
+    repo = build_repo(tmp_path / "ws", config)
+    state = evolve(Workspace.open(repo.root), EvolveOptions()).state
+    assert (state.status, state.stop_reason) == ("finished", "budget")
+    assert state.checkpoint["pending"] is None
+    assert 30000 <= state.spend_tokens < 45000  # in-flight calls finish, nothing after them (a full run: ~50,000)
