@@ -99,17 +99,22 @@ class StopRequest:
 
     def install(self) -> Callable[[], None]:
         """Route SIGINT and SIGTERM to this request (main thread only); returns a function that
-        puts the previous handlers back."""
+        puts the previous handlers back. A second signal goes to the previous handler at once."""
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
         previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
 
-        def handler(signum: int, _frame: Any) -> None:
-            self.reason = signal.Signals(signum).name
-
         def restore() -> None:
             for sig, old in previous.items():
                 signal.signal(sig, old)
+
+        def handler(signum: int, _frame: Any) -> None:
+            if self.reason is not None:
+                # A second signal means "now": hand it to the previous handler (Ctrl-C twice aborts).
+                restore()
+                signal.raise_signal(signum)
+                return
+            self.reason = signal.Signals(signum).name
 
         for sig in previous:
             signal.signal(sig, handler)

@@ -28,3 +28,17 @@ def test_stop_file_is_seen_once_and_removed(tmp_path: Path) -> None:
     assert stop.requested() == "stop file"
     assert not (tmp_path / "STOP").exists()
     assert StopRequest(tmp_path / "STOP").requested() is None
+
+
+def test_second_sigint_aborts_at_once(tmp_path: Path) -> None:
+    import pytest
+
+    stop = StopRequest(tmp_path / "STOP")
+    restore = stop.install()
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert stop.requested() == "SIGINT"
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        restore()
