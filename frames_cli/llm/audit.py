@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
-import time
 from pathlib import Path
 from typing import Any, Mapping
+
+from frames_cli.llm.appender import LineAppender
 
 REDACTED = "[REDACTED]"
 
@@ -51,50 +51,22 @@ class AuditLog:
     """Append-only JSON Lines log of every model exchange of a run (`<run_dir>/exchanges.jsonl`).
 
     One line per model call (a retry or the repair turn is its own line); secrets are redacted
-    before writing. Lines are buffered and written whole, in one `write` per batch, when
-    FLUSH_BYTES are pending, FLUSH_SECONDS have passed, or on `flush()` / `close()` (the client
-    flushes after every batch): a per-line write measured ~1 ms on a busy disk, more than litellm's
-    own cost per call. A killed run therefore loses at most the last unflushed lines, and the file
-    never holds half a line. Safe to call from several threads.
+    before writing. Lines are written in batches (see LineAppender); the client flushes after every
+    batch of requests, so a killed run loses at most its last second of lines, never half a line.
     """
-
-    FLUSH_BYTES = 1 << 16
-    FLUSH_SECONDS = 1.0
 
     def __init__(self, path: Path, redactor: Redactor):
         self.path = Path(path)
         self._redact = redactor
-        self._lock = threading.Lock()
-        self._pending: list[str] = []
-        self._pending_bytes = 0
-        self._last_flush = time.monotonic()
+        self._out = LineAppender()
 
     def write(self, record: dict[str, Any]) -> None:
         """Queue `record` (JSON-serialisable; non-JSON values are written as their str())."""
-        line = self._redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
-        with self._lock:
-            self._pending.append(line)
-            self._pending_bytes += len(line)
-            if self._pending_bytes >= self.FLUSH_BYTES or time.monotonic() - self._last_flush >= self.FLUSH_SECONDS:
-                self._flush_locked()
+        self._out.add(self.path, self._redact(json.dumps(record, ensure_ascii=False, default=str)))
 
     def flush(self) -> None:
         """Write every queued line to the file now."""
-        with self._lock:
-            self._flush_locked()
-
-    def _flush_locked(self) -> None:
-        self._last_flush = time.monotonic()
-        if not self._pending:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write("".join(self._pending))
-        self._pending.clear()
-        self._pending_bytes = 0
-
-    def close(self) -> None:
-        self.flush()
+        self._out.flush()
 
 
 def read_exchanges(path: Path) -> list[dict[str, Any]]:

@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from frames_cli.llm.appender import LineAppender
+
 
 def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any], sample: int) -> str:
     """Hex sha256 of the canonical JSON of everything that determines an answer.
@@ -25,12 +27,13 @@ def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, An
 class ResponseCache:
     """Answers keyed by `request_key`, one JSON line each in `<dir>/<key[:2]>.jsonl` (256 shards).
 
-    Only successful answers are stored (callers never `put` errors). A put is one `write` of one
-    whole line in append mode, under a lock in this process; Linux appends such a write whole, so
-    concurrent writers (threads or processes) interleave lines, never halves of them. A line cut
-    short by a crash is skipped when read; a key written twice keeps its last line. A shard is read
-    once, on its first lookup. Why not a file per entry: creating a file cost ~1 ms of CPU per
-    call here, a third of a simulated call. Entry text passes through `redact` before writing.
+    Only successful answers are stored (callers never `put` errors). Entries are appended as whole
+    lines in batches (LineAppender; the client flushes after every batch of requests); Linux
+    appends each such write whole, so concurrent writers (threads or processes) interleave lines,
+    never halves of them. A line cut short by a crash is skipped when read; a key written twice
+    keeps its last line. A shard is read once, on its first lookup. Why not a file per entry:
+    creating a file cost ~1 ms of CPU per call here, a third of a simulated call. Entry text
+    passes through `redact` before writing.
     """
 
     def __init__(self, directory: Path, redact: Callable[[str], str]):
@@ -38,6 +41,7 @@ class ResponseCache:
         self._redact = redact
         self._lock = threading.Lock()
         self._shards: dict[str, dict[str, dict[str, Any]]] = {}
+        self._out = LineAppender()
 
     def _shard(self, prefix: str) -> dict[str, dict[str, Any]]:
         shard = self._shards.get(prefix)
@@ -62,10 +66,15 @@ class ResponseCache:
             return self._shard(key[:2]).get(key)
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
-        """Store `entry` (JSON-serialisable) under `key`; a later put of the same key wins."""
+        """Store `entry` (JSON-serialisable) under `key`; a later put of the same key wins.
+
+        The entry is visible to `get` at once and reaches the disk with the next batch (`flush`).
+        """
         line = self._redact(json.dumps({"key": key, **entry}, ensure_ascii=False, sort_keys=True))
         with self._lock:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            with open(self.dir / f"{key[:2]}.jsonl", "a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
             self._shard(key[:2])[key] = json.loads(line)
+        self._out.add(self.dir / f"{key[:2]}.jsonl", line)
+
+    def flush(self) -> None:
+        """Write every queued entry to its shard file now."""
+        self._out.flush()

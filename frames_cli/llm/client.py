@@ -143,9 +143,7 @@ class ModelClient:
         try:
             results = asyncio.run(run())
         finally:
-            if self.audit is not None:
-                self.audit.flush()
-            self.ledger.save()
+            self._flush()
         for exc in (r for r in results if isinstance(r, BaseException)):
             if isinstance(exc, BudgetExceeded):
                 raise exc
@@ -159,8 +157,14 @@ class ModelClient:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
-        if self.audit is not None:
-            self.audit.close()
+        self._flush()
+
+    def _flush(self) -> None:
+        """Put queued cache entries and audit lines on disk and save the ledger."""
+        for out in (self.cache, self.audit):
+            if out is not None:
+                out.flush()
+        self.ledger.save()
 
     def __enter__(self) -> ModelClient:
         return self

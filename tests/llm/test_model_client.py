@@ -177,6 +177,7 @@ def test_cache_skips_a_torn_line_and_keeps_the_last_write(tmp_path):
     writer = ResponseCache(tmp_path, str)
     writer.put("ab" + "1" * 62, {"text": "old"})
     writer.put("ab" + "1" * 62, {"text": "new"})
+    writer.flush()
     with open(tmp_path / "ab.jsonl", "a") as fh:
         fh.write('{"key": "ab2222", "text": "cut sho')  # a crash in the middle of a line
     reader = ResponseCache(tmp_path, str)
