@@ -26,14 +26,19 @@ class Failure:
         case: the case, including its diagnosis record (diagnosers may see it; executors never).
         got: the parent's output on it.
         reason: why the check failed, as the evaluator said.
+        skills_used: the skills the agent loaded for it.
+        steps: the agent's trajectory on it (state, action, result per step).
     """
 
     case: Case
     got: Any
     reason: str
+    skills_used: Sequence[str] = ()
+    steps: Sequence[dict] = ()
 
     def to_prompt(self) -> dict:
-        """The record shown in the `Failures:` block (ARCHITECTURE prompt conventions)."""
+        """The record shown in the `Failures:` block (ARCHITECTURE prompt conventions, plus the skills
+        the agent used and its steps)."""
         d = self.case.diagnosis
         return {
             "case_id": self.case.id,
@@ -42,6 +47,9 @@ class Failure:
             "expected": self.case.task.expected,
             "got": self.got,
             "reason": self.reason,
+            "skills_used": list(self.skills_used),
+            # DESIGN §9: the whole trajectory, so an early wrong step (a wrong skill loaded) can be found.
+            "agent_steps": list(self.steps),
             "diagnosis": {
                 "symptom": d.symptom,
                 "cause": d.cause,

@@ -213,6 +213,7 @@ def _summarise(report: Any) -> Evaluation:
             "reason": r.reason or "",
             "output": r.output,
             "skills_used": list(r.skills_used),
+            "trajectory": list(r.trajectory),
         }
         for r in report.results
     ]

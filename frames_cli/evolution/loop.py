@@ -171,7 +171,7 @@ class Evaluation:
         mean_tokens: prompt + completion tokens per case.
         cost_usd: None when a price is unknown.
         results: one dict per case and sample: case_id, category, sample, passed, reason, output,
-            skills_used.
+            skills_used, trajectory (the agent's steps).
     """
 
     pass_rate: float
@@ -304,7 +304,10 @@ class EvolutionRun:
         if not r.batches:
             r.note = "the parent fails no case"
             return
-        failures = [Failure(self.ctx.cases[cid], rec["output"], rec["reason"]) for cid, rec in failing.items()]
+        failures = [
+            Failure(self.ctx.cases[cid], rec["output"], rec["reason"], rec["skills_used"], rec.get("trajectory", []))
+            for cid, rec in failing.items()
+        ]
         results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round)
         r.diagnoses = [d.to_json() for d in results]
 
