@@ -97,6 +97,9 @@ class ModelClient:
     async def achat(self, request: ChatRequest) -> ChatReply:
         """Answer one request (cache, semaphore, retries, repair turn, ledger, audit).
 
+        Run it inside `gather` (or call `close()` after your own event loop): cache entries, audit
+        lines and the ledger file are written at the end of each `gather`.
+
         Raises:
             BudgetExceeded: the budget was spent before a model call this request needed.
             ConfigError: no model for `request.role`.
@@ -160,11 +163,15 @@ class ModelClient:
         self._flush()
 
     def _flush(self) -> None:
-        """Put queued cache entries and audit lines on disk and save the ledger."""
+        """Put queued cache entries and audit lines on disk and save the ledger.
+
+        A client that served no request writes nothing (no empty run records).
+        """
         for out in (self.cache, self.audit):
             if out is not None:
                 out.flush()
-        self.ledger.save()
+        if self.ledger.roles:
+            self.ledger.save()
 
     def __enter__(self) -> ModelClient:
         return self
