@@ -72,7 +72,9 @@ def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency:
 
     def one(req: ChatRequest) -> object:
         metadata = {providers.CTX_KEY: client._ctx, providers.SAMPLE_KEY: req.sample}
-        return litellm.completion(model="frames-sim/executor", messages=req.messages, timeout=60, metadata=metadata, **{"no-log": True})
+        return litellm.completion(
+            model="frames-sim/executor", messages=req.messages, timeout=60, temperature=0.0, max_tokens=4096, metadata=metadata, **{"no-log": True}
+        )
 
     with ThreadPoolExecutor(concurrency) as pool:
         start, cpu = time.perf_counter(), time.process_time()

@@ -31,7 +31,7 @@ def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 _lock = threading.Lock()
-_installed = False
+_litellm: Any = None
 _contexts: dict[str, ProviderContext] = {}
 
 
@@ -64,12 +64,14 @@ def litellm_module() -> Any:
 
     Importing litellm costs seconds, so only code that is about to call a model calls this.
     """
-    global _installed
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    import litellm
-
+    global _litellm
+    if _litellm is not None:
+        return _litellm
     with _lock:
-        if not _installed:
+        if _litellm is None:
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            import litellm
+
             from frames_cli.llm.spool import SpoolProvider
             from frames_cli.sim.provider import SimProvider
 
@@ -82,8 +84,8 @@ def litellm_module() -> Any:
             litellm.register_model(
                 {f"{SIM_PREFIX}/{role}": {**SIM_PRICE, "litellm_provider": SIM_PREFIX, "mode": "chat"} for role in SIM_ROLES}
             )
-            _installed = True
-    return litellm
+            _litellm = litellm
+    return _litellm
 
 
 def register(context: ProviderContext) -> str:
