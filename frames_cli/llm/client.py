@@ -157,6 +157,7 @@ class ModelClient:
     def close(self) -> None:
         """Release worker threads, the audit file and the provider context (idempotent)."""
         providers.unregister(self._ctx)
+        self._context.closed.set()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None

@@ -43,12 +43,14 @@ class ProviderContext:
         root: the workspace root (the spool folder is relative to it).
         simulator / spool: those sections of frames.yaml.
         load_world: builds the simulator's world; called at most once, on first use.
+        closed: set when the client closes, so a spool wait stops instead of holding the process.
     """
 
     root: Path
     simulator: SimulatorConfig
     spool: SpoolConfig
     load_world: Callable[[], SimWorld]
+    closed: threading.Event = field(default_factory=threading.Event, repr=False)
     _world: SimWorld | None = field(default=None, repr=False)
     _world_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -48,7 +49,7 @@ class SpoolProvider(CustomLLM):
             record = {"id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name, "messages": messages}
             # Whoever answers sees the prompt, never a credential that slipped into it.
             atomic_write_text(request, Redactor()(json.dumps(record, indent=2, ensure_ascii=False)) + "\n")
-        text = _wait(answer, context.spool.timeout_s, context.spool.poll_s)
+        text = _wait(answer, context.spool.timeout_s, context.spool.poll_s, context.closed)
         if text is None:
             raise litellm.Timeout(f"spool: no answer in {answer} after {context.spool.timeout_s} s", model=model, llm_provider=SPOOL_PREFIX)
         prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
@@ -58,8 +59,9 @@ class SpoolProvider(CustomLLM):
         return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
 
 
-def _wait(path: Path, timeout_s: float, poll_s: float) -> str | None:
-    """The text of `path` once it exists, is non-empty and stopped growing; None at the deadline."""
+def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event) -> str | None:
+    """The text of `path` once it exists, is non-empty and stopped growing; None at the deadline
+    or as soon as `stop` is set (the client closed, e.g. after Ctrl-C)."""
     deadline = time.monotonic() + timeout_s
     last = -1
     while time.monotonic() < deadline:
@@ -67,5 +69,6 @@ def _wait(path: Path, timeout_s: float, poll_s: float) -> str | None:
         if size and size == last:
             return path.read_text(encoding="utf-8")
         last = size
-        time.sleep(poll_s)
+        if stop.wait(poll_s):
+            return None
     return None

@@ -83,3 +83,17 @@ def test_bad_case_file_is_an_input_error_not_a_model_failure(sim_workspace):
     with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
         with pytest.raises(InputError, match=r"broken.yaml:\d+: invalid YAML"):
             client.chat(ChatRequest("judge", [{"role": "user", "content": "Case id: x"}]))
+
+
+def test_closing_the_client_ends_a_spool_wait(sim_workspace):
+    config = sim_workspace.configured(models={"judge": "spool/person"}, spool={"timeout_s": 60.0, "poll_s": 0.01})
+    client = ModelClient(sim_workspace.workspace, config, use_cache=False)
+    result = {}
+    waiting = threading.Thread(target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "?"}]))))
+    start = time.monotonic()
+    waiting.start()
+    time.sleep(0.2)
+    client.close()
+    waiting.join(timeout=5)
+    assert not waiting.is_alive() and time.monotonic() - start < 5
+    assert not result["reply"].ok and "no answer" in result["reply"].error
