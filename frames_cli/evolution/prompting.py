@@ -9,17 +9,23 @@ if TYPE_CHECKING:
     from frames_cli.formats.skill import Skill
 
 
-def skill_block(skill: Skill, *, target: bool = False) -> str:
-    """`<skill name="X">` body `</skill>`; `target="true"` marks the rewriter's one target."""
+def skill_block(skill: Skill, *, target: bool = False, describe: bool = False) -> str:
+    """`<skill name="X">` body `</skill>`; `target="true"` marks the rewriter's one target;
+    `describe` adds `description="..."`: what the agent's catalog shows, so a diagnoser can tell
+    which skill the agent would load for a case."""
     attrs = f'name="{skill.name}"' + (' target="true"' if target else "")
+    if describe:
+        # An attribute value cannot hold a double quote; descriptions cannot hold < or > (spec).
+        description = " ".join(skill.description.split()).replace('"', "'")
+        attrs += f' description="{description}"'
     # Only trailing newlines go: the body's own leading text and protected regions stay exact.
     body = skill.body.rstrip("\n")
     return f"<skill {attrs}>\n{body}\n</skill>"
 
 
 def skill_blocks(skills: Iterable[Skill]) -> str:
-    """Every skill as a block, separated by blank lines (the whole set, as diagnosers see it)."""
-    return "\n\n".join(skill_block(s) for s in skills)
+    """Every skill as a described block, separated by blank lines (the whole set, as diagnosers see it)."""
+    return "\n\n".join(skill_block(s, describe=True) for s in skills)
 
 
 def json_block(obj: Any) -> str:
