@@ -72,19 +72,23 @@ class Ledger:
                 totals.cost_usd += usage.cost_usd
 
     def record_cached(self, role: str) -> None:
+        """Count one request of `role` answered from the cache (no tokens, no cost)."""
         with self._lock:
             self._role(role).cached += 1
 
     def record_failed(self, role: str) -> None:
+        """Count one request of `role` that ended with an error."""
         with self._lock:
             self._role(role).failed += 1
 
     @property
     def total_tokens(self) -> int:
+        """Prompt + completion tokens of every call of the run (tokens)."""
         return sum(t.prompt_tokens + t.completion_tokens for t in self.roles.values())
 
     @property
     def total_usd(self) -> float:
+        """USD of the priced calls of the run."""
         return sum(t.cost_usd for t in self.roles.values())
 
     def check(self) -> None:
@@ -99,6 +103,7 @@ class Ledger:
             raise BudgetExceeded(f"USD budget spent: ${self.total_usd:.4f} of budget.max_usd = ${self.max_usd}")
 
     def to_dict(self) -> dict[str, Any]:
+        """`{"roles": {role: totals}, "total_tokens", "total_usd", "budget"}` (the `ledger.json` content)."""
         with self._lock:
             return {
                 "roles": {role: asdict(t) for role, t in sorted(self.roles.items())},

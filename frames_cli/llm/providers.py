@@ -55,6 +55,7 @@ class ProviderContext:
     _world_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def world(self) -> SimWorld:
+        """The simulator's world, loaded on first use (InputError for a bad case file)."""
         with self._world_lock:
             if self._world is None:
                 self._world = self.load_world()
@@ -98,6 +99,7 @@ def register(context: ProviderContext) -> str:
 
 
 def unregister(key: str) -> None:
+    """Forget the context registered under `key` (calls carrying it are then refused)."""
     _contexts.pop(key, None)
 
 

@@ -41,6 +41,7 @@ class Usage:
 
     @property
     def total_tokens(self) -> int:
+        """Prompt + completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
     def add(self, other: Usage) -> None:
@@ -51,10 +52,12 @@ class Usage:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
+        """`{"prompt_tokens", "completion_tokens", "cost_usd"}`."""
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
+        """The inverse of `to_dict` (missing counts are 0)."""
         return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), data.get("cost_usd"))
 
 
@@ -83,4 +86,5 @@ class ChatReply:
 
     @property
     def ok(self) -> bool:
+        """The request was answered (`error` is None)."""
         return self.error is None

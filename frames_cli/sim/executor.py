@@ -1,5 +1,8 @@
-"""Simulated agent under test: loads the relevant skills, then answers right with a probability that
-rises with the share of the case's evidence its loaded skills contain (DESIGN §8)."""
+"""Simulated agent under test: loads relevant skills, answers right more often the more evidence they hold.
+
+P(correct) rises from `simulator.floor` to `simulator.ceiling` with the share of the case's evidence
+the loaded skills contain (DESIGN §8).
+"""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ class Block:
 
     @property
     def name(self) -> str:
+        """The block's `name` attribute ("" when missing)."""
         return self.attrs.get("name", "")
 
 

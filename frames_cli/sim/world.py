@@ -24,6 +24,7 @@ class SimWorld:
 
     @classmethod
     def from_cases(cls, cases: Iterable[Case]) -> SimWorld:
+        """A world of `cases` (a later duplicate id wins)."""
         return cls({c.id: c for c in cases})
 
     @classmethod
@@ -39,4 +40,5 @@ class SimWorld:
         return cls.from_cases(load_cases(p for p in paths if p.endswith((".yaml", ".yml", ".jsonl"))))
 
     def get(self, case_id: str | None) -> Case | None:
+        """The case with `case_id`, or None (unknown or no id)."""
         return self.cases.get(case_id) if case_id else None
