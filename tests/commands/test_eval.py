@@ -81,9 +81,11 @@ def test_table_thresholds_and_ci_files(ws: Path, tmp_path: Path) -> None:
 def test_ref_reads_committed_skills_not_the_working_tree(ws: Path) -> None:
     (ws / "skills" / "cancel-flight" / "SKILL.md").unlink()
     (ws / "skills" / "cancel-flight").rmdir()
-    assert run("--repo", str(ws), "--json", "--no-cache").exit_code == 0
-    assert run("--repo", str(ws), "--json", "--no-cache", "--ref", "HEAD").exit_code == 0
-    runs = sorted((ws / ".frames" / "evals").iterdir())
+    work_tree = run("--repo", str(ws), "--json", "--no-cache")
+    at_head = run("--repo", str(ws), "--json", "--no-cache", "--ref", "HEAD")
+    assert work_tree.exit_code == 0 and at_head.exit_code == 0
+    # Run ids made in the same second order by their random suffix, so take the folders from the output.
+    runs = [Path(json.loads(r.stdout)["run_dir"]) for r in (work_tree, at_head)]
     catalogs = [read_exchanges(r / "exchanges.jsonl")[0]["messages"][0]["content"] for r in runs]
     assert "1 skills available:" in catalogs[0] and "2 skills available:" in catalogs[1]
     assert json.loads((runs[1] / "report.json").read_text())["commit"] == git(ws, "rev-parse", "HEAD")
