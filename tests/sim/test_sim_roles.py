@@ -209,3 +209,37 @@ def test_truncated_replies_end_with_length_and_are_repaired_or_failed(sim_worksp
     log = read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")
     assert [e["finish_reason"] for e in log] == ["length", "length"]
     assert "cut off at the output token limit" in log[1]["messages"][-1]["content"]
+
+
+def test_an_insightful_fix_reaches_the_executor(sim_workspace):
+    """Diagnoser → rewriter → executor, all simulated: the fixed skill is the one the agent loads."""
+    config = sim_workspace.configured(simulator={"floor": 0.0, "ceiling": 1.0, "p_insight": 1.0, "p_forget": 0.0, "p_verbose": 0.0})
+    skills = {
+        "cancel-flight": ("Cancel reservations and refunds", "- Cancel on request."),
+        "baggage-allowance": ("Free checked bags by membership and cabin", "- Bags are weighed at the desk."),
+        "delay-compensation": ("Delays and compensation", "- Apologise for delays."),
+    }
+    ids = {name: f"s{i}" for i, name in enumerate(skills, 1)}
+
+    def executor_answer() -> str:
+        catalog = "3 skills available:\n" + "\n".join(f"- {ids[n]}: {n} — {d}" for n, (d, _) in skills.items())
+        first = render("executor_catalog", case_id="bags-1", catalog=catalog, request="bags?", answer_format="a number", max_loads=3)
+        (turn1,) = ask(sim_workspace, "executor", first, EXECUTOR_STEP, config)
+        by_id = {v: k for k, v in ids.items()}
+        blocks = "\n\n".join(f'<skill id="{sid}" name="{by_id[sid]}">\n{skills[by_id[sid]][1]}\n</skill>' for sid in turn1["load"])
+        (turn2,) = ask(sim_workspace, "executor", first + "\n\n" + render("executor_answer", case_id="bags-1", skills=blocks), EXECUTOR_STEP, config)
+        return turn2["answer"]
+
+    assert executor_answer() != "4"
+    blocks = "\n\n".join(f'<skill name="{n}">\n{body}\n</skill>' for n, (_, body) in skills.items())
+    failures = [{"case_id": "bags-1", "input": {"text": "How many free checked bags?"}, "diagnosis": {"evidence": [BAGS_RULE]}}]
+    (diagnosis,) = ask(sim_workspace, "diagnoser", f"{blocks}\n\nFailures:\n```json\n{json.dumps(failures)}\n```\n", DIAGNOSIS, config)
+    (proposal,) = diagnosis["proposals"]
+    target = proposal["skill"]
+    rewrite_prompt = (
+        f'<skill name="{target}" target="true">\n{skills[target][1]}\n</skill>\n\n'
+        f"Blueprint:\n```json\n{json.dumps({'skill': target, 'changes': [proposal['change']]})}\n```\n\nAnchor cases:\n```json\n[]\n```\n"
+    )
+    (rewrite,) = ask(sim_workspace, "rewriter", rewrite_prompt, REWRITE, config)
+    skills[target] = (skills[target][0], rewrite["body"])
+    assert executor_answer() == "4"
