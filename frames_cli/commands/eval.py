@@ -37,18 +37,14 @@ def load_skills(ws: Workspace, ref: str | None) -> SkillSet:
 
 
 def load_eval_cases(ws: Workspace, pattern: str) -> list[Case]:
-    """The cases in the files matching `pattern` (relative to the workspace), in path order.
+    """The cases that count (reviewed) in the files matching `pattern` (relative to the workspace).
 
     Raises:
         InputError: no file matches, or a case file is malformed (path:line).
     """
-    from frames_cli.errors import InputError, Location
-    from frames_cli.formats.case import load_cases
+    from frames_cli.formats.case import load_counted_cases
 
-    paths = sorted(p for p in ws.root.glob(pattern) if p.is_file() and p.suffix in (".yaml", ".yml", ".jsonl"))
-    if not paths:
-        raise InputError(f"no case files match {pattern!r} (.yaml, .yml or .jsonl)", Location(ws.root))
-    return load_cases(paths)
+    return load_counted_cases(ws.root, pattern)
 
 
 def check_thresholds(report: EvalReport, min_pass_rate: float | None, min_category_pass_rate: float | None) -> list[str]:

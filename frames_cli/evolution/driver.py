@@ -134,15 +134,14 @@ def _open_state(ws: Workspace, config: FramesConfig, options: EvolveOptions, run
 
 
 def _load_cases(ws: Workspace, config: FramesConfig) -> dict[str, Case]:
-    """Every case of the workspace (glob `eval.cases`), by id.
+    """Every case that counts (reviewed) of the workspace (glob `eval.cases`), by id.
 
     Raises:
         InputError: a case file is bad (path:line), or there are no cases at all.
     """
-    from frames_cli.formats.case import load_cases
+    from frames_cli.formats.case import load_counted_cases
 
-    paths = sorted(p for p in ws.root.glob(config.eval.cases) if p.is_file())
-    cases = load_cases(paths)
+    cases = load_counted_cases(ws.root, config.eval.cases)
     if not cases:
         raise InputError(f"no cases match `eval.cases` ({config.eval.cases}); add cases with `frames ingest`", Location(ws.config_path))
     return {c.id: c for c in cases}

@@ -397,6 +397,33 @@ def _scan(paths: Iterable[Path | str], collect: bool) -> tuple[list[Case], list[
     return cases, problems
 
 
+CASE_SUFFIXES = (".yaml", ".yml", ".jsonl")
+
+
+def case_files(root: Path, pattern: str) -> list[Path]:
+    """The case files matching the glob `pattern` below `root`, sorted.
+
+    Only `.yaml`, `.yml` and `.jsonl` files count; hidden files (editor backups, `.frames`) do not.
+    """
+    return sorted(
+        p for p in Path(root).glob(pattern) if p.is_file() and p.suffix.lower() in CASE_SUFFIXES and not p.name.startswith(".")
+    )
+
+
+def load_counted_cases(root: Path, pattern: str) -> list[Case]:
+    """The cases that count for evaluation and evolution: those in `case_files(root, pattern)` minus
+    generated cases still waiting for review (`reviewed: false`), which count once a person sets
+    `reviewed: true`.
+
+    Raises:
+        InputError: no case file matches (exit code 2), or a case file is malformed (path:line).
+    """
+    paths = case_files(root, pattern)
+    if not paths:
+        raise InputError(f"no case files match {pattern!r} (.yaml, .yml or .jsonl); add cases with `frames ingest`", Location(root))
+    return [case for case in load_cases(paths) if case.reviewed]
+
+
 def load_cases(paths: Iterable[Path | str]) -> list[Case]:
     """Read cases from YAML (`.yaml`, `.yml`) and JSON Lines (`.jsonl`) files, in order.
 
@@ -432,7 +459,7 @@ def write_cases(path: Path | str, cases: Sequence[Case]) -> None:
         InputError: duplicate ids or an unsupported suffix (nothing is written).
     """
     path = Path(path)
-    if path.suffix.lower() not in (".yaml", ".yml", ".jsonl"):
+    if path.suffix.lower() not in CASE_SUFFIXES:
         raise InputError("case files must end in .yaml, .yml or .jsonl", Location(path))
     seen: set[str] = set()
     for case in cases:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task, check_case_files, write_cases
+from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task, case_files, check_case_files, write_cases
 from frames_cli.formats.problems import Problem
 
 
@@ -175,11 +175,6 @@ class StoreResult:
     problems: list[Problem]
 
 
-def case_files(cases_dir: Path) -> list[Path]:
-    """The case files of a workspace (`*.yaml`, `*.yml`, `*.jsonl` in `cases_dir`), sorted."""
-    return sorted(p for p in Path(cases_dir).glob("*") if p.is_file() and p.suffix.lower() in (".yaml", ".yml", ".jsonl"))
-
-
 def store_cases(cases_dir: Path, path: Path, new: Sequence[Case], *, replace: bool, dry_run: bool = False) -> StoreResult:
     """Write `new` to the case file `path`, folding duplicates of any workspace case into the first one.
 
@@ -204,7 +199,7 @@ def store_cases(cases_dir: Path, path: Path, new: Sequence[Case], *, replace: bo
     per_file: dict[Path, list[Case]] = {}
     problems: list[Problem] = []
     broken: set[Path] = set()
-    for file in case_files(cases_dir):
+    for file in case_files(cases_dir, "*"):
         if file.resolve() == path.resolve():
             continue
         per_file[file], file_problems = check_case_files([file])

@@ -18,7 +18,8 @@ from frames_cli.formats.case import Case
 from frames_cli.formats.policy import read_policies
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill import SkillSet
-from frames_cli.ingest.dedup import StoreResult, case_files, store_cases
+from frames_cli.formats.case import case_files
+from frames_cli.ingest.dedup import StoreResult, store_cases
 from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
 from frames_cli.ingest.priors import Prior, Priors, SkillMatcher, attach, load_priors
 from frames_cli.ingest.review_log import APPROVED_KIND
@@ -141,7 +142,7 @@ def coverage(ws: Workspace, config: FramesConfig, cases: Sequence[Case] | None =
     if cases is None:
         from frames_cli.formats.case import check_case_files
 
-        cases = check_case_files(case_files(ws.cases_dir))[0]
+        cases = check_case_files(case_files(ws.cases_dir, "*"))[0]
     units = section_units(read_policies(ws.root, ws.policies_dir)) + skill_units(workspace_skills(ws))
     return compute_coverage(units, cases, config.ingest.evidence_match)
 
@@ -156,7 +157,7 @@ def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
     """
     from frames_cli.formats.case import check_case_files
 
-    cases = check_case_files(case_files(ws.cases_dir))[0]
+    cases = check_case_files(case_files(ws.cases_dir, "*"))[0]
     by_source = Counter(kind for c in cases for kind in {c.source.kind, *(s.kind for s in c.also_from)})
     try:
         uncovered: list[dict[str, str]] | None = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, cases).uncovered()]
@@ -183,7 +184,7 @@ def generate(ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: 
     from frames_cli.formats.case import check_case_files
     from frames_cli.llm.client import ModelClient
 
-    categories = sorted({c.category for c in check_case_files(case_files(ws.cases_dir))[0]})
+    categories = sorted({c.category for c in check_case_files(case_files(ws.cases_dir, "*"))[0]})
     with ModelClient(ws, config) as client:
         generator = CaseGenerator(client.chat_many, config.ingest.evidence_match, config.ingest.generated_per_section, kind, ref_prefix)
         generator.generate(units, categories, limit)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
@@ -34,10 +33,9 @@ class SimWorld:
         Raises:
             InputError: a case file is malformed (path and line in the message).
         """
-        from frames_cli.formats.case import load_cases
+        from frames_cli.formats.case import case_files, load_cases
 
-        paths = sorted(glob.glob(str(workspace.root / config.eval.cases)))
-        return cls.from_cases(load_cases(p for p in paths if p.endswith((".yaml", ".yml", ".jsonl"))))
+        return cls.from_cases(load_cases(case_files(workspace.root, config.eval.cases)))
 
     def get(self, case_id: str | None) -> Case | None:
         """The case with `case_id`, or None (unknown or no id)."""

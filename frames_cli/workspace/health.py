@@ -51,11 +51,6 @@ class Health:
         return [p for p in self.problems if p.severity != "error"]
 
 
-def case_files(ws: Workspace, config: FramesConfig) -> list[Path]:
-    """Files matching `eval.cases` (a glob relative to the workspace), hidden files left out."""
-    return sorted(p for p in ws.root.glob(config.eval.cases) if p.is_file() and not p.name.startswith("."))
-
-
 def _shown(ws: Workspace) -> Path:
     """The workspace root as messages show it: relative to the current folder when inside it."""
     try:
@@ -119,9 +114,9 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     problems += _coverage_problems(cov, base)
     health = Health(config, skills, len(files), [s.name for s in skills.values() if GENERATED_KEY in s.metadata and s.edited], stale, docs, cov)
     if with_cases and importlib.util.find_spec("frames_cli.formats.case") is not None:
-        from frames_cli.formats.case import check_case_files
+        from frames_cli.formats.case import case_files, check_case_files
 
-        cases, case_problems = check_case_files(case_files(ws, config))
+        cases, case_problems = check_case_files(case_files(ws.root, config.eval.cases))
         health.cases_by_category = dict(sorted(Counter(c.category for c in cases).items()))
         problems += [Problem(Location(_rebase(p.location.path, ws, base), p.location.line), p.message, p.severity) for p in case_problems]
     health.problems = sorted(problems, key=lambda p: (str(p.location.path), p.location.line or 0))

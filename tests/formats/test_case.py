@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.formats.case import Case, check_case_files, load_cases, write_cases
+from frames_cli.formats.case import Case, check_case_files, load_cases, load_counted_cases, write_cases
 
 GOOD_YAML = """\
 - id: c1
@@ -123,3 +123,15 @@ def test_jsonl_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     path.write_bytes(good.encode() + b"\n" + b'{"id": "\xff"}\n')
     with pytest.raises(InputError, match=rf"^{path}:2: not UTF-8 text"):
         load_cases([path])
+
+
+def test_counted_cases_leave_out_generated_cases_waiting_for_review(tmp_path: Path) -> None:
+    (tmp_path / "cases").mkdir()
+    write(tmp_path / "cases" / "a.yaml", GOOD_YAML)
+    write(tmp_path / "cases" / "gen.yaml", GOOD_YAML.replace("id: c1", "id: g1").replace("id: c2", "id: g2").replace(
+        "  category: refuse\n", "  category: refuse\n  generated: true\n  reviewed: false\n"))
+    write(tmp_path / "cases" / ".a.yaml.swp", "not a case file")
+    write(tmp_path / "cases" / "notes.txt", "not a case file either")
+    assert [c.id for c in load_counted_cases(tmp_path, "cases/*")] == ["c1", "c2", "g1"]
+    with pytest.raises(InputError, match="no case files match 'other/\\*'"):
+        load_counted_cases(tmp_path, "other/*")
