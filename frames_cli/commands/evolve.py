@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         """Evolve the skills: diagnose failures, vote, rewrite, gate per category against S0, keep the Pareto front.
 
         Never touches your branch, index or working tree: candidates are commits under
-        refs/frames/runs/<run>/, the best one becomes branch frames/<run>. Resumes an unfinished run
+        `refs/frames/runs/<run>/`, the best one becomes branch `frames/<run>`. Resumes an unfinished run
         of the same base without paying again for finished model calls. Stops after
         `evolution.patience` rounds without a new front member, at `evolution.max_rounds`, when the
         budget is spent, on `touch .frames/STOP`, or on SIGINT/SIGTERM (after the current step).

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 OutOption = Annotated[
     Optional[Path],
-    typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: cases/<source>.yaml in the workspace.", show_default=False),
+    typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml` in the workspace.", show_default=False),
 ]
 
 
@@ -69,7 +69,7 @@ def save_cases(cases: Sequence[Case], out: Path | None, default_name: str, repo:
 
 def tau2(
     tasks: Annotated[Path, typer.Option("--tasks", help="tau2-bench tasks.json of one domain.")],
-    db: Annotated[Path, typer.Option("--db", help="The domain database: a folder with db.json or one <table>.json per table.")],
+    db: Annotated[Path, typer.Option("--db", help="The domain database: a folder with db.json or one `<table>.json` per table.")],
     domain: Annotated[Optional[str], typer.Option("--domain", help="airline or retail; default: read from the tasks.")] = None,
     task_ids: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task id (repeatable).")] = None,
     out: OutOption = None,

@@ -27,7 +27,7 @@ FormatOption = Annotated[
     Optional[str], typer.Option("--format", help="csv, tsv, jsonl or yaml (default: from the file suffix).", show_default=False)
 ]
 OutOption = Annotated[
-    Optional[Path], typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: cases/<source>.yaml.", show_default=False)
+    Optional[Path], typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml`.", show_default=False)
 ]
 StrictOption = Annotated[bool, typer.Option("--strict", help="Import nothing when any row is bad (exit 2).")]
 CasesOption = Annotated[
@@ -163,7 +163,7 @@ def amendment(
     old: Annotated[Optional[Path], typer.Argument(help="The policy before the amendment.", show_default=False)] = None,
     new: Annotated[Optional[Path], typer.Argument(help="The policy after it.", show_default=False)] = None,
     git_range: Annotated[Optional[str], typer.Option("--git", help="A..B (or A, meaning A..HEAD): compare policies/ at two commits.", show_default=False)] = None,
-    file: Annotated[Optional[str], typer.Option("--file", help="Workspace path of the amended policy (default: NEW's path, or policies/<NEW's name>).", show_default=False)] = None,
+    file: Annotated[Optional[str], typer.Option("--file", help="Workspace path of the amended policy (default: NEW's path, or `policies/<NEW's name>`).", show_default=False)] = None,
     n_cases: CasesOption = None,
     out: OutOption = None,
     repo: RepoOption = None,

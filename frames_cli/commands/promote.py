@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
     def promote(
         candidate: CandidateArgument,
         branch: Annotated[
-            Optional[str], typer.Option("--branch", help="Branch name (default: frames/<run-id>-<candidate>).", show_default=False)
+            Optional[str], typer.Option("--branch", help="Branch name (default: `frames/<run-id>-<candidate>`).", show_default=False)
         ] = None,
         repo: RepoOption = None,
         json_out: JsonOption = False,
