@@ -11,9 +11,6 @@ from frames_cli.commands.common import JsonOption, RepoOption, guarded
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport
-    from frames_cli.executor.base import Executor
-    from frames_cli.llm.client import ModelClient
-    from frames_cli.workspace.config import FramesConfig
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import SkillSet
     from frames_cli.workspace.layout import Workspace
@@ -85,6 +82,7 @@ def eval_command(
     from frames_cli.evaluation import report as reports
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
+    from frames_cli.executor.factory import make_executor
     from frames_cli.evolution.records import new_run_id
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld
@@ -135,24 +133,6 @@ def eval_command(
     problems = check_thresholds(report, min_pass_rate, min_category_pass_rate)
     if problems:
         raise ThresholdError("threshold failed: " + "; ".join(problems))
-
-
-def make_executor(ws: Workspace, config: FramesConfig, client: ModelClient) -> Executor:
-    """The agent under test named by `executor.kind` (see `registry.EXECUTORS`).
-
-    Raises:
-        InputError: unknown kind (the message lists the valid ones), or `command` without a command.
-    """
-    from frames_cli.errors import ConfigError
-    from frames_cli.registry import EXECUTORS
-
-    kind = EXECUTORS.validate(config.executor.kind)
-    cls = EXECUTORS.load(kind)
-    if kind == "builtin":
-        return cls(client, config.executor)
-    if not config.executor.command:
-        raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", None)
-    return cls(config.executor.command, config.executor.timeout_s, config.llm.concurrency, ws.root)
 
 
 def ws_commit(ws: Workspace, ref: str | None) -> str:

@@ -157,9 +157,10 @@ def _evaluation_set(cases: dict[str, Case], pool: Any, settings: Settings) -> li
 def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
              cases: dict[str, Case], use_cache: bool, on_event: Callable[[str], None], progress: Any) -> tuple[RunContext, Any]:
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
-    from frames_cli.commands.eval import make_executor
+    from frames_cli.executor.factory import make_executor
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
+    from frames_cli.ingest.priors import load_priors
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld
 
@@ -191,6 +192,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         evaluate=run_eval,
         cases=cases,
         anchors=lambda skill, n: pool.anchors(skill, n),
+        priors=load_priors(ws.root).for_skill,
         accept=accept,
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",

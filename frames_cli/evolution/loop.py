@@ -138,6 +138,7 @@ class RunContext:
         evaluate: (candidate id, skills) → its evaluation on E (see `Evaluation`).
         cases: case id → Case, every case that may be in E.
         anchors: (skill name, n) → ids of anchor cases from the regression pool.
+        priors: skill name → reviewer advice attached to it (`priors.yaml`), shown to its rewriter.
         accept: called with (candidate id, commit sha, skills) when a candidate is accepted (S0, or
             a child that passed the gate), so the regression pool learns from it.
         checkpointer: atomic state saves in the run folder.
@@ -158,6 +159,7 @@ class RunContext:
     stop: StopRequest
     gate: Gate
     selector: Selector = RoundRobinSelector()
+    priors: Callable[[str], list[str]] = lambda _skill: []
     on_event: Callable[[str], None] = lambda _msg: None
 
 
@@ -328,7 +330,8 @@ class EvolutionRun:
         n = self.settings.anchor_cases
         anchors = {b.skill: [self.ctx.cases[c] for c in self.ctx.anchors(b.skill, n) if c in self.ctx.cases] for b in blueprints}
         limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries)
-        outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round)
+        priors = {b.skill: self.ctx.priors(b.skill) for b in blueprints}
+        outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors)
         r.outcomes = [o.to_json() for o in outcomes]
         if not any(o.accepted for o in outcomes):
             r.note = "every rewrite was dropped by the validator"

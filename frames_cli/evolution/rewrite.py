@@ -118,9 +118,12 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
     return (None, errors) if errors else (text, [])
 
 
-def rewriter_messages(skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill]) -> list[dict]:
+def rewriter_messages(
+    skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill], priors: Sequence[str] = ()
+) -> list[dict]:
     """The rewriter's prompt (ARCHITECTURE prompt conventions): the target skill as a block, the
-    blueprint and anchor cases as ```json blocks, siblings as one-line summaries."""
+    blueprint and anchor cases as ```json blocks, siblings as one-line summaries, and the reviewer
+    advice (priors) attached to the skill as a bullet list."""
     from frames_cli.formats.skill import Skill
     from frames_cli.llm.prompts import render
 
@@ -144,6 +147,7 @@ def rewriter_messages(skill: Skill | None, blueprint: Blueprint, anchors: Sequen
         blueprint=json_block(blueprint.to_json()),
         anchors=json_block(anchor_records),
         siblings="\n".join(f"- {s.summary()}" for s in siblings) or "(none)",
+        priors="\n".join(f"- {p}" for p in priors) or "(none)",
         answer_format=REWRITE_FORMAT,
     )
     return [{"role": "system", "content": render("rewriter_system")}, {"role": "user", "content": user}]
@@ -157,6 +161,7 @@ def rewrite(
     limits: RewriteLimits,
     *,
     round_no: int,
+    priors: Mapping[str, Sequence[str]] | None = None,
 ) -> list[RewriteOutcome]:
     """Rewrite every blueprint skill concurrently; each skill retries with its errors, then is dropped.
 
@@ -166,6 +171,7 @@ def rewrite(
 
     Args:
         anchors: skill name → anchor cases (cases of the regression pool that passed using it).
+        priors: skill name → reviewer advice attached to it (context for the rewriter, not rules).
 
     Returns:
         One outcome per blueprint, in order.
@@ -181,7 +187,8 @@ def rewrite(
             outcome.errors.append([f"`{blueprint.skill}` is not a valid skill name"])
             return outcome
         siblings = [s for s in parent.values() if s.name != blueprint.skill]
-        messages = rewriter_messages(original, blueprint, anchors.get(blueprint.skill, ()), siblings)
+        advice = (priors or {}).get(blueprint.skill, ())
+        messages = rewriter_messages(original, blueprint, anchors.get(blueprint.skill, ()), siblings, advice)
         for attempt in range(limits.retries + 1):
             outcome.attempts += 1
             tag = f"round{round_no}/rewrite/{blueprint.skill}/{attempt}"

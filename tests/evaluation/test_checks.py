@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from frames_cli.evaluation.checks import ContainsCheck, ExactCheck, RubricCheck, SetCheck, same
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task

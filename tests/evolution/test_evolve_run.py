@@ -2,7 +2,8 @@
 
 Invariants:
 1. The run ends with a front, candidate commits under refs/frames/runs/<run>/, front tags, metric
-   notes, a review branch and a deploy menu; the user's branch, index and working tree are as before.
+   notes, a review branch and a deploy menu; the user's branch, index and working tree are as before;
+   each rewriter sees the reviewer advice (priors.yaml) attached to its skill and no other.
 2. A second run while one holds the lock exits 75 and names the holder.
 3. A run killed with SIGKILL at several checkpoints and resumed ends with the same front as an
    uninterrupted run with the same seed, without repeating a finished model call.
@@ -18,7 +19,6 @@ import os
 import signal
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
@@ -38,6 +38,11 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
     (repo.root / "skills" / "baggage" / "SKILL.md").write_text("edited by the user, not committed\n")
     (repo.root / "notes.txt").write_text("staged\n")
     repo.git("add", "notes.txt")
+    advice = {name: f"Advice-{name}: mention the policy section by name." for name in ("cancel-flight", "baggage", "compensation")}
+    (repo.root / "priors.yaml").write_text(
+        "version: 1\nskills:\n" + "".join(f"  {n}:\n    - text: '{t}'\n      source: {{kind: test, ref: r}}\n" for n, t in advice.items())
+    )
+    repo.git("add", "priors.yaml")
     before = (repo.git("status", "--porcelain"), repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"),
               repo.git("diff", "--cached"))
 
@@ -64,6 +69,14 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
         assert f"Frames-Run: {run_id}" in trailers and f"Frames-Candidate: {child.id}" in trailers
         note = json.loads(repo.git("notes", "--ref", "refs/notes/frames", "show", child.commit))
         assert note["runs"][run_id]["pass_rate"] == child.pass_rate
+    from frames_cli.llm.audit import read_exchanges
+
+    rewrites = [e for e in read_exchanges(repo.root / ".frames" / "runs" / run_id / "exchanges.jsonl") if e["role"] == "rewriter"]
+    assert rewrites, "some skill must have been rewritten"
+    for exchange in rewrites:
+        skill = exchange["tag"].split("/")[2]
+        prompt = "\n".join(m["content"] for m in exchange["messages"])
+        assert [name for name, text in advice.items() if text in prompt] == [skill]
     best = state.best()
     if best.id != "r0c0":
         assert menu["branch"] == f"frames/{run_id}"
