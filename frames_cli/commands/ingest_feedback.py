@@ -9,6 +9,7 @@ exit 2 with nothing written; a file where no row is good also exits 2.
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -16,6 +17,7 @@ import typer
 from frames_cli.commands.common import JsonOption, RepoOption
 
 if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
     from frames_cli.ingest.pipeline import IngestReport
     from frames_cli.workspace.layout import Workspace
 
@@ -60,14 +62,22 @@ def _print(report: IngestReport, as_json: bool) -> None:
         out.print(f"prior → {where}: {text}", markup=False)
 
 
-def _run_converter(ws: Workspace, converter: Any, out: Path | None, default_name: str, strict: bool, as_json: bool) -> None:
-    """Convert, refuse on --strict or when nothing is good, store, attach priors, print."""
+def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name: str | Callable[[list[Case]], str], strict: bool, as_json: bool) -> None:
+    """Convert, refuse on --strict or when nothing is good, store, attach priors, print.
+
+    `converter` has `convert() -> list[Case]` and, when it collects bad rows instead of raising,
+    `problems` (and `priors` for advice-only rows). `default_name` names `cases/<name>.yaml` when
+    there is no `out`; a function of the converted cases when the name depends on them.
+
+    Raises:
+        InputError: bad rows with `strict`, or no good row at all (exit code 2; nothing written).
+    """
     from frames_cli.errors import InputError
     from frames_cli.ingest import pipeline
 
     cases = converter.convert()
     advice = getattr(converter, "priors", [])
-    report = pipeline.IngestReport(problems=converter.problems)
+    report = pipeline.IngestReport(problems=list(getattr(converter, "problems", [])))
     errors = [p for p in report.problems if p.severity == "error"]
     if errors and (strict or not (cases or advice)):
         _print(report, as_json=False)
@@ -75,7 +85,8 @@ def _run_converter(ws: Workspace, converter: Any, out: Path | None, default_name
         raise InputError(f"{len(errors)} bad row(s); {why}", errors[0].location)
     priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     if cases:
-        report.add_stored(pipeline.store(ws, cases, out, default_name, replace=True))
+        name = default_name(cases) if callable(default_name) else default_name
+        report.add_stored(pipeline.store(ws, cases, out, name, replace=True))
         report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, report.stored.written)
     if priors is not None:
         from frames_cli.ingest.priors import save_priors
@@ -106,7 +117,7 @@ def review_log(
     ws = Workspace.open(repo)
     cfg = ws.config().ingest
     converter = ReviewLogConverter(file, parse_mapping(mapping or [], FIELDS), fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category)
-    _run_converter(ws, converter, out, f"review-log-{file.stem}", strict, json_out)
+    run_converter(ws, converter, out, f"review-log-{file.stem}", strict, json_out)
 
 
 def trace(
@@ -131,7 +142,7 @@ def trace(
     cfg = ws.config().ingest
     converter = TraceConverter(file, parse_mapping(mapping or [], tuple(ALIASES)), pipeline.workspace_policy(ws),
                                cfg.evidence_match, cfg.delayed_failure_steps, cfg.category)
-    _run_converter(ws, converter, out, f"trace-{file.stem}", strict, json_out)
+    run_converter(ws, converter, out, f"trace-{file.stem}", strict, json_out)
 
 
 def cases(
@@ -156,7 +167,7 @@ def cases(
     ws = Workspace.open(repo)
     cfg = ws.config().ingest
     converter = GenericConverter(file, parse_mapping(mapping or [], FIELDS), fmt, cfg.category, check)
-    _run_converter(ws, converter, out, f"import-{file.stem}", strict, json_out)
+    run_converter(ws, converter, out, f"import-{file.stem}", strict, json_out)
 
 
 def amendment(
