@@ -14,7 +14,7 @@ Per setting (mean over seeds, min–max in brackets where it helps):
   tok/case mean tokens per case of the best member (S0's skills cost about 7,400 on this example)
   front    front size; rounds: rounds run; tokens: prompt + completion tokens spent (all roles)
 
-Usage: python bench/ablation.py [--seeds 0 1 2 3 4] [--max-rounds N]
+Usage: python bench/ablation.py [--seeds 0 1 2 3 4] [--max-rounds N] [--samples K] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def snapshot(tmp: Path) -> Path:
     return folder
 
 
-def workspace(tmp: Path, example: Path, overrides: dict, seed: int, max_rounds: int | None) -> Path:
+def workspace(tmp: Path, example: Path, overrides: dict, seed: int, max_rounds: int | None, samples: int | None) -> Path:
     """A fresh git repo holding the bundled example with `overrides` applied to frames.yaml."""
     root = tmp / f"ws-{len(list(tmp.iterdir()))}"
     shutil.copytree(example, root)
@@ -69,6 +69,8 @@ def workspace(tmp: Path, example: Path, overrides: dict, seed: int, max_rounds: 
     if max_rounds:
         config["evolution"]["max_rounds"] = max_rounds
     config["simulator"]["seed"] = seed
+    if samples:
+        config.setdefault("eval", {})["samples"] = samples
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (root / ".gitignore").write_text(".frames/\n")
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
@@ -104,16 +106,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
+    parser.add_argument("--samples", type=int, default=None, help="override eval.samples (k samples per case in every evaluation)")
+    parser.add_argument("--only", default="", help="run only the settings whose label contains this text")
     args = parser.parse_args()
     rows = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="frames-ablation-") as tmp:
         example = snapshot(Path(tmp))
-        for label, overrides in SETTINGS:
-            runs = [one_run(workspace(Path(tmp), example, overrides, seed, args.max_rounds)) for seed in args.seeds]
+        for label, overrides in (row for row in SETTINGS if args.only in row[0]):
+            runs = [one_run(workspace(Path(tmp), example, overrides, seed, args.max_rounds, args.samples)) for seed in args.seeds]
             rows.append((label, runs))
             print(f"  {label}: done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    print(f"Ablation on the bundled airline example, simulator (not an LLM); seeds {args.seeds}")
+    samples = f"; eval.samples {args.samples}" if args.samples else ""
+    print(f"Ablation on the bundled airline example, simulator (not an LLM); seeds {args.seeds}{samples}")
     print(f"{'setting':<28} {'best pass rate':>22} {'S0':>6} {'worst Δc vs S0 (pt)':>24} {'tok/case':>8} {'front':>5} {'rounds':>6} {'tokens':>11}")
     for label, runs in rows:
         print(
