@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 
 from frames_cli.formats.policy import PolicyDocument, Section
+from frames_cli.tokens import approx_tokens
 from frames_cli.workspace.config import ColdstartConfig
 
 #: Characters per token for the size estimate; OpenAI's rule of thumb for English text.
-CHARS_PER_TOKEN = 4
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
 
 
@@ -70,7 +70,7 @@ def _trim(doc: PolicyDocument, start: int, end: int) -> tuple[int, int] | None:
 
 
 def _tokens(doc: PolicyDocument, start: int, end: int) -> int:
-    return sum(len(ln) + 1 for ln in doc.lines[start - 1 : end]) // CHARS_PER_TOKEN
+    return approx_tokens("\n".join(doc.lines[start - 1 : end]))
 
 
 def _fits(doc: PolicyDocument, start: int, end: int, cfg: ColdstartConfig) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import uuid
@@ -22,13 +21,6 @@ SIM_ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldsta
 SIM_PRICE = {"input_cost_per_token": 0.15e-6, "output_cost_per_token": 0.60e-6, "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0}
 #: Metadata keys the client sends along each call (litellm hands `metadata` to custom providers).
 CTX_KEY, ATTEMPT_KEY, SAMPLE_KEY = "frames_ctx", "frames_attempt", "frames_sample"
-
-#: Characters per token: OpenAI's rule of thumb for English text ("one token ≈ 4 characters").
-CHARS_PER_TOKEN = 4
-
-def approx_tokens(text: str) -> int:
-    """Token count of `text`, estimated as ⌈characters / 4⌉ (cheap; within ~20 % of BPE on English)."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 _lock = threading.Lock()
 _litellm: Any = None

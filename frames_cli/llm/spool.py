@@ -14,7 +14,8 @@ from typing import Any
 from litellm.llms.custom_llm import CustomLLM
 
 from frames_cli.llm.audit import Redactor
-from frames_cli.llm.providers import approx_tokens, SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
+from frames_cli.tokens import approx_tokens
+from frames_cli.llm.providers import SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
 from frames_cli.workspace.atomic import atomic_write_text
 
 
