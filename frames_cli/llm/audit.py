@@ -31,12 +31,16 @@ class Redactor:
 
     Secrets are (1) values of environment variables named like keys/tokens/secrets, read once when
     the Redactor is made, and (2) anything shaped like a known credential (`sk-…`, `AKIA…`,
-    `Bearer …`, `api_key=…`). Apply it to serialised JSON: the patterns contain no characters JSON escapes.
+    `Bearer …`, `api_key=…`). Apply it to plain text or to serialised JSON: literal secrets are
+    looked for both as they are and as JSON escapes them; the patterns contain no such characters.
     """
 
     def __init__(self, environ: Mapping[str, str] | None = None):
         env = os.environ if environ is None else environ
         values = {v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
+        # The log and cache hold serialised JSON, where a value with `"`, `\` or a control
+        # character appears escaped; look for that spelling too.
+        values |= {json.dumps(v, ensure_ascii=False)[1:-1] for v in values}
         # Longest first, so a secret that contains another is removed whole.
         self._literals = sorted(values, key=len, reverse=True)
 

@@ -97,3 +97,11 @@ def test_closing_the_client_ends_a_spool_wait(sim_workspace):
     waiting.join(timeout=5)
     assert not waiting.is_alive() and time.monotonic() - start < 5
     assert not result["reply"].ok and "no answer" in result["reply"].error
+
+
+def test_redactor_finds_secrets_as_json_escapes_them():
+    secret = 'pa"ss\\word-0123456789'
+    redact = Redactor({"DB_PASSWORD": secret})
+    logged = json.dumps({"messages": [{"content": f"connect with {secret}"}]})
+    assert secret not in json.loads(redact(logged))["messages"][0]["content"]
+    assert json.loads(redact(logged))["messages"][0]["content"] == f"connect with {REDACTED}"
