@@ -29,7 +29,7 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
     Summary line; per skill what changed and why, the motivating case ids and the votes; changes
     the validator dropped and skills below the vote threshold; pass rates per category for S0, the
     parent and the child; mean tokens per case; the gate verdict; trailers Frames-Run,
-    Frames-Parent, Frames-Candidate and Frames-Models.
+    Frames-Parent, Frames-Candidate and Frames-Models. Credentials are redacted (DESIGN §10).
     """
     from frames_cli.gitstore.store import commit_message
 
@@ -68,7 +68,10 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
         "Frames-Candidate": child.id,
         "Frames-Models": ", ".join(f"{role}={m}" for role, m in sorted(models.items()) if m) or "none",
     }
-    return commit_message(summary, "\n".join(lines), trailers)
+    # Rationales are model text: redact credentials a model may echo before they reach git.
+    from frames_cli.llm.audit import Redactor
+
+    return Redactor()(commit_message(summary, "\n".join(lines), trailers))
 
 
 def commit_candidate(store: GitStore, state: RunState, child: Candidate, r: RoundRecord, changes: dict[str, bytes], models: dict[str, str | None]) -> str:

@@ -70,7 +70,7 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
 
     Checks: format (renders, parses back to the same name, metadata and body), body size, protected
     regions byte-identical (same texts, same order; a new skill may not create any), description
-    length and characters.
+    length and characters, and no credential (what the audit log's Redactor would remove).
 
     Args:
         original: the parent's skill, or None for a new skill named `name`.
@@ -79,6 +79,7 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
         (SKILL.md text, []) when valid, else (None, error lines).
     """
     from frames_cli.formats.skill import Skill, parse_skill, protected_regions, render_skill, skill_problems
+    from frames_cli.llm.audit import Redactor
 
     body = answer["body"] if answer["body"].endswith("\n") else answer["body"] + "\n"
     description = (answer.get("description") or (original.description if original else "")).strip()
@@ -102,6 +103,10 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
         candidate = Skill(name=name, description=description, body=body, metadata={})
     path = candidate.path or Path(skill_path(name))
     errors += [p.message for p in skill_problems(candidate, folder=name) if p.severity == "error"]
+    redact = Redactor()
+    if redact(body) != body or redact(description) != description:
+        # Skills are committed and pushed; a credential echoed by the model must never land there.
+        errors.append("the skill would contain an API key or other credential; leave secrets out of skills")
     if errors:
         return None, errors
     text = render_skill(candidate)

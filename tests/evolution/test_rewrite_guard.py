@@ -5,6 +5,7 @@ Invariants:
 2. Name, metadata and back-links cannot change: only body and description come from the answer.
 3. A body over the size limit is refused.
 4. `plan_changes` refuses any skill outside the vote's blueprint, and leaves unchanged skills out.
+5. A rewrite holding a credential (an API key echoed by the model) is refused.
 """
 
 from __future__ import annotations
@@ -87,3 +88,11 @@ def test_plan_changes_refuses_skills_outside_the_blueprint(skill):
         plan_changes(parent, [outcome], {"baggage"})
     unchanged = RewriteOutcome("cancel-flight", CANCEL, 1)
     assert plan_changes(parent, [unchanged], {"cancel-flight"}) == {}
+
+
+def test_rewrite_holding_a_credential_is_refused(skill, monkeypatch):
+    monkeypatch.setenv("BOOKING_API_KEY", "bk-live-0123456789abcdef")
+    for leaked in ("sk-proj-0123456789abcdefghij", "bk-live-0123456789abcdef"):
+        body = skill.body + f"- Call the booking system with key {leaked}.\n"
+        text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
+        assert text is None and any("credential" in e for e in errors)
