@@ -83,6 +83,7 @@ def eval_command(
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
+    from frames_cli.llm.providers import simulator_notice
     from frames_cli.evolution.records import new_run_id
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld
@@ -130,6 +131,9 @@ def eval_command(
         out = console()
         out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}"))
         out.print(f"model calls: {calls} (cached answers are free); log: {ws.relative(run_dir)}", markup=False)
+        notice = simulator_notice({"executor": config.models.executor, "judge": config.models.judge})
+        if notice:
+            out.print(notice, markup=False)
     problems = check_thresholds(report, min_pass_rate, min_category_pass_rate)
     if problems:
         raise ThresholdError("threshold failed: " + "; ".join(problems))

@@ -42,6 +42,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.evolution.driver import EvolveOptions
         from frames_cli.evolution.driver import evolve as run_evolve
         from frames_cli.evolution.report import menu_json, menu_table
+        from frames_cli.llm.providers import simulator_notice
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
@@ -55,6 +56,9 @@ def register(app: typer.Typer) -> None:
         else:
             out = console()
             out.print(menu_table(state, outcome.menu))
+            notice = simulator_notice(state.config.get("models", {}))
+            if notice:
+                out.print(notice, markup=False)
             stop = f"{state.status} ({state.stop_reason})" if state.stop_reason else state.status
             out.print(f"run {state.run_id}: {stop}; {state.round} rounds, {state.spend_tokens} tokens")
             best = state.best()

@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.commands.output import console, emit_json
         from frames_cli.evolution.records import BASE_ID, load_run, load_runs
         from frames_cli.evolution.report import deploy_menu, menu_json, menu_table, pct
+        from frames_cli.llm.providers import simulator_notice
         from frames_cli.errors import InputError
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
@@ -45,6 +46,9 @@ def register(app: typer.Typer) -> None:
         base = state.base_candidate()
         out.print(f"Run {state.run_id}: {state.status}, {state.round} round(s), base {state.base[:12]}, S0 pass rate {pct(base.pass_rate if base else None)}")
         out.print(menu_table(state, rows))
+        notice = simulator_notice(state.config.get("models", {}))
+        if notice:
+            out.print(notice, markup=False)
         best = state.best()
         if best is not None and best.id != BASE_ID:
             out.print(f"Review the best: frames review {state.run_id}/{best.id}")

@@ -425,6 +425,8 @@ def run_report_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
 
 def run_report_markdown(state: RunState, rows: list[MenuRow]) -> str:
     """The run report in Markdown: what ended it, spend, the deploy menu and how to review."""
+    from frames_cli.llm.providers import simulator_notice
+
     summary = RunSummary.of(state)
     best = state.best()
     lines = [
@@ -438,6 +440,9 @@ def run_report_markdown(state: RunState, rows: list[MenuRow]) -> str:
     ]
     if state.error:
         lines.append(f"Error: {state.error}")
+    notice = simulator_notice(state.config.get("models", {}))
+    if notice:
+        lines += ["", f"> {notice}"]
     lines += ["", "## Deploy menu (Pareto front: pass rate vs mean tokens per case)", "", markdown_table(*_menu_cells(state, rows))]
     if best is not None and best.id != BASE_ID:
         lines += ["", f"Review the best: `frames review {state.run_id}/{best.id}`"]

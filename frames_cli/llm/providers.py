@@ -7,7 +7,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 if TYPE_CHECKING:
     from frames_cli.sim.world import SimWorld
@@ -21,6 +21,22 @@ SIM_ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldsta
 SIM_PRICE = {"input_cost_per_token": 0.15e-6, "output_cost_per_token": 0.60e-6, "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0}
 #: Metadata keys the client sends along each call (litellm hands `metadata` to custom providers).
 CTX_KEY, ATTEMPT_KEY, SAMPLE_KEY = "frames_ctx", "frames_attempt", "frames_sample"
+
+def simulator_notice(models: Mapping[str, str | None]) -> str | None:
+    """One line for people when any role runs on the simulator, else None.
+
+    Results and costs of such a run describe the simulator (a model of LLM behaviour, not an LLM)
+    priced at SIM_PRICE, so every report that shows them says so.
+    """
+    roles = sorted(role for role, model in models.items() if model and model.startswith(f"{SIM_PREFIX}/"))
+    if not roles:
+        return None
+    price = f"${SIM_PRICE['input_cost_per_token'] * 1e6:.2f} / ${SIM_PRICE['output_cost_per_token'] * 1e6:.2f} per million tokens"
+    return (
+        f"Simulated: {', '.join(roles)} ran on frames-sim, a simulator of model behaviour, not a model; "
+        f"pass rates describe the simulator and costs use a nominal {price}."
+    )
+
 
 _lock = threading.Lock()
 _litellm: Any = None

@@ -72,6 +72,7 @@ def test_table_thresholds_and_ci_files(ws: Path, tmp_path: Path) -> None:
     assert result.exit_code == 100
     assert "threshold failed: overall pass rate" in result.stderr and "category refuse-cancel: pass rate" in result.stderr
     assert "refuse-cancel" in result.stdout and "overall" in result.stdout and "mean tokens per case" in result.stdout
+    assert "executor, judge ran on frames-sim, a simulator of model behaviour, not a model" in result.stdout
     assert md.read_text().startswith("## frames eval")
     suites = {s.name: s.tests for s in JUnitXml.fromfile(str(xml))}
     assert sum(suites.values()) == 10 and suites["compensation"] == 3 and suites["refuse-cancel"] == 2

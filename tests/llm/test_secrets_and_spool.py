@@ -105,3 +105,11 @@ def test_redactor_finds_secrets_as_json_escapes_them():
     logged = json.dumps({"messages": [{"content": f"connect with {secret}"}]})
     assert secret not in json.loads(redact(logged))["messages"][0]["content"]
     assert json.loads(redact(logged))["messages"][0]["content"] == f"connect with {REDACTED}"
+
+
+def test_simulator_notice_only_when_a_role_is_simulated():
+    from frames_cli.llm.providers import simulator_notice
+
+    assert simulator_notice({"executor": "openai/gpt-4.1-mini", "judge": None}) is None
+    notice = simulator_notice({"executor": "frames-sim/executor", "rewriter": "openai/gpt-4.1-mini"})
+    assert notice.startswith("Simulated: executor ran on frames-sim") and "$0.15 / $0.60 per million tokens" in notice
