@@ -8,36 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import GitRepo, init_git_repo
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-@dataclass
-class GitRepo:
-    """A real temporary git repository (branch `main`, one commit with two skills) and a git runner."""
-
-    root: Path
-
-    def git(self, *args: str) -> str:
-        """Run `git args` in the repository; returns stdout without the final newline."""
-        done = subprocess.run(["git", *args], cwd=self.root, check=True, capture_output=True, text=True)
-        return done.stdout.rstrip("\n")
-
-    def write(self, relpath: str, text: str) -> Path:
-        path = self.root / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return path
-
-
 def new_git_repo(root: Path) -> GitRepo:
     """Make the `git_repo` repository at `root` (a folder that does not exist yet)."""
-    repo = GitRepo(root)
-    repo.root.mkdir()
-    repo.git("init", "-q", "-b", "main")
-    repo.git("config", "user.name", "Test User")
-    repo.git("config", "user.email", "test@example.com")
-    repo.git("config", "commit.gpgsign", "false")
+    repo = init_git_repo(root)
     repo.write("README.md", "readme\n")
     repo.write("skills/alpha/SKILL.md", "---\nname: alpha\n---\nAlpha body.\n")
     repo.write("skills/beta/SKILL.md", "---\nname: beta\n---\nBeta body.\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import GitRepo as EvolveRepo  # the shared real-git helper of tests/conftest.py
+from helpers import GitRepo as EvolveRepo, init_git_repo
 
 SKILLS = {
     "cancel-flight": (
@@ -82,12 +82,7 @@ def make_cases() -> list[dict]:
 
 def build_repo(root: Path, config: dict | None = None, cases: list[dict] | None = None) -> EvolveRepo:
     """Write and commit the workspace at `root` (branch main)."""
-    repo = EvolveRepo(root)
-    root.mkdir(parents=True)
-    repo.git("init", "-q", "-b", "main")
-    repo.git("config", "user.name", "Test User")
-    repo.git("config", "user.email", "test@example.com")
-    repo.git("config", "commit.gpgsign", "false")
+    repo = init_git_repo(root)
     for name, (description, body) in SKILLS.items():
         path = root / "skills" / name / "SKILL.md"
         path.parent.mkdir(parents=True)

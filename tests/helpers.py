@@ -1,0 +1,44 @@
+"""Real-git test helpers shared by every test folder: import them as `from helpers import GitRepo`.
+
+They live outside conftest.py because a bare `from conftest import ...` resolves to whichever
+conftest pytest loaded first under that name, which depends on the folders collected.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class GitRepo:
+    """A real temporary git repository rooted at `root` and a git runner for it."""
+
+    root: Path
+
+    def git(self, *args: str) -> str:
+        """Run `git args` in the repository; returns stdout without the final newline.
+
+        Raises subprocess.CalledProcessError when git exits non-zero."""
+        done = subprocess.run(["git", *args], cwd=self.root, check=True, capture_output=True, text=True)
+        return done.stdout.rstrip("\n")
+
+    def write(self, relpath: str, text: str) -> Path:
+        """Write `text` to `root/relpath`, creating parent folders; returns the file's path."""
+        path = self.root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+
+def init_git_repo(root: Path) -> GitRepo:
+    """`git init` the folder `root` (created with its parents; it must not exist yet) on branch `main`,
+    with a repository-local identity and commit signing off; nothing is committed."""
+    repo = GitRepo(root)
+    root.mkdir(parents=True)
+    repo.git("init", "-q", "-b", "main")
+    repo.git("config", "user.name", "Test User")
+    repo.git("config", "user.email", "test@example.com")
+    repo.git("config", "commit.gpgsign", "false")
+    return repo
