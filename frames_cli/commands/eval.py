@@ -111,6 +111,7 @@ def eval_command(
                 task = bar.add_task(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", total=len(case_list) * k)
                 report = evaluate(case_list, skills, executor, samples=k, judge=judge, progress=lambda done, _: bar.update(task, completed=done))
         calls = sum(r["calls"] for r in client.ledger.to_dict()["roles"].values())
+    report.require_answers()
     commit = ws_commit(ws, ref)
     pool = RegressionPool.load(ws)
     pool.add(report, commit)

@@ -148,6 +148,21 @@ class EvalReport:
         """The failing results, in order."""
         return [r for r in self.results if not r.passed]
 
+    def require_answers(self) -> None:
+        """Refuse a report in which no case got an answer at all.
+
+        When every result is an agent failure (the provider refused every call: missing
+        credentials, unknown model; or the agent program crashed every time), the pass rates say
+        nothing about the skills, so the evaluation is a run-time failure, not a 0 % result.
+
+        Raises:
+            ModelError: every result has an `error` (exit code 1); the message quotes the first.
+        """
+        if self.results and all(r.error is not None for r in self.results):
+            from frames_cli.errors import ModelError
+
+            raise ModelError(f"no case got an answer; every call failed, first with: {self.results[0].error}")
+
     def to_json(self) -> dict[str, Any]:
         """Summary and results as JSON-ready data (the `--json` output and `report.json`)."""
         stats = lambda s: vars(s).copy()  # noqa: E731

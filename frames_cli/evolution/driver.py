@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished
+from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import Evaluation, EvolutionRun, RunContext, Settings, StopRequest
 from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
@@ -34,7 +36,10 @@ class EvolveOptions:
         resume: a run id to resume (a failed one too); None resumes the newest running or stopped
             run of the same base, if any.
         max_rounds / seed: override `evolution.max_rounds` / `evolution.seed` (None = frames.yaml).
+            A resumed run honours `max_rounds` and keeps its own seed (a different `seed` is refused).
         use_cache: reuse cached model answers (`--no-cache` turns it off for this run).
+        force: start a new run even when the latest finished run already evolved the same base with
+            the same fingerprint (an unfinished run is still resumed first).
     """
 
     base: str = "HEAD"
@@ -42,6 +47,7 @@ class EvolveOptions:
     max_rounds: int | None = None
     seed: int | None = None
     use_cache: bool = True
+    force: bool = False
 
 
 @dataclass
@@ -54,6 +60,8 @@ class EvolveOutcome:
         branch: the review branch `frames/<run>` (None when no child beat S0).
         menu: the deploy menu rows (evolution/report.py MenuRow, one per front member).
         reports: {"json" | "markdown" | "junit": path} of the run reports.
+        up_to_date: no run was made: `state` is the latest finished run, which already evolved this
+            base with these cases and settings (then `menu` and `reports` are empty).
     """
 
     state: RunState
@@ -61,18 +69,24 @@ class EvolveOutcome:
     branch: str | None
     menu: list[Any]
     reports: dict[str, Path]
+    up_to_date: bool = False
 
 
 def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], None] = lambda _m: None,
            progress: Any = None) -> EvolveOutcome:
     """Run (or resume) one evolve run on `ws` under the workspace lock.
 
+    Order: `options.resume`; else the newest unfinished run of the base; else, unless
+    `options.force`, nothing when the latest finished run has this base and this `run_fingerprint`
+    (outcome `up_to_date`: no lock, run folder, ref or model call); else a new run.
+
     Args:
         progress: passed to `evaluation.runner.evaluate` to show per-case progress (None = quiet).
 
     Raises:
         LockedError: another frames run holds the lock (exit 75).
-        InputError / ConfigError: bad cases, skills or settings (exit 2); nothing is written.
+        InputError / ConfigError: bad cases, skills or settings, or a `seed` other than the resumed
+            run's (exit 2); nothing is written.
         GitError: the base revision does not exist.
     """
     from frames_cli.gitstore.store import GitStore
@@ -81,14 +95,21 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     config = ws.config()
     store = GitStore(ws.root)
     base_sha = store.resolve(options.base)
-    run_id = options.resume or find_unfinished(ws, base_sha) or new_run_id()
+    cases = _load_cases(ws, config)
+    snapshot = _snapshot(config, options)
+    fingerprint = run_fingerprint(cases.values(), snapshot)
+    run_id = options.resume or find_unfinished(ws, base_sha)
+    if run_id is None and not options.force:
+        last = latest_finished(ws)
+        if last is not None and last.base == base_sha and last.fingerprint == fingerprint:
+            return EvolveOutcome(last, False, last.branch, [], {}, up_to_date=True)
+    run_id = run_id or new_run_id()
     with workspace_lock(ws, run_id, "evolve"):
-        state, memory, resumed = _open_state(ws, config, options, run_id, base_sha)
+        state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
         settings = Settings.from_json(memory.settings)
         if options.max_rounds is not None:
             settings = dataclasses.replace(settings, max_rounds=options.max_rounds)
             memory.settings = settings.to_json()
-        cases = _load_cases(ws, config)
         base_files = store.read_files(state.base)
         ctx, pool = _context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
         if not memory.eval_case_ids:
@@ -112,25 +133,59 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         return EvolveOutcome(state, resumed, branch, deploy_menu(state, store), reports)
 
 
-def _open_state(ws: Workspace, config: FramesConfig, options: EvolveOptions, run_id: str, base_sha: str) -> tuple[RunState, LoopMemory, bool]:
-    """Load the run to resume, or make a new one fixed to today's settings."""
+def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: str, snapshot: dict[str, Any],
+                fingerprint: str) -> tuple[RunState, LoopMemory, bool]:
+    """Load the run to resume, or make a new one fixed to `snapshot` (see `_snapshot`).
+
+    Raises:
+        InputError: the run is not resumable, or `options.seed` differs from the resumed run's seed.
+    """
     checkpointer = Checkpointer(ws)
     if (run_dir(ws, run_id) / "state.json").is_file():
         state = load_run(ws, run_id)
         resumable = ("running", "stopped", "failed") if options.resume else ("running", "stopped")
         if state.status not in resumable:
             raise InputError(f"run {run_id} is {state.status} ({state.stop_reason}); nothing to resume")
+        if options.seed is not None and options.seed != state.seed:
+            # The seed fixed the batches of the rounds already run; a resumed run with another seed
+            # would be neither the old run nor a new one.
+            raise InputError(f"run {run_id} is unfinished ({state.status}) and keeps its seed {state.seed}: run `frames evolve` "
+                             f"without --seed to finish it, then `frames evolve --seed {options.seed}` starts a new run")
         return state, checkpointer.memory(state), True
     if options.resume:
         load_run(ws, run_id)  # raises with the list of known runs
-    if options.seed is not None:
-        from frames_cli.workspace.config import with_overrides
+    settings = snapshot["evolution"]
+    state = RunState(run_id=run_id, base=base_sha, seed=settings["seed"], config=snapshot, fingerprint=fingerprint)
+    return state, LoopMemory(settings=settings, models=dict(snapshot["models"])), False
 
-        config = with_overrides(config, "evolution", seed=options.seed)
-    settings = Settings.from_config(config)
-    models = {role: getattr(config.models, role) for role in MODEL_ROLES}
-    state = RunState(run_id=run_id, base=base_sha, seed=settings.seed, config={"evolution": settings.to_json(), "models": models})
-    return state, LoopMemory(settings=settings.to_json(), models=models), False
+
+def _snapshot(config: FramesConfig, options: EvolveOptions) -> dict[str, Any]:
+    """The settings a new run is fixed to, as plain JSON: {"evolution": loop.Settings JSON with the
+    `--seed` / `--max-rounds` overrides, "models": {role: model string}, "executor": executor.*}.
+
+    Raises:
+        ConfigError: q exceeds D.
+    """
+    from frames_cli.workspace.config import with_overrides
+
+    overrides = {k: v for k, v in (("seed", options.seed), ("max_rounds", options.max_rounds)) if v is not None}
+    settings = Settings.from_config(with_overrides(config, "evolution", **overrides))
+    return {
+        "evolution": settings.to_json(),
+        "models": {role: getattr(config.models, role) for role in MODEL_ROLES},
+        "executor": dataclasses.asdict(config.executor),
+    }
+
+
+def run_fingerprint(cases: Iterable[Case], snapshot: dict[str, Any]) -> str:
+    """sha256 hex over the counted cases (sorted by id, each as its canonical case-file record) and
+    the settings snapshot. Two runs with the same base and fingerprint do the same work, so
+    `frames evolve` skips the second (see EvolveOptions.force)."""
+    canonical = lambda obj: json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # noqa: E731
+    digest = hashlib.sha256(canonical(snapshot).encode())
+    for case in sorted(cases, key=lambda c: c.id):
+        digest.update(b"\n" + canonical(case.to_dict()).encode())
+    return digest.hexdigest()
 
 
 def _load_cases(ws: Workspace, config: FramesConfig) -> dict[str, Case]:
@@ -176,6 +231,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
     def run_eval(cid: str, skills: SkillSet) -> Evaluation:
         chosen = [cases[c] for c in memory.eval_case_ids]
         reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress)
+        reports[cid].require_answers()
         return _summarise(reports[cid])
 
     def accept(cid: str, sha: str, skills: SkillSet) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from frames_cli.errors import BudgetExceeded, FramesError
+from frames_cli.errors import BudgetExceeded, FramesError, ModelError
 from frames_cli.evolution import commit as commits
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, RoundRecord
 from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
@@ -311,6 +311,10 @@ class EvolutionRun:
             for cid, rec in failing.items()
         ]
         results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round)
+        if all(d.error for d in results):
+            # One failed diagnoser is noise the vote absorbs; all of them failing is a provider
+            # that refuses us (credentials, model name), and more rounds would only repeat it.
+            raise ModelError(f"every diagnoser call of round {r.round} failed, first with: {results[0].error}")
         r.diagnoses = [d.to_json() for d in results]
 
     def stage_vote(self, r: RoundRecord) -> None:

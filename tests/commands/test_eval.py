@@ -109,3 +109,12 @@ def test_command_agent_from_config(ws: Path) -> None:
     assert data["model_calls"] == 0
     # The test agent answers null: every case fails its set check with a clear reason, none crashes.
     assert all(r["error"] is None and r["reason"] == "expected a list, got NoneType" for r in data["results"])
+
+
+def test_provider_refusing_every_call_is_a_run_time_failure_not_a_zero_pass_rate(ws: Path) -> None:
+    (ws / "frames.yaml").write_text(CONFIG + "  max_retries: 0\nsimulator:\n  faults:\n    rate_limit: 1.0\n")
+    result = run("--repo", str(ws))
+    assert result.exit_code == 1
+    assert "error: no case got an answer; every call failed, first with:" in result.stderr
+    assert "RateLimitError" in result.stderr
+    assert not (ws / ".frames" / "regression-pool.json").exists()
