@@ -40,7 +40,10 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
         f"({_pct(parent.pass_rate)} → {_pct(child.pass_rate)}, gate {verdict})"
     )
     d = child.diagnosers
-    lines = [f"Changes (a skill changes only when at least {child.votes_needed} of {d} diagnosers propose it):"]
+    lines = [
+        f"Blueprint: what the diagnosers proposed and the rewriter was asked to do; the diff is what it wrote"
+        f" (a skill is rewritten only when at least {child.votes_needed} of {d} diagnosers propose it):"
+    ]
     for bp in (Blueprint.from_json(b) for b in child.blueprints):
         kind = "new skill" if bp.new_skill else "changed"
         lines.append(f"- {bp.skill} ({kind}; votes {bp.votes} of {d}; cases {', '.join(bp.case_ids)})")

@@ -349,7 +349,7 @@ def review_markdown(review: Review) -> str:
         out.append(f"- `{case_id}` ({note.category}): {note.reason}{symptom}")
     if not ids:
         out.append("- none recorded" + (" (S0 is the baseline)" if parent is None else ""))
-    out += ["", "### Blueprint", ""]
+    out += ["", "### Blueprint", "", "What the diagnosers proposed and the rewriter was asked to do; the diff below is what it wrote.", ""]
     out += _blueprint_lines(cand, {s.name: s for s in review.skills})
     out += ["", "### Diff", ""]
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", review.diff)), default=0))
