@@ -122,7 +122,7 @@ def _menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[l
         ("Δ vs S0", lambda r: delta(r.candidate)),
         *((f"  {cat}", lambda r, cat=cat: pct(r.candidate.per_category.get(cat))) for cat in categories(state)),
         ("tokens/case", lambda r: tokens(r.candidate.mean_tokens)),
-        ("cost", lambda r: usd(r.candidate.cost_usd)),
+        ("cost of one eval on E", lambda r: usd(r.candidate.cost_usd)),
         ("skills changed", lambda r: ", ".join(r.changed_skills) or "—"),
         ("diff lines", lambda r: str(r.diff_size)),
     ]
