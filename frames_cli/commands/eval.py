@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from frames_cli.commands.common import JsonOption, RepoOption, guarded
+from frames_cli.commands.common import STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport
@@ -64,13 +64,13 @@ def eval_command(
     min_category_pass_rate: Annotated[
         Optional[float], typer.Option("--min-category-pass-rate", min=0.0, max=1.0, help="Exit 100 when any category's pass rate (0..1) is lower.")
     ] = None,
-    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary to this file.")] = None,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file.")] = None,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary to this file (`-`: print it instead of the table).")] = None,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file (`-`: print it instead of the table).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")] = False,
     repo: RepoOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Evaluate the skill set on the cases: pass rate per category and overall, tokens and cost per case.
+    """Evaluate the skill set on the cases: pass rate per category and overall, mean tokens per case and the cost of the evaluation.
 
     Unchanged skills and cases are answered from the cache: a re-run makes no model call.
 
@@ -87,9 +87,13 @@ def eval_command(
     from frames_cli.evolution.records import new_run_id
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld
-    from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
+    from frames_cli.workspace.atomic import atomic_write_json
     from frames_cli.workspace.layout import Workspace
 
+    # Output paths first: a path that can never be written must not cost a whole evaluation.
+    check_stdout_users({"--json": json_out, "--markdown -": markdown == STDOUT, "--junit -": junit == STDOUT})
+    check_output_file(markdown, "--markdown")
+    check_output_file(junit, "--junit")
     ws = Workspace.open(repo)
     config = ws.config()
     skills = load_skills(ws, ref)
@@ -119,14 +123,14 @@ def eval_command(
     data = {**report.to_json(), "ref": ref, "commit": commit, "model_calls": calls, "run_dir": str(run_dir)}
     atomic_write_json(run_dir / "report.json", data)
     if markdown:
-        atomic_write_text(markdown, reports.markdown(report))
+        write_output(markdown, reports.markdown(report))
     if junit:
-        atomic_write_text(junit, reports.junit_xml(report))
+        write_output(junit, reports.junit_xml(report))
     if json_out:
         from frames_cli.commands.output import emit_json
 
         emit_json(data)
-    else:
+    elif STDOUT not in (markdown, junit):
         from frames_cli.commands.output import console
 
         out = console()

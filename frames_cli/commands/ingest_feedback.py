@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from frames_cli.commands.common import JsonOption, RepoOption
+from frames_cli.commands.common import JsonOption, RepoOption, check_output_file
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -70,11 +70,13 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     there is no `out`; a function of the converted cases when the name depends on them.
 
     Raises:
-        InputError: bad rows with `strict`, or no good row at all (exit code 2; nothing written).
+        InputError: `out` can never be written, bad rows with `strict`, or no good row at all
+            (exit code 2; nothing written).
     """
     from frames_cli.errors import InputError
     from frames_cli.ingest import pipeline
 
+    check_output_file(out, "--out")
     cases = converter.convert()
     advice = getattr(converter, "priors", [])
     report = pipeline.IngestReport(problems=list(getattr(converter, "problems", [])))
@@ -190,6 +192,7 @@ def amendment(
     from frames_cli.ingest import pipeline
     from frames_cli.workspace.layout import Workspace
 
+    check_output_file(out, "--out")
     ws = Workspace.open(repo)
     config = ws.config()
     if (git_range is None) == (old is None or new is None):
@@ -258,6 +261,7 @@ def generate(
     from frames_cli.ingest import pipeline
     from frames_cli.workspace.layout import Workspace
 
+    check_output_file(out, "--out")
     ws = Workspace.open(repo)
     config = ws.config()
     uncovered = pipeline.coverage(ws, config).uncovered()

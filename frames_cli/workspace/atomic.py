@@ -16,11 +16,15 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
     creates files readable by the owner only.
 
     Raises:
-        OSError: the folder is not writable or the disk is full; `path` is then unchanged.
+        OSError: the folder is not writable or the disk is full; `path` is then unchanged. Its
+            `filename` is `path`, not the temporary file, so messages name the file the user knows.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -28,17 +32,24 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from None
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """`exc` re-made (same class and errno) to name `path` instead of a temporary file."""
+    return type(exc)(exc.errno, exc.strerror, str(path)) if exc.errno is not None else exc
 
 
 def atomic_write_text(path: Path, text: str, mode: int = 0o644) -> None:
