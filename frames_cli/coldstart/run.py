@@ -9,6 +9,7 @@ is never overwritten or removed unless `force`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from frames_cli.coldstart.base import Rewriter
 from frames_cli.coldstart.coverage import FileCoverage, coverage
@@ -124,14 +125,21 @@ def _generated_leftovers(on_disk: dict[str, Skill | InputError], planned: set[st
     return removable, orphaned
 
 
-def _read_skills(ws: Workspace) -> dict[str, Skill | InputError]:
-    """Every `skills/<folder>/SKILL.md` by folder name, parsed, or the error that stopped it (a
-    broken file is `frames validate`'s business, not a reason for coldstart to stop)."""
+def _read_skills(ws: Workspace, force: bool) -> dict[str, Skill | InputError]:
+    """Every `skills/<folder>/SKILL.md` by folder name, parsed, or (with `force`) the error that
+    stopped it, so `--force` may overwrite a broken file like any edited one.
+
+    Raises:
+        InputError: without `force`, the first file that does not parse, as `skills/x/SKILL.md:line`:
+            guessing whether a broken file is an edited skill would commit around a mistake.
+    """
     out: dict[str, Skill | InputError] = {}
     for path in sorted(ws.skills_dir.glob(f"*/{SKILL_FILE}")):
         try:
-            out[path.parent.name] = parse_skill_bytes(path.read_bytes(), path)
+            out[path.parent.name] = parse_skill_bytes(path.read_bytes(), Path(ws.relative(path)))
         except InputError as exc:
+            if not force:
+                raise InputError(f"{exc.message} (fix it, or delete it and coldstart makes it again)", exc.location) from None
             out[path.parent.name] = exc
     return out
 
@@ -172,8 +180,8 @@ def run_coldstart(
         commit: make the git commit (False for a dry look at the files).
 
     Raises:
-        InputError: no policy documents, or a bad one (binary, not UTF-8, empty, too large); nothing
-            is written then.
+        InputError: no policy documents, or a bad one (binary, not UTF-8, empty, too large), or
+            (without `force`) a skill file that does not parse; nothing is written then.
         GitError: the workspace is not in a git repository, or the commit failed.
     """
     docs = read_policies(ws.root, ws.policies_dir)
@@ -187,7 +195,7 @@ def run_coldstart(
             raise GitError(f"{ws.root}: not a git repository (run `frames init` or `git init`)")
 
     mode = rewriter.mode if rewriter else VERBATIM
-    on_disk = _read_skills(ws)
+    on_disk = _read_skills(ws, force)
     planned = [Planned(name, chunk, _action(on_disk.get(name), name, chunk, mode, force)) for name, chunk in plan_chunks(docs, config)]
     result = ColdstartResult(planned)
     result.removed, result.orphaned = _generated_leftovers(on_disk, {p.name for p in planned})

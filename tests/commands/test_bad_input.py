@@ -167,6 +167,16 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "error: {root}/policies: no policy documents (add Markdown or text files to policies/)",
     ),
     (
+        "broken-skill-stops-coldstart",
+        lambda r: (
+            (r / "policies" / "cards.md").write_text(POLICY + "Report the loss to the police.\n"),
+            _skill(r, "lost-cards", (r / "skills" / "lost-cards" / "SKILL.md").read_text().replace("name: lost-cards", "name: [broken")),
+        ),
+        ["coldstart"], 2,
+        "error: skills/lost-cards/SKILL.md:3: invalid YAML in front matter: expected ',' or ']', but got ':' "
+        "(fix it, or delete it and coldstart makes it again)",
+    ),
+    (
         "not-a-workspace",
         lambda r: (r / "frames.yaml").unlink(),
         ["status"], 2,
@@ -220,3 +230,13 @@ def test_held_lock_exits_75_naming_the_run(ws: Path) -> None:
     assert _tree(ws) == before
     # Released on exit: the next run goes through.
     assert runner.invoke(app, ["coldstart"]).exit_code == 0
+
+
+def test_force_regenerates_a_broken_skill(ws: Path) -> None:
+    path = ws / "skills" / "lost-cards" / "SKILL.md"
+    good = path.read_text()
+    path.write_text(good.replace("name: lost-cards", "name: [broken"))
+    done = runner.invoke(app, ["coldstart", "--force"])
+    assert done.exit_code == 0, done.output
+    assert "updated: lost-cards" in done.stdout.splitlines()
+    assert path.read_text() == good
