@@ -23,15 +23,20 @@ def register(app: typer.Typer) -> None:
         base: Annotated[str, typer.Option("--base", help="Revision whose skills are S0.")] = "HEAD",
         resume: Annotated[Optional[str], typer.Option("--resume", help="Resume this run id.", show_default=False)] = None,
         max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="Override evolution.max_rounds.", show_default=False)] = None,
-        seed: Annotated[Optional[int], typer.Option("--seed", help="Override evolution.seed (new runs).", show_default=False)] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False)] = None,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Start a new run even when the last finished run already evolved this base with these cases and settings.")] = False,
         json_out: JsonOption = False,
     ) -> None:
         """Evolve the skills: diagnose failures, vote, rewrite, gate per category against S0, keep the Pareto front.
 
         Never touches your branch, index or working tree: candidates are commits under
         `refs/frames/runs/<run>/`, the best one becomes branch `frames/<run>`. Resumes an unfinished run
-        of the same base without paying again for finished model calls. Stops after
+        of the same base without paying again for finished model calls (it keeps its seed: a
+        different `--seed` is refused with exit 2; `--max-rounds` is honoured). When the latest
+        finished run already evolved the same base commit with the same cases and settings, it
+        prints one `up to date` line and exits 0 without a run (`--force` starts one anyway), so
+        it can run from cron. Stops after
         `evolution.patience` rounds without a new front member, at `evolution.max_rounds`, when the
         budget is spent, on `touch .frames/STOP`, or on SIGINT/SIGTERM (after the current step).
 
@@ -46,10 +51,18 @@ def register(app: typer.Typer) -> None:
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
-        options = EvolveOptions(base=base, resume=resume, max_rounds=max_rounds, seed=seed, use_cache=not no_cache)
+        options = EvolveOptions(base=base, resume=resume, max_rounds=max_rounds, seed=seed, use_cache=not no_cache, force=force)
         with _Progress(err_console(), quiet=json_out) as bar:
             outcome = run_evolve(ws, options, on_event=bar.event, progress=bar.advance)
         state = outcome.state
+        if outcome.up_to_date:
+            if json_out:
+                emit_json({"up_to_date": True, "run_id": state.run_id, "base": state.base, "fingerprint": state.fingerprint,
+                           "status": state.status, "branch": state.branch})
+            else:
+                console().print(f"up to date: run {state.run_id} already evolved {state.base[:12]} with these cases and settings; "
+                                "use --force for a new run", markup=False, soft_wrap=True)
+            return
         if json_out:
             emit_json({**menu_json(state, outcome.menu), "branch": outcome.branch, "resumed": outcome.resumed,
                        "status": state.status, "stop_reason": state.stop_reason, "reports": {k: str(v) for k, v in outcome.reports.items()}})

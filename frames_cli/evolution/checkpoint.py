@@ -123,3 +123,8 @@ def find_unfinished(ws: Workspace, base_sha: str) -> str | None:
         if state.base == base_sha and state.status in UNFINISHED:
             return state.run_id
     return None
+
+
+def latest_finished(ws: Workspace) -> RunState | None:
+    """The newest run with status "finished" (any base), or None (damaged runs are skipped)."""
+    return next((state for state in reversed(load_runs(ws, problems=[])) if state.status == "finished"), None)

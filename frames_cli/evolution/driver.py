@@ -156,7 +156,7 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
         load_run(ws, run_id)  # raises with the list of known runs
     settings = snapshot["evolution"]
     state = RunState(run_id=run_id, base=base_sha, seed=settings["seed"], config=snapshot, fingerprint=fingerprint)
-    return state, LoopMemory(settings=settings, models=dict(snapshot["models"])), False
+    return state, LoopMemory(settings=dict(settings), models=dict(snapshot["models"])), False
 
 
 def _snapshot(config: FramesConfig, options: EvolveOptions) -> dict[str, Any]:
@@ -181,11 +181,15 @@ def run_fingerprint(cases: Iterable[Case], snapshot: dict[str, Any]) -> str:
     """sha256 hex over the counted cases (sorted by id, each as its canonical case-file record) and
     the settings snapshot. Two runs with the same base and fingerprint do the same work, so
     `frames evolve` skips the second (see EvolveOptions.force)."""
-    canonical = lambda obj: json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # noqa: E731
-    digest = hashlib.sha256(canonical(snapshot).encode())
+    digest = hashlib.sha256(_canonical(snapshot))
     for case in sorted(cases, key=lambda c: c.id):
-        digest.update(b"\n" + canonical(case.to_dict()).encode())
+        digest.update(b"\n" + _canonical(case.to_dict()))
     return digest.hexdigest()
+
+
+def _canonical(obj: Any) -> bytes:
+    """Canonical JSON (sorted keys, no spaces, UTF-8): equal data, equal bytes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _load_cases(ws: Workspace, config: FramesConfig) -> dict[str, Case]:

@@ -265,14 +265,21 @@ class EvolutionRun:
         self.save()
 
     def stopping(self) -> bool:
-        """Check the stop conditions; record the first that holds in the state."""
-        st = self.state
+        """Check the stop conditions; record the first that holds in the state.
+
+        A pending round beyond `max_rounds` (a resume with a lower `--max-rounds`) is dropped, unless
+        its child is already committed: then `round()` only closes it, without a model call.
+        """
+        st, pending = self.state, self.memory.pending
         reason = self.ctx.stop.requested()
         if reason:
             st.status, st.stop_reason = "stopped", reason
-        elif self.memory.pending is None and st.round >= self.settings.max_rounds:
+        elif pending is not None and pending.round > self.settings.max_rounds and "commit" not in pending.done:
             st.status, st.stop_reason = "finished", "max_rounds"
-        elif self.memory.pending is None and st.stale_rounds >= self.settings.patience:
+            self.memory.pending = None
+        elif pending is None and st.round >= self.settings.max_rounds:
+            st.status, st.stop_reason = "finished", "max_rounds"
+        elif pending is None and st.stale_rounds >= self.settings.patience:
             st.status, st.stop_reason = "finished", "patience"
         return st.status != "running"
 

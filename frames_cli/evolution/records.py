@@ -183,6 +183,8 @@ class RunState:
         stale_rounds: consecutive rounds without a new front member (for `patience`).
         seed: the run's seed.
         config: snapshot of the settings the run started with (plain JSON of FramesConfig parts).
+        fingerprint: sha256 hex of the run's inputs besides the base (the counted cases and `config`;
+            see driver.run_fingerprint); None for runs recorded before frames kept it.
         started, finished: ISO 8601 UTC times; `finished` None while running.
         spend_tokens: prompt + completion tokens spent on every role so far.
         spend_usd: USD spent so far where prices are known; None when no price was known.
@@ -203,6 +205,7 @@ class RunState:
     stale_rounds: int = 0
     seed: int = 0
     config: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str | None = None
     started: str = field(default_factory=utc_now)
     finished: str | None = None
     spend_tokens: int = 0
