@@ -24,7 +24,7 @@ import datetime as _dt
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -297,29 +297,60 @@ def _read_delimited(path: Path, lines: list[str], delimiter: str, resolver: Fiel
     return ReadResult(records, problems)
 
 
-def _read_jsonl(path: Path, lines: list[str], resolver: FieldResolver) -> ReadResult:
+@dataclass(frozen=True)
+class _Unreadable:
+    """A row its format's parser rejected; `reason` goes into the problem message."""
+
+    reason: str
+
+
+def _object_records(rows: Iterable[tuple[Location, Any]], resolver: FieldResolver, kind: str) -> ReadResult:
+    """Records from parsed rows of a JSON Lines or YAML file: (location, object or _Unreadable).
+
+    A row that is _Unreadable or not a mapping (`kind` names what was expected, e.g. "a JSON
+    object") is an error and skipped. Columns are resolved in the row's own key order, once per
+    distinct key list; each close-spelling warning is given once per file.
+    """
     records: list[Record] = []
     problems: list[Problem] = []
-    resolved: dict[frozenset[str], dict[str, str]] = {}
+    resolved: dict[tuple[str, ...], dict[str, str]] = {}
     warned: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        location = Location(path, number)
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(location, f"invalid JSON: {exc.msg} (column {exc.colno}); skipped"))
+    for location, obj in rows:
+        if isinstance(obj, _Unreadable):
+            problems.append(Problem(location, f"{obj.reason}; skipped"))
             continue
         if not isinstance(obj, dict):
-            problems.append(Problem(location, f"expected a JSON object, got {type(obj).__name__}; skipped"))
+            problems.append(Problem(location, f"expected {kind}, got {type(obj).__name__}; skipped"))
             continue
-        keys = frozenset(map(str, obj))
+        keys = tuple(map(str, obj))
         if keys not in resolved:
-            resolved[keys], warnings = resolver.resolve(sorted(keys))
+            resolved[keys], warnings = resolver.resolve(keys)
             _warn_once(problems, warned, location, warnings)
         records.append(_record(obj, resolved[keys], location))
     return ReadResult(records, problems)
+
+
+def _jsonl_objects(path: Path, lines: list[str]) -> Iterator[tuple[Location, Any]]:
+    """(location, parsed value or _Unreadable) for each non-blank line."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield Location(path, number), json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Location(path, number), _Unreadable(f"invalid JSON: {exc.msg} (column {exc.colno})")
+
+
+def _yaml_objects(path: Path, loader: Any, root: Any) -> Iterator[tuple[Location, Any]]:
+    """(location, constructed value or _Unreadable) for each item of the YAML sequence node `root`."""
+    import yaml
+
+    for node in root.value:
+        location = Location(path, node.start_mark.line + 1)
+        try:
+            yield location, loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            yield location, _Unreadable(f"invalid YAML value: {getattr(exc, 'problem', None) or exc}")
 
 
 def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadResult:
@@ -341,23 +372,7 @@ def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadRes
             return ReadResult([], [])
         if not isinstance(root, yaml.SequenceNode):
             raise InputError("expected a YAML list of records", Location(path, root.start_mark.line + 1))
-        records: list[Record] = []
-        problems: list[Problem] = []
-        warned: set[str] = set()
-        for node in root.value:
-            location = Location(path, node.start_mark.line + 1)
-            try:
-                obj = loader.construct_object(node, deep=True)
-            except yaml.YAMLError as exc:
-                problems.append(Problem(location, f"invalid YAML value: {getattr(exc, 'problem', None) or exc}; skipped"))
-                continue
-            if not isinstance(obj, dict):
-                problems.append(Problem(location, f"expected a mapping, got {type(obj).__name__}; skipped"))
-                continue
-            columns, warnings = resolver.resolve([str(k) for k in obj])
-            _warn_once(problems, warned, location, warnings)
-            records.append(_record(obj, columns, location))
-        return ReadResult(records, problems)
+        return _object_records(_yaml_objects(path, loader, root), resolver, "a mapping")
     finally:
         loader.dispose()
 
@@ -387,7 +402,7 @@ def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None) ->
         raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
     lines, decode_problems = decode_lines(path, data)
     if fmt == "jsonl":
-        result = _read_jsonl(path, lines, resolver)
+        result = _object_records(_jsonl_objects(path, lines), resolver, "a JSON object")
     elif fmt == "yaml":
         result = _read_yaml(path, lines, resolver)
     else:
