@@ -9,7 +9,7 @@ exit 2 with nothing written; a file where no row is good also exits 2.
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -19,6 +19,7 @@ from frames_cli.commands.common import JsonOption, RepoOption, check_output_file
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
     from frames_cli.ingest.pipeline import IngestReport
+    from frames_cli.workspace.config import IngestConfig
     from frames_cli.workspace.layout import Workspace
 
 MapOption = Annotated[
@@ -97,6 +98,31 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     _print(report, as_json)
 
 
+def _import_file(
+    repo: Path | None,
+    mapping: list[str] | None,
+    fields: Sequence[str],
+    build: Callable[[Workspace, IngestConfig, dict[str, str]], Any],
+    out: Path | None,
+    name: str,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Open the workspace at `repo`, read the `--map` items against the converter's `fields`, build
+    the converter with `build(workspace, its ingest settings, field → column)` and hand it to
+    `run_converter` (`name` is the default case file).
+
+    Raises:
+        InputError: a bad `--map` item, or as `run_converter` (exit code 2).
+    """
+    from frames_cli.ingest.records import parse_mapping
+    from frames_cli.workspace.layout import Workspace
+
+    ws = Workspace.open(repo)
+    columns = parse_mapping(mapping or [], fields)
+    run_converter(ws, build(ws, ws.config().ingest, columns), out, name, strict, as_json)
+
+
 def review_log(
     file: Annotated[Path, typer.Argument(help="Review log: CSV, TSV, JSON Lines or YAML.")],
     mapping: MapOption = None,
@@ -112,14 +138,12 @@ def review_log(
     skill, id, fields.NAME.
     """
     from frames_cli.ingest import pipeline
-    from frames_cli.ingest.records import parse_mapping
     from frames_cli.ingest.review_log import FIELDS, ReviewLogConverter
-    from frames_cli.workspace.layout import Workspace
 
-    ws = Workspace.open(repo)
-    cfg = ws.config().ingest
-    converter = ReviewLogConverter(file, parse_mapping(mapping or [], FIELDS), fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category)
-    run_converter(ws, converter, out, f"review-log-{file.stem}", strict, json_out)
+    def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> ReviewLogConverter:
+        return ReviewLogConverter(file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category)
+
+    _import_file(repo, mapping, FIELDS, build, out, f"review-log-{file.stem}", strict, json_out)
 
 
 def trace(
@@ -136,15 +160,12 @@ def trace(
     category, id.
     """
     from frames_cli.ingest import pipeline
-    from frames_cli.ingest.records import parse_mapping
     from frames_cli.ingest.trace import ALIASES, TraceConverter
-    from frames_cli.workspace.layout import Workspace
 
-    ws = Workspace.open(repo)
-    cfg = ws.config().ingest
-    converter = TraceConverter(file, parse_mapping(mapping or [], tuple(ALIASES)), pipeline.workspace_policy(ws),
-                               cfg.evidence_match, cfg.delayed_failure_steps, cfg.category)
-    run_converter(ws, converter, out, f"trace-{file.stem}", strict, json_out)
+    def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> TraceConverter:
+        return TraceConverter(file, columns, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.delayed_failure_steps, cfg.category)
+
+    _import_file(repo, mapping, tuple(ALIASES), build, out, f"trace-{file.stem}", strict, json_out)
 
 
 def cases(
@@ -163,13 +184,11 @@ def cases(
     symptom, id, fields.NAME.
     """
     from frames_cli.ingest.generic import FIELDS, GenericConverter
-    from frames_cli.ingest.records import parse_mapping
-    from frames_cli.workspace.layout import Workspace
 
-    ws = Workspace.open(repo)
-    cfg = ws.config().ingest
-    converter = GenericConverter(file, parse_mapping(mapping or [], FIELDS), fmt, cfg.category, check)
-    run_converter(ws, converter, out, f"import-{file.stem}", strict, json_out)
+    def build(_ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> GenericConverter:
+        return GenericConverter(file, columns, fmt, cfg.category, check)
+
+    _import_file(repo, mapping, FIELDS, build, out, f"import-{file.stem}", strict, json_out)
 
 
 def amendment(
