@@ -76,3 +76,10 @@ class ModelError(FramesError):
 
 class GitError(FramesError):
     """A git operation failed or the repository is in a state frames will not touch. Exit code 1."""
+
+
+class UnknownRevisionError(InputError, GitError):
+    """A revision the user named (`--ref`, `--git A..B`, `--base`) names no commit. Exit code 2.
+
+    Also a GitError, so code that treats any git failure alike (`except GitError`) still catches it.
+    """

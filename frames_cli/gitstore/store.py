@@ -20,7 +20,7 @@ from git import Repo
 from git.cmd import Git
 from git.exc import GitCommandError
 
-from frames_cli.errors import GitError, InputError
+from frames_cli.errors import GitError, InputError, UnknownRevisionError
 
 SKILLS_PREFIX = "skills/"
 NOTES_REF = "refs/notes/frames"
@@ -113,14 +113,21 @@ class GitStore:
         """The full 40-hex commit sha that `ref` (branch, tag, sha, `HEAD~2`, ...) names.
 
         Raises:
-            GitError: `ref` is empty, looks like an option, or names no commit.
+            UnknownRevisionError: `ref` is empty, looks like an option, or names no commit (exit 2:
+                revisions come from the user); in a repository without any commit the message says
+                how to make the first one.
         """
         if not ref or ref.startswith("-"):
-            raise GitError(f"not a revision: {ref!r}")
+            raise UnknownRevisionError(f"not a revision: {ref!r}")
         try:
             return self._git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
         except GitCommandError:
-            raise GitError(f"unknown revision or not a commit: {ref!r}") from None
+            if not self._git.rev_list("-n", "1", "--all"):
+                raise UnknownRevisionError(
+                    f"unknown revision {ref!r}: the repository has no commit yet "
+                    "(commit your skills first; `frames coldstart` makes the first commit)"
+                ) from None
+            raise UnknownRevisionError(f"unknown revision or not a commit: {ref!r}") from None
 
     def read_files(self, ref: str, prefix: str = SKILLS_PREFIX) -> dict[str, bytes]:
         """The regular files under `prefix` in the tree of commit `ref`, without checking anything out.

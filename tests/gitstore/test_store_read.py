@@ -47,3 +47,16 @@ def test_read_files_prefixes(git_repo):
     assert "README.md" in store.read_files("HEAD", "")
     assert store.read_files("HEAD", "nowhere/") == {}
     assert store.read_files("HEAD", "README.md") == {}
+
+
+def test_unknown_revision_is_bad_input_and_still_a_git_error(git_repo, tmp_path):
+    from frames_cli.errors import EXIT_USAGE, UnknownRevisionError
+    from helpers import init_git_repo
+
+    with pytest.raises(UnknownRevisionError) as caught:
+        GitStore(git_repo.root).resolve("no-such-branch")
+    assert caught.value.exit_code == EXIT_USAGE and isinstance(caught.value, GitError)
+    assert str(caught.value) == "unknown revision or not a commit: 'no-such-branch'"
+    empty = init_git_repo(tmp_path / "empty")
+    with pytest.raises(UnknownRevisionError, match=r"^unknown revision 'HEAD': the repository has no commit yet \(commit your skills first"):
+        GitStore(empty.root).resolve("HEAD")
