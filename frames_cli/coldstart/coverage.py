@@ -47,6 +47,8 @@ class FileCoverage:
         return not self.uncovered and not self.overlaps
 
     def to_json(self) -> dict:
+        """Plain JSON: {"file", "content_lines", "covered_once", "uncovered": [[start, end]],
+        "overlaps": [{"line", "skills"}]}; line numbers are 1-based."""
         return {
             "file": self.file,
             "content_lines": self.content_lines,

@@ -65,9 +65,13 @@ class ColdstartResult:
 
     @property
     def written(self) -> list[str]:
+        """Names of the skills this run wrote (created, updated or overwritten with --force)."""
         return self.names("create", "update", "force")
 
     def to_json(self) -> dict:
+        """Plain JSON for `frames coldstart --json`: skill names per outcome ("created", "updated",
+        "unchanged", "skipped_edited", "removed", "orphaned_edited"), "rewrite_failures",
+        "commit" (sha or null) and "coverage" (FileCoverage.to_json per policy file)."""
         return {
             "created": self.names("create"),
             "updated": self.names("update", "force"),

@@ -127,6 +127,8 @@ class ExactCheck:
     """The output (or its `field`) equals the expected value (see `same`)."""
 
     def check(self, case: Case, output: Any) -> Verdict:
+        """Pass when `output` (or `output[field]`) and `expected` are `same`; the reason quotes both
+        (cut to 600 characters). Never raises; no judge, so usage is zero."""
         options = case.task.check.options
         want, got = _pick(case.task.expected, options), _pick(output, options)
         if got is _MISSING:
@@ -144,6 +146,8 @@ class SetCheck:
     """
 
     def check(self, case: Case, output: Any) -> Verdict:
+        """Pass when the lists match one to one (a maximum bipartite matching under `same`); fails,
+        without raising, when either side is not a list. Never raises; usage is zero."""
         options = case.task.check.options
         want, got = _pick(case.task.expected, options), _pick(output, options)
         if got is _MISSING:
@@ -169,6 +173,9 @@ class ContainsCheck:
     """The output's text (JSON for non-strings) contains the expected string, or every one of a list."""
 
     def check(self, case: Case, output: Any) -> Verdict:
+        """Pass when every expected string occurs in the output's text (both with whitespace
+        collapsed and case folded, unless `ignore_case` is false); the reason names the absent
+        ones. Never raises; usage is zero."""
         options = case.task.check.options
         got = _pick(output, options)
         if got is _MISSING or got is None:
@@ -218,6 +225,12 @@ class RubricCheck:
         return Verdict(bool(reply.data["pass"]), _short(str(reply.data.get("reason", ""))), reply.usage)
 
     def check(self, case: Case, output: Any) -> Verdict:
+        """Ask the judge (one model call) and turn its reply into a Verdict carrying the judge's
+        token usage; a failed judge call is a failed verdict with `error` set.
+
+        Raises:
+            BudgetExceeded: the judge call hit the run's budget (from the ModelClient).
+        """
         return self.verdict(self.judge.chat(self.request(case, output)))
 
 

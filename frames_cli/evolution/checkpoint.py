@@ -75,6 +75,7 @@ class LoopMemory:
     pending: RoundRecord | None = None
 
     def to_json(self) -> dict:
+        """Plain JSON (rounds as dicts of their fields), stored as RunState.checkpoint."""
         return dataclasses.asdict(self)
 
     @classmethod

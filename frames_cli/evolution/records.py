@@ -315,6 +315,7 @@ class RunSummary:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """Plain JSON with the field names as keys (`frames runs --json`)."""
         return dataclasses.asdict(self)
 
 

@@ -65,6 +65,8 @@ class MenuRow:
     best: bool
 
     def to_json(self) -> dict[str, Any]:
+        """Plain JSON: the candidate's id, commit, round, pass rates (0..1), mean tokens per case and
+        cost in USD (null when the price is unknown), then changed_skills, diff_size (lines), best."""
         c = self.candidate
         return {
             "id": c.id,
@@ -209,6 +211,8 @@ class Review:
     promote: str
 
     def to_json(self) -> dict[str, Any]:
+        """Plain JSON for `frames review --json`: the run, the three candidates (Candidate.to_json),
+        the changed skills' context, the unified diff and its size in lines, trailers, promote."""
         return {
             "run_id": self.run_id,
             "status": self.status,

@@ -44,6 +44,7 @@ class RewriteOutcome:
 
     @property
     def accepted(self) -> bool:
+        """True when a rewrite passed validation (`skill_text` is set)."""
         return self.skill_text is not None
 
     def to_json(self) -> dict:

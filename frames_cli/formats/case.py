@@ -63,6 +63,7 @@ class Check:
     options: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The `task.check` mapping as a case file holds it: {"kind": kind, **options}."""
         return {"kind": self.kind, **self.options}
 
 
@@ -116,6 +117,7 @@ class AgentCase:
     answer_format: str
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: {"id", "input", "answer_format"}; nothing else of the case."""
         return {"id": self.id, "input": self.input, "answer_format": self.answer_format}
 
 

@@ -154,6 +154,7 @@ class Skill:
 
     @backlinks.setter
     def backlinks(self, links: list[BackLink]) -> None:
+        """Store `links` encoded in `frames-backlinks`; an empty list removes the key."""
         self._set_meta(BACKLINKS_KEY, encode_backlinks(links))
 
     @property
@@ -163,6 +164,7 @@ class Skill:
 
     @references.setter
     def references(self, names: list[str]) -> None:
+        """Store `names` comma-separated in the metadata; an empty list removes the key."""
         self._set_meta(REFERENCES_KEY, ", ".join(names))
 
     @property
@@ -172,6 +174,7 @@ class Skill:
 
     @tags.setter
     def tags(self, tags: list[str]) -> None:
+        """Store `tags` comma-separated in the metadata; an empty list removes the key."""
         self._set_meta(TAGS_KEY, ", ".join(tags))
 
     def _set_meta(self, key: str, value: str) -> None:

@@ -51,6 +51,8 @@ class IngestReport:
         self.problems.extend(Problem(p.location, f"{p.message} (file left unchanged)", "warning") for p in stored.problems)
 
     def to_json(self) -> dict[str, Any]:
+        """Plain JSON for `frames ingest --json`: "written" (path or null), "cases" (count),
+        "categories" (category → count), "merged", "updated_files", "priors", "problems", then `extra`."""
         stored = self.stored
         return {
             "written": str(stored.path) if stored else None,

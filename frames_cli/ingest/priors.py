@@ -52,6 +52,8 @@ class Prior:
     score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry as priors.yaml holds it: {"text", "source": {"kind", "ref"}}, plus "score"
+        rounded to 2 decimals when matched."""
         out: dict[str, Any] = {"text": self.text, "source": {"kind": self.source.kind, "ref": self.source.ref}}
         if self.score is not None:
             out["score"] = round(self.score, 2)

@@ -38,6 +38,20 @@ class SpoolProvider(CustomLLM):
     """
 
     def completion(self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, **kwargs: Any) -> Any:
+        """Write the request file (unless its answer is already there) and wait for the answer.
+
+        Args:
+            model: the spool name (litellm passes it without `spool/`).
+            messages: chat messages, written (redacted) into the request file.
+            litellm_params: carries the ModelClient's metadata (context key, sample).
+
+        Returns:
+            a litellm ModelResponse with the answer file's text, usage estimated in tokens, no cost.
+
+        Raises:
+            litellm.Timeout: no answer within `spool.timeout_s` seconds, or the client closed.
+            litellm.BadRequestError: the call was not made through a ModelClient.
+        """
         import litellm
 
         context, metadata = context_of(litellm_params)
@@ -57,6 +71,7 @@ class SpoolProvider(CustomLLM):
         return make_response(f"{SPOOL_PREFIX}/{model}", text, "stop", approx_tokens(prompt), approx_tokens(text))
 
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+        """`completion` in a worker thread (it blocks polling the answer file); same returns and errors."""
         return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
 
 

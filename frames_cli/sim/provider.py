@@ -39,6 +39,20 @@ class SimProvider(CustomLLM):
     """
 
     def completion(self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, timeout: Any = None, **kwargs: Any) -> Any:
+        """Answer one call for role `model` (litellm passes the name without `frames-sim/`).
+
+        Args:
+            messages: chat messages; their contents, joined, are the prompt the role reads.
+            litellm_params: carries the ModelClient's metadata (context key, sample, attempt).
+            timeout: the call's timeout in seconds; latency beyond it becomes a Timeout.
+
+        Returns:
+            a litellm ModelResponse with model `frames-sim/<role>`, usage in tokens and cost in USD.
+
+        Raises:
+            litellm.BadRequestError: an unknown role, or a call not made through a ModelClient.
+            litellm.RateLimitError, litellm.Timeout: a drawn fault, or latency over the timeout.
+        """
         import litellm
 
         context, metadata = context_of(litellm_params)
@@ -61,4 +75,5 @@ class SimProvider(CustomLLM):
         return make_response(f"{SIM_PREFIX}/{model}", text, finish, prompt_tokens, completion_tokens, fingerprint=FINGERPRINT, cost_usd=cost)
 
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+        """`completion` in a worker thread (its latency is a blocking sleep); same returns and errors."""
         return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)

@@ -44,10 +44,12 @@ class Health:
 
     @property
     def errors(self) -> list[Problem]:
+        """The problems of severity "error" (any one makes `frames validate` exit 2)."""
         return [p for p in self.problems if p.severity == "error"]
 
     @property
     def warnings(self) -> list[Problem]:
+        """Every other problem (`frames validate` exits 2 on these only with --strict)."""
         return [p for p in self.problems if p.severity != "error"]
 
 

@@ -41,34 +41,42 @@ class Workspace:
 
     @property
     def config_path(self) -> Path:
+        """`<root>/frames.yaml`."""
         return self.root / CONFIG_FILE
 
     @property
     def policies_dir(self) -> Path:
+        """`<root>/policies/`: the policy documents."""
         return self.root / "policies"
 
     @property
     def skills_dir(self) -> Path:
+        """`<root>/skills/`: one folder per skill with its SKILL.md."""
         return self.root / "skills"
 
     @property
     def cases_dir(self) -> Path:
+        """`<root>/cases/`: case files (.yaml, .yml or .jsonl)."""
         return self.root / "cases"
 
     @property
     def state_dir(self) -> Path:
+        """`<root>/.frames/`: frames' own state (cache, runs, lock); `frames init` adds it to .gitignore."""
         return self.root / STATE_DIR
 
     @property
     def cache_dir(self) -> Path:
+        """`.frames/cache/`: cached model answers."""
         return self.state_dir / "cache"
 
     @property
     def runs_dir(self) -> Path:
+        """`.frames/runs/`: one folder per evolve run."""
         return self.state_dir / "runs"
 
     @property
     def lock_path(self) -> Path:
+        """`.frames/lock`: the workspace's file lock (workspace/lock.py), one holder at a time."""
         return self.state_dir / "lock"
 
     def relative(self, path: Path) -> str:
