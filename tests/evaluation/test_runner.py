@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.evaluation.runner import evaluate
+from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.command import CommandExecutor
 from frames_cli.formats.case import load_cases
 from frames_cli.formats.skill import SkillSet
@@ -53,3 +55,22 @@ def test_rubric_cases_go_to_the_judge_and_samples_are_ordered(sim_workspace, tmp
 def test_samples_must_be_positive() -> None:
     with pytest.raises(ValueError, match="samples must be at least 1"):
         evaluate([], SkillSet.from_files({}), CommandExecutor(AGENT, timeout_s=1), samples=0)
+
+
+def test_objects_older_than_the_evaluation_are_frozen_only_while_it_runs(sim_workspace) -> None:
+    cases = load_cases(sorted(sim_workspace.workspace.cases_dir.glob("*.yaml")))
+    skills = SkillSet.from_files({})
+    assert gc.get_freeze_count() == 0
+    frozen_during: list[int] = []
+    with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as client:
+        evaluate(cases, skills, BuiltinExecutor(client, sim_workspace.config.executor), progress=lambda d, t: frozen_during.append(gc.get_freeze_count()))
+        assert frozen_during and min(frozen_during) > 0
+        assert gc.get_freeze_count() == 0
+        # A caller that froze the heap itself keeps it frozen.
+        gc.freeze()
+        try:
+            held = gc.get_freeze_count()
+            evaluate(cases, skills, BuiltinExecutor(client, sim_workspace.config.executor))
+            assert gc.get_freeze_count() >= held
+        finally:
+            gc.unfreeze()
