@@ -35,8 +35,8 @@ def register(app: typer.Typer) -> None:
         of the same base without paying again for finished model calls (it keeps its seed: a
         different `--seed` is refused with exit 2; `--max-rounds` is honoured). When the latest
         finished run already evolved the same base commit with the same cases and settings, it
-        prints one `up to date` line and exits 0 without a run (`--force` starts one anyway), so
-        it can run from cron. Stops after
+        prints one line (`up to date: run <id> ...`) and exits 0 without a run (`--force` starts one
+        anyway), so it can run from cron. Stops after
         `evolution.patience` rounds without a new front member, at `evolution.max_rounds`, when the
         budget is spent, on `touch .frames/STOP`, or on SIGINT/SIGTERM (after the current step).
 
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
                                 "use --force for a new run", markup=False, soft_wrap=True)
             return
         if json_out:
-            emit_json({**menu_json(state, outcome.menu), "branch": outcome.branch, "resumed": outcome.resumed,
+            emit_json({**menu_json(state, outcome.menu), "up_to_date": False, "branch": outcome.branch, "resumed": outcome.resumed,
                        "status": state.status, "stop_reason": state.stop_reason, "reports": {k: str(v) for k, v in outcome.reports.items()}})
         else:
             out = console()

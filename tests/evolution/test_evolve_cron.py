@@ -73,7 +73,7 @@ def test_unchanged_inputs_make_no_run_and_force_makes_one(tmp_path: Path) -> Non
     forced = run_cli(repo, "--force", "--json")
     assert forced.exit_code == 0, forced.output
     new = json.loads(forced.stdout)
-    assert new["run_id"] != run_id and not new["resumed"] and new["status"] == "finished"
+    assert new["run_id"] != run_id and not new["resumed"] and not new["up_to_date"] and new["status"] == "finished"
     assert run_ids(repo) == sorted([run_id, new["run_id"]])
     assert requests(repo, new["run_id"]) > 0
 
