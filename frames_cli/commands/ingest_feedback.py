@@ -71,8 +71,8 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     there is no `out`; a function of the converted cases when the name depends on them.
 
     Raises:
-        InputError: `out` can never be written, bad rows with `strict`, or no good row at all
-            (exit code 2; nothing written).
+        InputError: `out` can never be written, bad rows with `strict`, no good row at all, or
+            nothing to import (exit code 2; nothing written).
     """
     from frames_cli.errors import InputError
     from frames_cli.ingest import pipeline
@@ -86,6 +86,8 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
         _print(report, as_json=False)
         why = "nothing imported because of --strict" if strict else "no good rows"
         raise InputError(f"{len(errors)} bad row(s); {why}", errors[0].location)
+    if not (cases or advice):
+        raise InputError(f"no case to import: the {converter.kind} source holds no case and no advice; nothing written")
     priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     if cases:
         name = default_name(cases) if callable(default_name) else default_name
@@ -206,7 +208,7 @@ def amendment(
     Stale skills are reported, not edited: staleness follows from each skill's back-link hashes.
     Cases are generated when `models.generator` is set (marked generated, reviewed: false).
     """
-    from frames_cli.errors import InputError
+    from frames_cli.errors import InputError, Location
     from frames_cli.ingest import amendment as amend
     from frames_cli.ingest import pipeline
     from frames_cli.workspace.layout import Workspace
@@ -223,6 +225,10 @@ def amendment(
         shown = {f: (f"{old_sha}:{f}", f"{new_sha}:{f}") for f in new_files}
     else:
         name = file or (ws.relative(new) if ws.relative(new).startswith("policies/") else f"policies/{new.name}")
+        if not (ws.root / name).is_file():
+            # Stale skills are found through back-links to this path: a wrong one silently finds none.
+            how = "check --file" if file else "name the amended policy with --file policies/<file>"
+            raise InputError(f"no such policy file in the workspace; {how}", Location(name))
         old_bytes, new_bytes = amend.read_pair(old, new)
         old_files, new_files, prefix = {name: old_bytes}, {name: new_bytes}, ""
         shown = {name: (str(old), str(new))}

@@ -445,18 +445,23 @@ class Tau2Converter:
         """Convert the tasks, in file order.
 
         Raises:
-            InputError: unreadable files, a task without instructions, or a customer who cannot be
-                found in the database (`tasks.json:line`).
+            InputError: unreadable files, a task without instructions, a customer who cannot be
+                found in the database (`tasks.json:line`), or a wanted task id that no task has.
         """
         tasks = read_tasks(self.tasks_path)
         db = Tau2Db.load(self.db_path)
         wanted = set(self.task_ids) if self.task_ids is not None else None
         cases = []
+        seen: set[str] = set()
         for task, location in tasks:
             if wanted is not None and str(task.get("id")) not in wanted:
                 continue
+            seen.add(str(task.get("id")))
             domain = self._domain(task, location)
             cases.append(self._case(task, location, domain, db))
+        missing = sorted((wanted or set()) - seen)
+        if missing:
+            raise InputError(f"no task with id {', '.join(map(repr, missing))} (--task)", Location(self.tasks_path))
         return cases
 
     def _domain(self, task: dict[str, Any], location: Location) -> Tau2Domain:
