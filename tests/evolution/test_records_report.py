@@ -93,7 +93,7 @@ def test_write_run_reports(git_repo):
         "|   cancel | 50.0% | 75.0% |",
         "|   refund | 80.0% | 80.0% |",
         "| tokens/case | 200 | 210 |",
-        "| cost | — | $0.0200 |",
+        "| cost of one eval on E | — | $0.0200 |",
         "| skills changed | — | alpha |",
         "| diff lines | 0 | 1 |",
     ]
