@@ -32,6 +32,7 @@ import yaml
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
+from frames_cli.formats.text import decode_utf8, yaml_error_line
 from frames_cli.registry import CHECKS
 from frames_cli.workspace.atomic import atomic_write_text
 
@@ -39,7 +40,14 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _CaseDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Safe YAML dumper that writes multi-line text as `|` blocks, so case files diff line by line."""
+    """Safe YAML dumper that writes multi-line text as `|` blocks, so case files diff line by line.
+
+    It writes no anchors or aliases (`&id001`, `*id001`): cases sharing one object (the same
+    evidence list) are written out in full, so each record reads, diffs and moves alone.
+    """
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
@@ -312,11 +320,10 @@ def _key_line(node: yaml.Node, key: tuple[str, ...]) -> int:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", Location(path)) from None
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
+    return decode_utf8(data, path)
 
 
 def _records_yaml(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
@@ -326,8 +333,7 @@ def _records_yaml(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.N
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else []
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            raise InputError(f"invalid YAML: {exc.problem or exc}", Location(path, mark.line + 1 if mark else None)) from None
+            raise InputError(f"invalid YAML: {exc.problem or exc}", Location(path, yaml_error_line(exc, text))) from None
     finally:
         loader.dispose()
     if node is None:

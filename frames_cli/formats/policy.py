@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frames_cli.errors import InputError, Location
+from frames_cli.formats.text import decode_utf8
 
 #: Largest policy file read, in bytes; a bigger one is refused rather than cut into hundreds of skills.
 MAX_POLICY_BYTES = 1_000_000
@@ -108,10 +109,7 @@ def decode_policy(data: bytes, shown: str, *, max_bytes: int = MAX_POLICY_BYTES)
     nul = data.find(b"\0")
     if nul >= 0:
         raise InputError("binary file, not a policy document (policies/ holds Markdown or plain text)", Location(shown, data.count(b"\n", 0, nul) + 1))
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", Location(shown, data.count(b"\n", 0, exc.start) + 1)) from None
+    text = decode_utf8(data, shown, encoding="utf-8-sig")
     if not text.strip():
         raise InputError("empty policy document", Location(shown))
     return text.splitlines()

@@ -27,6 +27,7 @@ import yaml
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
+from frames_cli.formats.text import decode_utf8, yaml_error_line
 
 SKILL_FILE = "SKILL.md"
 SKILLS_DIR = "skills"
@@ -111,6 +112,7 @@ class _Source:
 
     `keys` maps each top-level key to (raw lines, value at parse time); `meta` does the same for each
     `metadata` entry when `metadata` was a block mapping. `head` is the `metadata:` line itself.
+    `key_lines` maps each top-level key to the 1-based file line it starts on, for messages.
     """
 
     open_fence: str
@@ -120,6 +122,7 @@ class _Source:
     meta_head: str
     body_sep: str
     body_line: int
+    key_lines: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -210,14 +213,6 @@ class Skill:
 # --- parsing --------------------------------------------------------------------------------------
 
 
-def _decode(data: bytes, path: Path) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"not UTF-8 text (byte {exc.start})", Location(path, line)) from None
-
-
 def _key_segments(lines: list[str], node: yaml.MappingNode, first_line: int, last_line: int) -> list[tuple[str, yaml.Node, yaml.Node, str]]:
     """Split the lines of a block mapping into one raw segment per key.
 
@@ -302,15 +297,15 @@ def parse_skill(text: str, path: Path) -> Skill:
     try:
         node = _compose(fm_text)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 2 if mark else 1
-        raise InputError(f"invalid YAML in front matter: {exc.problem or exc}", Location(path, line)) from None
+        line = yaml_error_line(exc, fm_text)
+        raise InputError(f"invalid YAML in front matter: {exc.problem or exc}", Location(path, line + 1 if line else 1)) from None
     if not isinstance(node, yaml.MappingNode):
         raise InputError("front matter must be a mapping of keys to values", Location(path, 2 if node else 1))
     _reject_non_strict(fm_text, path, 1)
 
     values: dict[str, Any] = {}
     raw_keys: dict[str, tuple[str, Any]] = {}
+    key_lines: dict[str, int] = {}
     meta_raw: dict[str, tuple[str, str]] | None = None
     meta_head = ""
     for key, knode, vnode, raw in _key_segments(fm_lines, node, 0, len(fm_lines)):
@@ -324,6 +319,7 @@ def parse_skill(text: str, path: Path) -> Skill:
         else:
             values[key] = _scalar_str(vnode, key, Location(path, vnode.start_mark.line + 2))
         raw_keys[key] = (raw, values[key] if key != "metadata" else dict(values[key]))
+        key_lines[key] = loc.line
     for required in ("name", "description"):
         if required not in values:
             raise InputError(f"missing required front-matter key `{required}`", Location(path, 1))
@@ -331,7 +327,7 @@ def parse_skill(text: str, path: Path) -> Skill:
     body_start = close + 1
     while body_start < len(lines) and not lines[body_start].strip():
         body_start += 1
-    source = _Source(lines[0], lines[close], raw_keys, meta_raw, meta_head, "".join(lines[close + 1 : body_start]), body_start + 1)
+    source = _Source(lines[0], lines[close], raw_keys, meta_raw, meta_head, "".join(lines[close + 1 : body_start]), body_start + 1, key_lines)
     return Skill(
         name=values["name"],
         description=values["description"],
@@ -368,7 +364,7 @@ def _parse_metadata(lines: list[str], knode: yaml.Node, vnode: yaml.Node, path: 
 
 def parse_skill_bytes(data: bytes, path: Path) -> Skill:
     """Decode UTF-8 `data` and parse it (InputError naming the line of a bad byte)."""
-    return parse_skill(_decode(data, Path(path)), path)
+    return parse_skill(decode_utf8(data, path), path)
 
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -498,6 +494,11 @@ def name_problems(name: str) -> list[str]:
     return out
 
 
+def _key_line(skill: Skill, key: str) -> int:
+    """File line of a front-matter key, when the skill was parsed from a file (else 1)."""
+    return skill.source.key_lines.get(key, 1) if skill.source else 1
+
+
 def _body_line(skill: Skill, body_line: int) -> int | None:
     """File line of a body line, when the skill was parsed from a file."""
     return skill.source.body_line + body_line - 1 if skill.source else None
@@ -512,23 +513,24 @@ def skill_problems(skill: Skill, *, folder: str | None = None, max_body_lines: i
     """
     path = skill.path or Path(f"{SKILLS_DIR}/{skill.name}/{SKILL_FILE}")
     here = Location(path, 1)
-    out = [Problem(here, msg) for msg in name_problems(skill.name)]
+    at_name, at_description = Location(path, _key_line(skill, "name")), Location(path, _key_line(skill, "description"))
+    out = [Problem(at_name, msg) for msg in name_problems(skill.name)]
     if folder is not None and folder != skill.name:
-        out.append(Problem(here, f"name {skill.name!r} differs from its folder name {folder!r}"))
+        out.append(Problem(at_name, f"name {skill.name!r} differs from its folder name {folder!r}"))
     if not skill.description.strip():
-        out.append(Problem(here, "`description` must not be empty"))
+        out.append(Problem(at_description, "`description` must not be empty"))
     if len(skill.description) > MAX_DESCRIPTION:
-        out.append(Problem(here, f"description is {len(skill.description)} characters; at most {MAX_DESCRIPTION} are allowed"))
+        out.append(Problem(at_description, f"description is {len(skill.description)} characters; at most {MAX_DESCRIPTION} are allowed"))
     if "<" in skill.description or ">" in skill.description:
-        out.append(Problem(here, "description must not contain `<` or `>`"))
+        out.append(Problem(at_description, "description must not contain `<` or `>`"))
     if skill.compatibility is not None and len(skill.compatibility) > MAX_COMPATIBILITY:
-        out.append(Problem(here, f"compatibility is {len(skill.compatibility)} characters; at most {MAX_COMPATIBILITY} are allowed"))
+        out.append(Problem(Location(path, _key_line(skill, "compatibility")), f"compatibility is {len(skill.compatibility)} characters; at most {MAX_COMPATIBILITY} are allowed"))
     for line, msg in scan_protected(skill.body)[1]:
         out.append(Problem(Location(path, _body_line(skill, line)), msg))
     try:
         skill.backlinks
     except ValueError as exc:
-        out.append(Problem(here, f"metadata `{BACKLINKS_KEY}`: {exc}"))
+        out.append(Problem(Location(path, _key_line(skill, "metadata")), f"metadata `{BACKLINKS_KEY}`: {exc}"))
     n_lines = len(skill.body.splitlines())
     if n_lines > max_body_lines:
         out.append(Problem(here, f"body has {n_lines} lines; keep it under {max_body_lines} (cost is an objective)", "warning"))
@@ -602,7 +604,7 @@ class SkillSet(Mapping[str, Skill]):
         for name, group in by_name.items():
             if len(group) > 1:
                 users = ", ".join(str(s.path) for s in group)
-                problems.extend(Problem(Location(s.path, 1), f"duplicate skill name {name!r} (used by {users})") for s in group)
+                problems.extend(Problem(Location(s.path, _key_line(s, "name")), f"duplicate skill name {name!r} (used by {users})") for s in group)
         keep = [skill for skill, bad in parsed if not bad and len(by_name[skill.name]) == 1]
         problems.sort(key=lambda p: (str(p.location.path), p.location.line or 0))
         return cls(keep), problems

@@ -16,6 +16,7 @@ from typing import Any, Union
 import yaml
 
 from frames_cli.errors import ConfigError, Location
+from frames_cli.formats.text import decode_utf8, yaml_error_line
 
 CONFIG_FILE = "frames.yaml"
 CONFIG_VERSION = 1
@@ -262,9 +263,7 @@ def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        raise ConfigError(f"invalid YAML: {exc.problem or exc}", Location(path, line)) from None
+        raise ConfigError(f"invalid YAML: {exc.problem or exc}", Location(path, yaml_error_line(exc, text))) from None
     if node is None:
         return FramesConfig()
     return _build(FramesConfig, node, "", path)
@@ -280,12 +279,10 @@ def load_config(root: Path) -> FramesConfig:
     if not path.exists():
         return FramesConfig()
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text (byte {exc.start})", Location(path)) from None
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", Location(path)) from None
-    return parse_config(text, path)
+    return parse_config(decode_utf8(data, path, error=ConfigError), path)
 
 
 def _yaml_scalar(value: Any) -> str:

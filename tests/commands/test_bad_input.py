@@ -52,7 +52,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "broken-yaml-front-matter",
         lambda r: _skill(r, "x", "---\nname: x\ndescription: [broken\n---\nbody\n"),
         ["validate"], 2,
-        "skills/x/SKILL.md:4: error: invalid YAML in front matter: expected ',' or ']', but got '<stream end>'",
+        "skills/x/SKILL.md:3: error: invalid YAML in front matter: expected ',' or ']', but got '<stream end>'",
     ),
     (
         "missing-name",
@@ -64,19 +64,19 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "name-folder-mismatch",
         lambda r: _skill(r, "x", "---\nname: y\ndescription: d\n---\nbody\n"),
         ["validate"], 2,
-        "skills/x/SKILL.md:1: error: name 'y' differs from its folder name 'x'",
+        "skills/x/SKILL.md:2: error: name 'y' differs from its folder name 'x'",
     ),
     (
         "duplicate-names",
         lambda r: _skill(r, "copy", (r / "skills" / "lost-cards" / "SKILL.md").read_text()),
         ["validate"], 2,
-        "skills/copy/SKILL.md:1: error: duplicate skill name 'lost-cards' (used by skills/copy/SKILL.md, skills/lost-cards/SKILL.md)",
+        "skills/copy/SKILL.md:2: error: duplicate skill name 'lost-cards' (used by skills/copy/SKILL.md, skills/lost-cards/SKILL.md)",
     ),
     (
         "name-with-dotdot",
         lambda r: _skill(r, "evil", "---\nname: ../evil\ndescription: d\n---\nbody\n"),
         ["validate"], 2,
-        "skills/evil/SKILL.md:1: error: name '../evil' must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)",
+        "skills/evil/SKILL.md:2: error: name '../evil' must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)",
     ),
     (
         "non-utf8-skill",
@@ -88,7 +88,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "angle-brackets-in-description",
         lambda r: _skill(r, "x", "---\nname: x\ndescription: use <b>bold</b>\n---\nbody\n"),
         ["validate"], 2,
-        "skills/x/SKILL.md:1: error: description must not contain `<` or `>`",
+        "skills/x/SKILL.md:3: error: description must not contain `<` or `>`",
     ),
     (
         "unclosed-protected-region",

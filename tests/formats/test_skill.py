@@ -85,7 +85,7 @@ def test_new_skill_passes_reference_validator(tmp_path: Path) -> None:
     [
         ("name: x\n", "1: SKILL.md must start with a YAML front matter line `---`"),
         ("---\nname: x\n", "1: front matter is not closed with a `---` line"),
-        ("---\nname: x\ndescription: [a\n---\n", "4: invalid YAML in front matter: expected ',' or ']', but got '<stream end>'"),
+        ("---\nname: x\ndescription: [a\n---\n", "3: invalid YAML in front matter: expected ',' or ']', but got '<stream end>'"),
         ("---\ndescription: d\n---\nbody\n", "1: missing required front-matter key `name`"),
         ("---\nname: x\ndescription: d\nversion: 2\n---\n", "4: unknown front-matter key `version` (allowed: name, description, license, compatibility, allowed-tools, metadata)"),
         ("---\nname: x\nname: y\ndescription: d\n---\n", "3: duplicate front-matter key `name`"),
@@ -113,9 +113,9 @@ def test_skill_problems() -> None:
         "---\nname: Bad_Name\ndescription: use <b>\n---\n\nx\n<!-- frames:protected -->\ny\n", Path("skills/other/SKILL.md")
     )
     assert [str(p) for p in skill_problems(skill, folder="other", max_body_lines=1)] == [
-        "skills/other/SKILL.md:1: error: name 'Bad_Name' must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)",
-        "skills/other/SKILL.md:1: error: name 'Bad_Name' differs from its folder name 'other'",
-        "skills/other/SKILL.md:1: error: description must not contain `<` or `>`",
+        "skills/other/SKILL.md:2: error: name 'Bad_Name' must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)",
+        "skills/other/SKILL.md:2: error: name 'Bad_Name' differs from its folder name 'other'",
+        "skills/other/SKILL.md:3: error: description must not contain `<` or `>`",
         "skills/other/SKILL.md:7: error: protected region is never closed",
         "skills/other/SKILL.md:1: warning: body has 3 lines; keep it under 1 (cost is an objective)",
     ]
@@ -146,9 +146,9 @@ def test_skill_set_duplicates_and_escape() -> None:
     skills, problems = SkillSet.check_files(files)
     assert list(skills) == ["c"]
     assert [str(p) for p in problems] == [
-        "skills/a/SKILL.md:1: error: duplicate skill name 'a' (used by skills/a/SKILL.md, skills/b/SKILL.md)",
-        "skills/b/SKILL.md:1: error: name 'a' differs from its folder name 'b'",
-        "skills/b/SKILL.md:1: error: duplicate skill name 'a' (used by skills/a/SKILL.md, skills/b/SKILL.md)",
+        "skills/a/SKILL.md:2: error: duplicate skill name 'a' (used by skills/a/SKILL.md, skills/b/SKILL.md)",
+        "skills/b/SKILL.md:2: error: name 'a' differs from its folder name 'b'",
+        "skills/b/SKILL.md:2: error: duplicate skill name 'a' (used by skills/a/SKILL.md, skills/b/SKILL.md)",
     ]
     with pytest.raises(InputError, match="invalid skill name '../evil'"):
         SkillSet([Skill(name="../evil", description="d", body="")]).to_files()
