@@ -91,7 +91,7 @@ def check_stdout_users(users: dict[str, bool]) -> None:
     """
     named = [option for option, used in users.items() if used]
     if len(named) > 1:
-        raise InputError(f"{' and '.join(named)} would all print on standard output; choose one")
+        raise InputError(f"{' and '.join(named)} cannot share standard output; choose one")
 
 
 def write_output(path: Path, text: str) -> None:

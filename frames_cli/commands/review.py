@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from frames_cli.commands.common import JsonOption, RepoOption, guarded
+from frames_cli.commands.common import JsonOption, RepoOption, check_stdout_users, guarded
 
 CandidateArgument = Annotated[
     str, typer.Argument(help="A candidate: `r2c1` (newest run that has it), `<run-id>/<candidate>`, or its commit.")
@@ -26,13 +26,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show one candidate for review: the failures that motivated it, the blueprint with its
         votes, cases and policy back-links, results per category before and after, the gate
-        verdict, and the diff of skills/ against its parent. Exit 0, 2 when no candidate matches."""
+        verdict, and the diff of skills/ against its parent. `--markdown` and `--json` exclude each
+        other. Exit 0, 2 when no candidate matches or both are given."""
         from frames_cli.commands.output import console, emit_json
         from frames_cli.evolution.records import find_candidate
         from frames_cli.evolution.report import build_review, review_markdown
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 
+        check_stdout_users({"--json": json_out, "--markdown": markdown})
         ws = Workspace.open(repo)
         store = GitStore(ws.root)
         state, cand = find_candidate(ws, candidate, store)

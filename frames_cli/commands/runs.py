@@ -13,9 +13,10 @@ def register(app: typer.Typer) -> None:
     @app.command("runs")
     @guarded
     def runs(repo: RepoOption = None, json_out: JsonOption = False) -> None:
-        """List the runs in .frames/runs/, oldest first: status, start time, rounds, tokens and USD
-        spent, pass rate of S0 and of the best front member (--json adds candidates, front size and
-        the review branch). A damaged run record is reported on stderr and skipped. Exit 0."""
+        """List the runs in .frames/runs/, oldest first: status, rounds, tokens and USD spent, pass
+        rate of S0 and of the best front member (a run id begins with its UTC start time; --json adds
+        the start time, candidates, front size and the review branch). A damaged run record is
+        reported on stderr and skipped. Exit 0."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.records import list_runs
         from frames_cli.evolution.report import pct, usd
@@ -33,14 +34,23 @@ def register(app: typer.Typer) -> None:
         if not summaries:
             console().print("No runs yet (start one with `frames evolve`).")
             return
+        from rich import box
         from rich.table import Table
 
-        table = Table(title="frames runs", title_justify="left")
-        for name in ("run", "status", "started (UTC)", "rounds", "tokens", "USD", "pass rate S0 → best"):
-            numeric = name in ("rounds", "tokens", "USD")
-            table.add_column(name, justify="right" if numeric else "left", no_wrap=name in ("run", "started (UTC)"), overflow="fold")
+        # Fits 80 columns: no side borders, no cell wraps mid-word (the stop reason and the best
+        # candidate go on a second line), no start-time column (the run id starts with it).
+        table = Table(title="frames runs", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+        for name in ("run", "status", "rounds", "tokens", "USD", "pass rate\nS0 → best"):
+            table.add_column(name, justify="right" if name in ("rounds", "tokens", "USD") else "left", no_wrap=True)
         for s in summaries:
-            status = s.status + (f" ({s.stop_reason})" if s.stop_reason else "")
-            best = f"{pct(s.base_pass_rate)} → {pct(s.best_pass_rate)}" + (f" ({s.best_id})" if s.best_id else "")
-            table.add_row(s.run_id, status, s.started[:16].replace("T", " "), str(s.rounds), f"{s.spend_tokens:,}", usd(s.spend_usd), best)
+            status = s.status + (f"\n({s.stop_reason})" if s.stop_reason else "")
+            best = f"{pct(s.base_pass_rate)} → {pct(s.best_pass_rate)}" + (f"\n({s.best_id})" if s.best_id else "")
+            table.add_row(s.run_id, status, str(s.rounds), _short_count(s.spend_tokens), usd(s.spend_usd), best)
         console().print(table)
+
+
+def _short_count(n: int) -> str:
+    """`n` in at most 6 characters: 9,999 / 443k / 12.4M."""
+    if n < 10_000:
+        return f"{n:,}"
+    return f"{n / 1000:.0f}k" if n < 999_500 else f"{n / 1_000_000:.1f}M"

@@ -166,7 +166,16 @@ def test_runs_lists_both_runs(world):
     ]
     table = _invoke(world, "runs")
     assert table.exit_code == 0
-    assert RUN in table.stdout and "finished (patience)" in table.stdout and "50.0% → 87.5% (r2c1)" in table.stdout
+    rows = [line.split() for line in table.stdout.splitlines()]
+    assert [RUN, "finished", "2", "12k", "$0.2500", "50.0%", "→", "87.5%"] in rows
+    assert ["(patience)", "(r2c1)"] in rows
+
+
+def test_runs_fits_80_columns_without_breaking_words(world):
+    table = CliRunner().invoke(app, ["runs", "--repo", str(world.root)], env={"COLUMNS": "80"})
+    assert table.exit_code == 0
+    assert max(len(line) for line in table.stdout.splitlines()) <= 80
+    assert [OLD_RUN, "failed", "0", "0", "—", "50.0%", "→", "50.0%"] in [line.split() for line in table.stdout.splitlines()]
 
 
 def test_runs_reports_a_damaged_run_and_goes_on(world):
@@ -246,6 +255,12 @@ def test_review_in_a_narrow_terminal_wraps_instead_of_cropping(world):
     result = CliRunner().invoke(app, ["review", "r1c1", "--repo", str(world.root)], env={"COLUMNS": "40"})
     assert result.exit_code == 0
     assert "got 'refunded' — cancelled the wrong booking" in " ".join(result.stdout.split())
+
+
+def test_review_markdown_and_json_exclude_each_other(world):
+    result = _invoke(world, "review", "r1c1", "--markdown", "--json")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: --json and --markdown cannot share standard output; choose one"
 
 
 @pytest.mark.parametrize(("spec", "message"), [("r9c9", "no run has a candidate"), ("deadbeef", "neither a candidate id nor a commit")])

@@ -88,7 +88,7 @@ def test_markdown_dash_prints_on_stdout_instead_of_the_table(ws: Path, monkeypat
 def test_two_outputs_on_stdout_are_refused(ws: Path) -> None:
     done = _eval(ws, "--json", "--markdown", "-", "--junit", "-")
     assert done.exit_code == 2
-    assert done.stderr.strip() == "error: --json and --markdown - and --junit - would all print on standard output; choose one"
+    assert done.stderr.strip() == "error: --json and --markdown - and --junit - cannot share standard output; choose one"
 
 
 @needs_proc
