@@ -26,10 +26,14 @@ def decode_utf8(data: bytes, path: Path | str, *, error: type[InputError] = Inpu
 def yaml_error_line(exc: yaml.MarkedYAMLError, text: str) -> int | None:
     """The 1-based line of `text` a YAML error is about, or None when PyYAML gives no mark.
 
-    PyYAML marks an error found at the end of the stream (an unclosed `[` or quote) on the line
-    after the last one, which editors cannot jump to: the line is clamped to the last line of `text`.
+    An unclosed flow collection or quoted scalar (`name: [broken`) is noticed lines later, where
+    parsing fails; the line where it opened (PyYAML's context mark) is the one to fix. PyYAML also
+    marks an error found at the end of the stream on the line after the last one, which editors
+    cannot jump to: the line is clamped to the last line of `text`.
     """
     mark = exc.problem_mark or exc.context_mark
+    if exc.context_mark is not None and any(word in (exc.context or "") for word in ("flow", "quoted")):
+        mark = exc.context_mark
     if mark is None:
         return None
     return max(1, min(mark.line + 1, len(text.splitlines())))

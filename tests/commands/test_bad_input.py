@@ -173,7 +173,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
             _skill(r, "lost-cards", (r / "skills" / "lost-cards" / "SKILL.md").read_text().replace("name: lost-cards", "name: [broken")),
         ),
         ["coldstart"], 2,
-        "error: skills/lost-cards/SKILL.md:3: invalid YAML in front matter: expected ',' or ']', but got ':' "
+        "error: skills/lost-cards/SKILL.md:2: invalid YAML in front matter: expected ',' or ']', but got ':' "
         "(fix it, or delete it and coldstart makes it again)",
     ),
     (

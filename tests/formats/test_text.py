@@ -61,3 +61,11 @@ def test_cases_sharing_objects_are_written_without_anchors(tmp_path: Path) -> No
     path = tmp_path / "out.yaml"
     path.write_text(text)
     assert load_cases([path]) == cases
+
+
+def test_an_unclosed_quote_is_reported_where_it_opens() -> None:
+    from frames_cli.formats.skill import parse_skill
+
+    with pytest.raises(InputError) as caught:
+        parse_skill('---\nname: "meals\ndescription: d\nlicense: MIT\n---\nbody\n', Path("skills/meals/SKILL.md"))
+    assert str(caught.value) == "skills/meals/SKILL.md:2: invalid YAML in front matter: found unexpected end of stream"
