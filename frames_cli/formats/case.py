@@ -22,6 +22,7 @@ case object per line (``cases/*.jsonl``). One record::
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -373,7 +374,23 @@ def _iter_file(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
 
 
 def _scan(paths: Iterable[Path | str], collect: bool) -> tuple[list[Case], list[Problem]]:
-    """Read every record of every file; stop at the first problem unless `collect`."""
+    """Read every record of every file; stop at the first problem unless `collect`.
+
+    The cycle collector is paused meanwhile: parsed records are trees (reference counting frees
+    them), yet the growing heap of cases kept triggering full collections that walked it all
+    again, two thirds of the time of loading 10,000 tau2 cases (7.2 s against 2.5 s paused).
+    Cycles made meanwhile are collected once it runs again.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _scan_records(paths, collect)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _scan_records(paths: Iterable[Path | str], collect: bool) -> tuple[list[Case], list[Problem]]:
     cases: list[Case] = []
     problems: list[Problem] = []
     seen: dict[str, Location] = {}

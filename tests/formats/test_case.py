@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -135,3 +136,19 @@ def test_counted_cases_leave_out_generated_cases_waiting_for_review(tmp_path: Pa
     assert [c.id for c in load_counted_cases(tmp_path, "cases/*")] == ["c1", "c2", "g1"]
     with pytest.raises(InputError, match="no case files match 'other/\\*'"):
         load_counted_cases(tmp_path, "other/*")
+
+
+def test_loading_gives_the_cycle_collector_back_as_it_found_it(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.yaml", GOOD_YAML)
+    bad = write(tmp_path / "bad.jsonl", "{not json}\n")
+    assert gc.isenabled()
+    assert [c.id for c in load_cases([path])] == ["c1", "c2"]
+    with pytest.raises(InputError):
+        load_cases([bad])
+    assert gc.isenabled()  # also after an error
+    gc.disable()
+    try:
+        load_cases([path])
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
