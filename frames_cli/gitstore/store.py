@@ -59,10 +59,12 @@ class DiffStat:
 
     @property
     def insertions(self) -> int:
+        """Lines added over all files (binary files count 0)."""
         return sum(f.added for f in self.files)
 
     @property
     def deletions(self) -> int:
+        """Lines deleted over all files (binary files count 0)."""
         return sum(f.deleted for f in self.files)
 
     @property

@@ -267,6 +267,8 @@ class Tau2Domain:
     free_text_args: frozenset[str] = frozenset({"summary"})
 
     def answer_format(self) -> str:
+        """The cases' `answer_format`: a JSON object of write actions, naming this domain's write
+        tools with their arguments."""
         tools = "; ".join(f"{name}({args})" for name, (_, args) in self.write_tools.items())
         return _ANSWER_FORMAT.format(tools=tools)
 
