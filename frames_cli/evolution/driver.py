@@ -200,10 +200,7 @@ def _load_cases(ws: Workspace, config: FramesConfig) -> dict[str, Case]:
     """
     from frames_cli.formats.case import load_counted_cases
 
-    cases = load_counted_cases(ws.root, config.eval.cases)
-    if not cases:
-        raise InputError(f"no cases match `eval.cases` ({config.eval.cases}); add cases with `frames ingest`", Location(ws.config_path))
-    return {c.id: c for c in cases}
+    return {c.id: c for c in load_counted_cases(ws.root, config.eval.cases)}
 
 
 def _evaluation_set(cases: dict[str, Case], pool: Any, settings: Settings) -> list[str]:

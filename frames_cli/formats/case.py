@@ -441,12 +441,16 @@ def load_counted_cases(root: Path, pattern: str) -> list[Case]:
     `reviewed: true`.
 
     Raises:
-        InputError: no case file matches (exit code 2), or a case file is malformed (path:line).
+        InputError: no case file matches, the files hold no case that counts (exit code 2), or a
+            case file is malformed (path:line).
     """
     paths = case_files(root, pattern)
     if not paths:
         raise InputError(f"no case files match {pattern!r} (.yaml, .yml or .jsonl); add cases with `frames ingest`", Location(root))
-    return [case for case in load_cases(paths) if case.reviewed]
+    counted = [case for case in load_cases(paths) if case.reviewed]
+    if not counted:
+        raise InputError(f"the case files matching {pattern!r} hold no case that counts (reviewed)", Location(paths[0]))
+    return counted
 
 
 def load_cases(paths: Iterable[Path | str]) -> list[Case]:

@@ -152,3 +152,9 @@ def test_loading_gives_the_cycle_collector_back_as_it_found_it(tmp_path: Path) -
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+def test_counted_cases_refuse_files_holding_no_case_that_counts(tmp_path: Path) -> None:
+    write(tmp_path / "empty.yaml", "[]\n")
+    with pytest.raises(InputError, match="hold no case that counts"):
+        load_counted_cases(tmp_path, "*.yaml")
