@@ -20,7 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from frames_cli.commands.app import app
 from frames_cli.evolution.checkpoint import LoopMemory
 from frames_cli.evolution.driver import EvolveOptions, evolve
 from frames_cli.evolution.loop import STAGES
@@ -52,8 +54,8 @@ def test_patience_ends_the_run_after_that_many_rounds_without_a_new_front_member
     assert state.finished is not None and state.checkpoint["pending"] is None
 
 
-def _frames_evolve(repo: EvolveRepo, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "frames_cli", "evolve", "--repo", str(repo.root), *args],
+def _frames_evolve(repo: EvolveRepo) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "frames_cli", "evolve", "--repo", str(repo.root)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -101,10 +103,10 @@ def test_signal_stops_after_the_current_step_and_the_next_run_resumes(tmp_path: 
     assert set(stopped.front) <= {c.id for c in stopped.candidates}
     assert repo.git("rev-parse", "HEAD") == head and repo.git("status", "--porcelain") == ""
 
-    second = _frames_evolve(repo, "--json")
-    out, err = second.communicate(timeout=60)
-    assert second.returncode == 0, err
-    resumed = json.loads(out)
+    # The second run goes in-process: it is the same command, and this process has litellm loaded.
+    second = CliRunner().invoke(app, ["evolve", "--repo", str(repo.root), "--json"])
+    assert second.exit_code == 0, second.output
+    resumed = json.loads(second.stdout)
     assert (resumed["resumed"], resumed["run_id"], resumed["status"]) == (True, stopped.run_id, "finished")
     (finished,) = load_runs(Workspace.open(repo.root))
     assert finished.round == 3 or finished.stop_reason == "patience"
