@@ -351,6 +351,10 @@ def _yaml_objects(path: Path, loader: Any, root: Any) -> Iterator[tuple[Location
             yield location, loader.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
             yield location, _Unreadable(f"invalid YAML value: {getattr(exc, 'problem', None) or exc}")
+        except (ValueError, KeyError, AttributeError, TypeError):
+            # PyYAML's constructors for explicit tags raise plain errors on a malformed scalar
+            # (`!!int x` ValueError, `!!bool maybe` KeyError, `!!timestamp x` AttributeError).
+            yield location, _Unreadable("invalid YAML value: a scalar its explicit tag (such as !!int or !!timestamp) cannot hold")
 
 
 def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadResult:
