@@ -32,12 +32,12 @@ def _f(default: Any, doc: str, **kw: Any) -> Any:
 class ModelsConfig:
     """Model per role: any litellm model string, `frames-sim/<role>` or `spool/<name>`; null = none."""
 
-    executor: str | None = _f(None, "agent under test (built-in executor)")
-    diagnoser: str | None = _f(None, "reads failing cases and proposes skill changes")
-    rewriter: str | None = _f(None, "applies a blueprint to one skill")
-    generator: str | None = _f(None, "writes new cases for uncovered policy sections")
-    judge: str | None = _f(None, "grades `rubric` checks")
-    coldstart: str | None = _f(None, "rewrites policy sections into procedures; null keeps text verbatim")
+    executor: str | None = _f(None, "agent under test (built-in executor)", model=True)
+    diagnoser: str | None = _f(None, "reads failing cases and proposes skill changes", model=True)
+    rewriter: str | None = _f(None, "applies a blueprint to one skill", model=True)
+    generator: str | None = _f(None, "writes new cases for uncovered policy sections", model=True)
+    judge: str | None = _f(None, "grades `rubric` checks", model=True)
+    coldstart: str | None = _f(None, "rewrites policy sections into procedures; null keeps text verbatim", model=True)
 
 
 @dataclass(frozen=True)
@@ -217,8 +217,19 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
                     raise ConfigError(f"`{key}` must be one of {', '.join(meta['choices'])}, got {value!r}", loc)
                 if int in args and value != "all":
                     raise ConfigError(f"`{key}` must be a whole number or `all`, got {value!r}", loc)
+                if meta.get("model"):
+                    _check_model(value, key, loc)
                 return value
     raise bad
+
+
+def _check_model(model: str, key: str, loc: Location) -> None:
+    """A simulator model must name a role the simulator plays; other providers check their own names."""
+    from frames_cli.llm.providers import SIM_PREFIX, SIM_ROLES
+
+    prefix, _, role = model.partition("/")
+    if prefix == SIM_PREFIX and role not in SIM_ROLES:
+        raise ConfigError(f"`{key}`: the simulator plays no role {role!r} (known: {', '.join(f'{SIM_PREFIX}/{r}' for r in SIM_ROLES)})", loc)
 
 
 def _check_range(value: float, key: str, meta: dict, loc: Location) -> None:
