@@ -33,11 +33,11 @@ import yaml
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
-from frames_cli.formats.text import decode_utf8, yaml_error_line
+from frames_cli.formats.text import SafeLoader, decode_utf8, yaml_error_line
 from frames_cli.registry import CHECKS
 from frames_cli.workspace.atomic import atomic_write_text
 
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE_LOADER = SafeLoader
 
 
 class _CaseDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]

@@ -27,7 +27,7 @@ import yaml
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
-from frames_cli.formats.text import decode_utf8, yaml_error_line
+from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 
 SKILL_FILE = "SKILL.md"
 SKILLS_DIR = "skills"
@@ -234,7 +234,10 @@ def _scalar_str(node: yaml.Node, key: str, loc: Location) -> str:
         raise InputError(f"`{key}` must be a string", loc)
     if not node.style and node.tag != "tag:yaml.org,2002:str":
         # A plain `yes`, `123` or `null` is a bool, number or null to YAML: the spec wants strings.
-        value = yaml.safe_load(yaml.serialize(node))
+        try:
+            value = load_yaml_node(node)
+        except yaml.MarkedYAMLError as exc:
+            raise InputError(f"`{key}`: {exc.problem}", loc) from None
         if not isinstance(value, str):
             raise InputError(f"`{key}` must be a string, got {value!r} (quote it)", loc)
     return node.value

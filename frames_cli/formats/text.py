@@ -37,3 +37,32 @@ def yaml_error_line(exc: yaml.MarkedYAMLError, text: str) -> int | None:
     if mark is None:
         return None
     return max(1, min(mark.line + 1, len(text.splitlines())))
+
+
+class _StrictConstruct:
+    """Mixin: a scalar its explicit tag cannot hold (`!!int x`, `!!bool maybe`, `!!timestamp x`)
+    raises a marked ConstructorError, which loaders report at its line, instead of the plain
+    ValueError, KeyError, AttributeError or TypeError PyYAML's constructors raise."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
+        try:
+            return super().construct_object(node, deep)  # type: ignore[misc]
+        except yaml.YAMLError:
+            raise
+        except (ValueError, KeyError, AttributeError, TypeError):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} cannot be read as {node.tag.rsplit(':', 1)[-1]}", node.start_mark
+            ) from None
+
+
+class SafeLoader(_StrictConstruct, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (the C one where built) whose construction errors carry a line."""
+
+
+def load_yaml_node(node: yaml.Node) -> object:
+    """The value of one composed YAML node, constructed safely.
+
+    Raises:
+        yaml.MarkedYAMLError: the node holds a value its tag cannot hold (with the node's mark).
+    """
+    return yaml.load(yaml.serialize(node), Loader=SafeLoader)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.errors import InputError, Location
+from frames_cli.formats.text import SafeLoader
 from frames_cli.formats.case import Source
 from frames_cli.formats.skill import SkillSet
 from frames_cli.ingest.text import tokens
@@ -102,7 +103,7 @@ def load_priors(root: Path) -> Priors:
         return Priors()
     loc = Location(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SafeLoader) or {}
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise InputError(f"invalid YAML: {exc.problem}", Location(path, mark.line + 1 if mark else None)) from None

@@ -16,7 +16,7 @@ from typing import Any, Union
 import yaml
 
 from frames_cli.errors import ConfigError, Location
-from frames_cli.formats.text import decode_utf8, yaml_error_line
+from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 
 CONFIG_FILE = "frames.yaml"
 CONFIG_VERSION = 1
@@ -188,7 +188,10 @@ def _type_name(tp: Any) -> str:
 def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> Any:
     """Turn one YAML scalar/sequence node into a value of type `tp`, or raise ConfigError."""
     args = typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else (tp,)
-    value = yaml.safe_load(yaml.serialize(node)) if not isinstance(node, yaml.MappingNode) else None
+    try:
+        value = load_yaml_node(node) if not isinstance(node, yaml.MappingNode) else None
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(f"`{key}`: {exc.problem}", loc) from None
     bad = ConfigError(f"`{key}` must be {_type_name(tp)}, got {value!r}", loc)
     if isinstance(node, yaml.MappingNode):
         raise bad

@@ -158,3 +158,10 @@ def test_counted_cases_refuse_files_holding_no_case_that_counts(tmp_path: Path) 
     write(tmp_path / "empty.yaml", "[]\n")
     with pytest.raises(InputError, match="hold no case that counts"):
         load_counted_cases(tmp_path, "*.yaml")
+
+
+def test_a_value_its_yaml_tag_cannot_hold_is_a_located_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.yaml", GOOD_YAML.replace('created: "2026-11-01"', "created: !!timestamp nonsense"))
+    with pytest.raises(InputError) as info:
+        load_cases([path])
+    assert str(info.value) == f"{path}:4: invalid YAML: 'nonsense' cannot be read as timestamp"

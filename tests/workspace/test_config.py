@@ -19,6 +19,7 @@ def test_rendered_template_parses_back_to_the_defaults() -> None:
         ("evolution:\n  vote_threshold: some\n", "frames.yaml:2: `evolution.vote_threshold` must be a whole number or `all`, got 'some'"),
         ("evolution:\n  tolerance: 2\n", "frames.yaml:2: `evolution.tolerance` must be at most 1.0, got 2.0"),
         ("models:\n  executor: frames-sim/nonsense\n", "frames.yaml:2: `models.executor`: the simulator plays no role 'nonsense'"),
+        ("version: 1\nllm:\n  cache: !!bool maybe\n", "frames.yaml:3: `llm.cache`: 'maybe' cannot be read as bool"),
     ],
 )
 def test_bad_values_name_key_and_line(text: str, message: str) -> None:
