@@ -48,6 +48,7 @@ class CaseResult:
     trajectory: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: every field, `usage` as {prompt_tokens, completion_tokens, cost_usd}."""
         return {
             "case_id": self.case_id, "category": self.category, "sample": self.sample, "passed": self.passed,
             "reason": self.reason, "output": self.output, "skills_used": self.skills_used,
@@ -56,6 +57,7 @@ class CaseResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CaseResult:
+        """Rebuild a result from `to_dict` output (a missing `usage` counts as zero tokens)."""
         return cls(**{**d, "usage": Usage.from_dict(d.get("usage") or {})})
 
 

@@ -78,6 +78,7 @@ class Settings:
         )
 
     def to_json(self) -> dict:
+        """Every field as JSON-ready data (nested dataclasses become dicts)."""
         return dataclasses.asdict(self)
 
     @classmethod
@@ -191,6 +192,7 @@ class Evaluation:
         return out
 
     def to_json(self) -> dict:
+        """Every field as JSON-ready data (nested dataclasses become dicts)."""
         return dataclasses.asdict(self)
 
 
@@ -395,6 +397,7 @@ class EvolutionRun:
     # --- helpers -----------------------------------------------------------------------------------
 
     def save(self) -> None:
+        """Record the spend so far in the run state and write the checkpoint atomically."""
         self.state.spend_tokens, self.state.spend_usd = _spend(self.ctx.client.ledger)
         self.ctx.checkpointer.save(self.state, self.memory)
 
