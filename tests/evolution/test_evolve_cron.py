@@ -94,12 +94,15 @@ def test_new_case_new_setting_or_new_base_start_a_new_run(tmp_path: Path) -> Non
     skill = repo.root / "skills" / "baggage" / "SKILL.md"
     skill.write_text(skill.read_text() + "- Silver members get two free checked bags.\n")
     repo.git("commit", "-q", "-am", "baggage: silver tier")
+    before = set(run_ids(repo))
     assert run_cli(repo).exit_code == 0
     assert len(run_ids(repo)) == 4
+    # Ids made within one second sort by their random suffix, so find the new one by difference.
+    (fourth,) = set(run_ids(repo)) - before
 
     last = run_cli(repo)
 
-    assert last.stdout.splitlines() == [up_to_date_line(run_ids(repo)[-1], repo.git("rev-parse", "HEAD"))]
+    assert last.stdout.splitlines() == [up_to_date_line(fourth, repo.git("rev-parse", "HEAD"))]
     assert len(run_ids(repo)) == 4
 
 
