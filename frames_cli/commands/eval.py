@@ -10,7 +10,7 @@ import typer
 from frames_cli.commands.common import STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
 
 if TYPE_CHECKING:
-    from frames_cli.evaluation.runner import EvalReport
+    from frames_cli.evaluation.runner import EvalReport, Progress
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import SkillSet
     from frames_cli.workspace.layout import Workspace
@@ -67,6 +67,7 @@ def eval_command(
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary to this file (`-`: print it instead of the table).")] = None,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file (`-`: print it instead of the table).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")] = False,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).")] = None,
     repo: RepoOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -81,6 +82,7 @@ def eval_command(
     from frames_cli.errors import ThresholdError
     from frames_cli.evaluation import report as reports
     from frames_cli.evaluation.pool import RegressionPool
+    from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
     from frames_cli.llm.providers import simulator_notice
@@ -100,20 +102,30 @@ def eval_command(
     case_list = load_eval_cases(ws, cases or config.eval.cases)
     k = samples or config.eval.samples
     run_dir = ws.state_dir / EVALS_DIR / new_run_id()
+    n_jobs = jobs or config.eval.jobs
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
     with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list)) as client:
         executor = make_executor(ws, config, client)
         judge = client if any(c.task.check.kind == "rubric" for c in case_list) else None
+
+        def run(progress: Progress | None) -> EvalReport:
+            if n_jobs > 1:
+                setup = WorkerSetup(ws, config, run_dir, use_cache=not no_cache)
+                return evaluate_parallel(case_list, skills, setup, jobs=n_jobs, samples=k, ledger=client.ledger, progress=progress)
+            return evaluate(case_list, skills, executor, samples=k, judge=judge, progress=progress)
+
         if json_out:
-            report = evaluate(case_list, skills, executor, samples=k, judge=judge)
+            report = run(None)
         else:
-            from rich.progress import Progress
+            from rich.progress import Progress as Bar
 
             from frames_cli.commands.output import err_console
 
-            with Progress(console=err_console(), transient=True) as bar:
+            # No refresh thread: the bar is redrawn at each progress report, and a parent without
+            # threads can fork its `--jobs` workers (see evaluate_parallel).
+            with Bar(console=err_console(), transient=True, auto_refresh=False) as bar:
                 task = bar.add_task(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", total=len(case_list) * k)
-                report = evaluate(case_list, skills, executor, samples=k, judge=judge, progress=lambda done, _: bar.update(task, completed=done))
+                report = run(lambda done, _: bar.update(task, completed=done, refresh=True))
         calls = sum(r["calls"] for r in client.ledger.to_dict()["roles"].values())
     report.require_answers()
     commit = ws_commit(ws, ref)

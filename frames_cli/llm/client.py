@@ -50,7 +50,8 @@ class ModelClient:
     extracted and validated, and up to `llm.repair_turns` repair turns that show the model the
     validator's errors. Successful answers are cached on disk; errors never are. Every call is
     written to `<run_dir>/exchanges.jsonl` (secrets redacted) and added to the ledger; the budget
-    is checked before every call.
+    is checked before every call. With `save_ledger=False` the ledger stays in memory and
+    `ledger.json` is not written: a `frames eval --jobs` worker, whose totals the parent merges.
 
     Failures are replies with `error`, never exceptions; the exceptions are BudgetExceeded (raised
     by `gather`/`chat_many` once in-flight calls are finished and recorded) and ConfigError (no
@@ -65,13 +66,14 @@ class ModelClient:
         run_dir: Path | None = None,
         use_cache: bool = True,
         sim_world: SimWorld | None = None,
+        save_ledger: bool = True,
     ):
         self.workspace = workspace
         self.config = config
         self.run_dir = Path(run_dir) if run_dir else None
         redactor = self._redact = Redactor()
         self.ledger = Ledger(
-            config.budget.max_tokens, config.budget.max_usd, self.run_dir / "ledger.json" if self.run_dir else None
+            config.budget.max_tokens, config.budget.max_usd, self.run_dir / "ledger.json" if self.run_dir and save_ledger else None
         )
         self.audit = AuditLog(self.run_dir / "exchanges.jsonl", redactor) if self.run_dir else None
         self.cache = ResponseCache(workspace.cache_dir, redactor) if use_cache and config.llm.cache else None

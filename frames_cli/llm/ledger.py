@@ -81,6 +81,17 @@ class Ledger:
         with self._lock:
             self._role(role).failed += 1
 
+    def add_totals(self, roles: dict[str, dict[str, Any]]) -> None:
+        """Add another ledger's per-role totals (the `"roles"` of its `to_dict()`) to this one.
+
+        Used to merge the ledgers of `frames eval --jobs N` worker processes into the run's.
+        """
+        with self._lock:
+            for role, totals in roles.items():
+                mine = self._role(role)
+                for name, value in totals.items():
+                    setattr(mine, name, getattr(mine, name) + value)
+
     @property
     def total_tokens(self) -> int:
         """Prompt + completion tokens of every call of the run (tokens)."""

@@ -108,6 +108,7 @@ class EvalConfig:
 
     samples: int = _f(1, "k: samples per case (pass@k and pass^k need k > 1)", min=1)
     cases: str = _f("cases/*", "glob of case files, relative to the workspace")
+    jobs: int = _f(1, "worker processes `frames eval` spreads the cases over (each gets 1/jobs of the budget)", min=1)
 
 
 @dataclass(frozen=True)

@@ -118,3 +118,18 @@ def test_provider_refusing_every_call_is_a_run_time_failure_not_a_zero_pass_rate
     assert "error: no case got an answer; every call failed, first with:" in result.stderr
     assert "RateLimitError" in result.stderr
     assert not (ws / ".frames" / "regression-pool.json").exists()
+
+
+def test_jobs_2_gives_the_report_of_one_process_and_one_ledger(ws: Path) -> None:
+    parallel = run("--repo", str(ws), "--jobs", "2", "--no-cache")
+    assert parallel.exit_code == 0, parallel.output
+    assert "model calls: 20 " in parallel.stdout
+    [run_dir] = (ws / ".frames" / "evals").iterdir()
+    ledger = json.loads((run_dir / "ledger.json").read_text())
+    assert ledger["roles"]["executor"]["calls"] == 20 and ledger["total_tokens"] > 0
+    assert len(read_exchanges(run_dir / "exchanges.jsonl")) == 20
+    single = run("--repo", str(ws), "--json", "--no-cache", "--jobs", "1")
+    assert single.exit_code == 0, single.output
+    data = json.loads(single.stdout)
+    assert json.loads((run_dir / "report.json").read_text())["results"] == data["results"]
+    assert data["model_calls"] == 20

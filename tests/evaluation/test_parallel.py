@@ -1,0 +1,81 @@
+"""`evaluate_parallel`: worker processes give the in-process report, share the cache, merge their ledgers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from frames_cli.errors import BudgetExceeded
+from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel
+from frames_cli.evaluation.runner import evaluate
+from frames_cli.executor.builtin import BuiltinExecutor
+from frames_cli.formats.case import load_cases
+from frames_cli.formats.skill import SkillSet
+from frames_cli.llm.audit import read_exchanges
+from frames_cli.llm.client import ModelClient
+from frames_cli.llm.ledger import Ledger
+from frames_cli.sim.world import SimWorld
+
+ROOT = Path(__file__).resolve().parents[2]
+N_CASES = 20
+
+
+@pytest.fixture
+def cases():
+    return load_cases([ROOT / "cases" / "tau2-airline.yaml"])[:N_CASES]
+
+
+@pytest.fixture
+def skills():
+    return SkillSet.from_dir(ROOT / "skills")
+
+
+def in_process(sim_workspace, config, cases, skills, run_dir: Path, samples: int):
+    with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False, sim_world=SimWorld.from_cases(cases)) as client:
+        report = evaluate(cases, skills, BuiltinExecutor(client, config.executor), samples=samples)
+    return report, json.loads((run_dir / "ledger.json").read_text())
+
+
+def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_the_cache(sim_workspace, cases, skills, tmp_path: Path) -> None:
+    config = sim_workspace.config
+    setup = WorkerSetup(sim_workspace.workspace, config, tmp_path / "two")
+    ledger = Ledger()
+    seen: list[int] = []
+    two = evaluate_parallel(cases, skills, setup, jobs=2, samples=2, ledger=ledger, progress=lambda done, total: seen.append(done))
+    one, one_ledger = in_process(sim_workspace, config, cases, skills, tmp_path / "one", samples=2)
+    assert [r.to_dict() for r in two.results] == [r.to_dict() for r in one.results]
+    assert two.to_json() == one.to_json()
+    assert 0 < one.pass_rate < 1
+    # Equal totals; USD only up to float rounding, as the workers' sums are added in another order.
+    merged = ledger.to_dict()["roles"]
+    assert merged == {role: {**t, "cost_usd": pytest.approx(t["cost_usd"])} for role, t in one_ledger["roles"].items()}
+    assert merged["executor"]["calls"] == N_CASES * 2 * 2
+    # Both workers appended to one audit log: every line whole, one per call; no worker wrote a ledger file.
+    assert len(read_exchanges(tmp_path / "two" / "exchanges.jsonl")) == N_CASES * 2 * 2
+    assert not (tmp_path / "two" / "ledger.json").exists()
+    assert seen and seen[-1] == N_CASES * 2 and seen == sorted(seen)
+
+    rerun = Ledger()
+    again = evaluate_parallel(cases, skills, setup, jobs=2, samples=2, ledger=rerun)
+    assert [r.to_dict() for r in again.results] == [r.to_dict() for r in two.results]
+    assert rerun.to_dict()["roles"]["executor"] == {**rerun.to_dict()["roles"]["executor"], "calls": 0, "cached": N_CASES * 2 * 2}
+
+
+def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(sim_workspace, cases, skills, tmp_path: Path) -> None:
+    config = sim_workspace.configured(budget={"max_tokens": 2000})
+    ledger = Ledger()
+    with pytest.raises(BudgetExceeded) as parallel:
+        evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "two", use_cache=False), jobs=2, ledger=ledger)
+    with pytest.raises(BudgetExceeded) as in_proc:
+        in_process(sim_workspace, config, cases, skills, tmp_path / "one", samples=1)
+    assert str(parallel.value).startswith("token budget spent")
+    assert str(in_proc.value).startswith("token budget spent")
+    # Each worker stopped at its half of the budget, and its calls count in the run's ledger.
+    assert 1000 <= ledger.total_tokens and ledger.to_dict()["roles"]["executor"]["calls"] >= 2
+
+
+def test_jobs_must_be_positive(sim_workspace, cases, skills) -> None:
+    with pytest.raises(ValueError):
+        evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config), jobs=0)
