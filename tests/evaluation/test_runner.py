@@ -70,8 +70,9 @@ def test_objects_older_than_the_evaluation_are_frozen_only_while_it_runs(sim_wor
         # A caller that froze the heap itself keeps it frozen.
         gc.freeze()
         try:
-            held = gc.get_freeze_count()
             evaluate(cases, skills, BuiltinExecutor(client, sim_workspace.config.executor))
-            assert gc.get_freeze_count() >= held
+            # Frozen objects still die by reference counting, so the count may shrink; what must
+            # not happen is evaluate unfreezing the caller's heap.
+            assert gc.get_freeze_count() > 0
         finally:
             gc.unfreeze()
