@@ -1,0 +1,55 @@
+"""The README's main job, `frames evolve`, on the bundled airline example (two rounds, simulator).
+
+Invariants:
+1. It exits 0 with a deploy menu that says the run used the simulator.
+2. It leaves the checked-out branch, HEAD, the index and the working tree exactly as they were.
+3. Candidates are commits under refs/frames/runs/<run>/, outside every branch but the review one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from frames_cli.commands.app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases", ".gitignore")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_main_job_on_the_bundled_example_leaves_the_checkout_alone(tmp_path: Path) -> None:
+    root = tmp_path / "example"
+    root.mkdir()
+    for name in EXAMPLE:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    config = yaml.safe_load((root / "frames.yaml").read_text())
+    config["evolution"]["max_rounds"] = 2
+    (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "bundled example")
+    before = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "symbolic-ref", "HEAD"),
+              (root / ".git" / "index").read_bytes())
+
+    result = CliRunner().invoke(app, ["evolve", "--repo", str(root)])
+
+    assert result.exit_code == 0, result.output
+    assert "Pareto front of run" in result.stdout and "a simulator of model behaviour, not a model" in result.stdout
+    after = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "symbolic-ref", "HEAD"),
+             (root / ".git" / "index").read_bytes())
+    assert after == before
+    (run_id,) = [p.name for p in (root / ".frames" / "runs").iterdir()]
+    state = json.loads((root / ".frames" / "runs" / run_id / "state.json").read_text())
+    refs = git(root, "for-each-ref", "--format=%(refname)", f"refs/frames/runs/{run_id}/").split()
+    assert {f"refs/frames/runs/{run_id}/{c['id']}" for c in state["candidates"]} <= set(refs)
+    assert git(root, "branch", "--format=%(refname:short)").split() in (["main"], [f"frames/{run_id}", "main"])
