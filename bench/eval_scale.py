@@ -4,14 +4,21 @@ Cases are the bundled tau2 airline cases (real inputs of 3–17 k characters), r
 up to --cases, written as JSON Lines into a temporary workspace with the bundled skills. The whole
 path runs: load_cases → evaluate → BuiltinExecutor (catalog turn, load turn) → ModelClient (cache,
 semaphore, ledger, audit log, schema validation) → litellm.completion → frames-sim executor.
-Prints the wall time of each phase, the model calls, the time per call and the peak memory (RSS).
+Prints the wall time of each phase, the model calls, the time per call and the peak memory: the
+peak of the summed PSS of this process and its workers, sampled every 0.2 s, and peak RSS.
 Targets (issue 4): well under a minute and under 1 GB for 10,000 cases.
 
 Usage: python bench/eval_scale.py [--cases N] [--concurrency C] [--jobs J] [--no-cache] [--small]
   --small: use three short cases (about 100 characters of input) instead of the tau2 ones.
-  --jobs: worker processes (`frames eval --jobs`); CPU time then includes the workers', and the
-    memory line adds the largest worker's peak RSS times J to this process's (an upper bound of
-    the sum over processes: Linux reports only the largest peak among children).
+  --jobs: worker processes (`frames eval --jobs`); CPU time then includes the workers'.
+
+Memory: the true total is the peak of the summed PSS (proportional set size: a page shared by n
+processes counts 1/n in each; `/proc/<pid>/smaps_rollup`) over this process and its live
+descendants, sampled every 0.2 s by a separate sampler process (a thread here would make
+`evaluate_parallel` spawn its workers instead of forking them). A 0.2 s sampling can miss a peak
+shorter than that. The peak-RSS lines are printed too: RSS counts shared pages in full in every
+process, and for workers Linux reports only the largest peak among ended children, so
+"jobs × that" is an upper bound, not a measure.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,6 +72,87 @@ def workers_peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+#: Seconds between two samples of the summed PSS.
+PSS_PERIOD_S = 0.2
+
+
+def pss_kib(pid: int) -> int:
+    """Proportional set size of process `pid` in KiB (0 when it has ended or cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return 0
+
+
+def descendants(root: int) -> list[int]:
+    """Pids of the live descendants of `root` (by each process's parent pid in `/proc/<pid>/stat`)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            # The command name (field 2) may hold spaces and parentheses: the parent pid follows its last ")".
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def sample_pss(root: int) -> None:
+    """Sampler process: sum the PSS of `root` and its descendants (but this one) every PSS_PERIOD_S.
+
+    Each line read on stdin is answered on stdout with the peak sum in KiB since the previous line
+    (or the start), and the peak restarts from the current sum; it ends at the end of stdin.
+    """
+    lock = threading.Lock()
+    peak = [0]
+
+    def current() -> int:
+        return sum(pss_kib(pid) for pid in [root, *descendants(root)] if pid != os.getpid())
+
+    def loop() -> None:
+        while True:
+            total = current()
+            with lock:
+                peak[0] = max(peak[0], total)
+            time.sleep(PSS_PERIOD_S)
+
+    threading.Thread(target=loop, daemon=True).start()
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        now = current()
+        with lock:
+            print(max(peak[0], now), flush=True)
+            peak[0] = now
+
+
+class PssPeak:
+    """A `sample_pss` process watching this process: `.mb()` is the peak summed PSS in MB since the last call."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--sample-pss", str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and self.proc.stdout.readline() == "ready\n"
+
+    def mb(self) -> float:
+        """Peak summed PSS (MB) since the previous call or the start."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("peak\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline()) / 1024
+
+    def close(self) -> None:
+        """End the sampler (it stops at the end of its stdin)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
 def cpu_seconds() -> float:
     """User + system CPU time of this process (all threads) and of its ended children (seconds)."""
     return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
@@ -80,12 +169,13 @@ def run_eval(ws: Workspace, config: FramesConfig, cases: list, skills: SkillSet,
         return report, client.ledger.to_dict()["roles"]["executor"]
 
 
-def memory(jobs: int) -> str:
-    """This process's peak RSS, and with workers the bound on the sum over all processes."""
-    if jobs == 1:
-        return f"{peak_rss_mb():.0f} MB"
+def memory(jobs: int, pss_mb: float) -> str:
+    """The peak summed PSS, then this process's peak RSS and, with workers, the RSS bound on the sum."""
     own, worker = peak_rss_mb(), workers_peak_rss_mb()
-    return f"{own:.0f} MB here + at most {jobs} × {worker:.0f} MB in workers = at most {own + jobs * worker:.0f} MB in all"
+    rss = f"peak RSS of this process {own:.0f} MB"
+    if jobs > 1:
+        rss += f", largest worker's peak RSS {worker:.0f} MB (RSS bound on the sum: {own + jobs * worker:.0f} MB)"
+    return f"peak PSS summed over {'this process and its workers' if jobs > 1 else 'this process'}: {pss_mb:.0f} MB; {rss}"
 
 
 def make_cases(n: int, small: bool) -> list:
@@ -114,7 +204,11 @@ def main() -> None:
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--write-only", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--sample-pss", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.sample_pss:
+        sample_pss(args.sample_pss)
+        return
     if args.write_only:
         write_cases(args.write_only, make_cases(args.cases, args.small))
         return
@@ -132,6 +226,7 @@ def main() -> None:
         config = with_overrides(config, "llm", concurrency=args.concurrency)
         litellm_module()  # import cost (seconds) is not evaluation time
         rss_before = peak_rss_mb()
+        pss = PssPeak()
 
         t0 = time.perf_counter()
         cases = load_cases([tmp / "cases" / "bench.jsonl"])
@@ -141,6 +236,7 @@ def main() -> None:
         world = SimWorld.from_cases(cases)
         report, ledger = run_eval(ws, config, cases, skills, tmp / ".frames" / "evals" / "bench", args.jobs, not args.no_cache, world)
         t2, cpu2 = time.perf_counter(), cpu_seconds()
+        pss_mb = pss.mb()
 
         calls = ledger["calls"]
         print(f"cases: {len(cases)} ({'short' if args.small else 'tau2 airline, repeated'}), skills: {len(skills)}, "
@@ -151,16 +247,20 @@ def main() -> None:
         print(f"evaluate CPU time: {cpu2 - cpu1:.2f} s ({1000 * (cpu2 - cpu1) / max(calls, 1):.2f} ms per call); "
               f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"pass rate: {report.pass_rate:.1%}, mean tokens per case: {report.mean_tokens:.0f}")
-        print(f"peak RSS: {memory(args.jobs)} (after importing litellm: {rss_before:.0f} MB)")
+        print(f"memory (load + evaluate): {memory(args.jobs, pss_mb)} (after importing litellm: {rss_before:.0f} MB)")
         figures = {"cases": len(cases), "jobs": args.jobs, "eval_s": round(t2 - t1, 2), "load_s": round(t1 - t0, 2), "calls": calls,
-                   "eval_cpu_s": round(cpu2 - cpu1, 2), "peak_rss_mb": round(peak_rss_mb()), "worker_peak_rss_mb": round(workers_peak_rss_mb())}
+                   "eval_cpu_s": round(cpu2 - cpu1, 2), "peak_pss_sum_mb": round(pss_mb), "peak_rss_mb": round(peak_rss_mb()),
+                   "worker_peak_rss_mb": round(workers_peak_rss_mb())}
         if not args.no_cache:
             # The re-run of `frames eval` on unchanged skills and cases: every answer from the cache.
             again, rerun = run_eval(ws, config, cases, skills, tmp / ".frames" / "evals" / "rerun", args.jobs, True, world)
             t3 = time.perf_counter()
+            rerun_pss_mb = pss.mb()
             assert again.pass_rate == report.pass_rate
-            print(f"warm re-run: {t3 - t2:.2f} s wall, {rerun['calls']} model calls; peak RSS now {memory(args.jobs)}")
-            figures.update(rerun_s=round(t3 - t2, 2), rerun_calls=rerun["calls"], peak_rss_mb=round(peak_rss_mb()), worker_peak_rss_mb=round(workers_peak_rss_mb()))
+            print(f"warm re-run: {t3 - t2:.2f} s wall, {rerun['calls']} model calls; memory: {memory(args.jobs, rerun_pss_mb)}")
+            figures.update(rerun_s=round(t3 - t2, 2), rerun_calls=rerun["calls"], rerun_peak_pss_sum_mb=round(rerun_pss_mb),
+                           peak_rss_mb=round(peak_rss_mb()), worker_peak_rss_mb=round(workers_peak_rss_mb()))
+        pss.close()
         print(json.dumps(figures))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
