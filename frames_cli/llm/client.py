@@ -291,12 +291,20 @@ class ModelClient:
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema}}
         start = time.monotonic()
         record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
+        # litellm hands every finished call to a background thread that builds its logging
+        # payload even for "no-log" calls: ~0.3 ms of CPU per call under the GIL, a fifth of
+        # litellm's own cost, for nothing we read (cost and usage are on the response already).
+        # Its flag for nested internal calls skips that hand-off (docs/DECISIONS.md).
+        quiet = providers.internal_call_flag()
+        token = quiet.set(True)
         try:
             response = litellm.completion(**kwargs)
         except Exception as exc:
             record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
             self._log(record)
             raise
+        finally:
+            quiet.reset(token)
         choice = response.choices[0]
         raw = getattr(response, "usage", None)
         call_usage = Usage(getattr(raw, "prompt_tokens", 0) or 0, getattr(raw, "completion_tokens", 0) or 0, response._hidden_params.get("response_cost"))

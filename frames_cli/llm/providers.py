@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 if TYPE_CHECKING:
+    from contextvars import ContextVar
+
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
 
@@ -87,6 +89,10 @@ def litellm_module() -> Any:
             from frames_cli.sim.provider import SimProvider
 
             litellm.suppress_debug_info = True
+            # litellm loads its default tokenizer (tens of MB, ~0.2 s) on the first completion;
+            # loading it here keeps it out of the first call's timeout and lets forked
+            # `frames eval --jobs` workers share one copy.
+            litellm.encoding  # noqa: B018
             others = [p for p in (litellm.custom_provider_map or []) if p.get("provider") not in (SIM_PREFIX, SPOOL_PREFIX)]
             litellm.custom_provider_map = others + [
                 {"provider": SIM_PREFIX, "custom_handler": SimProvider()},
@@ -97,6 +103,19 @@ def litellm_module() -> Any:
             )
             _litellm = litellm
     return _litellm
+
+
+def internal_call_flag() -> ContextVar[bool]:
+    """litellm's context flag for its own nested calls; set, it skips the background logging step.
+
+    litellm (pinned 1.108.14) submits every finished `completion` to a logging thread that builds
+    a standard logging payload even for `no-log` calls, then drops it. Cost and usage are set on
+    the response before that step, so nothing frames reads depends on it. The flag lives in a
+    private module: tests/test_llm_litellm_internals.py fails if a litellm upgrade moves it.
+    """
+    from litellm._internal_context import is_internal_call
+
+    return is_internal_call
 
 
 def register(context: ProviderContext) -> str:

@@ -1,0 +1,53 @@
+"""The pinned litellm's internals that ModelClient relies on for speed, checked against litellm itself.
+
+Invariants:
+1. A call through ModelClient never hands litellm's background success-logging step a task, while a
+   plain `litellm.completion` does (so this test would notice if the flag stopped working).
+2. With the flag set, litellm still prices the reply (`response_cost`), so the ledger's USD holds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from frames_cli.llm import providers
+from frames_cli.llm.client import ChatRequest, ModelClient
+
+
+@pytest.fixture
+def logging_submissions(monkeypatch):
+    """Counts the tasks litellm hands to its logging thread pool (litellm's object, not ours)."""
+    litellm = providers.litellm_module()
+    from litellm.litellm_core_utils.thread_pool_executor import executor
+
+    submitted: list[object] = []
+    original = executor.submit
+
+    def counted(fn, *args, **kwargs):
+        submitted.append(args[0] if args else fn)
+        return original(fn, *args, **kwargs)
+
+    monkeypatch.setattr(executor, "submit", counted)
+    return litellm, submitted
+
+
+def test_client_calls_skip_litellm_success_logging(sim_workspace, logging_submissions):
+    litellm, submitted = logging_submissions
+    with ModelClient(sim_workspace.workspace, sim_workspace.config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
+        replies = client.chat_many([ChatRequest("judge", [{"role": "user", "content": f"Grade {i}"}]) for i in range(5)])
+        assert all(r.ok for r in replies)
+        assert submitted == []
+        metadata = {providers.CTX_KEY: client._ctx}
+        litellm.completion(model="frames-sim/judge", messages=[{"role": "user", "content": "Grade"}], metadata=metadata, **{"no-log": True})
+    assert submitted, "a plain litellm.completion must reach the logging pool, else this test proves nothing"
+
+
+def test_flagged_call_is_still_priced():
+    litellm = providers.litellm_module()
+    flag = providers.internal_call_flag()
+    token = flag.set(True)
+    try:
+        response = litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "hello"}], mock_response="hi", **{"no-log": True})
+    finally:
+        flag.reset(token)
+    assert response._hidden_params["response_cost"] > 0
