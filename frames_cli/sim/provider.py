@@ -38,13 +38,16 @@ class SimProvider(CustomLLM):
     from SIM_PRICE, the price registered with litellm (set here so litellm need not compute it).
     """
 
-    def completion(self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, timeout: Any = None, **kwargs: Any) -> Any:
+    def completion(
+        self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, timeout: Any = None, model_response: Any = None, **kwargs: Any
+    ) -> Any:
         """Answer one call for role `model` (litellm passes the name without `frames-sim/`).
 
         Args:
             messages: chat messages; their contents, joined, are the prompt the role reads.
             litellm_params: carries the ModelClient's metadata (context key, sample, attempt).
             timeout: the call's timeout in seconds; latency beyond it becomes a Timeout.
+            model_response: litellm's empty ModelResponse for this call, filled in and returned.
 
         Returns:
             a litellm ModelResponse with model `frames-sim/<role>`, usage in tokens and cost in USD.
@@ -72,7 +75,7 @@ class SimProvider(CustomLLM):
         text, finish = faults.damage(json.dumps(behaviour(call), ensure_ascii=False), drawn)
         prompt_tokens, completion_tokens = approx_tokens(prompt), approx_tokens(text)
         cost = prompt_tokens * SIM_PRICE["input_cost_per_token"] + completion_tokens * SIM_PRICE["output_cost_per_token"]
-        return make_response(f"{SIM_PREFIX}/{model}", text, finish, prompt_tokens, completion_tokens, fingerprint=FINGERPRINT, cost_usd=cost)
+        return make_response(f"{SIM_PREFIX}/{model}", text, finish, prompt_tokens, completion_tokens, fingerprint=FINGERPRINT, cost_usd=cost, into=model_response)
 
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
         """`completion` in a worker thread (its latency is a blocking sleep); same returns and errors."""
