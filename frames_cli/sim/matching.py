@@ -32,21 +32,45 @@ def sentence_found(sentence: str, candidates: Sequence[frozenset[str]]) -> bool:
     return any(len(wanted & cand) >= need for cand in candidates)
 
 
+class _Sentences:
+    """The token sets of one text's sentences, and which sentences were looked for in them.
+
+    A skill text is searched for the evidence of every case asked with it, call after call; each
+    answer is kept, so a (sentence, text) pair is compared only once however often it recurs.
+    """
+
+    def __init__(self, text: str):
+        self.sets = tuple(_token_set(s) for s in sentences(text))
+        self._found: dict[str, bool] = {}
+
+    def holds(self, sentence: str) -> bool:
+        """`sentence_found(sentence, self.sets)`, remembered (a racing thread computes the same value)."""
+        found = self._found.get(sentence)
+        if found is None:
+            found = self._found[sentence] = sentence_found(sentence, self.sets)
+        return found
+
+
 @functools.lru_cache(maxsize=_CACHED)
+def _sentences(text: str) -> _Sentences:
+    return _Sentences(text)
+
+
 def sentence_sets(text: str) -> tuple[frozenset[str], ...]:
     """Token sets of the sentences of `text` (input of `sentence_found` and `coverage`)."""
-    return tuple(_token_set(s) for s in sentences(text))
+    return _sentences(text).sets
 
 
 def coverage(evidence: Sequence[str], texts: Sequence[str]) -> float:
     """Share (0..1) of the evidence sentences found in any of `texts`; 1.0 when there is no evidence.
 
     A case without evidence depends on nothing the skills could say, so knowledge is not its limit.
+    A sentence without content words counts as found (as `sentence_found` has it), even in no text.
     """
     if not evidence:
         return 1.0
-    sets = [s for text in texts for s in sentence_sets(text)]
-    return sum(sentence_found(e, sets) for e in evidence) / len(evidence)
+    found = [_sentences(text) for text in texts]
+    return sum(not _token_set(e) or any(f.holds(e) for f in found) for e in evidence) / len(evidence)
 
 
 def ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple[str, int]]:
