@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Callable
 
 from frames_cli.workspace.config import FaultsConfig
 
@@ -18,9 +19,18 @@ class FaultDraw:
     truncated: bool = False
 
 
-def draw(faults: FaultsConfig, rng: random.Random) -> FaultDraw:
-    """Draw the faults of one call; always four draws, so later draws do not shift with the rates."""
-    return FaultDraw(*(rng.random() < rate for rate in (faults.rate_limit, faults.timeout, faults.malformed_json, faults.truncated)))
+def draw(faults: FaultsConfig, stream: Callable[[], random.Random]) -> FaultDraw:
+    """Draw the faults of one call from the generator `stream()` makes (the call's fault stream).
+
+    Always four draws, so later draws do not shift with the rates. With every rate 0 no draw can
+    hit (`random()` < 0 never holds), so the stream is not made: seeding it costs a hash of the
+    whole prompt.
+    """
+    rates = (faults.rate_limit, faults.timeout, faults.malformed_json, faults.truncated)
+    if not any(rates):
+        return FaultDraw()
+    rng = stream()
+    return FaultDraw(*(rng.random() < rate for rate in rates))
 
 
 def raise_transient(draw_: FaultDraw, model: str, timeout_s: float | None) -> None:

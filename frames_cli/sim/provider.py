@@ -65,7 +65,7 @@ class SimProvider(CustomLLM):
         cfg = context.simulator
         prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
         call = SimCall(model, prompt, int(metadata.get(SAMPLE_KEY, 0)), cfg, context.world())
-        drawn = faults.draw(cfg.faults, call.rng("faults", metadata.get(ATTEMPT_KEY, 0)))
+        drawn = faults.draw(cfg.faults, lambda: call.rng("faults", metadata.get(ATTEMPT_KEY, 0)))
         limit = float(timeout) if isinstance(timeout, (int, float)) else None
         if cfg.latency_s:
             time.sleep(min(cfg.latency_s, limit) if limit else cfg.latency_s)
