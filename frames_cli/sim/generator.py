@@ -10,6 +10,8 @@ from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+_COUNT = re.compile(r"write up to\s+(\d+)\s+cases", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]+")
 
 
 def behave(call: SimCall) -> dict[str, Any]:
@@ -23,7 +25,7 @@ def behave(call: SimCall) -> dict[str, Any]:
     if found is None:
         return {"cases": []}
     attrs, section = found
-    count_match = re.search(r"write up to\s+(\d+)\s+cases", call.prompt, re.IGNORECASE)
+    count_match = _COUNT.search(call.prompt)
     count = int(count_match.group(1)) if count_match else 3
     category = reading.line_value(call.prompt, "Category") or "general"
     rules = rule_sentences(section) or sentences(section)
@@ -34,7 +36,7 @@ def behave(call: SimCall) -> dict[str, Any]:
         if not words:
             continue
         number = _NUMBER.search(rule)
-        expected = number.group(0) if number else max(re.findall(r"[A-Za-z]+", rule), key=len)
+        expected = number.group(0) if number else max(_WORD.findall(rule), key=len)
         topic = attrs.get("heading", "this policy").split(" > ")[-1]
         cases.append(
             {

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 # Prompts run to tens of KB and every simulated call reads its own, so each reader first jumps to its
 # literal with str.find / rfind (no per-character regex work on the rest of the prompt) and applies
@@ -14,6 +15,7 @@ _CASE_ID_LABEL = "Case id:"
 _CASE_ID = re.compile(r"Case id: *(\S+) *$", re.MULTILINE)  # at the start of a line
 _BLOCK_OPEN = re.compile(r"<skill((?: +[a-z_-]+=\"[^\"]*\")*)>")
 _BLOCK_CLOSE = "</skill>"
+_FENCE_CLOSE = "\n```"
 _ATTR = re.compile(r'([a-z_-]+)="([^"]*)"')
 _CATALOG_MARK = " — "
 _CATALOG_LINE = re.compile(r"^(?:- )?(\S+): ([a-z0-9]+(?:-[a-z0-9]+)*) — (.*)$", re.MULTILINE)
@@ -75,17 +77,44 @@ def policy_block(prompt: str) -> tuple[dict[str, str], str] | None:
 
 
 def json_after(prompt: str, heading: str) -> Any:
-    """The JSON of the first ```json fence after the line `<heading>:`; None when absent or broken."""
-    match = re.search(rf"^{re.escape(heading)}:\s*\n```json\n(.*?)\n```", prompt, re.MULTILINE | re.DOTALL)
-    if not match:
-        return None
-    try:
-        return json.loads(match.group(1))
-    except ValueError:
-        return None
+    """The JSON of the first ```json fence after the line `<heading>:`; None when absent or broken.
+
+    The fence's body runs to the first line that starts with ``` (a `\n```` after the opening).
+    """
+    for opening in _line_matches(prompt, f"{heading}:", _fence_opening(heading)):
+        end = prompt.find(_FENCE_CLOSE, opening.end())
+        if end >= 0:
+            try:
+                return json.loads(prompt[opening.end() : end])
+            except ValueError:
+                return None
+    return None
 
 
 def line_value(prompt: str, label: str) -> str | None:
     """The rest of the first line `<label>: value`, or None."""
-    match = re.search(rf"^{re.escape(label)}: *(.+)$", prompt, re.MULTILINE)
+    match = next(_line_matches(prompt, f"{label}:", _labelled_line(label)), None)
     return match.group(1).strip() if match else None
+
+
+def _line_matches(prompt: str, literal: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """The matches of `pattern` (which begins with `literal`) at line starts, in order: where a
+    MULTILINE search for `^` + pattern would look, without trying every other position."""
+    at = 0
+    while (at := prompt.find(literal, at)) >= 0:
+        if at == 0 or prompt[at - 1] == "\n":
+            match = pattern.match(prompt, at)
+            if match:
+                yield match
+        at += 1
+
+
+# One pattern per heading or label the roles read (a handful of constants), compiled once.
+@functools.lru_cache(maxsize=64)
+def _fence_opening(heading: str) -> re.Pattern[str]:
+    return re.compile(rf"{re.escape(heading)}:\s*\n```json\n")
+
+
+@functools.lru_cache(maxsize=64)
+def _labelled_line(label: str) -> re.Pattern[str]:
+    return re.compile(rf"{re.escape(label)}: *(.+)$", re.MULTILINE)
