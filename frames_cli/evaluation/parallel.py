@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
+import os
+import pickle
+import re
+import sys
+import tempfile
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from frames_cli.evaluation.runner import CaseResult, EvalReport, Progress, evaluate
+from frames_cli.evaluation.runner import PROGRESS_CHUNK, CaseResult, EvalReport, Progress, _old_objects_frozen, evaluate
 from frames_cli.workspace.config import with_overrides
 
 if TYPE_CHECKING:
@@ -66,13 +72,24 @@ def evaluate_parallel(
 
     The cases are cut into `jobs` contiguous slices (sizes differ by at most one); each worker
     builds its own ModelClient (cache, audit log lines in `setup.run_dir`, an in-memory ledger)
-    and executor, evaluates its slice, and returns its results and spend. Results are joined in
-    slice order, so they stay in case order then sample order. Each worker's budget is
+    and executor, evaluates its slice `PROGRESS_CHUNK` cases at a time, and returns its results
+    and spend. Results are joined in slice order, so they stay in case order then sample order. Each worker's budget is
     `budget.max_tokens // jobs` tokens and `budget.max_usd / jobs` USD (docs/DECISIONS.md), so the
     workers together never spend more than the run's budget (plus calls in flight). Processes are
     forked when this process has a single thread (no model call made yet, no progress thread),
     otherwise spawned: forking a process with threads can copy a held lock into the child. Before
     forking, litellm is imported here when a model will be called, so workers share one import.
+
+    Memory (measured with bench/eval_scale.py): after a fork, every page that parent or worker
+    writes is copied, and CPython writes an object whenever it takes a reference to it (its
+    reference count) or collects garbage over it (its GC header). So a worker reading the
+    parent's case objects copies their pages: a second copy of all cases over the workers. Here
+    each slice is pickled here, `PROGRESS_CHUNK` cases per bytes object, before any worker
+    exists; a forked worker finds its chunks in the memory it inherited (only the bytes objects'
+    headers get written), a spawned one receives them; each worker unpickles one chunk at a time,
+    so only one chunk of cases at a time lives in it. The objects that exist here are frozen
+    (`gc.freeze`, which the Python documentation advises before a fork "to avoid copy-on-write")
+    until the workers end, so the workers' collections never walk them.
 
     Args:
         ledger: the run's ledger; every worker's totals are added to it (tokens, USD, calls), also
@@ -90,21 +107,24 @@ def evaluate_parallel(
     jobs = min(jobs, len(cases)) or 1
     bounds = [len(cases) * i // jobs for i in range(jobs + 1)]
     config = _budget_share(setup.config, jobs)
-    fork = threading.active_count() == 1
-    if fork and (setup.config.executor.kind == "builtin" or any(c.task.check.kind == "rubric" for c in cases)):
+    worker_setup = WorkerSetup(setup.workspace, config, setup.run_dir, setup.use_cache)
+    if threading.active_count() == 1 and (setup.config.executor.kind == "builtin" or any(c.task.check.kind == "rubric" for c in cases)):
         from frames_cli.llm.providers import litellm_module
 
         # Import litellm (seconds of CPU) once here rather than once in every forked worker.
         litellm_module()
-    context = multiprocessing.get_context("fork" if fork and threading.active_count() == 1 else "spawn")
+    # Checked after the import: a thread started by it would make forking unsafe too.
+    fork = threading.active_count() == 1
+    context = multiprocessing.get_context("fork" if fork else "spawn")
     messages: SimpleQueue = context.SimpleQueue()
     done = [0] * jobs
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages,)) as pool:
-        futures = [
-            pool.submit(_run_slice, k, list(cases[bounds[k]:bounds[k + 1]]), skills, WorkerSetup(setup.workspace, config, setup.run_dir, setup.use_cache), samples)
-            for k in range(jobs)
-        ]
-        pending: set[Future[_SliceOutcome]] = set(futures)
+    chunks = [pickled_chunks(cases[bounds[k]:bounds[k + 1]]) for k in range(jobs)]
+    # Held until the workers have ended: freeing it earlier would write to pages shared with them.
+    ballast = fill_allocator_holes() if fork else []
+    # A forked worker takes its chunks from the inherited list by its index; a spawned one is sent them.
+    with _old_objects_frozen(), ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages, chunks if fork else None)) as pool:
+        futures = [pool.submit(_run_slice, k, None if fork else chunks[k], skills, worker_setup, samples) for k in range(jobs)]
+        pending: set[Future[bytes]] = set(futures)
         while pending:
             _, pending = wait(pending, timeout=PROGRESS_POLL_S, return_when=FIRST_COMPLETED)
             while not messages.empty():
@@ -112,7 +132,10 @@ def evaluate_parallel(
                 done[worker] = count
             if progress:
                 progress(sum(done), len(cases) * samples)
-        outcomes = [f.result() for f in futures]
+    # Decoded once the workers have ended: objects made here while they live would land in pages
+    # this process shares with them, and each such page would be copied.
+    del ballast
+    outcomes: list[_SliceOutcome] = [pickle.loads(f.result()) for f in futures]
     if ledger is not None:
         for outcome in outcomes:
             ledger.add_totals(outcome.roles)
@@ -131,18 +154,95 @@ def _budget_share(config: FramesConfig, jobs: int) -> FramesConfig:
     )
 
 
-# The worker's end of the progress queue, set once per worker process by `_init_worker`.
+#: A line of the size-class table `sys._debugmallocstats` prints: class, size, pools, blocks in use, free blocks.
+_SIZE_CLASS_LINE = re.compile(r"^\s*\d+\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s*$", re.MULTILINE)
+
+
+def free_small_blocks() -> dict[int, int]:
+    """Free blocks in the partly used pools of CPython's small-object allocator: {block size in bytes: count}.
+
+    Read from the table `sys._debugmallocstats()` writes to file descriptor 2 (CPython only; an
+    empty dict elsewhere, or when the allocator is not pymalloc). File descriptor 2 is pointed
+    at a temporary file meanwhile, so call it only while no other thread may write to stderr.
+    """
+    if not hasattr(sys, "_debugmallocstats"):
+        return {}
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile("w+") as table:
+        os.dup2(table.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        table.seek(0)
+        return {int(size): int(free) for size, free in _SIZE_CLASS_LINE.findall(table.read())}
+
+
+def fill_allocator_holes() -> list[object]:
+    """Objects that fill the free blocks of partly used small-object pools (keep them alive).
+
+    CPython's small-object allocator places a new object in a free block of a pool already in
+    use before it takes a fresh pool. A heap that freed many objects (loading cases frees the
+    parsed records) keeps free blocks scattered over most of its pools: 29 MB of free blocks
+    over 400 MB of pools after loading 10,000 tau2 cases. A forked worker that allocates there
+    writes to pages it shares with its parent, and each write copies a page: 150 MB per worker
+    in bench/eval_scale.py. Filled before the fork, those blocks cost their size once, and
+    the workers allocate in fresh pools. Block sizes from 48 bytes are filled with bytes objects
+    (33 bytes of header), 32-byte blocks with floats; smaller ones are left.
+    """
+    ballast: list[object] = []
+    for size, free in free_small_blocks().items():
+        if size >= 48:
+            ballast += [bytes(size - 33) for _ in range(free)]
+        elif size == 32:
+            ballast += [float(i) for i in range(free)]
+    return ballast
+
+
+def pickled_chunks(cases: Sequence[Case]) -> list[bytes]:
+    """`cases` as pickles of `PROGRESS_CHUNK` cases each, in order (the last one may hold fewer).
+
+    A pickle holds about a quarter of the memory of the objects it stands for (77 MB against
+    about 560 MB for 10,000 tau2 cases).
+    """
+    return [pickle.dumps(list(cases[i:i + PROGRESS_CHUNK]), pickle.HIGHEST_PROTOCOL) for i in range(0, len(cases), PROGRESS_CHUNK)]
+
+
+def unpickled_chunk(chunk: bytes) -> list[Case]:
+    """The cases of one `pickled_chunks` item.
+
+    The cycle collector is paused meanwhile: the thousands of containers made at once otherwise
+    trigger collections that make unpickling about four times slower (cases are trees, freed by
+    reference counting).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(chunk)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# The worker's end of the progress queue and, in a forked worker, every worker's chunks as the
+# parent made them (inherited, not copied): both set once per worker process by `_init_worker`.
 _progress_queue: SimpleQueue | None = None
+_inherited_chunks: list[list[bytes]] | None = None
 
 
-def _init_worker(messages: SimpleQueue) -> None:
-    global _progress_queue
-    _progress_queue = messages
+def _init_worker(messages: SimpleQueue, inherited: list[list[bytes]] | None) -> None:
+    global _progress_queue, _inherited_chunks
+    _progress_queue, _inherited_chunks = messages, inherited
 
 
-def _run_slice(worker: int, cases: list[Case], skills: SkillSet, setup: WorkerSetup, samples: int) -> _SliceOutcome:
-    """Evaluate one slice in a worker process with a client of its own.
+def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: WorkerSetup, samples: int) -> bytes:
+    """Evaluate slice `worker` in a worker process with a client of its own, one chunk at a time; its pickled `_SliceOutcome`.
 
+    The slice's chunks (`pickled_chunks`) are `sent` (a spawned worker) or
+    `_inherited_chunks[worker]` (a forked one). The simulator's world holds the current chunk's
+    cases only (the simulated models look up the case of the prompt they are answering).
     Failures come back inside the outcome, with the spend so far, so the parent's ledger counts
     the calls a failed worker made.
     """
@@ -150,17 +250,28 @@ def _run_slice(worker: int, cases: list[Case], skills: SkillSet, setup: WorkerSe
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld
 
+    if sent is None:
+        assert _inherited_chunks is not None
+        sent = _inherited_chunks[worker]
+    world = SimWorld()
+    finished = 0
+
     def report(done: int, _total: int) -> None:
         if _progress_queue is not None:
-            _progress_queue.put((worker, done))
+            _progress_queue.put((worker, finished + done))
 
-    client = ModelClient(setup.workspace, setup.config, run_dir=setup.run_dir, use_cache=setup.use_cache, sim_world=SimWorld.from_cases(cases), save_ledger=False)
+    client = ModelClient(setup.workspace, setup.config, run_dir=setup.run_dir, use_cache=setup.use_cache, sim_world=world, save_ledger=False)
+    results: list[CaseResult] = []
+    error = None
     with client:
         try:
             executor = make_executor(setup.workspace, setup.config, client)
-            judge = client if any(c.task.check.kind == "rubric" for c in cases) else None
-            results: list[CaseResult] | None = evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report).results
-            error = None
+            for chunk in sent:
+                cases = unpickled_chunk(chunk)
+                world.cases = SimWorld.from_cases(cases).cases
+                judge = client if any(c.task.check.kind == "rubric" for c in cases) else None
+                results += evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report).results
+                finished += len(cases) * samples
         except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
-            results, error = None, exc
-    return _SliceOutcome(results, client.ledger.to_dict()["roles"], error)
+            error = exc
+    return pickle.dumps(_SliceOutcome(None if error else results, client.ledger.to_dict()["roles"], error), pickle.HIGHEST_PROTOCOL)
