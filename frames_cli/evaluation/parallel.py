@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from frames_cli.evaluation.runner import PROGRESS_CHUNK, CaseResult, EvalReport, Progress, _old_objects_frozen, evaluate
+from frames_cli.evaluation.runner import PROGRESS_CHUNK, CaseResult, EvalReport, Progress, evaluate
 from frames_cli.workspace.config import with_overrides
 
 if TYPE_CHECKING:
@@ -73,23 +73,29 @@ def evaluate_parallel(
     The cases are cut into `jobs` contiguous slices (sizes differ by at most one); each worker
     builds its own ModelClient (cache, audit log lines in `setup.run_dir`, an in-memory ledger)
     and executor, evaluates its slice `PROGRESS_CHUNK` cases at a time, and returns its results
-    and spend. Results are joined in slice order, so they stay in case order then sample order. Each worker's budget is
-    `budget.max_tokens // jobs` tokens and `budget.max_usd / jobs` USD (docs/DECISIONS.md), so the
-    workers together never spend more than the run's budget (plus calls in flight). Processes are
-    forked when this process has a single thread (no model call made yet, no progress thread),
-    otherwise spawned: forking a process with threads can copy a held lock into the child. Before
-    forking, litellm is imported here when a model will be called, so workers share one import.
+    and spend. Results are joined in slice order, so they stay in case order then sample order.
+    Each worker's budget is `budget.max_tokens // jobs` tokens and `budget.max_usd / jobs` USD
+    (docs/DECISIONS.md), so the workers together never spend more than the run's budget (plus
+    calls in flight). Processes are forked when this process has a single thread (no model call
+    made yet, no progress thread), otherwise spawned: forking a process with threads can copy a
+    held lock into the child. Before forking, litellm is imported here when a model will be
+    called, so workers share one import.
 
-    Memory (measured with bench/eval_scale.py): after a fork, every page that parent or worker
-    writes is copied, and CPython writes an object whenever it takes a reference to it (its
-    reference count) or collects garbage over it (its GC header). So a worker reading the
-    parent's case objects copies their pages: a second copy of all cases over the workers. Here
-    each slice is pickled here, `PROGRESS_CHUNK` cases per bytes object, before any worker
-    exists; a forked worker finds its chunks in the memory it inherited (only the bytes objects'
-    headers get written), a spawned one receives them; each worker unpickles one chunk at a time,
-    so only one chunk of cases at a time lives in it. The objects that exist here are frozen
-    (`gc.freeze`, which the Python documentation advises before a fork "to avoid copy-on-write")
-    until the workers end, so the workers' collections never walk them.
+    Memory: after a fork, every page that this process or a worker writes to is copied, and
+    CPython writes to an object whenever it takes a reference to it. Measured with
+    bench/eval_scale.py (10,000 tau2 cases, jobs=2, peak PSS summed over the processes: 2,346 MB
+    when workers were sent pickled slices, 993 MB with the three measures below):
+    - each slice is pickled here, `PROGRESS_CHUNK` cases per bytes object, before any worker
+      exists; a forked worker finds its chunks in the memory it inherited, a spawned one is sent
+      them, and a worker unpickles one chunk at a time (workers reading this process's case
+      objects instead: 1,327 MB);
+    - the free blocks scattered over this process's small-object pools are filled before the
+      fork (`fill_allocator_holes`), so workers allocate in fresh pages (without: 1,323 MB);
+    - workers send their outcome as bytes, decoded here once they have ended (decoded while
+      they live: about 10 MB more).
+    `gc.freeze()` before the fork, which the Python documentation advises against copy-on-write,
+    made no measurable difference (991 against 993 MB): full collections are rare in a worker,
+    and `evaluate` freezes the heap it finds.
 
     Args:
         ledger: the run's ledger; every worker's totals are added to it (tokens, USD, calls), also
@@ -122,7 +128,7 @@ def evaluate_parallel(
     # Held until the workers have ended: freeing it earlier would write to pages shared with them.
     ballast = fill_allocator_holes() if fork else []
     # A forked worker takes its chunks from the inherited list by its index; a spawned one is sent them.
-    with _old_objects_frozen(), ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages, chunks if fork else None)) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages, chunks if fork else None)) as pool:
         futures = [pool.submit(_run_slice, k, None if fork else chunks[k], skills, worker_setup, samples) for k in range(jobs)]
         pending: set[Future[bytes]] = set(futures)
         while pending:

@@ -1,14 +1,19 @@
-"""`evaluate_parallel`: worker processes give the in-process report, share the cache, merge their ledgers."""
+"""`evaluate_parallel`: worker processes give the in-process report, share the cache, merge their ledgers,
+and a forked worker takes its cases from the memory it inherited rather than being sent them."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing.queues
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from frames_cli.errors import BudgetExceeded
-from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel
+from frames_cli.evaluation import parallel
+from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel, fill_allocator_holes, free_small_blocks, pickled_chunks
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.formats.case import load_cases
@@ -32,13 +37,31 @@ def skills():
     return SkillSet.from_dir(ROOT / "skills")
 
 
+@pytest.fixture
+def sent_to_workers(monkeypatch) -> list[int]:
+    """Sizes (bytes) of the pickles this process sends to worker processes (their task queue)."""
+    sizes: list[int] = []
+    pickler = multiprocessing.queues._ForkingPickler
+    dumps = pickler.dumps
+
+    def recorded(obj, protocol=None):
+        data = dumps(obj, protocol)
+        sizes.append(len(data))
+        return data
+
+    monkeypatch.setattr(pickler, "dumps", recorded)
+    return sizes
+
+
 def in_process(sim_workspace, config, cases, skills, run_dir: Path, samples: int):
     with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False, sim_world=SimWorld.from_cases(cases)) as client:
         report = evaluate(cases, skills, BuiltinExecutor(client, config.executor), samples=samples)
     return report, json.loads((run_dir / "ledger.json").read_text())
 
 
-def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_the_cache(sim_workspace, cases, skills, tmp_path: Path) -> None:
+def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_the_cache(sim_workspace, cases, skills, tmp_path: Path, monkeypatch, sent_to_workers) -> None:
+    # Chunks of 3 cases: each forked worker unpickles and evaluates its 10 cases in 4 chunks.
+    monkeypatch.setattr(parallel, "PROGRESS_CHUNK", 3)
     config = sim_workspace.config
     setup = WorkerSetup(sim_workspace.workspace, config, tmp_path / "two")
     ledger = Ledger()
@@ -56,6 +79,10 @@ def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_
     assert len(read_exchanges(tmp_path / "two" / "exchanges.jsonl")) == N_CASES * 2 * 2
     assert not (tmp_path / "two" / "ledger.json").exists()
     assert seen and seen[-1] == N_CASES * 2 and seen == sorted(seen)
+    # Forked workers read their chunks from inherited memory: what was sent to them (skills,
+    # setup, task ids) is smaller than the cases they evaluated.
+    assert sum(len(c) for c in pickled_chunks(cases)) > 100_000
+    assert 0 < sum(sent_to_workers) < sum(len(c) for c in pickled_chunks(cases)) / 2
 
     rerun = Ledger()
     again = evaluate_parallel(cases, skills, setup, jobs=2, samples=2, ledger=rerun)
@@ -79,3 +106,35 @@ def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(sim_wo
 def test_jobs_must_be_positive(sim_workspace, cases, skills) -> None:
     with pytest.raises(ValueError):
         evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config), jobs=0)
+
+
+def test_spawned_workers_are_sent_their_cases_and_give_the_same_report(sim_workspace, cases, skills, tmp_path: Path, sent_to_workers) -> None:
+    # A thread alive in this process makes evaluate_parallel spawn its workers instead of forking.
+    release = threading.Event()
+    waiter = threading.Thread(target=release.wait)
+    waiter.start()
+    try:
+        spawned = evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config, tmp_path / "two", use_cache=False), jobs=2)
+    finally:
+        release.set()
+        waiter.join()
+    one, _ = in_process(sim_workspace, sim_workspace.config, cases, skills, tmp_path / "one", samples=1)
+    assert spawned.to_json() == one.to_json()
+    assert sum(sent_to_workers) > sum(len(c) for c in pickled_chunks(cases))
+
+
+def test_filling_the_allocator_holes_leaves_no_free_block_in_used_pools(capfd) -> None:
+    holes = [bytes(31) for _ in range(60_000)]  # 64-byte blocks
+    del holes[::2]
+    before = free_small_blocks()
+    if not before:
+        pytest.skip("not CPython's small-object allocator")
+    assert before[64] >= 30_000
+    ballast = fill_allocator_holes()
+    after = free_small_blocks()
+    # What stays free is at most one pool (16 KiB) per size: the pools the ballast and this test opened last.
+    assert {size: n for size, n in after.items() if size >= 48 and n > 16384 // size} == {}
+    assert len(ballast) >= 30_000
+    # File descriptor 2 is stderr again.
+    os.write(2, b"after the table\n")
+    assert capfd.readouterr().err == "after the table\n"
