@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import multiprocessing.queues
 import os
+import pickle
 import threading
 from pathlib import Path
 
@@ -53,6 +54,11 @@ def sent_to_workers(monkeypatch) -> list[int]:
     return sizes
 
 
+def carried_besides_cases(skills, setup: WorkerSetup) -> int:
+    """Bytes of what every task sent to a worker holds besides its cases: the skills and the setup."""
+    return len(pickle.dumps((skills, setup), pickle.HIGHEST_PROTOCOL))
+
+
 def in_process(sim_workspace, config, cases, skills, run_dir: Path, samples: int):
     with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False, sim_world=SimWorld.from_cases(cases)) as client:
         report = evaluate(cases, skills, BuiltinExecutor(client, config.executor), samples=samples)
@@ -79,10 +85,8 @@ def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_
     assert len(read_exchanges(tmp_path / "two" / "exchanges.jsonl")) == N_CASES * 2 * 2
     assert not (tmp_path / "two" / "ledger.json").exists()
     assert seen and seen[-1] == N_CASES * 2 and seen == sorted(seen)
-    # Forked workers read their chunks from inherited memory: what was sent to them (skills,
-    # setup, task ids) is smaller than the cases they evaluated.
-    assert sum(len(c) for c in pickled_chunks(cases)) > 100_000
-    assert 0 < sum(sent_to_workers) < sum(len(c) for c in pickled_chunks(cases)) / 2
+    # Forked workers read their chunks from inherited memory: no task sent to them carries cases.
+    assert 0 < max(sent_to_workers) < carried_besides_cases(skills, setup) + 1000
 
     rerun = Ledger()
     again = evaluate_parallel(cases, skills, setup, jobs=2, samples=2, ledger=rerun)
@@ -113,14 +117,16 @@ def test_spawned_workers_are_sent_their_cases_and_give_the_same_report(sim_works
     release = threading.Event()
     waiter = threading.Thread(target=release.wait)
     waiter.start()
+    setup = WorkerSetup(sim_workspace.workspace, sim_workspace.config, tmp_path / "two", use_cache=False)
     try:
-        spawned = evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config, tmp_path / "two", use_cache=False), jobs=2)
+        spawned = evaluate_parallel(cases, skills, setup, jobs=2)
     finally:
         release.set()
         waiter.join()
     one, _ = in_process(sim_workspace, sim_workspace.config, cases, skills, tmp_path / "one", samples=1)
     assert spawned.to_json() == one.to_json()
-    assert sum(sent_to_workers) > sum(len(c) for c in pickled_chunks(cases))
+    slices = (pickled_chunks(cases[:N_CASES // 2]), pickled_chunks(cases[N_CASES // 2:]))
+    assert sum(sent_to_workers) > 2 * (carried_besides_cases(skills, setup) - 1000) + sum(len(c) for chunks in slices for c in chunks)
 
 
 def test_filling_the_allocator_holes_leaves_no_free_block_in_used_pools(capfd) -> None:
