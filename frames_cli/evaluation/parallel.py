@@ -84,16 +84,17 @@ def evaluate_parallel(
 
     Memory: after a fork, every page that this process or a worker writes to is copied, and
     CPython writes to an object whenever it takes a reference to it. Measured with
-    bench/eval_scale.py (10,000 tau2 cases, jobs=2, peak PSS summed over the processes: 2,346 MB
-    when workers were sent pickled slices, 993 MB with the three measures below):
-    - each slice is pickled here, `PROGRESS_CHUNK` cases per bytes object, before any worker
-      exists; a forked worker finds its chunks in the memory it inherited, a spawned one is sent
-      them, and a worker unpickles one chunk at a time (workers reading this process's case
-      objects instead: 1,327 MB);
+    bench/eval_scale.py (10,000 tau2 cases, jobs=2, no cache; peak PSS summed over the
+    processes): 2,247 MB when workers were sent pickled slices, 933 MB with the measures below.
+    Each measure's share, taken out alone (before the chunks were compressed: 993 MB with all):
+    - each slice is pickled and compressed here, `PROGRESS_CHUNK` cases per bytes object,
+      before any worker exists; a forked worker finds its chunks in the memory it inherited, a
+      spawned one is sent them, and a worker unpickles one chunk at a time (forked workers that
+      read this process's case objects instead: 1,327 MB);
     - the free blocks scattered over this process's small-object pools are filled before the
       fork (`fill_allocator_holes`), so workers allocate in fresh pages (without: 1,323 MB);
     - workers send their outcome as bytes, decoded here once they have ended (decoded while
-      they live: about 10 MB more).
+      they live: 1,006 against 997 MB).
     `gc.freeze()` before the fork, which the Python documentation advises against copy-on-write,
     made no measurable difference (991 against 993 MB): full collections are rare in a worker,
     and `evaluate` freezes the heap it finds.
