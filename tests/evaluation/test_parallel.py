@@ -112,21 +112,21 @@ def test_jobs_must_be_positive(sim_workspace, cases, skills) -> None:
         evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config), jobs=0)
 
 
-def test_spawned_workers_are_sent_their_cases_and_give_the_same_report(sim_workspace, cases, skills, tmp_path: Path, sent_to_workers) -> None:
+def test_a_spawned_worker_is_sent_its_cases_and_gives_the_same_report(sim_workspace, cases, skills, tmp_path: Path, sent_to_workers) -> None:
     # A thread alive in this process makes evaluate_parallel spawn its workers instead of forking.
+    # One worker: a spawned process imports litellm anew (seconds of CPU).
     release = threading.Event()
     waiter = threading.Thread(target=release.wait)
     waiter.start()
     setup = WorkerSetup(sim_workspace.workspace, sim_workspace.config, tmp_path / "two", use_cache=False)
     try:
-        spawned = evaluate_parallel(cases, skills, setup, jobs=2)
+        spawned = evaluate_parallel(cases, skills, setup, jobs=1)
     finally:
         release.set()
         waiter.join()
     one, _ = in_process(sim_workspace, sim_workspace.config, cases, skills, tmp_path / "one", samples=1)
     assert spawned.to_json() == one.to_json()
-    slices = (pickled_chunks(cases[:N_CASES // 2]), pickled_chunks(cases[N_CASES // 2:]))
-    assert sum(sent_to_workers) > 2 * (carried_besides_cases(skills, setup) - 1000) + sum(len(c) for chunks in slices for c in chunks)
+    assert sum(sent_to_workers) > carried_besides_cases(skills, setup) - 1000 + sum(len(c) for c in pickled_chunks(cases))
 
 
 def test_filling_the_allocator_holes_leaves_no_free_block_in_used_pools(capfd) -> None:
