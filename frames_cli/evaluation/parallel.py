@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from frames_cli.evaluation.runner import PROGRESS_CHUNK, CaseResult, EvalReport, Progress, evaluate
+from frames_cli.evaluation.runner import PROGRESS_CHUNK, EvalReport, Progress, evaluate
 from frames_cli.workspace.config import with_overrides
 
 if TYPE_CHECKING:
@@ -52,9 +52,9 @@ class WorkerSetup:
 
 @dataclass
 class _SliceOutcome:
-    """One worker's answer: its results (None when it failed), its spend, and its failure."""
+    """One worker's answer: its results as a pickled list per chunk (None when it failed), its spend, and its failure."""
 
-    results: list[CaseResult] | None
+    results: list[bytes] | None
     roles: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: BaseException | None = None
 
@@ -86,17 +86,18 @@ def evaluate_parallel(
 
     Memory: after a fork, every page that this process or a worker writes to is copied, and
     CPython writes to an object whenever it takes a reference to it. Measured with
-    bench/eval_scale.py (10,000 tau2 cases, jobs=2, no cache; peak PSS summed over the
-    processes): 2,247 MB when workers were sent pickled slices, 933 MB with the measures below.
-    Each measure's share, taken out alone (before the chunks were compressed: 993 MB with all):
-    - each slice is pickled and compressed here, `PROGRESS_CHUNK` cases per bytes object,
-      before any worker exists; a forked worker finds its chunks in the memory it inherited, a
-      spawned one is sent them, and a worker unpickles one chunk at a time (forked workers that
-      read this process's case objects instead: 1,327 MB);
-    - the free blocks scattered over this process's small-object pools are filled before the
-      fork (`fill_allocator_holes`), so workers allocate in fresh pages (without: 1,323 MB);
-    - workers send their outcome as bytes, decoded here once they have ended (decoded while
-      they live: 1,006 against 997 MB).
+    bench/eval_scale.py (10,000 tau2 cases, jobs=2, no cache), the peak PSS summed over the
+    processes was 2,247 MB when workers were sent pickled slices, and is 894 MB with:
+    - each slice pickled here, `PROGRESS_CHUNK` cases per bytes object, before any worker
+      exists; a forked worker finds its chunks in the memory it inherited (a spawned one is
+      sent them) and unpickles one chunk at a time (forked workers that read this process's
+      case objects instead: 1,327 against 993 MB);
+    - the chunks compressed (77 MB of pickles in 18 MB: 993 → 933 MB);
+    - the free blocks scattered over this process's small-object pools filled before the fork
+      (`fill_allocator_holes`), so workers allocate in fresh pages (without: 1,323 against 993 MB);
+    - each chunk's results kept pickled in the worker, a sixth of their memory (933 → 894 MB),
+      and the outcomes decoded here once the workers have ended (decoded while they live: 1,006
+      against 997 MB).
     `gc.freeze()` before the fork, which the Python documentation advises against copy-on-write,
     made no measurable difference (991 against 993 MB): full collections are rare in a worker,
     and `evaluate` freezes the heap it finds.
@@ -152,7 +153,7 @@ def evaluate_parallel(
     for outcome in outcomes:
         if outcome.error is not None:
             raise outcome.error
-    return EvalReport([r for outcome in outcomes for r in outcome.results or []], samples)
+    return EvalReport([r for outcome in outcomes for part in outcome.results or [] for r in pickle.loads(part)], samples)
 
 
 def _budget_share(config: FramesConfig, jobs: int) -> FramesConfig:
@@ -273,7 +274,7 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
             _progress_queue.put((worker, finished + done))
 
     client = ModelClient(setup.workspace, setup.config, run_dir=setup.run_dir, use_cache=setup.use_cache, sim_world=world, save_ledger=False)
-    results: list[CaseResult] = []
+    results: list[bytes] = []
     error = None
     with client:
         try:
@@ -282,7 +283,7 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
                 cases = unpickled_chunk(chunk)
                 world.cases = SimWorld.from_cases(cases).cases
                 judge = client if any(c.task.check.kind == "rubric" for c in cases) else None
-                results += evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report).results
+                results.append(pickle.dumps(evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report).results, pickle.HIGHEST_PROTOCOL))
                 finished += len(cases) * samples
         except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
             error = exc
