@@ -108,13 +108,15 @@ def evaluate_parallel(
         progress: called with (results done over all workers, results in all).
 
     Raises:
-        ValueError: `jobs` < 1, or (from a worker) `samples` < 1.
+        ValueError: `jobs` < 1 or `samples` < 1 (before any worker starts).
         BudgetExceeded, InputError, ...: the first failure of a worker, in slice order, raised
             once every worker has ended (the errors `evaluate` raises in-process; an InputError
             arrives with its `path:line: message` text but without its separate `location`).
     """
     if jobs < 1:
         raise ValueError("jobs must be at least 1")
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
     jobs = min(jobs, len(cases)) or 1
     bounds = [len(cases) * i // jobs for i in range(jobs + 1)]
     config = _budget_share(setup.config, jobs)

@@ -107,9 +107,11 @@ def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(sim_wo
     assert 1000 <= ledger.total_tokens and ledger.to_dict()["roles"]["executor"]["calls"] >= 2
 
 
-def test_jobs_must_be_positive(sim_workspace, cases, skills) -> None:
-    with pytest.raises(ValueError):
+def test_jobs_and_samples_must_be_positive(sim_workspace, cases, skills) -> None:
+    with pytest.raises(ValueError, match="jobs"):
         evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config), jobs=0)
+    with pytest.raises(ValueError, match="samples"):
+        evaluate_parallel([], skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config), jobs=2, samples=0)
 
 
 def test_a_spawned_worker_is_sent_its_cases_and_gives_the_same_report(sim_workspace, cases, skills, tmp_path: Path, sent_to_workers) -> None:
