@@ -193,3 +193,14 @@ def test_usd_budget_stops_before_the_next_call(sim_workspace):
         with pytest.raises(BudgetExceeded, match=r"budget.max_usd"):
             client.chat_many([executor_request(sample=i) for i in range(3)])
     assert client.ledger.roles["executor"].calls == 1 and client.ledger.total_usd > 1e-9
+
+
+def test_chat_many_answers_as_the_event_loop_path_does(sim_workspace):
+    requests = [executor_request(case_id=f"bags-{i % 3}", sample=i) for i in range(24)]
+    with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as client:
+        threaded = client.chat_many(requests)
+        looped = client.gather(client.achat, requests)
+        calls = client.ledger.roles["executor"].calls
+    assert [r.request for r in threaded] == requests, "replies come back in request order"
+    assert [(r.text, r.data) for r in threaded] == [(r.text, r.data) for r in looped]
+    assert calls == 48
