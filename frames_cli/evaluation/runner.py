@@ -235,17 +235,19 @@ def _old_objects_frozen() -> Iterator[None]:
     imported libraries outlive the evaluation, yet every full collection during it walked them
     all again: 4 s of 28 s of CPU for 4,000 tau2 cases (bench/eval_scale.py). `gc.freeze` moves
     them to the permanent generation until the evaluation ends; cycles among them that become
-    garbage meanwhile are collected after `gc.unfreeze`. When the heap is already frozen (by a
-    caller, or an enclosing evaluation) it is left as it is.
+    garbage meanwhile are collected after `gc.unfreeze`. When part of the heap is already frozen
+    (litellm's modules, frozen on import, or an enclosing evaluation) the objects made since are
+    frozen too, and everything stays frozen afterwards: a freeze cannot be undone in part, and
+    undoing it whole would hand the caller's frozen objects back to the collector. Objects frozen
+    that way are still freed by reference counting; only garbage cycles among them stay.
     """
-    if gc.get_freeze_count():
-        yield
-        return
+    already = gc.get_freeze_count() > 0
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not already:
+            gc.unfreeze()
 
 
 def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], sample: int, judge: ModelClient | None) -> list[CaseResult]:

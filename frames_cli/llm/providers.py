@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import uuid
@@ -101,6 +102,13 @@ def litellm_module() -> Any:
             litellm.register_model(
                 {f"{SIM_PREFIX}/{role}": {**SIM_PRICE, "litellm_provider": SIM_PREFIX, "mode": "chat"} for role in SIM_ROLES}
             )
+            # litellm's import leaves about a million objects that live as long as the process;
+            # every full collection of the cycle collector walked them all again (~0.15 s each,
+            # holding the GIL: 8 of them in one bench/llm_overhead.py run). Frozen, they are left
+            # out of collections; an evaluation that unfreezes on its way out only costs them
+            # one walk more (see evaluation/runner.py).
+            gc.collect()
+            gc.freeze()
             _litellm = litellm
     return _litellm
 
