@@ -177,11 +177,17 @@ def free_small_blocks() -> dict[int, int]:
     Read from the table `sys._debugmallocstats()` writes to file descriptor 2 (CPython only; an
     empty dict elsewhere, or when the allocator is not pymalloc). File descriptor 2 is pointed
     at a temporary file meanwhile, so call it only while no other thread may write to stderr.
+    A process started without stderr (`2>&-`: sys.stderr None, fd 2 closed) gets an empty dict:
+    there is no descriptor to point elsewhere, and the fill is only a memory saving.
     """
     if not hasattr(sys, "_debugmallocstats"):
         return {}
-    sys.stderr.flush()
-    saved = os.dup(2)
+    if sys.stderr is not None:
+        sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:
+        return {}
     with tempfile.TemporaryFile("w+") as table:
         os.dup2(table.fileno(), 2)
         try:

@@ -7,6 +7,8 @@ import json
 import multiprocessing.queues
 import os
 import pickle
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -146,3 +148,21 @@ def test_filling_the_allocator_holes_leaves_no_free_block_in_used_pools(capfd) -
     # File descriptor 2 is stderr again.
     os.write(2, b"after the table\n")
     assert capfd.readouterr().err == "after the table\n"
+
+
+def test_holes_are_left_unfilled_when_the_process_has_no_stderr() -> None:
+    # `frames eval --jobs 2 2>&-` (cron, daemons): Python starts with sys.stderr None and fd 2 closed;
+    # reading the allocator's table must not fail there, nor leave a file open on fd 2.
+    script = (
+        "import os, sys\n"
+        "from frames_cli.evaluation.parallel import fill_allocator_holes\n"
+        "ballast = fill_allocator_holes()\n"
+        "try:\n"
+        "    os.fstat(2)\n"
+        "    left_open = True\n"
+        "except OSError:\n"
+        "    left_open = False\n"
+        "print(sys.stderr is None, len(ballast), left_open)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(2))
+    assert (run.returncode, run.stdout) == (0, "True 0 False\n")
