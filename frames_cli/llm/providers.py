@@ -119,7 +119,7 @@ def internal_call_flag() -> ContextVar[bool]:
     litellm (pinned 1.108.14) submits every finished `completion` to a logging thread that builds
     a standard logging payload even for `no-log` calls, then drops it. Cost and usage are set on
     the response before that step, so nothing frames reads depends on it. The flag lives in a
-    private module: tests/test_llm_litellm_internals.py fails if a litellm upgrade moves it.
+    private module: tests/llm/test_litellm_internals.py fails if a litellm upgrade moves it.
     """
     from litellm._internal_context import is_internal_call
 
