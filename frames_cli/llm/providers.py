@@ -105,8 +105,9 @@ def litellm_module() -> Any:
             # litellm's import leaves about a million objects that live as long as the process;
             # every full collection of the cycle collector walked them all again (~0.15 s each,
             # holding the GIL: 8 of them in one bench/llm_overhead.py run). Frozen, they are left
-            # out of collections; an evaluation that unfreezes on its way out only costs them
-            # one walk more (see evaluation/runner.py).
+            # out of collections. An evaluation that was already running when litellm got imported
+            # unfreezes everything as it ends (evaluation/runner.py), and from then on full
+            # collections walk these objects again, as they did before.
             gc.collect()
             gc.freeze()
             _litellm = litellm

@@ -31,24 +31,16 @@ def test_schema_errors_name_the_path():
 @pytest.mark.parametrize(
     ("schema", "text"),
     [
-        ({"enum": [1]}, "true"),  # jsonschema tells true from 1; fastjsonschema's `in` does not
+        ({"enum": [1]}, "true"),  # true is not 1 in JSON Schema, though it is in Python
         ({"type": "object", "properties": {"ok": {"const": 0}}}, '{"ok": false}'),
         ({"type": "object", "dependentRequired": {"a": ["b"]}}, '{"a": 1}'),  # draft 2019-09+, jsonschema's default
         ({"type": "array", "prefixItems": [{"type": "string"}]}, "[1]"),
         ({"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False}, '{"a": 1, "z": 2}'),
     ],
 )
-def test_an_answer_jsonschema_rejects_is_rejected_whatever_the_fast_check_says(schema, text):
+def test_answers_are_checked_with_jsonschemas_semantics(schema, text):
     with pytest.raises(AnswerError):
         parse_answer(text, schema)
-
-
-def test_every_schema_of_the_roles_takes_the_fast_check():
-    from frames_cli.llm import schemas
-    from frames_cli.llm.structured import _validators
-
-    for name in ("EXECUTOR_STEP", "DIAGNOSIS", "REWRITE", "GENERATED_CASES", "RUBRIC_VERDICT"):
-        assert _validators(getattr(schemas, name))[0] is not None, name
 
 
 def rewrite_request(i: int) -> ChatRequest:
