@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-import os
 import pickle
-import re
-import sys
-import tempfile
 import threading
 import zlib
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -16,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from frames_cli.evaluation.allocator import fill_allocator_holes
 from frames_cli.evaluation.runner import PROGRESS_CHUNK, EvalReport, Progress, evaluate
 from frames_cli.workspace.config import with_overrides
 
@@ -165,60 +162,6 @@ def _budget_share(config: FramesConfig, jobs: int) -> FramesConfig:
         max_tokens=None if budget.max_tokens is None else max(1, budget.max_tokens // jobs),
         max_usd=None if budget.max_usd is None else budget.max_usd / jobs,
     )
-
-
-#: A line of the size-class table `sys._debugmallocstats` prints: class, size, pools, blocks in use, free blocks.
-_SIZE_CLASS_LINE = re.compile(r"^\s*\d+\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s*$", re.MULTILINE)
-
-
-def free_small_blocks() -> dict[int, int]:
-    """Free blocks in the partly used pools of CPython's small-object allocator: {block size in bytes: count}.
-
-    Read from the table `sys._debugmallocstats()` writes to file descriptor 2 (CPython only; an
-    empty dict elsewhere, or when the allocator is not pymalloc). File descriptor 2 is pointed
-    at a temporary file meanwhile, so call it only while no other thread may write to stderr.
-    A process started without stderr (`2>&-`: sys.stderr None, fd 2 closed) gets an empty dict:
-    there is no descriptor to point elsewhere, and the fill is only a memory saving.
-    """
-    if not hasattr(sys, "_debugmallocstats"):
-        return {}
-    if sys.stderr is not None:
-        sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:
-        return {}
-    with tempfile.TemporaryFile("w+") as table:
-        os.dup2(table.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        table.seek(0)
-        return {int(size): int(free) for size, free in _SIZE_CLASS_LINE.findall(table.read())}
-
-
-def fill_allocator_holes() -> list[object]:
-    """Objects that fill the free blocks of partly used small-object pools (keep them alive).
-
-    CPython's small-object allocator places a new object in a free block of a pool already in
-    use before it takes a fresh pool. A heap that freed many objects (loading cases frees the
-    parsed records) keeps free blocks scattered among its objects: 29 MB of free blocks among
-    580 MB of objects after loading 10,000 tau2 cases. A forked worker that allocates there
-    writes to pages it shares with its parent, and each write copies a whole page: about
-    165 MB per worker in bench/eval_scale.py (1,323 against 993 MB summed PSS for two workers).
-    Filled before the fork, those blocks cost their size (here 29 MB) once, and the workers
-    allocate in fresh pools. Block sizes from 48 bytes are filled with bytes objects
-    (33 bytes of header), 32-byte blocks with floats; smaller ones are left.
-    """
-    ballast: list[object] = []
-    for size, free in free_small_blocks().items():
-        if size >= 48:
-            ballast += [bytes(size - 33) for _ in range(free)]
-        elif size == 32:
-            ballast += [float(i) for i in range(free)]
-    return ballast
 
 
 def pickled_chunks(cases: Sequence[Case]) -> list[bytes]:

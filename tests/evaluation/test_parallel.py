@@ -16,7 +16,8 @@ import pytest
 
 from frames_cli.errors import BudgetExceeded
 from frames_cli.evaluation import parallel
-from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel, fill_allocator_holes, free_small_blocks, pickled_chunks
+from frames_cli.evaluation.allocator import fill_allocator_holes, free_small_blocks
+from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel, pickled_chunks
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.formats.case import load_cases
@@ -155,7 +156,7 @@ def test_holes_are_left_unfilled_when_the_process_has_no_stderr() -> None:
     # reading the allocator's table must not fail there, nor leave a file open on fd 2.
     script = (
         "import os, sys\n"
-        "from frames_cli.evaluation.parallel import fill_allocator_holes\n"
+        "from frames_cli.evaluation.allocator import fill_allocator_holes\n"
         "ballast = fill_allocator_holes()\n"
         "try:\n"
         "    os.fstat(2)\n"
