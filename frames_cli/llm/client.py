@@ -41,8 +41,10 @@ class _Turn:
 class ModelClient:
     """One door to the models of every role (DESIGN §7); see docs/ARCHITECTURE.md `llm/`.
 
-    Requests run `llm.concurrency` at a time under an asyncio semaphore; each runs in a worker
-    thread and calls litellm's synchronous `completion` (measured here: ~1.3 ms of CPU per call
+    Requests run `llm.concurrency` at a time, each whole request (retries, repair turn) in one
+    worker thread of a pool that size: `chat_many` hands them to the pool directly, `gather`
+    through an asyncio semaphore (conversations, whose turns wait for each other). Each thread
+    calls litellm's synchronous `completion` (measured here: ~1.3 ms of CPU per call
     on that path against ~3 ms for `acompletion`, whose logging and cost tasks share the event
     loop). Each call gets `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
     `llm.max_retries` times with exponential backoff and equal jitter (Brooker, "Exponential
@@ -117,8 +119,8 @@ class ModelClient:
             return await loop.run_in_executor(self._executor(), self._serve, request, model, key)
 
     def chat(self, request: ChatRequest) -> ChatReply:
-        """`achat` for one request from synchronous code."""
-        return self.gather(self.achat, [request])[0]
+        """One request from synchronous code (`chat_many` of one; same errors)."""
+        return self.chat_many([request])[0]
 
     def chat_many(self, requests: Sequence[ChatRequest]) -> list[ChatReply]:
         """Answer `requests` concurrently, `llm.concurrency` at a time; replies in the same order.
@@ -322,7 +324,7 @@ class ModelClient:
         start = time.monotonic()
         record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
         # litellm hands every finished call to a background thread that builds its logging
-        # payload even for "no-log" calls: ~0.3 ms of CPU per call under the GIL, a fifth of
+        # payload even for "no-log" calls: ~0.3 ms of CPU per call under the GIL, a quarter of
         # litellm's own cost, for nothing we read (cost and usage are on the response already).
         # Its flag for nested internal calls skips that hand-off (docs/DECISIONS.md).
         quiet = providers.internal_call_flag()
