@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
@@ -16,10 +17,12 @@ from frames_cli.errors import BudgetExceeded, ConfigError
 from frames_cli.llm import providers
 from frames_cli.llm.audit import AuditLog, Redactor
 from frames_cli.llm.cache import ResponseCache, request_key
+from frames_cli.llm.calls import CallOutcome, invoke
 from frames_cli.llm.ledger import Ledger
 from frames_cli.llm.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
+    from frames_cli.llm.callpool import CallPool
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
@@ -28,15 +31,6 @@ __all__ = ["ChatReply", "ChatRequest", "ModelClient", "Usage"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-@dataclass
-class _Turn:
-    """One model call's outcome: the reply text and finish reason, or the error after retries."""
-
-    text: str | None
-    finish_reason: str | None
-    error: str | None
-
 
 class ModelClient:
     """One door to the models of every role (DESIGN §7); see docs/ARCHITECTURE.md `llm/`.
@@ -82,6 +76,8 @@ class ModelClient:
         self._context = providers.ProviderContext(workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world))
         self._ctx = providers.register(self._context)
         self._pool: ThreadPoolExecutor | None = None
+        self._processes: CallPool | None = None
+        self._pool_lock = threading.Lock()
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
         self._schema_support: dict[str, bool] = {}
 
@@ -173,6 +169,9 @@ class ModelClient:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        if self._processes is not None:
+            self._processes.close()
+            self._processes = None
         self._flush()
 
     def _flush(self) -> None:
@@ -272,18 +271,15 @@ class ModelClient:
             self.cache.put(key, {"model": model, "text": reply.text, "data": reply.data, "usage": reply.usage.to_dict(), "repaired": reply.repaired})
         return reply
 
-    def _call(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage) -> tuple[_Turn, int]:
-        """One model turn with retries (worker thread). Returns the turn and the number of calls made.
+    def _call(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage) -> tuple[CallOutcome, int]:
+        """One model turn with retries (worker thread). Returns the outcome and the number of calls made.
 
-        The timeout is litellm's `timeout=`, which litellm's HTTP clients and our providers honour.
+        A failed outcome's `error` is final and redacted: the provider error for one that is not
+        retried, else "gave up after N attempt(s)" with the last error.
 
         Raises:
             BudgetExceeded: before a call, when the budget is spent.
         """
-        litellm = providers.litellm_module()
-        import openai
-
-        retriable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)
         llm = self.config.llm
         spool = model.startswith(providers.SPOOL_PREFIX + "/")
         timeout = self.config.spool.timeout_s + 2 * self.config.spool.poll_s if spool else llm.timeout_s
@@ -294,17 +290,19 @@ class ModelClient:
                 delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - 1))
                 time.sleep(delay / 2 + random.uniform(0, delay / 2))
             self.ledger.check()
-            try:
-                text, finish = self._complete(litellm, request, model, messages, attempt, timeout, usage)
-                return _Turn(text, finish, None), attempt + 1
-            except retriable as exc:
-                error = f"{type(exc).__name__}: {exc}"
-            except openai.APIError as exc:  # the base of every litellm provider error
-                return _Turn(None, None, self._redact(f"{model}: {type(exc).__name__}: {exc}")), attempt + 1
-        return _Turn(None, None, self._redact(f"{model}: gave up after {max_retries + 1} attempt(s); last error: {error}")), max_retries + 1
+            outcome = self._complete(request, model, messages, attempt, timeout, usage)
+            if outcome.error is None:
+                return outcome, attempt + 1
+            if not outcome.retriable:
+                return replace(outcome, error=self._redact(f"{model}: {outcome.error}")), attempt + 1
+            error = outcome.error
+        return CallOutcome(error=self._redact(f"{model}: gave up after {max_retries + 1} attempt(s); last error: {error}")), max_retries + 1
 
-    def _complete(self, litellm: Any, request: ChatRequest, model: str, messages: list[dict[str, Any]], attempt: int, timeout: float, usage: Usage) -> tuple[str | None, str | None]:
-        """One litellm call in a worker thread; records ledger and audit whatever the outcome."""
+    def _complete(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], attempt: int, timeout: float, usage: Usage) -> CallOutcome:
+        """One litellm call (worker thread); records ledger and audit whatever the outcome.
+
+        The call runs in this thread, or in a CallPool worker process when `llm.processes` > 0.
+        """
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -319,47 +317,58 @@ class ModelClient:
             kwargs["drop_params"] = True
             if self.config.llm.api_base:
                 kwargs["api_base"] = self.config.llm.api_base
-            if request.schema is not None and self._supports_schema(litellm, model):
+            if request.schema is not None and self._supports_schema(model):
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema}}
         start = time.monotonic()
         record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
-        # litellm hands every finished call to a background thread that builds its logging
-        # payload even for "no-log" calls: ~0.3 ms of CPU per call under the GIL, a quarter of
-        # litellm's own cost, for nothing we read (cost and usage are on the response already).
-        # Its flag for nested internal calls skips that hand-off (docs/DECISIONS.md).
-        quiet = providers.internal_call_flag()
-        token = quiet.set(True)
         try:
-            response = litellm.completion(**kwargs)
+            pool = self._call_pool()
+            outcome = pool.call(kwargs, timeout) if pool is not None else invoke(kwargs)
         except Exception as exc:
             record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
             self._log(record)
             raise
-        finally:
-            quiet.reset(token)
-        choice = response.choices[0]
-        raw = getattr(response, "usage", None)
-        call_usage = Usage(getattr(raw, "prompt_tokens", 0) or 0, getattr(raw, "completion_tokens", 0) or 0, response._hidden_params.get("response_cost"))
+        if outcome.error is not None:
+            record.update(error=outcome.error, seconds=round(time.monotonic() - start, 4))
+            self._log(record)
+            return outcome
+        call_usage = Usage(outcome.prompt_tokens, outcome.completion_tokens, outcome.cost_usd)
         self.ledger.record_call(request.role, call_usage)
         usage.add(call_usage)
         record.update(
-            reply=choice.message.content,
-            finish_reason=choice.finish_reason,
+            reply=outcome.text,
+            finish_reason=outcome.finish_reason,
             usage=call_usage.to_dict(),
-            system_fingerprint=getattr(response, "system_fingerprint", None),
+            system_fingerprint=outcome.fingerprint,
             seconds=round(time.monotonic() - start, 4),
         )
         self._log(record)
-        return choice.message.content, choice.finish_reason
+        return outcome
+
+    def _call_pool(self) -> CallPool | None:
+        """The worker processes of `llm.processes`, started on first use; None when it is 0."""
+        processes = self.config.llm.processes
+        if not processes:
+            return None
+        with self._pool_lock:
+            if self._processes is None:
+                from frames_cli.llm.callpool import CallPool
+
+                sim = any(str(m).startswith(providers.SIM_PREFIX + "/") for m in vars(self.config.models).values() if m)
+                context = self._context
+                self._processes = CallPool(
+                    processes, self.config.llm.concurrency, self._ctx, context.root, context.simulator, context.spool, context.world() if sim else None
+                )
+            return self._processes
 
     def _log(self, record: dict[str, Any]) -> None:
         if self.audit is not None:
             record["time"] = time.time()
             self.audit.write(record)
 
-    def _supports_schema(self, litellm: Any, model: str) -> bool:
+    def _supports_schema(self, model: str) -> bool:
         if model not in self._schema_support:
-            self._schema_support[model] = bool(litellm.supports_response_schema(model=model))
+            self._schema_support[model] = bool(providers.litellm_module().supports_response_schema(model=model))
         return self._schema_support[model]
 
 

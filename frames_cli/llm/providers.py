@@ -83,7 +83,7 @@ def litellm_module() -> Any:
         return _litellm
     with _lock:
         if _litellm is None:
-            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            set_litellm_environment()
             import litellm
 
             from frames_cli.llm.spool import SpoolProvider
@@ -114,6 +114,11 @@ def litellm_module() -> Any:
     return _litellm
 
 
+def set_litellm_environment() -> None:
+    """Tell litellm, before its import, to read its bundled price table instead of downloading one."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
 def internal_call_flag() -> ContextVar[bool]:
     """litellm's context flag for its own nested calls; set, it skips the background logging step.
 
@@ -127,9 +132,12 @@ def internal_call_flag() -> ContextVar[bool]:
     return is_internal_call
 
 
-def register(context: ProviderContext) -> str:
-    """Make `context` reachable from provider calls; returns the key the client sends as metadata."""
-    key = uuid.uuid4().hex
+def register(context: ProviderContext, key: str | None = None) -> str:
+    """Make `context` reachable from provider calls; returns the key the client sends as metadata.
+
+    `key`: the key to use (a CallPool worker takes its client's); by default a new random one.
+    """
+    key = key or uuid.uuid4().hex
     _contexts[key] = context
     return key
 

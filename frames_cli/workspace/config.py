@@ -45,6 +45,7 @@ class LLMConfig:
     """How model calls are made (DESIGN §7)."""
 
     concurrency: int = _f(8, "model calls in flight at once", min=1)
+    processes: int = _f(0, "worker processes for the litellm calls, 0 = this process; more use more CPUs for many fast calls", min=0)
     timeout_s: float = _f(60.0, "seconds before one call is abandoned and retried", min=0.001)
     max_retries: int = _f(4, "retries on rate limits, timeouts and connection errors", min=0)
     backoff_base_s: float = _f(0.5, "first backoff in seconds; doubles each retry, with jitter", min=0.0)

@@ -128,7 +128,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         lambda r: (r / "frames.yaml").write_text("version: 1\nllm:\n  concurrenc: 3\n"),
         ["validate"], 2,
         "frames.yaml:3: error: unknown key `llm.concurrenc` (known here: api_base, backoff_base_s, backoff_max_s, cache, "
-        "concurrency, max_output_tokens, max_retries, repair_turns, temperature, timeout_s)",
+        "concurrency, max_output_tokens, max_retries, processes, repair_turns, temperature, timeout_s)",
     ),
     (
         "frames-yaml-wrong-type",

@@ -7,6 +7,8 @@ Invariants:
 4. The ledger's tokens equal the usage the provider reported, call by call (audit log).
 5. A budget stop happens between calls and leaves ledger, audit log and cache consistent.
 6. With 20 % faults of every kind, every one of 500 requests ends answered or failed.
+Invariants 1, 2, 5 and 6 hold with the litellm calls in this process's threads and in worker
+processes (`llm.processes`).
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ def cache_entries(ws) -> list[dict]:
     return [json.loads(line) for shard in sorted(ws.workspace.cache_dir.glob("*.jsonl")) for line in shard.read_text().splitlines()]
 
 
-def test_retries_then_success(sim_workspace):
-    config = sim_workspace.configured(faults={"rate_limit": 0.4}, llm={"max_retries": 8})
+@pytest.mark.parametrize("processes", [0, 2], ids=["threads", "processes"])
+def test_retries_then_success(sim_workspace, processes):
+    config = sim_workspace.configured(faults={"rate_limit": 0.4}, llm={"max_retries": 8, "processes": processes})
     with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
         replies = client.chat_many([executor_request(sample=i) for i in range(20)])
     assert all(r.ok for r in replies)
@@ -47,8 +50,9 @@ def test_retries_then_success(sim_workspace):
     assert sum("RateLimitError" in (e.get("error") or "") for e in log) == sum(r.attempts - 1 for r in replies)
 
 
-def test_retries_then_failure(sim_workspace):
-    config = sim_workspace.configured(faults={"rate_limit": 1.0})
+@pytest.mark.parametrize("processes", [0, 2], ids=["threads", "processes"])
+def test_retries_then_failure(sim_workspace, processes):
+    config = sim_workspace.configured(faults={"rate_limit": 1.0}, llm={"processes": processes})
     with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir) as client:
         reply = client.chat(executor_request())
     retries = config.llm.max_retries
@@ -129,8 +133,9 @@ def test_registered_price_agrees_with_litellm(sim_workspace):
     assert litellm.completion_cost(completion_response=response) == pytest.approx(1000 * 0.15e-6 + 100 * 0.60e-6)
 
 
-def test_budget_stop_leaves_consistent_state(sim_workspace):
-    config = sim_workspace.configured(budget={"max_tokens": 400}, llm={"concurrency": 2})
+@pytest.mark.parametrize("processes", [0, 2], ids=["threads", "processes"])
+def test_budget_stop_leaves_consistent_state(sim_workspace, processes):
+    config = sim_workspace.configured(budget={"max_tokens": 400}, llm={"concurrency": 2, "processes": processes})
     with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir) as client:
         with pytest.raises(BudgetExceeded, match="budget.max_tokens = 400"):
             client.chat_many([executor_request(sample=i) for i in range(10)])
@@ -154,10 +159,11 @@ def test_missing_model_is_a_config_error(sim_workspace):
             client.chat(ChatRequest("judge", [{"role": "user", "content": "x"}], schema=RUBRIC_VERDICT))
 
 
-def test_faults_at_twenty_percent_lose_no_call(sim_workspace):
+@pytest.mark.parametrize("processes", [0, 2], ids=["threads", "processes"])
+def test_faults_at_twenty_percent_lose_no_call(sim_workspace, processes):
     config = sim_workspace.configured(
         faults={"rate_limit": 0.2, "timeout": 0.2, "malformed_json": 0.2, "truncated": 0.2},
-        llm={"concurrency": 16, "max_retries": 2, "timeout_s": 5.0, "backoff_base_s": 0.0005, "backoff_max_s": 0.002},
+        llm={"concurrency": 16, "max_retries": 2, "timeout_s": 5.0, "backoff_base_s": 0.0005, "backoff_max_s": 0.002, "processes": processes},
     )
     requests = [executor_request(case_id=("bags-1", "cancel-1", "refund-1")[i % 3], sample=i) for i in range(500)]
     start = time.monotonic()

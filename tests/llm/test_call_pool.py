@@ -1,0 +1,96 @@
+"""`llm.processes`: litellm calls in CallPool worker processes, through litellm and frames-sim (no mocks).
+
+Invariants:
+1. A client with worker processes answers exactly as one without: same texts, parsed answers,
+   usage and audit log.
+2. A worker that dies mid-run turns the calls it would have made into failed replies naming the
+   cause; none is lost, none hangs, nothing is raised.
+3. Closing the client ends its worker processes.
+4. An exception that is not a provider error crosses back as itself, or as a RuntimeError naming
+   it when it cannot be unpickled.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+
+import pytest
+
+from frames_cli.llm.audit import read_exchanges
+from frames_cli.llm.callpool import _rebuilt
+from frames_cli.llm.client import ModelClient
+from tests.llm.test_model_client import executor_request
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead too: it only waits for its parent (the fork server) to read its status.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
+
+
+def test_worker_processes_answer_as_threads_do(sim_workspace):
+    requests = [executor_request(case_id=("bags-1", "cancel-1", "refund-1")[i % 3], sample=i) for i in range(40)]
+    outcomes = {}
+    for processes in (0, 2):
+        config = sim_workspace.configured(faults={"malformed_json": 0.3}, llm={"concurrency": 6, "processes": processes})
+        run_dir = sim_workspace.run_dir / f"p{processes}"
+        with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False) as client:
+            replies = client.chat_many(requests)
+            pids = client._processes.pids if client._processes else []
+        log = sorted((e["tag"], e["sample"], e["attempt"], e["reply"], e["usage"]["prompt_tokens"]) for e in read_exchanges(run_dir / "exchanges.jsonl"))
+        outcomes[processes] = ([(r.text, r.data, r.usage, r.repaired, r.attempts) for r in replies], log, pids)
+    assert outcomes[0][0] == outcomes[2][0] and outcomes[0][1] == outcomes[2][1]
+    assert any(repaired for _, _, _, repaired, _ in outcomes[2][0]), "the repair turn ran through the workers too"
+    assert outcomes[0][2] == [] and len(outcomes[2][2]) == 2 and os.getpid() not in outcomes[2][2]
+
+
+def test_a_dead_worker_fails_calls_without_losing_or_hanging_any(sim_workspace):
+    config = sim_workspace.configured(llm={"concurrency": 8, "processes": 2, "timeout_s": 5.0})
+    requests = [executor_request(sample=i) for i in range(60)]
+    with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
+        assert client.chat(executor_request(sample=-1)).ok
+        victim = client._processes.pids[0]
+        os.kill(victim, signal.SIGKILL)
+        start = time.monotonic()
+        replies = client.chat_many(requests)
+        elapsed = time.monotonic() - start
+    assert elapsed < 30 and [r.request for r in replies] == requests
+    failed = [r for r in replies if not r.ok]
+    assert failed, "calls routed to the dead worker's pipes must fail"
+    assert all("CallPoolError: a worker process ended" in r.error for r in failed)
+    assert client.ledger.roles["executor"].failed == len(failed)
+
+
+def test_closing_the_client_ends_its_worker_processes(sim_workspace):
+    config = sim_workspace.configured(llm={"concurrency": 4, "processes": 2})
+    with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
+        assert client.chat(executor_request()).ok
+        pids = client._processes.pids
+        assert all(alive(pid) for pid in pids)
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in pids)
+
+
+class NeedsTwoArguments(Exception):
+    def __init__(self, what: str, where: str):
+        super().__init__(f"{what} at {where}")
+
+
+def test_a_worker_exception_crosses_back_as_itself_or_named():
+    again = _rebuilt("KeyError", "'x'", pickle.dumps(KeyError("x")))
+    assert isinstance(again, KeyError) and again.args == ("x",)
+    broken = _rebuilt("NeedsTwoArguments", "a at b", pickle.dumps(NeedsTwoArguments("a", "b")))
+    assert isinstance(broken, RuntimeError) and str(broken) == "NeedsTwoArguments in a model worker process: a at b"
+    assert str(_rebuilt("Lockish", "held", None)) == "Lockish in a model worker process: held"
