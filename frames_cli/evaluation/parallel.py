@@ -116,7 +116,7 @@ def evaluate_parallel(
         raise ValueError("samples must be at least 1")
     jobs = min(jobs, len(cases)) or 1
     bounds = [len(cases) * i // jobs for i in range(jobs + 1)]
-    config = _budget_share(setup.config, jobs)
+    config = _worker_config(setup.config, jobs)
     worker_setup = WorkerSetup(setup.workspace, config, setup.run_dir, setup.use_cache)
     if threading.active_count() == 1 and (setup.config.executor.kind == "builtin" or any(c.task.check.kind == "rubric" for c in cases)):
         from frames_cli.llm.providers import litellm_module
@@ -155,8 +155,15 @@ def evaluate_parallel(
     return EvalReport([r for outcome in outcomes for part in outcome.results or [] for r in pickle.loads(part)], samples)
 
 
-def _budget_share(config: FramesConfig, jobs: int) -> FramesConfig:
+def _worker_config(config: FramesConfig, jobs: int) -> FramesConfig:
+    """A worker's config: 1/jobs of the budget, and its litellm calls in its own threads.
+
+    `llm.processes` is set to 0 because the workers already spread the calls over processes, and
+    a forked worker must not reach for a fork server that its parent started (multiprocessing
+    keeps that server's process id, which is not the worker's child).
+    """
     budget = config.budget
+    config = with_overrides(config, "llm", processes=0)
     return with_overrides(
         config, "budget",
         max_tokens=None if budget.max_tokens is None else max(1, budget.max_tokens // jobs),

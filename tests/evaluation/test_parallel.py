@@ -167,3 +167,15 @@ def test_holes_are_left_unfilled_when_the_process_has_no_stderr() -> None:
     )
     run = subprocess.run([sys.executable, "-c", script], check=False, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(2))
     assert (run.returncode, run.stdout) == (0, "True 0 False\n")
+
+
+def test_workers_make_their_calls_in_their_own_threads_when_llm_processes_is_set(sim_workspace, cases, skills, tmp_path: Path) -> None:
+    import multiprocessing.forkserver
+
+    # A fork server started by this process (as an earlier CallPool would have) is not a child of
+    # a forked worker: a worker that used `llm.processes` itself would fail to reach it.
+    multiprocessing.forkserver.ensure_running()
+    config = sim_workspace.configured(llm={"processes": 2})
+    two = evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "two"), jobs=2)
+    one, _ = in_process(sim_workspace, sim_workspace.config, cases, skills, tmp_path / "one", samples=1)
+    assert [r.to_dict() for r in two.results] == [r.to_dict() for r in one.results]
