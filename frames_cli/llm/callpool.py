@@ -36,7 +36,8 @@ class CallPool:
 
     Workers are forked from multiprocessing's fork server with litellm imported there once, so
     a worker starts in a fraction of a second and shares the import's memory; forking the client's
-    own process instead could copy a lock that one of its threads holds. `channels` pipes are
+    own process instead could copy a lock that one of its threads holds. Where there is no fork
+    server (Windows), workers are spawned and each imports litellm. `channels` pipes are
     spread over the workers, each served by one worker thread; a call borrows a free pipe, sends
     the call's keyword arguments and blocks on the reply (one hand-off each way, no dispatcher).
     Each worker registers the client's provider context under the client's key, with the
@@ -62,8 +63,11 @@ class CallPool:
         if processes < 1 or channels < 1:
             raise ValueError("a CallPool needs at least one process and one channel")
         providers.set_litellm_environment()  # the fork server inherits this process's environment
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["litellm", "frames_cli.llm.callpool"])
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["litellm", "frames_cli.llm.callpool"])
+        else:  # Windows: each worker is a new interpreter and imports litellm itself (seconds)
+            context = multiprocessing.get_context("spawn")
         ends = [context.Pipe() for _ in range(channels)]
         self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
         for mine, _ in ends:

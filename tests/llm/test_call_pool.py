@@ -38,6 +38,11 @@ def alive(pid: int) -> bool:
         return True
 
 
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        return int(fh.read().split(") ")[-1].split()[1])
+
+
 def test_worker_processes_answer_as_threads_do(sim_workspace):
     requests = [executor_request(case_id=("bags-1", "cancel-1", "refund-1")[i % 3], sample=i) for i in range(40)]
     outcomes = {}
@@ -46,11 +51,12 @@ def test_worker_processes_answer_as_threads_do(sim_workspace):
         run_dir = sim_workspace.run_dir / f"p{processes}"
         with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False) as client:
             replies = client.chat_many(requests)
-            pids = client._processes.pids if client._processes else []
+            parents = [parent_of(pid) for pid in client._processes.pids] if client._processes else []
         log = sorted((e["tag"], e["sample"], e["attempt"], e["reply"], e["usage"]["prompt_tokens"]) for e in read_exchanges(run_dir / "exchanges.jsonl"))
-        outcomes[processes] = ([(r.text, r.data, r.usage, r.repaired, r.attempts) for r in replies], log, pids)
+        outcomes[processes] = ([(r.text, r.data, r.usage, r.repaired, r.attempts) for r in replies], log, parents)
     assert outcomes[0][0] == outcomes[2][0] and outcomes[0][1] == outcomes[2][1]
     assert any(repaired for _, _, _, repaired, _ in outcomes[2][0]), "the repair turn ran through the workers too"
+    # Two workers, forked by the fork server rather than by this process (which runs threads).
     assert outcomes[0][2] == [] and len(outcomes[2][2]) == 2 and os.getpid() not in outcomes[2][2]
 
 
@@ -94,3 +100,19 @@ def test_a_worker_exception_crosses_back_as_itself_or_named():
     broken = _rebuilt("NeedsTwoArguments", "a at b", pickle.dumps(NeedsTwoArguments("a", "b")))
     assert isinstance(broken, RuntimeError) and str(broken) == "NeedsTwoArguments in a model worker process: a at b"
     assert str(_rebuilt("Lockish", "held", None)) == "Lockish in a model worker process: held"
+
+
+def test_without_a_fork_server_workers_are_spawned(sim_workspace, monkeypatch):
+    import multiprocessing
+
+    # As on Windows; a spawned worker imports litellm itself (seconds), hence one worker only.
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    config = sim_workspace.configured(llm={"concurrency": 2, "processes": 1})
+    requests = [executor_request(sample=i) for i in range(4)]
+    with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
+        spawned = client.chat_many(requests)
+        # A spawned worker is this process's child; a fork server's worker is the server's.
+        assert [parent_of(pid) for pid in client._processes.pids] == [os.getpid()]
+    with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as client:
+        threaded = client.chat_many(requests)
+    assert all(r.ok for r in spawned) and [r.data for r in spawned] == [r.data for r in threaded]
