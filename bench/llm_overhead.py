@@ -5,18 +5,21 @@ ledger, audit log, JSON extraction and schema validation) → litellm.completion
 provider (executor behaviour on a two-turn prompt with skill blocks, 50 ms simulated latency).
 Ideal time = calls × latency ÷ concurrency: what a layer costing nothing would take.
 
-Usage: python bench/llm_overhead.py [--calls N] [--latency S] [--concurrency C] [--no-cache] [--repeat R]
+Measured for each `--processes` value (default 0 and 2): `llm.processes` = 0 makes the litellm
+calls in the client's threads, under one GIL; > 0 in that many CallPool worker processes.
+
+Usage: python bench/llm_overhead.py [--calls N] [--latency S] [--concurrency C] [--no-cache] [--repeat R] [--processes P ...]
 
 The machine's noise moves one run's ratio by ±0.1 (measured: 1.18–1.38 for unchanged code), so the
 calls are made R times (new requests each time, so every run misses the cache) and the median
-ratio is the figure; every run is printed.
+ratio is the figure; every run is printed. Memory: peak RSS of each process (shared pages count in
+each) and the PSS summed over the client's process and its workers.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import sys
 import tempfile
@@ -87,45 +90,73 @@ def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency:
         return time.perf_counter() - start, time.process_time() - cpu
 
 
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(peak RSS, current PSS) of process `pid` in MB, from /proc (Linux); (nan, nan) elsewhere."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return float("nan"), float("nan")
+
+    def kb(text: str, key: str) -> float:
+        return next(int(line.split()[1]) for line in text.splitlines() if line.startswith(key + ":")) / 1024
+
+    return kb(status, "VmHWM"), kb(rollup, "Pss")
+
+
+def measure(args: argparse.Namespace, processes: int) -> float:
+    """Warm-up, then `args.repeat` runs of `args.calls` new requests with `llm.processes` = `processes`;
+    prints every run and memory, returns the median ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "frames.yaml").write_text("version: 1\n")
+        config = FramesConfig(models=ModelsConfig(executor="frames-sim/executor"))
+        config = with_overrides(config, "llm", concurrency=args.concurrency, processes=processes)
+        config = with_overrides(config, "simulator", latency_s=args.latency)
+        ideal = args.calls * args.latency / args.concurrency
+        warm_up = 2 * args.concurrency
+        where = f"{processes} worker process(es) for the litellm calls" if processes else "litellm in this process's threads"
+        print(f"--- llm.processes = {processes}: {where}")
+        with ModelClient(Workspace.open(root), config, run_dir=root / "run", use_cache=not args.no_cache, sim_world=world(200)) as client:
+            # One-time costs out of the measurement: litellm's import and first-call set-up, the
+            # worker threads' (and processes') start. Warm-up requests are never measured ones.
+            client.chat_many([request(10**7 + i) for i in range(warm_up)])
+            ratios = []
+            for run in range(args.repeat):
+                load = os.getloadavg()[0]
+                requests = [request((processes * args.repeat + run) * args.calls + i) for i in range(args.calls)]
+                start, cpu = time.perf_counter(), time.process_time()
+                replies = client.chat_many(requests)
+                wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+                ratios.append(wall / ideal)
+                print(f"run {run + 1}: wall {wall:.3f} s, ratio {wall / ideal:.3f}, CPU of this process {cpu / args.calls * 1000:.2f} ms per call, "
+                      f"failed {sum(not r.ok for r in replies)}, load average before {load:.2f} on {os.cpu_count()} CPUs")
+            pids = client._processes.pids if client._processes else []
+            workers = [memory_mb(pid) for pid in pids]
+            own = memory_mb(os.getpid())
+            if not processes:
+                floor, floor_cpu = litellm_alone(client, [request(10**6 + i) for i in range(args.calls)], args.concurrency)
+        print(f"ratio: median {statistics.median(ratios):.3f} of {args.repeat} runs, range {min(ratios):.3f}–{max(ratios):.3f}  (target ≤ 1.2)")
+        print(f"memory: this process peak RSS {own[0]:.0f} MB" + "".join(f", worker peak RSS {w[0]:.0f} MB" for w in workers)
+              + f"; PSS summed over them after the runs {own[1] + sum(w[1] for w in workers):.0f} MB")
+        if not processes:
+            print(f"litellm + simulator alone in {args.concurrency} threads (no layer): ratio {floor / ideal:.3f}, CPU {floor_cpu / args.calls * 1000:.2f} ms per call")
+        return statistics.median(ratios)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--no-cache", action="store_true", help="leave the response cache out")
+    parser.add_argument("--processes", type=int, nargs="+", default=[0, 2], help="llm.processes values to measure, in order (default: 0 2)")
     parser.add_argument("--repeat", type=int, default=3, help="measured runs of --calls new requests each; the median ratio is the figure")
     args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / "frames.yaml").write_text("version: 1\n")
-        config = FramesConfig(models=ModelsConfig(executor="frames-sim/executor"))
-        config = with_overrides(config, "llm", concurrency=args.concurrency)
-        config = with_overrides(config, "simulator", latency_s=args.latency)
-        ideal = args.calls * args.latency / args.concurrency
-        warm_up = 2 * args.concurrency
-        with ModelClient(Workspace.open(root), config, run_dir=root / "run", use_cache=not args.no_cache, sim_world=world(200)) as client:
-            # One-time costs out of the measurement: litellm's import and first-call set-up, the
-            # worker threads' start. Warm-up requests are never measured ones, so no cache hit.
-            client.chat_many([request(10**7 + i) for i in range(warm_up)])
-            rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            print(f"calls: {args.calls}  latency: {args.latency * 1000:.0f} ms  concurrency: {args.concurrency}  "
-                  f"cache: {'off' if args.no_cache else 'on (cold)'}  warm-up: {warm_up} calls  ideal time: {ideal:.3f} s (calls × latency ÷ concurrency)")
-            ratios = []
-            for run in range(args.repeat):
-                load = os.getloadavg()[0]
-                requests = [request(run * args.calls + i) for i in range(args.calls)]
-                start, cpu = time.perf_counter(), time.process_time()
-                replies = client.chat_many(requests)
-                wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-                ratios.append(wall / ideal)
-                print(f"run {run + 1}: wall {wall:.3f} s, ratio {wall / ideal:.3f}, CPU {cpu / args.calls * 1000:.2f} ms per call (all threads), "
-                      f"failed {sum(not r.ok for r in replies)}, load average before {load:.2f} on {os.cpu_count()} CPUs")
-            floor, floor_cpu = litellm_alone(client, [request(10**6 + i) for i in range(args.calls)], args.concurrency)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"ratio: median {statistics.median(ratios):.3f} of {args.repeat} runs, range {min(ratios):.3f}–{max(ratios):.3f}  (target ≤ 1.2)")
-    print(f"litellm + simulator alone (no layer, litellm's logging step included): ratio {floor / ideal:.3f}, CPU {floor_cpu / args.calls * 1000:.2f} ms per call")
-    print(f"peak memory (max RSS): {peak:.0f} MB  (after litellm import and warm-up: {rss_before:.0f} MB)")
+    print(f"calls: {args.calls}  latency: {args.latency * 1000:.0f} ms  concurrency: {args.concurrency}  cache: {'off' if args.no_cache else 'on (cold)'}  "
+          f"warm-up: {2 * args.concurrency} calls  ideal time: {args.calls * args.latency / args.concurrency:.3f} s (calls × latency ÷ concurrency)")
+    medians = {processes: measure(args, processes) for processes in args.processes}
+    print("median ratio by llm.processes: " + ", ".join(f"{p}: {m:.3f}" for p, m in medians.items()))
 
 
 if __name__ == "__main__":
