@@ -13,7 +13,7 @@ Usage: python bench/llm_overhead.py [--calls N] [--latency S] [--concurrency C] 
 The machine's noise moves one run's ratio by ±0.1 (measured: 1.18–1.38 for unchanged code), so the
 calls are made R times (new requests each time, so every run misses the cache) and the median
 ratio is the figure; every run is printed. Memory: peak RSS of each process (shared pages count in
-each) and the PSS summed over the client's process and its workers.
+each) and the PSS summed over the client's process, its workers and their fork server.
 """
 
 from __future__ import annotations
@@ -104,6 +104,14 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return kb(status, "VmHWM"), kb(rollup, "Pss")
 
 
+def parent_of(pid: int) -> int:
+    """The parent process id of `pid` (Linux /proc); `pid` itself where /proc is missing."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].split()[1])
+    except OSError:
+        return pid
+
+
 def measure(args: argparse.Namespace, processes: int) -> float:
     """Warm-up, then `args.repeat` runs of `args.calls` new requests with `llm.processes` = `processes`;
     prints every run and memory, returns the median ratio."""
@@ -133,12 +141,15 @@ def measure(args: argparse.Namespace, processes: int) -> float:
                       f"failed {sum(not r.ok for r in replies)}, load average before {load:.2f} on {os.cpu_count()} CPUs")
             pids = client._processes.pids if client._processes else []
             workers = [memory_mb(pid) for pid in pids]
+            # The fork server the workers came from holds the pages they share (litellm's import).
+            servers = [memory_mb(pid) for pid in {parent_of(pid) for pid in pids} - {os.getpid()}]
             own = memory_mb(os.getpid())
             if not processes:
                 floor, floor_cpu = litellm_alone(client, [request(10**6 + i) for i in range(args.calls)], args.concurrency)
         print(f"ratio: median {statistics.median(ratios):.3f} of {args.repeat} runs, range {min(ratios):.3f}–{max(ratios):.3f}  (target ≤ 1.2)")
         print(f"memory: this process peak RSS {own[0]:.0f} MB" + "".join(f", worker peak RSS {w[0]:.0f} MB" for w in workers)
-              + f"; PSS summed over them after the runs {own[1] + sum(w[1] for w in workers):.0f} MB")
+              + "".join(f", fork server peak RSS {f[0]:.0f} MB" for f in servers)
+              + f"; PSS summed over them after the runs {own[1] + sum(m[1] for m in workers + servers):.0f} MB")
         if not processes:
             print(f"litellm + simulator alone in {args.concurrency} threads (no layer): ratio {floor / ideal:.3f}, CPU {floor_cpu / args.calls * 1000:.2f} ms per call")
         return statistics.median(ratios)

@@ -65,7 +65,7 @@ class CallPool:
         providers.set_litellm_environment()  # the fork server inherits this process's environment
         if "forkserver" in multiprocessing.get_all_start_methods():
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["litellm", "frames_cli.llm.callpool"])
+            context.set_forkserver_preload(["frames_cli.llm.forkserver_preload", "frames_cli.llm.callpool"])
         else:  # Windows: each worker is a new interpreter and imports litellm itself (seconds)
             context = multiprocessing.get_context("spawn")
         ends = [context.Pipe() for _ in range(channels)]
