@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import queue
+import signal
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,13 +121,13 @@ class CallPool:
             self._free.put(channel)
 
     def close(self) -> None:
-        """Close the pipes (workers finish their current call and end); end workers still alive after CLOSE_WAIT_S."""
+        """Close the pipes (workers finish their current call and end); kill workers still alive after CLOSE_WAIT_S."""
         for channel in self._connections:
             channel.close()
         for process in self._processes:
             process.join(CLOSE_WAIT_S)
             if process.is_alive():
-                process.terminate()
+                process.kill()  # it ignores SIGTERM
                 process.join()
 
     def _break(self, reason: str) -> None:
@@ -146,7 +147,15 @@ def _rebuilt(type_name: str, text: str, pickled: bytes | None) -> BaseException:
 
 
 def _serve(channels: list[Connection], context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: SimWorld | None) -> None:
-    """Worker process body: one thread per pipe, each answering calls until its pipe closes."""
+    """Worker process body: one thread per pipe, each answering calls until its pipe closes.
+
+    Ctrl-C and SIGTERM reach a terminal's or a service's whole process group, workers included.
+    Workers ignore both: the client decides when to stop (`frames evolve` finishes its current
+    step first, and that step's calls must still be answered), and a worker ends when its pipes
+    close, which also happens when the client dies.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     providers.litellm_module()
     context = providers.ProviderContext(root, simulator, spool, lambda: world)
     providers.register(context, key=context_key)

@@ -5,7 +5,7 @@ Invariants:
    usage and audit log.
 2. A worker that dies mid-run turns the calls it would have made into failed replies naming the
    cause; none is lost, none hangs, nothing is raised.
-3. Closing the client ends its worker processes.
+3. Closing the client ends its worker processes; Ctrl-C and SIGTERM sent to them do not.
 4. An exception that is not a provider error crosses back as itself, or as a RuntimeError naming
    it when it cannot be unpickled.
 """
@@ -75,6 +75,24 @@ def test_a_dead_worker_fails_calls_without_losing_or_hanging_any(sim_workspace):
     assert failed, "calls routed to the dead worker's pipes must fail"
     assert all("CallPoolError: a worker process ended" in r.error for r in failed)
     assert client.ledger.roles["executor"].failed == len(failed)
+
+
+def test_workers_outlive_ctrl_c_and_sigterm_sent_to_the_process_group(sim_workspace):
+    # `frames evolve` finishes its current step after Ctrl-C or SIGTERM; the step's calls must
+    # still be answered, so the signals a whole process group receives leave the workers be.
+    config = sim_workspace.configured(llm={"concurrency": 4, "processes": 2})
+    with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
+        assert client.chat(executor_request()).ok
+        for pid in client._processes.pids:
+            os.kill(pid, signal.SIGINT)
+            os.kill(pid, signal.SIGTERM)
+        replies = client.chat_many([executor_request(sample=i) for i in range(1, 9)])
+        pids = client._processes.pids
+    assert all(r.ok for r in replies)
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in pids), "closing still ends them"
 
 
 def test_closing_the_client_ends_its_worker_processes(sim_workspace):
