@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
+import os
 import pickle
 import queue
 import signal
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from frames_cli.errors import ConfigError
 from frames_cli.llm import providers
 from frames_cli.llm.calls import CallOutcome, invoke
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+    from multiprocessing.context import BaseContext
+    from multiprocessing.process import BaseProcess
 
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
@@ -22,8 +29,23 @@ if TYPE_CHECKING:
 #: Seconds the client waits beyond a call's own timeout (which litellm enforces inside the
 #: worker) before it takes the worker for stuck.
 REPLY_GRACE_S = 30.0
-#: Seconds a closing pool gives its workers to finish the calls they are in before ending them.
+#: Seconds a closing pool waits, in all, for its workers to end before it kills them.
 CLOSE_WAIT_S = 5.0
+#: Workers started in place of ones that died or got stuck, per pool; beyond that the pool is
+#: broken (a worker that keeps dying is a defect to report, not a fault to hide).
+MAX_RESTARTS = 3
+#: Pipes per worker. A worker's pipes reach it through the fork server as file descriptors in one
+#: message, and Linux passes at most 253 descriptors per message (SCM_MAX_FD).
+MAX_CHANNELS_PER_WORKER = 240
+
+
+@dataclass(frozen=True)
+class _Channel:
+    """One pipe to a worker thread; `generation` tells a pipe to a replaced worker from a live one."""
+
+    conn: Connection | None  # None: the token `_break` puts in the free queue to wake waiting callers
+    worker: int
+    generation: int
 
 
 class CallPool:
@@ -35,60 +57,67 @@ class CallPool:
     into other processes, which run on other CPUs; everything else a request does (cache,
     budget, ledger, audit log, schema validation, repair turns) stays in the client's process.
 
-    Workers are forked from multiprocessing's fork server with litellm imported there once, so
-    a worker starts in a fraction of a second and shares the import's memory; forking the client's
-    own process instead could copy a lock that one of its threads holds. Where there is no fork
-    server (Windows), workers are spawned and each imports litellm. `channels` pipes are
-    spread over the workers, each served by one worker thread; a call borrows a free pipe, sends
-    the call's keyword arguments and blocks on the reply (one hand-off each way, no dispatcher).
-    Each worker registers the client's provider context under the client's key, with the
-    simulator's world sent along, so `frames-sim` and `spool` models answer as they do in-process.
+    Workers are forked from multiprocessing's fork server with litellm set up there once
+    (`forkserver_preload`), so a worker starts in a fraction of a second and shares the import's
+    memory; forking the client's own process instead could copy a lock that one of its threads
+    holds. Where there is no fork server (Windows), workers are spawned and each imports litellm.
+    `channels` pipes are spread over the workers, each served by one worker thread; a call
+    borrows a free pipe, sends the call's keyword arguments and blocks on the reply (one hand-off
+    each way, no dispatcher). Each worker registers the client's provider context under the
+    client's key, with the simulator's world sent along, so `frames-sim` and `spool` models
+    answer as they do in-process.
+
+    Lifetime: a worker ignores SIGINT and SIGTERM (the client decides when to stop; see `_serve`)
+    and ends as soon as the client closes the pool or dies, even in the middle of a call (it
+    watches a pipe of its own that the client never writes to). A pool that is not closed is
+    closed when the interpreter exits.
 
     Failure: a worker that ends, or gives no reply within the call's timeout plus
-    `REPLY_GRACE_S`, breaks the pool; that call and every later one get a final (not retried)
-    error outcome naming the cause, so requests end as failed replies and none hangs.
+    `REPLY_GRACE_S`, is replaced (killed first if stuck); the calls it was making come back as
+    retriable errors, which the client retries like a dropped connection. After `MAX_RESTARTS`
+    replacements, or once the pool is closed, calls get a final error. No call waits for ever.
 
-    Like any forkserver or spawn start, a worker imports the program's `__main__` module again
+    Like any fork-server or spawn start, a worker imports the program's `__main__` module again
     (as `__mp_main__`), so a script that uses a pool keeps its own work under
-    `if __name__ == "__main__":`.
+    `if __name__ == "__main__":`; without it, the worker stops with multiprocessing's own
+    explanation on stderr, and the client's calls fail.
     """
 
     def __init__(self, processes: int, channels: int, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: SimWorld | None):
         """Start the workers (returns once they are started, not once litellm is ready in them).
 
         Args:
-            processes: worker processes (≥ 1).
+            processes: worker processes (≥ 1; at most `channels` are started).
             channels: pipes, hence calls in flight at once (≥ 1); the client's `llm.concurrency`.
             context_key / root / simulator / spool / world: the client's provider context.
+
+        Raises:
+            ConfigError: more than MAX_CHANNELS_PER_WORKER channels per process.
+            ValueError: `processes` or `channels` below 1.
         """
         if processes < 1 or channels < 1:
             raise ValueError("a CallPool needs at least one process and one channel")
-        providers.set_litellm_environment()  # the fork server inherits this process's environment
-        if "forkserver" in multiprocessing.get_all_start_methods():
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["frames_cli.llm.forkserver_preload", "frames_cli.llm.callpool"])
-        else:  # Windows: each worker is a new interpreter and imports litellm itself (seconds)
-            context = multiprocessing.get_context("spawn")
-        ends = [context.Pipe() for _ in range(channels)]
-        self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
-        for mine, _ in ends:
-            self._free.put(mine)
-        self._failure: str | None = None
+        processes = min(processes, channels)
+        if channels > processes * MAX_CHANNELS_PER_WORKER:
+            need = -(-channels // MAX_CHANNELS_PER_WORKER)
+            raise ConfigError(f"llm.concurrency {channels} needs llm.processes of at least {need} ({MAX_CHANNELS_PER_WORKER} calls in flight per worker process at most)", None)
+        self._args = (context_key, root, simulator, spool, world)
+        self._context = _start_context()
+        self._sizes = [len(range(k, channels, processes)) for k in range(processes)]
+        self._free: queue.SimpleQueue[_Channel] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._processes = []
-        for k in range(min(processes, channels)):
-            theirs = [ends[i][1] for i in range(k, channels, processes)]
-            process = context.Process(target=_serve, args=(theirs, context_key, root, simulator, spool, world), name=f"frames-llm-{k}", daemon=True)
-            process.start()
-            self._processes.append(process)
-        for _, theirs in ends:
-            theirs.close()  # the workers hold them now; ours would keep a dead worker's pipes open
-        self._connections = [mine for mine, _ in ends]
+        self._failure: str | None = None
+        self._restarts = 0
+        self._workers: list[tuple[BaseProcess, Connection, list[Connection]]] = []
+        self._generations = [0] * processes
+        for k in range(processes):
+            self._workers.append(self._start(k))
+        atexit.register(self.close)
 
     @property
     def pids(self) -> list[int]:
-        """Process ids of the workers (for benchmarks that read their memory)."""
-        return [p.pid for p in self._processes if p.pid is not None]
+        """Process ids of the current workers (for tests and benchmarks)."""
+        return [p.pid for p, _, _ in self._workers if p.pid is not None]
 
     def call(self, kwargs: dict[str, Any], timeout_s: float) -> CallOutcome:
         """`invoke(kwargs)` in a worker process; blocks until a pipe is free and the reply is in.
@@ -97,43 +126,108 @@ class CallPool:
             kwargs: keyword arguments of `litellm.completion` (picklable: plain data only).
             timeout_s: the call's own timeout (seconds), which litellm enforces in the worker.
 
+        Returns:
+            the worker's outcome; a retriable `CallPoolError` outcome when the worker ended or got
+            stuck during the call (it is replaced), a final one when the pool is closed or broken.
+
         Raises:
             Exception: what `invoke` raised in the worker (a defect, not a provider error); when it
                 cannot cross the process boundary as itself, a RuntimeError with its type and text.
         """
-        channel = self._free.get()
+        while True:
+            channel = self._free.get()
+            if self._failure is not None:
+                self._free.put(channel)  # the next caller waiting for a pipe wakes up too
+                return CallOutcome(error=f"CallPoolError: {self._failure}")
+            if channel.generation != self._generations[channel.worker]:
+                channel.conn.close()  # a pipe to a worker that has been replaced
+                continue
+            break
         try:
-            if self._failure is None:
-                try:
-                    channel.send(kwargs)
-                    if channel.poll(timeout_s + REPLY_GRACE_S):
-                        kind, payload = channel.recv()
-                        if kind == "ok":
-                            return payload
-                        raise _rebuilt(*payload)
-                    self._break(f"no reply from a worker process within {timeout_s + REPLY_GRACE_S:.0f} s")
-                except (EOFError, OSError) as exc:
-                    self._break(f"a worker process ended ({type(exc).__name__}; exit codes {[p.exitcode for p in self._processes]})")
-            return CallOutcome(error=f"CallPoolError: {self._failure}")
-        finally:
-            # A broken pool's pipes go back too, so every caller waiting for one wakes up and
-            # gets the error instead of waiting for ever.
-            self._free.put(channel)
+            channel.conn.send(kwargs)
+            if channel.conn.poll(timeout_s + REPLY_GRACE_S):
+                kind, payload = channel.conn.recv()
+            else:
+                return self._replace(channel, f"no reply from worker process {channel.worker} within {timeout_s + REPLY_GRACE_S:.0f} s")
+        except (EOFError, OSError) as exc:
+            return self._replace(channel, f"worker process {channel.worker} ended during the call ({type(exc).__name__})")
+        self._free.put(channel)
+        if kind == "ok":
+            return payload
+        raise _rebuilt(*payload)
 
     def close(self) -> None:
-        """Close the pipes (workers finish their current call and end); kill workers still alive after CLOSE_WAIT_S."""
-        for channel in self._connections:
-            channel.close()
-        for process in self._processes:
-            process.join(CLOSE_WAIT_S)
+        """End the workers (idempotent): calls in flight and later ones get a final error.
+
+        Closing the pipes ends each worker at once, even in the middle of a call (a spool wait
+        included); a worker still alive after CLOSE_WAIT_S in all is killed.
+        """
+        with self._lock:
+            self._break("the model client was closed")
+            workers, self._workers = self._workers, []
+        atexit.unregister(self.close)
+        for _, alive, pipes in workers:
+            alive.close()
+            for conn in pipes:
+                conn.close()
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        for process, _, _ in workers:
+            process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()  # it ignores SIGTERM
                 process.join()
 
-    def _break(self, reason: str) -> None:
+    def _start(self, k: int) -> tuple[BaseProcess, Connection, list[Connection]]:
+        """Start worker `k` of the current generation with fresh pipes, and put its pipes in the free queue."""
+        ends = [self._context.Pipe() for _ in range(self._sizes[k])]
+        alive_theirs, alive_mine = self._context.Pipe(duplex=False)
+        process = self._context.Process(target=_serve, args=([t for _, t in ends], alive_theirs, *self._args), name=f"frames-llm-{k}", daemon=True)
+        process.start()
+        # The worker holds these now; ours would keep a dead worker's pipes from reporting EOF.
+        alive_theirs.close()
+        for _, theirs in ends:
+            theirs.close()
+        for mine, _ in ends:
+            self._free.put(_Channel(mine, k, self._generations[k]))
+        return process, alive_mine, [mine for mine, _ in ends]
+
+    def _replace(self, channel: _Channel, reason: str) -> CallOutcome:
+        """After `channel` failed: replace its worker (once per generation), or break the pool."""
+        channel.conn.close()
         with self._lock:
-            if self._failure is None:
-                self._failure = reason
+            if self._failure is not None:
+                return CallOutcome(error=f"CallPoolError: {self._failure}")
+            k = channel.worker
+            if channel.generation == self._generations[k]:
+                if self._restarts >= MAX_RESTARTS:
+                    self._break(f"{reason}; {MAX_RESTARTS} workers replaced already, no more")
+                    return CallOutcome(error=f"CallPoolError: {self._failure}")
+                self._restarts += 1
+                old, alive, _ = self._workers[k]
+                if old.is_alive():
+                    old.kill()  # stuck: its other calls come back as errors and are retried
+                alive.close()
+                self._generations[k] += 1
+                self._workers[k] = self._start(k)
+        return CallOutcome(error=f"CallPoolError: {reason}", retriable=True)
+
+
+    def _break(self, reason: str) -> None:
+        """Fail every later call with `reason` (the first reason stays); caller holds `_lock`."""
+        if self._failure is None:
+            self._failure = reason
+            # Callers waiting for a pipe take this one, see the failure, put it back and return.
+            self._free.put(_Channel(None, -1, -1))
+
+
+def _start_context() -> BaseContext:
+    """The fork-server context, set to preload litellm; spawn where there is no fork server."""
+    providers.set_litellm_environment()  # the fork server inherits this process's environment
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["frames_cli.llm.forkserver_preload", "frames_cli.llm.callpool"])
+        return context
+    return multiprocessing.get_context("spawn")  # Windows: each worker imports litellm itself (seconds)
 
 
 def _rebuilt(type_name: str, text: str, pickled: bytes | None) -> BaseException:
@@ -146,24 +240,27 @@ def _rebuilt(type_name: str, text: str, pickled: bytes | None) -> BaseException:
     return RuntimeError(f"{type_name} in a model worker process: {text}")
 
 
-def _serve(channels: list[Connection], context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: SimWorld | None) -> None:
-    """Worker process body: one thread per pipe, each answering calls until its pipe closes.
+def _serve(channels: list[Connection], alive: Connection, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: SimWorld | None) -> None:
+    """Worker process body: one thread per pipe answering calls; ends when `alive` reports EOF.
 
     Ctrl-C and SIGTERM reach a terminal's or a service's whole process group, workers included.
     Workers ignore both: the client decides when to stop (`frames evolve` finishes its current
-    step first, and that step's calls must still be answered), and a worker ends when its pipes
-    close, which also happens when the client dies.
+    step first, and that step's calls must still be answered). The client never writes to
+    `alive`; reading it returns when the client closes it or dies, and the worker then ends at
+    once, whatever its threads are doing.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     providers.litellm_module()
     context = providers.ProviderContext(root, simulator, spool, lambda: world)
     providers.register(context, key=context_key)
-    threads = [threading.Thread(target=_answer_calls, args=(channel,), daemon=True) for channel in channels]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    for channel in channels:
+        threading.Thread(target=_answer_calls, args=(channel,), daemon=True).start()
+    try:
+        alive.recv()
+    except (EOFError, OSError):
+        pass
+    os._exit(0)  # nothing to flush: a worker writes no files of its own
 
 
 def _answer_calls(channel: Connection) -> None:
@@ -171,7 +268,7 @@ def _answer_calls(channel: Connection) -> None:
         try:
             kwargs = channel.recv()
         except (EOFError, OSError):
-            return  # the client closed the pool (or ended)
+            return  # the client closed this pipe
         try:
             reply: tuple[str, Any] = ("ok", invoke(kwargs))
         except Exception as exc:  # noqa: BLE001 - sent back and raised in the client

@@ -78,6 +78,7 @@ class ModelClient:
         self._pool: ThreadPoolExecutor | None = None
         self._processes: CallPool | None = None
         self._pool_lock = threading.Lock()
+        self._closed = False
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
         self._schema_support: dict[str, bool] = {}
 
@@ -163,15 +164,20 @@ class ModelClient:
         return _results_or_raise(results)
 
     def close(self) -> None:
-        """Release worker threads, the audit file and the provider context (idempotent)."""
+        """Release worker threads and processes, the audit file and the provider context (idempotent).
+
+        Requests still queued then end at once as failed replies ("closed"), so a `chat_many`
+        waiting in another thread returns (a cancelled future would never wake its `wait`).
+        """
+        with self._pool_lock:
+            self._closed = True
         providers.unregister(self._ctx)
         self._context.closed.set()
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=False)
             self._pool = None
         if self._processes is not None:
             self._processes.close()
-            self._processes = None
         self._flush()
 
     def _flush(self) -> None:
@@ -209,8 +215,11 @@ class ModelClient:
         return model, key, None
 
     def _serve(self, request: ChatRequest, model: str, key: str) -> ChatReply:
-        """`_answer` and the failure count of the ledger (worker thread)."""
-        reply = self._answer(request, model, key)
+        """`_answer` and the failure count of the ledger (worker thread); a failed reply once closed."""
+        if self._closed:
+            reply = ChatReply(request, None, None, Usage(), error="the model client was closed before this request was served")
+        else:
+            reply = self._answer(request, model, key)
         if not reply.ok:
             self.ledger.record_failed(request.role)
         return reply
@@ -319,10 +328,12 @@ class ModelClient:
                 kwargs["api_base"] = self.config.llm.api_base
             if request.schema is not None and self._supports_schema(model):
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema}}
+        # Before the audit record: a pool that cannot start (a script re-run without its
+        # `__main__` guard in a worker) is no model call.
+        pool = self._call_pool()
         start = time.monotonic()
         record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
         try:
-            pool = self._call_pool()
             outcome = pool.call(kwargs, timeout) if pool is not None else invoke(kwargs)
         except Exception as exc:
             record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
@@ -346,12 +357,15 @@ class ModelClient:
         return outcome
 
     def _call_pool(self) -> CallPool | None:
-        """The worker processes of `llm.processes`, started on first use; None when it is 0."""
+        """The worker processes of `llm.processes`, started on first use; None when it is 0.
+
+        A closed client starts none (its closed pool, if it had one, fails every call).
+        """
         processes = self.config.llm.processes
         if not processes:
             return None
         with self._pool_lock:
-            if self._processes is None:
+            if self._processes is None and not self._closed:
                 from frames_cli.llm.callpool import CallPool
 
                 sim = any(str(m).startswith(providers.SIM_PREFIX + "/") for m in vars(self.config.models).values() if m)

@@ -3,8 +3,17 @@
 Set up here, before any worker exists, litellm's objects and tokenizer sit in pages every worker
 shares; the collection and freeze that `litellm_module` ends with touch every object once, and
 done in each worker instead they would copy most of those pages into it.
+
+The fork server runs as `python -c`, which puts the current directory first on `sys.path`
+(Python 3.11 does not apply the client's path there), so a workspace file named like one of
+litellm's dependencies (`httpx.py`) would shadow it in the workers only. That entry goes first.
 """
 
-from frames_cli.llm.providers import litellm_module
+import sys
+
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+
+from frames_cli.llm.providers import litellm_module  # noqa: E402
 
 litellm_module()

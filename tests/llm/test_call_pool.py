@@ -3,8 +3,9 @@
 Invariants:
 1. A client with worker processes answers exactly as one without: same texts, parsed answers,
    usage and audit log.
-2. A worker that dies mid-run turns the calls it would have made into failed replies naming the
-   cause; none is lost, none hangs, nothing is raised.
+2. A worker that dies or gets stuck is replaced, and the calls it was making are retried; one
+   that keeps dying fails the calls with a final error naming the cause. No call is lost or
+   hangs, nothing is raised.
 3. Closing the client ends its worker processes; Ctrl-C and SIGTERM sent to them do not.
 4. An exception that is not a provider error crosses back as itself, or as a RuntimeError naming
    it when it cannot be unpickled.
@@ -15,7 +16,11 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +28,8 @@ from frames_cli.llm.audit import read_exchanges
 from frames_cli.llm.callpool import _rebuilt
 from frames_cli.llm.client import ModelClient
 from tests.llm.test_model_client import executor_request
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def alive(pid: int) -> bool:
@@ -60,21 +67,54 @@ def test_worker_processes_answer_as_threads_do(sim_workspace):
     assert outcomes[0][2] == [] and len(outcomes[2][2]) == 2 and os.getpid() not in outcomes[2][2]
 
 
-def test_a_dead_worker_fails_calls_without_losing_or_hanging_any(sim_workspace):
-    config = sim_workspace.configured(llm={"concurrency": 8, "processes": 2, "timeout_s": 5.0})
+def test_a_dead_worker_is_replaced_and_its_calls_retried(sim_workspace):
+    config = sim_workspace.configured(llm={"concurrency": 8, "processes": 2, "timeout_s": 5.0, "backoff_base_s": 0.001})
     requests = [executor_request(sample=i) for i in range(60)]
     with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
         assert client.chat(executor_request(sample=-1)).ok
         victim = client._processes.pids[0]
         os.kill(victim, signal.SIGKILL)
-        start = time.monotonic()
         replies = client.chat_many(requests)
-        elapsed = time.monotonic() - start
-    assert elapsed < 30 and [r.request for r in replies] == requests
+        pids = client._processes.pids
+    assert all(r.ok for r in replies) and [r.request for r in replies] == requests
+    assert victim not in pids and len(pids) == 2
+    lost = [e for e in read_exchanges(sim_workspace.run_dir / "exchanges.jsonl") if e.get("error")]
+    assert lost and all(e["error"].startswith("CallPoolError: worker process 0 ended during the call") for e in lost)
+    assert sum(r.attempts for r in replies) == 60 + len(lost), "each lost call was retried once"
+
+
+def test_a_stuck_worker_is_killed_and_replaced(sim_workspace, monkeypatch):
+    from frames_cli.llm import callpool
+
+    monkeypatch.setattr(callpool, "REPLY_GRACE_S", 0.5)
+    config = sim_workspace.configured(llm={"concurrency": 4, "processes": 2, "timeout_s": 1.0, "backoff_base_s": 0.001})
+    with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
+        assert client.chat(executor_request(sample=-1)).ok
+        stuck = client._processes.pids[1]
+        os.kill(stuck, signal.SIGSTOP)
+        replies = client.chat_many([executor_request(sample=i) for i in range(12)])
+        pids = client._processes.pids
+    assert all(r.ok for r in replies) and stuck not in pids and not alive(stuck)
+
+
+def test_workers_that_keep_dying_fail_the_calls_without_losing_or_hanging_any(sim_workspace):
+    from frames_cli.llm.callpool import MAX_RESTARTS
+
+    config = sim_workspace.configured(llm={"concurrency": 4, "processes": 2, "timeout_s": 5.0, "backoff_base_s": 0.001, "max_retries": 1})
+    with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
+        assert client.chat(executor_request(sample=-1)).ok
+        replies = []
+        # Two workers killed per round, each replaced while replacements last.
+        for round_ in range(MAX_RESTARTS // 2 + 1):
+            for pid in client._processes.pids:
+                os.kill(pid, signal.SIGKILL)
+            start = time.monotonic()
+            replies += client.chat_many([executor_request(sample=10 * round_ + i) for i in range(8)])
+            assert time.monotonic() - start < 30
+        later = client.chat(executor_request(sample=999))
     failed = [r for r in replies if not r.ok]
-    assert failed, "calls routed to the dead worker's pipes must fail"
-    assert all("CallPoolError: a worker process ended" in r.error for r in failed)
-    assert client.ledger.roles["executor"].failed == len(failed)
+    assert failed and all("CallPoolError" in r.error for r in failed)
+    assert not later.ok and f"{MAX_RESTARTS} workers replaced already, no more" in later.error and later.attempts == 1
 
 
 def test_workers_outlive_ctrl_c_and_sigterm_sent_to_the_process_group(sim_workspace):
@@ -134,3 +174,39 @@ def test_without_a_fork_server_workers_are_spawned(sim_workspace, monkeypatch):
     with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as client:
         threaded = client.chat_many(requests)
     assert all(r.ok for r in spawned) and [r.data for r in spawned] == [r.data for r in threaded]
+
+
+def test_a_closed_client_starts_no_pool_and_a_waiting_chat_many_returns(sim_workspace):
+    config = sim_workspace.configured(simulator={"latency_s": 0.2}, llm={"concurrency": 2, "processes": 2})
+    client = ModelClient(sim_workspace.workspace, config, use_cache=False)
+    assert client.chat(executor_request(sample=-1)).ok
+    replies: list = []
+    waiting = threading.Thread(target=lambda: replies.extend(client.chat_many([executor_request(sample=i) for i in range(20)])))
+    waiting.start()
+    time.sleep(0.3)  # two calls in flight, the rest queued
+    client.close()
+    waiting.join(timeout=20)
+    assert not waiting.is_alive(), "chat_many must return once the client is closed"
+    assert len(replies) == 20 and any(not r.ok and "closed" in r.error for r in replies)
+    after = client.chat(executor_request(sample=99))
+    assert not after.ok and "closed" in after.error and client._processes.pids == []
+
+
+def test_a_client_never_closed_lets_the_program_exit_and_workers_ignore_the_current_directory(sim_workspace, tmp_path):
+    # The program runs in a folder holding a module named like one of litellm's dependencies;
+    # the fork server starts there too, and must not import it.
+    (tmp_path / "httpx.py").write_text("raise RuntimeError('the workspace shadowed httpx')\n")
+    script = f"""
+from frames_cli.llm.client import ModelClient
+from frames_cli.workspace.layout import Workspace
+from tests.llm.test_model_client import executor_request
+import pickle
+config = pickle.loads({pickle.dumps(sim_workspace.configured(llm={"processes": 2}))!r})
+client = ModelClient(Workspace.open({str(sim_workspace.workspace.root)!r}), config, use_cache=False)
+print(client.chat(executor_request()).ok)
+"""
+    start = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH")] if p)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "True" and "shadowed" not in done.stderr, done.stderr
+    assert time.monotonic() - start < 30
