@@ -204,8 +204,11 @@ class CallPool:
                     return CallOutcome(error=f"CallPoolError: {self._failure}")
                 self._restarts += 1
                 old, alive, _ = self._workers[k]
+                old.join(1.0)  # a worker that ended has its exit code reported by now
                 if old.is_alive():
                     old.kill()  # stuck: its other calls come back as errors and are retried
+                else:
+                    reason += f"; exit code {old.exitcode}, its own error message, if any, is on stderr"
                 alive.close()
                 self._generations[k] += 1
                 self._workers[k] = self._start(k)

@@ -210,3 +210,14 @@ print(client.chat(executor_request()).ok)
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "True" and "shadowed" not in done.stderr, done.stderr
     assert time.monotonic() - start < 30
+
+
+def test_too_many_calls_in_flight_per_worker_is_a_config_error(sim_workspace):
+    from frames_cli.errors import ConfigError
+    from frames_cli.llm.callpool import MAX_CHANNELS_PER_WORKER
+
+    config = sim_workspace.configured(llm={"concurrency": 2 * MAX_CHANNELS_PER_WORKER + 1, "processes": 2})
+    with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
+        with pytest.raises(ConfigError, match="llm.processes of at least 3"):
+            client.chat(executor_request())
+        assert client._processes is None
