@@ -40,7 +40,8 @@ class ModelClient:
     through an asyncio semaphore (conversations, whose turns wait for each other). Each thread
     calls litellm's synchronous `completion` (measured here: ~1.3 ms of CPU per call
     on that path against ~3 ms for `acompletion`, whose logging and cost tasks share the event
-    loop). Each call gets `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
+    loop), or, with `llm.processes` > 0, has a CallPool worker process make that call
+    (`llm/callpool.py`), so litellm's CPU is not bound by this process's GIL. Each call gets `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
     `llm.max_retries` times with exponential backoff and equal jitter (Brooker, "Exponential
     Backoff And Jitter", AWS Architecture Blog, 2015). A request with a schema gets its JSON
     extracted and validated, and up to `llm.repair_turns` repair turns that show the model the
@@ -51,7 +52,8 @@ class ModelClient:
 
     Failures are replies with `error`, never exceptions; the exceptions are BudgetExceeded (raised
     by `gather`/`chat_many` once in-flight calls are finished and recorded) and ConfigError (no
-    model for a role).
+    model for a role, or more than 240 calls in flight per worker process). After `close()`,
+    every request and call fails ("closed").
     """
 
     def __init__(
@@ -328,6 +330,8 @@ class ModelClient:
                 kwargs["api_base"] = self.config.llm.api_base
             if request.schema is not None and self._supports_schema(model):
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema}}
+        if self._closed:  # closed while this request was under way
+            return CallOutcome(error="the model client was closed")
         # Before the audit record: a pool that cannot start (a script re-run without its
         # `__main__` guard in a worker) is no model call.
         pool = self._call_pool()
@@ -368,7 +372,7 @@ class ModelClient:
             if self._processes is None and not self._closed:
                 from frames_cli.llm.callpool import CallPool
 
-                sim = any(str(m).startswith(providers.SIM_PREFIX + "/") for m in vars(self.config.models).values() if m)
+                sim = any(m and m.startswith(providers.SIM_PREFIX + "/") for m in vars(self.config.models).values())
                 context = self._context
                 self._processes = CallPool(
                     processes, self.config.llm.concurrency, self._ctx, context.root, context.simulator, context.spool, context.world() if sim else None
