@@ -145,12 +145,22 @@ class CallPool:
             break
         try:
             channel.conn.send(kwargs)
+        except (EOFError, OSError) as exc:
+            return self._replace(channel, f"worker process {channel.worker} ended before the call ({type(exc).__name__})")
+        except BaseException:
+            self._free.put(channel)  # `send` pickles before it writes: nothing reached the pipe
+            raise
+        try:
             if channel.conn.poll(timeout_s + REPLY_GRACE_S):
                 kind, payload = channel.conn.recv()
             else:
                 return self._replace(channel, f"no reply from worker process {channel.worker} within {timeout_s + REPLY_GRACE_S:.0f} s")
         except (EOFError, OSError) as exc:
             return self._replace(channel, f"worker process {channel.worker} ended during the call ({type(exc).__name__})")
+        except BaseException:
+            # A reply may still come on this pipe, so it is out of step with its worker for good.
+            self._replace(channel, f"the call on worker process {channel.worker} was interrupted")
+            raise
         self._free.put(channel)
         if kind == "ok":
             return payload
