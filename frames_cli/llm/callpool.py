@@ -26,12 +26,9 @@ if TYPE_CHECKING:
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
 
-#: Seconds the client waits beyond a call's own timeout (which litellm enforces inside the
-#: worker) before it takes the worker for stuck.
-REPLY_GRACE_S = 30.0
 #: Seconds a closing pool waits, in all, for its workers to end before it kills them.
 CLOSE_WAIT_S = 5.0
-#: Workers started in place of ones that died or got stuck, per pool; beyond that the pool is
+#: Workers started in place of ones that died (or an interrupted call put out of step), per pool; beyond that the pool is
 #: broken (a worker that keeps dying is a defect to report, not a fault to hide).
 MAX_RESTARTS = 3
 #: Pipes per worker. A worker's pipes reach it through the fork server as file descriptors in one
@@ -72,10 +69,12 @@ class CallPool:
     watches a pipe of its own that the client never writes to). A pool that is not closed is
     closed when the interpreter exits.
 
-    Failure: a worker that ends, or gives no reply within the call's timeout plus
-    `REPLY_GRACE_S`, is replaced (killed first if stuck); the calls it was making come back as
-    retriable errors, which the client retries like a dropped connection. After `MAX_RESTARTS`
-    replacements, or once the pool is closed, calls get a final error. No call waits for ever.
+    Failure: a worker that ends is replaced; the calls it was making come back as retriable
+    errors, which the client retries like a dropped connection. After `MAX_RESTARTS`
+    replacements, or once the pool is closed, calls get a final error. A worker that lives is
+    waited for as a thread would be: litellm's `timeout=` bounds each call (for HTTP providers it
+    bounds each read, so a provider that keeps sending may take longer), and a deadline of our
+    own would kill workers whose provider is slow but alive.
 
     Like any fork-server or spawn start, a worker imports the program's `__main__` module again
     (as `__mp_main__`), so a script that uses a pool keeps its own work under
@@ -119,16 +118,15 @@ class CallPool:
         """Process ids of the current workers (for tests and benchmarks)."""
         return [p.pid for p, _, _ in self._workers if p.pid is not None]
 
-    def call(self, kwargs: dict[str, Any], timeout_s: float) -> CallOutcome:
+    def call(self, kwargs: dict[str, Any]) -> CallOutcome:
         """`invoke(kwargs)` in a worker process; blocks until a pipe is free and the reply is in.
 
         Args:
             kwargs: keyword arguments of `litellm.completion` (picklable: plain data only).
-            timeout_s: the call's own timeout (seconds), which litellm enforces in the worker.
 
         Returns:
-            the worker's outcome; a retriable `CallPoolError` outcome when the worker ended or got
-            stuck during the call (it is replaced), a final one when the pool is closed or broken.
+            the worker's outcome; a retriable `CallPoolError` outcome when the worker ended during
+            the call (it is replaced), a final one when the pool is closed or broken.
 
         Raises:
             Exception: what `invoke` raised in the worker (a defect, not a provider error); when it
@@ -145,19 +143,20 @@ class CallPool:
             break
         try:
             channel.conn.send(kwargs)
-        except (EOFError, OSError) as exc:
-            return self._replace(channel, f"worker process {channel.worker} ended before the call ({type(exc).__name__})")
-        except BaseException:
+        except BaseException as exc:
+            if self._failure is not None:  # closed meanwhile: the pipe was shut under this call
+                return CallOutcome(error=f"CallPoolError: {self._failure}")
+            if isinstance(exc, (EOFError, OSError)):
+                return self._replace(channel, f"worker process {channel.worker} ended before the call ({type(exc).__name__})")
             self._free.put(channel)  # `send` pickles before it writes: nothing reached the pipe
             raise
         try:
-            if channel.conn.poll(timeout_s + REPLY_GRACE_S):
-                kind, payload = channel.conn.recv()
-            else:
-                return self._replace(channel, f"no reply from worker process {channel.worker} within {timeout_s + REPLY_GRACE_S:.0f} s")
-        except (EOFError, OSError) as exc:
-            return self._replace(channel, f"worker process {channel.worker} ended during the call ({type(exc).__name__})")
-        except BaseException:
+            kind, payload = channel.conn.recv()
+        except BaseException as exc:
+            if self._failure is not None:
+                return CallOutcome(error=f"CallPoolError: {self._failure}")
+            if isinstance(exc, (EOFError, OSError)):
+                return self._replace(channel, f"worker process {channel.worker} ended during the call ({type(exc).__name__})")
             # A reply may still come on this pipe, so it is out of step with its worker for good.
             self._replace(channel, f"the call on worker process {channel.worker} was interrupted")
             raise
@@ -216,7 +215,7 @@ class CallPool:
                 old, alive, _ = self._workers[k]
                 old.join(1.0)  # a worker that ended has its exit code reported by now
                 if old.is_alive():
-                    old.kill()  # stuck: its other calls come back as errors and are retried
+                    old.kill()  # out of step after an interrupted call: its other calls are retried
                 else:
                     reason += f"; exit code {old.exitcode}, its own error message, if any, is on stderr"
                 alive.close()

@@ -8,7 +8,7 @@ import random
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
@@ -139,11 +139,23 @@ class ModelClient:
 
         pool = self._executor()
         try:
-            futures = [pool.submit(answer, request) for request in requests]
+            futures = [self._submit(pool, answer, request) for request in requests]
             wait(futures)
         finally:
             self._flush()
         return _results_or_raise([f.exception() or f.result() for f in futures])
+
+    def _submit(self, pool: ThreadPoolExecutor, answer: Callable[[ChatRequest], ChatReply], request: ChatRequest) -> Future[ChatReply]:
+        """`pool.submit(answer, request)`; once `close()` has shut the pool down, a done future
+        holding the "closed" failure (close may run in another thread while requests go in)."""
+        try:
+            return pool.submit(answer, request)
+        except RuntimeError:
+            if not self._closed:
+                raise
+            done: Future[ChatReply] = Future()
+            done.set_result(self._serve(request, "", ""))
+            return done
 
     def gather(self, fn: Callable[[T], Awaitable[R]], items: Sequence[T]) -> list[R]:
         """Run `fn(item)` for every item in one event loop; results in order.
@@ -338,7 +350,7 @@ class ModelClient:
         start = time.monotonic()
         record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
         try:
-            outcome = pool.call(kwargs, timeout) if pool is not None else invoke(kwargs)
+            outcome = pool.call(kwargs) if pool is not None else invoke(kwargs)
         except Exception as exc:
             record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
             self._log(record)
