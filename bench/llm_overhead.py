@@ -147,7 +147,8 @@ def measure(args: argparse.Namespace, processes: int) -> float:
             if not processes:
                 floor, floor_cpu = litellm_alone(client, [request(10**6 + i) for i in range(args.calls)], args.concurrency)
         print(f"ratio: median {statistics.median(ratios):.3f} of {args.repeat} runs, range {min(ratios):.3f}–{max(ratios):.3f}  (target ≤ 1.2)")
-        print(f"memory: this process peak RSS {own[0]:.0f} MB" + "".join(f", worker peak RSS {w[0]:.0f} MB" for w in workers)
+        imported = "litellm imported in this process" if "litellm" in sys.modules else "litellm never imported in this process"
+        print(f"memory ({imported}): this process peak RSS {own[0]:.0f} MB" + "".join(f", worker peak RSS {w[0]:.0f} MB" for w in workers)
               + "".join(f", fork server peak RSS {f[0]:.0f} MB" for f in servers)
               + f"; PSS summed over them after the runs {own[1] + sum(m[1] for m in workers + servers):.0f} MB")
         if not processes:

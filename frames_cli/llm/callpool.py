@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import ConfigError
+from frames_cli.workspace.config import MAX_CALLS_PER_PROCESS
 from frames_cli.llm import providers
 from frames_cli.llm.calls import CallOutcome, invoke
 
@@ -31,9 +32,6 @@ CLOSE_WAIT_S = 5.0
 #: Workers started in place of ones that died (or an interrupted call put out of step), per pool; beyond that the pool is
 #: broken (a worker that keeps dying is a defect to report, not a fault to hide).
 MAX_RESTARTS = 3
-#: Pipes per worker. A worker's pipes reach it through the fork server as file descriptors in one
-#: message, and Linux passes at most 253 descriptors per message (SCM_MAX_FD).
-MAX_CHANNELS_PER_WORKER = 240
 
 
 @dataclass(frozen=True)
@@ -79,7 +77,11 @@ class CallPool:
     Like any fork-server or spawn start, a worker imports the program's `__main__` module again
     (as `__mp_main__`), so a script that uses a pool keeps its own work under
     `if __name__ == "__main__":`; without it, the worker stops with multiprocessing's own
-    explanation on stderr, and the client's calls fail.
+    explanation on stderr, and the client's calls fail. A program read from standard input
+    (`python - < script.py`) cannot be imported again at all, so it cannot use a pool.
+
+    A fork server that something else in the process started earlier keeps its own preload:
+    workers then import litellm themselves (seconds each) but work the same.
     """
 
     def __init__(self, processes: int, channels: int, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: SimWorld | None):
@@ -91,15 +93,15 @@ class CallPool:
             context_key / root / simulator / spool / world: the client's provider context.
 
         Raises:
-            ConfigError: more than MAX_CHANNELS_PER_WORKER channels per process.
+            ConfigError: more than MAX_CALLS_PER_PROCESS channels per process.
             ValueError: `processes` or `channels` below 1.
         """
         if processes < 1 or channels < 1:
             raise ValueError("a CallPool needs at least one process and one channel")
         processes = min(processes, channels)
-        if channels > processes * MAX_CHANNELS_PER_WORKER:
-            need = -(-channels // MAX_CHANNELS_PER_WORKER)
-            raise ConfigError(f"llm.concurrency {channels} needs llm.processes of at least {need} ({MAX_CHANNELS_PER_WORKER} calls in flight per worker process at most)", None)
+        if channels > processes * MAX_CALLS_PER_PROCESS:  # frames.yaml is checked on load; a config built in code is not
+            need = -(-channels // MAX_CALLS_PER_PROCESS)
+            raise ConfigError(f"`llm.concurrency` {channels} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} calls in flight per worker process at most)", None)
         self._args = (context_key, root, simulator, spool, world)
         self._context = _start_context()
         self._sizes = [len(range(k, channels, processes)) for k in range(processes)]

@@ -40,12 +40,19 @@ class ModelsConfig:
     coldstart: str | None = _f(None, "rewrites policy sections into procedures; null keeps text verbatim", model=True)
 
 
+#: Calls in flight per `llm.processes` worker at most: a worker's pipes reach it through the fork
+#: server as file descriptors in one message, and Linux passes at most 253 per message (SCM_MAX_FD).
+MAX_CALLS_PER_PROCESS = 240
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     """How model calls are made (DESIGN §7)."""
 
     concurrency: int = _f(8, "model calls in flight at once", min=1)
-    processes: int = _f(0, "worker processes for the litellm calls, 0 = this process; more use more CPUs for many fast calls", min=0)
+    processes: int = _f(
+        0, "worker processes for the litellm calls (0 = this process; not in `frames eval --jobs` workers); more use more CPUs for many fast calls", min=0
+    )
     timeout_s: float = _f(60.0, "seconds before one call is abandoned and retried", min=0.001)
     max_retries: int = _f(4, "retries on rate limits, timeouts and connection errors", min=0)
     backoff_base_s: float = _f(0.5, "first backoff in seconds; doubles each retry, with jitter", min=0.0)
@@ -265,7 +272,11 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
             values[key] = _build(tp, value_node, full, path)
         else:
             values[key] = _convert(value_node, tp, full, dict(fields[key].metadata), Location(path, value_node.start_mark.line + 1))
-    return cls(**values)
+    built = cls(**values)
+    if isinstance(built, LLMConfig) and built.processes and built.concurrency > built.processes * MAX_CALLS_PER_PROCESS:
+        need = -(-built.concurrency // MAX_CALLS_PER_PROCESS)
+        raise ConfigError(f"`llm.concurrency` {built.concurrency} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} calls in flight per worker process at most)", loc)
+    return built
 
 
 def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:

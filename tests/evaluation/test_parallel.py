@@ -172,8 +172,11 @@ def test_holes_are_left_unfilled_when_the_process_has_no_stderr() -> None:
 def test_workers_make_their_calls_in_their_own_threads_when_llm_processes_is_set(sim_workspace, cases, skills, tmp_path: Path) -> None:
     import multiprocessing.forkserver
 
-    # A fork server started by this process (as an earlier CallPool would have) is not a child of
-    # a forked worker: a worker that used `llm.processes` itself would fail to reach it.
+    from frames_cli.llm.callpool import _start_context
+
+    # A fork server started by this process (as an earlier CallPool would have, with its preload)
+    # is not a child of a forked worker: a worker that used `llm.processes` would not reach it.
+    _start_context()
     multiprocessing.forkserver.ensure_running()
     config = sim_workspace.configured(llm={"processes": 2})
     two = evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "two"), jobs=2)

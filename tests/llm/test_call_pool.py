@@ -214,10 +214,16 @@ print(client.chat(executor_request()).ok)
 
 def test_too_many_calls_in_flight_per_worker_is_a_config_error(sim_workspace):
     from frames_cli.errors import ConfigError
-    from frames_cli.llm.callpool import MAX_CHANNELS_PER_WORKER
+    from frames_cli.workspace.config import MAX_CALLS_PER_PROCESS, parse_config
 
-    config = sim_workspace.configured(llm={"concurrency": 2 * MAX_CHANNELS_PER_WORKER + 1, "processes": 2})
+    too_many = 2 * MAX_CALLS_PER_PROCESS + 1
+    with pytest.raises(ConfigError, match="needs `llm.processes` of at least 3") as raised:
+        parse_config(f"version: 1\nllm:\n  concurrency: {too_many}\n  processes: 2\n")
+    assert str(raised.value.location) == "frames.yaml:3"
+    assert parse_config(f"version: 1\nllm:\n  concurrency: {too_many}\n").llm.processes == 0, "threads have no such limit"
+    # A config built in code meets the same check when the pool starts, before any worker does.
+    config = sim_workspace.configured(llm={"concurrency": too_many, "processes": 2})
     with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
-        with pytest.raises(ConfigError, match="llm.processes of at least 3"):
+        with pytest.raises(ConfigError, match="at least 3"):
             client.chat(executor_request())
         assert client._processes is None
