@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.errors import ConfigError
-from frames_cli.workspace.config import MAX_CALLS_PER_PROCESS
 from frames_cli.llm import providers
 from frames_cli.llm.calls import CallOutcome, invoke
+from frames_cli.workspace.config import LLMConfig, check_calls_per_process
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -29,8 +28,8 @@ if TYPE_CHECKING:
 
 #: Seconds a closing pool waits, in all, for its workers to end before it kills them.
 CLOSE_WAIT_S = 5.0
-#: Workers started in place of ones that died (or an interrupted call put out of step), per pool; beyond that the pool is
-#: broken (a worker that keeps dying is a defect to report, not a fault to hide).
+#: Workers started in place of ones that died (or that an interrupted call put out of step), per
+#: pool; beyond that the pool is broken (a worker that keeps dying is a defect to report).
 MAX_RESTARTS = 3
 
 
@@ -93,15 +92,14 @@ class CallPool:
             context_key / root / simulator / spool / world: the client's provider context.
 
         Raises:
-            ConfigError: more than MAX_CALLS_PER_PROCESS channels per process.
+            ConfigError: more than MAX_CALLS_PER_PROCESS channels per process (`check_calls_per_process`).
             ValueError: `processes` or `channels` below 1.
         """
         if processes < 1 or channels < 1:
             raise ValueError("a CallPool needs at least one process and one channel")
+        # frames.yaml is checked when it is read; a config built in code is checked here.
+        check_calls_per_process(LLMConfig(concurrency=channels, processes=processes), None)
         processes = min(processes, channels)
-        if channels > processes * MAX_CALLS_PER_PROCESS:  # frames.yaml is checked on load; a config built in code is not
-            need = -(-channels // MAX_CALLS_PER_PROCESS)
-            raise ConfigError(f"`llm.concurrency` {channels} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} calls in flight per worker process at most)", None)
         self._args = (context_key, root, simulator, spool, world)
         self._context = _start_context()
         self._sizes = [len(range(k, channels, processes)) for k in range(processes)]

@@ -273,10 +273,20 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
         else:
             values[key] = _convert(value_node, tp, full, dict(fields[key].metadata), Location(path, value_node.start_mark.line + 1))
     built = cls(**values)
-    if isinstance(built, LLMConfig) and built.processes and built.concurrency > built.processes * MAX_CALLS_PER_PROCESS:
-        need = -(-built.concurrency // MAX_CALLS_PER_PROCESS)
-        raise ConfigError(f"`llm.concurrency` {built.concurrency} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} calls in flight per worker process at most)", loc)
+    if isinstance(built, LLMConfig):
+        check_calls_per_process(built, loc)
     return built
+
+
+def check_calls_per_process(llm: LLMConfig, loc: Location | None) -> None:
+    """Refuse more than MAX_CALLS_PER_PROCESS calls in flight per `llm.processes` worker.
+
+    Raises:
+        ConfigError: at `loc` (the `llm` block of frames.yaml; None for a config built in code).
+    """
+    if llm.processes and llm.concurrency > llm.processes * MAX_CALLS_PER_PROCESS:
+        need = -(-llm.concurrency // MAX_CALLS_PER_PROCESS)
+        raise ConfigError(f"`llm.concurrency` {llm.concurrency} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} calls in flight per worker process at most)", loc)
 
 
 def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:
