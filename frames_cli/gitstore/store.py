@@ -16,11 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO, Iterable
 
-from git import Repo
-from git.cmd import Git
 from git.exc import GitCommandError
 
 from frames_cli.errors import GitError, InputError, UnknownRevisionError
+from frames_cli.gitstore.process import SessionGit, SessionRepo
 
 SKILLS_PREFIX = "skills/"
 NOTES_REF = "refs/notes/frames"
@@ -92,14 +91,14 @@ class GitStore:
             # GitPython would run git in the process's folder instead, and find some other repository.
             raise GitError(f"{root}: no such folder")
         try:
-            top, _, prefix = Git(Path(root).resolve()).rev_parse("--show-toplevel", "--show-prefix").partition("\n")
+            top, _, prefix = SessionGit(Path(root).resolve()).rev_parse("--show-toplevel", "--show-prefix").partition("\n")
         except (GitCommandError, OSError) as exc:
             detail = _stderr(exc) if isinstance(exc, GitCommandError) else str(exc)
             raise GitError(f"{root}: not a git repository ({detail})") from None
         self.root = Path(top)
         # Paths in trees are relative to the top level: a workspace in a subfolder must know it.
         self.prefix = prefix.strip()
-        self._git = Git(self.root)
+        self._git = SessionGit(self.root)
 
     def _run(self, *args: str, env: dict[str, str] | None = None, stdin: BinaryIO | None = None) -> str:
         """`git args` in the repository (`env` added to the process's, `stdin` an open binary file).
@@ -147,7 +146,7 @@ class GitStore:
         """
         sha = self.resolve(ref)
         folder = prefix.strip("/")
-        with Repo(self.root) as repo:
+        with SessionRepo(self.root) as repo:
             tree = repo.commit(sha).tree
             if folder:
                 try:
@@ -379,7 +378,7 @@ class GitStore:
             blob = self._git.notes("--ref", NOTES_REF, "list", target)
         except GitCommandError:
             return None
-        with Repo(self.root) as repo:
+        with SessionRepo(self.root) as repo:
             return repo.odb.stream(bytes.fromhex(blob)).read().decode("utf-8")
 
     def diff(self, a: str, b: str, paths: Iterable[str] = (SKILLS_PREFIX,)) -> str:
@@ -471,7 +470,7 @@ def check_ref_name(ref: str) -> str:
     if not ref or ref.startswith("-") or "\0" in ref:
         raise InputError(f"unsafe ref name {ref!r}")
     try:
-        Git().check_ref_format(ref)
+        SessionGit().check_ref_format(ref)
     except GitCommandError:
         raise InputError(f"unsafe ref name {ref!r}: git check-ref-format rejects it") from None
     return ref

@@ -16,10 +16,12 @@ from frames_cli.gitstore.store import FRAMES_IDENTITY, Identity, check_path
 
 def is_git_worktree(root: Path) -> bool:
     """True when `root` lies inside a git working tree."""
-    from git import InvalidGitRepositoryError, NoSuchPathError, Repo
+    from git import InvalidGitRepositoryError, NoSuchPathError
+
+    from frames_cli.gitstore.process import SessionRepo
 
     try:
-        with Repo(root, search_parent_directories=True) as repo:
+        with SessionRepo(root, search_parent_directories=True) as repo:
             return not repo.bare
     except (InvalidGitRepositoryError, NoSuchPathError):
         return False
@@ -42,11 +44,13 @@ def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity
         GitError: `root` is not in a git working tree, or git refused (a hook failed, say); the
             message quotes git's own error. The files on disk are left as they are.
     """
-    from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
+    from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+
+    from frames_cli.gitstore.process import SessionRepo
 
     root = Path(root).resolve()
     try:
-        repo = Repo(root, search_parent_directories=True)
+        repo = SessionRepo(root, search_parent_directories=True)
     except (InvalidGitRepositoryError, NoSuchPathError):
         raise GitError(f"{root}: not a git repository (run `frames init` or `git init`)") from None
     with repo:

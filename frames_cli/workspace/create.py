@@ -50,8 +50,8 @@ def init_workspace(root: Path) -> list[str]:
     from frames_cli.gitstore.worktree import is_git_worktree
 
     if not is_git_worktree(root):
-        from git import Repo
+        from frames_cli.gitstore.process import SessionRepo
 
-        Repo.init(root).close()
+        SessionRepo.init(root).close()
         created.append("git repository")
     return created
