@@ -125,8 +125,8 @@ class CallPool:
             kwargs: keyword arguments of `litellm.completion` (picklable: plain data only).
 
         Returns:
-            the worker's outcome; a retriable `CallPoolError` outcome when the worker ended during
-            the call (it is replaced), a final one when the pool is closed or broken.
+            the worker's outcome; a `CallPoolError` outcome marked `lost` when the worker ended
+            during the call (it is replaced), a final one when the pool is closed or broken.
 
         Raises:
             Exception: what `invoke` raised in the worker (a defect, not a provider error); when it
@@ -221,7 +221,7 @@ class CallPool:
                 alive.close()
                 self._generations[k] += 1
                 self._workers[k] = self._start(k)
-        return CallOutcome(error=f"CallPoolError: {reason}", retriable=True)
+        return CallOutcome(error=f"CallPoolError: {reason}", retriable=True, lost=True)
 
 
     def _break(self, reason: str) -> None:

@@ -20,6 +20,8 @@ class CallOutcome:
         error: "<ExceptionType>: <message>" when the call failed, else None.
         retriable: the failure was a rate limit, timeout, connection or server error, which the
             client retries with backoff; other provider errors (bad request, auth) are final.
+        lost: the call got no answer because the worker process making it ended (retriable, and
+            re-sent at once as the same attempt: no provider reported a failure).
     """
 
     text: str | None = None
@@ -30,6 +32,7 @@ class CallOutcome:
     fingerprint: str | None = None
     error: str | None = None
     retriable: bool = False
+    lost: bool = False
 
 
 def invoke(kwargs: dict[str, Any]) -> CallOutcome:

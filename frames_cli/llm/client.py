@@ -298,7 +298,9 @@ class ModelClient:
         """One model turn with retries (worker thread). Returns the outcome and the number of calls made.
 
         A failed outcome's `error` is final and redacted: the provider error for one that is not
-        retried, else "gave up after N attempt(s)" with the last error.
+        retried, else "gave up after N attempt(s)" with the last error. A call lost with its
+        worker process (`llm.processes`) is re-sent as the same attempt, spool calls included:
+        `llm.max_retries` counts provider failures, and the pool bounds losses (MAX_RESTARTS).
 
         Raises:
             BudgetExceeded: before a call, when the budget is spent.
@@ -307,19 +309,22 @@ class ModelClient:
         spool = model.startswith(providers.SPOOL_PREFIX + "/")
         timeout = self.config.spool.timeout_s + 2 * self.config.spool.poll_s if spool else llm.timeout_s
         max_retries = 0 if spool else llm.max_retries
-        error = ""
-        for attempt in range(max_retries + 1):
-            if attempt:
-                delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - 1))
-                time.sleep(delay / 2 + random.uniform(0, delay / 2))
+        attempt = calls = 0
+        while True:
             self.ledger.check()
             outcome = self._complete(request, model, messages, attempt, timeout, usage)
+            calls += 1
             if outcome.error is None:
-                return outcome, attempt + 1
+                return outcome, calls
             if not outcome.retriable:
-                return replace(outcome, error=self._redact(f"{model}: {outcome.error}")), attempt + 1
-            error = outcome.error
-        return CallOutcome(error=self._redact(f"{model}: gave up after {max_retries + 1} attempt(s); last error: {error}")), max_retries + 1
+                return replace(outcome, error=self._redact(f"{model}: {outcome.error}")), calls
+            if outcome.lost:
+                continue
+            if attempt == max_retries:
+                return CallOutcome(error=self._redact(f"{model}: gave up after {attempt + 1} attempt(s); last error: {outcome.error}")), calls
+            attempt += 1
+            delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - 1))
+            time.sleep(delay / 2 + random.uniform(0, delay / 2))
 
     def _complete(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], attempt: int, timeout: float, usage: Usage) -> CallOutcome:
         """One litellm call (worker thread); records ledger and audit whatever the outcome.

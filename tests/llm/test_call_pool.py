@@ -3,7 +3,8 @@
 Invariants:
 1. A client with worker processes answers exactly as one without: same texts, parsed answers,
    usage and audit log.
-2. A worker that dies is replaced, and the calls it was making are retried; one that keeps
+2. A worker that dies is replaced, and the calls it was making are re-sent (spool calls wait
+   again for the same answer file); one that keeps
    dying fails the calls with a final error naming the cause; a slow one is waited for. No
    call is lost or hangs, nothing is raised.
 3. Closing the client ends its worker processes; Ctrl-C and SIGTERM sent to them do not.
@@ -13,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
@@ -26,7 +28,7 @@ import pytest
 
 from frames_cli.llm.audit import read_exchanges
 from frames_cli.llm.callpool import _rebuilt
-from frames_cli.llm.client import ModelClient
+from frames_cli.llm.client import ChatRequest, ModelClient
 from tests.llm.test_model_client import executor_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,6 +83,36 @@ def test_a_dead_worker_is_replaced_and_its_calls_retried(sim_workspace):
     lost = [e for e in read_exchanges(sim_workspace.run_dir / "exchanges.jsonl") if e.get("error")]
     assert lost and all(e["error"].startswith("CallPoolError: worker process 0 ended") for e in lost)
     assert sum(r.attempts for r in replies) == 60 + len(lost), "each lost call was retried once"
+
+
+def test_a_spool_call_whose_worker_dies_waits_again_for_the_same_answer_file(sim_workspace):
+    # Spool calls are never retried on a timeout, but one lost with its worker is not a person's
+    # silence: it is re-sent, and the new worker waits for the answer to the same request file.
+    config = sim_workspace.configured(
+        models={"judge": "spool/person"}, spool={"timeout_s": 20.0, "poll_s": 0.01}, llm={"concurrency": 1, "processes": 1}
+    )
+    folder = sim_workspace.workspace.root / config.spool.dir
+    with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
+        result = {}
+        waiting = threading.Thread(target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "Grade it."}]))))
+        waiting.start()
+        deadline = time.monotonic() + 20
+        while not list(folder.glob("*.request.json")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (request,) = folder.glob("*.request.json")
+        victim = client._processes.pids[0]
+        os.kill(victim, signal.SIGKILL)
+        while client._processes.pids == [victim] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (folder / json.loads(request.read_text())["answer_file"]).write_text("PASS")
+        waiting.join(timeout=20)
+    assert not waiting.is_alive()
+    reply = result["reply"]
+    assert reply.ok and reply.text == "PASS" and reply.attempts == 2
+    assert list(folder.glob("*.request.json")) == [request]
+    lost, answered = read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")
+    assert lost["error"].startswith("CallPoolError: worker process 0 ended during the call")
+    assert lost["attempt"] == answered["attempt"] == 0 and answered["reply"] == "PASS"
 
 
 def test_a_slow_but_live_worker_is_waited_for_not_replaced(sim_workspace):
@@ -197,7 +229,7 @@ def test_a_client_never_closed_lets_the_program_exit_and_workers_ignore_the_curr
     # the fork server starts there too, and must not import it.
     (tmp_path / "httpx.py").write_text("raise RuntimeError('the workspace shadowed httpx')\n")
     script = f"""
-from frames_cli.llm.client import ModelClient
+from frames_cli.llm.client import ChatRequest, ModelClient
 from frames_cli.workspace.layout import Workspace
 from tests.llm.test_model_client import executor_request
 import pickle
