@@ -15,15 +15,16 @@ def register(app: typer.Typer) -> None:
     @app.command("front")
     @guarded
     def front(
-        run: Annotated[Optional[str], typer.Argument(help="Run id (default: the newest run).", show_default=False)] = None,
+        run: Annotated[Optional[str], typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False)] = None,
         repo: RepoOption = None,
         json_out: JsonOption = False,
     ) -> None:
         """Show the deploy menu: every Pareto-front member of a run with its pass rate overall and
         per category, mean tokens per case, cost, the skills it changes and its diff size against
-        S0 (★ marks the best). Exit 0, 2 when there is no such run."""
+        S0 (★ marks the best). Without RUN, the newest run: the one started last (the last line of
+        `frames runs`), not the highest id. Exit 0, 2 when there is no such run."""
         from frames_cli.commands.output import console, emit_json
-        from frames_cli.evolution.records import BASE_ID, load_run, load_runs
+        from frames_cli.evolution.records import BASE_ID, load_run, newest_run
         from frames_cli.evolution.report import deploy_menu, menu_json, menu_table, pct
         from frames_cli.llm.providers import simulator_notice
         from frames_cli.errors import InputError
@@ -31,13 +32,9 @@ def register(app: typer.Typer) -> None:
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
-        if run is None:
-            states = load_runs(ws, problems=[])
-            if not states:
-                raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
-            state = states[-1]
-        else:
-            state = load_run(ws, run)
+        state = newest_run(ws, problems=[]) if run is None else load_run(ws, run)
+        if state is None:
+            raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
         rows = deploy_menu(state, GitStore(ws.root))
         if json_out:
             emit_json(menu_json(state, rows))

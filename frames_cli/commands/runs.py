@@ -15,8 +15,10 @@ def register(app: typer.Typer) -> None:
     def runs(repo: RepoOption = None, json_out: JsonOption = False) -> None:
         """List the runs in .frames/runs/, oldest first: status, rounds, tokens and USD spent, pass
         rate of S0 and of the best front member (a run id begins with its UTC start time; --json adds
-        the start time, candidates, front size and the review branch). A damaged run record is
-        reported on stderr and skipped. Exit 0."""
+        the start time, candidates, front size and the review branch). Runs are ordered by start
+        time, runs started in the same second by their last state write; the last one listed is the
+        newest run, the default of `frames front`. A damaged run record is reported on stderr and
+        skipped. Exit 0."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.records import list_runs
         from frames_cli.evolution.report import pct, usd

@@ -19,10 +19,10 @@ def _last_run(ws: Workspace) -> dict[str, Any] | None:
 
     if importlib.util.find_spec("frames_cli.evolution.records") is None:
         return None
-    from frames_cli.evolution.records import list_runs
+    from frames_cli.evolution.records import RunSummary, newest_run
 
-    runs = list_runs(ws, problems=[])
-    return runs[-1].to_json() if runs else None
+    state = newest_run(ws, problems=[])
+    return RunSummary.of(state).to_json() if state else None
 
 
 def status_data(ws: Workspace, health: Health) -> dict[str, Any]:

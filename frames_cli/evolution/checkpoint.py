@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.records import STATE_FILE, load_runs, run_dir, save_state
+from frames_cli.evolution.records import load_runs, run_dir, save_state, state_written_ns
 
 if TYPE_CHECKING:
     from frames_cli.evolution.records import RunState
@@ -127,8 +127,11 @@ def find_unfinished(ws: Workspace, base_sha: str) -> str | None:
 
 
 def latest_finished(ws: Workspace) -> RunState | None:
-    """The run that finished last (any base), or None (damaged runs are skipped)."""
+    """The run that finished last (any base), or None (damaged runs are skipped).
+
+    By finish time, not the start order of `load_runs`: the up-to-date check asks which run's result
+    is current, and a resumed older run can finish after a newer one."""
     done = [state for state in load_runs(ws, problems=[]) if state.status == "finished"]
-    # Run ids and timestamps resolve to the second; the state file's write time orders runs that
-    # finished within the same second (tests, or a cron run right after a manual one).
-    return max(done, key=lambda s: (s.finished or "", (run_dir(ws, s.run_id) / STATE_FILE).stat().st_mtime_ns), default=None)
+    # Timestamps resolve to the second; the state file's write time orders runs that finished
+    # within the same second (tests, or a cron run right after a manual one).
+    return max(done, key=lambda s: (s.finished or "", state_written_ns(ws, s.run_id)), default=None)

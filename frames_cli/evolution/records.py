@@ -362,7 +362,7 @@ def load_run(ws: Workspace, run_id: str) -> RunState:
 
 
 def list_runs(ws: Workspace, problems: list[Problem] | None = None) -> list[RunSummary]:
-    """Summaries of every run in `.frames/runs/`, oldest first.
+    """Summaries of every run in `.frames/runs/`, oldest first (the order of `load_runs`).
 
     Args:
         problems: when given, a run whose state.json is unreadable is skipped and reported here
@@ -375,20 +375,47 @@ def list_runs(ws: Workspace, problems: list[Problem] | None = None) -> list[RunS
 
 
 def load_runs(ws: Workspace, problems: list[Problem] | None = None) -> list[RunState]:
-    """The states of every run, oldest first; `problems` as in `list_runs`."""
-    states = []
+    """The states of every run, oldest first; `problems` as in `list_runs`.
+
+    The order is the one meaning of "newest run" in frames (`newest_run`, `frames front`, `frames
+    status`, a bare candidate id, the run `frames evolve` resumes): by `started`, and runs started in
+    the same second by the write time of their state.json. Not by run id: two runs started in the
+    same second have ids in random order (the suffix), and runs of the same workspace hold its lock
+    one after the other, so of two such runs the later one wrote its state last.
+    """
+    keyed: list[tuple[tuple[str, int], RunState]] = []
     for folder in _run_dirs(ws):
         try:
-            states.append(read_state(folder / STATE_FILE))
+            state = read_state(folder / STATE_FILE)
         except InputError as exc:
             if problems is None:
                 raise
             problems.append(Problem(exc.location or Location(folder), exc.message))
-    return states
+            continue
+        # `started` is ISO 8601 UTC as utc_now writes it, so its text sorts in time order.
+        keyed.append(((state.started, state_written_ns(ws, state.run_id)), state))
+    return [state for _, state in sorted(keyed, key=lambda pair: pair[0])]
+
+
+def newest_run(ws: Workspace, problems: list[Problem] | None = None) -> RunState | None:
+    """The newest run in the order of `load_runs` (latest start), or None when there is none;
+    `problems` as in `list_runs`."""
+    states = load_runs(ws, problems)
+    return states[-1] if states else None
+
+
+def state_written_ns(ws: Workspace, run_id: str) -> int:
+    """When the run's state.json was last written, in nanoseconds since the epoch: it orders runs
+    whose recorded times tie, as those resolve to the second.
+
+    Raises:
+        OSError: the file is gone.
+    """
+    return (run_dir(ws, run_id) / STATE_FILE).stat().st_mtime_ns
 
 
 def _run_dirs(ws: Workspace) -> list[Path]:
-    """Run folders that hold a state.json, sorted by id (= start time)."""
+    """Run folders that hold a state.json, sorted by id."""
     if not ws.runs_dir.is_dir():
         return []
     return sorted(p for p in ws.runs_dir.iterdir() if RUN_ID_RE.match(p.name) and (p / STATE_FILE).is_file())

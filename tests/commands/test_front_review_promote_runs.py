@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import shutil
 
 import pytest
@@ -27,6 +28,7 @@ from frames_cli.workspace.layout import Workspace
 
 RUN = "20261129-101500-a1b2c3"
 OLD_RUN = "20261128-080000-0f0f0f"
+RUN_STARTED = "2026-11-29T10:15:00+00:00"
 POLICY = "# Airline Policy\n\n## Cancel\nCancel within 24 hours for free.\nAfter that, a fee applies.\n\n## Refund\nRefunds go to the original payment.\n"
 RULE = "Always confirm the booking id before cancelling."
 
@@ -118,10 +120,10 @@ def world_template(git_repo_factory, tmp_path_factory):
         votes_needed=2, diagnosers=3,
     )
     ws = Workspace(git_repo.root)
-    save_state(ws, RunState(OLD_RUN, base, status="failed", error="budget", candidates=[Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25}, 110.0)], front=[BASE_ID]))
+    save_state(ws, RunState(OLD_RUN, base, status="failed", error="budget", candidates=[Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25}, 110.0)], front=[BASE_ID], started="2026-11-28T08:00:00+00:00"))
     state = RunState(
         RUN, base, status="finished", round=2, candidates=[s0, c11, c12, c21], front=["r1c1", "r2c1"],
-        stop_reason="patience", spend_tokens=12345, spend_usd=0.25, branch=f"frames/{RUN}",
+        stop_reason="patience", spend_tokens=12345, spend_usd=0.25, branch=f"frames/{RUN}", started=RUN_STARTED,
     )
     save_state(ws, state)
     return git_repo, state
@@ -186,6 +188,24 @@ def test_runs_reports_a_damaged_run_and_goes_on(world):
     assert result.exit_code == 0
     assert len(json.loads(result.stdout)) == 2
     assert f"warning: {damaged}:1: not valid JSON" in result.stderr
+
+
+def test_every_command_takes_the_run_started_last_as_the_newest(world):
+    """Run ids that sort opposite to the start order: SKEWED has the highest id but started first
+    (a clock set back); TWIN started in the same second as RUN, with a lower random suffix, and
+    wrote its state after RUN's. The newest run is TWIN for every command; `runs` lists it last."""
+    skewed, twin = "20261129-235959-ffffff", "20261129-101500-000000"
+    ws = Workspace(world.root)
+    save_state(ws, dataclasses.replace(world.state, run_id=skewed, started="2026-11-29T09:00:00+00:00"))
+    save_state(ws, dataclasses.replace(world.state, run_id=twin, status="stopped", stop_reason="SIGTERM"))
+    for run_id, written in ((RUN, 1_000), (twin, 2_000)):
+        os.utime(ws.runs_dir / run_id / "state.json", (written, written))
+    runs = _invoke(world, "runs", "--json")
+    assert [r["run_id"] for r in json.loads(runs.stdout)] == [OLD_RUN, skewed, RUN, twin]
+    assert json.loads(_invoke(world, "front", "--json").stdout)["run_id"] == twin
+    assert json.loads(_invoke(world, "status", "--json").stdout)["last_run"]["run_id"] == twin
+    assert json.loads(_invoke(world, "review", "r1c1", "--json").stdout)["run_id"] == twin
+    assert json.loads(_invoke(world, "promote", "r1c1", "--json").stdout)["branch"] == f"frames/{twin}-r1c1"
 
 
 def test_front_json_matches_git(world):

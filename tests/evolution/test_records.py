@@ -52,7 +52,9 @@ def _state(run_id: str, base: str, child_commit: str, *, child_rate: float = 0.7
         votes_needed=2,
         diagnosers=3,
     )
-    return RunState(run_id, base, status="finished", round=1, candidates=[base_cand, child], front=["r1c1"], spend_tokens=900)
+    # Started when its id says, as a run made by `frames evolve` is.
+    started = datetime.strptime(run_id[:15], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).isoformat()
+    return RunState(run_id, base, status="finished", round=1, candidates=[base_cand, child], front=["r1c1"], spend_tokens=900, started=started)
 
 
 def test_run_ids():
