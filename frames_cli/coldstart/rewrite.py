@@ -8,6 +8,7 @@ reason reported (and recorded nowhere in the skill, so the next run tries again)
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from frames_cli.coldstart.writer import make_skill
 from frames_cli.formats.skill import MAX_DESCRIPTION, Skill, scan_protected
 
 if TYPE_CHECKING:
+    from frames_cli.evaluation.runner import Progress
     from frames_cli.llm.client import ModelClient
     from frames_cli.workspace.config import FramesConfig
 
@@ -74,11 +76,13 @@ class ModelRewriter:
         client: the model layer (cache, retries, ledger and audit live there).
         config: settings; `models.coldstart` names the model, `coldstart.rewrite_retries` bounds the
             retries with validator errors, `evolution.max_body_lines` bounds the body.
+        progress: called with (sections settled, sections to rewrite) as each one settles; None = quiet.
     """
 
-    def __init__(self, client: ModelClient, config: FramesConfig):
+    def __init__(self, client: ModelClient, config: FramesConfig, progress: Progress | None = None):
         self.client = client
         self.config = config
+        self.progress = progress
         self.mode = f"model {config.models.coldstart}"
 
     def _request(self, chunk: Chunk, skill: Skill, errors: list[str]) -> Any:
@@ -103,26 +107,37 @@ class ModelRewriter:
 
     def __call__(self, items: list[tuple[Chunk, Skill]]) -> list[tuple[Skill, str | None]]:
         """Rewrite every (chunk, verbatim skill); all first attempts go out as one concurrent batch,
-        then each retry round batches the rejected ones again."""
+        then each retry round batches the rejected ones again. `progress` hears of each section
+        as it settles: rewritten, or rejected for the last time."""
         results: list[tuple[Skill, str | None]] = [(skill, "not attempted") for _, skill in items]
         errors: dict[int, list[str]] = {i: [] for i in range(len(items))}
-        pending = list(range(len(items)))
         limit = self.config.evolution.max_body_lines
-        for _ in range(self.config.coldstart.rewrite_retries + 1):
-            if not pending:
-                break
-            replies = self.client.chat_many([self._request(*items[i], errors[i]) for i in pending])
-            still = []
-            for i, reply in zip(pending, replies):
-                chunk, verbatim = items[i]
-                found = [f"the model call failed: {reply.error}"] if not reply.ok else check_rewrite(rule_text(chunk), reply.data, limit)
-                if found:
-                    errors[i] = found
-                    results[i] = (verbatim, "; ".join(found))
-                    still.append(i)
-                    continue
+        settled = 0
+
+        async def attempt(i: int, final: bool) -> bool:
+            """One try at section `i`; True when the answer was rejected."""
+            nonlocal settled
+            chunk, verbatim = items[i]
+            reply = await self.client.achat(self._request(chunk, verbatim, errors[i]))
+            found = [f"the model call failed: {reply.error}"] if not reply.ok else check_rewrite(rule_text(chunk), reply.data, limit)
+            if found:
+                errors[i] = found
+                results[i] = (verbatim, "; ".join(found))
+            else:
                 description = reply.data.get("description") or verbatim.description
                 body = reply.data["body"] if reply.data["body"].endswith("\n") else reply.data["body"] + "\n"
                 results[i] = (make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode), None)
-            pending = still
+            if self.progress and (final or not found):
+                settled += 1
+                self.progress(settled, len(items))
+            return bool(found)
+
+        pending = list(range(len(items)))
+        last = self.config.coldstart.rewrite_retries
+        for round_no in range(last + 1):
+            if not pending:
+                break
+            # gather, not chat_many: a reply is checked (and shown in `progress`) as soon as it comes.
+            rejected = self.client.gather(functools.partial(attempt, final=round_no == last), pending)
+            pending = [i for i, again in zip(pending, rejected) if again]
         return results

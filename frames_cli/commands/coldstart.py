@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from frames_cli.commands.common import JsonOption, RepoOption, guarded
+from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
 
 if TYPE_CHECKING:
     from frames_cli.coldstart.run import ColdstartResult
@@ -47,15 +47,18 @@ def register(app: typer.Typer) -> None:
         repo: RepoOption = None,
         no_llm: Annotated[bool, typer.Option("--no-llm", help="Keep the policy text verbatim even when models.coldstart is set.")] = False,
         force: Annotated[bool, typer.Option("--force", help="Overwrite (or remove) skills edited since coldstart wrote them.")] = False,
+        no_cache: NoCacheOption = False,
         json_out: JsonOption = False,
     ) -> None:
         """Cut every document under policies/ along its headings into skills, flat under skills/,
         each with back-links to its policy lines, and commit them. With models.coldstart set (and
-        no --no-llm) each section is rewritten into a step-ordered procedure. A second run with
-        unchanged policies writes nothing. Exit 0; 2 for a bad policy file or frames.yaml; 1 when
-        git fails; 75 when another run holds the lock."""
+        no --no-llm) each section is rewritten into a step-ordered procedure, with a progress bar
+        on a terminal (not with --json); the model's answers are cached, so regenerating a skill
+        from unchanged policy text makes no model call (--no-cache to ask again). A second run
+        with unchanged policies writes nothing. Exit 0; 2 for a bad policy file or frames.yaml; 1
+        when git fails; 75 when another run holds the lock."""
         from frames_cli.coldstart.run import run_coldstart
-        from frames_cli.commands.output import emit_json
+        from frames_cli.commands.output import emit_json, progress_bar
         from frames_cli.evolution.records import new_run_id
         from frames_cli.workspace.layout import Workspace
         from frames_cli.workspace.lock import workspace_lock
@@ -70,10 +73,10 @@ def register(app: typer.Typer) -> None:
                 from frames_cli.llm.client import ModelClient
 
                 # Ledger and audit log of the model calls go to .frames/coldstart/<run-id>/.
-                with ModelClient(ws, config, run_dir=ws.state_dir / "coldstart" / run_id) as client:
-                    rewriter = ModelRewriter(client, config)
+                with ModelClient(ws, config, run_dir=ws.state_dir / "coldstart" / run_id, use_cache=not no_cache) as client:
                     try:
-                        result = run_coldstart(ws, config, rewriter=rewriter, force=force)
+                        with progress_bar(f"rewriting policy sections with {config.models.coldstart}", None, quiet=json_out) as progress:
+                            result = run_coldstart(ws, config, rewriter=ModelRewriter(client, config, progress), force=force)
                     finally:
                         spend = client.ledger.to_dict()
                         if spend["roles"]:  # an up-to-date run calls no model and leaves no record

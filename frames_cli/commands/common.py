@@ -16,6 +16,8 @@ RepoOption = Annotated[
     typer.Option("--repo", help="Workspace folder (default: the current folder).", show_default=False),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
+#: Commands that call models (`ModelClient(use_cache=not no_cache)`).
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")]
 #: An output file option given as `-` means standard output.
 STDOUT = Path("-")
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from frames_cli.commands.common import STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
+from frames_cli.commands.common import STDOUT, JsonOption, NoCacheOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport, Progress
@@ -66,7 +66,7 @@ def eval_command(
     ] = None,
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary to this file (`-`: print it instead of the table).")] = None,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file (`-`: print it instead of the table).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")] = False,
+    no_cache: NoCacheOption = False,
     jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).")] = None,
     repo: RepoOption = None,
     json_out: JsonOption = False,
@@ -80,6 +80,7 @@ def eval_command(
     Exit codes: 0 ok, 1 run-time failure, 2 bad input, 100 a --min-*pass-rate threshold failed.
     """
     from frames_cli.errors import ThresholdError
+    from frames_cli.commands.output import progress_bar
     from frames_cli.evaluation import report as reports
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel
@@ -114,18 +115,8 @@ def eval_command(
                 return evaluate_parallel(case_list, skills, setup, jobs=n_jobs, samples=k, ledger=client.ledger, progress=progress)
             return evaluate(case_list, skills, executor, samples=k, judge=judge, progress=progress)
 
-        if json_out:
-            report = run(None)
-        else:
-            from rich.progress import Progress as Bar
-
-            from frames_cli.commands.output import err_console
-
-            # No refresh thread: the bar is redrawn at each progress report, and a parent without
-            # threads can fork its `--jobs` workers (see evaluate_parallel).
-            with Bar(console=err_console(), transient=True, auto_refresh=False) as bar:
-                task = bar.add_task(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", total=len(case_list) * k)
-                report = run(lambda done, _: bar.update(task, completed=done, refresh=True))
+        with progress_bar(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", len(case_list) * k, quiet=json_out) as progress:
+            report = run(progress)
         calls = sum(r["calls"] for r in client.ledger.to_dict()["roles"].values())
     report.require_answers()
     commit = ws_commit(ws, ref)

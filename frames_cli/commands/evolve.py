@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from frames_cli.commands.common import JsonOption, RepoOption, guarded
+from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
 
 # Conventional shell codes for a run stopped by a signal (128 + signal number); a stop file or a
 # stopping rule is a normal end (0).
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         resume: Annotated[Optional[str], typer.Option("--resume", help="Resume this run id.", show_default=False)] = None,
         max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="Override evolution.max_rounds.", show_default=False)] = None,
         seed: Annotated[Optional[int], typer.Option("--seed", help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False)] = None,
-        no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")] = False,
+        no_cache: NoCacheOption = False,
         force: Annotated[bool, typer.Option("--force", help="Start a new run even when the last finished run already evolved this base with these cases and settings.")] = False,
         json_out: JsonOption = False,
     ) -> None:

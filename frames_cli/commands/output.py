@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,3 +28,23 @@ def err_console() -> Console:
 def emit_json(obj: Any) -> None:
     """Print `obj` as indented JSON on stdout (for `--json`)."""
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+@contextlib.contextmanager
+def progress_bar(description: str, total: int | None, *, quiet: bool = False) -> Iterator[Callable[[int, int], None] | None]:
+    """A transient progress bar on stderr while the block runs.
+
+    Yields the callback `(done, total)` that moves it (the `evaluation.runner.Progress` shape;
+    `total` None shows a bar without end until the first report), or None when `quiet` (`--json`).
+    Rich draws it only on a terminal: on a pipe or a file nothing is written. No refresh thread:
+    the bar is redrawn at each report, so a parent without threads can fork its `--jobs` workers
+    (see evaluation.parallel).
+    """
+    if quiet:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=err_console(), transient=True, auto_refresh=False) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done, of: bar.update(task, completed=done, total=of, refresh=True)

@@ -143,6 +143,44 @@ def test_model_rewrite_through_the_simulator(policy_workspace) -> None:
     assert len(out["updated"]) == 6 and SkillSet.from_dir(root / "skills")["cancel-flight"].body.startswith("## Cancel flight\n")
 
 
+def _new_coldstart_log(root: Path, *args: str) -> tuple[dict, list[str]]:
+    """Coldstart (--json) once more; its model spend and the lines of the audit log it wrote."""
+    logs = root / ".frames" / "coldstart"
+    before = set(logs.iterdir()) if logs.is_dir() else set()
+    spend = _coldstart(root, *args)["model_spend"]["roles"]["coldstart"]
+    (new,) = set(logs.iterdir()) - before
+    audit = new / "exchanges.jsonl"
+    return spend, audit.read_text().splitlines() if audit.exists() else []
+
+
+def test_model_answers_come_from_the_cache_unless_no_cache(policy_workspace) -> None:
+    root = policy_workspace("airline.md", config_text="models:\n  coldstart: frames-sim/coldstart\n")
+    spend, audit = _new_coldstart_log(root)
+    assert (spend["calls"], spend["cached"], len(audit)) == (6, 0, 6)
+    # Skills gone from the working tree: coldstart makes them again from the same policy text.
+    shutil.rmtree(root / "skills")
+    spend, audit = _new_coldstart_log(root)
+    assert (spend["calls"], spend["cached"], audit) == (0, 6, [])
+    shutil.rmtree(root / "skills")
+    spend, audit = _new_coldstart_log(root, "--no-cache")
+    assert (spend["calls"], spend["cached"], len(audit)) == (6, 0, 6)
+    assert _git(root, "status", "--porcelain", "--", "skills") == ""
+
+
+def test_rewrite_progress_on_a_terminal_only(policy_workspace) -> None:
+    root = policy_workspace("expenses.md", config_text="models:\n  coldstart: frames-sim/coldstart\n")
+    bar = "rewriting policy sections with frames-sim/coldstart"
+    for env, args, shown in (
+        ({"TTY_COMPATIBLE": "1"}, [], True),
+        ({"TTY_COMPATIBLE": "1"}, ["--json"], False),
+        ({"TTY_COMPATIBLE": None, "FORCE_COLOR": None}, [], False),  # stderr is no terminal here
+    ):
+        shutil.rmtree(root / "skills", ignore_errors=True)
+        done = runner.invoke(app, ["coldstart", "--repo", str(root), "--no-cache", *args], env=env)
+        assert done.exit_code == 0, done.output
+        assert (bar in done.stderr, "100%" in done.stderr) == (shown, shown), (env, args, done.stderr)
+
+
 def test_failed_rewrites_fall_back_to_verbatim(policy_workspace) -> None:
     from frames_cli.coldstart.rewrite import check_rewrite
 
