@@ -50,12 +50,15 @@ def fill_allocator_holes() -> list[object]:
     165 MB per worker in bench/eval_scale.py (1,323 against 993 MB summed PSS for two workers).
     Filled before the fork, those blocks cost their size (here 29 MB) once, and the workers
     allocate in fresh pools. Block sizes from 48 bytes are filled with bytes objects
-    (33 bytes of header), 32-byte blocks with floats; smaller ones are left.
+    (33 bytes of header), 32-byte blocks with floats; smaller ones are left. The list that holds
+    them is sized once: a list that grows moves its item array through the small size classes,
+    and every move frees a block among the ones just filled.
     """
-    ballast: list[object] = []
-    for size, free in free_small_blocks().items():
-        if size >= 48:
-            ballast += [bytes(size - 33) for _ in range(free)]
-        elif size == 32:
-            ballast += [float(i) for i in range(free)]
+    plan = [(size, free) for size, free in free_small_blocks().items() if size >= 48 or size == 32]
+    ballast: list[object] = [None] * sum(free for _, free in plan)
+    i = 0
+    for size, free in plan:
+        for _ in range(free):
+            ballast[i] = bytes(size - 33) if size >= 48 else float(i)
+            i += 1
     return ballast
