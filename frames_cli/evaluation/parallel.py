@@ -18,9 +18,11 @@ from frames_cli.workspace.config import with_overrides
 
 if TYPE_CHECKING:
     from multiprocessing.queues import SimpleQueue
+    from multiprocessing.synchronize import Event as EventType
 
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import SkillSet
+    from frames_cli.llm.client import ModelClient
     from frames_cli.llm.ledger import Ledger
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
@@ -49,7 +51,7 @@ class WorkerSetup:
 
 @dataclass
 class _SliceOutcome:
-    """One worker's answer: its results as a pickled list per chunk (None when it failed), its spend, and its failure."""
+    """One worker's answer: its results as a pickled list per chunk (None when it failed or was stopped), its spend, and its failure."""
 
     results: list[bytes] | None
     roles: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -74,7 +76,9 @@ def evaluate_parallel(
     and spend. Results are joined in slice order, so they stay in case order then sample order.
     Each worker's budget is `budget.max_tokens // jobs` tokens and `budget.max_usd / jobs` USD
     (docs/DECISIONS.md), so the workers together never spend more than the run's budget (plus
-    calls in flight). Processes are forked when this process has a single thread (no model call
+    calls in flight). When a worker fails (its share of the budget spent, a bad case), the others
+    stop: the failure is raised and their results would be thrown away, so each closes its model
+    client (calls in flight end at once) and ends after its current executor batch. Processes are forked when this process has a single thread (no model call
     made yet, no progress thread), otherwise spawned: forking a process with threads can copy a
     held lock into the child. Before forking, litellm is imported here when a model will be
     called, so workers share one import and one copy of its tokenizer (which `litellm_module`
@@ -106,8 +110,8 @@ def evaluate_parallel(
 
     Raises:
         ValueError: `jobs` < 1 or `samples` < 1 (before any worker starts).
-        BudgetExceeded, InputError, ...: the first failure of a worker, in slice order, raised
-            once every worker has ended (the errors `evaluate` raises in-process; an InputError
+        BudgetExceeded, InputError, ...: the first failure of a worker, raised once every worker
+            has ended (the errors `evaluate` raises in-process; an InputError
             arrives with its `path:line: message` text but without its separate `location`).
     """
     if jobs < 1:
@@ -127,19 +131,25 @@ def evaluate_parallel(
     fork = threading.active_count() == 1
     context = multiprocessing.get_context("fork" if fork else "spawn")
     messages: SimpleQueue = context.SimpleQueue()
+    stop = context.Event()
+    failed: list[int] = []  # workers in the order they reported a failure
     done = [0] * jobs
     chunks = [pickled_chunks(cases[bounds[k]:bounds[k + 1]]) for k in range(jobs)]
     # Held until the workers have ended: freeing it earlier would write to pages shared with them.
     ballast = fill_allocator_holes() if fork else []
     # A forked worker takes its chunks from the inherited list by its index; a spawned one is sent them.
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages, chunks if fork else None)) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages, stop, chunks if fork else None)) as pool:
         futures = [pool.submit(_run_slice, k, None if fork else chunks[k], skills, worker_setup, samples) for k in range(jobs)]
         pending: set[Future[bytes]] = set(futures)
         while pending:
             _, pending = wait(pending, timeout=PROGRESS_POLL_S, return_when=FIRST_COMPLETED)
             while not messages.empty():
                 worker, count = messages.get()
-                done[worker] = count
+                if count is None:
+                    failed.append(worker)
+                    stop.set()
+                else:
+                    done[worker] = count
             if progress:
                 progress(sum(done), len(cases) * samples)
     # Decoded once the workers have ended: objects made here while they live would land in pages
@@ -149,9 +159,9 @@ def evaluate_parallel(
     if ledger is not None:
         for outcome in outcomes:
             ledger.add_totals(outcome.roles)
-    for outcome in outcomes:
-        if outcome.error is not None:
-            raise outcome.error
+    for k in [*failed, *range(jobs)]:
+        if outcomes[k].error is not None:
+            raise outcomes[k].error
     return EvalReport([r for outcome in outcomes for part in outcome.results or [] for r in pickle.loads(part)], samples)
 
 
@@ -197,15 +207,31 @@ def unpickled_chunk(chunk: bytes) -> list[Case]:
             gc.enable()
 
 
-# The worker's end of the progress queue and, in a forked worker, every worker's chunks as the
-# parent made them (inherited, not copied): both set once per worker process by `_init_worker`.
+# The worker's end of the progress queue (it sends (worker, results done), or (worker, None)
+# when it failed), the event the parent sets to stop every worker and, in a forked worker, every
+# worker's chunks as the parent made them (inherited, not copied): set once per worker process
+# by `_init_worker`.
 _progress_queue: SimpleQueue | None = None
+_stop_event: EventType | None = None
 _inherited_chunks: list[list[bytes]] | None = None
 
 
-def _init_worker(messages: SimpleQueue, inherited: list[list[bytes]] | None) -> None:
-    global _progress_queue, _inherited_chunks
-    _progress_queue, _inherited_chunks = messages, inherited
+class _Stopped(Exception):
+    """Raised in a worker after a batch, once the parent has asked the workers to stop."""
+
+
+def _init_worker(messages: SimpleQueue, stop: EventType, inherited: list[list[bytes]] | None) -> None:
+    global _progress_queue, _stop_event, _inherited_chunks
+    _progress_queue, _stop_event, _inherited_chunks = messages, stop, inherited
+
+
+def _close_when_stopped(client: ModelClient, ended: threading.Event) -> None:
+    """Close `client` once the parent sets the stop event, so the calls of the current batch end at
+    once (as failures nobody reads); return when the slice has `ended` first."""
+    while not ended.is_set():
+        if _stop_event is not None and _stop_event.wait(PROGRESS_POLL_S):
+            client.close()
+            return
 
 
 def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: WorkerSetup, samples: int) -> bytes:
@@ -228,12 +254,17 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
     finished = 0
 
     def report(done: int, _total: int) -> None:
+        if _stop_event is not None and _stop_event.is_set():
+            raise _Stopped
         if _progress_queue is not None:
             _progress_queue.put((worker, finished + done))
 
     client = ModelClient(setup.workspace, setup.config, run_dir=setup.run_dir, use_cache=setup.use_cache, sim_world=world, save_ledger=False)
     results: list[bytes] = []
     error = None
+    stopped = False
+    ended = threading.Event()
+    threading.Thread(target=_close_when_stopped, args=(client, ended), daemon=True).start()
     with client:
         try:
             executor = make_executor(setup.workspace, setup.config, client)
@@ -243,6 +274,12 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
                 judge = client if any(c.task.check.kind == "rubric" for c in cases) else None
                 results.append(pickle.dumps(evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report).results, pickle.HIGHEST_PROTOCOL))
                 finished += len(cases) * samples
+        except _Stopped:
+            stopped = True
         except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
             error = exc
-    return pickle.dumps(_SliceOutcome(None if error else results, client.ledger.to_dict()["roles"], error), pickle.HIGHEST_PROTOCOL)
+            if _progress_queue is not None:
+                _progress_queue.put((worker, None))
+        finally:
+            ended.set()
+    return pickle.dumps(_SliceOutcome(None if error or stopped else results, client.ledger.to_dict()["roles"], error), pickle.HIGHEST_PROTOCOL)

@@ -3,6 +3,7 @@ and a forked worker takes its cases from the memory it inherited rather than bei
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing.queues
 import os
@@ -108,6 +109,21 @@ def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(sim_wo
     assert str(in_proc.value).startswith("token budget spent")
     # Each worker stopped at its half of the budget, and its calls count in the run's ledger.
     assert 1000 <= ledger.total_tokens and ledger.to_dict()["roles"]["executor"]["calls"] >= 2
+
+
+def test_the_first_worker_to_fail_stops_the_others(sim_workspace, cases, skills, tmp_path: Path) -> None:
+    # Worker 0's cases are padded (~12,000 tokens a call): it spends its half of the budget in
+    # about 7 calls. Worker 1's 10 cases (20 calls, ~68,000 tokens) fit in its half, but take at
+    # least 5 s at 0.25 s a call: it is stopped long before, since its results would be thrown away.
+    padded = [dataclasses.replace(c, task=dataclasses.replace(c.task, input={**c.task.input, "text": c.task.input["text"] + " filler" * 5000})) for c in cases[:10]]
+    config = sim_workspace.configured(budget={"max_tokens": 160_000}, llm={"concurrency": 1}, simulator={"latency_s": 0.25})
+    ledger = Ledger()
+    with pytest.raises(BudgetExceeded, match="token budget spent"):
+        evaluate_parallel([*padded, *cases[10:20]], skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "run", use_cache=False), jobs=2, ledger=ledger)
+    calls = [e for e in read_exchanges(tmp_path / "run" / "exchanges.jsonl") if e.get("reply")]
+    worker_1 = [e for e in calls if "filler" not in e["messages"][-1]["content"]]
+    assert 1 <= len(worker_1) < 14, "worker 1 stopped well before its 20 calls"
+    assert ledger.to_dict()["roles"]["executor"]["calls"] == len(calls)
 
 
 def test_jobs_and_samples_must_be_positive(sim_workspace, cases, skills) -> None:
