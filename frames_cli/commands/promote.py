@@ -20,32 +20,66 @@ def register(app: typer.Typer) -> None:
         branch: Annotated[
             Optional[str], typer.Option("--branch", help="Branch name (default: `frames/<run-id>-<candidate>`).", show_default=False)
         ] = None,
+        override_gate: Annotated[
+            Optional[str],
+            typer.Option(
+                "--override-gate", metavar="REASON", show_default=False,
+                help="Promote a candidate that failed the gate, after human review: REASON, your git identity and the time are recorded in the candidate's git note (refs/notes/frames) and shown by `frames review`.",
+            ),
+        ] = None,
         repo: RepoOption = None,
         json_out: JsonOption = False,
     ) -> None:
         """Create a branch at a candidate that passed the gate. Never moves the checked-out branch,
-        never overwrites a branch that points elsewhere (running it again is fine). Exit 0; 2 for
-        an unknown candidate, S0, a failed gate or an unsafe branch name; 1 when the branch exists
-        at another commit."""
-        from frames_cli.commands.output import console, emit_json
-        from frames_cli.errors import InputError
+        never overwrites a branch that points elsewhere (running it again is fine).
+
+        A candidate that failed the gate is refused unless `--override-gate REASON` is given (a
+        person accepting a known regression): the branch is made and the override recorded in the
+        candidate's note under refs/notes/frames (who, from git's user.name and user.email; when;
+        why; the failed categories), with a warning naming the failed categories; `frames review`
+        shows the record. S0, unknown candidates and candidates not gated yet are refused even then.
+
+        Exit 0; 2 for an unknown or ungated candidate, S0, a failed gate without `--override-gate`,
+        an empty REASON, an override without a git identity, or an unsafe branch name; 1 when the
+        branch exists at another commit or git refuses (a branch made whose override could not be
+        recorded is reported so: running the command again records it)."""
+        from frames_cli.commands.output import console, emit_json, err_console
+        from frames_cli.errors import GitError, InputError
+        from frames_cli.evolution.commit import record_gate_override
         from frames_cli.evolution.records import find_candidate
         from frames_cli.gitstore.store import GitStore
+        from frames_cli.gitstore.worktree import user_identity
         from frames_cli.workspace.layout import Workspace
 
+        if override_gate is not None and not override_gate.strip():
+            raise InputError("--override-gate needs a reason: who reviewed the regression and why it is accepted")
         ws = Workspace.open(repo)
         store = GitStore(ws.root)
         state, cand = find_candidate(ws, candidate, store)
+        spec = f"{state.run_id}/{cand.id}"
         if cand.parent_id is None:
-            raise InputError(f"{state.run_id}/{cand.id} is S0, the run's base commit: nothing to promote")
-        if not cand.gate_passed:
-            failed = [c["category"] for c in cand.gate_details.get("checks", []) if not c["passed"]]
-            why = f"below the floor in {', '.join(failed)}" if failed else "not gated"
-            raise InputError(f"{state.run_id}/{cand.id} did not pass the gate ({why}); see `frames review {state.run_id}/{cand.id}`")
+            raise InputError(f"{spec} is S0, the run's base commit: nothing to promote")
         name = branch or f"frames/{state.run_id}-{cand.id}"
+        override, by = None, None
+        if not cand.gate_passed:
+            failed = cand.failed_categories()
+            why = f"below the floor in {', '.join(failed)}" if failed else "not gated"
+            if override_gate is None or cand.gate_passed is None:
+                then = "or accept it with --override-gate REASON" if cand.gate_passed is False else "without a gate verdict there is nothing to override"
+                raise InputError(f"{spec} did not pass the gate ({why}); see `frames review {spec}`, {then}")
+            by = user_identity(ws.root)
+            if by is None:
+                raise InputError("--override-gate records who accepted the regression, but git knows no identity: set git config user.name and user.email")
         ref = store.create_branch(name, cand.commit)
-        result = {"branch": name, "ref": ref, "commit": cand.commit, "run_id": state.run_id, "candidate": cand.id}
+        if by is not None:
+            try:
+                override = record_gate_override(store, state, cand, reason=override_gate.strip(), branch=name, by=by)
+            except GitError as exc:
+                raise GitError(f"branch {name} was made, but the gate override could not be recorded ({exc.message}); run the same command again to record it") from None
+            err_console().print(f"warning: {spec} did not pass the gate ({why}); promoted on the override of {override['by']}: {override['reason']}", markup=False)
+        result = {"branch": name, "ref": ref, "commit": cand.commit, "run_id": state.run_id, "candidate": cand.id, "gate_override": override}
         if json_out:
             emit_json(result)
             return
-        console().print(f"Branch {name} is at {cand.commit[:12]} ({state.run_id}/{cand.id}). Merge it with: git merge {name}")
+        console().print(f"Branch {name} is at {cand.commit[:12]} ({spec}). Merge it with: git merge {name}")
+

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.evolution.checkpoint import RoundRecord
 from frames_cli.evolution.consensus import Blueprint
 from frames_cli.evolution.records import BASE_ID, Candidate, RunState, candidate_ref, review_branch
 
 if TYPE_CHECKING:
-    from frames_cli.gitstore.store import GitStore
+    from frames_cli.gitstore.store import GitStore, Identity
 
 
 def front_ref(run_id: str, cid: str) -> str:
@@ -92,15 +92,12 @@ def commit_candidate(store: GitStore, state: RunState, child: Candidate, r: Roun
 def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
     """Put the candidate's metrics in its git note (refs/notes/frames), keyed by run id.
 
-    The note is JSON `{"runs": {<run>: {...}}}`; entries of other runs on the same commit (the base
-    commit is S0 of every run started from it) are kept.
+    The note is JSON `{"runs": {<run>: {...}}, "gate_overrides": [...]}`; entries of other runs on
+    the same commit (the base commit is S0 of every run started from it) and the gate overrides
+    (`record_gate_override`) are kept.
     """
-    existing = store.read_note(cand.commit)
-    try:
-        note = json.loads(existing) if existing else {}
-    except json.JSONDecodeError:
-        note = {}
-    runs = note.get("runs") if isinstance(note, dict) and isinstance(note.get("runs"), dict) else {}
+    note = _read_note(store, cand.commit)
+    runs = note.get("runs") if isinstance(note.get("runs"), dict) else {}
     runs[state.run_id] = {
         "candidate": cand.id,
         "parent": cand.parent_id,
@@ -111,7 +108,59 @@ def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
         "gate": cand.gate_details or None,
         "changed_skills": cand.changed_skills,
     }
-    store.add_note(cand.commit, json.dumps({"runs": runs}, indent=2, sort_keys=True) + "\n")
+    _write_note(store, cand.commit, {**note, "runs": runs})
+
+
+def record_gate_override(store: GitStore, state: RunState, cand: Candidate, *, reason: str, branch: str, by: Identity) -> dict[str, Any]:
+    """Record in the candidate's note that `by` promoted it to `branch` although it failed the gate.
+
+    The entry `{"run", "candidate", "branch", "failed" (categories), "reason", "by" ("Name <email>"),
+    "at" (ISO 8601 UTC)}` is appended to the note's `gate_overrides`, and the note commit under
+    refs/notes/frames is authored by `by`, so `git log refs/notes/frames` names them too. The same
+    override again (run, candidate, branch, reason and person) is not recorded twice. Returns the
+    entry (the earlier one when it was already there).
+
+    Raises:
+        GitError: git refused to write the note.
+    """
+    from frames_cli.evolution.records import utc_now
+
+    note = _read_note(store, cand.commit)
+    overrides = note.get("gate_overrides") if isinstance(note.get("gate_overrides"), list) else []
+    entry = {"run": state.run_id, "candidate": cand.id, "branch": branch, "failed": cand.failed_categories(),
+             "reason": reason, "by": f"{by.name} <{by.email}>", "at": utc_now()}
+    same = ("run", "candidate", "branch", "reason", "by")
+    earlier = next((o for o in overrides if isinstance(o, dict) and all(o.get(k) == entry[k] for k in same)), None)
+    if earlier is not None:
+        return earlier
+    _write_note(store, cand.commit, {**note, "gate_overrides": [*overrides, entry]}, author=by)
+    return entry
+
+
+def gate_overrides(store: GitStore, state: RunState, cand: Candidate) -> list[dict[str, Any]]:
+    """The `record_gate_override` entries of this run's candidate `cand`, oldest first."""
+    overrides = _read_note(store, cand.commit).get("gate_overrides")
+    if not isinstance(overrides, list):
+        return []
+    return [o for o in overrides if isinstance(o, dict) and o.get("run") == state.run_id and o.get("candidate") == cand.id]
+
+
+def _read_note(store: GitStore, sha: str) -> dict[str, Any]:
+    """The JSON object in commit `sha`'s frames note; {} when it has none or it is not a JSON object."""
+    existing = store.read_note(sha)
+    try:
+        note = json.loads(existing) if existing else {}
+    except json.JSONDecodeError:
+        return {}
+    return note if isinstance(note, dict) else {}
+
+
+def _write_note(store: GitStore, sha: str, note: dict[str, Any], author: Identity | None = None) -> None:
+    """Replace commit `sha`'s frames note with `note` as stable, indented JSON (note author: frames
+    unless `author` is given)."""
+    from frames_cli.gitstore.store import FRAMES_IDENTITY
+
+    store.add_note(sha, json.dumps(note, indent=2, sort_keys=True) + "\n", author=author or FRAMES_IDENTITY)
 
 
 def publish_s0(store: GitStore, state: RunState, c0: Candidate) -> None:

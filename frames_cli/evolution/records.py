@@ -148,6 +148,10 @@ class Candidate:
         """True once the candidate has been evaluated on E."""
         return self.pass_rate is not None
 
+    def failed_categories(self) -> list[str]:
+        """The categories below their gate floor, in the gate's order (empty when not gated)."""
+        return [c["category"] for c in self.gate_details.get("checks", []) if not c["passed"]]
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (key order as the fields)."""
         return dataclasses.asdict(self)

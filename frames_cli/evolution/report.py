@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.errors import InputError
+from frames_cli.evolution.commit import gate_overrides
 from frames_cli.evolution.records import BASE_ID, REPORT_FILES, Candidate, RunState, RunSummary, run_dir
 from frames_cli.gitstore.store import SKILLS_PREFIX, DiffStat, GitStore
 from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
@@ -197,6 +198,8 @@ class Review:
         stat: its line counts.
         trailers: the `Frames-*` trailers of the candidate's commit message (run, parent, models).
         promote: the command that makes a branch of the candidate.
+        gate_overrides: the `frames promote --override-gate` records of this candidate
+            (evolution.commit.gate_overrides), oldest first.
     """
 
     run_id: str
@@ -209,10 +212,12 @@ class Review:
     stat: DiffStat
     trailers: dict[str, str]
     promote: str
+    gate_overrides: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for `frames review --json`: the run, the three candidates (Candidate.to_json),
-        the changed skills' context, the unified diff and its size in lines, trailers, promote."""
+        the changed skills' context, the unified diff and its size in lines, trailers, promote,
+        gate overrides."""
         return {
             "run_id": self.run_id,
             "status": self.status,
@@ -224,6 +229,7 @@ class Review:
             "diff_lines": self.stat.lines_changed,
             "trailers": self.trailers,
             "promote": self.promote,
+            "gate_overrides": self.gate_overrides,
         }
 
 
@@ -254,6 +260,7 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
         stat=stat,
         trailers={k: v for k, v in store.trailers(cand.commit).items() if k.startswith("Frames-")},
         promote=f"frames promote {state.run_id}/{cand.id}",
+        gate_overrides=gate_overrides(store, state, cand),
     )
 
 
@@ -312,7 +319,7 @@ def gate_line(cand: Candidate) -> str:
     if not cand.gate_details and cand.gate_passed is None:
         return "not gated yet"
     eps = cand.gate_details.get("tolerance")
-    failed = [c["category"] for c in cand.gate_details.get("checks", []) if not c["passed"]]
+    failed = cand.failed_categories()
     rule = f"PR_c(child) ≥ (1 − ε)·PR_c(S0), ε = {eps:g}" if eps is not None else "PR_c(child) ≥ (1 − ε)·PR_c(S0)"
     if cand.gate_passed:
         return f"**pass** — every category at or above its floor ({rule})"
@@ -334,6 +341,8 @@ def review_markdown(review: Review) -> str:
         f"**Gate:** {gate_line(cand)}",
         "",
     ]
+    for o in review.gate_overrides:
+        out += [f"**Gate overridden** by {o['by']} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {o['reason']}", ""]
     if "Frames-Models" in review.trailers:
         out += [f"Models: {review.trailers['Frames-Models']}", ""]
     out += [

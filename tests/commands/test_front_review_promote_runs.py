@@ -7,6 +7,8 @@ Invariants:
 2. `frames promote` creates a branch at the candidate and changes nothing else: HEAD, the checked-out
    branch, the index and `git status` stay as they were; it never moves or overwrites a branch.
 3. Bad input (unknown run or candidate, unsafe branch name, S0, a failed gate) exits 2 with a message.
+4. `--override-gate REASON` promotes a candidate that failed the gate only with a reason and a git
+   identity, and records who, why and when in the candidate's note, where `frames review` shows it.
 """
 
 from __future__ import annotations
@@ -310,7 +312,7 @@ def test_promote_refusals(world):
     cases = [
         (["promote", "r1c1", "--branch", "main"], 1, "checked out"),
         (["promote", "r0c0"], 2, "S0"),
-        (["promote", "r1c2"], 2, "did not pass the gate (below the floor in refund)"),
+        (["promote", "r1c2"], 2, "did not pass the gate (below the floor in refund); see `frames review"),
         (["promote", "r1c1", "--branch", "../etc"], 2, "unsafe"),
         (["promote", "r1c1", "--branch", "-f"], 2, "unsafe"),
         (["promote", "r1c1", "--branch", "a b"], 2, "unsafe"),
@@ -323,4 +325,57 @@ def test_promote_refusals(world):
     clash = _invoke(world, "promote", "r2c1", "--branch", "taken")
     assert clash.exit_code == 1 and "already exists" in clash.stderr
     assert world.git("rev-parse", "taken") == world.state.candidate("r1c1").commit
+    assert _user_view(world) == before
+
+
+def test_promote_override_gate_records_who_why_and_when(world):
+    from frames_cli.evolution.commit import add_metrics_note
+
+    before, branches = _user_view(world), world.git("for-each-ref", "refs/heads/")
+    rejected = world.state.candidate("r1c2")
+    reason = "Refund rule changed on purpose (COMP-12); the refund drop was reviewed and accepted"
+    for args, message in [
+        (["r1c2", "--override-gate", "  "], "--override-gate needs a reason"),
+        (["r0c0", "--override-gate", reason], "is S0"),
+        (["r9c9", "--override-gate", reason], "no run has a candidate"),
+    ]:
+        result = _invoke(world, "promote", *args)
+        assert (result.exit_code, message in result.stderr) == (2, True), (args, result.stderr)
+    # Without a git identity, nobody would be named: refused, nothing written.
+    world.git("config", "--unset", "user.name")
+    world.git("config", "user.useConfigOnly", "true")
+    anonymous = CliRunner().invoke(
+        app, ["promote", "r1c2", "--override-gate", reason, "--repo", str(world.root)],
+        env={"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_COMMITTER_NAME": None, "GIT_COMMITTER_EMAIL": None},
+    )
+    assert anonymous.exit_code == 2 and "git knows no identity" in anonymous.stderr
+    world.git("config", "user.name", "Test User")
+    assert world.git("for-each-ref", "refs/heads/") == branches
+    assert world.git("notes", "--ref", "refs/notes/frames", "list") == ""
+
+    result = _invoke(world, "promote", "r1c2", "--override-gate", reason, "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert world.git("rev-parse", out["branch"]) == rejected.commit
+    record = out["gate_override"]
+    assert {k: v for k, v in record.items() if k != "at"} == {
+        "run": RUN, "candidate": "r1c2", "branch": f"frames/{RUN}-r1c2", "failed": ["refund"], "reason": reason,
+        "by": "Test User <test@example.com>",
+    }
+    assert " ".join(result.stderr.split()) == (
+        f"warning: {RUN}/r1c2 did not pass the gate (below the floor in refund); promoted on the override of Test User <test@example.com>: {reason}"
+    )
+    # Durable: in the candidate's note, written by that person; running it again adds no second record.
+    assert _invoke(world, "promote", "r1c2", "--override-gate", reason).exit_code == 0
+    note = json.loads(world.git("notes", "--ref", "refs/notes/frames", "show", rejected.commit))
+    assert note["gate_overrides"] == [record]
+    assert world.git("log", "--format=%an <%ae>", "refs/notes/frames") == "Test User <test@example.com>"
+    # A later run's metrics on the same commit keep it.
+    add_metrics_note(GitStore(world.root), dataclasses.replace(world.state, run_id="20261201-000000-cccccc"), rejected)
+    assert json.loads(world.git("notes", "--ref", "refs/notes/frames", "show", rejected.commit))["gate_overrides"] == [record]
+
+    text = review_markdown_of(world, f"{RUN}/r1c2")
+    assert f"**Gate overridden** by Test User <test@example.com> at {record['at']} (branch `frames/{RUN}-r1c2`, failed: refund): {reason}" in text
+    assert json.loads(_invoke(world, "review", f"{RUN}/r1c2", "--json").stdout)["gate_overrides"] == [record]
+    assert "Gate overridden" not in review_markdown_of(world, "r1c1")
     assert _user_view(world) == before
