@@ -5,6 +5,12 @@ Every write goes through object-level plumbing (`hash-object`, a temporary index
 tree and checked-out branch stay exactly as they were. Text that came from users (run ids, branch
 names, candidate names) is validated with `git check-ref-format` before it becomes part of a ref,
 and revisions are passed after `--end-of-options`, so no user text is ever read as a git option.
+
+A workspace may live in a subfolder of its repository (a monorepo: `teams/air/frames.yaml`). Every
+path a GitStore method takes or returns is relative to the workspace folder ("skills/x/SKILL.md");
+`repo_path` and `workspace_path` are the one place that maps them to and from the repository's
+paths, so reads, commits and diffs see only the workspace's folder and never change another's.
+Refs, branches and notes belong to the repository, not to a workspace (see docs/DECISIONS.md).
 """
 
 from __future__ import annotations
@@ -73,9 +79,9 @@ class DiffStat:
 
 
 class GitStore:
-    """Plumbing access to the git repository at `root` (the workspace root or any folder inside it).
+    """Plumbing access to the git repository containing `root` (the workspace folder), seen from `root`.
 
-    Never touches the user's index, working tree or checked-out branch. Methods raise `GitError`
+    Paths in arguments and results are relative to `root` (see the module docstring). Never touches the user's index, working tree or checked-out branch. Methods raise `GitError`
     (exit code 1) when git refuses and `InputError` (exit code 2) for an unsafe ref or path name;
     user text is never passed to git as an option.
     """
@@ -96,9 +102,22 @@ class GitStore:
             detail = _stderr(exc) if isinstance(exc, GitCommandError) else str(exc)
             raise GitError(f"{root}: not a git repository ({detail})") from None
         self.root = Path(top)
-        # Paths in trees are relative to the top level: a workspace in a subfolder must know it.
-        self.prefix = prefix.strip()
+        # Only the line break git ends its output with: a folder name may begin with a space.
+        self.prefix = prefix.rstrip("\n")
         self._git = SessionGit(self.root)
+
+    def repo_path(self, path: str) -> str:
+        """The repository path (from the top level) of the workspace-relative POSIX `path`.
+
+        "" is the workspace folder itself ("" at the top level, else the prefix without its "/").
+        """
+        return (self.prefix + path) if path else self.prefix.rstrip("/")
+
+    def workspace_path(self, path: str) -> str | None:
+        """The workspace-relative form of repository path `path`; None when it lies outside the workspace."""
+        if not self.prefix:
+            return path
+        return path[len(self.prefix) :] if path.startswith(self.prefix) else None
 
     def _run(self, *args: str, env: dict[str, str] | None = None, stdin: BinaryIO | None = None) -> str:
         """`git args` in the repository (`env` added to the process's, `stdin` an open binary file).
@@ -135,17 +154,18 @@ class GitStore:
 
         Args:
             ref: any revision `resolve` accepts.
-            prefix: a folder path relative to the repository root ("skills/"); "" reads the whole tree.
+            prefix: a folder path relative to the workspace ("skills/"); "" reads the workspace's
+                whole folder (the whole tree at the top level).
 
         Returns:
-            {repository-relative POSIX path ("skills/x/SKILL.md"): file bytes}, sorted by path;
+            {workspace-relative POSIX path ("skills/x/SKILL.md"): file bytes}, sorted by path;
             empty when the folder does not exist at `ref`. Symlinks and submodules are skipped.
 
         Raises:
             GitError: `ref` names no commit.
         """
         sha = self.resolve(ref)
-        folder = prefix.strip("/")
+        folder = self.repo_path(prefix.strip("/"))
         with SessionRepo(self.root) as repo:
             tree = repo.commit(sha).tree
             if folder:
@@ -156,7 +176,8 @@ class GitStore:
                 if tree.type != "tree":
                     return {}
             blobs = [item for item in tree.traverse() if item.type == "blob" and f"{item.mode:o}" in _FILE_MODES]
-            return {blob.path: blob.data_stream.read() for blob in sorted(blobs, key=lambda b: b.path)}
+            # Every blob lies under `folder`, itself inside the workspace: workspace_path never gives None here.
+            return {self.workspace_path(b.path): b.data_stream.read() for b in sorted(blobs, key=lambda b: b.path)}  # type: ignore[misc]
 
     def commit_files(
         self,
@@ -174,19 +195,21 @@ class GitStore:
 
         The tree is built in a temporary index (`GIT_INDEX_FILE` in a temporary folder), so the
         user's `.git/index`, files and branch are untouched; the commit is reachable only from `ref`.
-        Empty `changes` give a commit with the parent's tree.
+        Empty `changes` give a commit with the parent's tree. Only files inside the workspace's
+        folder can change: the rest of the parent's tree (other workspaces of a monorepo) is kept
+        byte for byte.
 
         Args:
             parent: the parent revision.
-            changes: {repository-relative POSIX path: new bytes, or None to delete the file}. A
+            changes: {workspace-relative POSIX path: new bytes, or None to delete the file}. A
                 changed file keeps its mode (an executable script stays executable); new files get 100644.
             message: the full commit message (see `commit_message`); must not be blank.
             ref: a full ref name ("refs/frames/runs/<run>/r1c1") to point at the commit; see `set_ref`.
             author: the author; the committer too unless `committer` is given.
             date: author and committer date (timezone-aware, or UTC if naive); None = now. Fixing it
                 makes the commit sha reproducible for the same parent, changes and message.
-            under: when given ("skills/"), every changed path must lie below this folder; the last
-                guard that a rewrite cannot touch files outside the skills.
+            under: when given ("skills/", workspace-relative), every changed path must lie below this
+                folder; the last guard that a rewrite cannot touch files outside the skills.
 
         Returns:
             The new commit's 40-hex sha.
@@ -203,6 +226,7 @@ class GitStore:
             check_path(path)
             if under is not None and not path.startswith(under.rstrip("/") + "/"):
                 raise InputError(f"refusing to commit {path!r}: outside {under}")
+        changes = {self.repo_path(path): data for path, data in changes.items()}
         if ref is not None:
             self._check_settable(ref)
         committer = committer or author
@@ -218,7 +242,8 @@ class GitStore:
             expected = {p for p in before if changes.get(p, b"") is not None} | {p for p, d in changes.items() if d is not None}
             lost = sorted(expected ^ self._index_paths(index_env))
             if lost:
-                raise GitError(f"a file and a folder would share a path in the commit: {', '.join(lost[:5])}")
+                shown = (self.workspace_path(p) or p for p in lost[:5])
+                raise GitError(f"a file and a folder would share a path in the commit: {', '.join(shown)}")
             tree = self._run("write-tree", env=index_env)
             (folder / "message").write_text(message if message.endswith("\n") else message + "\n", encoding="utf-8")
             commit_env = _identity_env(author, committer)
@@ -382,8 +407,9 @@ class GitStore:
             return repo.odb.stream(bytes.fromhex(blob)).read().decode("utf-8")
 
     def diff(self, a: str, b: str, paths: Iterable[str] = (SKILLS_PREFIX,)) -> str:
-        """The unified diff from commit `a` to commit `b`, limited to `paths` (repository-relative
-        folders or files, taken literally; "" means the whole tree).
+        """The unified diff from commit `a` to commit `b`, limited to `paths` (workspace-relative
+        folders or files, taken literally; "" means the workspace's whole folder). File names in
+        the diff are workspace-relative too ("a/skills/x/SKILL.md").
 
         Colour, external diff drivers and text conversion filters are off and non-ASCII paths are
         not quoted, so the text is the same for every user; renames are detected.
@@ -394,7 +420,8 @@ class GitStore:
         return self._diff(a, b, ("--find-renames",), paths)
 
     def diff_stat(self, a: str, b: str, paths: Iterable[str] = (SKILLS_PREFIX,)) -> DiffStat:
-        """Lines added and deleted per file from commit `a` to commit `b` under `paths` (as in `diff`).
+        """Lines added and deleted per file from commit `a` to commit `b` under `paths` (as in `diff`);
+        `FileStat.path` is workspace-relative.
 
         Raises:
             GitError: `a` or `b` names no commit.
@@ -408,16 +435,18 @@ class GitStore:
         return DiffStat(tuple(sorted(stats, key=lambda s: s.path)))
 
     def _diff(self, a: str, b: str, options: tuple[str, ...], paths: Iterable[str]) -> str:
-        """`git diff options a b -- paths` with user-independent settings (see `diff`)."""
+        """`git diff options a b -- paths` with user-independent settings, seen from the workspace (see `diff`)."""
         env = {
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_CONFIG_COUNT": "1",
             "GIT_CONFIG_KEY_0": "core.quotePath",
             "GIT_CONFIG_VALUE_0": "false",
         }
-        specs = [path or "." for path in paths]
+        specs = [self.repo_path(path) or "." for path in paths]
+        # --relative=<prefix> leaves out changes outside the workspace and prints paths from it.
+        relative = (f"--relative={self.prefix}",) if self.prefix else ()
         return self._run(
-            "diff", "--no-color", "--no-ext-diff", "--no-textconv", *options, self.resolve(a), self.resolve(b),
+            "diff", "--no-color", "--no-ext-diff", "--no-textconv", *relative, *options, self.resolve(a), self.resolve(b),
             "--", *specs, env=env,
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from frames_cli.errors import GitError
-from frames_cli.gitstore.store import FRAMES_IDENTITY, Identity, check_path
+from frames_cli.gitstore.store import FRAMES_IDENTITY, GitStore, Identity, check_path
 
 
 def is_git_worktree(root: Path) -> bool:
@@ -62,18 +62,18 @@ def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity
         GitError: `root` is not in a git working tree, or git refused (a hook failed, say); the
             message quotes git's own error. The files on disk are left as they are.
     """
-    from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+    from git import GitCommandError
 
     from frames_cli.gitstore.process import SessionRepo
 
     root = Path(root).resolve()
     try:
-        repo = SessionRepo(root, search_parent_directories=True)
-    except (InvalidGitRepositoryError, NoSuchPathError):
+        store = GitStore(root)
+    except GitError:
         raise GitError(f"{root}: not a git repository (run `frames init` or `git init`)") from None
-    with repo:
-        top = Path(repo.working_tree_dir or root).resolve()
-        specs = [check_path((root / p).relative_to(top).as_posix()) for p in paths]
+    with SessionRepo(store.root) as repo:
+        top = store.root
+        specs = [store.repo_path(check_path(p)) for p in paths]
         env = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email}
         reader = repo.config_reader()
         if not (reader.has_option("user", "name") and reader.has_option("user", "email")):
@@ -81,7 +81,8 @@ def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity
         try:
             # A removed file that git never tracked leaves nothing to stage, and `git add` would
             # reject its path.
-            tracked = set(repo.git.ls_files("--", *specs).splitlines())
+            # -z: without it git quotes a path with non-ASCII characters, and it would not match.
+            tracked = set(repo.git.ls_files("-z", "--", *specs).split("\0"))
             specs = [s for s in specs if s in tracked or (top / s).exists()]
             if not specs or not repo.git.status("--porcelain", "--untracked-files=all", "--", *specs).strip():
                 return None

@@ -205,13 +205,9 @@ def git_versions(root: Path, policies_dir: Path, spec: str) -> tuple[str, dict[s
     a, _, b = spec.partition("..")
     store = GitStore(root)
     sha_a, sha_b = store.resolve(a), store.resolve(b or "HEAD")
-    ws_prefix = Path(root).resolve().relative_to(store.root).as_posix()
-    folder = Path(policies_dir).resolve().relative_to(store.root).as_posix() + "/"
-
-    def rel(path: str) -> str:
-        return path[len(ws_prefix) + 1 :] if ws_prefix not in ("", ".") else path
-
-    old = {rel(p): d for p, d in store.read_files(sha_a, folder).items()}
-    new = {rel(p): d for p, d in store.read_files(sha_b, folder).items()}
+    # GitStore paths are workspace-relative, wherever the workspace lies in the repository.
+    folder = Path(policies_dir).resolve().relative_to(Path(root).resolve()).as_posix() + "/"
+    old = store.read_files(sha_a, folder)
+    new = store.read_files(sha_b, folder)
     touched = sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p) and not is_companion(Path(p)))
     return f"{sha_a[:7]}..{sha_b[:7]}", {p: old.get(p) for p in touched}, {p: new.get(p) for p in touched}
