@@ -68,6 +68,8 @@ class ModelClient:
     ):
         self.workspace = workspace
         self.config = config
+        # Cache, audit log and ledger go under .frames/: create it git-ignored first.
+        workspace.make_state_dir()
         self.run_dir = Path(run_dir) if run_dir else None
         redactor = self._redact = Redactor()
         self.ledger = Ledger(

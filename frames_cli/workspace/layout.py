@@ -61,8 +61,26 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        """`<root>/.frames/`: frames' own state (cache, runs, lock); `frames init` adds it to .gitignore."""
+        """`<root>/.frames/`: frames' own state (cache, runs, lock); git-ignored (see `make_state_dir`)."""
         return self.root / STATE_DIR
+
+    def make_state_dir(self) -> Path:
+        """Create `.frames/` (if missing) with a `.gitignore` of `*` in it; returns the folder.
+
+        The `.gitignore` inside keeps frames' state out of `git status` wherever the workspace
+        lives, a subfolder of a monorepo included, whatever the repository's own ignore files say
+        (pytest's and mypy's caches do the same). An existing `.frames/.gitignore` is left as it is.
+
+        Raises:
+            OSError: the folder or file cannot be written.
+        """
+        from frames_cli.workspace.atomic import atomic_write_text
+
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.state_dir / ".gitignore"
+        if not ignore.exists():
+            atomic_write_text(ignore, "# Written by frames: its state (cache, runs, lock) is not for git.\n*\n")
+        return self.state_dir
 
     @property
     def cache_dir(self) -> Path:

@@ -40,7 +40,7 @@ def workspace_lock(ws: Workspace, run_id: str, command: str) -> Iterator[None]:
     """
     from filelock import FileLock, Timeout
 
-    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    ws.make_state_dir()
     lock = FileLock(str(ws.lock_path), timeout=0)
     try:
         lock.acquire()
