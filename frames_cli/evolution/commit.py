@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.evolution.checkpoint import RoundRecord
 from frames_cli.evolution.consensus import Blueprint
@@ -93,12 +93,10 @@ def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
     """Put the candidate's metrics in its git note (refs/notes/frames), keyed by run id.
 
     The note is JSON `{"runs": {<run>: {...}}, "gate_overrides": [...]}`; entries of other runs on
-    the same commit (the base commit is S0 of every run started from it) and the gate overrides
-    (`record_gate_override`) are kept.
+    the same commit (the base commit is S0 of every run started from it, in any workspace of the
+    repository) and the gate overrides (`record_gate_override`) are kept.
     """
-    note = _read_note(store, cand.commit)
-    runs = note.get("runs") if isinstance(note.get("runs"), dict) else {}
-    runs[state.run_id] = {
+    metrics = {
         "candidate": cand.id,
         "parent": cand.parent_id,
         "pass_rate": cand.pass_rate,
@@ -108,7 +106,12 @@ def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
         "gate": cand.gate_details or None,
         "changed_skills": cand.changed_skills,
     }
-    _write_note(store, cand.commit, {**note, "runs": runs})
+
+    def edit(note: dict[str, Any]) -> dict[str, Any]:
+        runs = note.get("runs") if isinstance(note.get("runs"), dict) else {}
+        return {**note, "runs": {**runs, state.run_id: metrics}}
+
+    _edit_note(store, cand.commit, edit)
 
 
 def record_gate_override(store: GitStore, state: RunState, cand: Candidate, *, reason: str, branch: str, by: Identity) -> dict[str, Any]:
@@ -125,16 +128,18 @@ def record_gate_override(store: GitStore, state: RunState, cand: Candidate, *, r
     """
     from frames_cli.evolution.records import utc_now
 
-    note = _read_note(store, cand.commit)
-    overrides = note.get("gate_overrides") if isinstance(note.get("gate_overrides"), list) else []
     entry = {"run": state.run_id, "candidate": cand.id, "branch": branch, "failed": cand.failed_categories(),
              "reason": reason, "by": f"{by.name} <{by.email}>", "at": utc_now()}
     same = ("run", "candidate", "branch", "reason", "by")
-    earlier = next((o for o in overrides if isinstance(o, dict) and all(o.get(k) == entry[k] for k in same)), None)
-    if earlier is not None:
-        return earlier
-    _write_note(store, cand.commit, {**note, "gate_overrides": [*overrides, entry]}, author=by)
-    return entry
+    found: list[dict[str, Any]] = []
+
+    def edit(note: dict[str, Any]) -> dict[str, Any] | None:
+        overrides = note.get("gate_overrides") if isinstance(note.get("gate_overrides"), list) else []
+        found[:] = [o for o in overrides if isinstance(o, dict) and all(o.get(k) == entry[k] for k in same)][:1]
+        return None if found else {**note, "gate_overrides": [*overrides, entry]}
+
+    _edit_note(store, cand.commit, edit, author=by)
+    return found[0] if found else entry
 
 
 def gate_overrides(store: GitStore, state: RunState, cand: Candidate) -> list[dict[str, Any]]:
@@ -147,20 +152,29 @@ def gate_overrides(store: GitStore, state: RunState, cand: Candidate) -> list[di
 
 def _read_note(store: GitStore, sha: str) -> dict[str, Any]:
     """The JSON object in commit `sha`'s frames note; {} when it has none or it is not a JSON object."""
-    existing = store.read_note(sha)
+    return _note_object(store.read_note(sha))
+
+
+def _note_object(text: str | None) -> dict[str, Any]:
+    """The JSON object a note's `text` holds; {} for no note, bad JSON or JSON that is not an object."""
     try:
-        note = json.loads(existing) if existing else {}
+        note = json.loads(text) if text else {}
     except json.JSONDecodeError:
         return {}
     return note if isinstance(note, dict) else {}
 
 
-def _write_note(store: GitStore, sha: str, note: dict[str, Any], author: Identity | None = None) -> None:
-    """Replace commit `sha`'s frames note with `note` as stable, indented JSON (note author: frames
-    unless `author` is given)."""
+def _edit_note(store: GitStore, sha: str, edit: Callable[[dict[str, Any]], dict[str, Any] | None], author: Identity | None = None) -> None:
+    """Replace commit `sha`'s frames note with `edit(its JSON object)` as stable, indented JSON,
+    under the repository's notes lock (`GitStore.edit_note`: runs of other workspaces write notes
+    too); nothing is written when `edit` returns None. Note author: frames unless `author` is given."""
     from frames_cli.gitstore.store import FRAMES_IDENTITY
 
-    store.add_note(sha, json.dumps(note, indent=2, sort_keys=True) + "\n", author=author or FRAMES_IDENTITY)
+    def edit_text(text: str | None) -> str | None:
+        note = edit(_note_object(text))
+        return None if note is None else json.dumps(note, indent=2, sort_keys=True) + "\n"
+
+    store.edit_note(sha, edit_text, author=author or FRAMES_IDENTITY)
 
 
 def publish_s0(store: GitStore, state: RunState, c0: Candidate) -> None:

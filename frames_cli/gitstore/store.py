@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 from git.exc import GitCommandError
 
@@ -382,9 +382,37 @@ class GitStore:
         The text is stored byte for byte (no whitespace clean-up), so JSON round-trips.
 
         Raises:
-            GitError: `sha` names no commit.
+            GitError: `sha` names no commit, or another process held the notes lock for a minute.
         """
+        self.edit_note(sha, lambda _old: text, author=author)
+
+    def edit_note(self, sha: str, edit: Callable[[str | None], str | None], *, author: Identity = FRAMES_IDENTITY) -> str | None:
+        """Replace commit `sha`'s note by `edit(old note or None)`, unless that returns None; holds
+        the repository's notes lock from the read to the write. Returns the note written, or None.
+
+        Every workspace of a repository shares refs/notes/frames, and the base commit's note is
+        S0's of every run started from it; `git notes add` moves the notes ref without checking
+        its old value, so two runs writing notes at once could lose one. The lock is a file in the
+        repository's common git folder (`frames-notes.lock`), so it also covers linked worktrees.
+
+        Raises:
+            GitError: `sha` names no commit, or another process held the lock for a minute.
+        """
+        from filelock import FileLock, Timeout
+
         target = self.resolve(sha)
+        folder = self.root / self._run("rev-parse", "--git-common-dir")
+        try:
+            with FileLock(str(folder / "frames-notes.lock"), timeout=60):
+                new = edit(self.read_note(target))
+                if new is not None:
+                    self._write_note(target, new, author)
+        except Timeout:
+            raise GitError(f"{folder / 'frames-notes.lock'}: another frames process held the notes lock for a minute") from None
+        return new
+
+    def _write_note(self, target: str, text: str, author: Identity) -> None:
+        """Store `text` as commit `target`'s note (the caller holds the notes lock)."""
         with tempfile.TemporaryDirectory(prefix="frames-note-") as tmp:
             note = Path(tmp) / "note"
             note.write_text(text, encoding="utf-8")
