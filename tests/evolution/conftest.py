@@ -80,9 +80,8 @@ def make_cases() -> list[dict]:
     return cases
 
 
-def build_repo(root: Path, config: dict | None = None, cases: list[dict] | None = None) -> EvolveRepo:
-    """Write and commit the workspace at `root` (branch main)."""
-    repo = init_git_repo(root)
+def write_workspace(root: Path, config: dict | None = None, cases: list[dict] | None = None) -> None:
+    """Write the workspace's files (skills, cases, frames.yaml, .gitignore) into the folder `root`."""
     for name, (description, body) in SKILLS.items():
         path = root / "skills" / name / "SKILL.md"
         path.parent.mkdir(parents=True)
@@ -91,6 +90,12 @@ def build_repo(root: Path, config: dict | None = None, cases: list[dict] | None 
     (root / "cases" / "airline.yaml").write_text(yaml.safe_dump(cases or make_cases(), sort_keys=False))
     (root / "frames.yaml").write_text(yaml.safe_dump(config or CONFIG, sort_keys=False))
     (root / ".gitignore").write_text(".frames/\n")
+
+
+def build_repo(root: Path, config: dict | None = None, cases: list[dict] | None = None) -> EvolveRepo:
+    """Write and commit the workspace at `root` (branch main)."""
+    repo = init_git_repo(root)
+    write_workspace(root, config, cases)
     repo.git("add", ".")
     repo.git("commit", "-q", "-m", "airline skills")
     return repo
