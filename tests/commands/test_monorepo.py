@@ -11,7 +11,8 @@ Invariants:
 3. Two workspaces of one repository evolve without touching each other's refs, notes, branches or
    state; the shared base commit's note keeps both runs' S0 metrics.
 4. `.frames/` stays out of `git status` without any ignore line of the user's.
-5. `frames init` and `frames coldstart` in a subfolder make a workspace there and commit only its skills.
+5. `frames init` and `frames coldstart` in a subfolder make a workspace there and commit only its skills;
+   `frames eval --ref` reads a commit's skills of the subfolder.
 """
 
 from __future__ import annotations
@@ -160,6 +161,9 @@ def test_review_status_and_promote_from_the_subfolder(evolved: Evolved) -> None:
     # The same skills, so the same blobs: the diffs are byte for byte the top level's.
     air_review, top_review = ({k: r[k] for k in ("diff", "diff_lines", "skills")} for r in reviews)
     assert air_review == top_review
+
+    # `eval --ref` reads the skills of a commit through the same store: S0's pass rate again.
+    assert frames(air, "eval", "--ref", evolved.base)["overall"]["pass_rate"] == frames(air, "front")["s0"]["pass_rate"]
 
     statuses = [frames(folder, "status") for folder in (air, top)]
     assert statuses[0]["last_run"]["run_id"] == evolved.air_run

@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
@@ -65,12 +66,14 @@ def test_amendment_command_reports_and_generates_cases_for_the_changed_rules(wor
     assert "sha256:" in (workspace / "skills" / "cancel-flight" / "SKILL.md").read_text()
 
 
-def test_git_range_mode_compares_policies_at_two_commits(workspace: Path):
+@pytest.mark.parametrize("top", [".", ".."], ids=["top-level", "subfolder"])
+def test_git_range_mode_compares_policies_at_two_commits(workspace: Path, top: str):
     def git(*args: str) -> None:
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=workspace, check=True,
                        capture_output=True)
 
-    git("init", "-q")
+    # "..": the repository's top level is the workspace's parent (a monorepo); paths stay workspace-relative.
+    git("init", "-q", top)
     git("add", ".")
     git("commit", "-q", "-m", "policy v1")
     policy = workspace / "policies" / "airline.md"
