@@ -134,7 +134,7 @@ def test_section_blocks_and_escaping() -> None:
 def test_past_changes_are_non_root_non_coldstart_skill_commits(tmp_path: Path) -> None:
     repo = build_repo(tmp_path / "ws", CONFIG)
     repo.write("skills/baggage/SKILL.md", (repo.root / "skills/baggage/SKILL.md").read_text() + "- Silver members get two free checked bags.\n")
-    repo.git("commit", "-qam", "baggage: add the silver allowance\n\nReviewers found silver members charged for a second bag.")
+    repo.git("commit", "-qam", "baggage: add the silver allowance\n\nReviewers found silver members charged for a second bag.\n\nReviewed-by: Ann <ann@example.com>")
     repo.write("skills/compensation/SKILL.md", (repo.root / "skills/compensation/SKILL.md").read_text() + "\ncopied\n")
     repo.git("commit", "-qam", "frames coldstart: 1 skill(s)\n\nFrames-Command: coldstart")
     repo.write("README.md", "not a skill\n")
