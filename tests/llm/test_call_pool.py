@@ -96,7 +96,8 @@ def test_a_spool_call_whose_worker_dies_waits_again_for_the_same_answer_file(sim
         result = {}
         waiting = threading.Thread(target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "Grade it."}]))))
         waiting.start()
-        deadline = time.monotonic() + 20
+        # The first call starts the fork server, which imports litellm: seconds, more when loaded.
+        deadline = time.monotonic() + 120
         while not list(folder.glob("*.request.json")) and time.monotonic() < deadline:
             time.sleep(0.01)
         (request,) = folder.glob("*.request.json")
