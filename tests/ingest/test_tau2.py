@@ -174,6 +174,27 @@ def test_cli_writes_cases_and_rerun_is_byte_identical(tmp_path: Path) -> None:
     assert '"created": "2020-01-01"' in out.read_text()  # the old stamp is kept
 
 
+# UTC+14 and UTC-12: at any hour of the day, one of the two is on another date than UTC.
+@pytest.mark.parametrize("zone", ["Etc/GMT-14", "Etc/GMT+12"])
+def test_cli_stamps_cases_with_the_utc_date_as_the_other_converters_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zone: str) -> None:
+    import time
+    from datetime import datetime, timezone
+
+    out = tmp_path / "retail.jsonl"
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        before = datetime.now(timezone.utc).date().isoformat()
+        done = CliRunner().invoke(app, ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out)])
+        after = datetime.now(timezone.utc).date().isoformat()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert done.exit_code == 0, done.output
+    stamps = {json.loads(line)["created"] for line in out.read_text().splitlines()}
+    assert len(stamps) == 1 and stamps <= {before, after}
+
+
 def test_cli_bad_domain_exits_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--domain", "rail", "--out", str(tmp_path / "x.yaml")])
     assert result.exit_code == 2
