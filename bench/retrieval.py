@@ -25,17 +25,23 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_cli.evolution.diagnose import Failure  # noqa: E402
-from frames_cli.evolution.retrieval import Passage, PassageIndex, batch_hits, change_passages, policy_passages  # noqa: E402
-from frames_cli.formats.case import load_cases  # noqa: E402
-from frames_cli.gitstore.store import GitStore  # noqa: E402
-from frames_cli.workspace.config import RetrievalConfig  # noqa: E402
+from frames_cli.evolution.diagnose import Failure
+from frames_cli.evolution.retrieval import (
+    Passage,
+    PassageIndex,
+    batch_hits,
+    change_passages,
+    policy_passages,
+)
+from frames_cli.formats.case import load_cases
+from frames_cli.gitstore.store import GitStore
+from frames_cli.workspace.config import RetrievalConfig
 
 BATCH = 8
 

@@ -40,9 +40,10 @@ Terms are `ingest.text.tokens`: lower-cased words without stop words, crudely st
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError
 from frames_cli.ingest.text import tokens

@@ -25,7 +25,15 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.errors import ConfigError
 from frames_cli.evolution.prompting import retrieved_section
-from frames_cli.evolution.retrieval import Hit, Passage, PassageIndex, batch_hits, change_passages, failure_query, policy_passages
+from frames_cli.evolution.retrieval import (
+    Hit,
+    Passage,
+    PassageIndex,
+    batch_hits,
+    change_passages,
+    failure_query,
+    policy_passages,
+)
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.config import RetrievalConfig, parse_config
 
@@ -177,7 +185,7 @@ def test_a_real_round_shows_and_records_the_retrieved_context(tmp_path: Path) ->
         shown = re.findall(r'<policy file="([^"]+)" lines="([^"]+)"', prompt)
         assert 1 <= len(diagnosis["retrieved"]) <= 3
         assert [f"{f}:{span}" for f, span in shown] == [h["cite"] for h in diagnosis["retrieved"]]
-        assert set(c for h in diagnosis["retrieved"] for c in h["case_ids"]) <= set(diagnosis["case_ids"])
+        assert {c for h in diagnosis["retrieved"] for c in h["case_ids"]} <= set(diagnosis["case_ids"])
         assert prompt.index("<retrieved>") < prompt.index("Failures:")
 
     off, off_prompts = _evolve(tmp_path / "off", {"enabled": False})
