@@ -16,7 +16,7 @@ Skills are not indexed: every diagnoser already sees the whole parent skill set.
 Scoring (Okapi BM25 of rank-bm25, k1 = 1.5, b = 0.75). Each failure of a batch is one query. BM25
 scores are sums of term weights over the query, so they grow with the query's length and the
 corpus's IDF scale and are comparable only within one query (Robertson & Zaragoza 2009, "The
-Probabilistic Relevance Framework: BM25 and Beyond", §3). A passage p is kept for failure q when
+Probabilistic Relevance Framework: BM25 and Beyond"). A passage p is kept for failure q when
 
     s(p, q) ≥ min_score · max_p' s(p', q)        (max normalisation: BM25's theoretical minimum is 0,
                                                   so this is min-max normalisation, Bruch et al. 2023,
@@ -28,13 +28,13 @@ and s(p, q) > 0. The batch's ranking fuses its failures' normalised scores n = s
 CombMAX, ties broken by CombSUM (both Fox & Shaw 1994, "Combination of Multiple Searches",
 TREC-2): each failure's own best passages come first (n = 1), and among equals the one kept for
 more failures; then the higher raw score, then index order. CombSUM alone was tried and rejected:
-passages that match what every failure mentions ("the user must provide their user id") won every
-batch over the passage that decides one failure. The top `top_k` are returned; none when nothing
+passages that match what every failure mentions ("the user must provide their user id") headed 7
+of the bundled example's first 9 batches, over the passages that decide single failures. The top `top_k` are returned; none when nothing
 clears the floor.
 
 Terms are `ingest.text.tokens`: lower-cased words without stop words, crudely stemmed, so
 "refunds" meets "refund". Everything here is deterministic and pure (no I/O, no model call) except
-`policy_passages` and `change_passages`, which read their inputs.
+`change_passages`, which runs `git log`.
 """
 
 from __future__ import annotations
