@@ -161,16 +161,25 @@ def test_broken_tasks_json_names_the_line(tmp_path: Path) -> None:
         Tau2Converter(path, RETAIL).convert()
 
 
+def ingest_retail(tmp_path: Path, out: Path, *extra: str):
+    """`frames ingest tau2` of the retail fixture into `out`, in a workspace of its own under
+    `tmp_path` (not the current folder, which is a workspace only when the tests run from the checkout)."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "frames.yaml").write_text("version: 1\n")
+    args = ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out), "--repo", str(ws), *extra]
+    return CliRunner().invoke(app, args)
+
+
 def test_cli_writes_cases_and_rerun_is_byte_identical(tmp_path: Path) -> None:
     out = tmp_path / "cases" / "retail.jsonl"
-    args = ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out), "--json"]
-    first = CliRunner().invoke(app, args)
+    first = ingest_retail(tmp_path, out, "--json")
     assert first.exit_code == 0, first.output
     assert json.loads(first.stdout)["categories"] == {"cancel": 1, "exchange": 1, "refuse-cancel": 1, "return": 1}
     before = out.read_bytes()
     (line,) = [ln for ln in before.decode().splitlines() if '"tau2-retail-1"' in ln]
     out.write_text(before.decode().replace(line, line.replace(json.loads(line)["created"], "2020-01-01")))
-    assert CliRunner().invoke(app, args).exit_code == 0
+    assert ingest_retail(tmp_path, out, "--json").exit_code == 0
     assert '"created": "2020-01-01"' in out.read_text()  # the old stamp is kept
 
 
@@ -185,7 +194,7 @@ def test_cli_stamps_cases_with_the_utc_date_as_the_other_converters_do(tmp_path:
     time.tzset()
     try:
         before = datetime.now(timezone.utc).date().isoformat()
-        done = CliRunner().invoke(app, ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out)])
+        done = ingest_retail(tmp_path, out)
         after = datetime.now(timezone.utc).date().isoformat()
     finally:
         monkeypatch.undo()
@@ -196,6 +205,6 @@ def test_cli_stamps_cases_with_the_utc_date_as_the_other_converters_do(tmp_path:
 
 
 def test_cli_bad_domain_exits_2(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--domain", "rail", "--out", str(tmp_path / "x.yaml")])
+    result = ingest_retail(tmp_path, tmp_path / "x.yaml", "--domain", "rail")
     assert result.exit_code == 2
     assert "unknown tau2 domain 'rail' (valid: airline, retail)" in result.stderr
