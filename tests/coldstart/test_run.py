@@ -81,7 +81,11 @@ def test_second_run_writes_nothing_and_commits_nothing(policy_workspace) -> None
     assert _snapshot(root) == before and _git(root, "rev-parse", "HEAD") == head
 
 
-def test_changed_policy_stale_edited_skipped_force(policy_workspace) -> None:
+def test_changed_policy_stale_edited_skipped_force(policy_workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Messages show paths relative to the current folder when inside it; from a folder that does
+    # not hold the workspace they are absolute, whatever folder pytest started in.
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
     root = policy_workspace("airline.md")
     _coldstart(root)
     policy = root / "policies" / "airline.md"
