@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import agentskills_command
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
@@ -37,7 +38,7 @@ def test_bundled_airline_policy_passes_agentskills_validate(policy_workspace) ->
     out = _coldstart(root)
     assert len(out["created"]) == 6
     assert out["coverage"] == [{"file": "policies/airline.md", "content_lines": 120, "covered_once": 120, "uncovered": [], "overlaps": []}]
-    tool = shutil.which("agentskills")
+    tool = agentskills_command()
     assert tool, "skills-ref (test extra) provides the `agentskills` command"
     for folder in sorted((root / "skills").iterdir()):
         done = subprocess.run([tool, "validate", str(folder)], capture_output=True, text=True)
