@@ -6,7 +6,9 @@ conftest pytest loaded first under that name, which depends on the folders colle
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,3 +44,11 @@ def init_git_repo(root: Path) -> GitRepo:
     repo.git("config", "user.email", "test@example.com")
     repo.git("config", "commit.gpgsign", "false")
     return repo
+
+
+def agentskills_command() -> str | None:
+    """Path of skills-ref's `agentskills` command (a test extra): the one installed beside this
+    interpreter, as when pytest runs as `/path/to/venv/bin/python -m pytest` without the venv on
+    PATH; else the one on PATH; None when neither exists."""
+    beside = Path(sysconfig.get_path("scripts")) / "agentskills"
+    return str(beside) if beside.is_file() else shutil.which("agentskills")

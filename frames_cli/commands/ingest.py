@@ -9,7 +9,6 @@ of cases already in the file) and reports what was written.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -37,6 +36,7 @@ def tau2(
     json_out: JsonOption = False,
 ) -> None:
     """Convert tau2-bench tasks into cases (the customer's side as input, allowed write actions expected)."""
+    from frames_cli.ingest.dedup import today
     from frames_cli.ingest.tau2 import DOMAINS, Tau2Converter
     from frames_cli.workspace.layout import Workspace
 
@@ -45,7 +45,7 @@ def tau2(
 
         raise InputError(f"unknown tau2 domain {domain!r} (valid: {', '.join(DOMAINS)})")
     ws = Workspace.open(repo)
-    converter = Tau2Converter(tasks, db, domain=domain, created=date.today().isoformat(), task_ids=task_ids)
+    converter = Tau2Converter(tasks, db, domain=domain, created=today(), task_ids=task_ids)
     # Case ids are `tau2-<domain>-<task id>`, so the file is named after the domain the tasks hold.
     ingest_feedback.run_converter(ws, converter, out, lambda cases: cases[0].id.rsplit("-", 1)[0], strict=True, as_json=json_out)
 

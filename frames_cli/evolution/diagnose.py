@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from frames_cli.evolution.prompting import DIAGNOSIS_FORMAT, json_block, skill_blocks
+from frames_cli.evolution.prompting import DIAGNOSIS_FORMAT, json_block, retrieved_section, skill_blocks
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.retrieval import PassageIndex
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import SkillSet
     from frames_cli.llm.client import ChatReply, ModelClient
@@ -104,6 +105,9 @@ class DiagnoserResult:
         proposals: proposals that passed validation.
         dropped: one line per proposal refused, with the reason.
         error: the call's error (after retries and repair); the diagnoser then counts as no proposals.
+        retrieved: what its prompt's "Relevant policy and past changes" section held, best first
+            (`retrieval.Hit.to_json()`: cite, kind, score, bm25, case_ids); empty when nothing
+            cleared the weak-match floor or retrieval is off.
     """
 
     diagnoser: int
@@ -111,6 +115,7 @@ class DiagnoserResult:
     proposals: list[Proposal] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     error: str | None = None
+    retrieved: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """Plain JSON for the run state."""
@@ -120,12 +125,14 @@ class DiagnoserResult:
             "proposals": [p.to_json() for p in self.proposals],
             "dropped": self.dropped,
             "error": self.error,
+            "retrieved": self.retrieved,
         }
 
     @classmethod
     def from_json(cls, obj: dict) -> DiagnoserResult:
-        """Inverse of `to_json`."""
-        return cls(obj["diagnoser"], obj["case_ids"], [Proposal.from_json(p) for p in obj["proposals"]], obj["dropped"], obj["error"])
+        """Inverse of `to_json` (records from before retrieval have no `retrieved`: empty)."""
+        proposals = [Proposal.from_json(p) for p in obj["proposals"]]
+        return cls(obj["diagnoser"], obj["case_ids"], proposals, obj["dropped"], obj["error"], obj.get("retrieved", []))
 
 
 def make_batches(case_ids: Sequence[str], batch_size: int | str, diagnosers: int, seed: int, round_no: int) -> list[list[str]]:
@@ -161,29 +168,36 @@ def diagnose(
     batches: Sequence[Sequence[str]],
     *,
     round_no: int,
+    index: PassageIndex | None = None,
 ) -> list[DiagnoserResult]:
     """Run one diagnoser per batch concurrently (one `ModelClient.gather`) and validate the answers.
 
-    Each diagnoser sees the whole parent skill set and its own batch with diagnosis records.
-    Diagnoser i asks with `sample=i`, so diagnosers sharing a batch are independent draws (and
-    cached separately). Propose only: nothing is written here.
+    Each diagnoser sees the whole parent skill set and its own batch with diagnosis records, and,
+    with an `index`, the policy passages and past changes retrieved for its batch
+    (`retrieval.batch_hits`; recorded in the result's `retrieved`). Diagnoser i asks with
+    `sample=i`, so diagnosers sharing a batch are independent draws (and cached separately).
+    Propose only: nothing is written here.
 
     Returns:
         One result per batch, in order. A failed call is a result with `error` and no proposals.
     """
+    from frames_cli.evolution.retrieval import batch_hits
     from frames_cli.llm.client import ChatRequest
     from frames_cli.llm.prompts import render
     from frames_cli.llm.schemas import DIAGNOSIS
 
     by_id = {f.case.id: f for f in failures}
     system = render("diagnoser_system")
-    requests = []
+    requests, retrieved = [], []
     for i, batch in enumerate(batches):
         records = [by_id[c].to_prompt() for c in batch]
+        hits = batch_hits(index, records)
+        retrieved.append([h.to_json() for h in hits])
         user = render(
             "diagnoser_user",
             skills=skill_blocks(skills.values()),
             skill_names=", ".join(skills),
+            retrieved=retrieved_section(hits),
             failures=json_block(records),
             answer_format=DIAGNOSIS_FORMAT,
         )
@@ -191,7 +205,10 @@ def diagnose(
         requests.append(ChatRequest(role="diagnoser", messages=messages, schema=DIAGNOSIS, sample=i, tag=f"round{round_no}/diagnoser{i}"))
     replies = client.gather(client.achat, requests)
     existing = set(skills)
-    return [validate_answer(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))]
+    results = [validate_answer(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))]
+    for result, hits in zip(results, retrieved):
+        result.retrieved = hits
+    return results
 
 
 def validate_answer(index: int, batch: list[str], reply: ChatReply, existing: set[str]) -> DiagnoserResult:

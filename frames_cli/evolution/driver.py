@@ -250,6 +250,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         cases=cases,
         anchors=lambda skill, n: pool.anchors(skill, n),
         priors=load_priors(ws.root).for_skill,
+        retriever=_retriever(store, state.base, settings, on_event),
         accept=accept,
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",
@@ -258,6 +259,32 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         on_event=on_event,
     )
     return ctx, pool
+
+
+def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None]) -> Callable[[str], Any]:
+    """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit and the
+    skill changes in the parent's history (built once per parent), or always None when
+    `evolution.retrieval.enabled` is false or the run predates retrieval.
+
+    A policy document that cannot be read is left out of the index, with one event line naming it.
+    """
+    if not settings.retrieval.get("enabled"):
+        return lambda _sha: None
+    from frames_cli.evolution.retrieval import PassageIndex, change_passages, policy_passages
+    from frames_cli.workspace.config import RetrievalConfig
+
+    config = RetrievalConfig(**settings.retrieval)
+    policies, problems = policy_passages(store.read_files(base, "policies/"))
+    for problem in problems:
+        on_event(f"retrieval: left out {problem}")
+    built: dict[str, PassageIndex] = {}
+
+    def index(sha: str) -> PassageIndex:
+        if sha not in built:
+            built[sha] = PassageIndex([*policies, *change_passages(store, sha, config.max_changes)], config)
+        return built[sha]
+
+    return index
 
 
 def _summarise(report: Any) -> Evaluation:

@@ -23,6 +23,7 @@ from frames_cli.evolution.selection import RoundRobinSelector, Selector
 from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.retrieval import PassageIndex
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import SkillSet
     from frames_cli.gitstore.store import GitStore
@@ -37,8 +38,9 @@ STAGES = ("parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit"
 class Settings:
     """The evolution settings a run is fixed to (from `evolution.*` and `eval.samples` in frames.yaml).
 
-    `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); the rest mean
-    what their config fields say.
+    `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); `retrieval` is
+    `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
+    retrieval); the rest mean what their config fields say.
     """
 
     max_rounds: int
@@ -53,6 +55,7 @@ class Settings:
     max_body_lines: int
     seed: int
     samples: int
+    retrieval: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -75,6 +78,7 @@ class Settings:
             max_body_lines=ev.max_body_lines,
             seed=ev.seed,
             samples=config.eval.samples,
+            retrieval=dataclasses.asdict(ev.retrieval),
         )
 
     def to_json(self) -> dict:
@@ -140,6 +144,8 @@ class RunContext:
         cases: case id → Case, every case that may be in E.
         anchors: (skill name, n) → ids of anchor cases from the regression pool.
         priors: skill name → reviewer advice attached to it (`priors.yaml`), shown to its rewriter.
+        retriever: parent commit sha → the index diagnosers retrieve context from (policy passages
+            and past skill changes, evolution/retrieval.py), or None when retrieval is off.
         accept: called with (candidate id, commit sha, skills) when a candidate is accepted (S0, or
             a child that passed the gate), so the regression pool learns from it.
         checkpointer: atomic state saves in the run folder.
@@ -161,6 +167,7 @@ class RunContext:
     gate: Gate
     selector: Selector = RoundRobinSelector()
     priors: Callable[[str], list[str]] = lambda _skill: []
+    retriever: Callable[[str], "PassageIndex | None"] = lambda _sha: None
     on_event: Callable[[str], None] = lambda _msg: None
 
 
@@ -308,7 +315,8 @@ class EvolutionRun:
         self.ctx.on_event(f"round {r.round}: parent {r.parent}")
 
     def stage_diagnose(self, r: RoundRecord) -> None:
-        """Split the parent's failures into seeded batches; D diagnosers propose changes concurrently."""
+        """Split the parent's failures into seeded batches; D diagnosers, each given the policy and past
+        changes retrieved for its batch, propose changes concurrently."""
         failing = self._evaluation(r.parent).failing()
         s = self.settings
         r.batches = make_batches(list(failing), s.batch_size, s.diagnosers, s.seed, r.round)
@@ -319,7 +327,8 @@ class EvolutionRun:
             Failure(self.ctx.cases[cid], rec["output"], rec["reason"], rec["skills_used"], rec.get("trajectory", []))
             for cid, rec in failing.items()
         ]
-        results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round)
+        index = self.ctx.retriever(self.state.candidate(r.parent).commit)
+        results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round, index=index)
         if all(d.error for d in results):
             # One failed diagnoser is noise the vote absorbs; all of them failing is a provider
             # that refuses us (credentials, model name), and more rounds would only repeat it.

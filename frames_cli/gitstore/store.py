@@ -33,6 +33,8 @@ NOTES_REF = "refs/notes/frames"
 _FILE_MODES = {"100644", "100755"}
 _ZERO_SHA = "0" * 40
 _TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+# Paths in diff and log listings: taken literally (no pathspec magic) and printed unquoted (non-ASCII).
+_LISTING_ENV = {"GIT_LITERAL_PATHSPECS": "1", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.quotePath", "GIT_CONFIG_VALUE_0": "false"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,25 @@ class Identity:
 
 # The default author of candidates and notes: a run must not depend on the cron user's git config.
 FRAMES_IDENTITY = Identity("frames", "frames@localhost")
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One commit listed by `GitStore.log`.
+
+    Attributes:
+        sha: 40-hex commit sha.
+        parents: the parents' shas (empty for a root commit).
+        message: the commit message without its trailer block, trailing whitespace removed.
+        trailers: the trailers as {key: value}, parsed by git (the last of a repeated key wins).
+        paths: workspace-relative paths the commit changed (within the paths asked for), sorted.
+    """
+
+    sha: str
+    parents: tuple[str, ...]
+    message: str
+    trailers: dict[str, str]
+    paths: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -464,19 +485,44 @@ class GitStore:
 
     def _diff(self, a: str, b: str, options: tuple[str, ...], paths: Iterable[str]) -> str:
         """`git diff options a b -- paths` with user-independent settings, seen from the workspace (see `diff`)."""
-        env = {
-            "GIT_LITERAL_PATHSPECS": "1",
-            "GIT_CONFIG_COUNT": "1",
-            "GIT_CONFIG_KEY_0": "core.quotePath",
-            "GIT_CONFIG_VALUE_0": "false",
-        }
         specs = [self.repo_path(path) or "." for path in paths]
         # --relative=<prefix> leaves out changes outside the workspace and prints paths from it.
         relative = (f"--relative={self.prefix}",) if self.prefix else ()
         return self._run(
             "diff", "--no-color", "--no-ext-diff", "--no-textconv", *relative, *options, self.resolve(a), self.resolve(b),
-            "--", *specs, env=env,
+            "--", *specs, env=_LISTING_ENV,
         )
+
+    def log(self, ref: str, paths: Iterable[str] = (SKILLS_PREFIX,), max_count: int = 100) -> list[LogEntry]:
+        """The non-merge commits reachable from `ref` that changed `paths`, newest first.
+
+        Args:
+            ref: any revision `resolve` accepts.
+            paths: workspace-relative folders or files, taken literally ("" means the whole workspace).
+            max_count: most commits listed (0 lists none).
+
+        Raises:
+            GitError: `ref` names no commit.
+        """
+        if max_count <= 0:
+            return []
+        # Record and field separators that commit messages do not contain (ASCII RS and US).
+        fmt = "%x1e%H%x1f%P%x1f%B%x1f%(trailers:only,unfold)%x1f"
+        listing = self._run(
+            "log", "--no-merges", "--no-color", f"--max-count={max_count}", f"--format={fmt}", "--name-only",
+            self.resolve(ref), "--", *[self.repo_path(path) or "." for path in paths], env=_LISTING_ENV,
+        )
+        entries = []
+        for record in listing.split("\x1e")[1:]:
+            sha, parents, message, trailer_text, names = record.split("\x1f")
+            trailers = dict(line.split(": ", 1) for line in trailer_text.splitlines() if ": " in line)
+            message = message.rstrip()
+            if trailers:
+                # git's trailer block is always the message's last paragraph.
+                message = message.rpartition("\n\n")[0].rstrip()
+            changed = sorted(p for p in map(self.workspace_path, filter(None, names.splitlines())) if p is not None)
+            entries.append(LogEntry(sha, tuple(parents.split()), message, trailers, tuple(changed)))
+        return entries
 
     def trailers(self, sha: str) -> dict[str, str]:
         """The trailers of commit `sha`'s message as {key: value}, parsed by git; the last of a repeated key wins.

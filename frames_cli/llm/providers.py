@@ -84,30 +84,40 @@ def litellm_module() -> Any:
     with _lock:
         if _litellm is None:
             set_litellm_environment()
-            import litellm
+            # The import and the set-up below make about a million objects that live as long as
+            # the process, and each counts towards the collector's thresholds: 5 full
+            # collections ran meanwhile, found nothing and took 0.1-0.6 s each. Paused, the
+            # import took 2.7 s of CPU instead of 3.3 s (3 runs each); the collection below
+            # finds what garbage there is.
+            enabled = gc.isenabled()
+            gc.disable()
+            try:
+                import litellm
 
-            from frames_cli.llm.spool import SpoolProvider
-            from frames_cli.sim.provider import SimProvider
+                from frames_cli.llm.spool import SpoolProvider
+                from frames_cli.sim.provider import SimProvider
 
-            litellm.suppress_debug_info = True
-            # litellm loads its default tokenizer (tens of MB, ~0.2 s) on the first completion;
-            # loading it here keeps it out of the first call's timeout and lets forked
-            # `frames eval --jobs` workers share one copy.
-            litellm.encoding  # noqa: B018
-            others = [p for p in (litellm.custom_provider_map or []) if p.get("provider") not in (SIM_PREFIX, SPOOL_PREFIX)]
-            litellm.custom_provider_map = others + [
-                {"provider": SIM_PREFIX, "custom_handler": SimProvider()},
-                {"provider": SPOOL_PREFIX, "custom_handler": SpoolProvider()},
-            ]
-            litellm.register_model(
-                {f"{SIM_PREFIX}/{role}": {**SIM_PRICE, "litellm_provider": SIM_PREFIX, "mode": "chat"} for role in SIM_ROLES}
-            )
-            # litellm's import leaves about a million objects that live as long as the process;
-            # every full collection of the cycle collector walked them all again (~0.15 s each,
-            # holding the GIL: 8 of them in one bench/llm_overhead.py run). Frozen, they are left
-            # out of collections. An evaluation that was already running when litellm got imported
-            # unfreezes everything as it ends (evaluation/runner.py), and from then on full
-            # collections walk these objects again, as they did before.
+                litellm.suppress_debug_info = True
+                # litellm loads its default tokenizer (tens of MB, ~0.2 s) on the first completion;
+                # loading it here keeps it out of the first call's timeout and lets forked
+                # `frames eval --jobs` workers share one copy.
+                litellm.encoding  # noqa: B018
+                others = [p for p in (litellm.custom_provider_map or []) if p.get("provider") not in (SIM_PREFIX, SPOOL_PREFIX)]
+                litellm.custom_provider_map = others + [
+                    {"provider": SIM_PREFIX, "custom_handler": SimProvider()},
+                    {"provider": SPOOL_PREFIX, "custom_handler": SpoolProvider()},
+                ]
+                litellm.register_model(
+                    {f"{SIM_PREFIX}/{role}": {**SIM_PRICE, "litellm_provider": SIM_PREFIX, "mode": "chat"} for role in SIM_ROLES}
+                )
+            finally:
+                if enabled:
+                    gc.enable()
+            # Every full collection of the cycle collector walked those objects again (~0.15 s
+            # each, holding the GIL: 8 of them in one bench/llm_overhead.py run). Frozen, they
+            # are left out of collections. An evaluation that was already running when litellm
+            # got imported unfreezes everything as it ends (evaluation/runner.py), and from then
+            # on full collections walk these objects again, as they did before.
             gc.collect()
             gc.freeze()
             _litellm = litellm

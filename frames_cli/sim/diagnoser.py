@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from frames_cli.evolution.prompting import RETRIEVED_CLOSE, RETRIEVED_OPEN
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import ranked, skill_text
@@ -32,7 +34,12 @@ def behave(call: SimCall) -> dict[str, Any]:
     With probability p_insight the proposal adds the failure's evidence sentences to the skill that
     best matches them (same relevance function as the executor's skill loading); otherwise, or when
     the failure has no evidence, it adds a spurious rule to a skill drawn at random.
+
+    The retrieved "Relevant policy and past changes" block is not read, and the draws are made as if
+    it were not in the prompt: this model finds a failure's cause from its evidence alone, so the
+    retrieved context changes nothing it does (see docs/DECISIONS.md).
     """
+    call = dataclasses.replace(call, prompt=reading.without_block(call.prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE), _digest="")
     failures = reading.json_after(call.prompt, "Failures")
     blocks = reading.skill_blocks(call.prompt)
     if not isinstance(failures, list) or not blocks:

@@ -76,6 +76,26 @@ def policy_block(prompt: str) -> tuple[dict[str, str], str] | None:
     return (dict(_ATTR.findall(match.group(1))), match.group(2)) if match else None
 
 
+def without_block(prompt: str, opening: str, closing: str) -> str:
+    """`prompt` without the first block that starts with a line `opening` and ends with the next
+    line `closing`, and without the blank line after it (the prompt as it reads without the block);
+    unchanged when there is no such block."""
+    if prompt.startswith(opening + "\n"):
+        start = 0
+    else:
+        at = prompt.find("\n" + opening + "\n")
+        if at < 0:
+            return prompt
+        start = at + 1
+    end = prompt.find("\n" + closing + "\n", start)
+    if end < 0:
+        return prompt
+    end += len(closing) + 2  # past "\n<closing>\n"
+    if prompt.startswith("\n", end):
+        end += 1  # the blank line that separates the block from what follows
+    return prompt[:start] + prompt[end:]
+
+
 def json_after(prompt: str, heading: str) -> Any:
     """The JSON of the first ```json fence after the line `<heading>:`; None when absent or broken.
 

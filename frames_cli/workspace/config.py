@@ -73,6 +73,18 @@ class BudgetConfig:
 
 
 @dataclass(frozen=True)
+class RetrievalConfig:
+    """Context for diagnosers (DESIGN §9): policy passages and past accepted skill changes that match a
+    batch's failures by BM25 (evolution/retrieval.py); weak matches are left out."""
+
+    enabled: bool = _f(True, "add matching policy passages and past skill changes to each diagnoser's prompt")
+    top_k: int = _f(5, "passages added per diagnoser batch at most", min=1)
+    min_score: float = _f(0.5, "keep a passage only when its BM25 score is at least this share of the best score for the same failure", min=0.0, max=1.0)
+    min_shared_terms: int = _f(3, "distinct content words a passage must share with a failure; fewer is a weak match, left out", min=1)
+    max_changes: int = _f(200, "past skill commits indexed, newest first (0 = policies only)", min=0)
+
+
+@dataclass(frozen=True)
 class EvolutionConfig:
     """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
 
@@ -87,6 +99,7 @@ class EvolutionConfig:
     rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0)
     max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1)
     seed: int = _f(0, "seed for batching, sampling and tie-breaking")
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import agentskills_command
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
@@ -37,7 +38,7 @@ def test_bundled_airline_policy_passes_agentskills_validate(policy_workspace) ->
     out = _coldstart(root)
     assert len(out["created"]) == 6
     assert out["coverage"] == [{"file": "policies/airline.md", "content_lines": 120, "covered_once": 120, "uncovered": [], "overlaps": []}]
-    tool = shutil.which("agentskills")
+    tool = agentskills_command()
     assert tool, "skills-ref (test extra) provides the `agentskills` command"
     for folder in sorted((root / "skills").iterdir()):
         done = subprocess.run([tool, "validate", str(folder)], capture_output=True, text=True)
@@ -81,7 +82,11 @@ def test_second_run_writes_nothing_and_commits_nothing(policy_workspace) -> None
     assert _snapshot(root) == before and _git(root, "rev-parse", "HEAD") == head
 
 
-def test_changed_policy_stale_edited_skipped_force(policy_workspace) -> None:
+def test_changed_policy_stale_edited_skipped_force(policy_workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Messages show paths relative to the current folder when inside it; from a folder that does
+    # not hold the workspace they are absolute, whatever folder pytest started in.
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
     root = policy_workspace("airline.md")
     _coldstart(root)
     policy = root / "policies" / "airline.md"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from evolution.conftest import write_workspace
+from evolution.conftest import RULES, write_workspace
 from helpers import GitRepo, init_git_repo
 from typer.testing import CliRunner
 
@@ -65,6 +65,14 @@ def evolve(folder: Path) -> str:
     return run_id
 
 
+def write_policy(root: Path) -> None:
+    """The fixture's rules as a policy document, one paragraph per rule, for diagnosers to retrieve."""
+    categories = dict.fromkeys(category for category, *_ in RULES)
+    sections = [f"## {c}\n\n" + "\n\n".join(rule for category, rule, *_ in RULES if category == c) for c in categories]
+    (root / "policies").mkdir()
+    (root / "policies" / "airline.md").write_text("# Airline policy\n\n" + "\n\n".join(sections) + "\n")
+
+
 def without_ignore(root: Path) -> None:
     """Drop the `.gitignore` write_workspace adds: the user copied only the workspace's own files."""
     (root / ".gitignore").unlink()
@@ -89,12 +97,14 @@ def evolved(tmp_path_factory) -> Evolved:
     tmp = tmp_path_factory.mktemp("monorepo")
     top = init_git_repo(tmp / "top")
     write_workspace(top.root)
+    write_policy(top.root)
     without_ignore(top.root)
     top.git("add", ".")
     top.git("commit", "-q", "-m", "airline workspace")
     mono = init_git_repo(tmp / "mono")
     for folder in (AIR, SEA):
         write_workspace(mono.root / folder)
+        write_policy(mono.root / folder)
         without_ignore(mono.root / folder)
     mono.write("README.md", "Two teams.\n")
     mono.git("add", ".")
@@ -119,6 +129,22 @@ def test_subfolder_run_gives_the_top_level_menu(evolved: Evolved) -> None:
     top_menu = menu(evolved.top.root)
     assert len(top_menu["front"]) > 1 and any(row["diff_size"] > 0 for row in top_menu["front"])
     assert menu(evolved.mono.root / AIR) == top_menu
+
+
+def retrieved(folder: Path, run_id: str) -> list[list[tuple[str, str, float]]]:
+    """What each diagnoser of the run was shown by retrieval: (kind, cite, score) per passage; a
+    past change's cite (its commit) is given as "commit", since commits differ between repositories."""
+    state = json.loads((folder / ".frames" / "runs" / run_id / "state.json").read_text())
+    return [
+        [(hit["kind"], hit["cite"] if hit["kind"] == "policy" else "commit", hit["score"]) for hit in diagnosis["retrieved"]]
+        for record in state["checkpoint"]["rounds"] for diagnosis in record["diagnoses"]
+    ]
+
+
+def test_subfolder_diagnosers_retrieve_the_top_level_passages_cited_from_the_workspace(evolved: Evolved) -> None:
+    top = retrieved(evolved.top.root, evolved.top_run)
+    assert any(kind == "policy" and cite.startswith("policies/") for hits in top for kind, cite, _ in hits)
+    assert retrieved(evolved.mono.root / AIR, evolved.air_run) == top
 
 
 def test_candidate_commits_change_only_their_workspace_skills(evolved: Evolved) -> None:

@@ -107,8 +107,9 @@ def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(sim_wo
         in_process(sim_workspace, config, cases, skills, tmp_path / "one", samples=1)
     assert str(parallel.value).startswith("token budget spent")
     assert str(in_proc.value).startswith("token budget spent")
-    # Each worker stopped at its half of the budget, and its calls count in the run's ledger.
-    assert 1000 <= ledger.total_tokens and ledger.to_dict()["roles"]["executor"]["calls"] >= 2
+    # The worker that failed had spent its half of the budget, and its calls count in the run's
+    # ledger (the other worker, stopped then, may have finished a call or not).
+    assert 1000 <= ledger.total_tokens and ledger.to_dict()["roles"]["executor"]["calls"] >= 1
 
 
 def test_the_first_worker_to_fail_stops_the_others(sim_workspace, cases, skills, tmp_path: Path) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import agentskills_command
 
 from frames_cli.errors import InputError
 from frames_cli.formats.skill import (
@@ -74,7 +74,7 @@ def test_new_skill_passes_reference_validator(tmp_path: Path) -> None:
     folder = tmp_path / "book-flight"
     folder.mkdir()
     (folder / "SKILL.md").write_text(render_skill(skill))
-    done = subprocess.run([shutil.which("agentskills") or "agentskills", "validate", str(folder)], capture_output=True, text=True)
+    done = subprocess.run([agentskills_command() or "agentskills", "validate", str(folder)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     again = parse_skill((folder / "SKILL.md").read_text(), folder / "SKILL.md")
     assert (again.description, again.metadata, again.body) == (skill.description, skill.metadata, skill.body)

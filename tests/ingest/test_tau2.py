@@ -161,20 +161,50 @@ def test_broken_tasks_json_names_the_line(tmp_path: Path) -> None:
         Tau2Converter(path, RETAIL).convert()
 
 
+def ingest_retail(tmp_path: Path, out: Path, *extra: str):
+    """`frames ingest tau2` of the retail fixture into `out`, in a workspace of its own under
+    `tmp_path` (not the current folder, which is a workspace only when the tests run from the checkout)."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "frames.yaml").write_text("version: 1\n")
+    args = ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out), "--repo", str(ws), *extra]
+    return CliRunner().invoke(app, args)
+
+
 def test_cli_writes_cases_and_rerun_is_byte_identical(tmp_path: Path) -> None:
     out = tmp_path / "cases" / "retail.jsonl"
-    args = ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out), "--json"]
-    first = CliRunner().invoke(app, args)
+    first = ingest_retail(tmp_path, out, "--json")
     assert first.exit_code == 0, first.output
     assert json.loads(first.stdout)["categories"] == {"cancel": 1, "exchange": 1, "refuse-cancel": 1, "return": 1}
     before = out.read_bytes()
     (line,) = [ln for ln in before.decode().splitlines() if '"tau2-retail-1"' in ln]
     out.write_text(before.decode().replace(line, line.replace(json.loads(line)["created"], "2020-01-01")))
-    assert CliRunner().invoke(app, args).exit_code == 0
+    assert ingest_retail(tmp_path, out, "--json").exit_code == 0
     assert '"created": "2020-01-01"' in out.read_text()  # the old stamp is kept
 
 
+# UTC+14 and UTC-12: at any hour of the day, one of the two is on another date than UTC.
+@pytest.mark.parametrize("zone", ["Etc/GMT-14", "Etc/GMT+12"])
+def test_cli_stamps_cases_with_the_utc_date_as_the_other_converters_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zone: str) -> None:
+    import time
+    from datetime import datetime, timezone
+
+    out = tmp_path / "retail.jsonl"
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        before = datetime.now(timezone.utc).date().isoformat()
+        done = ingest_retail(tmp_path, out)
+        after = datetime.now(timezone.utc).date().isoformat()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert done.exit_code == 0, done.output
+    stamps = {json.loads(line)["created"] for line in out.read_text().splitlines()}
+    assert len(stamps) == 1 and stamps <= {before, after}
+
+
 def test_cli_bad_domain_exits_2(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--domain", "rail", "--out", str(tmp_path / "x.yaml")])
+    result = ingest_retail(tmp_path, tmp_path / "x.yaml", "--domain", "rail")
     assert result.exit_code == 2
     assert "unknown tau2 domain 'rail' (valid: airline, retail)" in result.stderr

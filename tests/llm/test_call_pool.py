@@ -96,7 +96,8 @@ def test_a_spool_call_whose_worker_dies_waits_again_for_the_same_answer_file(sim
         result = {}
         waiting = threading.Thread(target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "Grade it."}]))))
         waiting.start()
-        deadline = time.monotonic() + 20
+        # The first call starts the fork server, which imports litellm: seconds, more when loaded.
+        deadline = time.monotonic() + 120
         while not list(folder.glob("*.request.json")) and time.monotonic() < deadline:
             time.sleep(0.01)
         (request,) = folder.glob("*.request.json")
@@ -237,11 +238,11 @@ config = pickle.loads({pickle.dumps(sim_workspace.configured(llm={"processes": 2
 client = ModelClient(Workspace.open({str(sim_workspace.workspace.root)!r}), config, use_cache=False)
 print(client.chat(executor_request()).ok)
 """
-    start = time.monotonic()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH")] if p)}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    # A program kept alive by its workers never exits: the timeout fails the test. It is generous
+    # because the program imports litellm (3 s alone; over 30 s seen on a loaded 2-core machine).
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0 and done.stdout.strip() == "True" and "shadowed" not in done.stderr, done.stderr
-    assert time.monotonic() - start < 30
 
 
 def test_too_many_calls_in_flight_per_worker_is_a_config_error(sim_workspace):

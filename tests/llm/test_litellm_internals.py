@@ -4,9 +4,14 @@ Invariants:
 1. A call through ModelClient never hands litellm's background success-logging step a task, while a
    plain `litellm.completion` does (so this test would notice if the flag stopped working).
 2. With the flag set, litellm still prices the reply (`response_cost`), so the ledger's USD holds.
+3. litellm's import runs with the cycle collector paused (one full collection, ours, instead of
+   several), which is running again afterwards, and the heap it leaves is frozen.
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 
@@ -51,3 +56,23 @@ def test_flagged_call_is_still_priced():
     finally:
         flag.reset(token)
     assert response._hidden_params["response_cost"] > 0
+
+
+IMPORT_PROBE = """
+import gc, sys
+full = []
+gc.callbacks.append(lambda phase, info: full.append(1) if phase == "stop" and info["generation"] == 2 else None)
+if sys.argv[1] == "off":
+    gc.disable()
+from frames_cli.llm import providers
+providers.litellm_module()
+print(len(full), gc.isenabled(), gc.get_freeze_count() > 100_000)
+"""
+
+
+@pytest.mark.parametrize(("collector", "expected"), [("on", "1 True True"), ("off", "1 False True")])
+def test_litellm_is_imported_with_the_collector_paused_then_restored(collector, expected):
+    # A fresh interpreter: litellm is imported once per process.
+    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, collector], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == expected.split()

@@ -14,7 +14,6 @@ processes (`llm.processes`).
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -65,13 +64,15 @@ def test_retries_then_failure(sim_workspace, processes):
 def test_timeout_is_retried_then_reported(sim_workspace):
     with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as warm:
         warm.chat(executor_request())  # litellm's one-time set-up on its first call (~0.5 s) is not the timeout's
-    config = sim_workspace.configured(simulator={"latency_s": 0.2}, llm={"timeout_s": 0.02, "max_retries": 1})
+    # A latency far above the timeout, so an attempt that ended at the timeout is told apart from
+    # one that sat out the latency even on a loaded machine (the sleep is cut at the timeout).
+    config = sim_workspace.configured(simulator={"latency_s": 5.0}, llm={"timeout_s": 0.02, "max_retries": 1})
     with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
         reply = client.chat(executor_request())
     assert not reply.ok and "Timeout" in reply.error and reply.attempts == 2
     # Each attempt ended at the timeout, not after the simulated latency (timed per call in the audit log).
     attempts = read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")
-    assert len(attempts) == 2 and all("Timeout" in e["error"] and e["seconds"] < 0.2 for e in attempts)
+    assert len(attempts) == 2 and all("Timeout" in e["error"] and e["seconds"] < 2.5 for e in attempts)
 
 
 def test_cache_hit_makes_no_call(sim_workspace):
@@ -166,10 +167,10 @@ def test_faults_at_twenty_percent_lose_no_call(sim_workspace, processes):
         llm={"concurrency": 16, "max_retries": 2, "timeout_s": 5.0, "backoff_base_s": 0.0005, "backoff_max_s": 0.002, "processes": processes},
     )
     requests = [executor_request(case_id=("bags-1", "cancel-1", "refund-1")[i % 3], sample=i) for i in range(500)]
-    start = time.monotonic()
+    # No wall-clock bound: litellm's import and the fork server's start alone took 15-30 s of this
+    # on a loaded 2-core machine. That a timeout ends the attempt is test_timeout_is_retried_then_reported's.
     with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
         replies = client.chat_many(requests)
-    assert time.monotonic() - start < 60
     assert len(replies) == 500 and [r.request for r in replies] == requests
     ok = [r for r in replies if r.ok]
     failed = [r for r in replies if not r.ok]

@@ -90,12 +90,17 @@ def test_closing_the_client_ends_a_spool_wait(sim_workspace):
     client = ModelClient(sim_workspace.workspace, config, use_cache=False)
     result = {}
     waiting = threading.Thread(target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "?"}]))))
-    start = time.monotonic()
     waiting.start()
-    time.sleep(0.2)
+    # Close once the call waits for its answer: the spool writes the request file just before. A
+    # fixed pause is not enough where this call is the worker's first and imports litellm (seconds).
+    folder = sim_workspace.workspace.root / config.spool.dir
+    deadline = time.monotonic() + 60
+    while not any(folder.glob("*.request.json")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert any(folder.glob("*.request.json")), "the call never reached the spool"
     client.close()
-    waiting.join(timeout=5)
-    assert not waiting.is_alive() and time.monotonic() - start < 5
+    waiting.join(timeout=30)  # half of spool.timeout_s: only the close can end the wait by then
+    assert not waiting.is_alive()
     assert not result["reply"].ok and "no answer" in result["reply"].error
 
 
