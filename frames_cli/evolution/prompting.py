@@ -40,8 +40,9 @@ def skill_blocks(skills: Iterable[Skill]) -> str:
 
 
 def _attr(value: str) -> str:
-    """An attribute value on one line, without double quotes."""
-    return " ".join(value.split()).replace('"', "'")
+    """An attribute value on one line, without double quotes or structure tags (a commit summary, a
+    policy heading or file name could otherwise close `<retrieved>` from inside its opening tag)."""
+    return _STRUCTURE_TAG.sub(r"&lt;\1\2", " ".join(value.split()).replace('"', "'"))
 
 
 def retrieved_section(hits: Iterable[Hit]) -> str:
@@ -49,7 +50,7 @@ def retrieved_section(hits: Iterable[Hit]) -> str:
 
     One `<policy file=".." lines="a-b" heading="..">` block per policy passage (the prompt convention
     of ARCHITECTURE) and one `<change commit=".." summary="..">` block per past change, inside
-    `<retrieved>` … `</retrieved>`. Structure tags inside the passages' text are escaped as `&lt;`.
+    `<retrieved>` … `</retrieved>`. Structure tags inside the passages' text and attribute values are escaped as `&lt;`.
     """
     blocks = []
     for hit in hits:
