@@ -506,15 +506,17 @@ class GitStore:
         """
         if max_count <= 0:
             return []
-        # Record and field separators that commit messages do not contain (ASCII RS and US).
-        fmt = "%x1e%H%x1f%P%x1f%B%x1f%(trailers:only,unfold)%x1f"
+        # NUL opens each record and ends each field: git refuses NUL in commit messages, and file
+        # names cannot hold it, whereas any other control character may be in a message.
+        fmt = "%x00%H%x00%P%x00%B%x00%(trailers:only,unfold)%x00"
         listing = self._run(
             "log", "--no-merges", "--no-color", f"--max-count={max_count}", f"--format={fmt}", "--name-only",
             self.resolve(ref), "--", *[self.repo_path(path) or "." for path in paths], env=_LISTING_ENV,
         )
+        fields = listing.split("\x00")[1:]
         entries = []
-        for record in listing.split("\x1e")[1:]:
-            sha, parents, message, trailer_text, names = record.split("\x1f")
+        for at in range(0, len(fields), 5):
+            sha, parents, message, trailer_text, names = fields[at : at + 5]
             trailers = dict(line.split(": ", 1) for line in trailer_text.splitlines() if ": " in line)
             message = message.rstrip()
             if trailers:

@@ -166,6 +166,22 @@ def test_past_changes_are_non_root_non_coldstart_skill_commits(tmp_path: Path) -
     assert change_passages(GitStore(repo.root), "HEAD", 0) == []
 
 
+def test_past_changes_with_control_characters_in_their_messages(tmp_path: Path) -> None:
+    # A message pasted from a spreadsheet may hold ASCII record/unit separators; the listing once
+    # split on them and `frames evolve` died with a ValueError.
+    repo = build_repo(tmp_path / "ws", CONFIG)
+    for name, message in (("baggage", "baggage: silver\x1fgold\n\ncolumn\x1etwo"), ("compensation", "compensation: delays")):
+        repo.write(f"skills/{name}/SKILL.md", (repo.root / f"skills/{name}/SKILL.md").read_text() + "- one more rule\n")
+        repo.git("commit", "-qam", message)
+
+    found = change_passages(GitStore(repo.root), "HEAD", 10)
+
+    assert [(p.title, p.text, p.skills) for p in found] == [
+        ("compensation: delays", "", ("compensation",)),
+        ("baggage: silver\x1fgold", "column\x1etwo", ("baggage",)),
+    ]
+
+
 def _evolve(root: Path, retrieval: dict) -> tuple[dict, list[str]]:
     """One real `frames evolve` round; returns (the round's record, the diagnoser prompts)."""
     config = json.loads(json.dumps(CONFIG))
