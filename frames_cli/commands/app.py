@@ -16,7 +16,7 @@ app = typer.Typer(
     name="frames",
     help="Evolve a git repository of Markdown skills for policy-bound LLM agents. "
     "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 75 another run holds the lock, "
-    "100 a gate or threshold failed.",
+    "100 a gate or threshold failed, 130/143 `frames evolve` stopped by SIGINT/SIGTERM (resumable).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 MapOption = Annotated[
     Optional[list[str]],
-    typer.Option("--map", help="FIELD=COLUMN, repeatable or comma-separated: which column holds a field.", show_default=False),
+    typer.Option("--map", help="FIELD=COLUMN, repeatable or comma-separated: which column (or JSON key; dotted paths reach into objects) holds a field.", show_default=False),
 ]
 FormatOption = Annotated[
     Optional[str], typer.Option("--format", help="csv, tsv, jsonl or yaml (default: from the file suffix).", show_default=False)
@@ -149,7 +149,7 @@ def review_log(
 
 
 def trace(
-    file: Annotated[Path, typer.Argument(help="Agent traces, one JSON object per line (steps or OpenAI messages).")],
+    file: Annotated[Path, typer.Argument(help="Agent traces, one JSON object per line: `steps` (a list of {state, action, result}) or OpenAI `messages`.")],
     mapping: MapOption = None,
     out: OutOption = None,
     strict: StrictOption = False,
@@ -158,7 +158,7 @@ def trace(
 ) -> None:
     """Import agent traces: failures → cases with a trajectory excerpt, successes → passing cases.
 
-    Fields (--map FIELD=KEY): input, steps, messages, outcome, reward, label, expected, output,
+    Fields (--map FIELD=COLUMN, COLUMN being a JSON key): input, steps, messages, outcome, reward, label, expected, output,
     category, id.
     """
     from frames_cli.ingest import pipeline
