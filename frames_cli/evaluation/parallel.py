@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import pickle
+import signal
 import threading
 import zlib
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -105,11 +106,13 @@ def evaluate_parallel(
 
     Args:
         ledger: the run's ledger; every worker's totals are added to it (tokens, USD, calls), also
-            when a worker failed.
+            when a worker failed or the evaluation was interrupted.
         progress: called with (results done over all workers, results in all).
 
     Raises:
         ValueError: `jobs` < 1 or `samples` < 1 (before any worker starts).
+        KeyboardInterrupt: SIGINT (Ctrl-C) reached this process; the workers are stopped as after
+            a failure and their spend added to `ledger` first.
         BudgetExceeded, InputError, ...: the first failure of a worker, raised once every worker
             has ended (the errors `evaluate` raises in-process; an InputError
             arrives with its `path:line: message` text but without its separate `location`).
@@ -141,17 +144,26 @@ def evaluate_parallel(
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages, stop, chunks if fork else None)) as pool:
         futures = [pool.submit(_run_slice, k, None if fork else chunks[k], skills, worker_setup, samples) for k in range(jobs)]
         pending: set[Future[bytes]] = set(futures)
+        interrupted = False
         while pending:
-            _, pending = wait(pending, timeout=PROGRESS_POLL_S, return_when=FIRST_COMPLETED)
-            while not messages.empty():
-                worker, count = messages.get()
-                if count is None:
-                    failed.append(worker)
-                    stop.set()
-                else:
-                    done[worker] = count
-            if progress:
-                progress(sum(done), len(cases) * samples)
+            try:
+                _, pending = wait(pending, timeout=PROGRESS_POLL_S, return_when=FIRST_COMPLETED)
+                while not messages.empty():
+                    worker, count = messages.get()
+                    if count is None:
+                        failed.append(worker)
+                        stop.set()
+                    else:
+                        done[worker] = count
+                if progress:
+                    progress(sum(done), len(cases) * samples)
+            except KeyboardInterrupt:
+                # The workers ignore SIGINT: they stop as after a failure and hand back their
+                # spend, which the ledger must count. A second Ctrl-C leaves without it.
+                if interrupted:
+                    raise
+                interrupted = True
+                stop.set()
     # Decoded once the workers have ended: objects made here while they live would land in pages
     # this process shares with them, and each such page would be copied.
     del ballast
@@ -159,6 +171,8 @@ def evaluate_parallel(
     if ledger is not None:
         for outcome in outcomes:
             ledger.add_totals(outcome.roles)
+    if interrupted:
+        raise KeyboardInterrupt
     for k in [*failed, *range(jobs)]:
         if outcomes[k].error is not None:
             raise outcomes[k].error
@@ -222,6 +236,9 @@ class _Stopped(Exception):
 
 def _init_worker(messages: SimpleQueue, stop: EventType, inherited: list[list[bytes]] | None) -> None:
     global _progress_queue, _stop_event, _inherited_chunks
+    # Ctrl-C reaches the terminal's whole process group; the parent stops the workers through
+    # `stop`, so a worker interrupted mid-call does not lose the spend it must report.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _progress_queue, _stop_event, _inherited_chunks = messages, stop, inherited
 
 

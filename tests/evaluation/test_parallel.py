@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 import multiprocessing.queues
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -125,6 +127,29 @@ def test_the_first_worker_to_fail_stops_the_others(sim_workspace, cases, skills,
     worker_1 = [e for e in calls if "filler" not in e["messages"][-1]["content"]]
     assert 1 <= len(worker_1) < 14, "worker 1 stopped well before its 20 calls"
     assert ledger.to_dict()["roles"]["executor"]["calls"] == len(calls)
+
+
+def test_ctrl_c_stops_the_workers_and_keeps_their_spend_in_the_ledger(sim_workspace, cases, skills, tmp_path: Path, monkeypatch) -> None:
+    # Ctrl-C reaches the terminal's whole process group: the workers and this process. Workers
+    # once died of it mid-call, and the calls they had paid for never reached the ledger.
+    monkeypatch.setattr(parallel, "PROGRESS_CHUNK", 2)
+    config = sim_workspace.configured(llm={"concurrency": 1}, simulator={"latency_s": 0.1})
+    ledger = Ledger()
+
+    pressed: list[int] = []
+
+    def ctrl_c(done: int, _total: int) -> None:
+        if done and not pressed:  # once: a second Ctrl-C leaves without waiting for the workers
+            pressed.append(done)
+            for child in multiprocessing.active_children():
+                os.kill(child.pid, signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "run", use_cache=False), jobs=2, ledger=ledger, progress=ctrl_c)
+    calls = [e for e in read_exchanges(tmp_path / "run" / "exchanges.jsonl") if e.get("reply")]
+    assert 1 <= len(calls) and not (tmp_path / "run" / "report.json").exists()
+    assert ledger.to_dict()["roles"].get("executor", {}).get("calls") == len(calls)
 
 
 def test_jobs_and_samples_must_be_positive(sim_workspace, cases, skills) -> None:
