@@ -96,7 +96,9 @@ def parse_mapping(specs: Sequence[str], known: Sequence[str]) -> dict[str, str]:
             if not sep or not name or not column:
                 raise InputError(f"--map expects FIELD=COLUMN, got {pair!r}")
             if name not in known and not any(k.endswith(".") and name.startswith(k) and name != k for k in known):
-                raise InputError(f"--map: unknown field {name!r} (known: {', '.join(known)})")
+                # A prefix such as "fields." stands for any field below it: shown as "fields.NAME".
+                names = (f"{k}NAME" if k.endswith(".") else k for k in known)
+                raise InputError(f"--map: unknown field {name!r} (known: {', '.join(names)})")
             mapping[name] = column
     return mapping
 

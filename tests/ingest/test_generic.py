@@ -46,8 +46,10 @@ def test_tsv_with_foreign_headers_fields_and_latin1():
 def test_mapping_errors_name_the_problem():
     with pytest.raises(InputError, match="FIELD=COLUMN"):
         parse_mapping(["input"], FIELDS)
-    with pytest.raises(InputError, match="unknown field 'answer'"):
+    with pytest.raises(InputError, match="unknown field 'answer'") as unknown:
         parse_mapping(["answer=col"], FIELDS)
+    # A prefix field is shown as the form it takes, not as a bare "fields.".
+    assert str(unknown.value).endswith(", fields.NAME)")
     with pytest.raises(InputError, match="unknown check kind"):
         GenericConverter(DATA / "qa-cases.yaml", check="fuzzy").convert()
 
