@@ -99,6 +99,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     snapshot = _snapshot(config, options)
     fingerprint = run_fingerprint(cases.values(), snapshot)
     run_id = options.resume or find_unfinished(ws, base_sha)
+    if run_id is None:
+        _require_committed_skills(ws, store, options.base, base_sha)
     if run_id is None and not options.force:
         last = latest_finished(ws)
         if last is not None and last.base == base_sha and last.fingerprint == fingerprint:
@@ -259,6 +261,25 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         on_event=on_event,
     )
     return ctx, pool
+
+
+def _require_committed_skills(ws: Workspace, store: Any, base: str, base_sha: str) -> None:
+    """Refuse a new run whose base has no skill while the working tree has some.
+
+    Evolution reads S0 from the base commit; a workspace whose skills were never committed (a new
+    folder of a monorepo, most often) would be evaluated as an empty skill set, every round paid
+    for, and end in "no candidate beat S0".
+
+    Raises:
+        InputError: the base commit has no file under the workspace's `skills/`, the working tree has a SKILL.md.
+    """
+    if store.read_files(base_sha) or not any(ws.skills_dir.glob("*/SKILL.md")):
+        return
+    raise InputError(
+        f"{base} ({base_sha[:12]}) has no skills here, but the working tree has: commit them first "
+        "(frames evolve reads S0's skills from the base commit)",
+        Location(ws.skills_dir),
+    )
 
 
 def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None]) -> Callable[[str], Any]:

@@ -24,7 +24,9 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.evolution.checkpoint import CRASH_ENV
 
-from .conftest import EvolveRepo, build_repo
+from helpers import init_git_repo
+
+from .conftest import EvolveRepo, build_repo, write_workspace
 
 FORK = multiprocessing.get_context("fork")
 
@@ -87,6 +89,21 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
         assert cand.parent_id is None or cand.gate_passed
         for cat, rate in base.per_category.items():
             assert cand.per_category[cat] >= 0.95 * rate - 1e-12
+
+
+def test_skills_not_committed_at_the_base_are_refused_before_any_call(tmp_path: Path) -> None:
+    # A new workspace folder in a repository with commits: S0 would be an empty skill set.
+    repo = init_git_repo(tmp_path / "repo")
+    repo.write("README.md", "monorepo\n")
+    repo.git("add", "README.md")
+    repo.git("commit", "-qm", "readme")
+    write_workspace(repo.root / "teams" / "new")
+
+    result = CliRunner().invoke(app, ["evolve", "--repo", str(repo.root / "teams" / "new")])
+
+    assert result.exit_code == 2, result.output
+    assert "skills" in result.output and "commit them first" in result.output
+    assert not (repo.root / "teams" / "new" / ".frames" / "runs").exists() or not any((repo.root / "teams" / "new" / ".frames" / "runs").iterdir())
 
 
 def test_second_run_exits_75_naming_the_holder(evolve_repo: EvolveRepo) -> None:
