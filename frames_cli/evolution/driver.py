@@ -252,7 +252,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         cases=cases,
         anchors=lambda skill, n: pool.anchors(skill, n),
         priors=load_priors(ws.root).for_skill,
-        retriever=_retriever(store, state.base, settings, on_event),
+        retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir),
         accept=accept,
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",
@@ -282,12 +282,15 @@ def _require_committed_skills(ws: Workspace, store: Any, base: str, base_sha: st
     )
 
 
-def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None]) -> Callable[[str], Any]:
+def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None], policies_dir: Path) -> Callable[[str], Any]:
     """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit and the
     skill changes in the parent's history (built once per parent), or always None when
     `evolution.retrieval.enabled` is false or the run predates retrieval.
 
     A policy document that cannot be read is left out of the index, with one event line naming it.
+    When the base commit has no file under `policies/` but the working tree's `policies_dir` has
+    some (a symlinked folder, which git stores as a link, or documents not committed), one event
+    line says that no policy is indexed.
     """
     if not settings.retrieval.get("enabled"):
         return lambda _sha: None
@@ -295,9 +298,13 @@ def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[st
     from frames_cli.workspace.config import RetrievalConfig
 
     config = RetrievalConfig(**settings.retrieval)
-    policies, problems = policy_passages(store.read_files(base, "policies/"))
+    files = store.read_files(base, "policies/")
+    policies, problems = policy_passages(files)
     for problem in problems:
         on_event(f"retrieval: left out {problem}")
+    if not files and policies_dir.is_dir() and any(p.is_file() for p in policies_dir.rglob("*")):
+        link = " is a symlink (git stores the link, not the documents)" if policies_dir.is_symlink() else " has documents not committed there"
+        on_event(f"retrieval: no policy passage indexed: {base[:12]} has no file under policies/, whose working-tree folder{link}")
     built: dict[str, PassageIndex] = {}
 
     def index(sha: str) -> PassageIndex:

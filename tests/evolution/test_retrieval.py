@@ -218,6 +218,23 @@ def test_a_real_round_shows_and_records_the_retrieved_context(tmp_path: Path) ->
     assert [d["proposals"] for d in off["diagnoses"]] == [d["proposals"] for d in record["diagnoses"]]
 
 
+def test_a_symlinked_policies_folder_is_reported_not_silently_skipped(tmp_path: Path) -> None:
+    # A monorepo shares one policy folder between teams by a symlink: git stores the link, so the
+    # base commit has no policy document, and retrieval once indexed none without a word.
+    config = json.loads(json.dumps(CONFIG))
+    config["evolution"].update(max_rounds=1)
+    repo = build_repo(tmp_path / "ws", config, [c for c in make_cases() if c["category"] == "baggage"])
+    repo.write("shared/airline.md", POLICY)
+    (repo.root / "policies").symlink_to("shared")
+    repo.git("add", "shared", "policies")
+    repo.git("commit", "-qm", "shared policy")
+
+    result = CliRunner().invoke(app, ["evolve", "--repo", str(repo.root)])
+
+    assert result.exit_code == 0, result.output
+    assert "retrieval: no policy passage indexed" in result.output and "is a symlink" in result.output
+
+
 @pytest.mark.parametrize(
     ("block", "line", "message"),
     [
