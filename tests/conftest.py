@@ -12,6 +12,12 @@ from helpers import GitRepo, init_git_repo
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+# The terminal settings rich reads from the environment, as a CI runner or a developer's shell may
+# set them: FORCE_COLOR colours every error line the tests compare, COLUMNS narrows every table and
+# TERM=dumb hides progress bars. Tests that need a terminal set what they need themselves.
+for _name in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES", "TERM"):
+    os.environ.pop(_name, None)
+
 
 def new_git_repo(root: Path) -> GitRepo:
     """Make the `git_repo` repository at `root` (a folder that does not exist yet)."""
