@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # TERM=dumb hides progress bars. Tests that need a terminal set what they need themselves.
 for _name in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES", "TERM"):
     os.environ.pop(_name, None)
+
+# A shell starts a background job (`cmd &`, some CI runners) with SIGINT ignored, and Python then
+# installs no KeyboardInterrupt handler; the Ctrl-C tests expect the one a terminal gives.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def new_git_repo(root: Path) -> GitRepo:
