@@ -362,6 +362,10 @@ class ModelClient:
             record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
             self._log(record)
             raise
+        if outcome.error is not None and self._closed:
+            # Closed under this call: its provider context is gone, and frames-sim or spool then
+            # report a BadRequestError that would read as a fault of the request.
+            outcome = CallOutcome(error=f"the model client was closed during the call ({outcome.error})")
         if outcome.error is not None:
             record.update(error=outcome.error, seconds=round(time.monotonic() - start, 4))
             self._log(record)
