@@ -246,7 +246,9 @@ def _section_passages(doc: PolicyDocument, section: Section) -> list[Passage]:
         if not doc.lines[no - 1].strip() and not fenced:
             close()
             continue
-        if len(para) >= MAX_PASSAGE_LINES and not fenced:
+        # Also inside a fence: one unclosed fence would otherwise make the rest of the document
+        # a single passage (800 lines, 30,000 characters, shown to every diagnoser).
+        if len(para) >= MAX_PASSAGE_LINES:
             close()
         para.append(no)
     close()

@@ -26,6 +26,7 @@ from frames_cli.commands.app import app
 from frames_cli.errors import ConfigError
 from frames_cli.evolution.prompting import retrieved_section
 from frames_cli.evolution.retrieval import (
+    MAX_PASSAGE_LINES,
     Hit,
     Passage,
     PassageIndex,
@@ -90,6 +91,18 @@ def test_policy_passages_cite_their_exact_lines() -> None:
     # Headings are titles, not passages; the licence companion is not policy.
     assert [p.cite for p in found] == ["policies/airline.md:3-3", "policies/airline.md:7-8", "policies/airline.md:10-10",
                                        "policies/airline.md:14-16", "policies/airline.md:20-21"]
+
+
+def test_fenced_code_is_cut_into_passages_of_bounded_length() -> None:
+    # Blank lines do not end a paragraph inside a fence, but the length cap still holds there:
+    # here an unclosed fence runs to the end of the document.
+    code = "\n".join(f"step_{i} = check(rule_{i})" if i % 7 else "" for i in range(1, 801))
+    text = f"# Policy\n\n## Checks\n\nRun these checks.\n\n```python\n{code}\n"
+    found, problems = policy_passages({"policies/checks.md": text.encode()})
+    lines = text.splitlines()
+    assert problems == [] and len(found) > 40
+    assert all(int(p.cite.rsplit("-", 1)[1]) - int(p.cite.rsplit(":", 1)[1].split("-")[0]) < MAX_PASSAGE_LINES for p in found)
+    assert "\n".join(p.text for p in found[1:]) == "\n".join(lines[6:])  # every line once, blank ones in the fence kept
 
 
 def test_a_bad_policy_file_is_named_and_left_out() -> None:
