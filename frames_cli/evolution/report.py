@@ -145,6 +145,15 @@ def menu_table(state: RunState, rows: list[MenuRow]) -> Table:
     return table
 
 
+def md_text(text: str) -> str:
+    """`text` (from a person or a model) escaped for Markdown: shown as written, never as markup.
+
+    Backslash escapes of ASCII punctuation are CommonMark's (spec 0.31, §2.4), which GitHub and
+    rich's renderer follow; without them "approved by <ann>" lost "<ann>" as an HTML tag.
+    """
+    return re.sub(r"([\\`*_\[\]<>&#|~])", r"\\\1", text)
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
 
@@ -342,7 +351,7 @@ def review_markdown(review: Review) -> str:
         "",
     ]
     for o in review.gate_overrides:
-        out += [f"**Gate overridden** by {o['by']} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {o['reason']}", ""]
+        out += [f"**Gate overridden** by {md_text(o['by'])} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {md_text(o['reason'])}", ""]
     if "Frames-Models" in review.trailers:
         out += [f"Models: {review.trailers['Frames-Models']}", ""]
     out += [
@@ -358,8 +367,8 @@ def review_markdown(review: Review) -> str:
         if note is None:
             out.append(f"- `{case_id}`")
             continue
-        symptom = f" — {note.symptom}" if note.symptom else ""
-        out.append(f"- `{case_id}` ({note.category}): {note.reason}{symptom}")
+        symptom = f" — {md_text(note.symptom)}" if note.symptom else ""
+        out.append(f"- `{case_id}` ({note.category}): {md_text(note.reason)}{symptom}")
     if not ids:
         out.append("- none recorded" + (" (S0 is the baseline)" if parent is None else ""))
     out += ["", "### Blueprint", "", "What the diagnosers proposed and the rewriter was asked to do; the diff below is what it wrote.", ""]
@@ -381,15 +390,15 @@ def _blueprint_lines(cand: Candidate, skills: dict[str, SkillContext]) -> list[s
         lines.append(f"- **{kind} `{bp['skill']}`** — votes {bp.get('votes', '?')}{votes_of}{needed}")
         for change in bp.get("changes", []):
             cases = ", ".join(f"`{c}`" for c in change.get("case_ids", [])) or "none"
-            lines.append(f"  - {change.get('change', '')}")
-            lines.append(f"    - why: {change.get('rationale') or 'no rationale given'}; cases {cases}")
+            lines.append(f"  - {md_text(change.get('change', ''))}")
+            lines.append(f"    - why: {md_text(change.get('rationale') or 'no rationale given')}; cases {cases}")
         ctx = skills.get(bp["skill"])
         if ctx is not None:
             lines += [f"  - policy back-link: {link}" for link in ctx.backlinks] or ["  - policy back-links: none"]
             if ctx.references:
                 lines.append(f"  - refers to: {', '.join(ctx.references)}")
             if ctx.problem:
-                lines.append(f"  - note: {ctx.problem}")
+                lines.append(f"  - note: {md_text(ctx.problem)}")
     lines += [f"- `{skill}`: change dropped ({why})" for skill, why in sorted(cand.dropped.items())]
     return lines or ["- none (no skill changed against the parent)"]
 

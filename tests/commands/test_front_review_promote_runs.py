@@ -333,7 +333,7 @@ def test_promote_override_gate_records_who_why_and_when(world):
 
     before, branches = _user_view(world), world.git("for-each-ref", "refs/heads/")
     rejected = world.state.candidate("r1c2")
-    reason = "Refund rule changed on purpose (COMP-12); the refund drop was reviewed and accepted"
+    reason = "Refund rule changed on purpose (COMP-12, <legal>); the *refund* drop was reviewed and accepted"
     for args, message in [
         (["r1c2", "--override-gate", "  "], "--override-gate needs a reason"),
         (["r0c0", "--override-gate", reason], "is S0"),
@@ -375,7 +375,12 @@ def test_promote_override_gate_records_who_why_and_when(world):
     assert json.loads(world.git("notes", "--ref", "refs/notes/frames", "show", rejected.commit))["gate_overrides"] == [record]
 
     text = review_markdown_of(world, f"{RUN}/r1c2")
-    assert f"**Gate overridden** by Test User <test@example.com> at {record['at']} (branch `frames/{RUN}-r1c2`, failed: refund): {reason}" in text
+    escaped = reason.replace("<", "\\<").replace(">", "\\>").replace("*", "\\*")
+    assert f"**Gate overridden** by Test User \\<test@example.com\\> at {record['at']} (branch `frames/{RUN}-r1c2`, failed: refund): {escaped}" in text
+    # The terminal shows the reason as written: nothing taken for an HTML tag or emphasis.
+    shown = _invoke(world, "review", f"{RUN}/r1c2")
+    assert shown.exit_code == 0 and f"Test User <test@example.com> at {record['at']}" in " ".join(shown.stdout.split())
+    assert reason in " ".join(shown.stdout.split())
     assert json.loads(_invoke(world, "review", f"{RUN}/r1c2", "--json").stdout)["gate_overrides"] == [record]
     assert "Gate overridden" not in review_markdown_of(world, "r1c1")
     assert _user_view(world) == before
