@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from frames_cli.errors import InputError, Location
+from frames_cli.errors import ConfigError, InputError, Location
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import Evaluation, EvolutionRun, RunContext, Settings, StopRequest
@@ -98,6 +98,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     cases = _load_cases(ws, config)
     snapshot = _snapshot(config, options)
     fingerprint = run_fingerprint(cases.values(), snapshot)
+    _require_models(ws, config, cases.values())
     run_id = options.resume or find_unfinished(ws, base_sha)
     if run_id is None:
         _require_committed_skills(ws, store, options.base, base_sha)
@@ -261,6 +262,25 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         on_event=on_event,
     )
     return ctx, pool
+
+
+def _require_models(ws: Workspace, config: FramesConfig, cases: Iterable[Case]) -> None:
+    """Refuse to start (or resume) a run when a role it will call has no model, before anything is written.
+
+    Found on its first call instead, the missing model failed the run after its state was saved,
+    and `frames runs` listed a failed run with 0 rounds. Roles: the executor (built-in executor
+    only), diagnoser and rewriter, and the judge when a case has a rubric check.
+
+    Raises:
+        ConfigError: naming `frames.yaml` and every role without a model (exit 2).
+    """
+    roles = (["executor"] if config.executor.kind == "builtin" else []) + ["diagnoser", "rewriter"]
+    if any(case.task.check.kind == "rubric" for case in cases):
+        roles.append("judge")
+    missing = [role for role in roles if not getattr(config.models, role)]
+    if missing:
+        names = ", ".join(f"`models.{role}`" for role in missing)
+        raise ConfigError(f"frames evolve needs a model for {names} (any litellm model string, or frames-sim/<role> offline)", Location(ws.config_path))
 
 
 def _require_committed_skills(ws: Workspace, store: Any, base: str, base_sha: str) -> None:

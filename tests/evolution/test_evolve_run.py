@@ -26,7 +26,7 @@ from frames_cli.evolution.checkpoint import CRASH_ENV
 
 from helpers import init_git_repo
 
-from .conftest import EvolveRepo, build_repo, write_workspace
+from .conftest import CONFIG, EvolveRepo, build_repo, write_workspace
 
 FORK = multiprocessing.get_context("fork")
 
@@ -104,6 +104,21 @@ def test_skills_not_committed_at_the_base_are_refused_before_any_call(tmp_path: 
     assert result.exit_code == 2, result.output
     assert "skills" in result.output and "commit them first" in result.output
     assert not (repo.root / "teams" / "new" / ".frames" / "runs").exists() or not any((repo.root / "teams" / "new" / ".frames" / "runs").iterdir())
+
+
+def test_a_role_without_a_model_is_refused_before_any_run_is_made(tmp_path: Path) -> None:
+    # Found on the first call instead, it failed a run that `frames runs` then listed, 0 rounds.
+    config = {**CONFIG, "models": {"executor": "frames-sim/executor", "diagnoser": None, "rewriter": None}}
+    repo = build_repo(tmp_path / "ws", config)
+
+    result = run_cli(repo)
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        f"error: {repo.root / 'frames.yaml'}: frames evolve needs a model for `models.diagnoser`, `models.rewriter`"
+        " (any litellm model string, or frames-sim/<role> offline)"
+    )
+    assert not (repo.root / ".frames" / "runs").exists() or not any((repo.root / ".frames" / "runs").iterdir())
 
 
 def test_second_run_exits_75_naming_the_holder(evolve_repo: EvolveRepo) -> None:
