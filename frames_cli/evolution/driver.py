@@ -121,6 +121,11 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         if missing:
             raise InputError(f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir))
         on_event(f"{'resuming' if resumed else 'starting'} run {run_id} on {state.base[:12]} ({len(memory.eval_case_ids)} cases)")
+        if resumed:
+            changed = _changed_since(state, snapshot, cases.values())
+            if changed:
+                on_event(f"warning: {', '.join(changed)} changed since run {run_id} started; it goes on as it started, "
+                         "and the next `frames evolve` after it finishes uses the new ones")
         restore = ctx.stop.install()
         try:
             EvolutionRun(ctx, state, memory, settings, base_files).run()
@@ -160,6 +165,21 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
     settings = snapshot["evolution"]
     state = RunState(run_id=run_id, base=base_sha, seed=settings["seed"], config=snapshot, fingerprint=fingerprint)
     return state, LoopMemory(settings=dict(settings), models=dict(snapshot["models"])), False
+
+
+def _changed_since(state: RunState, snapshot: dict[str, Any], cases: Iterable[Case]) -> list[str]:
+    """What differs between a resumed run's start and now, as names ("frames.yaml's evolution
+    settings", "the cases"); empty when nothing does. A run is fixed to its start, so a user who
+    edited frames.yaml or the cases must be told the edit waits for the next run. `--max-rounds`
+    and `--seed` given now are overrides, not changes."""
+
+    def comparable(name: str, section: Any) -> Any:
+        return {k: v for k, v in section.items() if k not in ("max_rounds", "seed")} if name == "evolution" and section else section
+
+    changed = [f"frames.yaml's {name} settings" for name in sorted(snapshot) if comparable(name, snapshot[name]) != comparable(name, state.config.get(name))]
+    if state.fingerprint and run_fingerprint(cases, state.config) != state.fingerprint:
+        changed.append("the cases")
+    return changed
 
 
 def _snapshot(config: FramesConfig, options: EvolveOptions) -> dict[str, Any]:

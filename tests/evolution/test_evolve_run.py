@@ -202,6 +202,29 @@ def test_stop_file_stops_after_the_current_step_and_the_next_run_resumes(evolve_
     second = run_cli(evolve_repo, "--json")
     resumed = json.loads(second.stdout)
     assert resumed["resumed"] and resumed["run_id"] == stopped["run_id"] and resumed["status"] == "finished"
+    assert "changed since" not in second.stderr  # nothing was edited, and --json is no edit
+
+
+def test_resuming_after_settings_or_cases_changed_says_so(evolve_repo: EvolveRepo) -> None:
+    import yaml
+
+    (evolve_repo.root / ".frames").mkdir()
+    (evolve_repo.root / ".frames" / "STOP").touch()
+    stopped = json.loads(run_cli(evolve_repo, "--json").stdout)
+    config_file = evolve_repo.root / "frames.yaml"
+    config = yaml.safe_load(config_file.read_text())
+    config["evolution"]["tolerance"] = 0.1
+    config_file.write_text(yaml.safe_dump(config))
+    case_file = next((evolve_repo.root / "cases").glob("*.yaml"))
+    case_file.write_text(case_file.read_text().replace("Quick question: ", "Quick one: ", 1))
+
+    resumed = run_cli(evolve_repo, "--max-rounds", "2")
+
+    assert resumed.exit_code == 0, resumed.output
+    assert (
+        f"warning: frames.yaml's evolution settings, the cases changed since run {stopped['run_id']} started; it goes on as "
+        "it started, and the next `frames evolve` after it finishes uses the new ones"
+    ) in " ".join(resumed.stderr.split())
 
 
 def test_budget_ends_the_run_between_calls(tmp_path: Path) -> None:
