@@ -117,14 +117,18 @@ class GitStore:
         if not Path(root).is_dir():
             # GitPython would run git in the process's folder instead, and find some other repository.
             raise GitError(f"{root}: no such folder")
+        here = Path(root).resolve()
         try:
-            top, _, prefix = SessionGit(Path(root).resolve()).rev_parse("--show-toplevel", "--show-prefix").partition("\n")
+            top, prefix, common = SessionGit(here).rev_parse("--show-toplevel", "--show-prefix", "--git-common-dir").split("\n")
         except (GitCommandError, OSError) as exc:
             detail = _stderr(exc) if isinstance(exc, GitCommandError) else str(exc)
             raise GitError(f"{root}: not a git repository ({detail})") from None
         self.root = Path(top)
-        # Only the line break git ends its output with: a folder name may begin with a space.
-        self.prefix = prefix.rstrip("\n")
+        # Split on the line breaks alone, not stripped: a folder name may begin with a space.
+        self.prefix = prefix
+        # The repository's common git folder (shared by linked worktrees), for the notes lock;
+        # git prints it relative to the folder it ran in.
+        self._common_dir = here / common
         self._git = SessionGit(self.root)
 
     def repo_path(self, path: str) -> str:
@@ -422,14 +426,14 @@ class GitStore:
         from filelock import FileLock, Timeout
 
         target = self.resolve(sha)
-        folder = self.root / self._run("rev-parse", "--git-common-dir")
+        lock = self._common_dir / "frames-notes.lock"
         try:
-            with FileLock(str(folder / "frames-notes.lock"), timeout=60):
+            with FileLock(str(lock), timeout=60):
                 new = edit(self.read_note(target))
                 if new is not None:
                     self._write_note(target, new, author)
         except Timeout:
-            raise GitError(f"{folder / 'frames-notes.lock'}: another frames process held the notes lock for a minute") from None
+            raise GitError(f"{lock}: another frames process held the notes lock for a minute") from None
         return new
 
     def _write_note(self, target: str, text: str, author: Identity) -> None:
