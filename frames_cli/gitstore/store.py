@@ -586,7 +586,8 @@ def check_ref_name(ref: str) -> str:
 
 
 def check_path(path: str) -> str:
-    """Return `path` if it is a safe repository-relative POSIX file path, for `commit_files`.
+    """Return `path` if it is a safe workspace-relative POSIX file path, for `commit_files` and
+    `worktree.commit_paths` (both map it to the repository with `GitStore.repo_path`).
 
     Raises:
         InputError: empty, absolute, with a backslash or NUL, or with an empty, `.`, `..` or `.git` part.

@@ -72,7 +72,6 @@ def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity
     except GitError:
         raise GitError(f"{root}: not a git repository (run `frames init` or `git init`)") from None
     with SessionRepo(store.root) as repo:
-        top = store.root
         specs = [store.repo_path(check_path(p)) for p in paths]
         env = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email}
         reader = repo.config_reader()
@@ -83,7 +82,7 @@ def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity
             # reject its path.
             # -z: without it git quotes a path with non-ASCII characters, and it would not match.
             tracked = set(repo.git.ls_files("-z", "--", *specs).split("\0"))
-            specs = [s for s in specs if s in tracked or (top / s).exists()]
+            specs = [s for s in specs if s in tracked or (store.root / s).exists()]
             if not specs or not repo.git.status("--porcelain", "--untracked-files=all", "--", *specs).strip():
                 return None
             repo.git.add("--all", "--", *specs)
