@@ -144,15 +144,10 @@ def record_gate_override(store: GitStore, state: RunState, cand: Candidate, *, r
 
 def gate_overrides(store: GitStore, state: RunState, cand: Candidate) -> list[dict[str, Any]]:
     """The `record_gate_override` entries of this run's candidate `cand`, oldest first."""
-    overrides = _read_note(store, cand.commit).get("gate_overrides")
+    overrides = _note_object(store.read_note(cand.commit)).get("gate_overrides")
     if not isinstance(overrides, list):
         return []
     return [o for o in overrides if isinstance(o, dict) and o.get("run") == state.run_id and o.get("candidate") == cand.id]
-
-
-def _read_note(store: GitStore, sha: str) -> dict[str, Any]:
-    """The JSON object in commit `sha`'s frames note; {} when it has none or it is not a JSON object."""
-    return _note_object(store.read_note(sha))
 
 
 def _note_object(text: str | None) -> dict[str, Any]:
