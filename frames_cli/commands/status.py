@@ -14,11 +14,7 @@ if TYPE_CHECKING:
 
 
 def _last_run(ws: Workspace) -> dict[str, Any] | None:
-    """The newest run's summary, when the run records module is installed and a run exists."""
-    import importlib.util
-
-    if importlib.util.find_spec("frames_cli.evolution.records") is None:
-        return None
+    """The newest run's summary (`RunSummary.to_json()`); None when there is no run."""
     from frames_cli.evolution.records import RunSummary, newest_run
 
     state = newest_run(ws, problems=[])

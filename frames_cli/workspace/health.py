@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,7 +114,7 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     cov = coverage(docs, skills.values())
     problems += _coverage_problems(cov, base)
     health = Health(config, skills, len(files), [s.name for s in skills.values() if GENERATED_KEY in s.metadata and s.edited], stale, docs, cov)
-    if with_cases and importlib.util.find_spec("frames_cli.formats.case") is not None:
+    if with_cases:
         from frames_cli.formats.case import case_files, check_case_files
 
         cases, case_problems = check_case_files(case_files(ws.root, config.eval.cases))
