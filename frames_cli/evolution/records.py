@@ -487,13 +487,14 @@ def find_candidate(ws: Workspace, spec: str, store: GitStore | None = None) -> t
     Raises:
         InputError: nothing matches (the message says what was tried).
     """
+    run_part, _, cand_part = spec.partition("/")
+    if cand_part and RUN_ID_RE.match(run_part):
+        # One named run: read its state alone, not every run's.
+        state = load_run(ws, run_part)
+        return state, state.candidate(cand_part)
     states = load_runs(ws, problems=[])
     if not states:
         raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
-    run_part, _, cand_part = spec.partition("/")
-    if cand_part and RUN_ID_RE.match(run_part):
-        state = load_run(ws, run_part)
-        return state, state.candidate(cand_part)
     newest_first = states[::-1]
     if CANDIDATE_ID_RE.match(spec):
         for state in newest_first:
