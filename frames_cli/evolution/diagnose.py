@@ -106,7 +106,7 @@ class DiagnoserResult:
         dropped: one line per proposal refused, with the reason.
         error: the call's error (after retries and repair); the diagnoser then counts as no proposals.
         retrieved: what its prompt's "Relevant policy and past changes" section held, best first
-            (`retrieval.Hit.to_json()`: cite, kind, score, bm25, case_ids); empty when nothing
+            (`retrieval.Hit.to_json()`: cite, kind, score, combsum, bm25, case_ids); empty when nothing
             cleared the weak-match floor or retrieval is off.
     """
 
