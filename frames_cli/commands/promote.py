@@ -48,7 +48,6 @@ def register(app: typer.Typer) -> None:
         from frames_cli.evolution.commit import record_gate_override
         from frames_cli.evolution.records import find_candidate
         from frames_cli.gitstore.store import GitStore
-        from frames_cli.gitstore.worktree import user_identity
         from frames_cli.workspace.layout import Workspace
 
         if override_gate is not None and not override_gate.strip():
@@ -67,7 +66,7 @@ def register(app: typer.Typer) -> None:
             if override_gate is None or cand.gate_passed is None:
                 then = "or accept it with --override-gate REASON" if cand.gate_passed is False else "without a gate verdict there is nothing to override"
                 raise InputError(f"{spec} did not pass the gate ({why}); see `frames review {spec}`, {then}")
-            by = user_identity(ws.root)
+            by = store.user_identity()
             if by is None:
                 raise InputError("--override-gate records who accepted the regression, but git knows no identity: set git config user.name and user.email")
         ref = store.create_branch(name, cand.commit)

@@ -324,6 +324,18 @@ class GitStore:
         except GitCommandError:
             return None
 
+    def user_identity(self) -> Identity | None:
+        """The identity git would record for the user here (`git var GIT_COMMITTER_IDENT`: git config
+        user.name / user.email, the GIT_COMMITTER_* variables, or git's own guess when it allows
+        one); None when git knows no identity."""
+        try:
+            ident = self._git.var("GIT_COMMITTER_IDENT")
+        except GitCommandError:
+            return None
+        # "Name <email> <seconds> <zone>"
+        name, _, rest = ident.partition(" <")
+        return Identity(name, rest.rpartition(">")[0])
+
     def _check_settable(self, ref: str) -> None:
         """Raise unless `ref` is a safe full ref outside `refs/heads/` (branches go through create_branch)."""
         check_ref_name(ref)

@@ -27,24 +27,6 @@ def is_git_worktree(root: Path) -> bool:
         return False
 
 
-def user_identity(root: Path) -> Identity | None:
-    """The identity git would record for the user in the repository at `root` (`git var
-    GIT_COMMITTER_IDENT`: git config user.name / user.email, the GIT_COMMITTER_* variables, or
-    git's own guess when it allows one); None when git knows no identity."""
-    from git import GitCommandError
-
-    from frames_cli.gitstore.process import SessionRepo
-
-    try:
-        with SessionRepo(root, search_parent_directories=True) as repo:
-            ident = repo.git.var("GIT_COMMITTER_IDENT")
-    except GitCommandError:
-        return None
-    # "Name <email> <seconds> <zone>"
-    name, _, rest = ident.partition(" <")
-    return Identity(name, rest.rpartition(">")[0])
-
-
 def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity = FRAMES_IDENTITY) -> str | None:
     """Stage exactly `paths` (new, changed or deleted files) and commit only them on the current branch.
 
