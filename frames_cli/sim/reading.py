@@ -80,20 +80,8 @@ def without_block(prompt: str, opening: str, closing: str) -> str:
     """`prompt` without the first block that starts with a line `opening` and ends with the next
     line `closing`, and without the blank line after it (the prompt as it reads without the block);
     unchanged when there is no such block."""
-    if prompt.startswith(opening + "\n"):
-        start = 0
-    else:
-        at = prompt.find("\n" + opening + "\n")
-        if at < 0:
-            return prompt
-        start = at + 1
-    end = prompt.find("\n" + closing + "\n", start)
-    if end < 0:
-        return prompt
-    end += len(closing) + 2  # past "\n<closing>\n"
-    if prompt.startswith("\n", end):
-        end += 1  # the blank line that separates the block from what follows
-    return prompt[:start] + prompt[end:]
+    pattern = rf"^{re.escape(opening)}\n.*?^{re.escape(closing)}\n\n?"
+    return re.sub(pattern, "", prompt, count=1, flags=re.MULTILINE | re.DOTALL)
 
 
 def json_after(prompt: str, heading: str) -> Any:
