@@ -79,8 +79,10 @@ def evaluate_parallel(
     (docs/DECISIONS.md), so the workers together never spend more than the run's budget (plus
     calls in flight). When a worker fails (its share of the budget spent, a bad case), the others
     stop: the failure is raised and their results would be thrown away, so each closes its model
-    client (calls in flight end at once) and ends after its current executor batch. Processes are forked when this process has a single thread (no model call
-    made yet, no progress thread), otherwise spawned: forking a process with threads can copy a
+    client (calls in flight end at once) and ends after its current executor batch.
+
+    Processes are forked when this process has a single thread (no model call made yet, no
+    progress thread), otherwise spawned: forking a process with threads can copy a
     held lock into the child. Before forking, litellm is imported here when a model will be
     called, so workers share one import and one copy of its tokenizer (which `litellm_module`
     loads: litellm asks for it on every completion, even a custom provider's; 0.13 s and about
