@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 
 def _print(result: ColdstartResult) -> None:
+    from rich.markup import escape
+
     from frames_cli.commands.output import console
 
     out = console()
@@ -27,11 +29,11 @@ def _print(result: ColdstartResult) -> None:
             out.print(f"{label}: {', '.join(names)}")
     skipped = result.names("skip")
     if skipped:
-        out.print(f"[yellow]skipped, edited since generation or not made by coldstart (use --force to overwrite):[/] {', '.join(skipped)}")
+        out.print(f"[yellow]skipped, edited since generation or not made by coldstart (use --force to overwrite):[/] {escape(', '.join(skipped))}", markup=True)
     if result.orphaned:
-        out.print(f"[yellow]kept, edited but their policy section is gone:[/] {', '.join(result.orphaned)}")
+        out.print(f"[yellow]kept, edited but their policy section is gone:[/] {escape(', '.join(result.orphaned))}", markup=True)
     for name, reason in result.rewrite_failures:
-        out.print(f"[yellow]rewrite failed, kept verbatim:[/] {name}: {reason}")
+        out.print(f"[yellow]rewrite failed, kept verbatim:[/] {escape(name)}: {escape(reason)}", markup=True)
     for fc in result.coverage:
         state = "complete" if fc.complete else f"{len(fc.uncovered)} uncovered run(s), {len(fc.overlaps)} line(s) covered twice"
         out.print(f"coverage {fc.file}: {fc.covered}/{fc.content_lines} content lines covered once ({state})")

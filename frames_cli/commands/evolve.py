@@ -93,7 +93,7 @@ class _Progress:
 
         self.console = console
         self.quiet = quiet
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=console, transient=True, disable=quiet)
         self.task = None
 
@@ -108,7 +108,7 @@ class _Progress:
         """A loop event: printed, and the bar restarts for the evaluation it may announce."""
         if self.quiet:
             return
-        self.console.print(f"[dim]{message}[/]")
+        self.console.print(message, style="dim")
         if self.task is not None:
             self.bar.remove_task(self.task)
         self.task = self.bar.add_task(message, total=None)

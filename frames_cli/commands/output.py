@@ -1,4 +1,10 @@
-"""Printing for commands: rich consoles made on first use (so tests capture them) and JSON output."""
+"""Printing for commands: rich consoles made on first use (so tests capture them) and JSON output.
+
+Consoles read no markup and no emoji codes: what they print is mostly user text (file names, case
+ids, verdicts, reviewer notes), and rich would turn `file:100:` into "file💯" or `[red]` into a
+style. A caller that wants a style passes `markup=True` and escapes its data with
+`rich.markup.escape`.
+"""
 
 from __future__ import annotations
 
@@ -15,14 +21,14 @@ def console() -> Console:
     """A rich console on the current `sys.stdout` (made per call: CliRunner swaps stdout)."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    return Console(file=sys.stdout, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def err_console() -> Console:
     """A rich console on the current `sys.stderr`."""
     from rich.console import Console
 
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def emit_json(obj: Any) -> None:

@@ -46,6 +46,7 @@ def _feedback(ws: Workspace) -> dict[str, Any]:
 
 
 def _print(data: dict[str, Any]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from frames_cli.commands.output import console
@@ -54,7 +55,7 @@ def _print(data: dict[str, Any]) -> None:
     out.print(f"workspace {data['root']}")
     out.print(f"skills: {data['skills']} ({len(data['edited_since_coldstart'])} edited since coldstart)")
     if data["stale"]:
-        out.print(f"[yellow]stale skills (policy text changed):[/] {', '.join(data['stale'])}")
+        out.print(f"[yellow]stale skills (policy text changed):[/] {escape(', '.join(data['stale']))}", markup=True)
     cases = data["cases_by_category"]
     if cases:
         table = Table("category", "cases")
