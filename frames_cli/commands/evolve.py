@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.driver import EvolveOptions
         from frames_cli.evolution.driver import evolve as run_evolve
-        from frames_cli.evolution.report import menu_json, menu_table
+        from frames_cli.evolution.menu import menu_json, menu_table
         from frames_cli.llm.providers import simulator_notice
         from frames_cli.workspace.layout import Workspace
 

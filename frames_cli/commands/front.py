@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
         `frames runs`), not the highest id. Exit 0, 2 when there is no such run."""
         from frames_cli.commands.output import console, emit_json
         from frames_cli.evolution.records import BASE_ID, load_run, newest_run
-        from frames_cli.evolution.report import deploy_menu, menu_json, menu_table, pct
+        from frames_cli.evolution.formatting import pct
+        from frames_cli.evolution.menu import deploy_menu, menu_json, menu_table
         from frames_cli.llm.providers import simulator_notice
         from frames_cli.errors import InputError
         from frames_cli.gitstore.store import GitStore

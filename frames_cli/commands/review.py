@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         other. Exit 0, 2 when no candidate matches or both are given."""
         from frames_cli.commands.output import console, emit_json
         from frames_cli.evolution.records import find_candidate
-        from frames_cli.evolution.report import build_review, review_markdown
+        from frames_cli.evolution.review import build_review, review_markdown
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 

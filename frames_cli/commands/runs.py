@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         skipped. Exit 0."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.records import list_runs
-        from frames_cli.evolution.report import pct, usd
+        from frames_cli.evolution.formatting import pct, usd
         from frames_cli.formats.problems import Problem
         from frames_cli.workspace.layout import Workspace
 

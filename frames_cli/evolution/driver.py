@@ -58,7 +58,7 @@ class EvolveOutcome:
         state: the run's final state.
         resumed: the run was resumed rather than started.
         branch: the review branch `frames/<run>` (None when no child beat S0).
-        menu: the deploy menu rows (evolution/report.py MenuRow, one per front member).
+        menu: the deploy menu rows (evolution/report.py MenuRow of evolution/menu.py, one per front member).
         reports: {"json" | "markdown" | "junit": path} of the run reports.
         up_to_date: no run was made: `state` is the latest finished run, which already evolved this
             base with these cases and settings (then `menu` and `reports` are empty).
@@ -133,7 +133,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             restore()
             ctx.client.close()
         from frames_cli.evolution.commit import publish_best
-        from frames_cli.evolution.report import deploy_menu, write_run_reports
+        from frames_cli.evolution.menu import deploy_menu
+        from frames_cli.evolution.report import write_run_reports
 
         branch = publish_best(store, state)
         ctx.checkpointer.save(state, memory)

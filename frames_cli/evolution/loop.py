@@ -413,6 +413,11 @@ class EvolutionRun:
     def _score(self, cand: Candidate, ev: Evaluation) -> None:
         cand.pass_rate, cand.per_category = ev.pass_rate, dict(ev.per_category)
         cand.mean_tokens, cand.cost_usd = ev.mean_tokens, ev.cost_usd
+        cases: dict[str, set[str]] = {}
+        for r in ev.results:
+            cases.setdefault(r["category"], set()).add(r["case_id"])
+        cand.case_counts = {cat: len(ids) for cat, ids in sorted(cases.items())}
+        cand.samples = self.settings.samples
 
     def _explain(self, child: Candidate, r: RoundRecord, changes: Mapping[str, bytes]) -> None:
         """Fill in what a reviewer needs: gate verdict, blueprints, motivating failures, drops, votes."""

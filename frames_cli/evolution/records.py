@@ -122,6 +122,9 @@ class Candidate:
         diff_size: lines inserted plus deleted under skills/ against the parent.
         dropped: {skill: why its change was dropped} (a rewrite that never validated).
         votes_needed: q as a number of diagnosers, and `diagnosers` D, for "2 of 3 votes".
+        case_counts: {category: n}, the cases of E each rate in `per_category` is over ({} in runs
+            recorded before frames kept it); `n_cases` is their sum.
+        samples: k, the samples per case (a rate is over n × k results).
     """
 
     id: str
@@ -142,6 +145,13 @@ class Candidate:
     dropped: dict[str, str] = field(default_factory=dict)
     votes_needed: int | None = None
     diagnosers: int | None = None
+    case_counts: dict[str, int] = field(default_factory=dict)
+    samples: int = 1
+
+    @property
+    def n_cases(self) -> int | None:
+        """The number of cases the overall pass rate is over; None when not recorded."""
+        return sum(self.case_counts.values()) if self.case_counts else None
 
     @property
     def evaluated(self) -> bool:

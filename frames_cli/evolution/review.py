@@ -1,0 +1,243 @@
+"""What `frames review` shows for one candidate: motivating failures, blueprint, results, gate verdict, diff."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frames_cli.errors import InputError
+from frames_cli.evolution.commit import gate_overrides
+from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, tokens
+from frames_cli.evolution.menu import changed_skill_names
+from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.gitstore.store import SKILLS_PREFIX, DiffStat, GitStore
+from frames_cli.workspace.layout import Workspace
+
+
+@dataclass(frozen=True)
+class SkillContext:
+    """A changed skill as the reviewer needs it: where its rules come from and what it refers to.
+
+    Attributes:
+        name: the skill name.
+        backlinks: "policies/airline.md:12-30 Heading path", with " (policy text changed since)"
+            when the span's sha256 no longer matches the policy file in the working tree.
+        references: names of other skills it refers to.
+        problem: why the skill could not be read at the candidate commit ("" when it could).
+    """
+
+    name: str
+    backlinks: list[str]
+    references: list[str]
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Review:
+    """Everything `frames review` shows for one candidate.
+
+    Attributes:
+        run_id, status: the run.
+        candidate, parent, base: the candidate, its parent (None for S0) and S0.
+        skills: context of every skill changed against the parent.
+        diff: unified diff of skills/ from the parent's commit to the candidate's.
+        stat: its line counts.
+        trailers: the `Frames-*` trailers of the candidate's commit message (run, parent, models).
+        promote: the command that makes a branch of the candidate.
+        gate_overrides: the `frames promote --override-gate` records of this candidate
+            (evolution.commit.gate_overrides), oldest first.
+    """
+
+    run_id: str
+    status: str
+    candidate: Candidate
+    parent: Candidate | None
+    base: Candidate
+    skills: list[SkillContext]
+    diff: str
+    stat: DiffStat
+    trailers: dict[str, str]
+    promote: str
+    gate_overrides: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON for `frames review --json`: the run, the three candidates (Candidate.to_json),
+        the changed skills' context, the unified diff and its size in lines, trailers, promote,
+        gate overrides."""
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "candidate": self.candidate.to_json(),
+            "parent": self.parent.to_json() if self.parent else None,
+            "base": self.base.to_json(),
+            "skills": [dataclasses.asdict(s) for s in self.skills],
+            "diff": self.diff,
+            "diff_lines": self.stat.lines_changed,
+            "trailers": self.trailers,
+            "promote": self.promote,
+            "gate_overrides": self.gate_overrides,
+        }
+
+
+def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidate) -> Review:
+    """Gather the review of `cand`: diff against its parent, changed skills' back-links, results.
+
+    Raises:
+        InputError: the run has no S0 yet (nothing was evaluated).
+        GitError: a commit of the run is missing from the repository.
+    """
+    base = state.base_candidate()
+    if base is None:
+        raise InputError(f"run {state.run_id} has not evaluated S0 yet; nothing to review")
+    parent = state.candidate(cand.parent_id) if cand.parent_id else None
+    before = parent.commit if parent else cand.commit
+    stat = store.diff_stat(before, cand.commit)
+    names = sorted(set(cand.changed_skills) | set(changed_skill_names(stat)))
+    files = store.read_files(cand.commit)
+    skills = [_skill_context(ws, name, files) for name in names]
+    return Review(
+        run_id=state.run_id,
+        status=state.status,
+        candidate=cand,
+        parent=parent,
+        base=base,
+        skills=skills,
+        diff=store.diff(before, cand.commit),
+        stat=stat,
+        trailers={k: v for k, v in store.trailers(cand.commit).items() if k.startswith("Frames-")},
+        promote=f"frames promote {state.run_id}/{cand.id}",
+        gate_overrides=gate_overrides(store, state, cand),
+    )
+
+
+def _skill_context(ws: Workspace, name: str, files: dict[str, bytes]) -> SkillContext:
+    """Back-links (checked against the working tree's policy files) and references of skill `name`."""
+    from frames_cli.formats.skill import parse_skill_bytes, text_sha256
+
+    path = f"{SKILLS_PREFIX}{name}/SKILL.md"
+    if path not in files:
+        return SkillContext(name, [], [], "deleted in this candidate")
+    try:
+        skill = parse_skill_bytes(files[path], Path(path))
+        links = skill.backlinks
+    except (InputError, ValueError) as exc:
+        return SkillContext(name, [], [], str(exc))
+    rendered = []
+    for link in links:
+        span_text = f"{link.start}" if link.start == link.end else f"{link.start}-{link.end}"
+        text = f"{link.file}:{span_text} {link.heading}".rstrip()
+        policy = (ws.root / link.file).resolve()
+        if not policy.is_relative_to(ws.root.resolve()):
+            text += " (outside the workspace: not checked)"
+        elif policy.is_file():
+            span = policy.read_text(encoding="utf-8", errors="replace").splitlines()[link.start - 1 : link.end]
+            if text_sha256("\n".join(span)) != link.sha256:
+                text += " (policy text changed since)"
+        else:
+            text += " (policy file missing)"
+        rendered.append(text)
+    return SkillContext(name, rendered, skill.references)
+
+
+def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
+    """Per-category results: S0, parent, candidate, the gate floor and verdict; then overall and tokens."""
+    cand, parent, base = review.candidate, review.parent, review.base
+    checks = {c["category"]: c for c in cand.gate_details.get("checks", [])}
+    header = ["category", "S0", f"parent {parent.id}" if parent else "parent", cand.id, "floor (1−ε)·S0", "gate"]
+    rows = []
+    for cat in sorted(set(base.per_category) | set(cand.per_category)):
+        check = checks.get(cat)
+        verdict = "—" if check is None else ("pass" if check["passed"] else "**FAIL**")
+        parent_rate = pct(parent.per_category.get(cat)) if parent else "—"
+        floor = pct(check["floor"]) if check else "—"
+        rows.append([cat, pct(base.per_category.get(cat)), parent_rate, pct(cand.per_category.get(cat)), floor, verdict])
+    parent_overall = pct(parent.pass_rate) if parent else "—"
+    rows.append(["**overall**", pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", ""])
+    parent_tokens = tokens(parent.mean_tokens) if parent else "—"
+    rows.append(["tokens/case", tokens(base.mean_tokens), parent_tokens, tokens(cand.mean_tokens), "", ""])
+    return header, rows
+
+
+def gate_line(cand: Candidate) -> str:
+    """One line: the gate verdict with ε and the failing categories."""
+    if cand.parent_id is None:
+        return "S0 is the baseline; it is not gated"
+    if not cand.gate_details and cand.gate_passed is None:
+        return "not gated yet"
+    eps = cand.gate_details.get("tolerance")
+    failed = cand.failed_categories()
+    rule = f"PR_c(child) ≥ (1 − ε)·PR_c(S0), ε = {eps:g}" if eps is not None else "PR_c(child) ≥ (1 − ε)·PR_c(S0)"
+    if cand.gate_passed:
+        return f"**pass** — every category at or above its floor ({rule})"
+    return f"**FAIL** — below the floor in {', '.join(failed) or 'some category'} ({rule})"
+
+
+def review_markdown(review: Review) -> str:
+    """The review as Markdown: usable as a pull-request description, and what the terminal shows."""
+    cand, parent = review.candidate, review.parent
+    out = [
+        f"## frames candidate {label(cand)} — run {review.run_id}",
+        "",
+        f"Commit `{cand.commit[:12]}`"
+        + (f", child of {parent.id} (`{parent.commit[:12]}`)" if parent else "")
+        + f", round {cand.round}. Pass rate {pct(parent.pass_rate if parent else None)} → {pct(cand.pass_rate)}"
+        f" (S0 {pct(review.base.pass_rate)}); diff +{review.stat.insertions} −{review.stat.deletions} lines"
+        f" in {len(review.skills)} skill(s).",
+        "",
+        f"**Gate:** {gate_line(cand)}",
+        "",
+    ]
+    for o in review.gate_overrides:
+        out += [f"**Gate overridden** by {md_text(o['by'])} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {md_text(o['reason'])}", ""]
+    if "Frames-Models" in review.trailers:
+        out += [f"Models: {review.trailers['Frames-Models']}", ""]
+    out += [
+        "### Results per category",
+        "",
+        markdown_table(*_results_cells(review)),
+    ]
+    out += ["", "### Failures that motivated it", ""]
+    notes = {f.case_id: f for f in cand.failures}
+    ids = cand.motivating_case_ids or sorted(notes)
+    for case_id in ids:
+        note = notes.get(case_id)
+        if note is None:
+            out.append(f"- `{case_id}`")
+            continue
+        symptom = f" — {md_text(note.symptom)}" if note.symptom else ""
+        out.append(f"- `{case_id}` ({note.category}): {md_text(note.reason)}{symptom}")
+    if not ids:
+        out.append("- none recorded" + (" (S0 is the baseline)" if parent is None else ""))
+    out += ["", "### Blueprint", "", "What the diagnosers proposed and the rewriter was asked to do; the diff below is what it wrote.", ""]
+    out += _blueprint_lines(cand, {s.name: s for s in review.skills})
+    out += ["", "### Diff", ""]
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", review.diff)), default=0))
+    out += [f"{fence}diff", review.diff, fence] if review.diff else ["No change under skills/."]
+    out += ["", f"To make a branch of it: `{review.promote}`", ""]
+    return "\n".join(out)
+
+
+def _blueprint_lines(cand: Candidate, skills: dict[str, SkillContext]) -> list[str]:
+    """Per blueprint skill: votes, each change with its rationale, cases and diagnosers, back-links."""
+    lines: list[str] = []
+    votes_of = f" of {cand.diagnosers}" if cand.diagnosers else ""
+    needed = f" (needed {cand.votes_needed})" if cand.votes_needed else ""
+    for bp in cand.blueprints:
+        kind = "new skill" if bp.get("new_skill") else "skill"
+        lines.append(f"- **{kind} `{bp['skill']}`** — votes {bp.get('votes', '?')}{votes_of}{needed}")
+        for change in bp.get("changes", []):
+            cases = ", ".join(f"`{c}`" for c in change.get("case_ids", [])) or "none"
+            lines.append(f"  - {md_text(change.get('change', ''))}")
+            lines.append(f"    - why: {md_text(change.get('rationale') or 'no rationale given')}; cases {cases}")
+        ctx = skills.get(bp["skill"])
+        if ctx is not None:
+            lines += [f"  - policy back-link: {link}" for link in ctx.backlinks] or ["  - policy back-links: none"]
+            if ctx.references:
+                lines.append(f"  - refers to: {', '.join(ctx.references)}")
+            if ctx.problem:
+                lines.append(f"  - note: {md_text(ctx.problem)}")
+    lines += [f"- `{skill}`: change dropped ({why})" for skill, why in sorted(cand.dropped.items())]
+    return lines or ["- none (no skill changed against the parent)"]
