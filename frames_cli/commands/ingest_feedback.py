@@ -3,7 +3,9 @@
 Each is listed in `commands/ingest.py` `SUBCOMMANDS`. They parse options, build the converter and
 hand over to `ingest/pipeline.py`. Bad rows are printed as `path:line: error: ...` on stderr and
 skipped; the command still exits 0 when good rows were imported. `--strict` makes any bad row
-exit 2 with nothing written; a file where no row is good also exits 2.
+exit 2 with nothing written; a file where no row is good also exits 2. Every run ends with the
+converter's account (`ingest/account.py`): the fields read from which columns, the columns left
+unused (with a `--map` hint when one looks like a known field), and every row's fate.
 """
 
 from __future__ import annotations
@@ -49,11 +51,14 @@ def _print(report: IngestReport, as_json: bool) -> None:
         return
     out = console()
     data = report.to_json()
+    for line in report.account.lines() if report.account is not None else ():
+        out.print(line)
     if report.stored is not None:
         cats = ", ".join(f"{c} {n}" for c, n in data["categories"].items())
         out.print(f"wrote {data['cases']} cases to {data['written']}" + (f"  ({cats})" if cats else ""), markup=False)
-    for item in data["merged"]:
-        out.print(f"duplicate: {item['source']} is case {item['into']} (recorded in its also_from)", markup=False)
+    if report.account is None:
+        for item in data["merged"]:
+            out.print(f"duplicate: {item['source']} is case {item['into']} (recorded in its also_from)", markup=False)
     for path in data["updated_files"]:
         out.print(f"updated {path} (also_from)", markup=False)
     if data.get("regression_pool"):
@@ -80,7 +85,7 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     check_output_file(out, "--out")
     cases = converter.convert()
     advice = getattr(converter, "priors", [])
-    report = pipeline.IngestReport(problems=list(getattr(converter, "problems", [])))
+    report = pipeline.IngestReport(problems=list(getattr(converter, "problems", [])), account=getattr(converter, "account", None))
     errors = [p for p in report.problems if p.severity == "error"]
     if errors and (strict or not (cases or advice)):
         _print(report, as_json=False)
@@ -92,6 +97,8 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     if cases:
         name = default_name(cases) if callable(default_name) else default_name
         report.add_stored(pipeline.store(ws, cases, out, name, replace=True))
+        if report.account is not None:
+            report.account.settle(report.stored.merged)
         report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, report.stored.written)
     if priors is not None:
         from frames_cli.ingest.priors import save_priors
@@ -125,6 +132,16 @@ def _import_file(
     run_converter(ws, build(ws, ws.config().ingest, columns), out, name, strict, as_json)
 
 
+def shown_path(ws: Workspace, path: Path) -> str:
+    """How a source file is named in locations and case references: relative to the workspace
+    when inside it, else as given when relative, else its file name (an absolute path names one
+    machine's folders; a case file is shared)."""
+    inside = ws.relative(path)
+    if inside != str(path) or not Path(path).is_absolute():
+        return inside
+    return Path(path).name
+
+
 def review_log(
     file: Annotated[Path, typer.Argument(help="Review log: CSV, TSV, JSON Lines or YAML.")],
     mapping: MapOption = None,
@@ -143,7 +160,7 @@ def review_log(
     from frames_cli.ingest.review_log import FIELDS, ReviewLogConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> ReviewLogConverter:
-        return ReviewLogConverter(file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category)
+        return ReviewLogConverter(file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category, shown_path(ws, file))
 
     _import_file(repo, mapping, FIELDS, build, out, f"review-log-{file.stem}", strict, json_out)
 

@@ -19,6 +19,7 @@ from frames_cli.formats.policy import read_policies
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill import SkillSet
 from frames_cli.formats.case import case_files
+from frames_cli.ingest.account import Account
 from frames_cli.ingest.dedup import StoreResult, store_cases
 from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
 from frames_cli.ingest.priors import Prior, Priors, SkillMatcher, attach, load_priors
@@ -37,12 +38,14 @@ class IngestReport:
         problems: bad rows (errors) and warnings, with file and line, in file order.
         priors: (advice text, skills it was attached to; empty = unmatched).
         extra: converter-specific findings (the amendment's changed sections and stale skills).
+        account: the converter's account of its fields and rows (None for amendment and generate).
     """
 
     stored: StoreResult | None = None
     problems: list[Problem] = field(default_factory=list)
     priors: list[tuple[str, list[str]]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    account: Account | None = None
 
     def add_stored(self, stored: StoreResult) -> None:
         """Record where the cases went; problems in other case files become warnings here (those
@@ -62,6 +65,7 @@ class IngestReport:
             "updated_files": [str(p) for p in stored.updated_files] if stored else [],
             "priors": [{"text": t, "skills": s} for t, s in self.priors],
             "problems": [{"location": str(p.location), "severity": p.severity, "message": p.message} for p in self.problems],
+            **({"account": self.account.to_json()} if self.account is not None else {}),
             **self.extra,
         }
 

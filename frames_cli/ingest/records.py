@@ -15,6 +15,14 @@ same mess the same way:
   column headers are typed by hand.
 - A row that cannot be read (bad JSON, a CSV row with more cells than the header, a YAML item that is
   not a mapping) becomes a `Problem` with file and line and is skipped; the others are returned.
+- A CSV file's delimiter is sniffed (`csv.Sniffer`, among ``, ; TAB |``): spreadsheets set to a
+  European locale save semicolon-separated ".csv" files.
+- JSON files (`.json`, or a JSON Lines file that is one JSON array) hold an array of records, or
+  one object that is a record itself (a SWE-agent ``.traj``) or holds them (`records` path).
+- Records may sit below the top level (`records`, see `ingest.nested`): each is read with its
+  ancestors' fields, so a mapping can name a parent's key.
+- What was read is kept for the ingest's account: the field → column choices (`ReadResult.fields`)
+  and the columns no field used (`ReadResult.unused`, with `FieldResolver.hint`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import difflib
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,11 +40,14 @@ from typing import Any, TypeVar
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
+from frames_cli.ingest import nested
+from frames_cli.ingest.account import Account, AsPrior, FieldUse
 
 T = TypeVar("T")
 
 #: Suffix → reader format; `--format` overrides it.
-FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+_SNIFF_DELIMITERS = ",;\t|"
 
 # difflib ratio above which a header is taken for a misspelt alias; 0.8 accepts one wrong or
 # missing letter in a 5-letter word ("coment", "catgory") but not a different word ("content").
@@ -71,10 +83,19 @@ class Record:
 
 @dataclass
 class ReadResult:
-    """What `read_records` found: the readable records and one problem per unreadable row or warning."""
+    """What `read_records` found: the readable records and one problem per unreadable row or warning.
+
+    Attributes:
+        fields: the field → column choices made, in the order first made.
+        unused: columns (top-level keys) no field read, in file order.
+        hints: unused column → a `--map FIELD=COLUMN` suggestion, for those that look like a field.
+    """
 
     records: list[Record]
     problems: list[Problem]
+    fields: list[FieldUse] = field(default_factory=list)
+    unused: list[str] = field(default_factory=list)
+    hints: dict[str, str] = field(default_factory=dict)
 
 
 def parse_mapping(specs: Sequence[str], known: Sequence[str]) -> dict[str, str]:
@@ -118,6 +139,20 @@ class FieldResolver:
 
     mapping: Mapping[str, str]
     aliases: Mapping[str, Sequence[str]]
+    used: dict[str, FieldUse] = field(default_factory=dict, init=False)
+
+    def hint(self, column: str, taken: Sequence[str]) -> str | None:
+        """A ``--map FIELD=COLUMN`` suggestion for an unused `column` whose name shares a word with
+        an alias of a field no column holds (``agent_decision`` → ``output``, as ``agent_output``),
+        or None. An identifier column (``...id``) only ever suggests `id`."""
+        words = set(_norm_key(re.sub(r"(?<=[a-z])(?=[A-Z])", "_", str(column))).split("_")) - {""}
+        identifier = _norm_key(column).endswith("id")
+        for name, names in self.aliases.items():
+            if name in taken or (identifier and name != "id"):
+                continue
+            if any(words & (set(_norm_key(alias).split("_")) - {""}) for alias in names):
+                return f"--map {name}={column}"
+        return None
 
     def resolve(self, columns: Sequence[str]) -> tuple[dict[str, str], list[str]]:
         """Match `columns` (a header or an object's keys) to canonical fields.
@@ -128,6 +163,8 @@ class FieldResolver:
         """
         by_norm = {_norm_key(c): c for c in columns}
         found = {name: by_norm.get(_norm_key(column), column) for name, column in self.mapping.items()}
+        for name, column in found.items():
+            self.used.setdefault(name, FieldUse(name, column, "--map"))
         warnings: list[str] = []
         # Exact aliases first for every field, so a misspelling never steals a column another
         # field names exactly; then close spellings among the columns still free.
@@ -139,6 +176,7 @@ class FieldResolver:
                 column = _pick(names, free, exact)
                 if column is not None:
                     found[name] = column
+                    self.used.setdefault(name, FieldUse(name, column, "name" if exact else "close spelling"))
                     if not exact:
                         warnings.append(f"column {column!r} read as `{name}` (closest known name; use --map to be explicit)")
         return found, warnings
@@ -150,22 +188,13 @@ def _pick(names: Sequence[str], free: Mapping[str, str], exact: bool) -> str | N
         if exact and alias in free:
             return free[alias]
         if not exact:
-            close = difflib.get_close_matches(alias, list(free), n=1, cutoff=_CLOSE_HEADER)
+            # An identifier is never a misspelt content field: Claude Code's `messageId` is 0.82
+            # close to `messages`.
+            same_kind = [n for n in free if n.endswith("id") == alias.endswith("id")]
+            close = difflib.get_close_matches(alias, same_kind, n=1, cutoff=_CLOSE_HEADER)
             if close:
                 return free[close[0]]
     return None
-
-
-def _lookup(obj: Mapping[str, Any], column: str) -> Any:
-    """`obj[column]`, or the dotted path `column` into nested objects; None when absent."""
-    if column in obj:
-        return obj[column]
-    node: Any = obj
-    for part in column.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def _plain(value: Any) -> Any:
@@ -237,8 +266,8 @@ def decode_lines(path: Path, data: bytes) -> tuple[list[str], list[Problem]]:
 
 
 def _record(obj: Mapping[str, Any], columns: dict[str, str], location: Location) -> Record:
-    values = {name: _clean(_lookup(obj, column)) for name, column in columns.items()}
-    used = {c.split(".")[0] for c in columns.values()}
+    values = {name: _clean(nested.lookup(obj, column)) for name, column in columns.items()}
+    used = {nested.split_path(c)[0] if c not in obj else c for c in columns.values() if c}
     extra = {str(k): v for k, v in obj.items() if k not in used and _clean(v) is not None}
     return Record({k: v for k, v in values.items() if v is not None}, location, extra)
 
@@ -271,9 +300,39 @@ def _csv_rows(lines: list[str], first: int, delimiter: str) -> Iterator[tuple[in
             first = start + 1
 
 
-def _read_delimited(path: Path, lines: list[str], delimiter: str, resolver: FieldResolver) -> ReadResult:
+def _sniff_delimiter(lines: list[str]) -> str:
+    """The delimiter of a ".csv" file: `csv.Sniffer` on its first lines, among ``, ; TAB |``; a
+    guess the header does not contain falls back to the most frequent of them in the header."""
+    sample = "\n".join(lines[:20])
+    header = lines[0] if lines else ""
+    try:
+        found = csv.Sniffer().sniff(sample, delimiters=_SNIFF_DELIMITERS).delimiter
+    except csv.Error:
+        found = ","
+    if found not in header:
+        counts = {d: header.count(d) for d in _SNIFF_DELIMITERS}
+        found = max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
+    return found
+
+
+def _unused(resolver: FieldResolver, columns: Iterable[str], chosen: Iterable[Mapping[str, str]]) -> tuple[list[str], dict[str, str]]:
+    """(columns no field read, their `--map` hints) given every field → column choice made."""
+    chosen = list(chosen)
+    taken = list(dict.fromkeys(name for found in chosen for name in found))
+    used = {part for found in chosen for c in found.values() if c for part in (c, nested.split_path(c)[0])}
+    unused = [c for c in dict.fromkeys(columns) if c not in used]
+    hints = {c: h for c in unused if (h := resolver.hint(c, taken)) is not None}
+    return unused, hints
+
+
+def _read_delimited(path: Path, lines: list[str], delimiter: str | None, resolver: FieldResolver) -> ReadResult:
+    """Rows of a CSV/TSV file; `delimiter` None means sniff it."""
     records: list[Record] = []
     problems: list[Problem] = []
+    if delimiter is None:
+        delimiter = _sniff_delimiter(lines)
+        if delimiter != ",":
+            problems.append(Problem(Location(path, 1), f"read as {delimiter!r}-separated (the delimiter found in the file)", "warning"))
     rows = _csv_rows(lines, 1, delimiter)
     _, header = next(rows, (1, None))
     if header is None:
@@ -296,7 +355,8 @@ def _read_delimited(path: Path, lines: list[str], delimiter: str, resolver: Fiel
             )
             continue
         records.append(_record(dict(zip(header, row)), columns, location))
-    return ReadResult(records, problems)
+    unused, hints = _unused(resolver, header, [columns])
+    return ReadResult(records, problems, list(resolver.used.values()), unused, hints)
 
 
 @dataclass(frozen=True)
@@ -307,7 +367,7 @@ class _Unreadable:
 
 
 def _object_records(rows: Iterable[tuple[Location, Any]], resolver: FieldResolver, kind: str) -> ReadResult:
-    """Records from parsed rows of a JSON Lines or YAML file: (location, object or _Unreadable).
+    """Records from parsed rows of a JSON Lines, JSON or YAML file: (location, object or _Unreadable).
 
     A row that is _Unreadable or not a mapping (`kind` names what was expected, e.g. "a JSON
     object") is an error and skipped. Columns are resolved in the row's own key order, once per
@@ -317,6 +377,7 @@ def _object_records(rows: Iterable[tuple[Location, Any]], resolver: FieldResolve
     problems: list[Problem] = []
     resolved: dict[tuple[str, ...], dict[str, str]] = {}
     warned: set[str] = set()
+    keys_seen: dict[str, None] = {}
     for location, obj in rows:
         if isinstance(obj, _Unreadable):
             problems.append(Problem(location, f"{obj.reason}; skipped"))
@@ -325,11 +386,13 @@ def _object_records(rows: Iterable[tuple[Location, Any]], resolver: FieldResolve
             problems.append(Problem(location, f"expected {kind}, got {type(obj).__name__}; skipped"))
             continue
         keys = tuple(map(str, obj))
+        keys_seen.update(dict.fromkeys(keys))
         if keys not in resolved:
             resolved[keys], warnings = resolver.resolve(keys)
             _warn_once(problems, warned, location, warnings)
         records.append(_record(obj, resolved[keys], location))
-    return ReadResult(records, problems)
+    unused, hints = _unused(resolver, keys_seen, resolved.values())
+    return ReadResult(records, problems, list(resolver.used.values()), unused, hints)
 
 
 def _jsonl_objects(path: Path, lines: list[str]) -> Iterator[tuple[Location, Any]]:
@@ -341,6 +404,73 @@ def _jsonl_objects(path: Path, lines: list[str]) -> Iterator[tuple[Location, Any
             yield Location(path, number), json.loads(line)
         except json.JSONDecodeError as exc:
             yield Location(path, number), _Unreadable(f"invalid JSON: {exc.msg} (column {exc.colno})")
+
+
+def json_array_items(path: Path, text: str) -> list[tuple[Any, Location]]:
+    """The items of the JSON array `text` with the line where each starts.
+
+    Raises:
+        InputError: not a JSON array, or invalid JSON (`path:line`; one bad item spoils the array,
+            whose end can no longer be found).
+    """
+    decoder = json.JSONDecoder()
+    blank = re.compile(r"\s*")
+
+    def fail(message: str, pos: int) -> InputError:
+        return InputError(message, Location(path, text.count("\n", 0, pos) + 1))
+
+    pos = blank.match(text, 0).end()  # type: ignore[union-attr]
+    if not text.startswith("[", pos):
+        raise fail("expected a JSON array", pos)
+    pos = blank.match(text, pos + 1).end()  # type: ignore[union-attr]
+    items: list[tuple[Any, Location]] = []
+    while not text.startswith("]", pos):
+        try:
+            item, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise fail(f"invalid JSON: {exc.msg}", exc.pos) from None
+        items.append((item, Location(path, text.count("\n", 0, pos) + 1)))
+        pos = blank.match(text, end).end()  # type: ignore[union-attr]
+        if text.startswith(",", pos):
+            pos = blank.match(text, pos + 1).end()  # type: ignore[union-attr]
+        elif not text.startswith("]", pos):
+            raise fail("expected `,` or `]` after an item", pos)
+    return items
+
+
+def _nested_rows(items: Iterable[tuple[Any, Location]], records: str | None) -> Iterator[tuple[Location, Any]]:
+    """(location, record with its ancestors' fields) below each top-level item, or the items as they are."""
+    if records is None:
+        for item, location in items:
+            yield location, item
+        return
+    segments = nested.record_segments(records)
+    for item, location in items:
+        for record, ancestors in nested.walk(item, segments, []):
+            yield location, nested.with_ancestors(record, ancestors) if isinstance(record, Mapping) else record
+
+
+def _read_json(path: Path, lines: list[str], resolver: FieldResolver, records: str | None) -> ReadResult:
+    text = "\n".join(lines)
+    if text.lstrip().startswith("["):
+        items = json_array_items(path, text)
+    else:
+        try:
+            items = [(json.loads(text), Location(path, 1))]
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", Location(path, exc.lineno)) from None
+        if records is None and isinstance(items[0][0], dict) and not _looks_like_record(items[0][0]):
+            lists = nested.record_lists(items[0][0])
+            if lists:
+                raise InputError("the file is one JSON object holding lists of records; name the list with --records "
+                                 f"(lists here: {', '.join(lists[:6])})", Location(path, 1))
+    return _object_records(_nested_rows(items, records), resolver, "a JSON object")
+
+
+def _looks_like_record(obj: Mapping[str, Any]) -> bool:
+    """A top-level object is a record itself when some value is not a list of objects (a SWE-agent
+    ``.traj`` holds `trajectory` beside `info`); only lists of objects means a container of records."""
+    return any(not (isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v)) for v in obj.values())
 
 
 def _yaml_objects(path: Path, loader: Any, root: Any) -> Iterator[tuple[Location, Any]]:
@@ -359,7 +489,24 @@ def _yaml_objects(path: Path, loader: Any, root: Any) -> Iterator[tuple[Location
             yield location, _Unreadable("invalid YAML value: a scalar its explicit tag (such as !!int or !!timestamp) cannot hold")
 
 
-def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadResult:
+def _yaml_nested(path: Path, loader: Any, root: Any, records: str) -> Iterator[tuple[Location, Any]]:
+    """(location, record with its ancestors' fields) for each record the path `records` reaches."""
+    import yaml
+
+    try:
+        value = _plain(loader.construct_object(root, deep=True))
+    except (yaml.YAMLError, ValueError, KeyError, AttributeError, TypeError) as exc:
+        raise InputError(f"invalid YAML value: {getattr(exc, 'problem', None) or exc}", Location(path, root.start_mark.line + 1)) from None
+    segments = nested.record_segments(records)
+    lines = list(nested.node_lines(root, segments))
+    found = list(nested.walk(value, segments, []))
+    if len(lines) != len(found):
+        lines = [root.start_mark.line + 1] * len(found)
+    for line, (record, ancestors) in zip(lines, found):
+        yield Location(path, line), nested.with_ancestors(record, ancestors) if isinstance(record, Mapping) else record
+
+
+def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver, records: str | None) -> ReadResult:
     import yaml
 
     text = "\n".join(lines)
@@ -376,43 +523,81 @@ def _read_yaml(path: Path, lines: list[str], resolver: FieldResolver) -> ReadRes
             raise InputError(f"invalid YAML: character {exc.character!r} is not allowed", Location(path, line)) from None
         if root is None:
             return ReadResult([], [])
+        if records is not None:
+            return _object_records(_yaml_nested(path, loader, root, records), resolver, "a mapping")
         if not isinstance(root, yaml.SequenceNode):
-            raise InputError("expected a YAML list of records", Location(path, root.start_mark.line + 1))
+            hint = ""
+            if isinstance(root, yaml.MappingNode):
+                lists = nested.record_lists(_plain(loader.construct_object(root, deep=True)))
+                hint = f"; the records sit below the top: name their list with --records (lists here: {', '.join(lists[:6])})" if lists else ""
+            raise InputError("expected a YAML list of records" + hint, Location(path, root.start_mark.line + 1))
         return _object_records(_yaml_objects(path, loader, root), resolver, "a mapping")
     finally:
         loader.dispose()
 
 
-def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None) -> ReadResult:
-    """Read every record of a CSV, TSV, JSON Lines or YAML file.
+def sniff_json(data: bytes) -> str:
+    """"json" when a JSON Lines file is in fact one JSON document spanning lines (an array as
+    downloaded, or a pretty-printed object), else "jsonl"."""
+    body = data.removeprefix(b"\xef\xbb\xbf").lstrip()
+    head = body[:1]
+    if head == b"[":
+        return "json"
+    if head == b"{":
+        first = body.split(b"\n", 1)[0]
+        try:
+            json.loads(first)
+        except ValueError:
+            return "json"
+    return "jsonl"
+
+
+def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, records: str | None = None, shown: str | None = None) -> ReadResult:
+    """Read every record of a CSV, TSV, JSON Lines, JSON or YAML file.
 
     Args:
         path: the file; its suffix picks the format unless `fmt` is given.
         resolver: how columns map to canonical fields.
-        fmt: "csv", "tsv", "jsonl" or "yaml", overriding the suffix.
+        fmt: "csv", "tsv", "jsonl", "json" or "yaml", overriding the suffix. "jsonl" reads a file
+            that is one JSON document (an array, a pretty-printed object) as "json".
+        records: JSON/YAML only: the path of the record list below the top level (`ingest.nested`).
+        shown: the file's name in locations and case references (the path relative to the
+            workspace); default `path`.
 
     Returns:
         the readable records (in file order) and the problems (bad rows as errors, fall-backs as warnings).
 
     Raises:
-        InputError: the file cannot be read, its format is unknown, or YAML cannot be parsed at all
-            (a whole-file fault: no row can be trusted, so nothing is imported).
+        InputError: the file cannot be read, its format is unknown, `records` is given for a
+            table, or JSON/YAML cannot be parsed at all (a whole-file fault: no row can be trusted,
+            so nothing is imported).
     """
     path = Path(path)
     fmt = fmt or FORMATS.get(path.suffix.lower())
     if fmt not in set(FORMATS.values()):
         raise InputError(f"unknown format (use --format {'|'.join(sorted(set(FORMATS.values())))})", Location(path))
+    if records is not None and fmt in ("csv", "tsv"):
+        raise InputError(f"--records names a path inside JSON or YAML; a {fmt} file is already one record per row", Location(path))
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
-    lines, decode_problems = decode_lines(path, data)
     if fmt == "jsonl":
+        fmt = sniff_json(data)
+    path = Path(shown) if shown is not None else path
+    lines, decode_problems = decode_lines(path, data)
+    if fmt == "jsonl" and records is None:
         result = _object_records(_jsonl_objects(path, lines), resolver, "a JSON object")
+    elif fmt == "jsonl":
+        items = [(obj, loc) for loc, obj in _jsonl_objects(path, lines)]
+        result = _object_records(_nested_rows([(o, l) for o, l in items if not isinstance(o, _Unreadable)], records), resolver, "a JSON object")
+        result.problems[:0] = [Problem(l, f"{o.reason}; skipped") for o, l in items if isinstance(o, _Unreadable)]
+    elif fmt == "json":
+        result = _read_json(path, lines, resolver, records)
     elif fmt == "yaml":
-        result = _read_yaml(path, lines, resolver)
+        result = _read_yaml(path, lines, resolver, records)
     else:
-        result = _read_delimited(path, lines, "\t" if fmt == "tsv" else ",", resolver)
+        result = _read_delimited(path, lines, "\t" if fmt == "tsv" else None, resolver)
     result.problems[:0] = decode_problems
     return result
 
@@ -424,24 +609,51 @@ def iter_prefixed(record: Record, prefix: str) -> Iterator[tuple[str, Any]]:
             yield name[len(prefix):], value
 
 
-def convert_records(read: ReadResult, build: Callable[[Record], T | None], problems: list[Problem], what: str = "row") -> list[T]:
+def convert_records(
+    read: ReadResult,
+    build: Callable[[Record], T | AsPrior],
+    problems: list[Problem],
+    what: str = "row",
+    account: Account | None = None,
+    passing: Callable[[T], bool] = lambda case: False,
+) -> list[T]:
     """Apply `build` to every record; a ValueError it raises becomes an error Problem and the record is skipped.
 
     `problems` receives the read problems and the build errors, and is sorted by line at the end
-    (so warnings `build` appends to the same list land in order too).
+    (so warnings `build` appends to the same list land in order too). `account`, when given,
+    receives the mapping and one fate per record: a case (`passing` tells a passing one), a prior
+    (`build` returned `AsPrior`) or skipped, and a skipped fate for each row the reader could not read.
 
     Returns:
-        the built values in file order (None results left out).
+        the built cases in file order.
     """
     built: list[T] = []
     problems.extend(read.problems)
+    fates: list[tuple[int, Callable[[], None]]] = []
+    if account is not None:
+        account.fields = list(read.fields)
+        account.unused = [(c, read.hints.get(c)) for c in read.unused]
+        for problem in read.problems:
+            if problem.severity == "error":
+                fates.append((problem.location.line or 0, functools.partial(account.add, problem.location, "skipped", problem.message)))
     for record in read.records:
+        own = record.text("id")
         try:
             value = build(record)
         except ValueError as exc:
             problems.append(Problem(record.location, f"{exc}; {what} skipped"))
+            if account is not None:
+                fates.append((record.location.line or 0, functools.partial(account.add, record.location, "skipped", str(exc), None, own)))
             continue
-        if value is not None:
-            built.append(value)
+        if isinstance(value, AsPrior):
+            if account is not None:
+                fates.append((record.location.line or 0, functools.partial(account.add, record.location, "prior", value.reason, None, own)))
+            continue
+        built.append(value)
+        if account is not None:
+            fate = "passing case" if passing(value) else "case"
+            fates.append((record.location.line or 0, functools.partial(account.add, record.location, fate, "", value, own)))
+    for _, add in sorted(fates, key=lambda f: f[0]):
+        add()
     problems.sort(key=lambda p: p.location.line or 0)
     return built

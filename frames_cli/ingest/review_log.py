@@ -6,14 +6,18 @@ below, close spellings with a warning) or named with ``--map FIELD=COLUMN``.
 
 How a row is classified:
 
-- **Verdict.** Words like approved/ok/pass/lgtm and rejected/fail/wrong/incorrect are recognised,
+- **Verdict.** Words like approved/ok/pass/lgtm/yes/true/1 and rejected/fail/wrong/no/false/0 are
+  recognised (a JSON or YAML boolean too, so a column ``approved: false`` is a rejection),
   misspellings too (``rejcted``), with a warning. With no verdict, a correct answer that differs
   from the agent's output means rejected, an equal one approved.
 - **Rejected, with a correct answer** → a failing case: expected = the correct answer; diagnosis
   symptom = the mismatch (agent said X, reviewer expected Y), notes = the comment (and reviewer),
   evidence = the rules the comment states (see below).
 - **Rejected, no correct answer, comment states a rule** → a case checked by the ``rubric`` judge
-  against that rule (the rule is checkable even if the right answer was not written down).
+  against that rule (the rule is checkable even if the right answer was not written down). A
+  quoted wrong answer ("The agent wrote "X" which is false") is never the rule: the rubric says
+  the answer must not claim it, and the policy sentence it contradicts, when one matches, is the
+  evidence.
 - Expected text is checked by `dedup.default_check`: a short verdict ("refuse") with ``contains``,
   a longer free-text answer with the ``rubric`` judge (a reworded reply must still pass).
 - **Approved** → a passing case (expected = the correct answer, else the agent's output), marked
@@ -26,8 +30,9 @@ How a row is classified:
 
 Rule detection in comments (`ingest.text.rule_sentences`): a quoted span of four or more words is
 the reviewer quoting the rule; otherwise each sentence carrying a deontic or eligibility marker
-(must, never, only, not allowed, cannot, not eligible, at most, within N, per policy, ...). Plain
-"should" is advice in reviewer speech and does not count. Each rule is then replaced by the policy
+(must, never, only, mandatory, not allowed, cannot, not eligible, at most, within N, per policy,
+...). Plain "should" is advice in reviewer speech and counts only on a rejected row, where "the agent
+should have ..." says what was required. Each rule is then replaced by the policy
 sentence it paraphrases, when one matches (`ingest.evidence_match`), so evidence is policy text.
 """
 
@@ -42,10 +47,11 @@ from pathlib import Path
 from frames_cli.errors import Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source
 from frames_cli.formats.problems import Problem
+from frames_cli.ingest.account import Account, AsPrior
 from frames_cli.ingest.dedup import make_case
 from frames_cli.ingest.priors import Prior
 from frames_cli.ingest.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
-from frames_cli.ingest.text import ground_rules
+from frames_cli.ingest.text import best_sentence, ground_rules, rejected_claims
 
 KIND = "review-log"
 #: Source kind of approved rows: passing cases a reviewer vouched for (regression-pool seeds).
@@ -53,21 +59,25 @@ APPROVED_KIND = "review-log-approved"
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "input": ("input", "question", "request", "customer_message", "user_message", "message", "prompt", "query", "case"),
-    "output": ("output", "agent_output", "agent_answer", "agent_response", "response", "answer", "agent_action", "action"),
-    "verdict": ("verdict", "status", "decision", "review", "outcome", "result"),
+    "output": ("output", "agent_output", "agent_answer", "agent_response", "agent_decision", "agent_reply", "response", "answer",
+               "agent_action", "action", "model_output", "completion"),
+    "verdict": ("verdict", "status", "decision", "review", "outcome", "result", "approved", "accepted", "passed", "is_correct",
+                "label", "judgement", "judgment", "rating"),
     "correct": ("correct", "correct_answer", "expected", "expected_output", "should_be", "gold", "correction"),
     "comment": ("comment", "comments", "reviewer_comment", "notes", "note", "feedback", "remarks"),
     "category": ("category", "topic", "type", "queue"),
     "reviewer": ("reviewer", "reviewed_by", "agent_reviewer"),
     "skill": ("skill",),
-    "id": ("id", "review_id", "ticket", "ticket_id"),
+    "id": ("id", "review_id", "row_id", "ticket", "ticket_id", "case_id", "record_id", "item_id", "ref", "reference"),
 }
 #: Fields `--map` accepts; ``fields.NAME`` adds a structured input field from a column.
 FIELDS = (*ALIASES, "fields.")
 
 _VERDICTS = {
-    "approved": ("approved", "approve", "accepted", "accept", "ok", "okay", "pass", "passed", "success", "succeeded", "correct", "good", "lgtm", "fine", "yes", "y", "👍", "✓", "✔"),
-    "rejected": ("rejected", "reject", "fail", "failed", "failure", "wrong", "incorrect", "bad", "no", "n", "denied", "needs fix", "👎", "✗", "x"),
+    "approved": ("approved", "approve", "accepted", "accept", "ok", "okay", "pass", "passed", "success", "succeeded", "correct", "good", "lgtm", "fine", "yes", "y",
+                 "true", "t", "1", "👍", "✓", "✔"),
+    "rejected": ("rejected", "reject", "fail", "failed", "failure", "wrong", "incorrect", "bad", "no", "n", "denied", "needs fix",
+                 "false", "f", "0", "👎", "✗", "x"),
     "advice": ("advice", "note", "comment", "suggestion", "fyi", "info", "n/a", "na"),
 }
 _VERDICT_OF = {word: verdict for verdict, words in _VERDICTS.items() for word in words}
@@ -86,11 +96,13 @@ def parse_verdict(raw: str | None, location: Location, problems: list[Problem]) 
     if raw is None:
         return None
     word = re.sub(r"[\s_\-.!]+", " ", raw.casefold()).strip()
+    if re.fullmatch(r"[01](?: 0+)?", word):
+        word = word[0]  # a spreadsheet's 1.0 / 0.0
     if word in _VERDICT_OF:
         return _VERDICT_OF[word]
     close = difflib.get_close_matches(word, list(_VERDICT_OF), n=1, cutoff=_CLOSE_VERDICT)
     if not close:
-        raise ValueError(f"unknown verdict {raw!r} (use approved, rejected or advice)")
+        raise ValueError(f"unknown verdict {raw!r} (use approved/rejected, yes/no, true/false, 1/0, pass/fail or advice)")
     problems.append(Problem(location, f"verdict {raw!r} read as {_VERDICT_OF[close[0]]!r}", "warning"))
     return _VERDICT_OF[close[0]]
 
@@ -99,14 +111,15 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and " ".join(a.casefold().split()) == " ".join(b.casefold().split())
 
 
-def rubric_check(rules: Sequence[str]) -> tuple[str, Check]:
-    """(expected text, rubric check) for a failure known only by the rules it broke.
+def rubric_check(rules: Sequence[str], rejected: Sequence[str] = ()) -> tuple[str, Check]:
+    """(expected text, rubric check) for a failure known only by the rules it broke and the wrong
+    claims a reviewer quoted.
 
     The judge grades the answer against the rules; the same text is the case's `expected`, so two
     sources reporting the same input and rules are one case (`dedup`).
     """
-    rubric = "The answer must follow: " + " ".join(rules)
-    return rubric, Check("rubric")
+    parts = (["The answer must follow: " + " ".join(rules)] if rules else []) + [f"The answer must not claim: \"{c}\"." for c in rejected]
+    return " ".join(parts), Check("rubric")
 
 
 @dataclass
@@ -120,9 +133,11 @@ class ReviewLogConverter:
         policy: sentences of the workspace's policies, for grounding rules in policy text.
         evidence_match: `ingest.evidence_match`.
         category: category for rows that name none (`ingest.category`).
+        shown: the file's name in locations and case references (relative to the workspace).
 
     After `convert`: `problems` holds bad rows (errors, skipped) and fall-backs (warnings), each
-    with file and line; `priors` holds (advice, skill the row named or None) for advice-only rows.
+    with file and line; `priors` holds (advice, skill the row named or None) for advice-only rows;
+    `account` the mapping and every row's fate.
     """
 
     path: Path
@@ -131,9 +146,11 @@ class ReviewLogConverter:
     policy: Sequence[str] = ()
     evidence_match: float = 0.6
     category: str = "uncategorized"
+    shown: str | None = None
     kind: str = KIND
     problems: list[Problem] = field(default_factory=list, init=False)
     priors: list[tuple[Prior, str | None]] = field(default_factory=list, init=False)
+    account: Account = field(default_factory=Account, init=False)
 
     def convert(self) -> list[Case]:
         """Read the log and classify every row; the cases in file order.
@@ -141,12 +158,12 @@ class ReviewLogConverter:
         Raises:
             InputError: the file cannot be read at all (see `records.read_records`).
         """
-        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), self.fmt)
-        self.priors, self.problems = [], []
-        return convert_records(read, self._row, self.problems)
+        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), self.fmt, shown=self.shown)
+        self.priors, self.problems, self.account = [], [], Account()
+        return convert_records(read, self._row, self.problems, account=self.account, passing=lambda c: c.source.kind == APPROVED_KIND)
 
-    def _row(self, record: Record) -> Case | None:
-        """The case of one row, or None when the row was advice (then added to `priors`)."""
+    def _row(self, record: Record) -> Case | AsPrior:
+        """The case of one row, or AsPrior when the row was advice (then added to `priors`)."""
         ref = record.ref()
         comment = record.text("comment")
         verdict = parse_verdict(record.text("verdict"), record.location, self.problems)
@@ -157,7 +174,8 @@ class ReviewLogConverter:
         if verdict == "advice" or (verdict is None and correct is None):
             if comment is None:
                 raise ValueError("no verdict, correct answer or comment: nothing to learn from")
-            return self._advice(comment, ref, record)
+            why = "the verdict says advice" if verdict == "advice" else "no verdict and no correct answer"
+            return self._advice(comment, ref, record, why)
         if text is None:
             raise ValueError("no case input (map the column with --map input=COLUMN)")
         fields = {name: value for name, value in iter_prefixed(record, "fields.")}
@@ -168,24 +186,31 @@ class ReviewLogConverter:
             answer = "correct" if correct is not None else "output" if output is not None else None
             if answer is None:
                 if comment is None:
-                    raise ValueError("approved, but neither the agent's output nor a correct answer is given")
-                return self._advice(comment, ref, record)
+                    raise ValueError("approved, but neither the agent's output nor a correct answer is given (map the column with --map output=COLUMN)")
+                return self._advice(comment, ref, record, "approved, but neither the agent's output nor a correct answer is given (--map output=COLUMN)")
             return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=record.values[answer],
                              category=category, diagnosis=Diagnosis(notes=notes))
-        evidence = ground_rules(comment or "", self.policy, self.evidence_match)
+        evidence = ground_rules(comment or "", self.policy, self.evidence_match, should=True)
+        wrong = rejected_claims(comment or "")
+        for claim in wrong:
+            # The policy sentence a quoted wrong answer is about is the rule it broke.
+            match = best_sentence(claim, self.policy, self.evidence_match)
+            if match and match[0] not in evidence:
+                evidence.append(match[0])
         if correct is not None:
             symptom = f"agent answered {output!r}; reviewer expected {correct!r}" if output else f"agent gave no answer; reviewer expected {correct!r}"
             return make_case(KIND, ref, text=text, fields=fields, expected=record.values["correct"], category=category,
                              diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
-        if evidence:
+        if evidence or wrong:
             symptom = f"reviewer rejected {output!r}" if output else "reviewer rejected the answer"
-            rubric, check = rubric_check(evidence)
+            rubric, check = rubric_check(evidence, wrong)
             return make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check,
                              diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
         if comment is None:
             raise ValueError("rejected, but neither a correct answer nor a comment says what was wrong")
         # Rejected, but the comment names no rule and no correct answer: nothing checkable, so advice.
-        return self._advice(comment, ref, record)
+        return self._advice(comment, ref, record, "rejected, but the comment states no rule (must, never, mandatory, ...) and no correct answer is given")
 
-    def _advice(self, comment: str, ref: str, record: Record) -> None:
+    def _advice(self, comment: str, ref: str, record: Record, why: str) -> AsPrior:
         self.priors.append((Prior(comment, Source(KIND, ref)), record.text("skill")))
+        return AsPrior(why)

@@ -23,12 +23,22 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _RULE = re.compile(
     r"\b(must|never|always|only|not allowed|allowed to|required|requires?|cannot|can't|can not|may not|"
     r"should not|shouldn't|do not|don't|(?:not |in)?eligible|prohibited|forbidden|not permitted|has to|have to|needs? to|"
+    r"mandatory|obligatory|compulsory|is (?:not )?permitted|"
     r"per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|at most|at least|"
     r"no more than|within \d+|but not)\b",
     re.IGNORECASE,
 )
-# A quoted span of at least four words is taken as the reviewer quoting the rule itself.
+# A quoted span of at least four words is taken as the reviewer quoting the rule itself...
 _QUOTE = re.compile(r"[\"“']([^\"”']{12,})[\"”']")
+# ...unless the reviewer is quoting the agent's wrong answer: "the agent wrote/said "..."", or a
+# quote followed by "which is false/wrong/incorrect/not true".
+_QUOTED_AGENT = re.compile(
+    r"\b(?:agent|bot|assistant|model|it|they|he|she)\s+(?:\w+ly\s+)?(?:wrote|said|says|told|replied|answered|responded|claimed|claims|stated|states|"
+    r"suggested|promised|offered|asserted)\b[^\"“]{0,40}$",
+    re.IGNORECASE,
+)
+_DENIED_AFTER = re.compile(r"^[\s,.;:)-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|inaccurate|misleading)\b", re.IGNORECASE)
+_SHOULD = re.compile(r"\b(should(?: have)?|ought to)\b", re.IGNORECASE)
 
 
 # Crude suffix stripping (no stemmer library is pinned): "refunded", "refundable" and "refunds" all
@@ -63,16 +73,41 @@ def sentences(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def rule_sentences(text: str) -> list[str]:
+def _quotes(text: str) -> tuple[list[str], list[str], str]:
+    """(quoted rules, quoted wrong answers, `text` with the wrong answers cut out) of a comment."""
+    rules: list[str] = []
+    wrong: list[str] = []
+    rest = text
+    for m in _QUOTE.finditer(text):
+        quote = m.group(1).strip()
+        if len(quote.split()) < 4:
+            continue
+        if _QUOTED_AGENT.search(text[: m.start()]) or _DENIED_AFTER.match(text[m.end():]):
+            wrong.append(quote)
+            rest = rest.replace(m.group(0), "…")
+        else:
+            rules.append(quote)
+    return rules, wrong, rest
+
+
+def rejected_claims(text: str) -> list[str]:
+    """The agent's wrong answers a reviewer quotes (`The agent wrote "X" which is false`): never rules."""
+    return _quotes(text)[1]
+
+
+def rule_sentences(text: str, should: bool = False) -> list[str]:
     """The parts of `text` that state a rule: quoted spans of four or more words, else marked sentences.
 
-    Quotes win because a reviewer who quotes the policy names the rule exactly; otherwise each
-    sentence with a rule marker (must, never, only, not eligible, at most, per policy, ...) counts.
+    Quotes win because a reviewer who quotes the policy names the rule exactly, except a quote of
+    the agent's own wrong answer (`rejected_claims`), which is cut out first; otherwise each
+    sentence with a rule marker (must, never, only, mandatory, not eligible, at most, per
+    policy, ...) counts. With `should` (a comment on a rejected answer, where "the agent should
+    have ..." says what was required) "should" and "ought to" count as markers too.
     """
-    quotes = [q.strip() for q in _QUOTE.findall(text) if len(q.split()) >= 4]
+    quotes, _, rest = _quotes(text)
     if quotes:
         return quotes
-    return [s for s in sentences(text) if _RULE.search(s)]
+    return [s for s in sentences(rest) if (_RULE.search(s) or (should and _SHOULD.search(s))) and s.strip("…. ")]
 
 
 def overlap(part: str | Iterable[str], whole: str | Iterable[str]) -> float:
@@ -121,7 +156,7 @@ def policy_sentences(policies_dir: Path) -> list[str]:
     return out
 
 
-def ground_rules(text: str, policy: Sequence[str], threshold: float) -> list[str]:
+def ground_rules(text: str, policy: Sequence[str], threshold: float, should: bool = False) -> list[str]:
     """The rules `text` states, each replaced by the policy sentence it paraphrases when one matches.
 
     A reviewer writes "basic economy can't be refunded"; the policy says it better, and evidence
@@ -130,7 +165,7 @@ def ground_rules(text: str, policy: Sequence[str], threshold: float) -> list[str
     no policy sentence matches is kept in the reviewer's words.
     """
     out: list[str] = []
-    for claim in rule_sentences(text):
+    for claim in rule_sentences(text, should):
         match = best_sentence(claim, policy, threshold)
         grounded = match[0] if match else claim
         if grounded not in out:
