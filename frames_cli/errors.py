@@ -54,6 +54,14 @@ class ConfigError(InputError):
     """`frames.yaml` is malformed: unknown key, wrong type, bad value. Exit code 2."""
 
 
+class ModelSetupError(ConfigError):
+    """A provider refused a model's credentials, does not know the model, or no key is set.
+
+    Raised at the first such failure, never retried (every later call would fail alike); the
+    message names the role, the model, the provider and the key's environment variable. Exit code 2.
+    """
+
+
 class LockedError(FramesError):
     """Another frames run holds the repository lock. Exit code 75 (EX_TEMPFAIL)."""
 

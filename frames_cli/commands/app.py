@@ -10,7 +10,7 @@ import importlib
 
 import typer
 
-COMMANDS = ("init", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "validate", "status", "runs")
+COMMANDS = ("init", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "validate", "status", "runs", "check-models")
 
 app = typer.Typer(
     name="frames",
@@ -24,7 +24,7 @@ app = typer.Typer(
 )
 
 for _name in COMMANDS:
-    importlib.import_module(f"frames_cli.commands.{_name}").register(app)
+    importlib.import_module(f"frames_cli.commands.{_name.replace('-', '_')}").register(app)
 
 
 def main() -> None:

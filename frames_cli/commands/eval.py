@@ -12,25 +12,35 @@ from frames_cli.commands.common import STDOUT, JsonOption, NoCacheOption, RepoOp
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport, Progress
     from frames_cli.formats.case import Case
+    from frames_cli.formats.problems import Problem
     from frames_cli.formats.skill import SkillSet
     from frames_cli.workspace.layout import Workspace
 
 EVALS_DIR = "evals"
 
 
-def load_skills(ws: Workspace, ref: str | None) -> SkillSet:
-    """The skill set in the working tree, or at git revision `ref` (read from git objects, no checkout).
+def load_skills(ws: Workspace, ref: str | None) -> tuple[SkillSet, list[Problem]]:
+    """The skills that load in the working tree, or at git revision `ref` (read from git objects,
+    no checkout), and the first error of each skill left out.
 
     Raises:
-        InputError: a skill file is malformed (path:line). GitError: `ref` names no commit.
+        InputError: there are skill files and none of them loads (path:line of each).
+        GitError: `ref` names no commit.
     """
+    from frames_cli.errors import InputError
     from frames_cli.formats.skill import SkillSet
 
     if ref is None:
-        return SkillSet.from_dir(ws.skills_dir)
-    from frames_cli.gitstore.store import GitStore
+        files, base = SkillSet.read_dir(ws.skills_dir), ws.skills_dir.parent
+    else:
+        from frames_cli.gitstore.store import GitStore
 
-    return SkillSet.from_files(GitStore(ws.root).read_files(ref, "skills/"), base=Path(f"{ref}:"))
+        files, base = GitStore(ws.root).read_files(ref, "skills/"), Path(f"{ref}:")
+    skills, dropped = SkillSet.load_valid(files, base=base)
+    if dropped and not skills:
+        # Evaluating no skill at all is not what anyone asked for: say why each one failed.
+        raise InputError("no skill loads (`frames adopt skills` repairs what it can): " + "; ".join(f"{p.location}: {p.message}" for p in dropped))
+    return skills, dropped
 
 
 def load_eval_cases(ws: Workspace, pattern: str) -> list[Case]:
@@ -99,15 +109,24 @@ def eval_command(
     check_output_file(junit, "--junit")
     ws = Workspace.open(repo)
     config = ws.config()
-    skills = load_skills(ws, ref)
+    skills, dropped = load_skills(ws, ref)
     case_list = load_eval_cases(ws, cases or config.eval.cases)
+    if dropped:
+        from frames_cli.commands.output import err_console
+        from frames_cli.formats.skill import left_out_message
+
+        err_console().print(left_out_message(dropped, len(skills)), markup=False, soft_wrap=True)
     k = samples or config.eval.samples
+    from frames_cli.llm.check import require_keys
+
+    rubric = any(c.task.check.kind == "rubric" for c in case_list)
+    require_keys(ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else []))
     run_dir = ws.state_dir / EVALS_DIR / new_run_id()
     n_jobs = jobs or config.eval.jobs
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
     with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list)) as client:
         executor = make_executor(ws, config, client)
-        judge = client if any(c.task.check.kind == "rubric" for c in case_list) else None
+        judge = client if rubric else None
 
         def run(progress: Progress | None) -> EvalReport:
             if n_jobs > 1:
@@ -123,7 +142,8 @@ def eval_command(
     pool = RegressionPool.load(ws)
     pool.add(report, commit)
     pool.save()
-    data = {**report.to_json(), "ref": ref, "commit": commit, "model_calls": calls, "run_dir": str(run_dir)}
+    data = {**report.to_json(), "ref": ref, "commit": commit, "model_calls": calls, "run_dir": str(run_dir),
+            "left_out": [{"location": str(p.location), "message": p.message} for p in dropped]}
     atomic_write_json(run_dir / "report.json", data)
     if markdown:
         write_output(markdown, reports.markdown(report))

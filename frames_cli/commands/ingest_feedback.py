@@ -308,10 +308,12 @@ def generate(
     config = ws.config()
     uncovered = pipeline.coverage(ws, config).uncovered()
     report = pipeline.IngestReport(extra={"uncovered": [{"ref": u.ref, "heading": u.heading} for u in uncovered]})
+    # Skills that do not load are not coverage units: say so, or their sections look uncovered silently.
+    report.problems = pipeline.skills_left_out(ws)[1]
     if not dry_run and uncovered:
         limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(uncovered)
         generator = pipeline.generate(ws, config, uncovered, limit, "generator")
-        report.problems = generator.problems
+        report.problems = report.problems + generator.problems
         report.extra["usage"] = generator.usage.to_dict()
         if generator.cases:
             report.add_stored(pipeline.store(ws, generator.cases, out, "generated", replace=False))

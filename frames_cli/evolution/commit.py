@@ -178,6 +178,24 @@ def publish_s0(store: GitStore, state: RunState, c0: Candidate) -> None:
     add_metrics_note(store, state, c0)
 
 
+def discard_run(store: GitStore, state: RunState) -> None:
+    """Remove what a run published in git: its refs under refs/frames/runs/<run>/ and its entry in
+    its candidates' notes (other runs' entries and gate overrides stay). For a run that never got
+    going (a provider refused the model), so it leaves no record."""
+    for ref in store.list_refs(f"refs/frames/runs/{state.run_id}/"):
+        store.delete_ref(ref)
+
+    def edit(note: dict[str, Any]) -> dict[str, Any] | None:
+        runs = note.get("runs") if isinstance(note.get("runs"), dict) else {}
+        if state.run_id not in runs:
+            return None
+        return {**note, "runs": {k: v for k, v in runs.items() if k != state.run_id}}
+
+    for cand in state.candidates:
+        if cand.commit:
+            _edit_note(store, cand.commit, edit)
+
+
 def publish_front(store: GitStore, state: RunState) -> None:
     """Make refs/frames/runs/<run>/front/ name exactly the current front members."""
     wanted = {front_ref(state.run_id, cid): state.candidate(cid).commit for cid in state.front}

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from frames_cli.errors import ConfigError, InputError, Location
+from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
+from frames_cli.evolution.drift import base_warnings
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import Evaluation, EvolutionRun, RunContext, Settings, StopRequest
 from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
+from frames_cli.llm.check import require_keys
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -105,7 +107,11 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     if run_id is None and not options.force:
         last = latest_finished(ws)
         if last is not None and last.base == base_sha and last.fingerprint == fingerprint:
+            for line in base_warnings(ws, store.read_files(base_sha), base_sha):
+                on_event(line)
             return EvolveOutcome(last, False, last.branch, [], {}, up_to_date=True)
+    # After the up-to-date check, so a cron job with nothing to do does not import litellm.
+    require_keys(ws, config, _roles(config, cases.values()))
     run_id = run_id or new_run_id()
     with workspace_lock(ws, run_id, "evolve"):
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
@@ -121,17 +127,28 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         if missing:
             raise InputError(f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir))
         on_event(f"{'resuming' if resumed else 'starting'} run {run_id} on {state.base[:12]} ({len(memory.eval_case_ids)} cases)")
+        for line in base_warnings(ws, base_files, state.base):
+            on_event(line)
         if resumed:
             changed = _changed_since(state, snapshot, cases.values())
             if changed:
                 on_event(f"warning: {', '.join(changed)} changed since run {run_id} started; it goes on as it started, "
                          "and the next `frames evolve` after it finishes uses the new ones")
         restore = ctx.stop.install()
+        refused = False
         try:
             EvolutionRun(ctx, state, memory, settings, base_files).run()
+        except ModelSetupError:
+            refused = not resumed
+            raise
         finally:
             restore()
             ctx.client.close()
+            if refused:
+                # A provider refused the model: nothing of this run is worth keeping (its answers
+                # are in the cache), and `frames runs` must not list a failed run for a typo or a
+                # key. After close(), which writes the ledger into the run folder.
+                _discard(ws, store, state)
         from frames_cli.evolution.commit import publish_best
         from frames_cli.evolution.menu import deploy_menu
         from frames_cli.evolution.report import write_run_reports
@@ -140,6 +157,16 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         ctx.checkpointer.save(state, memory)
         reports = write_run_reports(ws, store, state)
         return EvolveOutcome(state, resumed, branch, deploy_menu(state, store), reports)
+
+
+def _discard(ws: Workspace, store: Any, state: RunState) -> None:
+    """Remove a new run's record: its folder under .frames/runs/, its refs and its note entries."""
+    import shutil
+
+    from frames_cli.evolution.commit import discard_run
+
+    discard_run(store, state)
+    shutil.rmtree(run_dir(ws, state.run_id), ignore_errors=True)
 
 
 def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: str, snapshot: dict[str, Any],
@@ -295,13 +322,17 @@ def _require_models(ws: Workspace, config: FramesConfig, cases: Iterable[Case]) 
     Raises:
         ConfigError: naming `frames.yaml` and every role without a model (exit 2).
     """
-    roles = (["executor"] if config.executor.kind == "builtin" else []) + ["diagnoser", "rewriter"]
-    if any(case.task.check.kind == "rubric" for case in cases):
-        roles.append("judge")
-    missing = [role for role in roles if not getattr(config.models, role)]
+    missing = [role for role in _roles(config, cases) if not getattr(config.models, role)]
     if missing:
         names = ", ".join(f"`models.{role}`" for role in missing)
         raise ConfigError(f"frames evolve needs a model for {names} (any litellm model string, or frames-sim/<role> offline)", Location(ws.config_path))
+
+
+def _roles(config: FramesConfig, cases: Iterable[Case]) -> list[str]:
+    """The roles a run calls: the executor (built-in executor only), diagnoser, rewriter, and the
+    judge when a case has a rubric check."""
+    roles = (["executor"] if config.executor.kind == "builtin" else []) + ["diagnoser", "rewriter"]
+    return roles + (["judge"] if any(case.task.check.kind == "rubric" for case in cases) else [])
 
 
 def _require_committed_skills(ws: Workspace, store: Any, base: str, base_sha: str) -> None:

@@ -453,7 +453,9 @@ class EvolutionRun:
         from frames_cli.formats.skill import SkillSet
 
         if cid not in self._skills:
-            self._skills[cid] = SkillSet.from_files(files)
+            # A base skill that does not load is left out of every candidate (the driver says so
+            # before the run starts) and stays in their commits as it was.
+            self._skills[cid] = SkillSet.load_valid(files)[0]
         return self._skills[cid]
 
     def _parent_skills(self, r: RoundRecord) -> SkillSet:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -613,6 +613,19 @@ class SkillSet(Mapping[str, Skill]):
         return cls(keep), problems
 
     @classmethod
+    def load_valid(cls, files: Mapping[str, bytes], *, base: Path | None = None, max_body_lines: int = 500) -> tuple[SkillSet, list[Problem]]:
+        """The skills of `files` that load, and the first error of each one that does not.
+
+        For commands that work on a skill set (eval, evolve, ingest): one bad skill leaves that
+        skill out, not the whole set; the caller must say which were left out (`left_out_message`).
+
+        Returns:
+            (the valid skills, one error Problem per skill file left out, in path order).
+        """
+        skills, problems = cls.check_files(files, base=base, max_body_lines=max_body_lines)
+        return skills, left_out(problems)
+
+    @classmethod
     def from_files(cls, files: Mapping[str, bytes], *, base: Path | None = None) -> SkillSet:
         """Load a set from `{path: bytes}` (see `check_files`), e.g. a tree read from git.
 
@@ -646,3 +659,25 @@ class SkillSet(Mapping[str, Skill]):
     def to_files(self) -> dict[str, bytes]:
         """`{"skills/<name>/SKILL.md": UTF-8 bytes}` for every skill (see `render_skill`)."""
         return {skill.file_path(): render_skill(skill).encode("utf-8") for skill in self._skills.values()}
+
+
+def left_out(problems: Iterable[Problem]) -> list[Problem]:
+    """The first error of each file among `problems` (warnings ignored), in the order given."""
+    seen: dict[str, Problem] = {}
+    for problem in problems:
+        if problem.severity == "error":
+            seen.setdefault(str(problem.location.path), problem)
+    return list(seen.values())
+
+
+def left_out_message(dropped: list[Problem], loaded: int) -> str:
+    """One line for people: how many skills were left out and why, each as `path:line: message`.
+
+    Empty when nothing was left out. Points to `frames validate` (every problem) and `frames adopt`
+    (repairs what can be repaired).
+    """
+    if not dropped:
+        return ""
+    reasons = "; ".join(f"{p.location}: {p.message}" for p in dropped)
+    return (f"warning: left out {len(dropped)} skill(s) that do not load, using the other {loaded} "
+            f"(`frames validate` lists every problem, `frames adopt skills` repairs what it can): {reasons}")

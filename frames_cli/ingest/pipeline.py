@@ -77,7 +77,13 @@ def workspace_policy(ws: Workspace) -> list[str]:
 
 def workspace_skills(ws: Workspace) -> SkillSet:
     """The skills that parse without errors (a broken skill must not stop an import; validate reports it)."""
-    return SkillSet.check_files(SkillSet.read_dir(ws.skills_dir), base=ws.root)[0]
+    return skills_left_out(ws)[0]
+
+
+def skills_left_out(ws: Workspace) -> tuple[SkillSet, list[Problem]]:
+    """The working tree's skills that load, and one warning per skill file left out (with its first error)."""
+    skills, dropped = SkillSet.load_valid(SkillSet.read_dir(ws.skills_dir))
+    return skills, [Problem(p.location, f"skill left out: {p.message}", "warning") for p in dropped]
 
 
 def store(ws: Workspace, cases: Sequence[Case], out: Path | None, default_name: str, *, replace: bool) -> StoreResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,9 @@ class CallOutcome:
             client retries with backoff; other provider errors (bad request, auth) are final.
         lost: the call got no answer because the worker process making it ended (retriable, and
             re-sent at once as the same attempt: no provider reported a failure).
+        setup: the provider refused the credentials, does not know the model, or the model string
+            names no provider (`setup_error`): final, and every later call of this model would
+            fail alike; `error` then names the model, the provider and the key's variable.
     """
 
     text: str | None = None
@@ -33,6 +37,7 @@ class CallOutcome:
     error: str | None = None
     retriable: bool = False
     lost: bool = False
+    setup: bool = False
 
 
 def invoke(kwargs: dict[str, Any]) -> CallOutcome:
@@ -56,10 +61,11 @@ def invoke(kwargs: dict[str, Any]) -> CallOutcome:
     token = quiet.set(True)
     try:
         response = litellm.completion(**kwargs)
-    except retriable as exc:
-        return CallOutcome(error=f"{type(exc).__name__}: {exc}", retriable=True)
     except openai.APIError as exc:
-        return CallOutcome(error=f"{type(exc).__name__}: {exc}")
+        setup = setup_error(exc, kwargs["model"])
+        if setup is not None:
+            return CallOutcome(error=setup, setup=True)
+        return CallOutcome(error=f"{type(exc).__name__}: {exc}", retriable=isinstance(exc, retriable))
     finally:
         quiet.reset(token)
     choice = response.choices[0]
@@ -72,3 +78,49 @@ def invoke(kwargs: dict[str, Any]) -> CallOutcome:
         cost_usd=response._hidden_params.get("response_cost"),
         fingerprint=getattr(response, "system_fingerprint", None),
     )
+
+
+# litellm reports a missing OpenAI key as an InternalServerError (the openai client refuses to start
+# without one), which looks temporary; its text is the only sign.
+_MISSING_KEY_RE = re.compile(r"missing credentials|api[_ ]?key", re.IGNORECASE)
+
+
+def setup_error(exc: Exception, model: str) -> str | None:
+    """The message for a provider error that no retry can cure, else None.
+
+    Such errors: authentication or permission refused (401, 403), the model unknown to the
+    provider (404), a model string litellm maps to no provider, and a missing API key that litellm
+    reports as a server error. The message names the model, the provider, the environment
+    variable(s) litellm reads the key from (`litellm.validate_environment`) and whether they are
+    set, then the provider's own error.
+    """
+    litellm = providers.litellm_module()
+    original = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in str(exc):
+        return (f"{model}: litellm knows no provider for this model string; write it as <provider>/<model>, "
+                f"for example openai/gpt-4.1-mini ({original.splitlines()[0]})")
+    if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
+        what = "the provider refused the credentials"
+    elif isinstance(exc, litellm.NotFoundError):
+        what = "the provider does not know this model (check the model name)"
+    elif isinstance(exc, (litellm.InternalServerError, litellm.APIConnectionError)) and _MISSING_KEY_RE.search(str(exc)):
+        what = "no API key"
+    else:
+        return None
+    missing = list(litellm.validate_environment(model=model).get("missing_keys") or [])
+    if what == "no API key" and not missing:
+        return None  # the key is there: a server error that merely mentions keys
+    try:
+        provider = litellm.get_llm_provider(model)[1]
+    except litellm.BadRequestError:
+        provider = "unknown"
+    if missing:
+        key = f"set the environment variable {' or '.join(missing)} (not set here)"
+    else:
+        key = f"the key is read from the provider's environment variable ({_key_names(provider)}), which is set: check its value and the account's access to the model"
+    return f"{model} (provider {provider}): {what}; {key} ({original})"
+
+
+def _key_names(provider: str) -> str:
+    """The usual key variable of `provider` (litellm's convention: <PROVIDER>_API_KEY)."""
+    return f"{provider.upper().replace('-', '_')}_API_KEY"

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
-from frames_cli.errors import BudgetExceeded, ConfigError
+from frames_cli.errors import BudgetExceeded, ConfigError, Location, ModelSetupError
 from frames_cli.llm import providers
 from frames_cli.llm.audit import AuditLog, Redactor
 from frames_cli.llm.cache import ResponseCache, request_key
@@ -51,8 +51,9 @@ class ModelClient:
     `ledger.json` is not written: a `frames eval --jobs` worker, whose totals the parent merges.
 
     Failures are replies with `error`, never exceptions; the exceptions are BudgetExceeded (raised
-    by `gather`/`chat_many` once in-flight calls are finished and recorded) and ConfigError (no
-    model for a role, or more than 240 calls in flight per worker process). After `close()`,
+    by `gather`/`chat_many` once in-flight calls are finished and recorded), ModelSetupError (a
+    provider refused the credentials or does not know the model: not retried, raised the same way)
+    and ConfigError (no model for a role, or more than 240 calls in flight per worker process). After `close()`,
     every request and call fails ("closed").
     """
 
@@ -85,6 +86,8 @@ class ModelClient:
         self._closed = False
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
         self._schema_support: dict[str, bool] = {}
+        # model → the setup error (credentials, unknown model) its first failed call got
+        self._refused: dict[str, str] = {}
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -306,6 +309,8 @@ class ModelClient:
 
         Raises:
             BudgetExceeded: before a call, when the budget is spent.
+            ModelSetupError: the provider refused the credentials or does not know the model (not
+                retried; later requests for the same model raise it without a call).
         """
         llm = self.config.llm
         spool = model.startswith(providers.SPOOL_PREFIX + "/")
@@ -313,11 +318,15 @@ class ModelClient:
         max_retries = 0 if spool else llm.max_retries
         attempt = calls = 0
         while True:
+            self._raise_if_refused(request, model)
             self.ledger.check()
             outcome = self._complete(request, model, messages, attempt, timeout, usage)
             calls += 1
             if outcome.error is None:
                 return outcome, calls
+            if outcome.setup:
+                self._refused.setdefault(model, self._redact(outcome.error))
+                self._raise_if_refused(request, model)
             if not outcome.retriable:
                 return replace(outcome, error=self._redact(f"{model}: {outcome.error}")), calls
             if outcome.lost:
@@ -327,6 +336,13 @@ class ModelClient:
             attempt += 1
             delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - 1))
             time.sleep(delay / 2 + random.uniform(0, delay / 2))
+
+    def _raise_if_refused(self, request: ChatRequest, model: str) -> None:
+        """Raise ModelSetupError when an earlier call of `model` was refused for good (no call is made)."""
+        refused = self._refused.get(model)
+        if refused is not None:
+            self.ledger.record_failed(request.role)
+            raise ModelSetupError(f"models.{request.role}: {refused}", Location(self.workspace.config_path))
 
     def _complete(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], attempt: int, timeout: float, usage: Usage) -> CallOutcome:
         """One litellm call (worker thread); records ledger and audit whatever the outcome.

@@ -1,0 +1,56 @@
+"""What evolve's S0 leaves out: skills of the base commit that do not load, and uncommitted skill edits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+
+from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR, SkillSet, left_out_message
+
+if TYPE_CHECKING:
+    from frames_cli.workspace.layout import Workspace
+
+
+def base_warnings(ws: Workspace, base_files: Mapping[str, bytes], base: str) -> list[str]:
+    """One line per thing a user must hear before a run on `base` starts (empty when none).
+
+    - Skill files of the base commit that do not load: the run leaves them out of S0 (and keeps
+      them in every candidate commit unchanged), it does not refuse the whole set.
+    - `skills/` in the working tree differs from the base commit: evolve reads S0 from the commit,
+      so an uncommitted edit, a new skill not yet added, or a deleted one is not part of the run.
+
+    Args:
+        base_files: `{"skills/<name>/SKILL.md": bytes, ...}` of the base commit (GitStore.read_files).
+        base: the base commit's sha (shown shortened).
+    """
+    out = []
+    skills, dropped = SkillSet.load_valid(base_files, base=Path(f"{base[:12]}:"))
+    if dropped:
+        out.append(left_out_message(dropped, len(skills)))
+    drift = skills_drift(base_files, SkillSet.read_dir(ws.skills_dir))
+    if drift:
+        out.append(f"warning: skills/ in the working tree differs from the base commit {base[:12]} that this run reads "
+                   f"({'; '.join(drift)}): commit the skills for the run to see them")
+    return out
+
+
+def skills_drift(base_files: Mapping[str, bytes], tree_files: Mapping[str, bytes]) -> list[str]:
+    """How the working tree's SKILL.md files differ from the base commit's, one phrase per kind.
+
+    Both maps are `{"skills/<folder>/SKILL.md": bytes}`; other files of a skill folder are not
+    compared (evolve reads only SKILL.md). Returns phrases such as "edited: a, b", "not committed: c",
+    "deleted: d"; empty when the two agree byte for byte.
+    """
+    base = {_folder(p): data for p, data in base_files.items() if _folder(p)}
+    tree = {_folder(p): data for p, data in tree_files.items() if _folder(p)}
+    kinds = (
+        ("edited", sorted(n for n in base.keys() & tree.keys() if base[n] != tree[n])),
+        ("not committed", sorted(tree.keys() - base.keys())),
+        ("deleted", sorted(base.keys() - tree.keys())),
+    )
+    return [f"{kind}: {', '.join(names)}" for kind, names in kinds if names]
+
+
+def _folder(path: str) -> str | None:
+    parts = path.split("/")
+    return parts[1] if len(parts) == 3 and parts[0] == SKILLS_DIR and parts[2] == SKILL_FILE else None
