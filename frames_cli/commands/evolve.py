@@ -105,10 +105,16 @@ class _Progress:
         self.bar.__exit__(*exc)
 
     def event(self, message: str) -> None:
-        """A loop event: printed, and the bar restarts for the evaluation it may announce."""
+        """A loop event: printed, and the bar restarts for the evaluation it may announce.
+
+        Warnings are printed with `--json` too (on stderr, so the JSON stays clean). Events carry
+        case and category names, so they are printed without rich markup.
+        """
         if self.quiet:
+            if message.startswith("warning:"):
+                self.console.print(message, markup=False, highlight=False, soft_wrap=True)
             return
-        self.console.print(message, style="dim")
+        self.console.print(message, style="dim", markup=False, highlight=False)
         if self.task is not None:
             self.bar.remove_task(self.task)
         self.task = self.bar.add_task(message, total=None)

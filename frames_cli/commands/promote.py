@@ -62,7 +62,9 @@ def register(app: typer.Typer) -> None:
         override, by = None, None
         if not cand.gate_passed:
             failed = cand.failed_categories()
-            why = f"below the floor in {', '.join(failed)}" if failed else "not gated"
+            broken = cand.gate_details.get("must_pass_broken") or []
+            reasons = [f"below the floor in {', '.join(failed)}" if failed else "", f"must-pass case(s) failed: {', '.join(broken)}" if broken else ""]
+            why = "; ".join(r for r in reasons if r) or "not gated"
             if override_gate is None or cand.gate_passed is None:
                 then = "or accept it with --override-gate REASON" if cand.gate_passed is False else "without a gate verdict there is nothing to override"
                 raise InputError(f"{spec} did not pass the gate ({why}); see `frames review {spec}`, {then}")

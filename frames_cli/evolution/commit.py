@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.evolution.checkpoint import RoundRecord
 from frames_cli.evolution.consensus import Blueprint
+from frames_cli.evolution.gate import gate_detail
 from frames_cli.evolution.records import BASE_ID, Candidate, RunState, candidate_ref, review_branch
 
 if TYPE_CHECKING:
@@ -62,9 +63,9 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
     lines.append(f"- overall: {_pct(s0.pass_rate)} → {_pct(parent.pass_rate)} → {_pct(child.pass_rate)}")
     lines.append(f"Mean tokens per case: {s0.mean_tokens:.0f} → {parent.mean_tokens:.0f} → {child.mean_tokens:.0f}")
     gate = child.gate_details
-    failed = [c["category"] for c in gate.get("checks", []) if not c["passed"]]
-    detail = f"below (1 − ε)·S0 in {', '.join(failed)}" if failed else "every category at or above (1 − ε)·S0"
-    lines.append(f"Gate (PR_c(child) ≥ (1 − ε)·PR_c(S0), ε = {gate.get('tolerance', 0):g}): {verdict}, {detail}")
+    detail = gate_detail(gate)
+    rule = " and a significant drop (noise-aware)" if gate.get("rule") == "noise-aware" else ""
+    lines.append(f"Gate (PR_c(child) ≥ (1 − ε)·PR_c(S0){rule}, ε = {gate.get('tolerance', 0):g}): {verdict}, {detail}")
     trailers = {
         "Frames-Run": state.run_id,
         "Frames-Parent": f"{parent.id} {parent.commit}",

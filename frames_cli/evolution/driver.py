@@ -129,6 +129,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         on_event(f"{'resuming' if resumed else 'starting'} run {run_id} on {state.base[:12]} ({len(memory.eval_case_ids)} cases)")
         for line in base_warnings(ws, base_files, state.base):
             on_event(line)
+        warning = _small_categories(cases, memory.eval_case_ids, settings)
+        if warning:
+            on_event(warning)
         if resumed:
             changed = _changed_since(state, snapshot, cases.values())
             if changed:
@@ -306,10 +309,20 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",
         stop=StopRequest(ws.state_dir / STOP_FILE),
-        gate=PerCategoryGate(settings.tolerance),
+        gate=PerCategoryGate(settings.tolerance, settings.gate, settings.gate_alpha),
         on_event=on_event,
     )
     return ctx, pool
+
+
+def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> str | None:
+    """The warning naming every category of the gated cases too small to judge, or None (before any model call)."""
+    from frames_cli.evolution.gate import small_categories_warning, too_small_categories
+
+    counts: dict[str, int] = {}
+    for cid in gated:
+        counts[cases[cid].category] = counts.get(cases[cid].category, 0) + 1
+    return small_categories_warning(too_small_categories(counts, settings.samples, settings.gate_alpha), settings.samples, settings.gate)
 
 
 def _require_models(ws: Workspace, config: FramesConfig, cases: Iterable[Case]) -> None:

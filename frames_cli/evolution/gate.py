@@ -1,85 +1,293 @@
-"""The acceptance gate: Gate protocol and the per-category non-regression gate against S0."""
+"""The acceptance gate: a child against S0 case by case, per category, by the paper's rule or the noise-aware one.
+
+Both rules keep the FRAMES floor check, PR_c(child) ≥ (1 − ε)·PR_c(S0) for every category c
+(arXiv 2608.01772). The noise-aware rule rejects a category only when, besides falling below its
+floor, its drop is significant in the exact paired test of evolution/paired_test.py at level
+α / m (Bonferroni over the m categories of S0): one flip of a noisy case explains no rejection, and
+a drop the data shows is never accepted. Must-pass cases reject under either rule. The choice and
+its sources are in docs/DECISIONS.md.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from frames_cli.evolution.paired_test import cases_needed, upper_p_value
 
 # Absorbs float noise in (1 − ε)·PR so that a child equal to S0 passes with ε = 0.
 _SLACK = 1e-12
+#: The rules `evolution.gate` may name.
+GATE_RULES = ("paper", "noise-aware")
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One case's results in one evaluation.
+
+    Attributes:
+        category: the case's category.
+        passes: one bool per sample, in sample order (k = len(passes)).
+        must_pass: the case file marks it must-pass (itself or its whole category).
+    """
+
+    category: str
+    passes: tuple[bool, ...]
+    must_pass: bool = False
+
+    @property
+    def passed(self) -> int:
+        """Samples passed (0..k)."""
+        return sum(self.passes)
+
+
+#: case id → its outcome: what the gate compares.
+Outcomes = Mapping[str, CaseOutcome]
+
+
+def outcomes_from_results(results: Iterable[Mapping[str, Any]], must_pass: Iterable[str] = ()) -> dict[str, CaseOutcome]:
+    """Per-case outcomes from result records ({case_id, category, sample, passed}, as in loop.Evaluation).
+
+    Samples are put in sample order; `must_pass` holds the ids of must-pass cases.
+    """
+    samples: dict[str, dict[int, bool]] = {}
+    categories: dict[str, str] = {}
+    for r in results:
+        samples.setdefault(r["case_id"], {})[int(r["sample"])] = bool(r["passed"])
+        categories[r["case_id"]] = r["category"]
+    marked = set(must_pass)
+    return {
+        cid: CaseOutcome(categories[cid], tuple(by[s] for s in sorted(by)), cid in marked)
+        for cid, by in samples.items()
+    }
 
 
 @dataclass(frozen=True)
 class CategoryCheck:
-    """The gate's verdict on one category. Rates are 0..1; `floor` = (1 − ε)·baseline."""
+    """The gate's verdict on one category.
+
+    Attributes:
+        baseline / child: pass rates (0..1) over the category's cases and samples; `child` is None
+            when the child has no result in the category.
+        floor: (1 − ε)·baseline.
+        passed: the category passes under the gate's rule.
+        n: cases compared; samples: k per case.
+        pass_to_fail / fail_to_pass: ids of cases the child passed in fewer / more samples than S0.
+        p_value: one-sided exact p-value of the child being worse than S0 (paired_test.upper_p_value).
+        too_small: the category has fewer cases than the test needs to ever reach α / m at this k.
+        needed: cases the test needs to reach α / m at this k (paired_test.cases_needed).
+        why: one phrase saying what decided it.
+    """
 
     category: str
     baseline: float
     child: float | None
     floor: float
     passed: bool
+    n: int = 0
+    samples: int = 1
+    pass_to_fail: list[str] = field(default_factory=list)
+    fail_to_pass: list[str] = field(default_factory=list)
+    p_value: float | None = None
+    too_small: bool = False
+    needed: int = 0
+    why: str = ""
 
 
 @dataclass(frozen=True)
 class GateVerdict:
-    """Result of a gate: `passed` overall and one `CategoryCheck` per category (sorted by name)."""
+    """Result of a gate: `passed` overall, one `CategoryCheck` per category (sorted by name), and
+    the must-pass cases the child broke (those reject whatever the rates say).
+
+    Attributes:
+        rule: "paper" or "noise-aware"; alpha: the family-wise error rate of the noise-aware rule.
+        early_stop: set by evolution/early.py when the child was rejected before its evaluation
+            ended: {"evaluated": n, "skipped": [case ids], "reason": text}; None otherwise.
+    """
 
     passed: bool
     checks: list[CategoryCheck] = field(default_factory=list)
     tolerance: float = 0.0
+    rule: str = "paper"
+    alpha: float = 0.05
+    must_pass_broken: list[str] = field(default_factory=list)
+    early_stop: dict[str, Any] | None = None
 
     def failed_categories(self) -> list[str]:
-        """Names of the categories that fell below their floor."""
+        """Names of the categories the gate rejected."""
         return [c.category for c in self.checks if not c.passed]
 
     def summary(self) -> str:
         """One line for commit messages and tables, e.g. `pass (ε=0.05, 4 categories)`."""
+        head = f"ε={self.tolerance:g}" + (f", noise-aware α={self.alpha:g}" if self.rule == "noise-aware" else "")
         if self.passed:
-            return f"pass (ε={self.tolerance:g}, {len(self.checks)} categories)"
-        return f"fail (ε={self.tolerance:g}): below floor in " + ", ".join(self.failed_categories())
+            return f"pass ({head}, {len(self.checks)} categories)"
+        parts = []
+        if self.must_pass_broken:
+            parts.append("must-pass case(s) failed: " + ", ".join(self.must_pass_broken))
+        if self.failed_categories():
+            parts.append("below floor in " + ", ".join(self.failed_categories()))
+        text = f"fail ({head}): " + "; ".join(parts)
+        if self.early_stop:
+            text += f" (decided after {self.early_stop['evaluated']} results; {len(self.early_stop['skipped'])} cases skipped)"
+        return text
 
     def to_json(self) -> dict:
         """Plain-JSON form stored in run state and git notes."""
-        return {
+        out = {
             "passed": self.passed,
             "tolerance": self.tolerance,
-            "checks": [vars(c) for c in self.checks],
+            "rule": self.rule,
+            "alpha": self.alpha,
+            "must_pass_broken": list(self.must_pass_broken),
+            "checks": [asdict(c) for c in self.checks],
         }
+        if self.early_stop is not None:
+            out["early_stop"] = self.early_stop
+        return out
 
 
 class Gate(Protocol):
     """Decides whether an evaluated child may join the candidate pool.
 
-    Contract: `check` is pure (no I/O, inputs not mutated); both mappings are category → pass
-    rate in 0..1 measured on the same evaluation set; `baseline` is always the run's starting
-    skill set S0, never the parent, so regressions cannot accumulate over generations.
+    Contract: `check` is pure (no I/O, inputs not mutated); both mappings are case id → outcome on
+    the same evaluation set and samples; `baseline` is always the run's starting skill set S0,
+    never the parent, so regressions cannot accumulate over generations. The verdict may only get
+    better when a child passes more samples (early rejection relies on it).
     """
 
-    def check(self, baseline: Mapping[str, float], child: Mapping[str, float]) -> GateVerdict:
-        """Return the verdict; never raises on missing categories (a missing one fails)."""
+    def check(self, baseline: Outcomes, child: Outcomes) -> GateVerdict:
+        """Return the verdict; never raises on missing cases (a case the child lacks counts as failed)."""
         ...
 
 
 @dataclass(frozen=True)
 class PerCategoryGate:
-    """FRAMES gate (arXiv 2608.01772): for every category c, PR_c(child) ≥ (1 − ε)·PR_c(S0).
+    """The gate of frames: the FRAMES per-category floor, case-level flips, and must-pass cases.
 
     Attributes:
         tolerance: ε in 0..1, relative to S0's rate (0.05 = may lose 5 % of S0's rate).
+        rule: "paper" (the floor alone decides) or "noise-aware" (the floor and the exact test).
+        alpha: noise-aware only: the chance, over all categories, of rejecting a child as good as S0.
     """
 
     tolerance: float
+    rule: str = "paper"
+    alpha: float = 0.05
 
-    def check(self, baseline: Mapping[str, float], child: Mapping[str, float]) -> GateVerdict:
-        """Check every category of `baseline`; a category the child was not scored on fails.
+    def __post_init__(self) -> None:
+        if self.rule not in GATE_RULES:
+            raise ValueError(f"unknown gate rule {self.rule!r} (known: {', '.join(GATE_RULES)})")
 
-        Categories only the child has (cases added after S0 was scored cannot occur within one
-        run) have no floor and are not checked.
+    def check(self, baseline: Outcomes, child: Outcomes) -> GateVerdict:
+        """Check every category of `baseline` on its cases; categories only the child has are not checked.
+
+        Raises:
+            ValueError: a case has a different number of samples in the two outcomes.
         """
-        checks = []
-        for category in sorted(baseline):
-            floor = (1.0 - self.tolerance) * baseline[category]
-            rate = child.get(category)
-            passed = rate is not None and rate >= floor - _SLACK
-            checks.append(CategoryCheck(category, baseline[category], rate, floor, passed))
-        return GateVerdict(all(c.passed for c in checks), checks, self.tolerance)
+        by_category: dict[str, list[str]] = {}
+        for cid, outcome in baseline.items():
+            by_category.setdefault(outcome.category, []).append(cid)
+        threshold = self.alpha / max(1, len(by_category))
+        checks = [self._category(cat, sorted(ids), baseline, child, threshold) for cat, ids in sorted(by_category.items())]
+        broken = sorted(
+            cid for cid, base in baseline.items()
+            if (base.must_pass or (cid in child and child[cid].must_pass)) and _passes(child, cid, base) < base.passed
+        )
+        passed = all(c.passed for c in checks) and not broken
+        return GateVerdict(passed, checks, self.tolerance, self.rule, self.alpha, broken)
+
+    def _category(self, category: str, ids: list[str], baseline: Outcomes, child: Outcomes, threshold: float) -> CategoryCheck:
+        k = len(baseline[ids[0]].passes)
+        strata = []
+        for cid in ids:
+            if len(baseline[cid].passes) != k or (cid in child and len(child[cid].passes) != k):
+                raise ValueError(f"case {cid}: the gate compares equal numbers of samples (k = {k})")
+            strata.append((baseline[cid].passed, _passes(child, cid, baseline[cid])))
+        base_rate = sum(a for a, _ in strata) / (k * len(ids))
+        seen = any(cid in child for cid in ids)
+        child_rate = sum(b for _, b in strata) / (k * len(ids)) if seen else None
+        floor = (1.0 - self.tolerance) * base_rate
+        below = child_rate is None or child_rate < floor - _SLACK
+        p = upper_p_value(strata, k)
+        needed = cases_needed(k, threshold)
+        if not below:
+            passed, why = True, "at or above the floor"
+        elif child_rate is None:
+            passed, why = False, "no result in this category"
+        elif self.rule == "paper":
+            passed, why = False, "below the floor"
+        elif p <= threshold:
+            passed, why = False, f"below the floor and a significant drop (p = {p:.2g} ≤ α/m = {threshold:.2g})"
+        else:
+            passed, why = True, f"below the floor, but noise explains it (p = {p:.2g} > α/m = {threshold:.2g})"
+        return CategoryCheck(
+            category, base_rate, child_rate, floor, passed, len(ids), k,
+            pass_to_fail=[cid for cid, (a, b) in zip(ids, strata) if b < a],
+            fail_to_pass=[cid for cid, (a, b) in zip(ids, strata) if b > a],
+            p_value=p, too_small=len(ids) < needed, needed=needed, why=why,
+        )
+
+
+def _passes(child: Outcomes, cid: str, base: CaseOutcome) -> int:
+    """The child's passes on case `cid` (0 when it has no result for it)."""
+    return child[cid].passed if cid in child else 0
+
+
+@dataclass(frozen=True)
+class SmallCategory:
+    """A category too small for the exact test to ever show a drop: `n` cases, `needed` at k samples."""
+
+    category: str
+    n: int
+    needed: int
+
+
+def too_small_categories(categories: Mapping[str, int], samples: int, alpha: float) -> list[SmallCategory]:
+    """The categories (name → number of cases) with fewer cases than the exact test needs at level
+    α / m (m = number of categories) with `samples` per case, sorted by name.
+
+    Known before any model call: the bound is S0 passing every sample and the child none.
+    """
+    threshold = alpha / max(1, len(categories))
+    needed = cases_needed(samples, threshold)
+    return [SmallCategory(cat, n, needed) for cat, n in sorted(categories.items()) if n < needed]
+
+
+def small_categories_warning(small: list[SmallCategory], samples: int, rule: str) -> str | None:
+    """One warning line naming every too-small category and the cases it needs; None when there are none."""
+    if not small:
+        return None
+    names = ", ".join(f"{s.category} ({s.n} cases, needs {s.needed})" for s in small)
+    consequence = (
+        "the noise-aware gate cannot show a drop in them, so only must-pass cases can reject a child there"
+        if rule == "noise-aware"
+        else "one flip of a noisy case can decide their verdict"
+    )
+    return (f"warning: categories too small to judge at k = {samples} sample(s): {names}; {consequence}. "
+            "Add cases to them or raise eval.samples")
+
+
+def gate_detail(gate: Mapping[str, Any]) -> str:
+    """What decided a verdict (its `to_json()` form, older runs' too), in one phrase for commit
+    messages and reviews: the failing categories, the broken must-pass cases, the drops the
+    noise-aware rule put down to noise, and an early stop."""
+    checks = gate.get("checks", [])
+    parts = []
+    broken = gate.get("must_pass_broken") or []
+    if broken:
+        parts.append("must-pass case(s) turned from pass to fail: " + ", ".join(broken))
+    failed = [c["category"] for c in checks if not c["passed"]]
+    if failed:
+        parts.append("below (1 − ε)·S0 in " + ", ".join(failed))
+    excused = [f"{c['category']} (p = {c['p_value']:.2g})" for c in checks if c["passed"] and c.get("child") is not None
+               and c["child"] < c["floor"] - _SLACK]
+    if excused:
+        parts.append("below the floor but within noise: " + ", ".join(excused))
+    if not failed and not broken:
+        parts.insert(0, "every category at or above (1 − ε)·S0" if not excused else "no significant drop")
+    early = gate.get("early_stop")
+    if early:
+        parts.append(f"decided early: {len(early['skipped'])} case(s) not evaluated ({early['reason']})")
+    return "; ".join(parts)

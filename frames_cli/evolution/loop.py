@@ -16,7 +16,7 @@ from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, RoundRecor
 from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
 from frames_cli.evolution.diagnose import DiagnoserResult, Failure, diagnose, make_batches
 from frames_cli.evolution.front import FrontPoint, pareto_front
-from frames_cli.evolution.gate import Gate
+from frames_cli.evolution.gate import Gate, Outcomes, outcomes_from_results
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, candidate_id, utc_now
 from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, rewrite
 from frames_cli.evolution.selection import RoundRobinSelector, Selector
@@ -40,7 +40,8 @@ class Settings:
 
     `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); `retrieval` is
     `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
-    retrieval); the rest mean what their config fields say.
+    retrieval); `gate` and `gate_alpha` take the defaults of frames.yaml in runs
+    started before they existed; the rest mean what their config fields say.
     """
 
     max_rounds: int
@@ -56,6 +57,8 @@ class Settings:
     seed: int
     samples: int
     retrieval: dict = dataclasses.field(default_factory=dict)
+    gate: str = "paper"
+    gate_alpha: float = 0.05
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -79,6 +82,8 @@ class Settings:
             seed=ev.seed,
             samples=config.eval.samples,
             retrieval=dataclasses.asdict(ev.retrieval),
+            gate=ev.gate,
+            gate_alpha=ev.gate_alpha,
         )
 
     def to_json(self) -> dict:
@@ -375,11 +380,10 @@ class EvolutionRun:
         r.child = cid
 
     def stage_gate(self, r: RoundRecord) -> None:
-        """Gate the child against S0 per category (never against the parent)."""
+        """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        base = self.state.candidate(BASE_ID).per_category
-        verdict = self.ctx.gate.check(base, self._evaluation(r.child).per_category)
+        verdict = self.ctx.gate.check(self._outcomes(BASE_ID), self._outcomes(r.child))
         r.gate = verdict.to_json()
         self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
 
@@ -444,6 +448,12 @@ class EvolutionRun:
 
     def _evaluation(self, cid: str) -> Evaluation:
         return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
+
+    def _outcomes(self, cid: str) -> Outcomes:
+        """Candidate `cid`'s per-case outcomes, with the must-pass marks of the case files."""
+        from frames_cli.formats.case import must_pass_ids
+
+        return outcomes_from_results(self._evaluation(cid).results, must_pass_ids(self.ctx.cases.values()))
 
     def _files(self, cid: str) -> dict[str, bytes]:
         """The skills/ files of candidate `cid` (read from its commit)."""

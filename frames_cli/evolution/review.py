@@ -11,6 +11,7 @@ from typing import Any
 from frames_cli.errors import InputError
 from frames_cli.evolution.commit import gate_overrides
 from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, tokens
+from frames_cli.evolution.gate import gate_detail
 from frames_cli.evolution.menu import changed_skill_names
 from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.gitstore.store import SKILLS_PREFIX, DiffStat, GitStore
@@ -146,33 +147,41 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
     """Per-category results: S0, parent, candidate, the gate floor and verdict; then overall and tokens."""
     cand, parent, base = review.candidate, review.parent, review.base
     checks = {c["category"]: c for c in cand.gate_details.get("checks", [])}
-    header = ["category", "S0", f"parent {parent.id}" if parent else "parent", cand.id, "floor (1−ε)·S0", "gate"]
+    header = ["category", "S0", f"parent {parent.id}" if parent else "parent", cand.id, "floor (1−ε)·S0", "gate", "cases worse / better of n (p)"]
     rows = []
     for cat in sorted(set(base.per_category) | set(cand.per_category)):
         check = checks.get(cat)
         verdict = "—" if check is None else ("pass" if check["passed"] else "**FAIL**")
         parent_rate = pct(parent.per_category.get(cat)) if parent else "—"
         floor = pct(check["floor"]) if check else "—"
-        rows.append([cat, pct(base.per_category.get(cat)), parent_rate, pct(cand.per_category.get(cat)), floor, verdict])
+        rows.append([cat, pct(base.per_category.get(cat)), parent_rate, pct(cand.per_category.get(cat)), floor, verdict, _flips(check)])
     parent_overall = pct(parent.pass_rate) if parent else "—"
-    rows.append(["**overall**", pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", ""])
+    rows.append(["**overall**", pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", "", ""])
     parent_tokens = tokens(parent.mean_tokens) if parent else "—"
-    rows.append(["tokens/case", tokens(base.mean_tokens), parent_tokens, tokens(cand.mean_tokens), "", ""])
+    rows.append(["tokens/case", tokens(base.mean_tokens), parent_tokens, tokens(cand.mean_tokens), "", "", ""])
     return header, rows
 
 
+def _flips(check: dict | None) -> str:
+    """A category's case-level comparison, `2 / 1 of 5 (p 0.31)`; "—" for checks of older runs."""
+    if not check or "pass_to_fail" not in check:
+        return "—"
+    small = ", too few cases" if check.get("too_small") else ""
+    return f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p {check['p_value']:.2g}{small})"
+
+
 def gate_line(cand: Candidate) -> str:
-    """One line: the gate verdict with ε and the failing categories."""
+    """One line: the gate verdict with ε, and what decided it (failing categories, must-pass cases, noise)."""
     if cand.parent_id is None:
         return "S0 is the baseline; it is not gated"
     if not cand.gate_details and cand.gate_passed is None:
         return "not gated yet"
     eps = cand.gate_details.get("tolerance")
-    failed = cand.failed_categories()
     rule = f"PR_c(child) ≥ (1 − ε)·PR_c(S0), ε = {eps:g}" if eps is not None else "PR_c(child) ≥ (1 − ε)·PR_c(S0)"
-    if cand.gate_passed:
-        return f"**pass** — every category at or above its floor ({rule})"
-    return f"**FAIL** — below the floor in {', '.join(failed) or 'some category'} ({rule})"
+    if cand.gate_details.get("rule") == "noise-aware":
+        rule += f"; noise-aware: a drop rejects only when significant, α = {cand.gate_details.get('alpha', 0.05):g} over all categories"
+    detail = md_text(gate_detail(cand.gate_details)) if cand.gate_details else "no details recorded"
+    return f"**{'pass' if cand.gate_passed else 'FAIL'}** — {detail} ({rule})"
 
 
 def review_markdown(review: Review) -> str:

@@ -18,6 +18,8 @@ case object per line (``cases/*.jsonl``). One record::
     generated: false
     reviewed: true
     also_from: []               # the same case found in other sources
+    must_pass: true             # optional: the gate rejects any child that breaks this case;
+                                # `category` marks every case of its category must-pass
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 _CaseDumper.add_representer(str, _str_representer)
 
-CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from")
+CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from", "must_pass")
 TASK_KEYS = ("input", "expected", "check", "answer_format")
 DIAGNOSIS_KEYS = ("symptom", "cause", "notes", "trajectory", "evidence")
 _REQUIRED = ("id", "category", "task")
@@ -132,7 +134,11 @@ class AgentCase:
 
 @dataclass
 class Case:
-    """One case f = (m, t); `location` is where it was read and is never written back."""
+    """One case f = (m, t); `location` is where it was read and is never written back.
+
+    `must_pass`: False, True (no child may turn this case from pass to fail) or "category" (the
+    same for every case of its category); see `must_pass_ids`.
+    """
 
     id: str
     category: str
@@ -144,6 +150,7 @@ class Case:
     generated: bool = False
     reviewed: bool = True
     also_from: list[Source] = field(default_factory=list)
+    must_pass: bool | str = False
     location: Location | None = field(default=None, compare=False)
 
     def agent_view(self) -> AgentCase:
@@ -151,8 +158,9 @@ class Case:
         return AgentCase(self.id, self.task.input, self.task.answer_format)
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as written to a case file (key order fixed, `location` left out)."""
-        return {
+        """The record as written to a case file (key order fixed, `location` left out; `must_pass`
+        only when set, so files without it are written as they were)."""
+        record = {
             "id": self.id,
             "category": self.category,
             "source": {"kind": self.source.kind, "ref": self.source.ref},
@@ -175,6 +183,9 @@ class Case:
             "reviewed": self.reviewed,
             "also_from": [{"kind": s.kind, "ref": s.ref} for s in self.also_from],
         }
+        if self.must_pass is not False:
+            record["must_pass"] = self.must_pass
+        return record
 
 
 class _RecordError(Exception):
@@ -300,8 +311,23 @@ def _case(record: Any, location: Location | None) -> Case:
             _source(s, "also_from[]", ("also_from",))
             for s in _want(record.get("also_from", []), list, "also_from", ("also_from",))
         ],
+        must_pass=_must_pass(record.get("must_pass", False)),
         location=location,
     )
+
+
+def _must_pass(value: Any) -> bool | str:
+    if isinstance(value, bool) or value == "category":
+        return value
+    raise _RecordError(f"`must_pass` must be true, false or `category`, got {value!r}", ("must_pass",))
+
+
+def must_pass_ids(cases: Iterable[Case]) -> set[str]:
+    """Ids of the must-pass cases: those marked `must_pass: true`, and every case of a category in
+    which some case is marked `must_pass: category`."""
+    cases = list(cases)
+    whole = {c.category for c in cases if c.must_pass == "category"}
+    return {c.id for c in cases if c.must_pass is True or c.category in whole}
 
 
 def _key_line(node: yaml.Node, key: tuple[str, ...]) -> int:

@@ -94,6 +94,11 @@ class EvolutionConfig:
     batch_size: int | str = _f(8, "B: failing cases per diagnoser batch, or `all`", min=1)
     vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1)
     tolerance: float = _f(0.05, "ε: relative per-category tolerance of the gate against S0", min=0.0, max=1.0)
+    gate: str = _f(
+        "paper", "gate rule: `paper` (below (1 − ε)·S0 rejects) or `noise-aware` (rejects only a drop an exact paired test finds significant)",
+        choices=("paper", "noise-aware"),
+    )
+    gate_alpha: float = _f(0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0)
     regression_sample: int = _f(100, "regression-pool cases sampled into each evaluation", min=0)
     anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0)
     rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0)

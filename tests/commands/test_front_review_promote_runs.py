@@ -254,7 +254,7 @@ def test_review_markdown_has_what_a_reviewer_needs(world):
 
 def test_review_of_a_rejected_candidate_shows_the_failed_category_and_stale_policy(world):
     text = review_markdown_of(world, f"{RUN}/r1c2")
-    assert "**FAIL** — below the floor in refund" in text
+    assert "**FAIL** — below (1 − ε)·S0 in refund" in text
     assert "| refund | 75.0% | 75.0% | 50.0% | 71.2% | **FAIL** |" in text
     assert "policies/airline.md:8 Airline Policy > Refund (policy text changed since)" in text
 

@@ -1,37 +1,167 @@
-"""Per-category gate against S0 (FRAMES): PR_c(child) ≥ (1 − ε)·PR_c(S0) for every category c."""
+"""The gate against S0 (FRAMES): the per-category floor, case-level flips, the noise-aware rule, must-pass cases.
+
+Invariants:
+1. The paper rule rejects exactly the categories below (1 − ε)·PR_c(S0).
+2. The noise-aware rule rejects a category only when it is below its floor and its drop is significant.
+3. A must-pass case that went from pass to fail rejects the child under either rule, and is named.
+4. The warning before a run names every too-small category and the cases it needs.
+5. The exact test equals its definition (enumeration of every split) and McNemar's test at k = 1.
+"""
 
 from __future__ import annotations
 
-from frames_cli.evolution.gate import PerCategoryGate
+import itertools
+import math
+import random
 
-S0 = {"cancel": 0.50, "baggage": 0.80, "refuse": 0.60}
+import pytest
+
+from frames_cli.evolution.gate import (
+    CaseOutcome,
+    PerCategoryGate,
+    outcomes_from_results,
+    small_categories_warning,
+    too_small_categories,
+)
+from frames_cli.evolution.paired_test import cases_needed, upper_p_value
+
+
+def outcomes(spec: dict[str, list[str]], must_pass: set[str] = frozenset()) -> dict[str, CaseOutcome]:
+    """{category: ["1", "0", "110", ...]} → outcomes; one string per case, one digit per sample."""
+    out = {}
+    for cat, cases in spec.items():
+        for i, bits in enumerate(cases):
+            cid = f"{cat}-{i}"
+            out[cid] = CaseOutcome(cat, tuple(b == "1" for b in bits), cid in must_pass)
+    return out
+
+
+S0 = outcomes({"cancel": ["1", "0"], "baggage": ["1"] * 4 + ["0"], "refuse": ["1"] * 3 + ["0"] * 2})
 
 
 def test_child_better_overall_but_one_category_beyond_tolerance_is_rejected():
-    child = {"cancel": 1.00, "baggage": 0.70, "refuse": 0.90}  # overall up, baggage −12.5 % relative
+    child = outcomes({"cancel": ["1", "1"], "baggage": ["1"] * 3 + ["0", "0"], "refuse": ["1"] * 4 + ["0"]})
     verdict = PerCategoryGate(0.05).check(S0, child)
     assert not verdict.passed
     assert verdict.failed_categories() == ["baggage"]
     assert "baggage" in verdict.summary()
+    baggage = next(c for c in verdict.checks if c.category == "baggage")
+    assert baggage.pass_to_fail == ["baggage-3"] and baggage.fail_to_pass == []
+    assert (baggage.baseline, baggage.child, baggage.n) == (0.8, 0.6, 5)
 
 
-def test_drop_within_tolerance_passes_and_floor_is_relative_to_s0():
-    child = {"cancel": 0.50, "baggage": 0.76, "refuse": 0.60}  # 0.76 = 0.95 · 0.80 exactly
-    verdict = PerCategoryGate(0.05).check(S0, child)
-    assert verdict.passed
-    floors = {c.category: c.floor for c in verdict.checks}
-    assert abs(floors["baggage"] - 0.76) < 1e-12
-
-
-def test_zero_tolerance_accepts_equal_and_rejects_any_drop():
+def test_floor_is_relative_to_s0_and_zero_tolerance_accepts_equal():
     assert PerCategoryGate(0.0).check(S0, dict(S0)).passed
-    assert not PerCategoryGate(0.0).check(S0, {**S0, "refuse": 0.59}).passed
+    check = next(c for c in PerCategoryGate(0.25).check(S0, S0).checks if c.category == "baggage")
+    assert abs(check.floor - 0.6) < 1e-12
+    # baggage 0.8 → 0.6 is exactly the floor at ε = 0.25
+    child = outcomes({"cancel": ["1", "0"], "baggage": ["1"] * 3 + ["0", "0"], "refuse": ["1"] * 3 + ["0"] * 2})
+    assert PerCategoryGate(0.25).check(S0, child).passed
 
 
 def test_tolerance_one_accepts_a_collapsed_category():
-    assert PerCategoryGate(1.0).check(S0, {**S0, "cancel": 0.0}).passed
+    child = outcomes({"cancel": ["0", "0"], "baggage": ["1"] * 4 + ["0"], "refuse": ["1"] * 3 + ["0"] * 2})
+    assert PerCategoryGate(1.0).check(S0, child).passed
 
 
-def test_missing_category_fails():
-    verdict = PerCategoryGate(0.05).check(S0, {"cancel": 1.0, "baggage": 1.0})
+def test_missing_category_fails_and_missing_cases_count_as_failed():
+    child = {cid: o for cid, o in S0.items() if o.category != "refuse"}
+    verdict = PerCategoryGate(0.05).check(S0, child)
     assert verdict.failed_categories() == ["refuse"]
+    assert next(c for c in verdict.checks if c.category == "refuse").child is None
+    partial = {cid: o for cid, o in S0.items() if cid != "baggage-0"}
+    assert PerCategoryGate(0.05).check(S0, partial).failed_categories() == ["baggage"]
+
+
+def test_must_pass_flip_rejects_whatever_the_averages_say():
+    base = outcomes({"sanctions": ["1"] * 9 + ["0"]}, must_pass={"sanctions-2"})
+    # 9 → 9 passes (the rate is unchanged), but the must-pass case went from pass to fail.
+    child = outcomes({"sanctions": ["1", "1", "0"] + ["1"] * 6 + ["1"]}, must_pass={"sanctions-2"})
+    for rule in ("paper", "noise-aware"):
+        verdict = PerCategoryGate(0.05, rule).check(base, child)
+        assert not verdict.passed
+        assert verdict.failed_categories() == []
+        assert verdict.must_pass_broken == ["sanctions-2"]
+        assert "sanctions-2" in verdict.summary()
+    # A must-pass case that S0 failed too is no flip.
+    fine = outcomes({"sanctions": ["1"] * 9 + ["0"]}, must_pass={"sanctions-9"})
+    assert PerCategoryGate(0.05).check(fine, fine).passed
+
+
+def test_noise_aware_rule_does_not_reject_one_flip_of_a_noisy_case():
+    base = outcomes({"baggage": ["1", "1"], "cancel": ["1"] * 10})
+    child = outcomes({"baggage": ["1", "0"], "cancel": ["1"] * 10})
+    assert not PerCategoryGate(0.05, "paper").check(base, child).passed
+    verdict = PerCategoryGate(0.05, "noise-aware").check(base, child)
+    assert verdict.passed
+    baggage = next(c for c in verdict.checks if c.category == "baggage")
+    assert baggage.p_value == 0.5 and baggage.pass_to_fail == ["baggage-1"]
+    assert "noise explains it" in baggage.why
+
+
+def test_noise_aware_rule_rejects_a_drop_the_data_shows():
+    # 12 of 12 cases passed every one of 3 samples in S0; the child fails 6 of them in every sample.
+    base = outcomes({"refuse": ["111"] * 12, "book": ["111"] * 4})
+    child = outcomes({"refuse": ["111"] * 6 + ["000"] * 6, "book": ["111"] * 4})
+    verdict = PerCategoryGate(0.05, "noise-aware", alpha=0.05).check(base, child)
+    assert verdict.failed_categories() == ["refuse"]
+    refuse = next(c for c in verdict.checks if c.category == "refuse")
+    assert refuse.p_value == pytest.approx(20.0**-6)
+    assert "significant" in refuse.why
+
+
+def test_noise_aware_rule_never_rejects_above_the_floor():
+    base = outcomes({"refuse": ["1"] * 100})
+    child = outcomes({"refuse": ["1"] * 96 + ["0"] * 4})  # significant at α, but within ε = 5 %
+    assert PerCategoryGate(0.05, "noise-aware").check(base, child).passed
+
+
+def test_outcomes_from_results_orders_samples_and_marks_must_pass():
+    results = [
+        {"case_id": "a", "category": "c", "sample": 1, "passed": False},
+        {"case_id": "a", "category": "c", "sample": 0, "passed": True},
+        {"case_id": "b", "category": "c", "sample": 0, "passed": True},
+    ]
+    got = outcomes_from_results(results, {"b"})
+    assert got["a"] == CaseOutcome("c", (True, False), False)
+    assert got["b"].must_pass and got["b"].passed == 1
+
+
+def test_unequal_samples_are_refused():
+    with pytest.raises(ValueError, match="equal numbers of samples"):
+        PerCategoryGate(0.05).check(outcomes({"c": ["11"]}), outcomes({"c": ["1"]}))
+
+
+def test_warning_names_every_too_small_category_with_the_cases_it_needs():
+    counts = {"baggage": 2, "cancel": 3, "passengers": 3, "refuse": 8, "refuse-cancel": 10, "book": 7}
+    small = too_small_categories(counts, samples=1, alpha=0.05)
+    needed = cases_needed(1, 0.05 / len(counts))
+    assert needed == 7  # 2^-7 ≤ 0.05/6 < 2^-6
+    assert [s.category for s in small] == ["baggage", "cancel", "passengers"]
+    warning = small_categories_warning(small, 1, "noise-aware")
+    for s in small:
+        assert f"{s.category} ({s.n} cases, needs {needed})" in warning
+    assert "refuse" not in warning.replace("refuse-cancel", "")
+    assert small_categories_warning(too_small_categories(counts, samples=5, alpha=0.05), 5, "paper") is None
+
+
+def _enumerated_p(strata: list[tuple[int, int]], k: int) -> float:
+    """P(ΣA ≥ Σa) by enumerating every way to deal each case's 2k results between S0 and the child."""
+    observed = sum(a for a, _ in strata)
+    pools = []
+    for a, b in strata:
+        results = [1] * (a + b) + [0] * (2 * k - a - b)
+        pools.append([sum(results[i] for i in chosen) for chosen in itertools.combinations(range(2 * k), k)])
+    hits = sum(1 for combo in itertools.product(*pools) if sum(combo) >= observed)
+    return hits / math.prod(len(p) for p in pools)
+
+
+def test_exact_test_equals_its_definition_and_mcnemar():
+    rng = random.Random(7)
+    for _ in range(60):
+        k = rng.randint(1, 3)
+        strata = [(rng.randint(0, k), rng.randint(0, k)) for _ in range(rng.randint(1, 3))]
+        assert upper_p_value(strata, k) == pytest.approx(_enumerated_p(strata, k), abs=1e-12)
+    # McNemar's exact test: 5 losses, 1 win → P(Bin(6, ½) ≥ 5) = 7/64.
+    assert upper_p_value([(1, 0)] * 5 + [(0, 1)] + [(1, 1), (0, 0)], 1) == pytest.approx(7 / 64)
+    assert upper_p_value([(1, 1), (0, 0)], 1) == 1.0

@@ -165,3 +165,20 @@ def test_a_value_its_yaml_tag_cannot_hold_is_a_located_error(tmp_path: Path) -> 
     with pytest.raises(InputError) as info:
         load_cases([path])
     assert str(info.value) == f"{path}:4: invalid YAML: 'nonsense' cannot be read as timestamp"
+
+
+def test_must_pass_marks_a_case_or_its_whole_category(tmp_path: Path) -> None:
+    from frames_cli.formats.case import must_pass_ids
+
+    text = GOOD_YAML.replace("- id: c2\n", "- id: c2\n  must_pass: true\n") + (
+        "- id: c3\n  category: cancel\n  must_pass: category\n  task: {input: x, expected: y, check: exact}\n"
+    )
+    c1, c2, c3 = load_cases([write(tmp_path / "a.yaml", text)])
+    assert (c1.must_pass, c2.must_pass, c3.must_pass) == (False, True, "category")
+    assert must_pass_ids([c1, c2, c3]) == {"c1", "c2", "c3"}  # c1 shares c3's category
+    write_cases(tmp_path / "b.yaml", [c1, c2, c3])
+    again = load_cases([tmp_path / "b.yaml"])
+    assert [c.must_pass for c in again] == [False, True, "category"]
+    assert "must_pass" not in (tmp_path / "b.yaml").read_text(encoding="utf-8").split("- id: c2")[0]
+    with pytest.raises(InputError, match=r"a.yaml:13: `must_pass` must be true, false or `category`, got 'always'"):
+        load_cases([write(tmp_path / "a.yaml", text.replace("must_pass: true", "must_pass: always"))])

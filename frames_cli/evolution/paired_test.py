@@ -1,0 +1,78 @@
+"""The exact one-sided test behind the noise-aware gate: S0 and a child compared case by case on k samples each.
+
+Each case is a stratum with S0's passes a of k samples and the child's b of k. Under the null
+hypothesis "the child is no worse than S0 on this case" at its extreme, equality, the 2k results of
+a case are exchangeable, so given their total t = a + b, S0's share A is hypergeometric:
+P(A = x) = C(t, x)·C(2k − t, k − x) / C(2k, k). The cases of a category are independent, so the
+statistic ΣA has the convolution of those laws, and the one-sided p-value is P(ΣA ≥ Σa).
+
+This is the exact conditional test of a common effect over strata of 2×2 tables (the exact form
+of the Cochran–Mantel–Haenszel test; Mehta, Patel & Gray, JASA 80 (1985) 969–973). With k = 1 it is
+McNemar's exact test: only discordant cases (t = 1) vary, each a fair coin.
+
+The p-value only grows when a child's pass count grows (more child passes raise t, and a larger t
+makes A stochastically larger), which early rejection relies on (evolution/early.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+
+def _stratum_law(t: int, k: int) -> tuple[int, list[float]]:
+    """(lowest value of A, P(A = lowest + j) for j = 0, 1, ...) for a case with t passes in all of 2k."""
+    low, high = max(0, t - k), min(k, t)
+    total = math.comb(2 * k, k)
+    return low, [math.comb(t, x) * math.comb(2 * k - t, k - x) / total for x in range(low, high + 1)]
+
+
+def upper_p_value(strata: Iterable[tuple[int, int]], k: int) -> float:
+    """P(ΣA ≥ Σa) under the null, for `strata` of (a, b): S0's and the child's passes of k samples.
+
+    Cases that both passed or both failed in every sample (t = 0 or 2k) carry no information and
+    are skipped. Cost: about (varying cases)² · k² / 2 multiply-adds (k = 1 takes a binomial
+    shortcut).
+
+    Raises:
+        ValueError: k < 1, or a count outside 0..k.
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    observed, laws = 0, []
+    for a, b in strata:
+        if not (0 <= a <= k and 0 <= b <= k):
+            raise ValueError(f"passes ({a}, {b}) outside 0..{k}")
+        if 0 < a + b < 2 * k:
+            laws.append((a, a + b))
+    if not laws:
+        return 1.0
+    if k == 1:
+        # Only discordant cases remain: a sign test, P(Binomial(n, ½) ≥ losses).
+        n, losses = len(laws), sum(a for a, _ in laws)
+        return min(1.0, sum(math.comb(n, x) for x in range(losses, n + 1)) / 2**n)
+    offset, dist = 0, [1.0]
+    for a, t in laws:
+        observed += a
+        low, law = _stratum_law(t, k)
+        offset += low
+        merged = [0.0] * (len(dist) + len(law) - 1)
+        for i, p in enumerate(dist):
+            if p:
+                for j, q in enumerate(law):
+                    merged[i + j] += p * q
+        dist = merged
+    return min(1.0, sum(dist[max(0, observed - offset) :]))
+
+
+def cases_needed(k: int, threshold: float) -> int:
+    """The fewest cases at which the test can reach `threshold` at all: n with C(2k, k)^−n ≤ threshold.
+
+    That most extreme outcome is S0 passing every sample of every case and the child none.
+
+    Raises:
+        ValueError: k < 1 or threshold outside (0, 1].
+    """
+    if k < 1 or not 0 < threshold <= 1:
+        raise ValueError("k must be at least 1 and the threshold in (0, 1]")
+    return max(1, math.ceil(math.log(1 / threshold) / math.log(math.comb(2 * k, k)) - 1e-12))
