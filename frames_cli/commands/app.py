@@ -10,7 +10,7 @@ import importlib
 
 import typer
 
-COMMANDS = ("init", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "validate", "status", "runs", "check-models")
+COMMANDS = ("init", "adopt", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "validate", "status", "runs", "check-models")
 
 app = typer.Typer(
     name="frames",

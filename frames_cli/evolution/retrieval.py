@@ -58,8 +58,10 @@ MAX_PASSAGE_LINES = 20
 #: Characters of a change's message body shown and indexed, cut at a line end (frames' own messages
 #: quote every proposal and end with pass rates; the first lines say what changed and why).
 MAX_CHANGE_CHARS = 1200
-#: Trailer that marks coldstart commits (they copy policy text into skills: not a change).
+#: Trailer that marks coldstart commits (they copy policy text into skills: not a change), and its
+#: values that are no change either: `frames adopt` reformats a library a team brought along.
 COLDSTART_TRAILER = ("Frames-Command", "coldstart")
+IMPORT_COMMANDS = (COLDSTART_TRAILER[1], "adopt")
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,7 @@ def change_passages(store: GitStore, ref: str, max_changes: int) -> list[Passage
     skills_dir = "skills/"
     out: list[Passage] = []
     for entry in store.log(ref, (skills_dir,), max_changes):
-        if not entry.parents or entry.trailers.get(COLDSTART_TRAILER[0]) == COLDSTART_TRAILER[1]:
+        if not entry.parents or entry.trailers.get(COLDSTART_TRAILER[0]) in IMPORT_COMMANDS:
             continue
         summary, _, body = entry.message.partition("\n")
         text = body.strip("\n")

@@ -80,3 +80,10 @@ RUBRIC_VERDICT: dict[str, Any] = {
     "required": ["pass", "reason"],
     "properties": {"pass": {"type": "boolean"}, "reason": _STR},
 }
+
+#: `frames adopt` with `models.coldstart`: a description for a skill that has none.
+ADOPT_DESCRIPTION: dict[str, Any] = {
+    "type": "object",
+    "required": ["description"],
+    "properties": {"description": {"type": "string", "minLength": 1, "maxLength": 1024}},
+}

@@ -1,0 +1,246 @@
+"""`frames adopt`: find the skills of a folder, repair each (adopt/repair.py), write them into skills/ and commit."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from frames_cli.adopt.repair import Draft, Repair, finish, is_valid, read_draft
+from frames_cli.adopt.frontmatter import Unrepairable
+from frames_cli.errors import GitError, InputError, Location
+from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
+from frames_cli.workspace.atomic import atomic_write_text
+
+if TYPE_CHECKING:
+    from frames_cli.workspace.config import FramesConfig
+    from frames_cli.workspace.layout import Workspace
+
+#: Describer: [(skill name, body)] → per skill (description, how it was written) or None to use the text.
+Describer = Callable[[list[tuple[str, str]]], list[tuple[str, str] | None]]
+
+
+@dataclass
+class FileReport:
+    """What adoption did with one SKILL.md.
+
+    Attributes:
+        source: the file as found (path relative to the workspace when inside it).
+        skill: the skill's folder name in skills/ after adoption.
+        status: "valid" (nothing to change), "repaired", or "unrepairable" (left untouched).
+        changes: each change, one line.
+        reason: why it is unrepairable (None otherwise).
+    """
+
+    source: str
+    skill: str
+    status: str
+    changes: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+    def to_json(self) -> dict:
+        """JSON-ready form (the fields as they are)."""
+        return {"source": self.source, "skill": self.skill, "status": self.status, "changes": self.changes, "reason": self.reason}
+
+
+@dataclass
+class AdoptReport:
+    """The whole adoption: one FileReport per SKILL.md found, the files written and the commit.
+
+    Attributes:
+        into: the workspace's skills folder (relative to the workspace).
+        in_place: the folder adopted is the workspace's own skills/.
+        dry_run: nothing was written.
+        written: workspace-relative paths written, moved or removed.
+        commit: sha of the commit made on the current branch (None: none made).
+    """
+
+    files: list[FileReport]
+    into: str
+    in_place: bool
+    dry_run: bool
+    written: list[str] = field(default_factory=list)
+    commit: str | None = None
+
+    def count(self, status: str) -> int:
+        """How many files have `status`."""
+        return sum(1 for f in self.files if f.status == status)
+
+    def to_json(self) -> dict:
+        """JSON-ready form: files, counts per status, written paths, commit."""
+        return {"into": self.into, "in_place": self.in_place, "dry_run": self.dry_run, "commit": self.commit, "written": self.written,
+                "counts": {s: self.count(s) for s in ("valid", "repaired", "unrepairable")}, "files": [f.to_json() for f in self.files]}
+
+
+def find_skill_files(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The SKILL.md files of `folder`, one per skill folder, and those nested too deep.
+
+    `folder` is a folder of skill folders (`folder/<skill>/SKILL.md`), or one skill folder itself.
+
+    Returns:
+        (the skill files, [(file, reason)] for SKILL.md files frames cannot place: skills are flat).
+    """
+    if (folder / SKILL_FILE).is_file():
+        return [folder / SKILL_FILE], []
+    found = sorted(p for p in folder.glob(f"*/{SKILL_FILE}") if p.is_file() and not p.parent.name.startswith("."))
+    nested = sorted(p for p in folder.glob(f"*/*/**/{SKILL_FILE}") if p.is_file() and not (p.parent.parent / SKILL_FILE).exists()
+                    and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return found, [(p, "nested skill folder: frames keeps skills flat, one folder per skill directly under the skills folder") for p in nested]
+
+
+def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dry_run: bool = False, commit: bool = True,
+          describer: Describer | None = None) -> AdoptReport:
+    """Make the skills of `source` (default: the workspace's skills/) a valid library in skills/.
+
+    Each file is repaired on its own (adopt/repair.py); one that cannot be is left untouched and
+    reported with the reason. From another folder the skill folders are copied (with their other
+    files) into skills/<name>/, the source left as it was; in place, files are rewritten and
+    folders renamed where the name needed it. Then the written paths are committed on the current
+    branch, authored by the user's git identity.
+
+    Args:
+        describer: writes missing descriptions (a model); None writes them from the body's text.
+
+    Raises:
+        InputError: `source` is not a folder, or holds no SKILL.md (exit 2); nothing written.
+        GitError: a commit is asked for and the workspace is not in a git repository, or git does
+            not know the user (user.name, user.email), or the commit failed; checked before writing.
+    """
+    src = (Path(source) if source is not None else ws.skills_dir).resolve()
+    if not src.is_dir():
+        raise InputError("not a folder of skills", Location(src))
+    in_place = src == ws.skills_dir.resolve() or src.parent == ws.skills_dir.resolve()
+    files, nested = find_skill_files(src)
+    if not files and not nested:
+        raise InputError(f"no {SKILL_FILE} found (expected <folder>/<skill>/{SKILL_FILE})", Location(src))
+    author = None if dry_run or not commit else _author(ws)
+    reports: list[FileReport] = [FileReport(_shown(ws, p), p.parent.name, "unrepairable", reason=why) for p, why in nested]
+    drafts: list[tuple[Path, Draft | None, str | None, FileReport]] = []
+    for path in files:
+        report = FileReport(_shown(ws, path), path.parent.name, "valid")
+        reports.append(report)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            report.status, report.reason = "unrepairable", f"not UTF-8 text (byte {exc.start}); save it as UTF-8 and adopt again"
+            continue
+        if is_valid(text, path.parent.name):
+            drafts.append((path, None, text, report))
+            continue
+        try:
+            drafts.append((path, read_draft(text, path.parent.name), text, report))
+        except Unrepairable as exc:
+            report.status, report.reason = "unrepairable", str(exc)
+    written = _describe(drafts, describer)
+    plans = _place(ws, src, in_place, drafts, written)
+    result = AdoptReport(sorted(reports, key=lambda r: r.source), ws.relative(ws.skills_dir), in_place, dry_run)
+    if dry_run:
+        return result
+    result.written = _apply(ws, plans)
+    if author is not None and result.written:
+        from frames_cli.gitstore.worktree import commit_paths
+
+        result.commit = commit_paths(ws.root, result.written, _message(result), author=author)
+    return result
+
+
+@dataclass
+class _Plan:
+    source: Path          # the skill folder found
+    target: Path          # skills/<name>/
+    text: str | None      # new SKILL.md text; None: the file is copied as it is
+
+
+def _describe(drafts: list[tuple[Path, Draft | None, str | None, FileReport]], describer: Describer | None) -> dict[int, tuple[str, str] | None]:
+    """Descriptions written by `describer` for the drafts that need one, by index into `drafts`."""
+    need = [i for i, (_p, d, _t, _r) in enumerate(drafts) if d is not None and d.needs_description]
+    if not need or describer is None:
+        return {}
+    answers = describer([(drafts[i][1].folder, drafts[i][1].body) for i in need])  # type: ignore[union-attr]
+    return dict(zip(need, answers))
+
+
+def _place(ws: Workspace, src: Path, in_place: bool, drafts: list[tuple[Path, Draft | None, str | None, FileReport]],
+           written: dict[int, tuple[str, str] | None]) -> list[_Plan]:
+    """Finish each draft, give it its folder in skills/ (refusing clashes), and plan the writes."""
+    plans: list[_Plan] = []
+    taken: dict[str, str] = {}
+    for i, (path, draft, _text, report) in enumerate(drafts):
+        repair = finish(draft, written.get(i)) if draft is not None else Repair(path.parent.name, None, [])
+        report.skill = repair.folder
+        if repair.reason:
+            report.status, report.changes, report.reason = "unrepairable", [], repair.reason
+            continue
+        target = ws.skills_dir / repair.folder
+        clash = taken.get(repair.folder) or (_shown(ws, target) if target.exists() and target.resolve() != path.parent.resolve() else None)
+        if clash:
+            report.status, report.reason = "unrepairable", f"its name {repair.folder!r} is taken by {clash}; rename one of the folders and adopt again"
+            continue
+        taken[repair.folder] = report.source
+        if draft is not None:
+            report.status, report.changes = "repaired", repair.changes
+        if repair.text is not None or not in_place:
+            plans.append(_Plan(path.parent, target, repair.text))
+    return plans
+
+
+def _apply(ws: Workspace, plans: list[_Plan]) -> list[str]:
+    """Write the planned skills; returns every workspace-relative path written, moved or removed."""
+    paths: list[str] = []
+    for plan in plans:
+        if plan.source.resolve() == plan.target.resolve():
+            atomic_write_text(plan.target / SKILL_FILE, plan.text or "")
+            paths.append(ws.relative(plan.target / SKILL_FILE))
+            continue
+        inside = _inside(plan.source, ws.skills_dir)
+        if inside:  # a folder of skills/ renamed: its other files move with it
+            paths += [ws.relative(p) for p in sorted(plan.source.rglob("*")) if p.is_file()]
+            plan.source.rename(plan.target)
+        else:
+            shutil.copytree(plan.source, plan.target, ignore=shutil.ignore_patterns(".git"))
+        if plan.text is not None:
+            atomic_write_text(plan.target / SKILL_FILE, plan.text)
+        paths += [ws.relative(p) for p in sorted(plan.target.rglob("*")) if p.is_file()]
+    return paths
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def _author(ws: Workspace):  # type: ignore[no-untyped-def]
+    """The user's git identity, the commit's author (checked before anything is written)."""
+    from frames_cli.gitstore.store import GitStore
+    from frames_cli.gitstore.worktree import is_git_worktree
+
+    if not is_git_worktree(ws.root):
+        raise GitError(f"{ws.root}: not a git repository (run `git init`, or adopt with --no-commit)")
+    identity = GitStore(ws.root).user_identity()
+    if identity is None:
+        raise GitError("git does not know who you are: set user.name and user.email (`git config`), or adopt with --no-commit")
+    return identity
+
+
+def _shown(ws: Workspace, path: Path) -> str:
+    """`path` relative to the workspace when inside it, else as given (absolute)."""
+    return ws.relative(path) if _inside(path, ws.root) else str(path)
+
+
+def _message(report: AdoptReport) -> str:
+    """The commit message: a summary, then per skill what changed; a trailer names the command."""
+    from frames_cli.gitstore.store import commit_message
+
+    lines = []
+    for f in report.files:
+        if f.status == "repaired":
+            lines.append(f"{SKILLS_DIR}/{f.skill} (from {f.source}):")
+            lines += [f"- {change}" for change in f.changes]
+        elif f.status == "unrepairable":
+            lines.append(f"not adopted: {f.source}: {f.reason}")
+    summary = f"Adopt {report.count('valid') + report.count('repaired')} skill(s) as Agent Skills ({report.count('repaired')} repaired)"
+    return commit_message(summary, "\n".join(lines), {"Frames-Command": "adopt"})

@@ -1,0 +1,89 @@
+"""`frames adopt [DIR]`: turn an existing folder of SKILL.md files into a valid frames / Agent Skills library."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
+
+
+def register(app: typer.Typer) -> None:
+    """Add `frames adopt` to `app`."""
+
+    @app.command("adopt")
+    @guarded
+    def adopt(
+        folder: Annotated[Optional[Path], typer.Argument(help="Folder of skill folders (<folder>/<skill>/SKILL.md), or one skill folder; default: the workspace's skills/.", show_default=False)] = None,
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would change; write and commit nothing.")] = False,
+        no_commit: Annotated[bool, typer.Option("--no-commit", help="Write the skills but do not commit them.")] = False,
+        no_model: Annotated[bool, typer.Option("--no-model", help="Write missing descriptions from the text even when models.coldstart is set.")] = False,
+        no_cache: NoCacheOption = False,
+        repo: RepoOption = None,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Make a folder of SKILL.md files (written for Claude Code or another runtime) a valid library in skills/.
+
+        Per file: front matter added where missing; YAML that does not parse read entry by entry;
+        unknown keys (version, author, tags, ...) moved under `metadata` as strings; the name made
+        valid and equal to its folder (the folder renamed when its name is not valid); a missing
+        description written from the body (by `models.coldstart` when set, else from the text); a
+        description over 1,024 characters shortened, its full text appended to the body. The body
+        is kept byte for byte. Every change is listed per file; a file that cannot be repaired is
+        left untouched and named with the reason. Skills from another folder are copied into
+        skills/<name>/ (the folder itself is not changed). The written files are committed on the
+        current branch with your git identity (`--no-commit` to leave that to you).
+
+        Exit codes: 0 done (also when some files could not be repaired: they are listed),
+        1 git refused, 2 bad input (no such folder, no SKILL.md in it).
+        """
+        from frames_cli.adopt.run import adopt as run_adopt
+        from frames_cli.workspace.layout import Workspace
+
+        ws = Workspace.open(repo)
+        config = ws.config()
+        client = None
+        if config.models.coldstart and not no_model and not dry_run:
+            from frames_cli.llm.client import ModelClient
+
+            client = ModelClient(ws, config, use_cache=not no_cache)
+        try:
+            describer = None
+            if client is not None:
+                from frames_cli.adopt.model import model_describer
+
+                describer = model_describer(client)
+            report = run_adopt(ws, config, folder, dry_run=dry_run, commit=not no_commit, describer=describer)
+        finally:
+            if client is not None:
+                client.close()
+        _print(report, json_out)
+
+
+
+def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
+    from frames_cli.commands.output import console, emit_json
+
+    if json_out:
+        emit_json(report.to_json())
+        return
+    out = console()
+    for f in report.files:
+        where = f" → skills/{f.skill}" if not report.in_place or f.skill != Path(f.source).parent.name else ""
+        if f.status == "unrepairable":
+            out.print(f"unrepairable: {f.source}: {f.reason} (left untouched)", markup=False, soft_wrap=True)
+        elif f.status == "repaired":
+            out.print(f"repaired: {f.source}{where}", markup=False)
+            for change in f.changes:
+                out.print(f"  - {change}", markup=False, soft_wrap=True)
+        else:
+            out.print(f"valid: {f.source}{where}", markup=False)
+    counts = f"{report.count('valid')} valid, {report.count('repaired')} repaired, {report.count('unrepairable')} unrepairable"
+    if report.dry_run:
+        out.print(f"dry run: {counts}; nothing written", markup=False)
+    elif report.commit:
+        out.print(f"{counts}; committed {report.commit[:12]} ({len(report.written)} file(s))", markup=False)
+    else:
+        out.print(f"{counts}; {len(report.written)} file(s) written" + (", not committed" if report.written else ""), markup=False)
