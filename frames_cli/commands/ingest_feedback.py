@@ -166,7 +166,7 @@ def review_log(
 
 
 def trace(
-    file: Annotated[Path, typer.Argument(help="Agent traces, one JSON object per line: `steps` (a list of {state, action, result}) or OpenAI `messages`.")],
+    file: Annotated[Path, typer.Argument(help="Agent traces: JSON Lines or a JSON array, each with `steps` (a list of {state, action, result}) or OpenAI/Anthropic `messages`.")],
     mapping: MapOption = None,
     out: OutOption = None,
     strict: StrictOption = False,
@@ -182,7 +182,8 @@ def trace(
     from frames_cli.ingest.trace import ALIASES, TraceConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> TraceConverter:
-        return TraceConverter(file, columns, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.delayed_failure_steps, cfg.category)
+        return TraceConverter(file, columns, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.delayed_failure_steps, cfg.category,
+                              shown_path(ws, file))
 
     _import_file(repo, mapping, tuple(ALIASES), build, out, f"trace-{file.stem}", strict, json_out)
 

@@ -107,7 +107,7 @@ class MergeResult:
 
     Attributes:
         added: new cases that are not duplicates, in input order (ids made unique).
-        grown: existing cases whose `also_from` gained sources, by id.
+        grown: existing cases that gained sources (or diagnosis parts), by id.
         duplicates: (source ref of the folded case, id of the case it was merged into), one per folded case.
     """
 
@@ -117,9 +117,20 @@ class MergeResult:
 
 
 def _absorb(into: Case, other: Case) -> bool:
-    """Record `other`'s sources on `into`; True when `into.also_from` grew."""
+    """Record `other`'s sources on `into`, and the parts of its diagnosis `into` lacks (a failed
+    trial's trajectory and symptom must survive a passing trial of the same task that came
+    first); True when `into` changed."""
     known = {(into.source.kind, into.source.ref), *((s.kind, s.ref) for s in into.also_from)}
     grew = False
+    mine, theirs = into.diagnosis, other.diagnosis
+    for name in ("symptom", "cause", "notes", "trajectory"):
+        if not getattr(mine, name) and getattr(theirs, name):
+            setattr(mine, name, getattr(theirs, name))
+            grew = True
+    new_evidence = [e for e in theirs.evidence if e not in mine.evidence]
+    if new_evidence:
+        mine.evidence.extend(new_evidence)
+        grew = True
     for source in (other.source, *other.also_from):
         if (source.kind, source.ref) not in known:
             into.also_from.append(Source(source.kind, source.ref))

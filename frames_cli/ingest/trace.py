@@ -1,12 +1,14 @@
-"""`frames ingest trace`: agent traces (JSON Lines) → cases whose diagnosis holds a trajectory excerpt.
+"""`frames ingest trace`: agent traces (JSON Lines or a JSON array) → cases whose diagnosis holds a trajectory excerpt.
 
-One line is one trace, a JSON object in either shape:
+One line (or array item, or a file that is one JSON object) is one trace, in either shape:
 
-- **steps**: ``{"steps": [{"state": …, "action": …, "result": …}, …], "outcome": "failure", …}``
-- **messages** (OpenAI chat format): ``{"messages": [{"role": "user", …}, {"role": "assistant",
-  "tool_calls": [...]}, {"role": "tool", "tool_call_id": …}, …], …}``; each assistant tool call
-  becomes a step (state = the user/tool text since the previous step, action = the call, result =
-  the tool message answering it) and a final assistant message without tool calls becomes an
+- **steps**: ``{"steps": [{"state": …, "action": …, "result": …}, …], "outcome": "failure", …}``;
+  SWE-agent's ``trajectory`` steps carry their result as ``observation``.
+- **messages**: ``{"messages": [...]}`` in the OpenAI chat format (assistant ``tool_calls``, ``tool``
+  messages answering them by ``tool_call_id``) or the Anthropic one (assistant content blocks
+  ``tool_use``, answered by user content blocks ``tool_result`` with the ``tool_use_id``). Each
+  tool call becomes a step (state = the user/tool text since the previous step, action = the
+  call, result = the tool's answer) and a final assistant message without tool calls becomes an
   ``{"answer": …}`` step.
 
 Beside it: ``outcome`` (success/failure/pass/fail, or ``reward`` 1/0), a reviewer ``label`` (a verdict
@@ -14,10 +16,14 @@ word, or an object with ``verdict``, ``note``, ``correct``, ``cause_step``), ``e
 ``output``, ``category``, ``id``, ``input``. Column names are matched like review-log columns.
 
 The case input is what the agent saw at the start: ``input`` when given, else the first step's
-``state`` (for messages: the first user message; the system prompt is the agent's own instruction,
-which frames' skills replace). Expected: the label's ``correct``/``expected``; for a successful
-trace without one, the agent's final answer. A failed trace with neither gets a ``rubric`` check
-when the reviewer's note states a rule, and is a bad row otherwise.
+``state`` (for messages: the customer's messages, every user turn in order, as later turns carry
+the ids and confirmations the request needs; the system prompt is the agent's own instruction,
+which frames' skills replace). Expected: the label's ``correct``/``expected`` (a list of actions
+``{name, arguments | kwargs}``, as τ-bench's ``info.task.actions``, becomes ``{"actions": [...]}``
+checked as a set); for a successful trace without one, the agent's final answer, but only when
+the trace called no tool: a reply that reports what tools returned cannot be given from the input
+alone, so such a trace is skipped with a message naming the field to map. A failed trace with
+neither gets a ``rubric`` check when the reviewer's note states a rule, and is a bad row otherwise.
 
 Trajectory excerpt (DESIGN §9), decided per failed trace:
 
@@ -41,8 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frames_cli.formats.case import Case, Diagnosis
+from frames_cli.formats.case import Case, Check, Diagnosis
 from frames_cli.formats.problems import Problem
+from frames_cli.ingest.account import Account
 from frames_cli.ingest.dedup import make_case
 from frames_cli.ingest.records import FieldResolver, Record, convert_records, read_records
 from frames_cli.ingest.review_log import parse_verdict, rubric_check
@@ -53,8 +60,8 @@ KIND = "trace"
 ALIASES: dict[str, tuple[str, ...]] = {
     "id": ("id", "trace_id", "task_id", "conversation_id"),
     "input": ("input", "task", "question"),
-    "steps": ("steps", "trajectory"),
-    "messages": ("messages", "conversation"),
+    "steps": ("steps", "trajectory", "traj_steps"),
+    "messages": ("messages", "conversation", "traj", "history", "chat"),
     "outcome": ("outcome", "status", "result", "verdict"),
     "reward": ("reward", "score"),
     "label": ("label", "review", "reviewer_label"),
@@ -90,12 +97,14 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(p, dict) for p in value):
-        return "\n".join(str(p.get("text", "")) for p in value if p.get("type", "text") == "text")
+        return "\n".join(_text(p.get("text", p.get("content", ""))) for p in value if p.get("type", "text") in ("text", "tool_result"))
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def steps_from_messages(messages: Sequence[Any]) -> tuple[list[dict[str, Any]], str | None, str | None]:
-    """Turn an OpenAI-style message list into (steps, first user message, final assistant answer).
+    """Turn an OpenAI- or Anthropic-style message list into (steps, the customer's messages, final
+    assistant answer). The customer's messages are every user turn's text, blank-line separated
+    (tool results an Anthropic user turn carries are results, not the customer's words).
 
     Raises:
         ValueError: an item is not a message object with a `role`.
@@ -104,14 +113,45 @@ def steps_from_messages(messages: Sequence[Any]) -> tuple[list[dict[str, Any]], 
     pending: list[str] = []
     by_call: dict[str, dict[str, Any]] = {}
     first_user: str | None = None
+    users: list[str] = []
     answer: str | None = None
+
+    def add_step(call_id: Any, action: dict[str, Any]) -> None:
+        nonlocal pending
+        step = {"state": "\n".join(pending), "action": action, "result": None}
+        pending = []
+        steps.append(step)
+        by_call[str(call_id)] = step
+
     for i, msg in enumerate(messages, start=1):
         if not isinstance(msg, dict) or "role" not in msg:
             raise ValueError(f"message {i} is not an object with a `role`")
         role = msg["role"]
+        content = msg.get("content")
+        blocks = content if isinstance(content, list) and all(isinstance(b, dict) for b in content) else None
+        if role == "user" and blocks is not None and any(b.get("type") == "tool_result" for b in blocks):
+            # Anthropic: tool results come back in a user message, one block per tool_use id.
+            for block in blocks:
+                if block.get("type") == "tool_result":
+                    step = by_call.get(str(block.get("tool_use_id")))
+                    result = _text(block.get("content"))
+                    if block.get("is_error") and result:
+                        result = f"error: {result}"
+                    if step is not None and step["result"] is None:
+                        step["result"] = result
+                    else:
+                        pending.append(result)
+                elif block.get("type", "text") == "text" and block.get("text"):
+                    pending.append(str(block["text"]))
+            continue
         if role == "user":
-            first_user = first_user if first_user is not None else _text(msg.get("content"))
-            pending.append(_text(msg.get("content")))
+            first_user = first_user if first_user is not None else _text(content)
+            users.append(_text(content))
+            pending.append(_text(content))
+        elif role == "assistant" and blocks is not None and any(b.get("type") == "tool_use" for b in blocks):
+            for block in blocks:
+                if block.get("type") == "tool_use":
+                    add_step(block.get("id"), {"tool": block.get("name"), "arguments": block.get("input")})
         elif role == "tool":
             step = by_call.get(str(msg.get("tool_call_id")))
             if step is not None and step["result"] is None:
@@ -128,15 +168,12 @@ def steps_from_messages(messages: Sequence[Any]) -> tuple[list[dict[str, Any]], 
                         args = json.loads(args)
                     except json.JSONDecodeError:
                         pass  # keep the model's malformed arguments as text: that may be the failure
-                step = {"state": "\n".join(pending), "action": {"tool": fn.get("name"), "arguments": args}, "result": None}
-                pending = []
-                steps.append(step)
-                by_call[str((call or {}).get("id"))] = step
+                add_step((call or {}).get("id"), {"tool": fn.get("name"), "arguments": args})
             if not calls and msg.get("content"):
                 answer = _text(msg.get("content"))
                 steps.append({"state": "\n".join(pending), "action": {"answer": answer}, "result": None})
                 pending = []
-    return steps, first_user, answer
+    return steps, "\n\n".join(u for u in users if u) if users else first_user, answer
 
 
 def _label(record: Record) -> tuple[str | None, str | None, Any, int | None]:
@@ -167,7 +204,8 @@ def _trace(record: Record, problems: list[Problem]) -> Trace:
     elif steps_raw is not None:
         if not isinstance(steps_raw, list) or not all(isinstance(s, dict) for s in steps_raw):
             raise ValueError("`steps` must be a list of objects with state, action and result")
-        steps = [{"state": s.get("state"), "action": s.get("action"), "result": s.get("result")} for s in steps_raw]
+        # SWE-agent steps hold the environment's answer as `observation`.
+        steps = [{"state": s.get("state"), "action": s.get("action"), "result": s.get("result", s.get("observation"))} for s in steps_raw]
         start = steps[0]["state"] if steps else None
         last_action = steps[-1]["action"] if steps else None
         answer = last_action.get("answer") if isinstance(last_action, dict) else None
@@ -184,7 +222,20 @@ def _trace(record: Record, problems: list[Problem]) -> Trace:
         cause = next((i for i, s in enumerate(steps, start=1) if s["result"] is not None and _ERROR.search(_text(s["result"]))), None)
     expected = correct if correct is not None else record.values.get("expected")
     output = record.values.get("output", answer)
-    return Trace(steps, record.values.get("input", start), output, verdict, note, expected, cause)
+    return Trace(steps, record.values.get("input", start), output, verdict, note, _actions(expected), cause)
+
+
+def _actions(expected: Any) -> Any:
+    """A list of actions (``{name, arguments}`` or τ-bench's ``{name, kwargs}``) as ``{"actions": [...]}``;
+    anything else as it is."""
+    if isinstance(expected, list) and expected and all(isinstance(a, dict) and "name" in a for a in expected):
+        return {"actions": [{"name": a["name"], "arguments": a.get("arguments", a.get("kwargs", {}))} for a in expected]}
+    return expected
+
+
+def _check(expected: Any) -> Check | None:
+    """A set check over `actions` for an action list; None (the default check) otherwise."""
+    return Check("set", {"field": "actions"}) if isinstance(expected, dict) and set(expected) == {"actions"} else None
 
 
 def excerpt(steps: list[dict[str, Any]], cause_step: int | None, delayed: int) -> list[dict[str, Any]]:
@@ -218,8 +269,10 @@ class TraceConverter:
         evidence_match: `ingest.evidence_match`.
         delayed: `ingest.delayed_failure_steps`.
         category: category of traces that name none (`ingest.category`).
+        shown: the file's name in locations and case references (relative to the workspace).
 
-    After `convert`, `problems` holds the bad lines (skipped) and warnings, with file and line.
+    After `convert`, `problems` holds the bad lines (skipped) and warnings, with file and line,
+    and `account` the mapping and every trace's fate.
     """
 
     path: Path
@@ -228,8 +281,10 @@ class TraceConverter:
     evidence_match: float = 0.6
     delayed: int = 2
     category: str = "uncategorized"
+    shown: str | None = None
     kind: str = KIND
     problems: list[Problem] = field(default_factory=list, init=False)
+    account: Account = field(default_factory=Account, init=False)
 
     def convert(self) -> list[Case]:
         """Read every trace; one case per good trace, in file order.
@@ -237,9 +292,9 @@ class TraceConverter:
         Raises:
             InputError: the file cannot be read at all.
         """
-        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl")
-        self.problems = []
-        return convert_records(read, self._case, self.problems, "trace")
+        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl", shown=self.shown)
+        self.problems, self.account = [], Account()
+        return convert_records(read, self._case, self.problems, "trace", self.account, passing=lambda c: not c.diagnosis.symptom)
 
     def _case(self, record: Record) -> Case:
         trace = _trace(record, self.problems)
@@ -251,8 +306,14 @@ class TraceConverter:
         if trace.verdict == "approved":
             expected = trace.expected if trace.expected is not None else trace.output
             if expected is None:
-                raise ValueError("successful trace without a final answer or `expected`")
-            return make_case(KIND, ref, text=text, fields=fields, expected=expected, category=category,
+                raise ValueError("successful trace without a final answer or `expected` (map the reference answer with --map expected=KEY)")
+            tools = sum(1 for s in trace.steps if isinstance(s["action"], dict) and "tool" in s["action"])
+            if trace.expected is None and tools:
+                raise ValueError(
+                    f"the agent's final reply reports what {tools} tool call(s) returned, which the case input does not hold, "
+                    "so it cannot be the expected answer: map the reference answer with --map expected=KEY "
+                    "(a τ-bench trajectory holds it in info.task.actions)")
+            return make_case(KIND, ref, text=text, fields=fields, expected=expected, category=category, check=_check(expected),
                              diagnosis=Diagnosis(notes=trace.note or ""))
         if trace.verdict != "rejected":
             raise ValueError("no outcome: give `outcome`, `reward` or a reviewer `label` with a verdict")
@@ -265,8 +326,10 @@ class TraceConverter:
             cause = f"step {trace.cause_step}: {_text(trace.steps[trace.cause_step - 1]['action'])}"
         diagnosis = Diagnosis(symptom=symptom, cause=cause, notes=trace.note or "", trajectory=steps, evidence=evidence)
         if trace.expected is not None:
-            return make_case(KIND, ref, text=text, fields=fields, expected=trace.expected, category=category, diagnosis=diagnosis)
+            return make_case(KIND, ref, text=text, fields=fields, expected=trace.expected, category=category, check=_check(trace.expected),
+                             diagnosis=diagnosis)
         if evidence:
             rubric, check = rubric_check(evidence)
             return make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check, diagnosis=diagnosis)
-        raise ValueError("failed trace without `expected`, a label's `correct`, or a rule in the reviewer's note")
+        raise ValueError("failed trace without `expected`, a label's `correct`, or a rule in the reviewer's note "
+                         "(map the reference answer with --map expected=KEY, e.g. info.task.actions in a τ-bench trajectory)")

@@ -82,7 +82,7 @@ def test_trace_command_writes_cases_with_trajectories(workspace: Path):
     result = frames("ingest", "trace", DATA / "traces.jsonl", "--repo", workspace)
     assert result.exit_code == 0, result.output
     cases = load_cases([workspace / "cases" / "trace-traces.yaml"])
-    assert len(cases) == 5 and "traces.jsonl:6: error: invalid JSON" in result.stderr
+    assert len(cases) == 4 and "traces.jsonl:6: error: invalid JSON" in result.stderr
     assert max(len(c.diagnosis.trajectory) for c in cases) == 5
 
 

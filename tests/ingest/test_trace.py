@@ -22,12 +22,13 @@ def converted():
 
 def test_bad_traces_are_reported_with_file_and_line_and_skipped(converted):
     cases, problems = converted
-    assert sorted(cases) == ["tr-0412", "tr-0413", "tr-0414", "tr-0415", "tr-0419"]
+    assert sorted(cases) == ["tr-0412", "tr-0413", "tr-0415", "tr-0419"]
     errors = [(p.location.line, p.message) for p in problems if p.severity == "error"]
-    assert [line for line, _ in errors] == [5, 6, 7]
-    assert "neither `steps` nor `messages`" in errors[0][1]
-    assert errors[1][1].startswith("invalid JSON")
-    assert "without `expected`" in errors[2][1]
+    assert [line for line, _ in errors] == [3, 5, 6, 7]
+    assert "final reply reports what 2 tool call(s) returned" in errors[0][1] and "--map expected=KEY" in errors[0][1]
+    assert "neither `steps` nor `messages`" in errors[1][1]
+    assert errors[2][1].startswith("invalid JSON")
+    assert "without `expected`" in errors[3][1] and "--map expected=KEY" in errors[3][1]
     assert all(str(p.location).startswith(f"{TRACES}:") for p in problems)
     warnings = sorted(p.message for p in problems if p.severity == "warning")
     assert [w.split(" ")[0] for w in warnings] == ["1", "column", "verdict"]  # Latin-1 byte, 'catgory', 'sucess'
@@ -50,9 +51,8 @@ def test_simple_failure_keeps_only_the_last_step(converted):
 
 
 def test_openai_messages_success_and_failure(converted):
-    ok = converted[0]["tr-0414"]
-    assert ok.task.input["text"] == "Hi, I'm ivan_muller_7015. Add one checked bag to 4WQ150 please."
-    assert ok.task.expected == "Done: 2 checked bags on 4WQ150." and ok.diagnosis.trajectory == []
+    # tr-0414 succeeded, but its final reply reports a tool result: skipped (see the bad-traces test)
+    assert "tr-0414" not in converted[0]
     failed = converted[0]["tr-0415"]
     assert failed.task.check.kind == "rubric"
     assert failed.diagnosis.evidence == ["Basic economy flights cannot be modified."]
