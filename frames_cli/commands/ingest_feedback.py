@@ -193,6 +193,7 @@ def cases(
     mapping: MapOption = None,
     fmt: FormatOption = None,
     check: Annotated[Optional[str], typer.Option("--check", help="Check kind of rows that name none.", show_default=False)] = None,
+    records: Annotated[Optional[str], typer.Option("--records", help="JSON/YAML: the path of the record list below the top level, e.g. seed_examples.questions_and_answers (parents' fields stay available to --map).", show_default=False)] = None,
     out: OutOption = None,
     strict: StrictOption = False,
     repo: RepoOption = None,
@@ -201,12 +202,13 @@ def cases(
     """Import cases from a table with a field mapping.
 
     Fields (--map FIELD=COLUMN): input, expected, category, check, answer_format, evidence, notes,
-    symptom, id, fields.NAME.
+    symptom, id (the case id), fields.NAME. An InstructLab qna.yaml: --records
+    seed_examples.questions_and_answers (question, answer, and the seed example's context as evidence).
     """
     from frames_cli.ingest.generic import FIELDS, GenericConverter
 
-    def build(_ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> GenericConverter:
-        return GenericConverter(file, columns, fmt, cfg.category, check)
+    def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> GenericConverter:
+        return GenericConverter(file, columns, fmt, cfg.category, check, records, shown_path(ws, file))
 
     _import_file(repo, mapping, FIELDS, build, out, f"import-{file.stem}", strict, json_out)
 
