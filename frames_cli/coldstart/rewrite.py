@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.coldstart.writer import make_skill
 from frames_cli.formats.skill import MAX_DESCRIPTION, Skill, scan_protected
+from frames_cli.sanitize import clean
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import Progress
@@ -124,8 +125,10 @@ class ModelRewriter:
                 errors[i] = found
                 results[i] = (verbatim, "; ".join(found))
             else:
-                description = reply.data.get("description") or verbatim.description
-                body = reply.data["body"] if reply.data["body"].endswith("\n") else reply.data["body"] + "\n"
+                # Model text: control, bidi and zero-width characters never reach a skill body.
+                description = clean(reply.data.get("description") or verbatim.description)
+                body = clean(reply.data["body"])
+                body = body if body.endswith("\n") else body + "\n"
                 results[i] = (make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode), None)
             if self.progress and (final or not found):
                 settled += 1

@@ -49,8 +49,11 @@ def _fail(message: str, code: int) -> None:
 
     from frames_cli.commands.output import err_console
 
-    # Escaped: a message quoting YAML (`name: [broken`) must not be read as rich markup.
-    err_console().print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    from frames_cli.sanitize import for_terminal
+
+    # Escaped: a message quoting YAML (`name: [broken`) must not be read as rich markup, nor a
+    # control character quoted from a file act on the terminal.
+    err_console().print(f"[bold red]error:[/] {escape(for_terminal(message))}", markup=True, highlight=False)
     raise typer.Exit(code) from None
 
 

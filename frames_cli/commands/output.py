@@ -32,8 +32,12 @@ def err_console() -> Console:
 
 
 def emit_json(obj: Any) -> None:
-    """Print `obj` as indented JSON on stdout (for `--json`)."""
-    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+    """Print `obj` as indented JSON on stdout (for `--json`); DEL, C1, bidirectional and zero-width
+    characters as `\\uXXXX` escapes like the C0 controls json escapes itself, so the JSON stays
+    the same data and a terminal shown it obeys nothing."""
+    from frames_cli.sanitize import json_escape_unsafe
+
+    sys.stdout.write(json_escape_unsafe(json.dumps(obj, indent=2, ensure_ascii=False, default=str)) + "\n")
 
 
 @contextlib.contextmanager

@@ -32,6 +32,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.evolution.records import find_candidate
         from frames_cli.evolution.review import build_review, review_markdown
         from frames_cli.gitstore.store import GitStore
+        from frames_cli.sanitize import for_terminal
         from frames_cli.workspace.layout import Workspace
 
         check_stdout_users({"--json": json_out, "--markdown": markdown})
@@ -41,10 +42,14 @@ def register(app: typer.Typer) -> None:
         result = build_review(ws, store, state, cand)
         if json_out:
             emit_json(result.to_json())
-        elif markdown:
-            typer.echo(review_markdown(result))
+            return
+        # Diffs, change texts and failure reasons are model and user text: their control
+        # characters are shown as escapes, never sent to the reviewer's terminal.
+        text = for_terminal(review_markdown(result))
+        if markdown:
+            typer.echo(text)
         else:
             from rich.markdown import Markdown
 
             # Wrapped, not cropped: a change text or a failure reason must be readable in full.
-            console().print(Markdown(review_markdown(result)), soft_wrap=False)
+            console().print(Markdown(text), soft_wrap=False)

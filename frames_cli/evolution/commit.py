@@ -10,6 +10,7 @@ from frames_cli.evolution.checkpoint import RoundRecord
 from frames_cli.evolution.consensus import Blueprint
 from frames_cli.evolution.gate import gate_detail
 from frames_cli.evolution.records import BASE_ID, Candidate, RunState, candidate_ref, review_branch
+from frames_cli.sanitize import one_line
 
 if TYPE_CHECKING:
     from frames_cli.gitstore.store import GitStore, Identity
@@ -30,7 +31,9 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
     Summary line; per skill what changed and why, the motivating case ids and the votes; changes
     the validator dropped and skills below the vote threshold; pass rates per category for S0, the
     parent and the child; mean tokens per case; the gate verdict; trailers Frames-Run,
-    Frames-Parent, Frames-Candidate and Frames-Models. Credentials are redacted (DESIGN §10).
+    Frames-Parent, Frames-Candidate and Frames-Models. Credentials are redacted (DESIGN §10); model
+    text (changes, rationales, drop reasons) is `sanitize.one_line` after a prefix, so it cannot
+    add a trailer, a comment line or a control character.
     """
     from frames_cli.gitstore.store import commit_message
 
@@ -49,12 +52,13 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
         kind = "new skill" if bp.new_skill else "changed"
         lines.append(f"- {bp.skill} ({kind}; votes {bp.votes} of {d}; cases {', '.join(bp.case_ids)})")
         for ch in bp.changes:
-            lines.append(f"  - {ch.change}")
+            # Model text, one line behind a prefix: it can never form a trailer or a comment line.
+            lines.append(f"  - {one_line(ch.change)}")
             lines.append(
-                f"    why: {' / '.join(ch.rationales) or 'no rationale given'} "
+                f"    why: {one_line(' / '.join(ch.rationales)) or 'no rationale given'} "
                 f"(cases {', '.join(ch.case_ids)}; diagnosers {', '.join(map(str, ch.diagnosers))})"
             )
-    lines += [f"- {skill}: change dropped ({why})" for skill, why in sorted(child.dropped.items())]
+    lines += [f"- {skill}: change dropped ({one_line(why)})" for skill, why in sorted(child.dropped.items())]
     if r.rejected:
         lines.append("Below the vote threshold: " + ", ".join(f"{k} ({v} of {d})" for k, v in sorted(r.rejected.items())))
     lines += ["", f"Pass rate per category (S0 {s0.id} → parent {parent.id} → child {child.id}):"]

@@ -11,6 +11,7 @@ from frames_cli.errors import FramesError, InputError
 from frames_cli.evolution.consensus import Blueprint
 from frames_cli.evolution.diagnose import SKILL_NAME
 from frames_cli.evolution.prompting import REWRITE_FORMAT, json_block, skill_block
+from frames_cli.sanitize import clean, structure_tags
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -69,9 +70,11 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
     tags, references) and the other front-matter keys are copied from `original`, and the result is
     rendered and parsed back, so a body that smuggles front matter or a second skill fails here.
 
-    Checks: format (renders, parses back to the same name, metadata and body), body size, protected
-    regions byte-identical (same texts, same order; a new skill may not create any), description
-    length and characters, and no credential (what the audit log's Redactor would remove).
+    Checks: no NUL, no new prompt structure tag (`</skill>`), format (renders, parses back to the
+    same name, metadata and body), body size, protected regions byte-identical (same texts, same
+    order; a new skill may not create any), description length and characters, and no credential
+    (what the audit log's Redactor would remove). Other control, bidirectional and zero-width
+    characters are removed from the body and description (`sanitize.clean`).
 
     Args:
         original: the parent's skill, or None for a new skill named `name`.
@@ -82,9 +85,18 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
     from frames_cli.formats.skill import Skill, parse_skill, protected_regions, render_skill, skill_problems
     from frames_cli.llm.audit import Redactor
 
-    body = answer["body"] if answer["body"].endswith("\n") else answer["body"] + "\n"
-    description = (answer.get("description") or (original.description if original else "")).strip()
     errors: list[str] = []
+    for key in ("body", "description"):
+        text = answer.get(key) or ""
+        if "\0" in text:
+            errors.append(f"the {key} holds a NUL character at line {text.count(chr(10), 0, text.index(chr(0))) + 1}; a skill is plain text")
+    # Model text: control, bidi and zero-width characters go before anything is compared or kept.
+    body = clean(answer["body"])
+    body = body if body.endswith("\n") else body + "\n"
+    description = clean(answer.get("description") or (original.description if original else "")).strip()
+    tags = structure_tags(body)
+    if len(tags) > len(structure_tags(original.body if original else "")):
+        errors.append(f"the body holds the prompt tag `{tags[0]}`; a skill is Markdown, not prompt markup")
     lines = body.count("\n")
     if lines > limits.max_body_lines:
         errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from frames_cli.evaluation.checks import request_text
 from frames_cli.executor.base import AgentResult
 from frames_cli.executor.catalog import Catalog
-from frames_cli.llm.prompts import render
+from frames_cli.llm.prompts import Block, render
 from frames_cli.llm.schemas import EXECUTOR_STEP
 from frames_cli.llm.types import ChatRequest, Usage
 
@@ -104,7 +104,7 @@ class BuiltinExecutor:
         new = fresh[: max(self.max_loads - len(loaded), 0)]
         loaded.extend(new)
         skipped = fresh[len(new) :]
-        blocks = "\n\n".join(catalog.block(sid) for sid in new) or f"(none: at most {self.max_loads} skills per case, all loaded)"
+        blocks = Block("\n\n".join(catalog.block(sid) for sid in new)) or f"(none: at most {self.max_loads} skills per case, all loaded)"
         result = f"loaded {', '.join(catalog.ids[s] for s in new) or 'nothing'}" + (f"; not loaded {', '.join(skipped)}" if skipped else "")
         return render("executor_answer", case_id=case.id, skills=blocks), result
 

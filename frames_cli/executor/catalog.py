@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from frames_cli.formats.skill import Skill, SkillSet
+from frames_cli.llm.prompts import Block
+from frames_cli.sanitize import escape_tags
 
 ID_DIGITS = 4
 
@@ -66,7 +68,8 @@ class Catalog:
                 out.append(name)
         return out
 
-    def block(self, sid: str) -> str:
-        """The skill as the agent reads it: `<skill id=".." name="..">` body `</skill>`."""
+    def block(self, sid: str) -> Block:
+        """The skill as the agent reads it: `<skill id=".." name="..">` body `</skill>`, structure
+        tags in the body escaped (a body cannot close its block or open another)."""
         skill: Skill = self.skills[self.ids[sid]]
-        return f'<skill id="{sid}" name="{skill.name}">\n{skill.body.strip()}\n</skill>'
+        return Block(f'<skill id="{sid}" name="{skill.name}">\n{escape_tags(skill.body.strip())}\n</skill>')

@@ -350,7 +350,8 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
-    return decode_utf8(data, path)
+    # Case text may be in any script (RTL marks, emoji joiners): only control characters are refused.
+    return decode_utf8(data, path, invisible=False)
 
 
 def _records_yaml(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.Node | None]]:

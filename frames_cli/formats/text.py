@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import yaml
 
 from frames_cli.errors import InputError, Location
+from frames_cli.sanitize import find_unsafe
 
 
-def decode_utf8(data: bytes, path: Path | str, *, error: type[InputError] = InputError, encoding: str = "utf-8") -> str:
-    """`data` decoded as UTF-8 (`encoding="utf-8-sig"` also drops a byte-order mark).
+def decode_utf8(
+    data: bytes, path: Path | str, *, error: type[InputError] = InputError, encoding: str = "utf-8", invisible: bool = True
+) -> str:
+    """`data` decoded as UTF-8 (`encoding="utf-8-sig"` also drops a byte-order mark), refused when
+    it holds a control character (NUL, ESC, ...: `sanitize.find_unsafe`) or, when `invisible`, a
+    bidirectional or zero-width one (which hide or reorder text a reviewer reads).
 
     Raises:
         `error` (an InputError class): `path:line: not UTF-8 text (byte N)`, where line is the
-            1-based line holding the first bad byte and N its 0-based offset in the file.
+            1-based line holding the first bad byte and N its 0-based offset in the file; or
+            `path:line: control character U+0000 (NUL) at column C; ...`.
     """
     try:
-        return data.decode(encoding)
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(f"not UTF-8 text (byte {exc.start})", Location(path, line)) from None
+    # A byte-order mark at the very start is an encoding signature, not hidden text.
+    bad = find_unsafe(text[1:] if text.startswith("\ufeff") else text, invisible=invisible)
+    if bad is not None:
+        column = bad.column + (1 if text.startswith("\ufeff") and bad.line == 1 else 0)
+        kind = "control" if unicodedata.category(bad.char) == "Cc" else "invisible (bidirectional or zero-width)"
+        raise error(f"{kind} character {bad.describe()} at column {column}; remove it (the file must be plain text)", Location(path, bad.line))
+    return text
 
 
 def yaml_error_line(exc: yaml.MarkedYAMLError, text: str) -> int | None:

@@ -26,6 +26,7 @@ from git.exc import GitCommandError
 
 from frames_cli.errors import GitError, InputError, UnknownRevisionError
 from frames_cli.gitstore.process import SessionGit, SessionRepo
+from frames_cli.sanitize import clean, one_line
 
 SKILLS_PREFIX = "skills/"
 NOTES_REF = "refs/notes/frames"
@@ -558,12 +559,18 @@ def commit_message(summary: str, body: str = "", trailers: dict[str, str] | None
     Trailers are what `git interpret-trailers` and `GitStore.trailers` read back (frames uses
     `Frames-Run`, `Frames-Parent`, `Frames-Models`; see docs/DECISIONS.md).
 
+    Control, bidirectional and zero-width characters are removed from every part (`sanitize.clean`;
+    the summary and trailer values are also kept on one line).
+
     Raises:
         ValueError: `summary` is blank or has a line break, a trailer key is not `[A-Za-z0-9-]+`, or a
             trailer value has a line break.
     """
     if not summary.strip() or "\n" in summary:
         raise ValueError(f"commit summary must be one non-blank line: {summary!r}")
+    # File names, headings and model text reach messages: no control, bidi or zero-width character
+    # (git refuses NUL; the rest would act on a reviewer's terminal in `git log`).
+    summary, body = one_line(summary), clean(body)
     parts = [summary.strip()]
     if body.strip():
         parts.append(body.strip("\n"))
@@ -574,7 +581,7 @@ def commit_message(summary: str, body: str = "", trailers: dict[str, str] | None
                 raise ValueError(f"bad trailer key {key!r}")
             if "\n" in value or "\r" in value:
                 raise ValueError(f"trailer {key} value has a line break")
-            lines.append(f"{key}: {value}")
+            lines.append(f"{key}: {one_line(value)}")
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 

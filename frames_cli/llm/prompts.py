@@ -1,13 +1,22 @@
 """Prompt templates (`llm/prompts/<name>.txt`) and `render(name, **vars)`.
 
 Templates use `str.format` fields: `{var}` is replaced, `{{`/`}}` are literal braces. Values are
-inserted as they are (never re-parsed), so braces inside skill text or JSON are safe.
+inserted once (never re-parsed), so braces inside skill text or JSON are safe. Every value is data:
+its prompt structure tags are escaped (`sanitize.escape_tags`), except a `Block`, the structure
+frames itself built around data it escaped already.
 """
 
 from __future__ import annotations
 
 import functools
 from importlib import resources
+
+from frames_cli.sanitize import escape_tags
+
+
+class Block(str):
+    """Prompt structure frames built (`<skill ...>` blocks, the retrieved block, answer formats):
+    `render` inserts it as it is. Whoever makes one escapes the data inside it."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -27,12 +36,13 @@ def template_names() -> list[str]:
 
 def render(name: str, /, **variables: object) -> str:
     """The template `name` with its `{fields}` filled from `variables` (`name` is positional-only,
-    so a template may itself use a `{name}` field).
+    so a template may itself use a `{name}` field); structure tags in values other than a `Block`
+    are escaped.
 
     Raises:
         ValueError: no template of that name, or a field the template uses was not given.
     """
     try:
-        return _template(name).format(**variables)
+        return _template(name).format(**{k: v if isinstance(v, Block) else escape_tags(str(v)) for k, v in variables.items()})
     except KeyError as exc:
         raise ValueError(f"prompt template {name!r} needs the variable {exc.args[0]!r}") from None

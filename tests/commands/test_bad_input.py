@@ -85,6 +85,38 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "skills/x/SKILL.md:3: error: not UTF-8 text (byte 28)",
     ),
     (
+        "nul-in-skill",
+        lambda r: _skill(r, "x", "---\nname: x\ndescription: d\n---\nbody\nhidden\x00text\n"),
+        ["validate"], 2,
+        "skills/x/SKILL.md:6: error: control character U+0000 (NUL) at column 7; remove it (the file must be plain text)",
+    ),
+    (
+        "bidi-override-in-skill",
+        lambda r: _skill(r, "x", "---\nname: x\ndescription: d\n---\nRefund \u202eon 05 days\n"),
+        ["validate"], 2,
+        "skills/x/SKILL.md:5: error: invisible (bidirectional or zero-width) character U+202E (RIGHT-TO-LEFT OVERRIDE) at column 8; "
+        "remove it (the file must be plain text)",
+    ),
+    (
+        "escape-in-frames-yaml",
+        lambda r: (r / "frames.yaml").write_text("version: 1\nexecutor:\n  kind: \x1b]0;pwned\x07builtin\n"),
+        ["validate"], 2,
+        "frames.yaml:3: error: control character U+001B (ESC) at column 9; remove it (the file must be plain text)",
+    ),
+    (
+        "nul-in-case-file",
+        lambda r: ((r / "cases").mkdir(exist_ok=True), (r / "cases" / "bad.yaml").write_text("- id: c1\n  category: cards\n  task: {input: {text: \"hi\x00\"}}\n")),
+        ["validate"], 2,
+        "cases/bad.yaml:3: error: control character U+0000 (NUL) at column 27; remove it (the file must be plain text)",
+    ),
+    (
+        "zero-width-in-policy",
+        lambda r: (r / "policies" / "zw.md").write_text("# Fees\n\nThe fee is $7\u200b5.\n"),
+        ["coldstart"], 2,
+        "error: policies/zw.md:3: invisible (bidirectional or zero-width) character U+200B (ZERO WIDTH SPACE) at column 14; "
+        "remove it (the file must be plain text)",
+    ),
+    (
         "angle-brackets-in-description",
         lambda r: _skill(r, "x", "---\nname: x\ndescription: use <b>bold</b>\n---\nbody\n"),
         ["validate"], 2,

@@ -10,7 +10,7 @@ import pytest
 
 from frames_cli.executor.catalog import Catalog
 from frames_cli.formats.skill import SkillSet
-from frames_cli.llm.prompts import render
+from frames_cli.llm.prompts import Block, render
 from frames_cli.sim import reading
 
 # The definitions the readers implement (reading.py jumps to literals first, for speed).
@@ -68,7 +68,7 @@ def test_readers_match_their_patterns(prompt):
 def test_readers_on_a_real_executor_conversation():
     catalog = Catalog.of(SkillSet.from_dir(Path(__file__).parents[2] / "skills"))
     first = render("executor_catalog", case_id="c-7", catalog=catalog.text(), request="Cancel my trip.", answer_format="JSON", max_loads=3)
-    second = render("executor_answer", case_id="c-7", skills="\n\n".join(catalog.block(sid) for sid in list(catalog.ids)[:3]))
+    second = render("executor_answer", case_id="c-7", skills=Block("\n\n".join(catalog.block(sid) for sid in list(catalog.ids)[:3])))
     prompt = "\n\n".join([first, '{"load": []}', second])
     assert reading.case_id(prompt) == CASE_ID.findall(prompt)[-1]
     assert [b.text for b in reading.skill_blocks(prompt)] == [text for _, text in BLOCK.findall(prompt)]

@@ -16,7 +16,7 @@ import random
 
 from frames_cli.llm.audit import read_exchanges
 from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.prompts import render
+from frames_cli.llm.prompts import Block, render
 from frames_cli.llm.schemas import DIAGNOSIS, EXECUTOR_STEP, GENERATED_CASES, REWRITE, RUBRIC_VERDICT
 from frames_cli.sim.diagnoser import SPURIOUS_RULES
 from frames_cli.sim.executor import wrong_answer
@@ -39,7 +39,7 @@ def ask(ws, role, prompt, schema, config=None, samples=1, run_dir=None):
 def executor_answer_prompt(case_id: str, body: str, request: str = "Help me.") -> str:
     first = render("executor_catalog", case_id=case_id, catalog=CATALOG, request=request, answer_format="JSON", max_loads=3)
     blocks = f'<skill id="s2" name="baggage-allowance">\n{body}\n</skill>'
-    return first + "\n\n" + render("executor_answer", case_id=case_id, skills=blocks)
+    return first + "\n\n" + render("executor_answer", case_id=case_id, skills=Block(blocks))
 
 
 def test_executor_loads_the_best_matching_skill(sim_workspace):
@@ -227,7 +227,7 @@ def test_an_insightful_fix_reaches_the_executor(sim_workspace):
         (turn1,) = ask(sim_workspace, "executor", first, EXECUTOR_STEP, config)
         by_id = {v: k for k, v in ids.items()}
         blocks = "\n\n".join(f'<skill id="{sid}" name="{by_id[sid]}">\n{skills[by_id[sid]][1]}\n</skill>' for sid in turn1["load"])
-        (turn2,) = ask(sim_workspace, "executor", first + "\n\n" + render("executor_answer", case_id="bags-1", skills=blocks), EXECUTOR_STEP, config)
+        (turn2,) = ask(sim_workspace, "executor", first + "\n\n" + render("executor_answer", case_id="bags-1", skills=Block(blocks)), EXECUTOR_STEP, config)
         return turn2["answer"]
 
     assert executor_answer() != "4"
