@@ -54,6 +54,24 @@ def load_eval_cases(ws: Workspace, pattern: str) -> list[Case]:
     return load_counted_cases(ws.root, pattern)
 
 
+def load_set_cases(ws: Workspace, name: str) -> list[Case]:
+    """The cases of one set (`diagnosis`, `selection` or `test`) as `frames evolve` would divide the
+    workspace's cases now (`eval.cases`, `evolution.split`; evolution/splits.py).
+
+    Raises:
+        InputError: an unknown set name (the message lists the sets), or a bad case file.
+    """
+    from frames_cli.errors import InputError
+    from frames_cli.evolution.splits import SETS, load_split_cases, split_cases
+
+    if name not in SETS:
+        raise InputError(f"--set must be one of {', '.join(SETS)}, got {name!r}")
+    config = ws.config()
+    cases, sealed = load_split_cases(ws.root, config)
+    split = split_cases([c for c in cases.values() if c.id not in sealed], config.evolution.split, [cases[c] for c in sealed])
+    return [cases[c] for c in split.ids(name)]
+
+
 def check_thresholds(report: EvalReport, min_pass_rate: float | None, min_category_pass_rate: float | None) -> list[str]:
     """The threshold violations, one line each (empty when all thresholds hold)."""
     problems = []
@@ -69,6 +87,9 @@ def check_thresholds(report: EvalReport, min_pass_rate: float | None, min_catego
 def eval_command(
     ref: Annotated[Optional[str], typer.Option("--ref", help="Evaluate the skills at this git revision (default: the working tree).")] = None,
     cases: Annotated[Optional[str], typer.Option("--cases", help="Glob of case files, relative to the workspace (default: eval.cases).")] = None,
+    case_set: Annotated[
+        Optional[str], typer.Option("--set", help="Score one set as `frames evolve` divides the cases: diagnosis, selection or test (not with --cases).", show_default=False)
+    ] = None,
     samples: Annotated[Optional[int], typer.Option("--samples", min=1, help="k samples per case; k > 1 adds pass@k and pass^k (default: eval.samples).")] = None,
     min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 100 when the overall pass rate (0..1) is lower.")] = None,
     min_category_pass_rate: Annotated[
@@ -84,6 +105,8 @@ def eval_command(
     """Evaluate the skill set on the cases: pass rate per category and overall, mean tokens per case and the cost of the evaluation.
 
     Unchanged skills and cases are answered from the cache: a re-run makes no model call.
+    `--set selection` (or `diagnosis`, `test`) scores only the cases of that set, divided as
+    `frames evolve` divides them (`evolution.split` in frames.yaml).
 
     Cases that pass in every sample enter the regression pool with the skills they used.
 
@@ -110,7 +133,15 @@ def eval_command(
     ws = Workspace.open(repo)
     config = ws.config()
     skills, dropped = load_skills(ws, ref)
-    case_list = load_eval_cases(ws, cases or config.eval.cases)
+    if case_set is not None and cases is not None:
+        from frames_cli.errors import InputError
+
+        raise InputError("--set and --cases cannot be combined: --set divides the cases `frames evolve` uses (eval.cases)")
+    case_list = load_set_cases(ws, case_set) if case_set is not None else load_eval_cases(ws, cases or config.eval.cases)
+    if not case_list:
+        from frames_cli.errors import InputError
+
+        raise InputError(f"the {case_set} set holds no case (see evolution.split in frames.yaml)")
     if dropped:
         from frames_cli.commands.output import err_console
         from frames_cli.formats.skill import left_out_message
@@ -142,7 +173,7 @@ def eval_command(
     pool = RegressionPool.load(ws)
     pool.add(report, commit)
     pool.save()
-    data = {**report.to_json(), "ref": ref, "commit": commit, "model_calls": calls, "run_dir": str(run_dir),
+    data = {**report.to_json(), "ref": ref, "commit": commit, "set": case_set, "model_calls": calls, "run_dir": str(run_dir),
             "left_out": [{"location": str(p.location), "message": p.message} for p in dropped]}
     atomic_write_json(run_dir / "report.json", data)
     if markdown:
@@ -157,7 +188,8 @@ def eval_command(
         from frames_cli.commands.output import console
 
         out = console()
-        out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}"))
+        on_set = f", {case_set} set" if case_set else ""
+        out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}{on_set}"))
         out.print(f"model calls: {calls} (cached answers are free); log: {ws.relative(run_dir)}", markup=False)
         notice = simulator_notice({"executor": config.models.executor, "judge": config.models.judge})
         if notice:

@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.driver import EvolveOptions
         from frames_cli.evolution.driver import evolve as run_evolve
-        from frames_cli.evolution.menu import menu_json, menu_table
+        from frames_cli.evolution.menu import menu_json, menu_table, sets_table
         from frames_cli.llm.providers import simulator_notice
         from frames_cli.workspace.layout import Workspace
 
@@ -69,6 +69,9 @@ def register(app: typer.Typer) -> None:
         else:
             out = console()
             out.print(menu_table(state, outcome.menu))
+            counts = sets_table(state)
+            if counts is not None:
+                out.print(counts)
             notice = simulator_notice(state.config.get("models", {}))
             if notice:
                 out.print(notice, markup=False)

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.commands.output import console, emit_json
         from frames_cli.evolution.records import BASE_ID, load_run, newest_run
         from frames_cli.evolution.formatting import pct
-        from frames_cli.evolution.menu import deploy_menu, menu_json, menu_table
+        from frames_cli.evolution.menu import deploy_menu, menu_json, menu_table, sets_table
         from frames_cli.llm.providers import simulator_notice
         from frames_cli.errors import InputError
         from frames_cli.gitstore.store import GitStore
@@ -44,6 +44,9 @@ def register(app: typer.Typer) -> None:
         base = state.base_candidate()
         out.print(f"Run {state.run_id}: {state.status}, {state.round} round(s), base {state.base[:12]}, S0 pass rate {pct(base.pass_rate if base else None)}")
         out.print(menu_table(state, rows))
+        counts = sets_table(state)
+        if counts is not None:
+            out.print(counts)
         notice = simulator_notice(state.config.get("models", {}))
         if notice:
             out.print(notice, markup=False)

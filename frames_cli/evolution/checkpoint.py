@@ -61,7 +61,10 @@ class LoopMemory:
     Attributes:
         settings: the evolution settings the run is fixed to (loop.Settings JSON).
         models: role → model string, for commit trailers.
-        eval_case_ids: the evaluation set E, in order.
+        eval_case_ids: what every candidate is evaluated on during the run (diagnosis ∪ selection
+            set; the paper's evaluation set E when the run does not split), in order.
+        split: the run's sets (evolution/splits.Split JSON), fixed at its start; {} in runs
+            recorded before held-out sets existed (they resume on E as one set).
         picks: candidate id → times chosen as parent (round-robin bookkeeping).
         rounds: finished rounds.
         pending: the round in progress, if any.
@@ -70,6 +73,7 @@ class LoopMemory:
     settings: dict[str, Any]
     models: dict[str, str | None]
     eval_case_ids: list[str] = field(default_factory=list)
+    split: dict[str, Any] = field(default_factory=dict)
     picks: dict[str, int] = field(default_factory=dict)
     rounds: list[RoundRecord] = field(default_factory=list)
     pending: RoundRecord | None = None

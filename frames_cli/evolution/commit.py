@@ -61,10 +61,12 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
     lines += [f"- {skill}: change dropped ({one_line(why)})" for skill, why in sorted(child.dropped.items())]
     if r.rejected:
         lines.append("Below the vote threshold: " + ", ".join(f"{k} ({v} of {d})" for k, v in sorted(r.rejected.items())))
-    lines += ["", f"Pass rate per category (S0 {s0.id} → parent {parent.id} → child {child.id}):"]
+    held_out = not (state.checkpoint.get("split") or {}).get("paper", True)
+    lines += ["", f"Pass rate per category{' on the selection set' if held_out else ''} (S0 {s0.id} → parent {parent.id} → child {child.id}):"]
     for cat in sorted(s0.per_category):
         lines.append(f"- {cat}: {_pct(s0.per_category[cat])} → {_pct(parent.per_category.get(cat))} → {_pct(child.per_category.get(cat))}")
     lines.append(f"- overall: {_pct(s0.pass_rate)} → {_pct(parent.pass_rate)} → {_pct(child.pass_rate)}")
+    lines += _set_lines(state, s0, parent, child)
     lines.append(f"Mean tokens per case: {s0.mean_tokens:.0f} → {parent.mean_tokens:.0f} → {child.mean_tokens:.0f}")
     gate = child.gate_details
     detail = gate_detail(gate)
@@ -80,6 +82,17 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
     from frames_cli.llm.audit import Redactor
 
     return Redactor()(commit_message(summary, "\n".join(lines), trailers))
+
+
+def _set_lines(state: RunState, s0: Candidate, parent: Candidate, child: Candidate) -> list[str]:
+    """Pass rate on each set side by side (S0 → parent → child); none for a run on the paper's single set E."""
+    if (state.checkpoint.get("split") or {}).get("paper", True):
+        return []
+    lines = ["Pass rate per set (the gate and the front use the selection set; diagnosers saw only the diagnosis set):"]
+    for name in ("diagnosis", "selection"):
+        rates = [c.sets.get(name, {}).get("pass_rate") for c in (s0, parent, child)]
+        lines.append(f"- {name} set ({child.sets.get(name, {}).get('cases', 0)} cases): " + " → ".join(_pct(r) for r in rates))
+    return lines
 
 
 def commit_candidate(store: GitStore, state: RunState, child: Candidate, r: RoundRecord, changes: dict[str, bytes], models: dict[str, str | None]) -> str:
@@ -110,6 +123,7 @@ def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
         "cost_usd": cand.cost_usd,
         "gate": cand.gate_details or None,
         "changed_skills": cand.changed_skills,
+        "sets": cand.sets,
     }
 
     def edit(note: dict[str, Any]) -> dict[str, Any]:

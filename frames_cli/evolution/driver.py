@@ -1,4 +1,4 @@
-"""Opening an evolve run: base commit, new run or resume, evaluation set E, the lock, and the run's collaborators."""
+"""Opening an evolve run: base commit, new run or resume, the diagnosis / selection / test sets, the lock, and the run's collaborators."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
@@ -16,6 +16,7 @@ from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import Evaluation, EvolutionRun, RunContext, Settings, StopRequest
 from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
 from frames_cli.llm.check import require_keys
+from frames_cli.evolution.splits import Split, describe_split, split_cases
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -92,12 +93,13 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         GitError: the base revision does not exist.
     """
     from frames_cli.gitstore.store import GitStore
+    from frames_cli.workspace.config import SplitConfig
     from frames_cli.workspace.lock import workspace_lock
 
     config = ws.config()
     store = GitStore(ws.root)
     base_sha = store.resolve(options.base)
-    cases = _load_cases(ws, config)
+    cases, sealed = _load_cases(ws, config)
     snapshot = _snapshot(config, options)
     fingerprint = run_fingerprint(cases.values(), snapshot)
     _require_models(ws, config, cases.values())
@@ -120,18 +122,22 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             settings = dataclasses.replace(settings, max_rounds=options.max_rounds)
             memory.settings = settings.to_json()
         base_files = store.read_files(state.base)
-        ctx, pool = _context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
         if not memory.eval_case_ids:
-            memory.eval_case_ids = _evaluation_set(cases, pool, settings)
-        missing = [c for c in memory.eval_case_ids if c not in cases]
+            split = split_cases([c for c in cases.values() if c.id not in sealed], SplitConfig(**settings.split), [cases[c] for c in sealed])
+            memory.split, memory.eval_case_ids = split.to_json(), split.evaluated()
+        split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
+        missing = [c for c in [*memory.eval_case_ids, *split.test] if c not in cases]
         if missing:
             raise InputError(f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir))
-        on_event(f"{'resuming' if resumed else 'starting'} run {run_id} on {state.base[:12]} ({len(memory.eval_case_ids)} cases)")
+        on_event(f"{'resuming' if resumed else 'starting'} run {run_id} on {state.base[:12]} ({describe_split(split)})")
+        for warning in split.warnings():
+            on_event(warning)
         for line in base_warnings(ws, base_files, state.base):
             on_event(line)
-        warning = _small_categories(cases, memory.eval_case_ids, settings)
+        warning = _small_categories(cases, list(split.selection), settings)
         if warning:
             on_event(warning)
+        ctx = _context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
         if resumed:
             changed = _changed_since(state, snapshot, cases.values())
             if changed:
@@ -246,26 +252,20 @@ def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _load_cases(ws: Workspace, config: FramesConfig) -> dict[str, Case]:
-    """Every case that counts (reviewed) of the workspace (glob `eval.cases`), by id.
+def _load_cases(ws: Workspace, config: FramesConfig) -> tuple[dict[str, Case], set[str]]:
+    """Every case that counts (reviewed) of the workspace by id (globs `eval.cases` and
+    `evolution.split.test_cases`), and the ids of the sealed ones (those of `test_cases`).
 
     Raises:
         InputError: a case file is bad (path:line), or there are no cases at all.
     """
-    from frames_cli.formats.case import load_counted_cases
+    from frames_cli.evolution.splits import load_split_cases
 
-    return {c.id: c for c in load_counted_cases(ws.root, config.eval.cases)}
-
-
-def _evaluation_set(cases: dict[str, Case], pool: Any, settings: Settings) -> list[str]:
-    """E = the current cases ∪ a seeded sample of the regression pool (ids still present as cases)."""
-    sampled = pool.sample(settings.regression_sample, settings.seed) if settings.regression_sample else []
-    ids = set(cases) | {c for c in sampled if c in cases}
-    return sorted(ids)
+    return load_split_cases(ws.root, config)
 
 
 def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
-             cases: dict[str, Case], use_cache: bool, on_event: Callable[[str], None], progress: Any) -> tuple[RunContext, Any]:
+             cases: dict[str, Case], use_cache: bool, on_event: Callable[[str], None], progress: Any) -> RunContext:
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
     from frames_cli.executor.factory import make_executor
     from frames_cli.evaluation.pool import RegressionPool
@@ -282,9 +282,11 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
     judge = client if config.models.judge else None
     pool = RegressionPool.load(ws)
     reports: dict[str, Any] = {}
+    split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
+    diagnosed = set(split.diagnosis)
 
-    def run_eval(cid: str, skills: SkillSet) -> Evaluation:
-        chosen = [cases[c] for c in memory.eval_case_ids]
+    def run_eval(cid: str, skills: SkillSet, case_ids: Sequence[str]) -> Evaluation:
+        chosen = [cases[c] for c in case_ids]
         reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress)
         reports[cid].require_answers()
         return _summarise(reports[cid])
@@ -293,16 +295,17 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         # After a resume the report may be gone from memory; evaluating again is answered from the
         # model cache, so it costs nothing and gives the same results.
         if cid not in reports:
-            run_eval(cid, skills)
+            run_eval(cid, skills, memory.eval_case_ids)
         pool.add(reports[cid], sha)
         pool.save()
 
-    ctx = RunContext(
+    return RunContext(
         store=store,
         client=client,
         evaluate=run_eval,
         cases=cases,
-        anchors=lambda skill, n: pool.anchors(skill, n),
+        # Anchor cases come from the diagnosis set only: the rewriter must not see held-out cases.
+        anchors=lambda skill, n: [c for c in pool.anchors(skill, len(pool.entries)) if c in diagnosed][:n],
         priors=load_priors(ws.root).for_skill,
         retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir),
         accept=accept,
@@ -312,7 +315,6 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         gate=PerCategoryGate(settings.tolerance, settings.gate, settings.gate_alpha),
         on_event=on_event,
     )
-    return ctx, pool
 
 
 def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> str | None:
@@ -412,6 +414,7 @@ def _summarise(report: Any) -> Evaluation:
             "output": r.output,
             "skills_used": list(r.skills_used),
             "trajectory": list(r.trajectory),
+            "tokens": r.usage.prompt_tokens + r.usage.completion_tokens,
         }
         for r in report.results
     ]

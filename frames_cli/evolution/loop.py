@@ -8,7 +8,7 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from frames_cli.errors import BudgetExceeded, FramesError, ModelError
 from frames_cli.evolution import commit as commits
@@ -19,7 +19,9 @@ from frames_cli.evolution.front import FrontPoint, pareto_front
 from frames_cli.evolution.gate import Gate, Outcomes, outcomes_from_results
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, candidate_id, utc_now
 from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, rewrite
+from frames_cli.evolution.scoring import score
 from frames_cli.evolution.selection import RoundRobinSelector, Selector
+from frames_cli.evolution.splits import Split
 from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
@@ -41,7 +43,8 @@ class Settings:
     `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); `retrieval` is
     `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
     retrieval); `gate` and `gate_alpha` take the defaults of frames.yaml in runs
-    started before they existed; the rest mean what their config fields say.
+    started before they existed; `split` is `evolution.split` as a dict (used once, when a new run
+    divides its cases); the rest mean what their config fields say.
     """
 
     max_rounds: int
@@ -59,6 +62,7 @@ class Settings:
     retrieval: dict = dataclasses.field(default_factory=dict)
     gate: str = "paper"
     gate_alpha: float = 0.05
+    split: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -84,6 +88,7 @@ class Settings:
             retrieval=dataclasses.asdict(ev.retrieval),
             gate=ev.gate,
             gate_alpha=ev.gate_alpha,
+            split=dataclasses.asdict(ev.split),
         )
 
     def to_json(self) -> dict:
@@ -145,8 +150,8 @@ class RunContext:
     Attributes:
         store: git plumbing (candidate commits, refs, notes).
         client: model calls for diagnoser and rewriter (cache, ledger, audit).
-        evaluate: (candidate id, skills) → its evaluation on E (see `Evaluation`).
-        cases: case id → Case, every case that may be in E.
+        evaluate: (candidate id, skills, case ids) → its evaluation on those cases (see `Evaluation`).
+        cases: case id → Case, every case of the run's sets.
         anchors: (skill name, n) → ids of anchor cases from the regression pool.
         priors: skill name → reviewer advice attached to it (`priors.yaml`), shown to its rewriter.
         retriever: parent commit sha → the index diagnosers retrieve context from (policy passages
@@ -162,7 +167,7 @@ class RunContext:
 
     store: GitStore
     client: ModelClient
-    evaluate: Callable[[str, SkillSet], "Evaluation"]
+    evaluate: Callable[[str, SkillSet, Sequence[str]], "Evaluation"]
     cases: Mapping[str, Case]
     anchors: Callable[[str, int], list[str]]
     accept: Callable[[str, str, SkillSet], None]
@@ -178,15 +183,16 @@ class RunContext:
 
 @dataclass
 class Evaluation:
-    """A candidate's results on E: the metrics the gate and front use, and per-case records.
+    """A candidate's results on the cases it was evaluated on, and per-case records.
 
     Attributes:
-        pass_rate: overall, case-weighted, 0..1.
-        per_category: category → pass rate.
+        pass_rate: overall, case-weighted, 0..1, over every evaluated case (the loop scores each set
+            from `results`: evolution/scoring.score).
+        per_category: category → pass rate, over every evaluated case.
         mean_tokens: prompt + completion tokens per case.
         cost_usd: None when a price is unknown.
         results: one dict per case and sample: case_id, category, sample, passed, reason, output,
-            skills_used, trajectory (the agent's steps).
+            skills_used, trajectory (the agent's steps), tokens (prompt + completion).
     """
 
     pass_rate: float
@@ -225,6 +231,7 @@ class EvolutionRun:
         self.memory = memory
         self.settings = settings
         self.base_files = base_files
+        self.split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
         self._skills: dict[str, SkillSet] = {}
 
     # --- the method ------------------------------------------------------------------------------
@@ -246,6 +253,8 @@ class EvolutionRun:
                 self.baseline()
             while not self.stopping():
                 self.round()
+            if self.state.status == "finished":
+                self.seal()
         except BudgetExceeded:
             self.state.status, self.state.stop_reason = "finished", "budget"
             self.memory.pending = None
@@ -301,7 +310,7 @@ class EvolutionRun:
         """Evaluate S0 (the base commit's skills) on E; it is candidate r0c0 and the first front member."""
         self.ctx.on_event("evaluating S0 (the base commit's skills)")
         skills = self._skill_set(BASE_ID, self.base_files)
-        evaluation = self.ctx.evaluate(BASE_ID, skills)
+        evaluation = self.ctx.evaluate(BASE_ID, skills, self.memory.eval_case_ids)
         self._keep_evaluation(BASE_ID, evaluation)
         c0 = Candidate(BASE_ID, self.state.base, None, 0)
         self._score(c0, evaluation)
@@ -310,6 +319,25 @@ class EvolutionRun:
         commits.publish_s0(self.ctx.store, self.state, c0)
         self._update_front()
         self.save()
+
+    def seal(self) -> None:
+        """Score the sealed test set once, for S0 and every front member, at the end of the run.
+
+        Never used for a decision: the front, the best member and the review branch are already
+        fixed by the selection set. A member already scored (a resumed end) is not scored again.
+        """
+        if not self.split.test:
+            return
+        for cand in [self.state.candidate(BASE_ID), *self.state.front_candidates()]:
+            if "test" in cand.sets:
+                continue
+            self.ctx.on_event(f"scoring {cand.id} on the sealed test set ({len(self.split.test)} cases)")
+            ev = self.ctx.evaluate(f"{cand.id}-test", self._skill_set(cand.id, self._files(cand.id)), list(self.split.test))
+            self._keep_evaluation(f"{cand.id}-test", ev)
+            cand.sets["test"] = score(ev.results, self.split.test).to_json()
+            if cand.id != BASE_ID:
+                commits.add_metrics_note(self.ctx.store, self.state, cand)
+            self.save()
 
     # --- stages ------------------------------------------------------------------------------------
 
@@ -322,7 +350,8 @@ class EvolutionRun:
     def stage_diagnose(self, r: RoundRecord) -> None:
         """Split the parent's failures into seeded batches; D diagnosers, each given the policy and past
         changes retrieved for its batch, propose changes concurrently."""
-        failing = self._evaluation(r.parent).failing()
+        diagnosed = set(self.split.diagnosis)
+        failing = {cid: rec for cid, rec in self._evaluation(r.parent).failing().items() if cid in diagnosed}
         s = self.settings
         r.batches = make_batches(list(failing), s.batch_size, s.diagnosers, s.seed, r.round)
         if not r.batches:
@@ -376,7 +405,7 @@ class EvolutionRun:
             return
         cid = candidate_id(r.round, 1)
         self.ctx.on_event(f"round {r.round}: evaluating {cid} (changes {', '.join(_names(changes))})")
-        self._keep_evaluation(cid, self.ctx.evaluate(cid, self._skill_set(cid, files)))
+        self._keep_evaluation(cid, self.ctx.evaluate(cid, self._skill_set(cid, files), self.memory.eval_case_ids))
         r.child = cid
 
     def stage_gate(self, r: RoundRecord) -> None:
@@ -415,11 +444,19 @@ class EvolutionRun:
         self.ctx.checkpointer.save(self.state, self.memory)
 
     def _score(self, cand: Candidate, ev: Evaluation) -> None:
-        cand.pass_rate, cand.per_category = ev.pass_rate, dict(ev.per_category)
-        cand.mean_tokens, cand.cost_usd = ev.mean_tokens, ev.cost_usd
+        """Score `cand` on the diagnosis and the selection set; its headline figures (what the gate
+        and the front use) are the selection set's."""
+        for name in ("diagnosis", "selection"):
+            cand.sets[name] = score(ev.results, self.split.ids(name)).to_json()
+        chosen = cand.sets["selection"]
+        cand.pass_rate, cand.per_category = chosen["pass_rate"], dict(chosen["per_category"])
+        cand.mean_tokens = ev.mean_tokens if chosen["mean_tokens"] is None else chosen["mean_tokens"]
+        cand.cost_usd = ev.cost_usd
+        selected = set(self.split.selection)
         cases: dict[str, set[str]] = {}
         for r in ev.results:
-            cases.setdefault(r["category"], set()).add(r["case_id"])
+            if r["case_id"] in selected:
+                cases.setdefault(r["category"], set()).add(r["case_id"])
         cand.case_counts = {cat: len(ids) for cat, ids in sorted(cases.items())}
         cand.samples = self.settings.samples
 
@@ -450,10 +487,13 @@ class EvolutionRun:
         return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
 
     def _outcomes(self, cid: str) -> Outcomes:
-        """Candidate `cid`'s per-case outcomes, with the must-pass marks of the case files."""
+        """Candidate `cid`'s per-case outcomes on the selection set (what the gate judges), with the
+        must-pass marks of the case files."""
         from frames_cli.formats.case import must_pass_ids
 
-        return outcomes_from_results(self._evaluation(cid).results, must_pass_ids(self.ctx.cases.values()))
+        gated = set(self.split.selection)
+        results = [r for r in self._evaluation(cid).results if r["case_id"] in gated]
+        return outcomes_from_results(results, must_pass_ids(self.ctx.cases.values()))
 
     def _files(self, cid: str) -> dict[str, bytes]:
         """The skills/ files of candidate `cid` (read from its commit)."""

@@ -98,7 +98,8 @@ class FailureNote:
 class Candidate:
     """One skill set of a run: S0 (id BASE_ID, no parent) or a child commit, with its evaluation.
 
-    Rates are 0..1 on the run's evaluation set E; `per_category` maps category → pass rate.
+    Rates are 0..1 on the run's selection set (the gate and the front are computed on it; the
+    paper's evaluation set E when the run does not split); `per_category` maps category → pass rate.
     `pass_rate` None means committed but not yet evaluated (the loop may checkpoint between the two).
 
     Attributes:
@@ -122,9 +123,13 @@ class Candidate:
         diff_size: lines inserted plus deleted under skills/ against the parent.
         dropped: {skill: why its change was dropped} (a rewrite that never validated).
         votes_needed: q as a number of diagnosers, and `diagnosers` D, for "2 of 3 votes".
-        case_counts: {category: n}, the cases of E each rate in `per_category` is over ({} in runs
+        case_counts: {category: n}, the cases of the selection set (E when the run does not split)
+            each rate in `per_category` is over ({} in runs
             recorded before frames kept it); `n_cases` is their sum.
         samples: k, the samples per case (a rate is over n × k results).
+        sets: {"diagnosis" | "selection" | "test": evolution/scoring.Scores JSON ({"pass_rate",
+            "per_category", "mean_tokens", "cases"})}: the same candidate on each set side by side;
+            "test" only once the sealed test set was scored at the end of the run.
     """
 
     id: str
@@ -145,6 +150,7 @@ class Candidate:
     dropped: dict[str, str] = field(default_factory=dict)
     votes_needed: int | None = None
     diagnosers: int | None = None
+    sets: dict[str, Any] = field(default_factory=dict)
     case_counts: dict[str, int] = field(default_factory=dict)
     samples: int = 1
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.evolution.formatting import markdown_table, pct, usd
-from frames_cli.evolution.menu import MenuRow, deploy_menu, menu_cells, menu_json
+from frames_cli.evolution.menu import MenuRow, deploy_menu, menu_cells, menu_json, set_counts_cells
 from frames_cli.evolution.records import BASE_ID, REPORT_FILES, Candidate, RunState, RunSummary, run_dir
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
@@ -81,6 +81,11 @@ def run_report_markdown(state: RunState, rows: list[MenuRow]) -> str:
     if notice:
         lines += ["", f"> {notice}"]
     lines += ["", "## Deploy menu (Pareto front: pass rate vs mean tokens per case)", "", markdown_table(*menu_cells(state, rows))]
+    counts = set_counts_cells(state)
+    if counts is not None:
+        lines += ["", "## Cases per set", "", "Diagnosers and rewriters see only the diagnosis set; the gate and the front are computed on the "
+                  "selection set; the sealed test set is scored once at the end, for S0 and every front member, and decides nothing.",
+                  "", markdown_table(*counts)]
     if best is not None and best.id != BASE_ID:
         lines += ["", f"Review the best: `frames review {state.run_id}/{best.id}`"]
         if state.branch:

@@ -85,6 +85,20 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True)
+class SplitConfig:
+    """Held-out discipline (docs/DECISIONS.md): the counted cases divided per category, stably by case
+    id, into a diagnosis set (what diagnosers and rewriters see), a selection set (gate and Pareto
+    front, blind) and an optional sealed test set (scored once at the end, never for a decision).
+    `selection: 0` and `test: 0` (with no `test_cases`) is the FRAMES paper's single evaluation set E."""
+
+    selection: float = _f(0.3, "share of each category's cases held out for the gate and the front (0 = gate on the diagnosis set, the paper's single set E)", min=0.0, max=0.9)
+    test: float = _f(0.2, "share of each category's cases sealed as the test set, scored once at the end (0 = none)", min=0.0, max=0.9)
+    test_cases: str | None = _f(None, "glob of case files that are the sealed test set as a whole (besides `test`); null = none")
+    min_cases: int = _f(4, "a category with fewer cases is kept whole: all of them diagnosed and gated (in-sample), none sealed", min=2)
+    seed: int = _f(0, "salt of the case-id hash that assigns the sets; keep it fixed, or a later run may diagnose cases an earlier one held out")
+
+
+@dataclass(frozen=True)
 class EvolutionConfig:
     """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
 
@@ -99,12 +113,13 @@ class EvolutionConfig:
         choices=("paper", "noise-aware"),
     )
     gate_alpha: float = _f(0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0)
-    regression_sample: int = _f(100, "regression-pool cases sampled into each evaluation", min=0)
+    regression_sample: int = _f(100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0)
     anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0)
     rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0)
     max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1)
     seed: int = _f(0, "seed for batching, sampling and tie-breaking")
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
+    split: SplitConfig = field(default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"})
 
 
 @dataclass(frozen=True)
@@ -293,6 +308,8 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
     built = cls(**values)
     if isinstance(built, LLMConfig):
         check_calls_per_process(built, loc)
+    if isinstance(built, SplitConfig) and built.selection + built.test > 0.9:
+        raise ConfigError(f"`{prefix}.selection` + `{prefix}.test` is {built.selection + built.test:g}; at most 0.9, so that cases are left to diagnose", loc)
     return built
 
 
