@@ -7,8 +7,11 @@ litellm, GitPython and the evolution code are imported inside the command bodies
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
 
 import typer
+import typer.core
 
 COMMANDS = ("init", "adopt", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "validate", "status", "runs", "check-models")
 
@@ -25,6 +28,41 @@ app = typer.Typer(
 
 for _name in COMMANDS:
     importlib.import_module(f"frames_cli.commands.{_name.replace('-', '_')}").register(app)
+
+
+def frames_version() -> str:
+    """The installed frames-cli version ("0.1.0"), or "unknown" when run from an uninstalled checkout."""
+    try:
+        return version("frames-cli")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"frames {frames_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    _version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the frames version and exit.")
+    ] = False,
+) -> None:
+    """Evolve a git repository of Markdown skills for policy-bound LLM agents."""
+
+
+_value_label = typer.core.TyperOption.display_type_rich
+
+
+def _flag_label(self: typer.core.TyperOption, ctx: typer.core._click.Context) -> str | None:
+    # typer 0.29's rich help labels every flag `<bool>`, as if `--strict true` were how to use it
+    # (click refuses it); a flag takes no value, so it gets no label. Options with values keep theirs.
+    return None if self.is_flag else _value_label(self, ctx)
+
+
+typer.core.TyperOption.display_type_rich = _flag_label  # type: ignore[method-assign]
 
 
 def main() -> None:

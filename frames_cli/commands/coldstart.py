@@ -16,6 +16,7 @@ def _print(result: ColdstartResult) -> None:
     from rich.markup import escape
 
     from frames_cli.commands.output import console
+    from frames_cli.evolution.formatting import plural
 
     out = console()
     groups = (
@@ -35,7 +36,7 @@ def _print(result: ColdstartResult) -> None:
     for name, reason in result.rewrite_failures:
         out.print(f"[yellow]rewrite failed, kept verbatim:[/] {escape(name)}: {escape(reason)}", markup=True)
     for fc in result.coverage:
-        state = "complete" if fc.complete else f"{len(fc.uncovered)} uncovered run(s), {len(fc.overlaps)} line(s) covered twice"
+        state = "complete" if fc.complete else f"{plural(len(fc.uncovered), 'uncovered run')}, {plural(len(fc.overlaps), 'line')} covered twice"
         out.print(f"coverage {fc.file}: {fc.covered}/{fc.content_lines} content lines covered once ({state})")
     out.print(f"commit {result.commit[:12]}" if result.commit else "nothing changed; no commit")
 
@@ -91,9 +92,10 @@ def register(app: typer.Typer) -> None:
         _print(result)
         if spend:
             from frames_cli.commands.output import console
+            from frames_cli.evolution.formatting import plural
 
             role = spend["roles"].get("coldstart", {})
             console().print(
-                f"model: {role.get('calls', 0)} call(s), {role.get('cached', 0)} cached, "
+                f"model: {plural(role.get('calls', 0), 'call')}, {role.get('cached', 0)} cached, "
                 f"{spend['total_tokens']} tokens, ${spend['total_usd']:.4f}"
             )

@@ -173,11 +173,12 @@ def eval_command(
     pool = RegressionPool.load(ws)
     pool.add(report, commit)
     pool.save()
-    data = {**report.to_json(), "ref": ref, "commit": commit, "set": case_set, "model_calls": calls, "run_dir": str(run_dir),
+    notice = simulator_notice({"executor": config.models.executor if config.executor.kind == "builtin" else None, "judge": config.models.judge})
+    data = {"simulator_notice": notice, **report.to_json(), "ref": ref, "commit": commit, "set": case_set, "model_calls": calls, "run_dir": str(run_dir),
             "left_out": [{"location": str(p.location), "message": p.message} for p in dropped]}
     atomic_write_json(run_dir / "report.json", data)
     if markdown:
-        write_output(markdown, reports.markdown(report))
+        write_output(markdown, reports.markdown(report) + (f"\n> {notice}\n" if notice else ""))
     if junit:
         write_output(junit, reports.junit_xml(report))
     if json_out:
@@ -191,7 +192,6 @@ def eval_command(
         on_set = f", {case_set} set" if case_set else ""
         out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}{on_set}"))
         out.print(f"model calls: {calls} (cached answers are free); log: {ws.relative(run_dir)}", markup=False)
-        notice = simulator_notice({"executor": config.models.executor, "judge": config.models.judge})
         if notice:
             out.print(notice, markup=False)
     problems = check_thresholds(report, min_pass_rate, min_category_pass_rate)

@@ -46,8 +46,8 @@ def register(app: typer.Typer) -> None:
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.driver import EvolveOptions
         from frames_cli.evolution.driver import evolve as run_evolve
-        from frames_cli.evolution.menu import menu_json, menu_table, sets_table
-        from frames_cli.llm.providers import simulator_notice
+        from frames_cli.evolution.formatting import plural
+        from frames_cli.evolution.menu import menu_json, print_menu
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
@@ -68,15 +68,9 @@ def register(app: typer.Typer) -> None:
                        "status": state.status, "stop_reason": state.stop_reason, "reports": {k: str(v) for k, v in outcome.reports.items()}})
         else:
             out = console()
-            out.print(menu_table(state, outcome.menu))
-            counts = sets_table(state)
-            if counts is not None:
-                out.print(counts)
-            notice = simulator_notice(state.config.get("models", {}))
-            if notice:
-                out.print(notice, markup=False)
+            print_menu(out, state, outcome.menu)
             stop = f"{state.status} ({state.stop_reason})" if state.stop_reason else state.status
-            out.print(f"run {state.run_id}: {stop}; {state.round} rounds, {state.spend_tokens} tokens")
+            out.print(f"run {state.run_id}: {stop}; {plural(state.round, 'round')}, {state.spend_tokens:,} tokens", markup=False)
             best = state.best()
             if outcome.branch and best is not None:
                 out.print(f"review branch: {outcome.branch}  (frames review {state.run_id}/{best.id})")

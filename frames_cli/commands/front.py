@@ -25,9 +25,8 @@ def register(app: typer.Typer) -> None:
         `frames runs`), not the highest id. Exit 0, 2 when there is no such run."""
         from frames_cli.commands.output import console, emit_json
         from frames_cli.evolution.records import BASE_ID, load_run, newest_run
-        from frames_cli.evolution.formatting import pct
-        from frames_cli.evolution.menu import deploy_menu, menu_json, menu_table, sets_table
-        from frames_cli.llm.providers import simulator_notice
+        from frames_cli.evolution.formatting import plural
+        from frames_cli.evolution.menu import deploy_menu, menu_json, print_menu
         from frames_cli.errors import InputError
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
@@ -42,14 +41,8 @@ def register(app: typer.Typer) -> None:
             return
         out = console()
         base = state.base_candidate()
-        out.print(f"Run {state.run_id}: {state.status}, {state.round} round(s), base {state.base[:12]}, S0 pass rate {pct(base.pass_rate if base else None)}")
-        out.print(menu_table(state, rows))
-        counts = sets_table(state)
-        if counts is not None:
-            out.print(counts)
-        notice = simulator_notice(state.config.get("models", {}))
-        if notice:
-            out.print(notice, markup=False)
+        out.print(f"Run {state.run_id}: {state.status}, {plural(state.round, 'round')}, base {state.base[:12]}", markup=False)
+        print_menu(out, state, rows)
         best = state.best()
         if best is not None and best.id != BASE_ID:
             out.print(f"Review the best: frames review {state.run_id}/{best.id}")

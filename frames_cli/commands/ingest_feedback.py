@@ -49,20 +49,22 @@ def _print(report: IngestReport, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_json())
         return
+    from frames_cli.evolution.formatting import plural
+
     out = console()
     data = report.to_json()
     for line in report.account.lines() if report.account is not None else ():
         out.print(line)
     if report.stored is not None:
         cats = ", ".join(f"{c} {n}" for c, n in data["categories"].items())
-        out.print(f"wrote {data['cases']} cases to {data['written']}" + (f"  ({cats})" if cats else ""), markup=False)
+        out.print(f"wrote {plural(data['cases'], 'case')} to {data['written']}" + (f"  ({cats})" if cats else ""), markup=False)
     if report.account is None:
         for item in data["merged"]:
             out.print(f"duplicate: {item['source']} is case {item['into']} (recorded in its also_from)", markup=False)
     for path in data["updated_files"]:
         out.print(f"updated {path} (also_from)", markup=False)
     if data.get("regression_pool"):
-        out.print(f"regression pool: {len(data['regression_pool'])} approved case(s) added", markup=False)
+        out.print(f"regression pool: {plural(len(data['regression_pool']), 'approved case')} added", markup=False)
     for text, skills in report.priors:
         where = ", ".join(skills) if skills else "no skill matched well enough: kept under `unmatched`"
         out.print(f"prior → {where}: {text}", markup=False)
@@ -80,6 +82,7 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
             nothing to import (exit code 2; nothing written).
     """
     from frames_cli.errors import InputError
+    from frames_cli.evolution.formatting import plural
     from frames_cli.ingest import pipeline
 
     check_output_file(out, "--out")
@@ -90,7 +93,7 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     if errors and (strict or not (cases or advice)):
         _print(report, as_json=False)
         why = "nothing imported because of --strict" if strict else "no good rows"
-        raise InputError(f"{len(errors)} bad row(s); {why}", errors[0].location)
+        raise InputError(f"{plural(len(errors), 'bad row')}; {why}", errors[0].location)
     if not (cases or advice):
         raise InputError(f"no case to import: the {converter.kind} source holds no case and no advice; nothing written")
     priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -29,6 +30,32 @@ def err_console() -> Console:
     from rich.console import Console
 
     return Console(file=sys.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def print_trimmed(renderable: Any) -> None:
+    """Print a rich renderable on stdout at the terminal's width without the spaces rich pads each
+    line with (a Markdown paragraph is padded to the full width; copied text kept them).
+
+    Rendered off-screen with the stdout console's width and colour system, then each line is cut
+    after its last visible character; a line that carried styles ends with a style reset.
+    """
+    import io
+
+    from rich.console import Console
+
+    real = console()
+    buffer = io.StringIO()
+    Console(file=buffer, width=real.width, color_system=real.color_system, force_terminal=real.is_terminal,
+            highlight=False).print(renderable, soft_wrap=False)
+    lines = []
+    for line in buffer.getvalue().splitlines():
+        trimmed = _TRAILING.sub("", line)
+        lines.append(trimmed + ("\x1b[0m" if "\x1b[" in trimmed else ""))
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+#: Trailing blanks and the style codes among them (SGR sequences only: rich writes no other kind).
+_TRAILING = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+$")
 
 
 def emit_json(obj: Any) -> None:

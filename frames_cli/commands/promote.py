@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from frames_cli.commands.common import JsonOption, RepoOption, guarded
 from frames_cli.commands.review import CandidateArgument
+
+if TYPE_CHECKING:
+    from frames_cli.gitstore.store import GitStore
 
 
 def register(app: typer.Typer) -> None:
@@ -27,6 +30,12 @@ def register(app: typer.Typer) -> None:
                 help="Promote a candidate that failed the gate, after human review: REASON, your git identity and the time are recorded in the candidate's git note (refs/notes/frames) and shown by `frames review`.",
             ),
         ] = None,
+        allow_off_front: Annotated[
+            bool, typer.Option("--allow-off-front", help="Promote a candidate that passed the gate but is not on the Pareto front (another member is at least as good on pass rate and tokens).")
+        ] = False,
+        allow_outdated_base: Annotated[
+            bool, typer.Option("--allow-outdated-base", help="Promote a candidate whose run's base commit is no longer in the history of your current branch.")
+        ] = False,
         repo: RepoOption = None,
         json_out: JsonOption = False,
     ) -> None:
@@ -39,14 +48,23 @@ def register(app: typer.Typer) -> None:
         why; the failed categories), with a warning naming the failed categories; `frames review`
         shows the record. S0, unknown candidates and candidates not gated yet are refused even then.
 
+        Also refused, each with its reason: a candidate that passed the gate but is not on the
+        front (`--allow-off-front` to promote it anyway), and one whose run's base commit is no
+        longer in the history of your current branch (rebased or reset since: `--allow-outdated-base`).
+        It then says whether merging the branch into your current branch would conflict, and in
+        which files (`git merge-tree`, nothing checked out).
+
         Exit 0; 2 for an unknown or ungated candidate, S0, a failed gate without `--override-gate`,
-        an empty REASON, an override without a git identity, or an unsafe branch name; 1 when the
-        branch exists at another commit or git refuses (a branch made whose override could not be
-        recorded is reported so: running the command again records it)."""
+        an empty REASON, an override without a git identity, a candidate off the front or on an
+        outdated base without its option, or an unsafe branch name; 1 when the branch exists at
+        another commit or git refuses (a branch made whose override could not be recorded is
+        reported so: running the command again records it)."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.errors import GitError, InputError
         from frames_cli.evolution.commit import record_gate_override
+        from frames_cli.evolution.formatting import plural
         from frames_cli.evolution.records import find_candidate
+        from frames_cli.evolution.story import off_front_reason
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 
@@ -71,16 +89,45 @@ def register(app: typer.Typer) -> None:
             by = store.user_identity()
             if by is None:
                 raise InputError("--override-gate records who accepted the regression, but git knows no identity: set git config user.name and user.email")
+        if cand.gate_passed and cand.id not in state.front and not allow_off_front:
+            raise InputError(f"{spec} is not on the front: {off_front_reason(state, cand)}; see `frames front {state.run_id}`, "
+                             "or promote it anyway with --allow-off-front")
+        head = store.resolve("HEAD")
+        here = (store.current_branch() or "HEAD").removeprefix("refs/heads/")
+        if not store.is_ancestor(state.base, head) and not allow_outdated_base:
+            raise InputError(f"{spec} was built on {state.base[:12]}, which is no longer in the history of {here}: its branch would "
+                             f"bring back what replaced it. Evolve the current branch instead (`frames evolve`), or promote it anyway "
+                             "with --allow-outdated-base")
         ref = store.create_branch(name, cand.commit)
         if by is not None:
             try:
                 override = record_gate_override(store, state, cand, reason=override_gate.strip(), branch=name, by=by)
             except GitError as exc:
-                raise GitError(f"branch {name} was made, but the gate override could not be recorded ({exc.message}); run the same command again to record it") from None
+                raise GitError(f"branch {name} was made, but the gate override could not be recorded ({exc}); run the same command again to record it") from None
             err_console().print(f"warning: {spec} did not pass the gate ({why}); promoted on the override of {override['by']}: {override['reason']}", markup=False)
-        result = {"branch": name, "ref": ref, "commit": cand.commit, "run_id": state.run_id, "candidate": cand.id, "gate_override": override}
+        conflicts, problem = merge_check(store, head, cand.commit)
+        result = {"branch": name, "ref": ref, "commit": cand.commit, "run_id": state.run_id, "candidate": cand.id, "gate_override": override,
+                  "on_front": cand.id in state.front, "base_in_history": store.is_ancestor(state.base, head),
+                  "merge": {"into": here, "conflicts": conflicts, "checked": problem is None}}
         if json_out:
             emit_json(result)
             return
-        console().print(f"Branch {name} is at {cand.commit[:12]} ({spec}). Merge it with: git merge {name}")
+        out = console()
+        out.print(f"Branch {name} is at {cand.commit[:12]} ({spec}). Merge it with: git merge {name}", markup=False)
+        if problem is not None:
+            out.print(f"Could not check whether it merges cleanly into {here}: {problem}", markup=False)
+        elif conflicts:
+            out.print(f"Merging it into {here} would conflict in {plural(len(conflicts), 'file')}: {', '.join(conflicts)}", markup=False)
+        else:
+            out.print(f"It merges into {here} without conflicts.", markup=False)
+
+
+def merge_check(store: GitStore, head: str, commit: str) -> tuple[list[str], str | None]:
+    """(files that merging `commit` into `head` would conflict in, None) or ([], why git could not tell)."""
+    from frames_cli.errors import GitError
+
+    try:
+        return store.merge_conflicts(head, commit), None
+    except GitError as exc:
+        return [], str(exc)
 

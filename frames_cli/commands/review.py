@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
-from frames_cli.commands.common import JsonOption, RepoOption, check_stdout_users, guarded
+from frames_cli.commands.common import STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
 
 CandidateArgument = Annotated[
     str, typer.Argument(help="A candidate: `r2c1` (newest run that has it), `<run-id>/<candidate>`, or its commit.")
@@ -22,34 +23,38 @@ def register(app: typer.Typer) -> None:
         candidate: CandidateArgument,
         repo: RepoOption = None,
         json_out: JsonOption = False,
-        markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown for a pull-request description.")] = False,
+        markdown: Annotated[
+            Optional[Path],
+            typer.Option("--markdown", metavar="FILE", help="Also write the review as Markdown (a pull-request description) to FILE (`-`: print it instead of the review).", show_default=False),
+        ] = None,
     ) -> None:
         """Show one candidate for review: the failures that motivated it, the blueprint with its
-        votes, cases and policy back-links, results per category before and after, the gate
-        verdict, and the diff of skills/ against its parent. `--markdown` and `--json` exclude each
-        other. Exit 0, 2 when no candidate matches or both are given."""
-        from frames_cli.commands.output import console, emit_json
+        votes, cases and policy back-links, results per category before and after (n cases beside
+        each rate), the gate verdict, and the diff of skills/ against its parent. `--markdown FILE`
+        as in `frames eval`; `--markdown -` and `--json` exclude each other. Exit 0, 2 when no
+        candidate matches, FILE cannot be written, or both print on standard output."""
+        from frames_cli.commands.output import emit_json, print_trimmed
         from frames_cli.evolution.records import find_candidate
         from frames_cli.evolution.review import build_review, review_markdown
         from frames_cli.gitstore.store import GitStore
         from frames_cli.sanitize import for_terminal
         from frames_cli.workspace.layout import Workspace
 
-        check_stdout_users({"--json": json_out, "--markdown": markdown})
+        check_stdout_users({"--json": json_out, "--markdown -": markdown == STDOUT})
+        check_output_file(markdown, "--markdown")
         ws = Workspace.open(repo)
         store = GitStore(ws.root)
         state, cand = find_candidate(ws, candidate, store)
         result = build_review(ws, store, state, cand)
-        if json_out:
-            emit_json(result.to_json())
-            return
         # Diffs, change texts and failure reasons are model and user text: their control
-        # characters are shown as escapes, never sent to the reviewer's terminal.
+        # characters are shown as escapes, never sent to the reviewer's terminal (nor to FILE).
         text = for_terminal(review_markdown(result))
         if markdown:
-            typer.echo(text)
-        else:
+            write_output(markdown, text)
+        if json_out:
+            emit_json(result.to_json())
+        elif markdown != STDOUT:
             from rich.markdown import Markdown
 
             # Wrapped, not cropped: a change text or a failure reason must be readable in full.
-            console().print(Markdown(text), soft_wrap=False)
+            print_trimmed(Markdown(text))

@@ -50,6 +50,7 @@ def _print(data: dict[str, Any]) -> None:
     from rich.table import Table
 
     from frames_cli.commands.output import console
+    from frames_cli.evolution.formatting import pct, plural
 
     out = console()
     out.print(f"workspace {data['root']}")
@@ -75,11 +76,12 @@ def _print(data: dict[str, Any]) -> None:
         out.print(f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one skill")
     run = data["last_run"]
     if run:
-        best = f", best pass rate {run['best_pass_rate']:.3f}" if run.get("best_pass_rate") is not None else ""
-        out.print(f"last run {run['run_id']}: {run['status']}, {run['rounds']} round(s), {run['candidates']} candidate(s){best}")
+        best = f", best pass rate {pct(run['best_pass_rate'])} ({run['best_id']})" if run.get("best_pass_rate") is not None else ""
+        counts = f"{plural(run['rounds'], 'round')}, {plural(run['candidates'], 'candidate')}"
+        out.print(f"last run {run['run_id']}: {run['status']}, {counts}{best}", markup=False)
     else:
         out.print("last run: none")
-    out.print(f"{data['errors']} error(s), {data['warnings']} warning(s) (details: frames validate)")
+    out.print(f"{plural(data['errors'], 'error')}, {plural(data['warnings'], 'warning')} (details: frames validate)")
 
 
 def register(app: typer.Typer) -> None:

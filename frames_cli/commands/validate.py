@@ -44,13 +44,15 @@ def register(app: typer.Typer) -> None:
                 }
             )
         else:
+            from frames_cli.evolution.formatting import plural
+
             out = console()
             for problem in health.problems:
                 out.print(str(problem), markup=False)
             cases = sum((health.cases_by_category or {}).values())
             out.print(
-                f"{len(health.errors)} error(s), {len(health.warnings)} warning(s) in {health.skill_files} skill(s), "
-                f"{len(health.docs)} policy document(s), {cases} case(s)",
+                f"{plural(len(health.errors), 'error')}, {plural(len(health.warnings), 'warning')} in {plural(health.skill_files, 'skill')}, "
+                f"{plural(len(health.docs), 'policy document')}, {plural(cases, 'case')}",
                 markup=False,
             )
         if failed:

@@ -24,6 +24,25 @@ def usd(value: float | None) -> str:
     return "—" if value is None else f"${value:.4f}"
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """ "1 case", "2 cases", "0 cases" (`many` for irregular plurals: plural(2, "candidate is", "candidates are"))."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def sample_size(n: int | None, k: int = 1) -> str:
+    """The sample size a rate is over, for beside the rate: "n=50", "n=50, k=3" (k samples per case);
+    "" when n is unknown (runs recorded before frames kept case counts)."""
+    if n is None:
+        return ""
+    return f"n={n:,}" + (f", k={k}" if k > 1 else "")
+
+
+def with_n(text: str, n: int | None, k: int = 1) -> str:
+    """`text` followed by its sample size in parentheses ("pass rate (n=50)"); `text` alone when n is unknown."""
+    size = sample_size(n, k)
+    return f"{text} ({size})" if size else text
+
+
 def label(cand: Candidate) -> str:
     """The candidate id, marked "(S0)" for the base (the candidate without a parent)."""
     return f"{cand.id} (S0)" if cand.parent_id is None else cand.id

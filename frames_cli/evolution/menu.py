@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from frames_cli.evolution.formatting import label, pct, tokens, usd
-from frames_cli.evolution.records import BASE_ID, Candidate, RunState
+from frames_cli.evolution.formatting import pct, plural, tokens, usd, with_n
+from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.gitstore.store import SKILLS_PREFIX, DiffStat, GitStore
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
 
 
@@ -48,6 +50,8 @@ class MenuRow:
             "mean_tokens": c.mean_tokens,
             "cost_usd": c.cost_usd,
             "sets": c.sets,
+            "case_counts": c.case_counts,
+            "samples": c.samples,
             "changed_skills": self.changed_skills,
             "diff_size": self.diff_size,
             "best": self.best,
@@ -120,17 +124,31 @@ def categories(state: RunState) -> list[str]:
     return sorted({cat for c in state.candidates for cat in c.per_category})
 
 
+def menu_columns(state: RunState, rows: list[MenuRow]) -> list[MenuRow]:
+    """The menu's columns: S0 first (for reference when it is off the front), then the other front members."""
+    base = state.base_candidate()
+    columns = [row for row in rows if row.candidate.parent_id is not None]
+    s0_row = next((row for row in rows if row.candidate.parent_id is None), None)
+    if base is not None:
+        columns.insert(0, s0_row or MenuRow(base, [], 0, False))
+    return columns
+
+
+def column_header(row: MenuRow) -> str:
+    """A column's header: "S0" for the base (its id, r0c0, is in the notes), else the id; ★ the best."""
+    return ("S0" if row.candidate.parent_id is None else row.candidate.id) + (" ★" if row.best else "")
+
+
 def menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[list[str]]]:
     """The deploy menu as text cells, one column per front member after S0 (shared by the rich and
     the Markdown table). Members are columns and measures are rows, because a run has a few front
-    members but may have many categories."""
+    members but may have many categories. Each rate's row names its sample size (every column is
+    scored on the same cases, E); lists that would not fit a cell (the changed skills) are in
+    `menu_notes`, below the table."""
     base = state.base_candidate()
-    columns = [row for row in rows if row.candidate.id != BASE_ID]
-    s0_row = next((row for row in rows if row.candidate.id == BASE_ID), None)
-    if base is not None:
-        columns.insert(0, s0_row or MenuRow(base, [], 0, False))
-    header = [""] + [label(r.candidate) + (" ★" if r.best else "") for r in columns]
-    on_front = {row.candidate.id for row in rows}
+    columns = menu_columns(state, rows)
+    header = [""] + [column_header(r) for r in columns]
+    counts, k = (base.case_counts, base.samples) if base else ({}, 1)
 
     def delta(c: Candidate) -> str:
         if base is None or base.pass_rate is None or c.pass_rate is None:
@@ -150,42 +168,111 @@ def menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[li
         return cell
 
     measures: list[tuple[str, Callable[[MenuRow], str]]] = [
-        ("on the front", lambda r: "yes" if r.candidate.id in on_front else "no (reference)"),
-        ("pass rate" + (" (selection set)" if sizes else ""), lambda r: pct(r.candidate.pass_rate)),
+        (with_n("pass rate" + (", selection set" if sizes else ""), base.n_cases if base else None, k), lambda r: pct(r.candidate.pass_rate)),
         ("Δ vs S0", lambda r: delta(r.candidate)),
-        *((f"  {names[name]} ({n} cases)", on_set(name)) for name, n in sizes.items()),
-        *((f"  {cat}", lambda r, cat=cat: pct(r.candidate.per_category.get(cat))) for cat in categories(state)),
+        *((with_n(f"  {names[name]}", n, k), on_set(name)) for name, n in sizes.items()),
+        *((with_n(f"  {cat}", counts.get(cat), k), lambda r, cat=cat: pct(r.candidate.per_category.get(cat))) for cat in categories(state)),
         ("tokens/case", lambda r: tokens(r.candidate.mean_tokens)),
-        ("cost of one eval on E", lambda r: usd(r.candidate.cost_usd)),
-        ("skills changed", lambda r: ", ".join(r.changed_skills) or "—"),
+        ("cost/eval", lambda r: usd(r.candidate.cost_usd)),
+        ("skills changed", lambda r: str(len(r.changed_skills))),
         ("diff lines", lambda r: str(r.diff_size)),
     ]
     return header, [[name, *(cell(r) for r in columns)] for name, cell in measures]
 
 
-def menu_table(state: RunState, rows: list[MenuRow]) -> Table:
-    """The deploy menu as a rich table: a column per front member (★ the best), S0 first for reference."""
+def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
+    """The lines below the menu: what S0 and E are, and each member's changed skills against S0."""
+    base = state.base_candidate()
+    if base is None:
+        return []
+    on_front = any(row.candidate.parent_id is None for row in rows)
+    size = base.n_cases
+    cases = plural(size, "case") if size is not None else "its cases"
+    samples = f" × {plural(base.samples, 'sample')}" if base.samples > 1 else ""
+    notes = [
+        f"S0 is {base.id}, the base commit {state.base[:12]}"
+        + (", and is on the front." if on_front else ", shown for reference (it is not on the front).")
+        + (" ★ marks the best member." if any(r.best for r in rows) else ""),
+        (f"Rates, tokens and cost/eval are on the selection set ({cases}{samples}), where the gate and the front are computed; "
+         "cost/eval is the executor's cost of one evaluation on it." if set_sizes(state) else
+         f"Rates, tokens and cost/eval are on E, the run's evaluation set ({cases}{samples}); cost/eval is the executor's cost "
+         "of one evaluation on it."),
+    ]
+    changed = [row for row in menu_columns(state, rows) if row.changed_skills]
+    if changed:
+        notes.append("Skills changed against S0:")
+        notes += [f"  {row.candidate.id}: {', '.join(row.changed_skills)}" for row in changed]
+    return notes
+
+
+def menu_tables(state: RunState, rows: list[MenuRow], width: int) -> list[Table]:
+    """The deploy menu as rich tables no wider than `width` columns (terminal cells): as many member
+    columns per table as fit, the measure names repeated in each, so no cell wraps or breaks a word."""
+    from rich.console import Console
     from rich.table import Table
 
     header, cells = menu_cells(state, rows)
-    table = Table(title=f"Pareto front of run {state.run_id} ({state.status})", title_justify="left")
-    for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0, overflow="fold")
-    for row in cells:
-        table.add_row(*row)
-    return table
+    measure = Console(width=10_000, file=None, color_system=None)
+
+    def build(members: list[int]) -> Table:
+        table = Table()
+        table.add_column(header[0], justify="left", no_wrap=True)
+        for i in members:
+            table.add_column(header[i], justify="right", no_wrap=True)
+        for row in cells:
+            table.add_row(row[0], *(row[i] for i in members))
+        return table
+
+    tables, members = [], list(range(1, len(header)))
+    while members:
+        take = len(members)
+        # Fewer members per table until it fits; one member always goes, however wide.
+        while take > 1 and measure.measure(build(members[:take])).maximum > width:
+            take -= 1
+        tables.append(build(members[:take]))
+        members = members[take:]
+    return tables or [build([])]
+
+
+def menu_title(state: RunState) -> str:
+    """The line above the menu."""
+    return f"Pareto front of run {state.run_id} ({state.status})"
+
+
+def print_menu(out: Console, state: RunState, rows: list[MenuRow]) -> None:
+    """Print the deploy menu on `out` at its width: the title, the tables, the notes below them
+    (wrapped at spaces, never inside a skill name) and the simulator notice when the run used it."""
+    from frames_cli.llm.providers import simulator_notice
+
+    out.print(menu_title(state), markup=False)
+    for table in menu_tables(state, rows, out.width):
+        out.print(table)
+    counts = sets_table(state)
+    if counts is not None:
+        out.print(counts)
+    notice = simulator_notice(state.config.get("models", {}))
+    for line in menu_notes(state, rows) + ([notice] if notice else []):
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        wrapped = textwrap.wrap(line, out.width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+        for part in wrapped:
+            out.print(part, markup=False, soft_wrap=True)
 
 
 def menu_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
-    """The deploy menu as JSON: run id, status, base, categories, S0's results and the front rows."""
+    """The deploy menu as JSON: run id, status, base, categories, S0's results (with its case counts
+    per category and samples per case), the front rows, the review branch, and `simulator_notice`
+    (the caveat when a role ran on frames-sim, else null)."""
+    from frames_cli.llm.providers import simulator_notice
+
     base = state.base_candidate()
     return {
+        "simulator_notice": simulator_notice(state.config.get("models", {})),
         "run_id": state.run_id,
         "status": state.status,
         "base": state.base,
         "categories": categories(state),
         "s0": {"pass_rate": base.pass_rate, "per_category": base.per_category, "mean_tokens": base.mean_tokens,
-               "sets": base.sets} if base else None,
+               "sets": base.sets, "case_counts": base.case_counts, "samples": base.samples} if base else None,
         "sets": (state.checkpoint.get("split") or {}).get("counts", {}),
         "front": [row.to_json() for row in rows],
         "branch": state.branch,

@@ -6,13 +6,15 @@ evolution/formatting.py.
 
 from __future__ import annotations
 
+import dataclasses
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from frames_cli.evolution.formatting import markdown_table, pct, usd
-from frames_cli.evolution.menu import MenuRow, deploy_menu, menu_cells, menu_json, set_counts_cells
-from frames_cli.evolution.records import BASE_ID, REPORT_FILES, Candidate, RunState, RunSummary, run_dir
+from frames_cli.evolution.formatting import markdown_table, md_text, pct, plural, sample_size, usd, with_n
+from frames_cli.evolution.menu import MenuRow, deploy_menu, menu_cells, menu_json, menu_notes, set_counts_cells
+from frames_cli.evolution.records import REPORT_FILES, Candidate, RunState, RunSummary, run_dir
+from frames_cli.evolution.story import RoundStory, next_steps, off_front_reason, problems, run_story
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
 from frames_cli.workspace.layout import Workspace
@@ -52,45 +54,113 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
 
 
 def run_report_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
-    """The machine-readable run report: summary, deploy menu and every candidate."""
+    """The machine-readable run report: the simulator notice (null when no role ran on frames-sim),
+    summary, deploy menu and every candidate."""
+    from frames_cli.llm.providers import simulator_notice
+
     return {
+        "simulator_notice": simulator_notice(state.config.get("models", {})),
         "summary": RunSummary.of(state).to_json(),
         "menu": menu_json(state, rows),
         "candidates": [c.to_json() for c in state.candidates],
+        "rounds": [dataclasses.asdict(story) for story in run_story(state)],
+        "off_front": {c.id: off_front_reason(state, c) for c in state.candidates if c.id not in state.front},
+        "next_steps": next_steps(state),
     }
 
 
-def run_report_markdown(state: RunState, rows: list[MenuRow]) -> str:
-    """The run report in Markdown: what ended it, spend, the deploy menu and how to review."""
+def run_report_markdown(state: RunState, rows: list[MenuRow], stale: list[str] | None = None) -> str:
+    """The run report in Markdown, the run's story: what ended it, spend, the deploy menu, each round
+    (parent, proposals, votes, rewrites, gate verdict per category, front changes, or why it made no
+    child), every candidate not on the front with the reason, what failed, and what to do next.
+
+    Args:
+        stale: skills whose back-linked policy text changed (named in the next steps).
+    """
     from frames_cli.llm.providers import simulator_notice
 
     summary = RunSummary.of(state)
     best = state.best()
+    base = state.base_candidate()
+    size = sample_size(base.n_cases, base.samples) if base else ""
     lines = [
         f"# frames run {state.run_id}",
         "",
         f"Status **{state.status}**" + (f" ({state.stop_reason})" if state.stop_reason else "")
-        + f" after {state.round} round(s); base `{state.base[:12]}`; {summary.candidates} child candidate(s).",
+        + f" after {plural(state.round, 'round')}; base `{state.base[:12]}`; {plural(summary.candidates, 'child candidate')}.",
         f"Spend: {state.spend_tokens:,} tokens, {usd(state.spend_usd)}.",
         f"Pass rate S0 {pct(summary.base_pass_rate)} → best {pct(summary.best_pass_rate)}"
-        + (f" ({best.id})" if best else "") + ".",
+        + (f" ({best.id})" if best else "") + (f", {size} cases of E" if size else "") + ".",
     ]
     if state.error:
-        lines.append(f"Error: {state.error}")
+        lines.append(f"Error: {md_text(state.error)}")
     notice = simulator_notice(state.config.get("models", {}))
     if notice:
         lines += ["", f"> {notice}"]
-    lines += ["", "## Deploy menu (Pareto front: pass rate vs mean tokens per case)", "", markdown_table(*menu_cells(state, rows))]
+    lines += ["", "## Deploy menu (Pareto front: pass rate vs mean tokens per case)", "", markdown_table(*menu_cells(state, rows)), ""]
+    lines += [md_text(note) if not note.startswith("  ") else f"- {md_text(note.strip())}" for note in menu_notes(state, rows)]
     counts = set_counts_cells(state)
     if counts is not None:
         lines += ["", "## Cases per set", "", "Diagnosers and rewriters see only the diagnosis set; the gate and the front are computed on the "
                   "selection set; the sealed test set is scored once at the end, for S0 and every front member, and decides nothing.",
                   "", markdown_table(*counts)]
-    if best is not None and best.id != BASE_ID:
-        lines += ["", f"Review the best: `frames review {state.run_id}/{best.id}`"]
-        if state.branch:
-            lines.append(f"Review branch: `{state.branch}`")
+    stories = run_story(state)
+    lines += ["", "## Rounds", ""]
+    for story in stories:
+        lines += _round_lines(state, story) + [""]
+    if not stories:
+        lines += ["No round ran.", ""]
+    lines += ["## Candidates not on the front", ""]
+    off = [(c, off_front_reason(state, c)) for c in state.candidates if c.id not in state.front]
+    lines += [f"- {c.id}: {md_text(why)}" for c, why in off] or ["- none: every candidate is on the front"]
+    lines += ["", "## What failed", ""]
+    lines += [f"- {md_text(p)}" for p in problems(state, stories)] or [
+        "Nothing failed: every diagnoser answered, every rewrite validated and every child passed the gate."]
+    lines += ["", "## What to do next", ""]
+    lines += [f"{i}. {step}" for i, step in enumerate(next_steps(state, stale), 1)]
     return "\n".join(lines) + "\n"
+
+
+def _round_lines(state: RunState, s: RoundStory) -> list[str]:
+    """One round of the story in Markdown: a heading, then a bullet per stage."""
+    head = f"### Round {s.round}" + (f" — parent {s.parent}" if s.parent else "") + ("" if s.finished else " (unfinished)")
+    out = [head, ""]
+    if s.diagnosers:
+        per = ", ".join(f"diagnoser {d}: {n}" for d, n in sorted(s.proposals.items()))
+        out.append(f"- Diagnosed {plural(s.failing, 'failing case')} of the parent with {plural(s.diagnosers, 'diagnoser')}: "
+                   f"{plural(sum(s.proposals.values()), 'proposal')} ({per}).")
+        out += [f"- Failed call: {md_text(e)}" for e in s.diagnoser_errors]
+    if s.kept or s.rejected:
+        kept = ", ".join(f"`{k}` ({plural(v, 'vote')})" for k, v in s.kept) or "none"
+        below = ", ".join(f"`{k}` ({plural(v, 'vote')})" for k, v in sorted(s.rejected.items()))
+        out.append(f"- Vote: kept {kept}" + (f"; below the threshold: {below}" if below else "") + ".")
+    if s.rewritten or s.dropped:
+        out.append(f"- Rewritten: {', '.join(f'`{k}`' for k in s.rewritten) or 'none'}"
+                   + "".join(f"; dropped `{k}` ({md_text(why)})" for k, why in sorted(s.dropped.items())) + ".")
+    if s.child is None:
+        out.append(f"- **No child:** {md_text(s.reason)}.")
+        return out
+    child = next((c for c in state.candidates if c.id == s.child), None)
+    rate = f", pass rate {pct(child.pass_rate)}" if child else ""
+    if s.gate is None:
+        out.append(f"- Child {s.child}{rate}; not gated.")
+        return out
+    verdict = "passed" if s.gate.get("passed") else "**failed**"
+    out.append(f"- Child {s.child}{rate}; gate {verdict} (ε = {s.gate.get('tolerance', '?')}):")
+    out.append("")
+    counts = state.base_candidate().case_counts if state.base_candidate() else {}
+    rows = [[with_n(md_text(c["category"]), counts.get(c["category"])), pct(c["baseline"]), pct(c["child"]), pct(c["floor"]),
+             "pass" if c["passed"] else "**FAIL**"] for c in s.gate.get("checks", [])]
+    out += ["  " + line for line in markdown_table(["category", "S0", s.child, "floor", "gate"], rows).splitlines()]
+    out.append("")
+    if s.joined or s.left:
+        change = [f"{', '.join(s.joined)} joined"] if s.joined else []
+        change += [f"{', '.join(s.left)} left (dominated)"] if s.left else []
+        out.append(f"- Front: {'; '.join(change)}; now {', '.join(s.front)}.")
+    else:
+        why = off_front_reason(state, child) if child else ""
+        out.append(f"- Front unchanged ({', '.join(s.front)})" + (f": {s.child} {md_text(why)}" if why else "") + ".")
+    return out
 
 
 def write_run_reports(ws: Workspace, store: GitStore, state: RunState) -> dict[str, Path]:

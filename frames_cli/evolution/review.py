@@ -10,7 +10,7 @@ from typing import Any
 
 from frames_cli.errors import InputError
 from frames_cli.evolution.commit import gate_overrides
-from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, tokens
+from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, plural, sample_size, tokens, with_n
 from frames_cli.evolution.gate import gate_detail
 from frames_cli.evolution.menu import changed_skill_names
 from frames_cli.evolution.records import Candidate, RunState
@@ -50,6 +50,7 @@ class Review:
         promote: the command that makes a branch of the candidate.
         gate_overrides: the `frames promote --override-gate` records of this candidate
             (evolution.commit.gate_overrides), oldest first.
+        simulator_notice: the caveat when a role of the run ran on frames-sim, else None.
     """
 
     run_id: str
@@ -63,12 +64,14 @@ class Review:
     trailers: dict[str, str]
     promote: str
     gate_overrides: list[dict[str, Any]] = field(default_factory=list)
+    simulator_notice: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for `frames review --json`: the run, the three candidates (Candidate.to_json),
         the changed skills' context, the unified diff and its size in lines, trailers, promote,
-        gate overrides."""
+        gate overrides; `simulator_notice` first (null when no role ran on the simulator)."""
         return {
+            "simulator_notice": self.simulator_notice,
             "run_id": self.run_id,
             "status": self.status,
             "candidate": self.candidate.to_json(),
@@ -90,6 +93,8 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
         InputError: the run has no S0 yet (nothing was evaluated).
         GitError: a commit of the run is missing from the repository.
     """
+    from frames_cli.llm.providers import simulator_notice
+
     base = state.base_candidate()
     if base is None:
         raise InputError(f"run {state.run_id} has not evaluated S0 yet; nothing to review")
@@ -111,6 +116,7 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
         trailers={k: v for k, v in store.trailers(cand.commit).items() if k.startswith("Frames-")},
         promote=f"frames promote {state.run_id}/{cand.id}",
         gate_overrides=gate_overrides(store, state, cand),
+        simulator_notice=simulator_notice(state.config.get("models", {})),
     )
 
 
@@ -149,14 +155,16 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
     checks = {c["category"]: c for c in cand.gate_details.get("checks", [])}
     header = ["category", "S0", f"parent {parent.id}" if parent else "parent", cand.id, "floor (1−ε)·S0", "gate", "cases worse / better of n (p)"]
     rows = []
+    counts, k = base.case_counts, base.samples
     for cat in sorted(set(base.per_category) | set(cand.per_category)):
         check = checks.get(cat)
         verdict = "—" if check is None else ("pass" if check["passed"] else "**FAIL**")
         parent_rate = pct(parent.per_category.get(cat)) if parent else "—"
         floor = pct(check["floor"]) if check else "—"
-        rows.append([cat, pct(base.per_category.get(cat)), parent_rate, pct(cand.per_category.get(cat)), floor, verdict, _flips(check)])
+        rows.append([with_n(md_text(cat), counts.get(cat), k), pct(base.per_category.get(cat)), parent_rate,
+                     pct(cand.per_category.get(cat)), floor, verdict, _flips(check)])
     parent_overall = pct(parent.pass_rate) if parent else "—"
-    rows.append(["**overall**", pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", "", ""])
+    rows.append([with_n("**overall**", base.n_cases, k), pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", "", ""])
     parent_tokens = tokens(parent.mean_tokens) if parent else "—"
     rows.append(["tokens/case", tokens(base.mean_tokens), parent_tokens, tokens(cand.mean_tokens), "", "", ""])
     return header, rows
@@ -187,15 +195,18 @@ def gate_line(cand: Candidate) -> str:
 def review_markdown(review: Review) -> str:
     """The review as Markdown: usable as a pull-request description, and what the terminal shows."""
     cand, parent = review.candidate, review.parent
+    size = sample_size(cand.n_cases, cand.samples)
+    size = f"; {size}" if size else ""
     out = [
         f"## frames candidate {label(cand)} — run {review.run_id}",
         "",
         f"Commit `{cand.commit[:12]}`"
         + (f", child of {parent.id} (`{parent.commit[:12]}`)" if parent else "")
         + f", round {cand.round}. Pass rate {pct(parent.pass_rate if parent else None)} → {pct(cand.pass_rate)}"
-        f" (S0 {pct(review.base.pass_rate)}); diff +{review.stat.insertions} −{review.stat.deletions} lines"
-        f" in {len(review.skills)} skill(s).",
+        f" (S0 {pct(review.base.pass_rate)}{size}); diff +{review.stat.insertions} −{review.stat.deletions} lines"
+        f" in {plural(len(review.skills), 'skill')}.",
         "",
+        *([f"> {md_text(review.simulator_notice)}", ""] if review.simulator_notice else []),
         f"**Gate:** {gate_line(cand)}",
         "",
     ]

@@ -318,6 +318,38 @@ class GitStore:
                 modes[path] = mode
         return modes
 
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when commit `ancestor` is in the history of `descendant` (or is it); both are shas or
+        refs that `resolve` accepts (`git merge-base --is-ancestor`).
+
+        Raises:
+            GitError: git failed for another reason than "not an ancestor" (exit status 1).
+        """
+        status, _out, err = self._git.execute(
+            ["git", "merge-base", "--is-ancestor", self.resolve(ancestor), self.resolve(descendant)],
+            with_extended_output=True, with_exceptions=False,
+        )
+        if status not in (0, 1):
+            raise GitError(f"git merge-base failed: {err.strip()}")
+        return status == 0
+
+    def merge_conflicts(self, ours: str, theirs: str) -> list[str]:
+        """The files that merging `theirs` into `ours` would leave in conflict, repository-relative and
+        sorted; [] when the merge would be clean. Computed in git's object store alone (`git
+        merge-tree --write-tree`, git 2.38+): no working tree, index or ref is touched.
+
+        Raises:
+            GitError: git failed (for example older than 2.38, or unrelated histories).
+        """
+        status, out, err = self._git.execute(
+            ["git", "merge-tree", "--write-tree", "--name-only", "--no-messages", self.resolve(ours), self.resolve(theirs)],
+            with_extended_output=True, with_exceptions=False,
+        )
+        if status not in (0, 1):
+            raise GitError(f"git merge-tree failed: {err.strip()}")
+        # The first line is the merged tree's id; a conflicted merge lists its files after it.
+        return sorted(set(out.splitlines()[1:])) if status == 1 else []
+
     def current_branch(self) -> str | None:
         """The full ref of the checked-out branch ("refs/heads/main"), or None on a detached HEAD."""
         try:

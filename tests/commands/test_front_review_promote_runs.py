@@ -148,7 +148,7 @@ def _invoke(world, *args: str):
 
 
 def review_markdown_of(world, spec: str) -> str:
-    result = _invoke(world, "review", spec, "--markdown")
+    result = _invoke(world, "review", spec, "--markdown", "-")
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -227,8 +227,8 @@ def test_front_json_matches_git(world):
 def test_front_table_and_errors(world):
     result = _invoke(world, "front", RUN)
     assert result.exit_code == 0, result.output
-    assert "r2c1 ★" in result.stdout and "100.0%" in result.stdout and "cancel, rebook" in result.stdout
-    assert "r0c0 (S0)" in result.stdout and "no (reference)" in result.stdout
+    assert "r2c1 ★" in result.stdout and "100.0%" in result.stdout and "r2c1: cancel, rebook" in result.stdout
+    assert "S0 is r0c0, the base commit" in result.stdout and "shown for reference (it is not on the front)" in result.stdout
     assert f"frames review {RUN}/r2c1" in result.stdout
     old = _invoke(world, "front", OLD_RUN)
     assert old.exit_code == 0 and "S0 is still the best" in old.stdout
@@ -280,9 +280,9 @@ def test_review_in_a_narrow_terminal_wraps_instead_of_cropping(world):
 
 
 def test_review_markdown_and_json_exclude_each_other(world):
-    result = _invoke(world, "review", "r1c1", "--markdown", "--json")
+    result = _invoke(world, "review", "r1c1", "--markdown", "-", "--json")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "error: --json and --markdown cannot share standard output; choose one"
+    assert result.stderr.strip() == "error: --json and --markdown - cannot share standard output; choose one"
 
 
 @pytest.mark.parametrize(("spec", "message"), [("r9c9", "no run has a candidate"), ("deadbeef", "neither a candidate id nor a commit")])

@@ -2,6 +2,8 @@
 
 Invariants:
 1. It exits 0 with a deploy menu that says the run used the simulator.
+   `COLUMNS=80 frames front` on it: no line wider than 80, no word broken (every word is one the
+   menu prints at 1,000 columns).
 2. It leaves the checked-out branch, HEAD, the index and the working tree exactly as they were.
 3. Candidates are commits under refs/frames/runs/<run>/, outside every branch but the review one.
 """
@@ -9,6 +11,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,7 +47,7 @@ def test_main_job_on_the_bundled_example_leaves_the_checkout_alone(tmp_path: Pat
     result = CliRunner().invoke(app, ["evolve", "--repo", str(root)])
 
     assert result.exit_code == 0, result.output
-    assert "Pareto front of run" in result.stdout and "a simulator of model behaviour, not a model" in result.stdout
+    assert "Pareto front of run" in result.stdout and "a simulator of model behaviour, not a model" in " ".join(result.stdout.split())
     after = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "symbolic-ref", "HEAD"),
              (root / ".git" / "index").read_bytes())
     assert after == before
@@ -53,3 +56,15 @@ def test_main_job_on_the_bundled_example_leaves_the_checkout_alone(tmp_path: Pat
     refs = git(root, "for-each-ref", "--format=%(refname)", f"refs/frames/runs/{run_id}/").split()
     assert {f"refs/frames/runs/{run_id}/{c['id']}" for c in state["candidates"]} <= set(refs)
     assert git(root, "branch", "--format=%(refname:short)").split() in (["main"], [f"frames/{run_id}", "main"])
+
+    narrow = CliRunner().invoke(app, ["front", "--repo", str(root)], env={"COLUMNS": "80"})
+    wide = CliRunner().invoke(app, ["front", "--repo", str(root)], env={"COLUMNS": "1000"})
+    assert narrow.exit_code == wide.exit_code == 0
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    assert _words(narrow.stdout) <= _words(wide.stdout)
+    assert "pass rate (n=50)" in narrow.stdout
+
+
+def _words(text: str) -> set[str]:
+    """The words of a rendered menu, table rules and borders left out."""
+    return set(re.sub(r"[│┃┏┓┗┛┡┩━─┳┻╇┼┬┴└┘┌┐├┤]", " ", text).split())

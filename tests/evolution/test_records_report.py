@@ -82,19 +82,20 @@ def test_write_run_reports(git_repo):
     assert [(r["id"], r["changed_skills"], r["diff_size"]) for r in report["menu"]["front"]] == [(BASE_ID, [], 0), ("r1c1", ["alpha"], 1)]
     assert len(report["candidates"]) == 3
     md = paths["markdown"].read_text()
-    assert "Status **finished** (max_rounds) after 1 round(s)" in md
+    assert "Status **finished** (max_rounds) after 1 round; base" in md and "2 child candidates" in md
     table = [line for line in md.splitlines() if line.startswith("|")]
     assert table == [
-        "|  | r0c0 (S0) | r1c1 ★ |",
+        "|  | S0 | r1c1 ★ |",
         "|---|---|---|",
-        "| on the front | yes | yes |",
         "| pass rate | 65.0% | 77.5% |",
         "| Δ vs S0 | +0.0 pt | +12.5 pt |",
         "|   cancel | 50.0% | 75.0% |",
         "|   refund | 80.0% | 80.0% |",
         "| tokens/case | 200 | 210 |",
-        "| cost of one eval on E | — | $0.0200 |",
-        "| skills changed | — | alpha |",
+        "| cost/eval | — | $0.0200 |",
+        "| skills changed | 0 | 1 |",
         "| diff lines | 0 | 1 |",
     ]
+    assert "- r1c1: alpha" in md and "S0 is r0c0, the base commit" in md and ", and is on the front." in md
+    assert "- r1c2: failed the gate: refund 60.0% \\< floor 76.0%" in md
     assert f"frames review {RUN}/r1c1" in md

@@ -1,0 +1,244 @@
+"""What a compliance reviewer reads: counts beside rates, reasons, the simulator notice, promote's
+refusals and merge check, the deploy menu at 80 columns, and the small things (--version, flag help,
+--markdown FILE, percentages, plurals, no trailing spaces). On the synthetic run of
+test_front_review_promote_runs (real candidate commits, a saved RunState).
+
+Invariants:
+1. Every rate a person sees has its n beside it (and k when samples > 1) once the run recorded counts.
+2. Every round without a child and every candidate off the front is given its reason in report.md.
+3. A run that used the simulator says so in every output: front/review (terminal, Markdown, JSON), report.json.
+4. promote refuses a candidate off the front or on a base no longer in the current branch's history,
+   unless the matching option is given, and says whether merging would conflict.
+5. The deploy menu at 80 columns: no line wider than 80 and no word broken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+
+from rich.console import Console
+from typer.testing import CliRunner
+
+from frames_cli.commands.app import app
+from frames_cli.evolution.menu import MenuRow, print_menu
+from frames_cli.evolution.records import BASE_ID, Candidate, RunState, load_run, save_state
+from frames_cli.evolution.report import write_run_reports
+from frames_cli.gitstore.store import GitStore
+from frames_cli.workspace.layout import Workspace
+from tests.commands.test_front_review_promote_runs import RUN, _invoke, world, world_template  # noqa: F401 (fixtures)
+
+SIM_MODELS = {"models": {role: f"frames-sim/{role}" for role in ("executor", "diagnoser", "rewriter")}}
+
+
+def _with(world, **changes) -> RunState:
+    """Save the world's run with `changes` (and case counts on every candidate); return it."""
+    state = dataclasses.replace(world.state, **changes)
+    state.candidates = [dataclasses.replace(c, case_counts={"cancel": 4, "refund": 4}) for c in state.candidates]
+    save_state(Workspace(world.root), state)
+    return state
+
+
+def _words(text: str) -> set[str]:
+    return set(re.sub(r"[│┃┏┓┗┛┡┩┠┨━─┳┻╇╈┼┬┴└┘┌┐├┤╋]", " ", text).split())
+
+
+# --- 1. n beside every rate -------------------------------------------------------------------------
+
+def test_menu_review_and_report_show_n_beside_rates(world):
+    _with(world)
+    front = _invoke(world, "front")
+    assert "pass rate (n=8)" in front.stdout and "cancel (n=4)" in front.stdout
+    md = _invoke(world, "review", "r1c1", "--markdown", "-").stdout
+    assert "| cancel (n=4) | 25.0% | 25.0% | 75.0% | 23.8% | pass |" in md
+    assert "(S0 50.0%; n=8)" in md
+    state = load_run(Workspace(world.root), RUN)
+    report = write_run_reports(Workspace(world.root), GitStore(world.root), state)["markdown"].read_text()
+    assert "| pass rate (n=8) |" in report and "|   refund (n=4) |" in report
+
+
+def test_k_is_shown_when_cases_were_sampled_more_than_once(world):
+    state = _with(world)
+    state.candidates = [dataclasses.replace(c, samples=3) for c in state.candidates]
+    save_state(Workspace(world.root), state)
+    front = _invoke(world, "front")
+    assert "pass rate (n=8, k=3)" in front.stdout
+    assert "E, the run's evaluation set (8 cases × 3 samples)" in " ".join(front.stdout.split())
+
+
+# --- 2. reasons and the run's story ----------------------------------------------------------------
+
+def _checkpoint(gate: dict) -> dict:
+    """Loop memory with three rounds: r1 made r1c1 and r1c2's rounds, r3 made no child."""
+    def rnd(n: int, parent: str, child: str | None, note: str = "", gate_json: dict | None = None) -> dict:
+        return {"round": n, "parent": parent, "done": ["parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit"],
+                "batches": [["case-7"], ["case-9"], ["case-3"]],
+                "diagnoses": [{"diagnoser": d, "case_ids": [], "proposals": [{}] * (d + 1), "dropped": [], "error": None, "retrieved": []} for d in range(3)],
+                "blueprints": [{"skill": "cancel", "votes": 2}] if child else [], "rejected": {"refund": 1},
+                "outcomes": [{"skill": "cancel", "skill_text": "x", "attempts": 1, "errors": []}] if child else [],
+                "child": child, "gate": gate_json, "note": note}
+    return {"settings": {}, "models": {}, "eval_case_ids": [], "picks": {},
+            "rounds": [rnd(1, BASE_ID, "r1c1", gate_json=gate), rnd(2, "r1c1", "r2c1", gate_json=gate),
+                       rnd(3, "r2c1", None, note="no skill reached the vote threshold")], "pending": None}
+
+
+def test_report_tells_the_story_round_by_round_with_reasons_and_next_steps(world):
+    gate = world.state.candidate("r2c1").gate_details
+    state = _with(world, round=3, checkpoint=_checkpoint(gate), config=SIM_MODELS)
+    paths = write_run_reports(Workspace(world.root), GitStore(world.root), state)
+    md = paths["markdown"].read_text()
+    assert "### Round 1 — parent r0c0" in md and "### Round 3 — parent r2c1" in md
+    assert "- Diagnosed 3 failing cases of the parent with 3 diagnosers: 6 proposals (diagnoser 0: 1, diagnoser 1: 2, diagnoser 2: 3)." in md
+    assert "- Vote: kept `cancel` (2 votes); below the threshold: `refund` (1 vote)." in md
+    assert "- **No child:** no skill reached the vote threshold." in md
+    assert "| cancel (n=4) | 25.0% | 100.0% | 23.8% | pass |" in md
+    assert "- Front: r1c1, r2c1 joined" not in md and "r2c1 joined" in md
+    off = md.split("## Candidates not on the front")[1].split("##")[0]
+    assert "- r0c0: dominated by r1c1" in off and "- r1c2: failed the gate: refund 50.0% \\< floor 71.2%" in off
+    assert "## What failed" in md and "r1c2 failed the gate" in md
+    steps = md.split("## What to do next")[1]
+    assert f"1. Review the best candidate, r2c1: `frames review {RUN}/r2c1`" in steps
+    assert "This run used the simulator" in steps
+    data = json.loads(paths["json"].read_text())
+    assert data["rounds"][2]["child"] is None and data["rounds"][2]["reason"] == "no skill reached the vote threshold"
+    assert data["off_front"]["r1c2"].startswith("failed the gate")
+
+
+def test_report_says_so_when_nothing_failed(world):
+    state = _with(world, candidates=[c for c in world.state.candidates if c.id != "r1c2"])
+    md = write_run_reports(Workspace(world.root), GitStore(world.root), state)["markdown"].read_text()
+    assert "Nothing failed: every diagnoser answered, every rewrite validated and every child passed the gate." in md
+
+
+# --- 3. the simulator notice everywhere ------------------------------------------------------------
+
+def test_the_simulator_notice_is_in_every_output_of_a_simulated_run(world):
+    notice = "a simulator of model behaviour, not a model"
+    _with(world, config=SIM_MODELS)
+    assert notice in json.loads(_invoke(world, "front", "--json").stdout)["simulator_notice"]
+    assert notice in json.loads(_invoke(world, "review", "r1c1", "--json").stdout)["simulator_notice"]
+    assert notice in _invoke(world, "review", "r1c1", "--markdown", "-").stdout
+    assert notice in " ".join(_invoke(world, "review", "r1c1").stdout.split())
+    assert notice in " ".join(_invoke(world, "front").stdout.split())
+    state = load_run(Workspace(world.root), RUN)
+    paths = write_run_reports(Workspace(world.root), GitStore(world.root), state)
+    assert notice in json.loads(paths["json"].read_text())["simulator_notice"]
+    assert notice in paths["markdown"].read_text()
+    _with(world, config={"models": {"executor": "openai/gpt-4.1-mini"}})
+    assert json.loads(_invoke(world, "front", "--json").stdout)["simulator_notice"] is None
+    assert json.loads(_invoke(world, "review", "r1c1", "--json").stdout)["simulator_notice"] is None
+
+
+# --- 4. promote ------------------------------------------------------------------------------------
+
+def test_promote_refuses_a_candidate_off_the_front_unless_asked(world):
+    state = _with(world, front=["r2c1"])
+    state.candidates[1].mean_tokens = 130.0  # r1c1: fewer passes and more tokens than r2c1
+    save_state(Workspace(world.root), state)
+    refused = _invoke(world, "promote", "r1c1")
+    assert refused.exit_code == 2
+    assert "r1c1 is not on the front: dominated by r2c1" in " ".join(refused.stderr.split())
+    assert "--allow-off-front" in refused.stderr
+    assert world.git("for-each-ref", "refs/heads/frames/") == ""
+    allowed = _invoke(world, "promote", "r1c1", "--allow-off-front", "--json")
+    assert allowed.exit_code == 0, allowed.output
+    assert json.loads(allowed.stdout)["on_front"] is False
+
+
+def test_promote_refuses_a_candidate_whose_base_left_the_branch_history(world):
+    # The user's branch is rebuilt from scratch: the run's base is no longer in its history.
+    tree = world.git("write-tree")
+    orphan = world.git("commit-tree", tree, "-m", "rewritten history")
+    world.git("reset", "-q", "--soft", orphan)
+    refused = _invoke(world, "promote", "r2c1")
+    assert refused.exit_code == 2
+    assert "no longer in the history of main" in " ".join(refused.stderr.split()) and "--allow-outdated-base" in refused.stderr
+    allowed = _invoke(world, "promote", "r2c1", "--allow-outdated-base", "--json")
+    assert allowed.exit_code == 0, allowed.output
+    assert json.loads(allowed.stdout)["base_in_history"] is False
+
+
+def test_promote_says_whether_the_merge_would_conflict(world):
+    clean = _invoke(world, "promote", "r1c1")
+    assert clean.exit_code == 0 and "It merges into main without conflicts." in clean.stdout
+    # Someone edits the same skill on main meanwhile.
+    world.write("skills/cancel/SKILL.md", world.git("show", "HEAD:skills/cancel/SKILL.md").replace("Cancel bookings.", "Cancel bookings politely.") + "\n")
+    world.git("commit", "-q", "-am", "edit cancel by hand")
+    before = world.git("status", "--porcelain")
+    result = _invoke(world, "promote", "r2c1", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["merge"] == {"into": "main", "conflicts": ["skills/cancel/SKILL.md"], "checked": True}
+    text = _invoke(world, "promote", "r2c1")
+    assert "Merging it into main would conflict in 1 file: skills/cancel/SKILL.md" in text.stdout
+    assert world.git("status", "--porcelain") == before
+
+
+# --- 5. the deploy menu at 80 columns ---------------------------------------------------------------
+
+def _wide_state() -> tuple[RunState, list[MenuRow]]:
+    """Seven front members, long skill and category names."""
+    cats = {"refuse-cancel-after-24-hours": 0.5, "compensation": 0.25, "modify-flights": 0.75}
+    skills = [f"airline-agent-policy-{w}-general-rules" for w in ("booking", "cancellation", "refunds", "baggage")]
+    cands = [Candidate(BASE_ID, "0" * 40, None, 0, 0.5, cats, 7000.0, 0.05, case_counts={c: 8 for c in cats})]
+    for i in range(1, 8):
+        cands.append(Candidate(f"r{i}c1", f"{i}" * 40, BASE_ID, i, 0.5 + i / 20, cats, 7000.0 + 900 * i, 0.06 + i / 100,
+                               gate_passed=True, case_counts={c: 8 for c in cats}))
+    state = RunState("20261201-101500-abcdef", "0" * 40, status="finished", round=7, candidates=cands, front=[c.id for c in cands])
+    rows = [MenuRow(c, skills[: 1 + c.round % 4] if c.parent_id else [], 10 * c.round, c.id == "r7c1") for c in cands]
+    return state, rows
+
+
+def test_the_menu_fits_80_columns_and_breaks_no_word():
+    state, rows = _wide_state()
+    narrow, wide = io.StringIO(), io.StringIO()
+    print_menu(Console(file=narrow, width=80), state, rows)
+    print_menu(Console(file=wide, width=1000), state, rows)
+    lines = narrow.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert _words(narrow.getvalue()) <= _words(wide.getvalue())
+    assert all(f"r{i}c1" in narrow.getvalue() for i in range(1, 8))
+    assert narrow.getvalue().count("pass rate (n=24)") >= 2  # the members split over several tables
+    assert not [line for line in lines if line != line.rstrip()]
+
+
+def test_front_at_80_and_120_columns(world):
+    _with(world)
+    for width in ("80", "120"):
+        result = CliRunner().invoke(app, ["front", "--repo", str(world.root)], env={"COLUMNS": width})
+        assert result.exit_code == 0
+        assert max(len(line) for line in result.stdout.splitlines()) <= int(width)
+        assert {"r2c1:", "cancel,", "rebook", "r1c1:"} <= _words(result.stdout)
+
+
+# --- 6. small things a newcomer hits --------------------------------------------------------------
+
+def test_version_and_flag_help():
+    version = CliRunner().invoke(app, ["--version"])
+    assert version.exit_code == 0 and re.fullmatch(r"frames \S+\n", version.stdout)
+    help_text = CliRunner().invoke(app, ["validate", "--help"], env={"COLUMNS": "120"}).stdout
+    assert "<bool>" not in help_text and "--strict" in help_text
+    assert "<path>" in help_text  # options that take a value keep their label
+
+
+def test_review_markdown_file_like_eval(world, tmp_path):
+    out = tmp_path / "pr.md"
+    result = _invoke(world, "review", "r1c1", "--markdown", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("## frames candidate r1c1") and "Results per category" in result.stdout
+    folder = _invoke(world, "review", "r1c1", "--markdown", str(tmp_path))
+    assert folder.exit_code == 2 and "names a folder" in folder.stderr
+
+
+def test_terminal_review_has_no_trailing_spaces(world):
+    result = CliRunner().invoke(app, ["review", "r2c1", "--repo", str(world.root)], env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    assert [line for line in result.stdout.splitlines() if line != line.rstrip()] == []
+
+
+def test_status_prints_percentages_and_plurals(world):
+    _with(world, round=1)
+    text = _invoke(world, "status").stdout
+    assert "1 round, 3 candidates, best pass rate 87.5% (r2c1)" in text
+    assert "round(s)" not in text and "0.875" not in text
