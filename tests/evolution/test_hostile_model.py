@@ -108,7 +108,7 @@ def test_hostile_model_text_never_reaches_git_or_the_terminal(tmp_path: Path, ho
     assert again.state.status != "failed"
 
     monkeypatch.chdir(repo.root)
-    for extra in ([], ["--markdown"], ["--json"]):  # 5
+    for extra in ([], ["--markdown", "-"], ["--json"]):  # 5
         result = CliRunner().invoke(app, ["review", f"{state.run_id}/{child.id}", *extra])
         assert result.exit_code == 0, result.output
         assert not UNSAFE.search(result.stdout), (extra, [c for c in result.stdout if UNSAFE.match(c)])
