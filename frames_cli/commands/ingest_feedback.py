@@ -316,16 +316,27 @@ def generate(
     report = pipeline.IngestReport(extra={"uncovered": [{"ref": u.ref, "heading": u.heading} for u in uncovered]})
     # Skills that do not load are not coverage units: say so, or their sections look uncovered silently.
     report.problems = pipeline.skills_left_out(ws)[1]
+    generator_cases = 0
+    limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(uncovered)
     if not dry_run and uncovered:
-        limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(uncovered)
         generator = pipeline.generate(ws, config, uncovered, limit, "generator")
+        generator_cases = len(generator.cases)
         report.problems = report.problems + generator.problems
         report.extra["usage"] = generator.usage.to_dict()
         if generator.cases:
             report.add_stored(pipeline.store(ws, generator.cases, out, "generated", replace=False))
+    if dry_run:
+        report.extra["would_generate"] = limit if uncovered else 0
     if not json_out:
         from frames_cli.commands.output import console
+        from frames_cli.evolution.formatting import plural
 
         for u in report.extra["uncovered"]:
             console().print(f"uncovered: {u['ref']} {u['heading']}", markup=False)
+        if dry_run:
+            console().print(f"dry run: {plural(len(uncovered), 'uncovered section')}; the generator would be asked for at most "
+                            f"{plural(report.extra['would_generate'], 'case')}; nothing written, no model called", markup=False)
+        if dry_run or generator_cases:
+            console().print("Generated cases are marked `reviewed: false`: they count in eval and evolve only "
+                            "once a person has checked each and set `reviewed: true` in its case file.", markup=False)
     _print(report, json_out)

@@ -72,6 +72,11 @@ def _print(data: dict[str, Any]) -> None:
         out.print(f"policy sections no case covers ({len(data['uncovered'])}; `frames ingest generate` writes cases for them):")
         for unit in data["uncovered"]:
             out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
+    if data.get("awaiting_review"):
+        out.print(f"policy sections only cases waiting for review cover ({len(data['awaiting_review'])}; they count once "
+                  "a person sets `reviewed: true`):", markup=False)
+        for unit in data["awaiting_review"]:
+            out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
     for fc in data["coverage"]:
         out.print(f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one skill")
     run = data["last_run"]

@@ -72,6 +72,14 @@ def test_generate_offline_through_the_simulator_marks_cases_for_review(workspace
     left = json.loads(again.stdout)["uncovered"]
     covered = {c.source.ref for c in cases}
     assert len(left) == 8 - len(covered) and not covered & {u["ref"] for u in left}
+    assert json.loads(again.stdout)["would_generate"] == 2 * len(left)  # ingest.generated_per_section each
+    text = runner.invoke(app, ["ingest", "generate", "--dry-run", "--repo", str(workspace)]).stdout
+    assert f"dry run: {len(left)} uncovered sections; the generator would be asked for at most {2 * len(left)} cases" in " ".join(text.split())
+    assert "set `reviewed: true`" in text
+    # None of the generated cases counts yet: status names the sections only they cover.
+    status = json.loads(runner.invoke(app, ["status", "--json", "--repo", str(workspace)]).stdout)
+    assert {u["ref"] for u in status["awaiting_review"]} == covered
+    assert "only cases waiting for review cover" in runner.invoke(app, ["status", "--repo", str(workspace)]).stdout
 
 
 def test_generator_faults_are_reported_and_nothing_is_written(workspace: Path):
