@@ -93,6 +93,7 @@ class _Progress:
         self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=console, transient=True, disable=quiet)
         self.task = None
+        self.label = "evaluating"
 
     def __enter__(self) -> "_Progress":
         self.bar.__enter__()
@@ -102,7 +103,8 @@ class _Progress:
         self.bar.__exit__(*exc)
 
     def event(self, message: str) -> None:
-        """A loop event: printed, and the bar restarts for the evaluation it may announce.
+        """A loop event: printed; the bar of the previous evaluation goes. A new bar appears with the
+        first count of the evaluation the event announces, so it never shows an unknown total (0/?).
 
         Warnings are printed with `--json` too (on stderr, so the JSON stays clean). Events carry
         case and category names, so they are printed without rich markup.
@@ -114,9 +116,13 @@ class _Progress:
         self.console.print(message, style="dim", markup=False, highlight=False)
         if self.task is not None:
             self.bar.remove_task(self.task)
-        self.task = self.bar.add_task(message, total=None)
+            self.task = None
+        self.label = message
 
     def advance(self, done: int, total: int) -> None:
         """Cases checked so far in the current evaluation (the runner's progress callback)."""
-        if self.task is not None:
-            self.bar.update(self.task, completed=done, total=total)
+        if self.quiet:
+            return
+        if self.task is None:
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done, total=total)

@@ -242,3 +242,19 @@ def test_status_prints_percentages_and_plurals(world):
     text = _invoke(world, "status").stdout
     assert "1 round, 3 candidates, best pass rate 87.5% (r2c1)" in text
     assert "round(s)" not in text and "0.875" not in text
+
+
+def test_evolve_progress_bar_counts_real_work():
+    from frames_cli.commands.evolve import _Progress
+
+    screen = io.StringIO()
+    with _Progress(Console(file=screen, force_terminal=True, width=100), quiet=False) as bar:
+        bar.event("round 1: parent r0c0")
+        assert bar.bar.tasks == []  # nothing to count yet: no bar, no "0/?"
+        bar.event("round 1: evaluating r1c1")
+        bar.advance(3, 50)
+        (task,) = bar.bar.tasks
+        assert (task.description, task.completed, task.total) == ("round 1: evaluating r1c1", 3, 50)
+        bar.event("round 1: r1c1 gate pass")
+        assert bar.bar.tasks == []
+    assert "0/?" not in screen.getvalue()
