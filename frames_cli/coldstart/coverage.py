@@ -29,7 +29,7 @@ class FileCoverage:
 
     Attributes:
         file: workspace-relative path.
-        content_lines: non-blank lines in the file.
+        content_lines: lines with text a reader sees (not blank in `PolicyDocument.view`: front matter and template tags do not count).
         covered: content lines covered by exactly one skill.
         uncovered: runs (start, end) of content lines no skill links to.
         overlaps: (line, [skill names]) for content lines more than one skill links to.
@@ -73,7 +73,7 @@ def coverage(docs: list[PolicyDocument], skills: Iterable[Skill]) -> list[FileCo
                     names.append(skill.name)
     out = []
     for doc in docs:
-        content = [no for no, ln in enumerate(doc.lines, 1) if ln.strip()]
+        content = [no for no, ln in enumerate(doc.view, 1) if ln.strip()]
         lines = owners[doc.file]
         out.append(
             FileCoverage(

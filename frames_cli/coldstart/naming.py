@@ -1,85 +1,176 @@
-"""Skill names from heading paths: valid under the Agent Skills spec, unique, and stable across runs."""
+"""Skill names from heading paths: short, from the business process, valid under the Agent Skills
+spec, unique, and stable across runs.
+
+A name is the heading's words (section numbers, question leads such as "How do I" and articles left
+out, non-Latin script transliterated by `anyascii`), at most `SOFT_NAME` characters, cut only
+between words and never after a dangling "and"/"of"/"other". A heading that says nothing alone
+("Questions", "Overview") takes its parent's words. Two sections that would share a name take
+their parent headings, then the document title; a numeric suffix is the last resort for headings
+that are identical all the way up.
+"""
 
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from anyascii import anyascii
 
 from frames_cli.coldstart.sectioning import Chunk
+from frames_cli.formats.markup import plain
 from frames_cli.formats.skill import MAX_NAME
+from frames_cli.ingest.text import STOPWORDS
 
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
-# Section numbers ("2.1.1", "IV.", "A)") say where a heading sits, not what it is about.
-_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*[.)]|\d+(?:\.\d+)+|[IVXLC]+[.)]|[A-Z][.)])\s+(?=\S)")
-
-
-def slug(text: str, limit: int = MAX_NAME) -> str:
-    """`text` as a spec-valid name: ASCII lowercase words joined by single hyphens, at most `limit`
-    characters (cut at a word boundary when possible); "section" when nothing is left."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    out = _NON_ALNUM.sub("-", ascii_text.lower()).strip("-")
-    if len(out) > limit:
-        cut = out[:limit]
-        out = cut.rsplit("-", 1)[0] if "-" in cut and out[limit] != "-" else cut
-        out = out.strip("-")
-    return out or "section"
+#: Preferred longest name (characters); the spec allows MAX_NAME.
+SOFT_NAME = 48
+_WORD = re.compile(r"[a-z0-9]+")
+# Section numbers ("2.1.1", "1\\.", "IV.", "A)", "Section 4:", "第一章") say where a heading sits, not what it is about.
+_NUMBERING = re.compile(
+    r"^\s*(?:"
+    r"第[0-9〇零一二三四五六七八九十百千]+[章节節条條款编編篇部]\s*"
+    r"|(?:(?:section|article|chapter|part|step|§)\s*[0-9]+(?:\.[0-9]+)*[.:)]?"
+    r"|\d+(?:\.\d+)+\\?\.?|\d+\\?[.)]|[IVXLC]+\\?[.)]|[A-Z]\\?[.)])\s+"
+    r")(?=\S)",
+    re.IGNORECASE,
+)
+_QUESTION = frozenset("how what when where which who why can could should do does did is are will may".split())
+_LEAD = _QUESTION | frozenset("i we you if to my am our happens".split())
+_ARTICLES = frozenset({"a", "an", "the"})
+# A name must not end on a word that needs the words cut after it.
+_RULE_WORDS = frozenset("must never always only should shall cannot".split())
+_DANGLING = frozenset("a an the and or of to for from in on at by with but than other as into about is are my your our their if".split())
+# Headings that name no process on their own.
+_GENERIC = frozenset(
+    {
+        "questions", "question", "faq", "faqs", "frequently-asked-questions", "overview", "introduction",
+        "intro", "general", "policy", "title", "section", "summary", "background", "notes", "note",
+        "other", "miscellaneous", "misc", "details", "information", "more-information",
+        "additional-information", "resources", "contacts", "contact", "next-steps", "examples",
+        "instructions", "procedure", "procedures", "process", "requirements", "rules", "guidance",
+    }
+)
 
 
 def strip_numbering(title: str) -> str:
-    """`title` without a leading section number ("2.1 Income" → "Income")."""
+    """`title` without a leading section number ("2.1 Income" → "Income", "1\\. Effective date" →
+    "Effective date", "第一条 总则" → "总则")."""
     return _NUMBERING.sub("", title)
 
 
-def _suffix(chunk: Chunk) -> str:
-    parts = ["general-rules"] if chunk.kind == "general" else []
-    if chunk.part:
-        parts.append(f"part-{chunk.part}")
-    return "-".join(parts)
+def words(title: str) -> list[str]:
+    """The words a name is made of: numbering, markup, question leads and articles left out,
+    transliterated to ASCII lowercase."""
+    text = anyascii(plain(strip_numbering(title), markers=False)).lower().replace("'", "").replace("(s)", "s")
+    found = _WORD.findall(text)
+    if found and found[0] in _QUESTION:
+        rest = list(found)
+        while len(rest) > 1 and rest[0] in _LEAD:
+            rest.pop(0)
+        found = rest
+    kept = [w for w in found if w not in _ARTICLES]
+    return kept or found
 
 
-def _candidates(chunk: Chunk, stem: str) -> list[str]:
-    """Names for `chunk`, most preferred first: the last heading, then longer heading paths, then
-    the whole path prefixed by the file's stem. A general-rules chunk is named after its document."""
-    suffix = _suffix(chunk)
-    heads = [strip_numbering(h) for h in (chunk.heading if chunk.kind != "general" else (chunk.doc.title,))]
-    bases = [" ".join(heads[-k:]) for k in range(1, len(heads) + 1)] or [chunk.doc.title]
-    bases.append(f"{stem} {bases[-1]}")
-    out = []
-    for base in bases:
-        room = MAX_NAME - (len(suffix) + 1 if suffix else 0)
-        name = f"{slug(base, room)}-{suffix}" if suffix else slug(base, room)
+def join(parts: list[str], limit: int = SOFT_NAME) -> str:
+    """Words as a name of at most `limit` characters, cut between words, no dangling last word;
+    "" when there are no words."""
+    out: list[str] = []
+    for w in parts:
+        if len("-".join(out + [w])) > limit:
+            if not out:
+                out = [w[:limit]]
+            break
+        out.append(w)
+    while len(out) > 1 and out[-1] in _DANGLING:
+        out.pop()
+    return "-".join(out)
+
+
+def slug(text: str, limit: int = MAX_NAME) -> str:
+    """`text` as a spec-valid name (see `words` and `join`); "section" when nothing is left."""
+    return join(words(text), limit) or "section"
+
+
+def _heads(chunk: Chunk) -> list[list[str]]:
+    """Words of each heading of the chunk's path, document title first; a general chunk has the title only."""
+    titles = (chunk.doc.title,) if chunk.kind == "general" or not chunk.heading else chunk.heading
+    if chunk.doc.root.level == 0 and chunk.kind != "general" and chunk.heading:
+        titles = (chunk.doc.title, *titles)
+    return [w for w in (words(t) for t in titles) if w]
+
+
+def part_lead(chunk: Chunk, base: list[str]) -> list[str]:
+    """Words that name a continuation part: its two most frequent content words (four letters or
+    more, not in `base`), in the order the part first uses them."""
+    text = plain(" ".join(chunk.text(p) for p in chunk.pieces))
+    found = [w for w in words(text) if len(w) >= 4 and w not in STOPWORDS and w not in _DANGLING and w not in _RULE_WORDS and w not in base and not w.isdigit()]
+    counts: dict[str, int] = {}
+    for w in found:
+        counts[w] = counts.get(w, 0) + 1
+    top = sorted(counts, key=lambda w: -counts[w])[:2]
+    return [w for w in counts if w in top]
+
+
+def candidates(chunk: Chunk) -> list[str]:
+    """Names for `chunk`, most preferred first: its heading, then with one more parent heading at
+    a time, then with the document title; a generic heading ("Questions") always has a parent's words."""
+    heads = _heads(chunk) or [["section"]]
+    last = heads[-1]
+    out: list[str] = []
+    for k in range(1, len(heads) + 1):
+        above = [w for h in heads[-k:-1] for w in h[:3]]
+        if k == 1 and "-".join(last) in _GENERIC and len(heads) > 1:
+            continue
+        base = above + last
+        if chunk.part > 1:
+            base = base + part_lead(chunk, base)
+        name = join(base, MAX_NAME if k > 1 else SOFT_NAME)
+        if name and name not in out:
+            out.append(name)
+    title = words(chunk.doc.title)
+    if title and title != heads[0]:
+        name = join(title[:3] + [w for h in heads[-2:-1] for w in h[:3]] + last, MAX_NAME)
         if name not in out:
             out.append(name)
-    return out
+    return out or ["section"]
 
 
-def assign_names(chunks: list[Chunk]) -> list[str]:
+def assign_names(chunks: list[Chunk], fixed: dict[int, str] | None = None, reserved: frozenset[str] = frozenset()) -> list[str]:
     """One unique name per chunk, in the same order.
 
-    Every chunk starts at its first candidate; all chunks sharing a name move on to their next
-    candidate together (so neither keeps the short name by accident of order); when candidates run
-    out, a numeric suffix in document order settles it. The result depends only on the chunks.
+    Args:
+        fixed: chunk index → the name it keeps (an existing skill of the same file and heading path).
+        reserved: names no other chunk may take (skills on disk that belong to other sections).
+
+    Every other chunk starts at its first candidate; all chunks sharing a name move on to their
+    next candidate together (so neither keeps the short name by accident of order); when candidates
+    run out, a numeric suffix in document order settles it. The result depends only on the chunks
+    and the names kept.
     """
-    options = [_candidates(c, slug(c.doc.file.rsplit("/", 1)[-1].rsplit(".", 1)[0])) for c in chunks]
-    level = [0] * len(chunks)
+    fixed = fixed or {}
+    taken = set(reserved) | set(fixed.values())
+    options = [[n for n in candidates(c) if n not in taken] or [candidates(c)[-1]] for c in chunks]
+    free = [i for i in range(len(chunks)) if i not in fixed]
+    level = dict.fromkeys(free, 0)
     while True:
-        names = [opts[min(lv, len(opts) - 1)] for opts, lv in zip(options, level)]
+        names = {i: options[i][min(level[i], len(options[i]) - 1)] for i in free}
         seen: dict[str, list[int]] = {}
-        for i, name in enumerate(names):
+        for i, name in names.items():
             seen.setdefault(name, []).append(i)
-        clashes = [idx for idx in seen.values() if len(idx) > 1]
-        movable = [i for idx in clashes for i in idx if level[i] < len(options[i]) - 1]
+        movable = [i for idx in seen.values() if len(idx) > 1 for i in idx if level[i] < len(options[i]) - 1]
         if not movable:
             break
         for i in movable:
             level[i] += 1
-    used: set[str] = set()
+    used = set(taken)
     out = []
-    for name in names:
-        final, n = name, 2
+    for i in range(len(chunks)):
+        if i in fixed:
+            out.append(fixed[i])
+            continue
+        final, n = names[i], 2
         while final in used:
             tail = f"-{n}"
-            final = slug(name, MAX_NAME - len(tail)) + tail
+            final = join(names[i].split("-"), MAX_NAME - len(tail)) + tail
             n += 1
         used.add(final)
         out.append(final)

@@ -13,11 +13,13 @@ from pathlib import Path
 
 from frames_cli.coldstart.base import Rewriter
 from frames_cli.coldstart.coverage import FileCoverage, coverage
+from frames_cli.coldstart.describe import TermWeights, describe
+from frames_cli.coldstart.identity import match_existing
 from frames_cli.coldstart.naming import assign_names
 from frames_cli.coldstart.sectioning import Chunk, cut_document
-from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, describe, make_skill, verbatim_body
+from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
 from frames_cli.errors import InputError, Location
-from frames_cli.formats.policy import PolicyDocument, read_policies
+from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
 from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, Skill, parse_skill_bytes, render_skill
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.config import FramesConfig
@@ -31,11 +33,19 @@ class Planned:
     Attributes:
         action: "create", "update", "keep" (already up to date), "skip" (edited since generation;
             needs --force) or "force" (edited, overwritten because of --force).
+        continues: for a later part of a split section, the name of the skill with its first part.
+        description: the verbatim description (see `describe.describe`).
     """
 
     name: str
     chunk: Chunk
-    action: str
+    action: str = ""
+    continues: str | None = None
+    description: str = ""
+
+    def verbatim(self) -> Skill:
+        """The skill coldstart writes for this plan without a model."""
+        return make_skill(self.name, self.chunk, verbatim_body(self.chunk, self.continues), self.description, VERBATIM)
 
 
 @dataclass
@@ -50,9 +60,14 @@ class ColdstartResult:
             verbatim text was written instead.
         commit: sha of the commit made, or None when nothing changed.
         coverage: per policy file, after the run.
+        skipped_files: (workspace-relative path, reason) of files under policies/ not read as policy.
+        oversized: names of skills over `coldstart.max_tokens` that no cut could shrink (one
+            paragraph, list item or table bigger than the limit).
     """
 
     planned: list[Planned]
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    oversized: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     orphaned: list[str] = field(default_factory=list)
     rewrite_failures: list[tuple[str, str]] = field(default_factory=list)
@@ -71,7 +86,8 @@ class ColdstartResult:
     def to_json(self) -> dict:
         """Plain JSON for `frames coldstart --json`: skill names per outcome ("created", "updated",
         "unchanged", "skipped_edited", "removed", "orphaned_edited"), "rewrite_failures",
-        "commit" (sha or null) and "coverage" (FileCoverage.to_json per policy file)."""
+        "oversized" (names), "skipped_files" ([{"file", "reason"}]), "commit" (sha or null) and
+        "coverage" (FileCoverage.to_json per policy file)."""
         return {
             "created": self.names("create"),
             "updated": self.names("update", "force"),
@@ -80,18 +96,35 @@ class ColdstartResult:
             "removed": self.removed,
             "orphaned_edited": self.orphaned,
             "rewrite_failures": [{"skill": n, "reason": r} for n, r in self.rewrite_failures],
+            "oversized": self.oversized,
+            "skipped_files": [{"file": f, "reason": r} for f, r in self.skipped_files],
             "commit": self.commit,
             "coverage": [c.to_json() for c in self.coverage],
         }
 
 
-def plan_chunks(docs: list[PolicyDocument], config: FramesConfig) -> list[tuple[str, Chunk]]:
-    """Cut every document and name the chunks: [(name, chunk)] in document order."""
+def plan_chunks(docs: list[PolicyDocument], config: FramesConfig, on_disk: dict[str, Skill | InputError] | None = None, *, force: bool = False) -> list[Planned]:
+    """Cut every document, name the chunks and describe them, in document order (actions unset).
+
+    A chunk that is already a skill on disk (same back-linked file and heading path, see
+    `identity.match_existing`) keeps that skill's name; other skills' names are not taken.
+    """
     chunks = [chunk for doc in docs for chunk in cut_document(doc, config.coldstart)]
-    return list(zip(assign_names(chunks), chunks))
+    fixed, reserved = match_existing(chunks, on_disk or {}, force=force)
+    plans = [Planned(name, chunk) for name, chunk in zip(assign_names(chunks, fixed, reserved), chunks)]
+    first: dict[tuple[str, tuple[str, ...]], str] = {}
+    weights = {doc.file: TermWeights.of(doc) for doc in docs}
+    for plan in plans:
+        key = (plan.chunk.doc.file, plan.chunk.heading)
+        if plan.chunk.part == 1:
+            first[key] = plan.name
+        elif plan.chunk.part > 1:
+            plan.continues = first.get(key)
+        plan.description = describe(plan.chunk, weights[plan.chunk.doc.file], plan.continues)
+    return plans
 
 
-def _action(existing: Skill | None | InputError, name: str, chunk: Chunk, mode: str, force: bool) -> str:
+def _action(existing: Skill | None | InputError, plan: Planned, mode: str, force: bool) -> str:
     """What to do for one planned skill given what is on disk (see `Planned.action`).
 
     An unedited skill is kept when its back-links and mode are unchanged; in verbatim mode it must
@@ -103,20 +136,16 @@ def _action(existing: Skill | None | InputError, name: str, chunk: Chunk, mode: 
     if isinstance(existing, InputError):
         return "force" if force else "skip"
     try:
-        same_source = existing.backlinks == backlinks(chunk)
+        same_source = existing.backlinks == backlinks(plan.chunk)
     except ValueError:
         same_source = False
     if existing.edited:
         return "force" if force else ("keep" if same_source else "skip")
     if not same_source or existing.metadata.get(MODE_KEY) != mode:
         return "update"
-    if mode == VERBATIM and render_skill(existing) != render_skill(_verbatim(name, chunk)):
+    if mode == VERBATIM and render_skill(existing) != render_skill(plan.verbatim()):
         return "update"
     return "keep"
-
-
-def _verbatim(name: str, chunk: Chunk) -> Skill:
-    return make_skill(name, chunk, verbatim_body(chunk), describe(chunk), VERBATIM)
 
 
 def _generated_leftovers(on_disk: dict[str, Skill | InputError], planned: set[str]) -> tuple[list[str], list[str]]:
@@ -189,8 +218,10 @@ def run_coldstart(
         GitError: the workspace is not in a git repository, or the commit failed.
     """
     docs = read_policies(ws.root, ws.policies_dir)
+    skipped = [(ws.relative(p), why) for p in all_files(ws.policies_dir) if (why := skip_reason(p, ws.policies_dir))]
     if not docs:
-        raise InputError("no policy documents (add Markdown or text files to policies/)", Location(ws.policies_dir))
+        named = f"; skipped: {', '.join(f'{f} ({why})' for f, why in skipped)}" if skipped else ""
+        raise InputError(f"no policy documents (add Markdown or text files to policies/){named}", Location(ws.policies_dir))
     if commit:
         from frames_cli.errors import GitError
         from frames_cli.gitstore.worktree import is_git_worktree
@@ -200,15 +231,17 @@ def run_coldstart(
 
     mode = rewriter.mode if rewriter else VERBATIM
     on_disk = _read_skills(ws, force)
-    planned = [Planned(name, chunk, _action(on_disk.get(name), name, chunk, mode, force)) for name, chunk in plan_chunks(docs, config)]
-    result = ColdstartResult(planned)
+    planned = plan_chunks(docs, config, on_disk, force=force)
+    for plan in planned:
+        plan.action = _action(on_disk.get(plan.name), plan, mode, force)
+    result = ColdstartResult(planned, skipped, [p.name for p in planned if p.chunk.oversized])
     result.removed, result.orphaned = _generated_leftovers(on_disk, {p.name for p in planned})
     if force:
         result.removed += result.orphaned
         result.orphaned = []
 
     todo = [p for p in planned if p.action in ("create", "update", "force")]
-    verbatim = [_verbatim(p.name, p.chunk) for p in todo]
+    verbatim = [p.verbatim() for p in todo]
     outcomes = rewriter([(p.chunk, s) for p, s in zip(todo, verbatim)]) if rewriter and todo else [(s, None) for s in verbatim]
     skills = [skill for skill, _ in outcomes]
     result.rewrite_failures = [(skill.name, error) for skill, error in outcomes if error]

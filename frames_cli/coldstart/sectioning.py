@@ -1,14 +1,19 @@
 """The deterministic cut: a policy document's heading tree → chunks of line spans, one chunk per skill.
 
-Rules (issue 2): the preamble (the title section's own text, or the lines before the first heading)
-is its own chunk; a section that fits `coldstart.max_lines` / `coldstart.max_tokens` is one chunk;
-a longer one gives its own text and each child a chunk, and a long leaf is split at paragraphs (and,
-inside an over-long paragraph, before list items); a chunk with fewer than `coldstart.min_lines`
-content lines joins a neighbour. Every non-blank line of the document ends up in exactly one piece.
+Rules (issues 2 and 13): sizes are approximate tokens of the reading view (`PolicyDocument.view`),
+never lines, so a long one-line paragraph counts for what it says. The preamble (the title
+section's own text, or the text before the first heading) is its own chunk; a section that fits
+`coldstart.max_tokens` is one chunk; a longer one gives its own text and each child a chunk, and a
+long leaf is split into balanced parts between blocks: a paragraph, one top-level list item with
+everything indented under it, a table or a fenced code block is never cut, and a lead-in line
+ending in ":" stays with the block it introduces. A block bigger than the limit stays whole and
+its chunk is marked `oversized`. A chunk under `coldstart.min_tokens`, or a bare heading, joins a
+neighbour under the same parent heading. Every line with text ends up in exactly one piece.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -16,8 +21,9 @@ from frames_cli.formats.policy import PolicyDocument, Section
 from frames_cli.tokens import approx_tokens
 from frames_cli.workspace.config import ColdstartConfig
 
-#: Characters per token for the size estimate; OpenAI's rule of thumb for English text.
-_LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
+_LIST_ITEM = re.compile(r"^( {0,3})(?:[-*+]|\d+[.)])\s")
+_TABLE_ROW = re.compile(r"^\s*\|")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,8 @@ class Chunk:
         pieces: spans in document order.
         part: 1-based part number when a long span was split (0 otherwise); `parts` is how many.
         bare: only headings, no rule text: never a skill of its own, always merged.
+        oversized: holds a block (paragraph, list item, table, code) larger than `max_tokens`
+            that cannot be cut without cutting a rule apart.
     """
 
     doc: PolicyDocument
@@ -49,88 +57,148 @@ class Chunk:
     part: int = 0
     parts: int = 0
     bare: bool = False
+    oversized: bool = False
 
     @property
     def content_lines(self) -> int:
-        """Non-blank lines over all pieces."""
+        """Lines with text over all pieces."""
         return sum(self.doc.content_lines(p.start, p.end) for p in self.pieces)
 
+    @property
+    def tokens(self) -> int:
+        """Approximate tokens of the chunk's reading text (`tokens.approx_tokens`)."""
+        return sum(_tokens(self.doc, p.start, p.end) for p in self.pieces)
+
     def text(self, piece: Piece) -> str:
-        """The verbatim text of one piece."""
-        return "\n".join(self.doc.lines[piece.start - 1 : piece.end])
+        """The reading text of one piece: the file's lines with markup left out (`PolicyDocument.view`),
+        runs of blank lines that markup left behind made one."""
+        out: list[str] = []
+        for line in self.doc.view[piece.start - 1 : piece.end]:
+            if line.strip() or (out and out[-1].strip()):
+                out.append(line)
+        return "\n".join(out).rstrip("\n")
 
 
 def _trim(doc: PolicyDocument, start: int, end: int) -> tuple[int, int] | None:
-    """`start`..`end` without blank lines at either end, or None when nothing is left."""
-    while start <= end and not doc.lines[start - 1].strip():
+    """`start`..`end` without lines blank in the reading view at either end, or None when nothing is left."""
+    while start <= end and not doc.view[start - 1].strip():
         start += 1
-    while end >= start and not doc.lines[end - 1].strip():
+    while end >= start and not doc.view[end - 1].strip():
         end -= 1
     return (start, end) if start <= end else None
 
 
 def _tokens(doc: PolicyDocument, start: int, end: int) -> int:
-    return approx_tokens("\n".join(doc.lines[start - 1 : end]))
+    return approx_tokens("\n".join(ln for ln in doc.view[start - 1 : end] if ln.strip()))
 
 
-def _fits(doc: PolicyDocument, start: int, end: int, cfg: ColdstartConfig) -> bool:
-    return doc.content_lines(start, end) <= cfg.max_lines and _tokens(doc, start, end) <= cfg.max_tokens
-
-
-def _blocks(doc: PolicyDocument, start: int, end: int, cfg: ColdstartConfig) -> list[tuple[int, int]]:
-    """Paragraphs of `start`..`end` (blank-line separated; a fenced code block is one paragraph
-    whatever blank lines it holds); an over-long paragraph is cut before top-level list items, and
-    as a last resort every `max_lines` lines, but never inside fenced code."""
+def _blocks(doc: PolicyDocument, start: int, end: int) -> list[tuple[int, int]]:
+    """The uncuttable blocks of `start`..`end` in order (see the module docstring)."""
+    view, fenced = doc.view, doc.fenced
     blocks: list[tuple[int, int]] = []
-    begin: int | None = None
-    for no in range(start, end + 2):
-        blank = no > end or (not doc.lines[no - 1].strip() and no not in doc.fenced)
-        if blank and begin is not None:
-            blocks.append((begin, no - 1))
-            begin = None
-        elif not blank and begin is None:
-            begin = no
-    out: list[tuple[int, int]] = []
-    for b, e in blocks:
-        if _fits(doc, b, e, cfg):
-            out.append((b, e))
+    no = start
+    while no <= end:
+        if not view[no - 1].strip() and no not in fenced:
+            no += 1
             continue
-        cut, last_item = b, 0
-        for no in range(b + 1, e + 1):
-            if _LIST_ITEM.match(doc.lines[no - 1]) and no not in doc.fenced:
-                last_item = no
-            inside_code = no in doc.fenced and no - 1 in doc.fenced
-            if not inside_code and not _fits(doc, cut, no, cfg):
-                at = last_item if cut < last_item <= no else no
-                out.append((cut, at - 1))
-                cut = at
-        out.append((cut, e))
+        first = no
+        if no in fenced:
+            while no <= end and no in fenced:
+                no += 1
+        elif _LIST_ITEM.match(view[no - 1]):
+            no = _item_end(view, no, end) + 1
+        else:
+            table = bool(_TABLE_ROW.match(view[no - 1]))
+            no += 1
+            while no <= end and view[no - 1].strip() and no not in fenced and (table or not _LIST_ITEM.match(view[no - 1])):
+                no += 1
+        blocks.append((first, _trim_end(view, first, no - 1)))
+    return _glue_lead_ins(view, blocks)
+
+
+def _item_end(view: list[str], first: int, end: int) -> int:
+    """Last line of the list item starting at `first`: it owns the lines after it up to the next
+    item at its own level or less, or text back at (or left of) its own margin after a blank line."""
+    indent = _indent(view[first - 1])
+    no = first + 1
+    while no <= end:
+        line = view[no - 1]
+        if line.strip():
+            if _LIST_ITEM.match(line) and _indent(line) <= indent:
+                break
+            no += 1
+            continue
+        nxt = _next_text(view, no, end)
+        if nxt is None or _indent(view[nxt - 1]) <= indent:
+            break
+        no = nxt
+    return _trim_end(view, first, no - 1)
+
+
+def _trim_end(view: list[str], first: int, last: int) -> int:
+    while last > first and not view[last - 1].strip():
+        last -= 1
+    return last
+
+
+def _next_text(view: list[str], no: int, end: int) -> int | None:
+    while no <= end and not view[no - 1].strip():
+        no += 1
+    return no if no <= end else None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _glue_lead_ins(view: list[str], blocks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A block ending in ":" ("Here's what you need to do:") or a heading joins the block after it."""
+    out: list[tuple[int, int]] = []
+    glue = False
+    for b, e in blocks:
+        if glue and out:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((b, e))
+        glue = view[e - 1].rstrip().endswith(":") or bool(_HEADING.match(view[e - 1]))
     return out
 
 
 def _split(doc: PolicyDocument, heading: tuple[str, ...], start: int, end: int, cfg: ColdstartConfig, kind: str) -> list[Chunk]:
-    """Pack the paragraphs of a span greedily into parts that each fit."""
-    groups: list[tuple[int, int]] = []
-    for b, e in _blocks(doc, start, end, cfg):
-        if groups and _fits(doc, groups[-1][0], e, cfg):
-            groups[-1] = (groups[-1][0], e)
+    """Pack the blocks of a span into parts of about equal size, each within `max_tokens` when its
+    blocks allow (parts are closed at the balanced share, so the last part is not a stub)."""
+    blocks = _blocks(doc, start, end)
+    sizes = [_tokens(doc, b, e) for b, e in blocks]
+    target = sum(sizes) / max(1, math.ceil(sum(sizes) / cfg.max_tokens))
+    groups: list[list[int]] = []
+    size = 0
+    for i, n in enumerate(sizes):
+        if groups and size + n <= cfg.max_tokens and size + n / 2 <= target:
+            groups[-1].append(i)
+            size += n
         else:
-            groups.append((b, e))
-    return [Chunk(doc, heading, kind, [Piece(heading, b, e)], part=i, parts=len(groups)) for i, (b, e) in enumerate(groups, 1)]
+            groups.append([i])
+            size = n
+    chunks = []
+    for k, group in enumerate(groups, 1):
+        b, e = blocks[group[0]][0], blocks[group[-1]][1]
+        big = any(sizes[i] > cfg.max_tokens for i in group)
+        chunks.append(Chunk(doc, heading, kind, [Piece(heading, b, e)], part=k if len(groups) > 1 else 0, parts=len(groups) if len(groups) > 1 else 0, oversized=big))
+    return chunks
 
 
 def _span_chunks(doc: PolicyDocument, heading: tuple[str, ...], start: int, end: int, cfg: ColdstartConfig, kind: str) -> list[Chunk]:
     span = _trim(doc, start, end)
     if span is None:
         return []
-    if _fits(doc, *span, cfg):
+    if _tokens(doc, *span) <= cfg.max_tokens:
         return [Chunk(doc, heading, kind, [Piece(heading, *span)])]
     return _split(doc, heading, *span, cfg, kind)
 
 
 def _cut_section(doc: PolicyDocument, section: Section, cfg: ColdstartConfig) -> list[Chunk]:
     whole = _trim(doc, section.start, section.end)
-    if whole and (not section.children or _fits(doc, *whole, cfg)):
+    if whole and (not section.children or _tokens(doc, *whole) <= cfg.max_tokens):
         return _span_chunks(doc, section.path, section.start, section.end, cfg, "section")
     chunks = _span_chunks(doc, section.path, section.start, section.own_end, cfg, "section")
     if len(chunks) == 1 and chunks[0].content_lines <= doc.heading_lines(section):
@@ -140,9 +208,21 @@ def _cut_section(doc: PolicyDocument, section: Section, cfg: ColdstartConfig) ->
     return chunks
 
 
+def _kin(a: Chunk, b: Chunk) -> bool:
+    """Two chunks under the same section heading (siblings, or parent and child); sections side by
+    side at the top of a document are different processes, never kin."""
+    shared = 0
+    for x, y in zip(a.heading, b.heading):
+        if x != y:
+            break
+        shared += 1
+    return shared > (1 if a.doc.root.level else 0)
+
+
 def _merge_small(chunks: list[Chunk], cfg: ColdstartConfig) -> list[Chunk]:
-    """Join each chunk under `min_lines` content lines, or bare (headings only), to its next
-    neighbour (the last one to its previous).
+    """Join each bare chunk (headings only) to the next one, and each chunk under `min_tokens` to
+    a neighbour under the same parent heading (the previous one first); a short section with no
+    such neighbour stays a skill of its own rather than be glued to an unrelated one.
 
     The joined chunk keeps the heading of the bigger side (the first on a tie), so a bare parent
     heading folds into its first child, and a short closing paragraph into the part before it.
@@ -151,14 +231,20 @@ def _merge_small(chunks: list[Chunk], cfg: ColdstartConfig) -> list[Chunk]:
     i = 0
     while len(chunks) > 1 and i < len(chunks):
         small = chunks[i]
-        if small.content_lines >= cfg.min_lines and not small.bare:
+        if not small.bare and (small.tokens >= cfg.min_tokens or small.part):
             i += 1
             continue
-        j = i + 1 if i + 1 < len(chunks) else i - 1
+        if small.bare:
+            j = i + 1 if i + 1 < len(chunks) else i - 1
+        else:
+            j = next((k for k in (i - 1, i + 1) if 0 <= k < len(chunks) and not chunks[k].part and _kin(small, chunks[k])), None)
+            if j is None:
+                i += 1
+                continue
         a, b = sorted((i, j))
         first, second = chunks[a], chunks[b]
-        keep = first if first.content_lines >= second.content_lines else second
-        merged = Chunk(first.doc, keep.heading, keep.kind, first.pieces + second.pieces, keep.part, keep.parts, first.bare and second.bare)
+        keep = first if first.tokens >= second.tokens or second.bare else second
+        merged = Chunk(first.doc, keep.heading, keep.kind, first.pieces + second.pieces, keep.part, keep.parts, first.bare and second.bare, first.oversized or second.oversized)
         chunks[a : b + 1] = [merged]
         i = a
     return chunks
@@ -172,7 +258,7 @@ def cut_document(doc: PolicyDocument, cfg: ColdstartConfig) -> list[Chunk]:
     """
     root = doc.root
     if not root.children:
-        return _merge_small(_span_chunks(doc, root.path, root.start, root.end, cfg, "section"), cfg)
+        return _span_chunks(doc, root.path, root.start, root.end, cfg, "section")
     general = _span_chunks(doc, root.path, root.start, root.own_end, cfg, "general")
     body: list[Chunk] = []
     for child in root.children:
@@ -182,6 +268,6 @@ def cut_document(doc: PolicyDocument, cfg: ColdstartConfig) -> list[Chunk]:
         # A bare title is no skill of its own: it opens the first section. A preamble with text
         # stays its own general-rules skill, however short (issue 2).
         first = body[0]
-        body[0] = Chunk(doc, first.heading, first.kind, general[0].pieces + first.pieces, first.part, first.parts)
+        body[0] = Chunk(doc, first.heading, first.kind, general[0].pieces + first.pieces, first.part, first.parts, first.bare, first.oversized)
         general = []
     return general + body

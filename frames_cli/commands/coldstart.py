@@ -19,6 +19,8 @@ def _print(result: ColdstartResult) -> None:
     from frames_cli.evolution.formatting import plural
 
     out = console()
+    if result.skipped_files:
+        out.print(f"not policy, skipped: {', '.join(f'{f} ({why})' for f, why in result.skipped_files)}")
     groups = (
         ("created", result.names("create")),
         ("updated", result.names("update", "force")),
@@ -33,6 +35,12 @@ def _print(result: ColdstartResult) -> None:
         out.print(f"[yellow]skipped, edited since generation or not made by coldstart (use --force to overwrite):[/] {escape(', '.join(skipped))}", markup=True)
     if result.orphaned:
         out.print(f"[yellow]kept, edited but their policy section is gone:[/] {escape(', '.join(result.orphaned))}", markup=True)
+    if result.oversized:
+        out.print(
+            f"[yellow]over coldstart.max_tokens, one paragraph, list item or table that cannot be cut:[/] {escape(', '.join(result.oversized))}"
+            " (split that text in the policy, or raise the limit)",
+            markup=True,
+        )
     for name, reason in result.rewrite_failures:
         out.print(f"[yellow]rewrite failed, kept verbatim:[/] {escape(name)}: {escape(reason)}", markup=True)
     for fc in result.coverage:

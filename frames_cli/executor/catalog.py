@@ -11,6 +11,8 @@ from frames_cli.llm.prompts import Block
 from frames_cli.sanitize import escape_tags
 
 ID_DIGITS = 4
+#: The tag coldstart gives boilerplate and reference sections.
+REFERENCE_TAG = "reference"
 
 
 def _digest(name: str) -> str:
@@ -31,8 +33,10 @@ class Catalog:
 
     @classmethod
     def of(cls, skills: SkillSet) -> Catalog:
-        """The catalog of `skills` (in the set's order, by name)."""
-        digests = {name: _digest(name) for name in skills}
+        """The catalog of `skills`: procedures first, then skills tagged `reference` (definitions,
+        scope, roles: looked up, not followed), each group in the set's order (by name)."""
+        names = sorted(skills, key=lambda n: REFERENCE_TAG in skills[n].tags)
+        digests = {name: _digest(name) for name in names}
         ids: dict[str, str] = {}
         for name, digest in digests.items():
             width = ID_DIGITS

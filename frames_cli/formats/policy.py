@@ -1,8 +1,10 @@
 """Policy documents: reading them safely and their heading tree, as sections with line spans and sha256.
 
-A document under `policies/` is Markdown (ATX `#` and setext headings, fenced code respected) or
-plain text (no headings). Companion files — licences, notices, READMEs, SOURCE notes — are not
-policy and are skipped by name (`is_companion`). Line numbers are 1-based and inclusive.
+A document under `policies/` is Markdown (ATX `#`, setext and `<hN>` headings, fenced code
+respected, front matter read as the document's title and metadata, template tags and HTML comments
+left out of its reading view) or plain text (no headings). Companion files — LICENSE, NOTICE,
+README, SOURCE notes — are not policy and are skipped by name (`is_companion`). Line numbers are
+1-based and inclusive, and count `\n` line ends only, as `grep -n` and editors do.
 """
 
 from __future__ import annotations
@@ -13,12 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frames_cli.errors import InputError, Location
+from frames_cli.formats.markup import front_matter, plain, reading_view
 from frames_cli.formats.text import decode_utf8
 
 #: Largest policy file read, in bytes; a bigger one is refused rather than cut into hundreds of skills.
 MAX_POLICY_BYTES = 1_000_000
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-_COMPANIONS = ("license", "licence", "copying", "notice", "readme", "source", "authors")
+# Whole names (before the first dot) of files that travel with policies but are not policy; a
+# name only starting with one ("Notice of Privacy Practices", "Source Code Policy") is a policy.
+_COMPANIONS = frozenset({"license", "licence", "copying", "notice", "readme", "source", "authors", "contributing", "changelog"})
+# LICENSE-MIT, COPYING_LGPL: a companion word in capitals and a code.
+_COMPANION_CODE = re.compile(r"^(?:LICENSE|LICENCE|COPYING|NOTICE)[-_][A-Z0-9][A-Za-z0-9.-]*$")
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -32,8 +39,10 @@ def span_sha256(lines: list[str], start: int, end: int) -> str:
 
 
 def is_companion(path: Path) -> bool:
-    """True for files that travel with policies but are not policy: LICENSE*, README*, SOURCE*, …"""
-    return path.name.lower().startswith(_COMPANIONS)
+    """True for files that travel with policies but are not policy: the name before its first dot
+    is LICENSE, LICENCE, COPYING, NOTICE, README, SOURCE, AUTHORS, CONTRIBUTING or CHANGELOG (any
+    case: `LICENSE`, `README.md`, `LICENSE.tau-bench`), or LICENSE-<code> (`LICENSE-MIT`)."""
+    return path.name.split(".", 1)[0].lower() in _COMPANIONS or bool(_COMPANION_CODE.match(path.name))
 
 
 @dataclass
@@ -66,12 +75,17 @@ class PolicyDocument:
 
     Attributes:
         file: workspace-relative POSIX path ("policies/airline.md").
-        lines: the file's lines without line ends.
-        title: the document title (its only top-level heading when the file starts with one,
-            otherwise the file name without suffix, dashes and underscores read as spaces).
+        lines: the file's lines without line ends (what back-links hash).
+        title: the document title: its only top-level heading when the file starts with one, else
+            the front matter's `title`, else the file name without suffix, dashes and underscores
+            read as spaces.
         root: the title section, or a virtual level-0 root spanning the whole file; its own lines
             are the document's preamble.
         fenced: line numbers inside fenced code blocks (fences included), never cut apart.
+        view: the lines as a reader sees them, one for one with `lines`: front matter, template
+            tags, HTML comments and navigation links blanked (`formats.markup.reading_view`);
+            headings, skill bodies and coverage read this, never the markup.
+        meta: the front matter's mapping ({} without front matter).
     """
 
     file: str
@@ -79,10 +93,16 @@ class PolicyDocument:
     title: str
     root: Section
     fenced: frozenset[int] = frozenset()
+    view: list[str] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.view:
+            self.view = list(self.lines)
 
     def content_lines(self, start: int, end: int) -> int:
-        """Non-blank lines in `start`..`end`."""
-        return sum(1 for ln in self.lines[start - 1 : end] if ln.strip())
+        """Lines in `start`..`end` with text a reader sees (not blank in `view`)."""
+        return sum(1 for ln in self.view[start - 1 : end] if ln.strip())
 
     def sha256(self, start: int, end: int) -> str:
         """sha256 of a span (see `span_sha256`)."""
@@ -93,12 +113,21 @@ class PolicyDocument:
         underline), else 1."""
         if not section.level:
             return 0
-        nxt = self.lines[section.start] if section.start < len(self.lines) else ""
-        return 2 if _SETEXT.match(nxt) and not _ATX.match(self.lines[section.start - 1]) else 1
+        nxt = self.view[section.start] if section.start < len(self.view) else ""
+        return 2 if _SETEXT.match(nxt) and not _ATX.match(self.view[section.start - 1]) else 1
+
+
+def split_lines(text: str) -> list[str]:
+    """`text` cut at `\n` only (a `\r` before it dropped), so line numbers are `grep -n`'s; a form
+    feed, U+2028 or a lone `\r` stays inside its line (`str.splitlines` would cut there)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
 def decode_policy(data: bytes, shown: str, *, max_bytes: int = MAX_POLICY_BYTES) -> list[str]:
-    """Check and decode a policy file's bytes into lines (no line ends).
+    """Check and decode a policy file's bytes into lines (no line ends; see `split_lines`).
 
     Raises:
         InputError: binary data (a NUL byte), not UTF-8, larger than `max_bytes`, or no text at all;
@@ -112,7 +141,7 @@ def decode_policy(data: bytes, shown: str, *, max_bytes: int = MAX_POLICY_BYTES)
     text = decode_utf8(data, shown, encoding="utf-8-sig")
     if not text.strip():
         raise InputError("empty policy document", Location(shown))
-    return text.splitlines()
+    return split_lines(text)
 
 
 def _fenced(lines: list[str], markdown: bool) -> frozenset[int]:
@@ -158,19 +187,23 @@ def _title_from_name(path: str) -> str:
 
 
 def parse_policy(lines: list[str], file: str) -> PolicyDocument:
-    """Build the heading tree of a document's lines (see `PolicyDocument`)."""
+    """Build the heading tree of a document's lines (see `PolicyDocument`); headings are read in
+    the reading view, so markup never becomes a heading."""
     markdown = Path(file).suffix.lower() in MARKDOWN_SUFFIXES
-    fenced = _fenced(lines, markdown)
-    heads = _headings(lines, fenced, markdown)
+    front = front_matter(lines) if markdown else None
+    skip = front.end if front else 0
+    fenced = frozenset(no + skip for no in _fenced(lines[skip:], markdown))
+    view = reading_view(lines, skip, fenced) if markdown else list(lines)
+    heads = [(no, lvl, plain(text, markers=False)) for no, lvl, text in _headings(view, fenced, markdown)]
     n = len(lines)
-    first_text = next((i for i, ln in enumerate(lines, 1) if ln.strip()), 0)
+    first_text = next((i for i, ln in enumerate(view, 1) if ln.strip()), 0)
     titled = bool(heads) and heads[0][0] == first_text and all(lvl > heads[0][1] for _, lvl, _ in heads[1:])
     if titled:
         start, level, title = heads[0]
         root = Section(title, (title,), level, start, n, n)
         heads = heads[1:]
     else:
-        title = _title_from_name(file)
+        title = (front.title if front else "") or _title_from_name(file)
         root = Section("", (), 0, 1, n, n)
     stack = [root]
     for start, level, text in heads:
@@ -185,7 +218,7 @@ def parse_policy(lines: list[str], file: str) -> PolicyDocument:
     for section in stack[1:]:
         section.end = n
     _close_own(root)
-    return PolicyDocument(file, lines, title, root, fenced)
+    return PolicyDocument(file, lines, title, root, fenced, view, front.data if front else {})
 
 
 def _close_own(section: Section) -> None:
@@ -208,16 +241,22 @@ def read_policy(path: Path, file: str, *, max_bytes: int = MAX_POLICY_BYTES) -> 
     return parse_policy(decode_policy(data, file, max_bytes=max_bytes), file)
 
 
+def skip_reason(path: Path, policies_dir: Path) -> str | None:
+    """Why a file under `policies_dir` is not read as policy ("hidden", "companion file"), or None."""
+    if any(part.startswith(".") for part in path.relative_to(policies_dir).parts):
+        return "hidden"
+    return "companion file" if is_companion(path) else None
+
+
+def all_files(policies_dir: Path) -> list[Path]:
+    """Every file under `policies_dir`, recursively, sorted (policies and skipped files alike)."""
+    policies_dir = Path(policies_dir)
+    return sorted(p for p in policies_dir.rglob("*") if p.is_file()) if policies_dir.is_dir() else []
+
+
 def policy_files(policies_dir: Path) -> list[Path]:
     """Every policy document under `policies_dir`, recursively, sorted; hidden files and companions skipped."""
-    policies_dir = Path(policies_dir)
-    if not policies_dir.is_dir():
-        return []
-    return sorted(
-        p
-        for p in policies_dir.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(policies_dir).parts) and not is_companion(p)
-    )
+    return [p for p in all_files(policies_dir) if skip_reason(p, Path(policies_dir)) is None]
 
 
 def read_policies(root: Path, policies_dir: Path) -> list[PolicyDocument]:

@@ -27,15 +27,17 @@ def is_git_worktree(root: Path) -> bool:
         return False
 
 
-def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity = FRAMES_IDENTITY) -> str | None:
+def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity | None = None) -> str | None:
     """Stage exactly `paths` (new, changed or deleted files) and commit only them on the current branch.
 
     Args:
         root: the workspace folder (may be a sub-folder of the git working tree).
         paths: POSIX paths relative to `root`, as written by coldstart.
         message: the whole commit message.
-        author: the commit's author; the committer is the user's git identity when configured,
-            else `author` (so a fresh CI machine without `user.name` can still commit).
+        author: the commit's author; None = the user's git identity when one is configured
+            (user.name and user.email), else frames' own. The committer is the user's identity
+            when configured, else the author (so a fresh CI machine without `user.name` can
+            still commit).
 
     Returns:
         The new commit's sha, or None when none of `paths` differs from the last commit.
@@ -55,10 +57,12 @@ def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity
         raise GitError(f"{root}: not a git repository (run `frames init` or `git init`)") from None
     with SessionRepo(store.root) as repo:
         specs = [store.repo_path(check_path(p)) for p in paths]
-        env = {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email}
         reader = repo.config_reader()
-        if not (reader.has_option("user", "name") and reader.has_option("user", "email")):
-            env.update(GIT_COMMITTER_NAME=author.name, GIT_COMMITTER_EMAIL=author.email)
+        configured = reader.has_option("user", "name") and reader.has_option("user", "email")
+        fallback = author or FRAMES_IDENTITY
+        env = {} if author is None and configured else {"GIT_AUTHOR_NAME": fallback.name, "GIT_AUTHOR_EMAIL": fallback.email}
+        if not configured:
+            env.update(GIT_COMMITTER_NAME=fallback.name, GIT_COMMITTER_EMAIL=fallback.email)
         try:
             # A removed file that git never tracked leaves nothing to stage, and `git add` would
             # reject its path.

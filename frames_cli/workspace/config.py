@@ -126,9 +126,8 @@ class EvolutionConfig:
 class ColdstartConfig:
     """How `frames coldstart` cuts policy documents into skills."""
 
-    max_lines: int = _f(60, "longest section (content lines) kept as one skill; longer ones are split", min=2)
-    max_tokens: int = _f(1500, "largest section (approx. tokens) kept as one skill", min=50)
-    min_lines: int = _f(3, "sections with fewer content lines are merged with a neighbour", min=1)
+    max_tokens: int = _f(1500, "largest section (approx. tokens) kept as one skill; longer ones are split between paragraphs, list items or tables", min=50)
+    min_tokens: int = _f(12, "sections under this many (approx.) tokens join a neighbour under the same parent heading", min=0)
     rewrite_retries: int = _f(2, "with models.coldstart: retries, shown the validator's errors, before the verbatim text is kept", min=0)
 
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from frames_cli.coldstart.describe import TermWeights, describe, is_reference
 from frames_cli.coldstart.naming import assign_names, slug
 from frames_cli.coldstart.sectioning import cut_document
-from frames_cli.coldstart.writer import describe
+from frames_cli.coldstart.writer import tags, verbatim_body
 from frames_cli.formats.policy import parse_policy, read_policy
 from frames_cli.formats.skill import NAME_RE
 from frames_cli.workspace.config import ColdstartConfig
@@ -34,15 +35,16 @@ def _covered_once(doc, chunks) -> bool:
 
 
 @pytest.mark.parametrize("file", sorted(DOCS))
-@pytest.mark.parametrize("cfg", [ColdstartConfig(), ColdstartConfig(max_lines=8, max_tokens=120, min_lines=2)], ids=["default", "tight"])
+@pytest.mark.parametrize("cfg", [ColdstartConfig(), ColdstartConfig(max_tokens=120, min_tokens=10)], ids=["default", "tight"])
 def test_every_content_line_in_exactly_one_chunk(file: str, cfg: ColdstartConfig) -> None:
     doc = read_policy(DOCS[file], file)
     chunks = cut_document(doc, cfg)
     assert _covered_once(doc, chunks)
     names = assign_names(chunks)
     assert len(set(names)) == len(names) and all(NAME_RE.match(n) and len(n) <= 64 for n in names)
+    weights = TermWeights.of(doc)
     for chunk in chunks:
-        text = describe(chunk)
+        text = describe(chunk, weights)
         assert 0 < len(text) <= 1024 and "<" not in text and ">" not in text and "---" not in text
 
 
@@ -50,7 +52,7 @@ def test_airline_default_cut_is_one_skill_per_process() -> None:
     doc = read_policy(DOCS["policies/airline.md"], "policies/airline.md")
     chunks = cut_document(doc, ColdstartConfig())
     assert assign_names(chunks) == [
-        "airline-agent-policy-general-rules",
+        "airline-agent-policy",
         "domain-basic",
         "book-flight",
         "modify-flight",
@@ -63,47 +65,87 @@ def test_airline_default_cut_is_one_skill_per_process() -> None:
 
 def test_long_sections_split_at_sub_headings_and_bare_heading_merges_into_first_child() -> None:
     doc = read_policy(DOCS["policies/airline.md"], "policies/airline.md")
-    chunks = cut_document(doc, ColdstartConfig(max_lines=20, min_lines=3))
+    chunks = cut_document(doc, ColdstartConfig(max_tokens=250))
     by_name = dict(zip(assign_names(chunks), chunks))
     # "## Domain Basic" alone (1 content line) folds into "### User".
     assert [(p.heading[-1], p.start, p.end) for p in by_name["user"].pieces] == [("Domain Basic", 17, 17), ("User", 19, 31)]
-    # "Book flight" has no sub-headings: split at paragraphs into parts of at most 20 content lines.
-    parts = [n for n in by_name if n.startswith("book-flight-part-")]
-    assert parts == ["book-flight-part-1", "book-flight-part-2"]
-    assert all(by_name[n].content_lines <= 20 for n in parts)
+    # "Book flight" has no sub-headings: split between blocks into two parts of about equal size,
+    # the second named after its own words, not numbered.
+    parts = [c for c in chunks if c.heading[-1] == "Book flight"]
+    assert [(c.part, c.parts) for c in parts] == [(1, 2), (2, 2)]
+    assert all(c.tokens <= 250 for c in parts) and abs(parts[0].tokens - parts[1].tokens) < 150
+    assert [n for n, c in by_name.items() if c in parts][0] == "book-flight"
 
 
 def test_headingless_text_splits_into_named_parts() -> None:
     doc = read_policy(DOCS["policies/data-retention.txt"], "policies/data-retention.txt")
-    chunks = cut_document(doc, ColdstartConfig(max_lines=10, min_lines=3))
+    chunks = cut_document(doc, ColdstartConfig(max_tokens=120, min_tokens=10))
     names = assign_names(chunks)
-    assert names[0] == "data-retention-part-1" and len(names) >= 4
-    assert all(c.content_lines <= 10 for c in chunks[:-1])
-    assert "Data retention (part 1 of" in describe(chunks[0])
+    assert names[0] == "data-retention" and len(names) >= 4
+    assert all(c.tokens <= 120 for c in chunks)
+    assert not any(n[-1].isdigit() for n in names)
+    assert "Data retention (part 1 of" in describe(chunks[0], TermWeights.of(doc))
 
 
-def test_over_long_paragraph_is_cut_before_list_items() -> None:
-    lines = ["Intro line."] + [f"- item {i} rule text" for i in range(12)]
-    doc = parse_policy(lines, "policies/list.txt")
-    chunks = cut_document(doc, ColdstartConfig(max_lines=5, min_lines=1))
-    starts = [c.pieces[0].start for c in chunks]
-    assert starts == [1, 6, 11]
-    assert all(doc.lines[s - 1].startswith("- ") for s in starts[1:])
+def test_over_long_list_is_cut_between_items_never_inside_one() -> None:
+    # Each item wraps onto an indented second line and a blank line sits between items.
+    lines = ["Steps:", ""]
+    for i in range(1, 11):
+        lines += [f"{i}. Step {i} says what to do first and", "   what to check before the next step.", ""]
+    doc = parse_policy(lines[:-1], "policies/list.md")
+    chunks = cut_document(doc, ColdstartConfig(max_tokens=60, min_tokens=1))
+    for chunk in chunks:
+        piece = chunk.pieces[0]
+        assert doc.lines[piece.end - 1].startswith("   what to check"), "a part ends at the end of an item"
+        assert piece.start == 1 or doc.lines[piece.start - 1][0].isdigit(), "a part starts at an item"
+    # Balanced: no stub of one or two steps at the end.
+    sizes = [c.tokens for c in chunks]
+    assert max(sizes) - min(sizes) <= 20
 
 
-def test_tiny_last_part_merges_into_previous() -> None:
-    lines = ["Para one a.", "Para one b.", "Para one c.", "", "Para two a.", "Para two b.", "Para two c.", "", "Tail."]
-    doc = parse_policy(lines, "policies/t.txt")
-    chunks = cut_document(doc, ColdstartConfig(max_lines=3, min_lines=2))
-    assert [[(p.start, p.end) for p in c.pieces] for c in chunks] == [[(1, 3)], [(5, 7), (9, 9)]]
+def test_one_line_paragraphs_are_measured_in_tokens_and_never_cut() -> None:
+    # One 1,200-character paragraph per line: lines say nothing about size.
+    para = "The traveller must keep every receipt for lodging and airfare. " * 19
+    doc = parse_policy(["# Receipts", "", para, "", para, "", para], "policies/r.md")
+    chunks = cut_document(doc, ColdstartConfig(max_tokens=400, min_tokens=12))
+    assert [(p.start, p.end) for c in chunks for p in c.pieces] == [(1, 3), (5, 5), (7, 7)]
+    assert all(c.tokens <= 400 for c in chunks) and not any(c.oversized for c in chunks)
+    # A single paragraph over the limit stays whole and is marked oversized.
+    huge = parse_policy(["# Receipts", "", para * 3], "policies/h.md")
+    (only,) = cut_document(huge, ColdstartConfig(max_tokens=400))
+    assert only.oversized and only.tokens > 400
+
+
+def test_a_one_line_section_is_not_merged_into_an_unrelated_neighbour() -> None:
+    long_line = "Cancellations within 24 hours of booking are refunded in full to the original payment."
+    doc = parse_policy(["# P", "", "## Cancel", "", long_line, "", "## Baggage", "", "Each passenger may check two bags."], "policies/p.md")
+    chunks = cut_document(doc, ColdstartConfig())
+    assert [c.heading[-1] for c in chunks] == ["Cancel", "Baggage"]
+
+
+def test_tiny_section_joins_a_sibling_under_the_same_parent() -> None:
+    doc = parse_policy(["# P", "", "## Bags", "", "### Checked", "Two bags of 23 kg each are free on every fare.", "", "### Pets", "No."], "policies/p.md")
+    # "Bags" is over max_tokens, so its children are cut apart; "Pets" (one word) joins "Checked".
+    chunks = cut_document(doc, ColdstartConfig(max_tokens=15, min_tokens=12))
+    assert len(chunks) == 1 and [p.heading[-1] for p in chunks[0].pieces][-2:] == ["Checked", "Pets"]
 
 
 def test_name_clashes_escalate_to_longer_heading_paths() -> None:
-    a = parse_policy(["# Cards", "", "## Refunds", "r1", "r2", "r3", "## Fees", "f1", "f2", "f3"], "policies/cards.md")
-    b = parse_policy(["# Loans", "", "## Refunds", "x1", "x2", "x3"], "policies/loans.md")
-    cfg = ColdstartConfig(max_lines=4, min_lines=1)
+    a = parse_policy(["# Cards", "", "## Refunds", "Refunds go to the card used.", "## Fees", "Fees are shown before payment."], "policies/cards.md")
+    b = parse_policy(["# Loans", "", "## Refunds", "Refunds of interest are paid monthly."], "policies/loans.md")
+    cfg = ColdstartConfig(max_tokens=60, min_tokens=1)
     chunks = cut_document(a, cfg) + cut_document(b, cfg)
     assert assign_names(chunks) == ["cards-refunds", "fees", "loans-refunds"]
+
+
+def test_parent_heading_tells_two_sections_apart_without_a_number() -> None:
+    doc = parse_policy(
+        ["# KYC", "", "## Beneficial ownership", "", "### Requirements for individuals", "Collect the ID of every owner.",
+         "", "## Customer due diligence", "", "### Requirements for individuals", "Verify the address of the customer."],
+        "policies/kyc.md",
+    )
+    names = assign_names(cut_document(doc, ColdstartConfig(min_tokens=1, max_tokens=20)))
+    assert names == ["beneficial-ownership-requirements-for-individuals", "customer-due-diligence-requirements-for-individuals"]
 
 
 def test_slug() -> None:
@@ -114,27 +156,90 @@ def test_slug() -> None:
     assert len(long) <= 64 and not long.endswith("-") and NAME_RE.match(long)
 
 
-def test_descriptions_say_what_and_when() -> None:
+@pytest.mark.parametrize(
+    "heading, name",
+    [
+        ("1\\. Effective date", "effective-date"),  # escaped Markdown numbering
+        ("2.1 Income verification", "income-verification"),
+        ("第一条 总则", "zongze"),  # CJK: transliterated (anyascii), the article number left out
+        ("Правила возврата", "pravila-vozvrata"),
+        ("What if I am returning to or traveling from a location other than home?", "returning-to-or-traveling-from-location"),
+        ("How do I create a \"Voucher from authorization\"?", "create-voucher-from-authorization"),
+        ("Email completed form(s) to the team", "email-completed-forms-to-team"),
+        ("Beneficial ownership requirements for legal entity customers and trusts", "beneficial-ownership-requirements-for-legal"),
+    ],
+)
+def test_names_are_short_whole_words_without_numbers(heading: str, name: str) -> None:
+    assert slug(heading, 48) == name
+    assert not name.endswith(("-for", "-and", "-other", "-of", "-to"))
+
+
+def test_generic_heading_takes_its_parents_words() -> None:
+    doc = parse_policy(["# Moving", "", "## Short-term relocation", "Tell HR two weeks ahead.", "", "### Questions?", "Ask the people team by email."], "policies/moving.md")
+    names = assign_names(cut_document(doc, ColdstartConfig(min_tokens=1, max_tokens=12)))
+    assert names[-1] == "short-term-relocation-questions"
+
+
+def test_cjk_headings_get_distinct_transliterated_names() -> None:
+    doc = parse_policy(["# 银行业监督管理法", "", "## 第一章 总则", "第一条 为了加强对银行业的监督管理。", "", "## 第二章 监督管理机构", "第二条 国务院银行业监督管理机构负责监督管理。"], "policies/law.md")
+    names = assign_names(cut_document(doc, ColdstartConfig(min_tokens=1)))
+    assert names == ["zongze", "jianduguanlijigou"] or all(n != "section" and not n[-1].isdigit() for n in names)
+    assert len(set(names)) == 2 and "section" not in names
+
+
+def test_descriptions_say_what_and_when_from_the_sections_own_text() -> None:
     described = {}
     for file in ("policies/expenses.md", "policies/loan-review.md", "policies/data-retention.txt"):
         doc = read_policy(DOCS[file], file)
         chunks = cut_document(doc, ColdstartConfig())
-        described.update(zip(assign_names(chunks), map(describe, chunks)))
-    # Setext heading lines are not the lead; the file name stands in for a missing title.
-    assert described["travel"] == "Travel, from the Expenses policy: Book all flights and hotels through the travel portal. Use when a task involves travel."
-    # Section numbers are left out; a sentence that opens a list ends with an ellipsis.
-    assert described["eligibility"] == "Eligibility, from the Consumer Loan Review Policy: An applicant must … Use when a task involves eligibility."
-    # Wrapped lines of a paragraph are joined before the first sentence is taken.
-    assert described["data-retention"].startswith(
-        "Data retention, from the Data retention policy: This notice describes how long the customer support team keeps each kind of record, and what it must do"
-    )
-    assert described["expenses-general-rules"] == (
-        "General rules of the Expenses policy that apply to every task: Expense rules for all staff. Use for any task under this policy."
-    )
+        weights = TermWeights.of(doc)
+        described.update(zip(assign_names(chunks), (describe(c, weights) for c in chunks)))
+    travel = described["travel"]
+    # The subject, the first sentence that states a rule, the section's own terms, when to use it.
+    assert travel.startswith("Travel, in Expenses: Bookings made elsewhere are not refunded unless the portal had no option within 20% of the price found elsewhere.")
+    assert "Key terms:" in travel and "class" in travel and travel.endswith("Use when a task involves travel.")
+    # Section numbers are left out; a lead-in ending in ":" is never the rule quoted.
+    assert described["eligibility"].startswith("Eligibility, in Consumer Loan Review Policy: ") and "must:" not in described["eligibility"]
+    # A preamble without a rule marker is an introduction, not rules for every task.
+    assert described["expenses"].startswith("Expenses, the introduction: Expense rules for all staff.")
+
+
+def test_description_never_holds_table_debris_or_a_lone_heading_word() -> None:
+    doc = parse_policy(["# KYC", "", "## Onboarding", "", "Objective.", "", "| Step | Who | What |", "|---|---|---|", "| 1 | Analyst | Collect ID |",
+                        "", "The analyst must verify the customer's identity before opening an account."], "policies/kyc.md")
+    (chunk,) = [c for c in cut_document(doc, ColdstartConfig(min_tokens=1)) if c.heading[-1] == "Onboarding"]
+    text = describe(chunk, TermWeights.of(doc))
+    assert "|" not in text and "—" not in text and "Objective." not in text
+    assert "The analyst must verify the customer's identity before opening an account." in text
+
+
+def test_reference_sections_are_tagged_and_said_to_be_reference() -> None:
+    doc = parse_policy(["# AML policy", "", "## 2. Definitions", "A beneficial owner is anyone owning 25% or more.", "", "## Roles and responsibilities",
+                        "The MLRO approves every report.", "", "## Screening", "Screen every customer against sanctions lists."], "policies/aml.md")
+    chunks = cut_document(doc, ColdstartConfig(min_tokens=1))
+    assert [is_reference(c) for c in chunks] == [True, True, False]
+    assert [tags(c) for c in chunks] == [["aml", "reference"], ["aml", "reference"], ["aml"]]
+    assert describe(chunks[0], TermWeights.of(doc)).startswith("Reference, not a procedure: Definitions of AML policy.")
+
+
+def test_an_introduction_without_rules_is_not_general_rules() -> None:
+    doc = parse_policy(["# Travel", "", "Now for the fun part! A few things to keep in mind.", "", "## Receipts", "Keep every receipt over 75 dollars."], "policies/t.md")
+    chunks = cut_document(doc, ColdstartConfig(min_tokens=1))
+    assert tags(chunks[0]) == ["t"] and "every task" not in describe(chunks[0], TermWeights.of(doc))
+
+
+def test_continuation_part_says_what_it_continues() -> None:
+    para = "The agent must check the fare rules of the booking before any change. " * 6
+    doc = parse_policy(["# Changes", "", para, "", para, "", para], "policies/c.md")
+    chunks = cut_document(doc, ColdstartConfig(max_tokens=150))
+    assert [c.part for c in chunks] == [1, 2, 3]
+    body = verbatim_body(chunks[1], "changes")
+    assert body.startswith("# Changes (part 2 of 3, continues the skill changes)\n")
+    assert "(part 2 of 3, continues changes)" in describe(chunks[1], TermWeights.of(doc), "changes")
 
 
 def test_fenced_code_with_blank_lines_is_never_cut_apart() -> None:
-    lines = ["Intro one.", "Intro two.", "", "```", "step 1", "", "step 2", "", "step 3", "```", "", "Outro one.", "Outro two."]
+    lines = ["Intro one is a line of text.", "", "```", "step 1", "", "step 2", "", "step 3", "```", "", "Outro one is a line of text."]
     doc = parse_policy(lines, "policies/code.md")
-    chunks = cut_document(doc, ColdstartConfig(max_lines=4, min_lines=1))
-    assert [[(p.start, p.end) for p in c.pieces] for c in chunks] == [[(1, 2)], [(4, 10)], [(12, 13)]]
+    chunks = cut_document(doc, ColdstartConfig(max_tokens=10, min_tokens=1))
+    assert [[(p.start, p.end) for p in c.pieces] for c in chunks] == [[(1, 1)], [(3, 9)], [(11, 11)]]

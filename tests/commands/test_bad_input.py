@@ -164,9 +164,9 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
     ),
     (
         "frames-yaml-wrong-type",
-        lambda r: (r / "frames.yaml").write_text("coldstart:\n  max_lines: many\n"),
+        lambda r: (r / "frames.yaml").write_text("coldstart:\n  max_tokens: many\n"),
         ["coldstart"], 2,
-        "error: {root}/frames.yaml:2: `coldstart.max_lines` must be integer, got 'many'",
+        "error: {root}/frames.yaml:2: `coldstart.max_tokens` must be integer, got 'many'",
     ),
     (
         "empty-policy-file",
@@ -196,7 +196,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "no-policy-documents",
         lambda r: (r / "policies" / "cards.md").rename(r / "policies" / "LICENSE"),
         ["coldstart"], 2,
-        "error: {root}/policies: no policy documents (add Markdown or text files to policies/)",
+        "error: {root}/policies: no policy documents (add Markdown or text files to policies/); skipped: policies/LICENSE (companion file)",
     ),
     (
         "broken-skill-stops-coldstart",

@@ -29,7 +29,7 @@ def test_init_makes_a_workspace_and_twice_changes_nothing(tmp_path: Path) -> Non
     assert json.loads(done.stdout)["created"] == [".", "frames.yaml", "policies/", "skills/", "cases/", ".gitignore", "git repository"]
     assert (root / "frames.yaml").read_text() == render_config()
     assert load_config(root) == FramesConfig()
-    assert "  max_lines: 60  # longest section (content lines) kept as one skill; longer ones are split" in (root / "frames.yaml").read_text()
+    assert "  max_tokens: 1500  # largest section (approx. tokens) kept as one skill; longer ones are split between paragraphs, list items or tables" in (root / "frames.yaml").read_text()
     assert (root / ".gitignore").read_text() == ".frames/\n"
     assert subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True, text=True).stdout.strip() == "true"
 

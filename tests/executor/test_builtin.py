@@ -68,6 +68,13 @@ def test_catalog_lines_and_stable_ids() -> None:
     assert catalog.names([catalog.id_of("cancel-flight"), "baggage-allowance", "nope"]) == ["cancel-flight", "baggage-allowance"]
 
 
+def test_catalog_leads_with_procedures_and_lists_reference_skills_last() -> None:
+    files = {f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode() for n, (d, b) in SKILLS.items()}
+    files["skills/definitions/SKILL.md"] = b"---\nname: definitions\ndescription: Terms.\nmetadata:\n  frames-tags: kyc, reference\n---\nA term.\n"
+    catalog = Catalog.of(SkillSet.from_files(files))
+    assert list(catalog.ids.values()) == ["baggage-allowance", "cancel-flight", "delay-compensation", "definitions"]
+
+
 def test_blind_evaluation_and_zero_calls_on_rerun(world) -> None:
     ws, skills, cases = world
     executor_config = ExecutorConfig()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.formats.policy import decode_policy, parse_policy, policy_files, read_policy, span_sha256
+from frames_cli.formats.policy import decode_policy, parse_policy, policy_files, read_policy, skip_reason, span_sha256
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "policies"
 
@@ -72,3 +72,46 @@ def test_companions_and_hidden_files_are_not_policy(tmp_path: Path) -> None:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x\n")
     assert [p.relative_to(tmp_path).as_posix() for p in policy_files(tmp_path)] == ["a.md", "sub/b.txt"]
+
+
+def test_real_policies_with_companion_like_names_are_policy(tmp_path: Path) -> None:
+    for name in ("Notice of Privacy Practices.md", "Source Code Policy.md", "Licensed Software Policy.md", "LICENSE-MIT", "README.md", "SOURCE.md", "LICENSE.tau-bench"):
+        (tmp_path / name).write_text("Text.\n")
+    assert [p.name for p in policy_files(tmp_path)] == ["Licensed Software Policy.md", "Notice of Privacy Practices.md", "Source Code Policy.md"]
+    assert skip_reason(tmp_path / "LICENSE-MIT", tmp_path) == "companion file"
+
+
+def test_front_matter_is_the_title_and_metadata_never_text() -> None:
+    # A blank line inside the front matter must not turn its closing `---` into a setext heading.
+    lines = ["---", "title: Get a travel card", "", "subtitle: \"Step 1b\"", "---", "", "Apply for the card before you travel."]
+    doc = parse_policy(lines, "policies/card.md")
+    assert doc.title == "Get a travel card" and doc.meta == {"title": "Get a travel card", "subtitle": "Step 1b"}
+    assert doc.root.children == [] and doc.view[:5] == [""] * 5
+    assert doc.content_lines(1, len(lines)) == 1
+    # A `---` rule over ordinary text is no front matter.
+    assert parse_policy(["---", "Just text", "---", "More"], "policies/x.md").meta == {}
+
+
+def test_template_tags_comments_and_template_links_are_left_out_of_the_reading_view() -> None:
+    lines = [
+        '{% include "step-indicator.html"',
+        "steps: travel-steps %}",
+        "<!-- prettier-ignore -->",
+        '[Next to Booking travel > ]({% page "/book" %})<br>',
+        'See [your profile]({% page "/profile" %}) and [Concur](https://travel.gsa.gov).',
+        '{% image "_img/a.png" "a screen" %}',
+        "## <em>Book</em> lodging",
+        "<h3>Hotel taxes</h3>",
+        "Claim taxes {{ site.rate }}separately.",
+    ]
+    doc = parse_policy(lines, "policies/t.md")
+    assert doc.view == ["", "", "", "", "See your profile and [Concur](https://travel.gsa.gov).", "", "## <em>Book</em> lodging", "### Hotel taxes", "Claim taxes separately."]
+    assert [s.title for s in doc.root.children] == ["Book lodging"] and doc.root.children[0].children[0].title == "Hotel taxes"
+    # Back-links still hash the file's own lines.
+    assert doc.sha256(1, 2) == span_sha256(lines, 1, 2)
+
+
+@pytest.mark.parametrize("separator", ["\f", "\u2028", "\u2029", "\x1c", "\x85", "\r"])
+def test_line_numbers_match_grep_whatever_separators_a_line_holds(separator: str) -> None:
+    data = f"# Policy\n\nPage one.{separator}Still line three.\nLine four.\r\nLine five.\n".encode()
+    assert decode_policy(data, "policies/p.md") == ["# Policy", "", f"Page one.{separator}Still line three.", "Line four.", "Line five."]

@@ -21,7 +21,8 @@ def test_commits_only_the_named_paths(git_repo) -> None:
     sha = commit_paths(root, ["skills/gamma/SKILL.md", "skills/alpha/SKILL.md"], "frames coldstart: test\n")
     assert sha == git_repo.git("rev-parse", "HEAD")
     assert git_repo.git("show", "--name-status", "--format=", "HEAD").splitlines() == ["D\tskills/alpha/SKILL.md", "A\tskills/gamma/SKILL.md"]
-    assert git_repo.git("log", "-1", "--format=%an <%ae>|%s") == "frames <frames@localhost>|frames coldstart: test"
+    # The user's git identity is set (the fixture repo's user.name): the commit is theirs (issue 13).
+    assert git_repo.git("log", "-1", "--format=%an <%ae>|%cn|%s") == "Test User <test@example.com>|Test User|frames coldstart: test"
     # The user's staged file is still staged (not committed), their unstaged edit still unstaged.
     assert git_repo.git("status", "--porcelain").splitlines() == [" M README.md", "A  notes.txt"]
 
@@ -42,7 +43,7 @@ def test_workspace_in_a_sub_folder_and_no_identity(git_repo, monkeypatch, tmp_pa
     monkeypatch.delenv("GIT_COMMITTER_EMAIL", raising=False)
     git_repo.write("team/ws/skills/a/SKILL.md", "---\nname: a\n---\n")
     commit_paths(git_repo.root / "team" / "ws", ["skills/a/SKILL.md"], "sub-folder\n")
-    assert git_repo.git("log", "-1", "--format=%cn|%s", "--name-only") == "frames|sub-folder\n\nteam/ws/skills/a/SKILL.md"
+    assert git_repo.git("log", "-1", "--format=%an|%cn|%s", "--name-only") == "frames|frames|sub-folder\n\nteam/ws/skills/a/SKILL.md"
 
 
 def test_not_a_repository(tmp_path: Path) -> None:

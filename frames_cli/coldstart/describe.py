@@ -1,0 +1,199 @@
+"""Verbatim descriptions: what a skill decides and when to use it, from its section's own rules and terms.
+
+A description is the section's subject, its leading rule (the first sentence that states one,
+else the first full sentence; never a table row, a lead-in or a lone heading word), the section's
+key terms (words frequent in it and rare in the rest of its document) and when to use it. Reference
+sections (definitions, scope, roles, ...) say they are reference, and general rules say they apply
+to every task only when they state rules. Only the document's own text counts, so adding another
+document never changes a description.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from frames_cli.coldstart.naming import strip_numbering
+from frames_cli.coldstart.sectioning import Chunk
+from frames_cli.formats.markup import plain
+from frames_cli.formats.policy import PolicyDocument, Section
+from frames_cli.formats.skill import MAX_DESCRIPTION
+from frames_cli.ingest.text import STOPWORDS, rule_sentences
+
+#: Key terms a description lists.
+TERMS = 8
+# Longest leading rule quoted in a description (characters).
+_RULE_CHARS = 220
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z])")
+_ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_SKIP_LINE = re.compile(r"^\s*(?:\||#{1,6}\s|[-=]{3,}\s*$|```|~~~)")
+# Heading words of boilerplate and reference sections; a heading made only of these (and at least
+# one of `_REFERENCE_CORE`) is reference, not procedure.
+_REFERENCE_CORE = frozenset(
+    "definitions definition glossary terms terminology acronyms abbreviations scope purpose objective objectives "
+    "roles responsibilities responsibility artifacts artefacts references history applicability authority ownership owner "
+    "approval approvals control".split()
+)
+_REFERENCE_WORDS = _REFERENCE_CORE | frozenset("and of key the policy document documents related revision version change record records".split())
+# Words too common in policy prose to tell sections apart.
+_GENERIC_TERMS = frozenset("must should may will need needs shall able also well like following include includes including".split())
+
+
+def is_reference(chunk: Chunk) -> bool:
+    """True when the chunk's heading names boilerplate or reference matter (definitions, scope,
+    purpose, roles and responsibilities, artifacts, references, revision history, ...)."""
+    if not chunk.heading or chunk.kind == "general":
+        return False
+    found = [w.lower() for w in _WORD.findall(strip_numbering(plain(chunk.heading[-1], markers=False)))]
+    return bool(found) and set(found) <= _REFERENCE_WORDS and bool(set(found) & _REFERENCE_CORE)
+
+
+def states_rules(chunk: Chunk) -> bool:
+    """True when the chunk's text states at least one rule (must, only, never, required, ...)."""
+    return bool(rule_sentences(_prose(chunk)))
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    """Inverse document frequency of words over one document's sections (its own text only).
+
+    idf(w) = ln((N + 1) / (df(w) + 1)) + 1, N sections, df(w) sections holding w (the smoothed
+    form scikit-learn uses).
+    """
+
+    idf: dict[str, float]
+    default: float
+
+    @classmethod
+    def of(cls, doc: PolicyDocument) -> TermWeights:
+        """The weights of `doc`: each heading section's own lines count as one section."""
+        texts: list[str] = []
+
+        def walk(section: Section) -> None:
+            texts.append("\n".join(doc.view[section.start - 1 : section.own_end]))
+            for child in section.children:
+                walk(child)
+
+        walk(doc.root)
+        df: Counter[str] = Counter()
+        for text in texts:
+            df.update({w.lower() for w in _WORD.findall(text)})
+        n = len(texts)
+        return cls({w: math.log((n + 1) / (c + 1)) + 1 for w, c in df.items()}, math.log(n + 1) + 1)
+
+    def weight(self, word: str) -> float:
+        """idf of `word` (lower case); an unseen word weighs as a word in no section."""
+        return self.idf.get(word, self.default)
+
+
+def _prose(chunk: Chunk) -> str:
+    """The chunk's reading text without headings, table rows and code fences."""
+    return "\n".join(
+        line for p in chunk.pieces for line in chunk.text(p).split("\n") if line.strip() and not _SKIP_LINE.match(line)
+    )
+
+
+def key_terms(chunk: Chunk, weights: TermWeights, leave_out: set[str], k: int = TERMS) -> list[str]:
+    """Up to `k` words that mark the chunk: (1 + ln tf) · idf, stop words, generic policy words and
+    `leave_out` (lower case: words the description already says) left out; ties in text order."""
+    text = plain("\n".join(chunk.text(p) for p in chunk.pieces))
+    counts: Counter[str] = Counter()
+    shown: dict[str, str] = {}
+    for raw in _WORD.findall(text):
+        word = raw.lower().replace("’", "'")
+        if len(word) < 3 or word in STOPWORDS or word in _GENERIC_TERMS or word in leave_out:
+            continue
+        counts[word] += 1
+        # Keep the form as written first ("Concur", "AdTrav"), lower case for ordinary words.
+        shown.setdefault(word, raw if raw[1:].lower() != raw[1:] or raw.isupper() else word)
+    order = {w: i for i, w in enumerate(counts)}
+    ranked = sorted(counts, key=lambda w: (-(1 + math.log(counts[w])) * weights.weight(w), order[w]))
+    return [shown[w] for w in ranked[:k]]
+
+
+def prose_sentences(text: str) -> list[str]:
+    """Sentences of Markdown prose as plain text: the wrapped lines of a paragraph or list item
+    joined first, then cut after `.`, `!` or `?`."""
+    paragraphs: list[list[str]] = []
+    for line in text.split("\n"):
+        if not line.strip() or _SKIP_LINE.match(line):
+            paragraphs.append([])
+        elif _ITEM_START.match(line) or not paragraphs:
+            paragraphs.append([line])
+        else:
+            paragraphs[-1].append(line)
+    out = []
+    for para in paragraphs:
+        joined = plain(" ".join(ln.strip() for ln in para))
+        out += [s.strip() for s in _SENTENCE_END.split(joined) if s.strip()]
+    return out
+
+
+def leading_rule(chunk: Chunk) -> str:
+    """The first sentence that states a rule, else the first sentence of five words or more; ""
+    when the chunk has neither (a description then relies on its subject and terms)."""
+    found = prose_sentences("\n".join(chunk.text(p) for p in chunk.pieces))
+    full = [s for s in found if len(s.split()) >= 5 and not s.endswith(":")]
+    rules = [s for s in full if rule_sentences(s)]
+    best = (rules or full or [""])[0]
+    if len(best) > _RULE_CHARS:
+        best = best[:_RULE_CHARS].rsplit(" ", 1)[0] + " …"
+    return best if not best or best.endswith((".", "!", "?", "…")) else best + "."
+
+
+def clean(text: str) -> str:
+    """One line safe for a description: no `<` `>` (spec lint), no `---` (validator)."""
+    text = " ".join(text.split()).replace("<", "‹").replace(">", "›")
+    while "---" in text:
+        text = text.replace("---", "—")
+    return text
+
+
+def _subject(chunk: Chunk) -> tuple[str, str]:
+    """(the section's own heading, its parent heading or ""), as plain text without numbering."""
+    heads = [strip_numbering(plain(h, markers=False)) for h in chunk.heading]
+    if chunk.doc.root.level and heads:
+        heads = heads[1:]
+    if not heads:
+        return chunk.doc.title, ""
+    return heads[-1], heads[-2] if len(heads) > 1 else ""
+
+
+def _when(heading: str, parent: str) -> str:
+    if heading.rstrip().endswith("?"):
+        return f"Use when someone asks: {heading.rstrip()}"
+    under = f" ({parent})" if parent else ""
+    return f"Use when a task involves {heading[:1].lower() + heading[1:]}{under}."
+
+
+def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -> str:
+    """The verbatim description of `chunk` (1 to MAX_DESCRIPTION characters, see the module docstring).
+
+    Args:
+        weights: the term weights of the chunk's document (`TermWeights.of(chunk.doc)`).
+        continues: for a later part of a split section, the name of the skill with its first part.
+    """
+    title = plain(chunk.doc.title, markers=False)
+    heading, parent = _subject(chunk)
+    rule = leading_rule(chunk)
+    said = {w.lower() for w in _WORD.findall(" ".join((title, heading, parent, rule)))}
+    terms = key_terms(chunk, weights, said)
+    listed = f" Key terms: {', '.join(terms)}." if terms else ""
+    part = f" (part {chunk.part} of {chunk.parts}, continues {continues})" if chunk.part > 1 and continues else (f" (part 1 of {chunk.parts})" if chunk.part == 1 else "")
+    if chunk.kind == "general" and states_rules(chunk):
+        text = f"General rules of {title}{part} that apply to every task under it: {rule}{listed} Use for any task under {title}."
+    elif chunk.kind == "general":
+        text = f"{title}{part}, the introduction: {rule}{listed} Use when a task involves {title[:1].lower() + title[1:]}."
+    elif is_reference(chunk):
+        text = f"Reference, not a procedure: {heading}{part} of {title}. {rule}{listed} Read when a task needs the {heading.lower()} of {title}."
+    else:
+        where = title if title != heading else ""
+        context = f", in {where}" if where else ""
+        text = f"{heading}{part}{context}: {rule}{listed} {_when(heading, parent)}"
+    text = clean(text.replace(" :", ":").replace(":  ", ": "))
+    if len(text) > MAX_DESCRIPTION:
+        text = text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
+    return text

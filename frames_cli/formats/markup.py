@@ -1,0 +1,111 @@
+"""Markup in policy files that is not policy text: front matter, template tags, HTML comments, and
+the plain reading of inline Markdown (links as their text) for names and descriptions.
+
+Everything here maps lines to lines of the same count, so a line number of the cleaned text is the
+line number of the file (what `grep -n` and editors show) and back-links keep hashing the file's
+own lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+_FRONT_OPEN = re.compile(r"^---[ \t]*$")
+_FRONT_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
+# Liquid / Jinja tags and expressions, Jinja comments and HTML comments, possibly over several lines.
+_TEMPLATE = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}|<!--.*?-->", re.DOTALL)
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)</h\1>\s*$", re.IGNORECASE)
+# A link whose target was only a template tag (`[text]({% page "/x" %})`) is left as `[text]()`.
+_EMPTY_LINK = re.compile(r"\[([^\]\[]*)\]\([ \t]*\)")
+# Site navigation ("[Next to Booking travel >](...)") on a line of its own is not policy.
+_NAVIGATION = re.compile(r"^\s*\[\s*(?:next|previous|back|prev)\b[^\]]*\]\([^)]*\)(?:\s|<br\s*/?>)*$", re.IGNORECASE)
+
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)|\[([^\]]+)\]\[[^\]]*\]|<(https?://[^>]+|mailto:[^>]+)>")
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_EMPHASIS = re.compile(r"(?<![A-Za-z0-9])[*_]{1,3}|[*_]{1,3}(?![A-Za-z0-9])|`+|\\(?=[^A-Za-z0-9\s])")
+_BLOCK_MARK = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+]\s+\[[ xX]\]\s+|[-*+]\s+|\d+[.)]\s+)")
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """A YAML front matter block at the top of a document.
+
+    Attributes:
+        end: its last line (the closing fence), 1-based.
+        data: the parsed mapping (title, subtitle, ...), as YAML gave it.
+    """
+
+    end: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        """The `title` key as plain text ("" when absent or not a string)."""
+        value = self.data.get("title")
+        return plain(str(value)) if isinstance(value, (str, int, float)) else ""
+
+
+def front_matter(lines: list[str]) -> FrontMatter | None:
+    """The front matter of a document: `---` on line 1, a YAML mapping, `---` or `...`; None when
+    the document has none (a `---` rule over ordinary text is not front matter: it is no mapping)."""
+    if not lines or not _FRONT_OPEN.match(lines[0]):
+        return None
+    for i in range(1, len(lines)):
+        if _FRONT_CLOSE.match(lines[i]):
+            try:
+                data = yaml.safe_load("\n".join(lines[1:i]))
+            except yaml.YAMLError:
+                return None
+            return FrontMatter(i + 1, data) if isinstance(data, dict) else None
+    return None
+
+
+def _blank_keeping_lines(match: re.Match[str]) -> str:
+    return "\n" * match.group(0).count("\n")
+
+
+def reading_view(lines: list[str], skip: int = 0, keep: frozenset[int] = frozenset()) -> list[str]:
+    """The lines as a reader sees them, one for one: the first `skip` lines (front matter) blank;
+    template tags, HTML comments and `<br>` removed; a link to a template target read as its text;
+    navigation-only lines blank; `<hN>` headings as Markdown headings. Lines in `keep` (1-based:
+    fenced code) are left as written."""
+    text = "\n".join(lines[skip:])
+    text = _TEMPLATE.sub(_blank_keeping_lines, text)
+    out = [""] * skip + text.split("\n")
+    for i, line in enumerate(out):
+        if i >= skip and i + 1 not in keep and _NAVIGATION.match(line):
+            out[i] = ""
+    text = _EMPTY_LINK.sub(r"\1", "\n".join(out))
+    out = text.split("\n")
+    for i, line in enumerate(out):
+        if i + 1 in keep:
+            out[i] = lines[i]
+            continue
+        if i < skip or not line:
+            continue
+        line = _BREAK.sub(" ", line)
+        heading = _HTML_HEADING.match(line)
+        if heading:
+            line = f"{'#' * int(heading.group(1))} {plain(heading.group(2))}"
+        out[i] = line.rstrip() if line.strip() else ""
+    return out
+
+
+def plain(text: str, *, markers: bool = True) -> str:
+    """`text` as words: links as their text, images, HTML tags, emphasis and escapes dropped,
+    whitespace collapsed (for names, titles and descriptions); with `markers`, a leading list,
+    quote or heading marker too (a heading's own text keeps its "1." numbering)."""
+    text = _TEMPLATE.sub(" ", text)
+    text = _IMAGE.sub(" ", text)
+    text = _LINK.sub(lambda m: m.group(1) if m.group(1) is not None else (m.group(2) or m.group(3) or ""), text)
+    text = _TAG.sub(" ", text)
+    if markers:
+        text = _BLOCK_MARK.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    return " ".join(text.split())
