@@ -228,6 +228,8 @@ def main() -> None:
         ws = Workspace.open(tmp)
         config = FramesConfig(models=ModelsConfig(executor="frames-sim/executor", judge="frames-sim/judge"))
         config = with_overrides(config, "llm", concurrency=args.concurrency)
+        # A scale test spends ~90 M simulated tokens on 10,000 cases: beyond the default budget.
+        config = with_overrides(config, "budget", max_tokens=None)
         litellm_module()  # import cost (seconds) is not evaluation time
         rss_before = peak_rss_mb()
         pss = PssPeak()

@@ -99,6 +99,7 @@ def eval_command(
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file (`-`: print it instead of the table).")] = None,
     no_cache: NoCacheOption = False,
     jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).")] = None,
+    estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and price the evaluation will make at most, and exit; no model call.")] = False,
     repo: RepoOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -107,6 +108,8 @@ def eval_command(
     Unchanged skills and cases are answered from the cache: a re-run makes no model call.
     `--set selection` (or `diagnosis`, `test`) scores only the cases of that set, divided as
     `frames evolve` divides them (`evolution.split` in frames.yaml).
+    `--estimate` prints the calls, tokens and price it will make at most, without calling a model;
+    a warning says so before the first call when the estimate exceeds `budget.*`.
 
     Cases that pass in every sample enter the regression pool with the skills they used.
 
@@ -148,7 +151,20 @@ def eval_command(
 
         err_console().print(left_out_message(dropped, len(skills)), markup=False, soft_wrap=True)
     k = samples or config.eval.samples
+    from frames_cli.evaluation.estimate import budget_warning, evaluation_estimate
     from frames_cli.llm.check import require_keys
+
+    spend = evaluation_estimate(case_list, skills, config, k)
+    if estimate:
+        from frames_cli.commands.output import print_estimate
+
+        print_estimate(spend, config, json_out)
+        return
+    warning = budget_warning(spend, config.budget.max_tokens, config.budget.max_usd)
+    if warning:
+        from frames_cli.commands.output import err_console
+
+        err_console().print(warning, markup=False, soft_wrap=True)
 
     rubric = any(c.task.check.kind == "rubric" for c in case_list)
     require_keys(ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else []))

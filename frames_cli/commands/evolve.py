@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False)] = None,
         no_cache: NoCacheOption = False,
         force: Annotated[bool, typer.Option("--force", help="Start a new run even when the last finished run already evolved this base with these cases and settings.")] = False,
+        estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and price a new run will make at most, and exit; no model call, nothing written.")] = False,
         json_out: JsonOption = False,
     ) -> None:
         """Evolve the skills: diagnose failures, vote, rewrite, gate per category against S0, keep the Pareto front.
@@ -39,6 +40,8 @@ def register(app: typer.Typer) -> None:
         anyway), so it can run from cron. Stops after
         `evolution.patience` rounds without a new front member, at `evolution.max_rounds`, when the
         budget is spent, on `touch .frames/STOP`, or on SIGINT/SIGTERM (after the current step).
+        A new run first prints its estimate (calls at most, tokens, price where litellm knows it) and
+        a warning when that exceeds `budget.*`; `--estimate` prints it and stops there.
 
         Exit codes: 0 done, 1 run-time failure, 2 bad input, 75 another run holds the lock,
         130/143 stopped by SIGINT/SIGTERM (resumable).
@@ -52,6 +55,12 @@ def register(app: typer.Typer) -> None:
 
         ws = Workspace.open(repo)
         options = EvolveOptions(base=base, resume=resume, max_rounds=max_rounds, seed=seed, use_cache=not no_cache, force=force)
+        if estimate:
+            from frames_cli.commands.output import print_estimate
+            from frames_cli.evolution.driver import estimate as estimate_run
+
+            print_estimate(estimate_run(ws, options), ws.config(), json_out)
+            return
         with _Progress(err_console(), quiet=json_out) as bar:
             outcome = run_evolve(ws, options, on_event=bar.event, progress=bar.advance)
         state = outcome.state

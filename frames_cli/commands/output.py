@@ -85,3 +85,30 @@ def progress_bar(description: str, total: int | None, *, quiet: bool = False) ->
     with Progress(console=err_console(), transient=True, auto_refresh=False) as bar:
         task = bar.add_task(description, total=total)
         yield lambda done, of: bar.update(task, completed=done, total=of, refresh=True)
+
+
+def print_estimate(estimate: Any, config: Any, as_json: bool) -> None:
+    """Print an `evaluation.estimate.Estimate`: per role and in total, with the budget (`--estimate` of eval and evolve)."""
+    from frames_cli.evaluation.estimate import budget_warning
+
+    warning = budget_warning(estimate, config.budget.max_tokens, config.budget.max_usd)
+    if as_json:
+        emit_json({**estimate.to_json(), "budget": {"max_tokens": config.budget.max_tokens, "max_usd": config.budget.max_usd}, "over_budget": warning is not None})
+        return
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title="estimate (no model called)", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for name in ("role", "model", "calls", "calls at most", "tokens", "tokens at most"):
+        table.add_column(name, justify="left" if name in ("role", "model") else "right")
+    for role, r in estimate.roles.items():
+        table.add_row(role, estimate.models.get(role, ""), f"{r.calls:,}", f"{r.calls_max:,}", f"{r.tokens:,}", f"{r.max_tokens:,}")
+    out = console()
+    out.print(table)
+    out.print(estimate.summary(), markup=False, soft_wrap=True)
+    for note in estimate.notes:
+        out.print(f"assumed: {note}", markup=False, soft_wrap=True)
+    limit = config.budget.max_tokens
+    out.print(f"budget: {f'{limit:,} tokens' if limit else 'no token limit'}" + (f", ${config.budget.max_usd:,.2f}" if config.budget.max_usd is not None else ""), markup=False)
+    if warning:
+        out.print(warning, markup=False, soft_wrap=True)

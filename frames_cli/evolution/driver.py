@@ -93,7 +93,6 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         GitError: the base revision does not exist.
     """
     from frames_cli.gitstore.store import GitStore
-    from frames_cli.workspace.config import SplitConfig
     from frames_cli.workspace.lock import workspace_lock
 
     config = ws.config()
@@ -123,7 +122,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             memory.settings = settings.to_json()
         base_files = store.read_files(state.base)
         if not memory.eval_case_ids:
-            split = split_cases([c for c in cases.values() if c.id not in sealed], SplitConfig(**settings.split), [cases[c] for c in sealed])
+            split = _new_split(cases, sealed, settings)
             memory.split, memory.eval_case_ids = split.to_json(), split.evaluated()
         split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
         missing = [c for c in [*memory.eval_case_ids, *split.test] if c not in cases]
@@ -134,6 +133,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             on_event(warning)
         for line in base_warnings(ws, base_files, state.base):
             on_event(line)
+        if not resumed:
+            for line in _estimate_lines(config, settings, cases, split, base_files, store.read_files(state.base, "policies/")):
+                on_event(line)
         warning = _small_categories(cases, list(split.selection), settings)
         if warning:
             on_event(warning)
@@ -166,6 +168,46 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         ctx.checkpointer.save(state, memory)
         reports = write_run_reports(ws, store, state)
         return EvolveOutcome(state, resumed, branch, deploy_menu(state, store), reports)
+
+
+def _estimate_lines(config: FramesConfig, settings: Settings, cases: dict[str, Case], split: Split, base_files: dict[str, bytes],
+                    policy_files: dict[str, bytes]) -> list[str]:
+    """The new run's estimate (evolution/estimate.py), and a warning when it exceeds the budget: before the first call."""
+    from frames_cli.evaluation.estimate import budget_warning
+    from frames_cli.evolution.estimate import evolve_estimate
+    from frames_cli.formats.skill import SkillSet
+
+    estimate = evolve_estimate(cases, split, SkillSet.load_valid(base_files)[0], config, settings, policy_files)
+    warning = budget_warning(estimate, config.budget.max_tokens, config.budget.max_usd)
+    return [estimate.summary()] + ([warning] if warning else [])
+
+
+def estimate(ws: Workspace, options: EvolveOptions) -> Any:
+    """`frames evolve --estimate`: the `evaluation.estimate.Estimate` of a new run on `options.base`
+    with its `--seed` / `--max-rounds` overrides, split as the run would split the cases. Reads
+    frames.yaml, the cases and the base commit; writes nothing, calls no model.
+
+    Raises:
+        InputError / ConfigError: bad cases or settings. UnknownRevisionError: no such base.
+    """
+    from frames_cli.evolution.estimate import evolve_estimate
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.gitstore.store import GitStore
+
+    config = ws.config()
+    store = GitStore(ws.root)
+    base = store.resolve(options.base)
+    cases, sealed = _load_cases(ws, config)
+    settings = Settings.from_json(_snapshot(config, options)["evolution"])
+    return evolve_estimate(cases, _new_split(cases, sealed, settings), SkillSet.load_valid(store.read_files(base))[0], config, settings,
+                           store.read_files(base, "policies/"))
+
+
+def _new_split(cases: dict[str, Case], sealed: Any, settings: Settings) -> Split:
+    """The sets of a new run (splits.split_cases over `evolution.split`; `sealed` ids are test cases)."""
+    from frames_cli.workspace.config import SplitConfig
+
+    return split_cases([c for c in cases.values() if c.id not in sealed], SplitConfig(**settings.split), [cases[c] for c in sealed])
 
 
 def _discard(ws: Workspace, store: Any, state: RunState) -> None:

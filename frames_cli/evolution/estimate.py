@@ -1,0 +1,146 @@
+"""What `frames evolve` will spend before it runs, following the loop's stages (evaluation/estimate.py for the idea).
+
+A new run evaluates S0, then at most `max_rounds` rounds of: D diagnoser calls, rewrites of the
+skills the vote keeps, one child evaluated on E. Assumed, where the settings do not say:
+
+- every round reaches `max_rounds` and makes a child (patience or "no change" end runs sooner);
+  each candidate is evaluated on the diagnosis and selection sets; the sealed test set is scored
+  for S0 and, assumed, half the children (at most all: the front);
+- each diagnoser sees a full batch of min(B, cases) failures (records as diagnose.Failure shows
+  them, with the expected answer as the output and a two-step trajectory) and answers with
+  DIAGNOSIS_TOKENS_PER_FAILURE tokens per failure; retrieval adds `top_k` policy passages;
+- about one skill per diagnoser is rewritten per round (min(D, skills)), once, and answers with
+  the whole skill; at most every skill plus ⌊D·B / q⌋ new ones (one proposal per failure each),
+  each tried 1 + `rewrite_retries` times;
+- skills keep their current size (a rewrite that adds rules makes later prompts longer).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from frames_cli.evaluation.estimate import Estimate, RoleEstimate, add_evaluation
+from frames_cli.tokens import approx_tokens
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.loop import Settings
+    from frames_cli.evolution.splits import Split
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import Skill, SkillSet
+    from frames_cli.workspace.config import FramesConfig
+
+DIAGNOSIS_TOKENS_PER_FAILURE = 90
+
+
+def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, config: FramesConfig, settings: Settings,
+                    policy_files: Mapping[str, bytes] | None = None) -> Estimate:
+    """The spend of a new run from `skills` (S0) on `split` of `cases` (module docstring).
+
+    Args:
+        cases: case id → case, every case of the split.
+        split: the run's sets (splits.Split): candidates are evaluated on diagnosis ∪ selection,
+            diagnosers see failures of the diagnosis set, the sealed test set is scored at the end.
+        settings: the run's evolution settings (loop.Settings: rounds, D, B, q, retries, samples).
+        policy_files: the base commit's `policies/` files, for the retrieved passages' size.
+    """
+    out = Estimate()
+    rounds = settings.max_rounds
+    evaluated = [cases[c] for c in split.evaluated()]
+    diagnosis = [cases[c] for c in split.diagnosis]
+    test = [cases[c] for c in split.test]
+    add_evaluation(out, evaluated, skills, config, settings.samples, times=1 + rounds)
+    # The test set is scored for S0 and each front member: assumed S0 and half the children.
+    front = 1 + math.ceil(rounds / 2)
+    add_evaluation(out, test, skills, config, settings.samples, times=front, max_times=1 + rounds)
+    if not diagnosis:
+        return out
+    batch = len(diagnosis) if settings.batch_size == "all" else min(int(settings.batch_size), len(diagnosis))
+    out.role("diagnoser", config.models.diagnoser).add(_diagnosers(diagnosis, skills, config, settings, batch, policy_files or {}), rounds)
+    out.role("rewriter", config.models.rewriter).add(_rewrites(diagnosis, skills, config, settings, batch), rounds)
+    out.notes = [
+        f"{1 + rounds} evaluations of {len(evaluated)} cases × {settings.samples} sample(s) (S0 and one child per round, "
+        f"{rounds} rounds at most)" + (f", the {len(test)} sealed test cases scored for {front} front member(s) (at most {1 + rounds})" if test else "")
+        + f"; {settings.diagnosers} diagnosers of {batch} failures per round; about {min(settings.diagnosers, len(skills)) or 1} rewrite(s) "
+        "per round; skills keep their current size",
+    ]
+    return out
+
+
+def _diagnosers(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, settings: Settings, batch: int,
+                policy_files: Mapping[str, bytes]) -> RoleEstimate:
+    """One round's diagnoser calls."""
+    from frames_cli.evolution.prompting import DIAGNOSIS_FORMAT, json_block, skill_blocks
+    from frames_cli.llm.prompts import render
+
+    llm = config.llm
+    records = sorted((_record_tokens(c, len(skills)) for c in cases), reverse=True)
+    mean_record = sum(records) / len(records)
+    system = approx_tokens(render("diagnoser_system"))
+    user = approx_tokens(render("diagnoser_user", skills=skill_blocks(skills.values()), skill_names=", ".join(skills), retrieved="",
+                                failures=json_block([]), answer_format=DIAGNOSIS_FORMAT))
+    retrieved = _retrieved_tokens(settings, policy_files)
+    prompt = system + user + retrieved + round(batch * mean_record)
+    largest = system + user + retrieved + sum(records[:batch])
+    calls = settings.diagnosers
+    est = RoleEstimate(calls=calls, calls_max=calls * (1 + llm.repair_turns), prompt_tokens=calls * prompt,
+                       completion_tokens=calls * batch * DIAGNOSIS_TOKENS_PER_FAILURE)
+    est.max_tokens = calls * sum(largest + turn * llm.max_output_tokens + llm.max_output_tokens for turn in range(1 + llm.repair_turns))
+    return est
+
+
+def _rewrites(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, settings: Settings, batch: int) -> RoleEstimate:
+    """One round's rewriter calls."""
+    llm = config.llm
+    sizes = sorted((_rewrite_prompt_tokens(s, skills, cases, settings) for s in skills.values()), reverse=True) or [0]
+    mean = sum(sizes) / len(sizes)
+    expected = min(settings.diagnosers, len(skills)) or 1
+    most = len(skills) + (settings.diagnosers * batch) // max(settings.vote_threshold, 1)
+    attempts = (1 + settings.rewrite_retries) * (1 + llm.repair_turns)
+    body = sum(approx_tokens(s.body) for s in skills.values()) / max(len(skills), 1)
+    est = RoleEstimate(calls=expected, calls_max=most * attempts, prompt_tokens=round(expected * mean),
+                       completion_tokens=round(expected * (body + 20)))
+    longest = max(sizes) + (attempts - 1) * (llm.max_output_tokens + 200)
+    est.max_tokens = most * attempts * (longest + llm.max_output_tokens)
+    return est
+
+
+def _record_tokens(case: Case, n_skills: int) -> int:
+    """Tokens of one failure record in a diagnoser's `Failures:` block (as json_block shows a list of them)."""
+    from frames_cli.evolution.diagnose import Failure
+    from frames_cli.evolution.prompting import json_block
+
+    steps = [
+        {"step": 1, "state": f"catalog of {n_skills} skills", "action": {"load": ["s0000", "s0001"]}, "result": "loaded s0000, s0001"},
+        {"step": 2, "state": f"catalog of {n_skills} skills; loaded: s0000, s0001", "action": {"answer": case.task.expected}, "result": "answered"},
+    ]
+    failure = Failure(case, case.task.expected, "expected another answer than the one given", ["s0000", "s0001"], steps)
+    return approx_tokens(json_block([failure.to_prompt()])) - approx_tokens(json_block([]))
+
+
+def _retrieved_tokens(settings: Settings, policy_files: Mapping[str, bytes]) -> int:
+    """Tokens of the retrieved section: `top_k` policy passages of the mean size (0 when retrieval is off)."""
+    retrieval = settings.retrieval or {}
+    if not retrieval.get("enabled") or not policy_files:
+        return 0
+    from frames_cli.evolution.retrieval import policy_passages
+
+    passages = policy_passages(policy_files)[0]
+    if not passages:
+        return 0
+    mean = sum(approx_tokens(p.title + "\n" + p.text) + 20 for p in passages) / len(passages)
+    return round(min(int(retrieval.get("top_k", 5)), len(passages)) * mean) + 30
+
+
+def _rewrite_prompt_tokens(skill: Skill, skills: SkillSet, cases: Sequence[Case], settings: Settings) -> int:
+    """Tokens of the rewriter's prompt for `skill`: the real prompt, with a blueprint of D votes and
+    `anchor_cases` anchors of the mean case."""
+    from frames_cli.evolution.consensus import Blueprint, Change
+    from frames_cli.evolution.rewrite import rewriter_messages
+
+    evidence = " ".join(e for c in cases[:1] for e in c.diagnosis.evidence) or "a rule"
+    changes = tuple(Change(f'Add the rule: "{evidence}"', ("the failing cases need it",), (cases[0].id,), (i,)) for i in range(settings.diagnosers))
+    blueprint = Blueprint(skill.name, False, "", changes, settings.diagnosers)
+    anchors = list(cases[: settings.anchor_cases])
+    messages = rewriter_messages(skill, blueprint, anchors, [s for s in skills.values() if s.name != skill.name])
+    return approx_tokens("\n\n".join(m["content"] for m in messages))
