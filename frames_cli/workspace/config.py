@@ -72,8 +72,8 @@ DEFAULT_MAX_TOKENS = 20_000_000
 class BudgetConfig:
     """Hard spend limits per run; the run stops cleanly between calls when one is reached."""
 
-    # 20 M: the bundled example's run spends about 4.4 M on the simulator (`frames evolve --estimate`
-    # says about 3.7 M before it starts); a run far beyond that is a mistake until someone says otherwise.
+    # 20 M: the bundled example's run spends about 4.1 M on the simulator (`frames evolve --estimate`
+    # says about 3.8 M before it starts); a run far beyond that is a mistake until someone says otherwise.
     max_tokens: int | None = _f(DEFAULT_MAX_TOKENS, "prompt + completion tokens per run (each frames eval or evolve); null = no limit", min=1)
     max_usd: float | None = _f(None, "USD per run where the model's price is known; null = no limit", min=0.0)
 
