@@ -29,7 +29,7 @@ _TERMINAL = re.compile(f"[{_CONTROL_CLASS}{_INVISIBLE_CLASS}\r\x0c]")
 
 #: The tags frames' prompts are built from (ARCHITECTURE, prompt conventions). Inside data they are
 #: escaped, so text can neither close the block it sits in nor open a block of its own.
-STRUCTURE_TAGS = ("skill", "policy", "change", "retrieved")
+STRUCTURE_TAGS = ("skill", "policy", "change", "retrieved", "tried")
 _STRUCTURE_TAG = re.compile(rf"<(/?\s*)({'|'.join(STRUCTURE_TAGS)})\b", re.IGNORECASE)
 
 
@@ -95,7 +95,7 @@ def for_terminal(text: str) -> str:
 
 
 def escape_tags(text: str) -> str:
-    """`text` with every prompt structure tag (`<skill`, `</skill`, `<policy`, `<change`, `<retrieved`,
+    """`text` with every prompt structure tag (`<skill`, `</skill`, `<policy`, `<change`, `<retrieved`, `<tried`,
     any case) escaped as `&lt;skill`..., so data pasted into a prompt stays inside its block."""
     return _STRUCTURE_TAG.sub(r"&lt;\1\2", text)
 

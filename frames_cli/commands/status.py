@@ -34,8 +34,26 @@ def status_data(ws: Workspace, health: Health) -> dict[str, Any]:
         "errors": len(health.errors),
         "warnings": len(health.warnings),
         "last_run": _last_run(ws),
+        "disputed": _disputed(ws),
         **_feedback(ws),
     }
+
+
+def _disputed(ws: Workspace) -> list[dict[str, Any]]:
+    """Cases a diagnoser said are mislabelled and nobody decided yet (evolution/disputes.py), with
+    the policy passage cited; a case whose file cannot be read is left out here (validate names it)."""
+    from frames_cli.errors import InputError
+    from frames_cli.evolution.disputes import load_disputes, open_disputes
+    from frames_cli.formats.case import case_files, load_cases
+
+    disputes = load_disputes(ws)
+    if not disputes:
+        return []
+    try:
+        cases = {c.id: c for c in load_cases(case_files(ws.root, ws.config().eval.cases))}
+    except InputError:
+        return []
+    return [{"case_id": cid, **rec} for cid, rec in open_disputes(cases, disputes).items()]
 
 
 def _feedback(ws: Workspace) -> dict[str, Any]:
@@ -79,6 +97,10 @@ def _print(data: dict[str, Any]) -> None:
             out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
     for fc in data["coverage"]:
         out.print(f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one skill")
+    if data["disputed"]:
+        out.print(f"disputed labels ({len(data['disputed'])}; out of every gate and front until `label: confirmed` or `label: disputed` is set in the case file):")
+        for d in data["disputed"]:
+            out.print(f"  {d['case_id']} (run {d['run']}, round {d['round']}): contradicts {d['passage']!r}", markup=False)
     run = data["last_run"]
     if run:
         best = f", best pass rate {pct(run['best_pass_rate'])} ({run['best_id']})" if run.get("best_pass_rate") is not None else ""

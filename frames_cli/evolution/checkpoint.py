@@ -39,6 +39,8 @@ class RoundRecord:
         gate: the gate verdict on the child (GateVerdict JSON).
         note: why the round made no child (no failures, nothing passed the vote, all rewrites
             dropped, duplicate of an existing candidate), "" otherwise.
+        batching: how the batches were formed (diagnose.batching_note); "" in older records.
+        kind: "failures" (a child from diagnosed failures) or "cost" (a cost-directed child).
     """
 
     round: int
@@ -52,6 +54,8 @@ class RoundRecord:
     child: str | None = None
     gate: dict | None = None
     note: str = ""
+    batching: str = ""
+    kind: str = "failures"
 
 
 @dataclass
@@ -68,6 +72,8 @@ class LoopMemory:
         picks: candidate id → times chosen as parent (round-robin bookkeeping).
         rounds: finished rounds.
         pending: the round in progress, if any.
+        disputes: case id → dispute (evolution/disputes.py) known to this run: from earlier runs
+            (undecided at its start) and from its own diagnosers.
     """
 
     settings: dict[str, Any]
@@ -77,6 +83,7 @@ class LoopMemory:
     picks: dict[str, int] = field(default_factory=dict)
     rounds: list[RoundRecord] = field(default_factory=list)
     pending: RoundRecord | None = None
+    disputes: dict[str, dict] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """Plain JSON (rounds as dicts of their fields), stored as RunState.checkpoint."""

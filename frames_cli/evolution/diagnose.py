@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -108,6 +110,8 @@ class DiagnoserResult:
         retrieved: what its prompt's "Relevant policy and past changes" section held, best first
             (`retrieval.Hit.to_json()`: cite, kind, score, combsum, bm25, case_ids); empty when nothing
             cleared the weak-match floor or retrieval is off.
+        disputes: failing cases of its batch whose expected result it says contradicts the policy,
+            `{"case_id", "passage", "reason"}` each; such a case is cited by none of its proposals.
     """
 
     diagnoser: int
@@ -116,6 +120,7 @@ class DiagnoserResult:
     dropped: list[str] = field(default_factory=list)
     error: str | None = None
     retrieved: list[dict] = field(default_factory=list)
+    disputes: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """Plain JSON for the run state."""
@@ -126,39 +131,89 @@ class DiagnoserResult:
             "dropped": self.dropped,
             "error": self.error,
             "retrieved": self.retrieved,
+            "disputes": self.disputes,
         }
 
     @classmethod
     def from_json(cls, obj: dict) -> DiagnoserResult:
-        """Inverse of `to_json` (records from before retrieval have no `retrieved`: empty)."""
+        """Inverse of `to_json` (older records have no `retrieved` or `disputes`: empty)."""
         proposals = [Proposal.from_json(p) for p in obj["proposals"]]
-        return cls(obj["diagnoser"], obj["case_ids"], proposals, obj["dropped"], obj["error"], obj.get("retrieved", []))
+        return cls(obj["diagnoser"], obj["case_ids"], proposals, obj["dropped"], obj["error"], obj.get("retrieved", []), obj.get("disputes", []))
 
 
 def make_batches(case_ids: Sequence[str], batch_size: int | str, diagnosers: int, seed: int, round_no: int) -> list[list[str]]:
-    """Shuffle the failing case ids and assign one disjoint batch of size B to each diagnoser.
+    """Give each diagnoser of a round its own batch of failing case ids; no two batches are equal.
 
-    The shuffle is seeded by (seed, round), so a run is reproducible and a resumed round gets
-    the same batches. With more batches than diagnosers, only the first D batches are diagnosed
-    this round (a random subset, different each round); with fewer, batches are handed out
-    again in turn, so every diagnoser works and a failure seen by several independent diagnosers
-    can gather several votes. Batches stay disjoint; only diagnosers share them.
+    The failures (sorted, then shuffled with (seed, round), so a run is reproducible and a resumed
+    round gets the same batches) are cut into disjoint batches of size B. With at least D batches,
+    diagnoser i gets batch i (a random subset of the failures, different each round). With fewer
+    (fewer failures than D × B), the disjoint batches go to the first diagnosers and every other
+    diagnoser i gets a *resampled* batch: a random subset of the failures drawn with its own seed
+    (seed, round, i), of the largest size not above B that still has a subset no earlier diagnoser
+    got. When every distinct non-empty subset is taken (one failure has one, two have three), the
+    remaining diagnosers get no batch: a diagnoser sent a prompt another already got would be a
+    copy, not an independent vote (`batching_note` says how the batches were formed).
 
     Args:
-        case_ids: failing case ids of the parent (any order; sorted before the shuffle).
+        case_ids: failing case ids of the parent (any order).
         batch_size: B ≥ 1, or "all" for a single batch of every failure.
         diagnosers: D ≥ 1.
 
     Returns:
-        D lists of case ids (diagnoser i gets element i); empty when there are no failures.
+        At most D distinct lists of case ids (diagnoser i gets element i); empty when there are no failures.
     """
     ids = sorted(set(case_ids))
     if not ids:
         return []
     random.Random(f"frames-batches:{seed}:{round_no}").shuffle(ids)
-    size = len(ids) if batch_size == "all" else int(batch_size)
-    batches = [ids[i : i + size] for i in range(0, len(ids), size)]
-    return [batches[i % len(batches)] for i in range(diagnosers)]
+    size = len(ids) if batch_size == "all" else min(int(batch_size), len(ids))
+    batches = [ids[i : i + size] for i in range(0, len(ids), size)][:diagnosers]
+    taken = {frozenset(b) for b in batches}
+    for i in range(len(batches), diagnosers):
+        rng = random.Random(f"frames-resample:{seed}:{round_no}:{i}")
+        batch = _fresh_subset(ids, size, taken, rng)
+        if batch is None:
+            break
+        taken.add(frozenset(batch))
+        batches.append(batch)
+    return batches
+
+
+def _fresh_subset(ids: list[str], size: int, taken: set[frozenset[str]], rng: random.Random) -> list[str] | None:
+    """A random subset of `ids` not in `taken`, of the largest size ≤ `size` that has one; None when none is left."""
+    for k in range(size, 0, -1):
+        if sum(1 for t in taken if len(t) == k) >= math.comb(len(ids), k):
+            continue
+        if math.comb(len(ids), k) <= 4096:
+            free = [list(c) for c in itertools.combinations(ids, k) if frozenset(c) not in taken]
+            return rng.choice(free)
+        while True:  # so many subsets that a draw is almost never taken
+            pick = rng.sample(ids, k)
+            if frozenset(pick) not in taken:
+                return pick
+    return None
+
+
+def batching_note(failures: int, batches: Sequence[Sequence[str]], batch_size: int | str, diagnosers: int, threshold: int) -> str:
+    """How a round's batches were formed, in one line for the run state and the progress output.
+
+    Says "disjoint" when every diagnoser got a disjoint batch; names the resampled diagnosers
+    otherwise; and says when fewer distinct batches than q exist, so no change can reach the vote.
+    """
+    size = failures if batch_size == "all" else min(int(batch_size), failures)
+    disjoint = -(-failures // size) if size else 0
+    if len(batches) >= diagnosers and disjoint >= diagnosers:
+        note = f"disjoint: {diagnosers} batches of up to {size} of {failures} failures"
+    else:
+        shown = min(disjoint, len(batches))
+        note = f"{shown} disjoint batch(es) of {failures} failure(s) for {diagnosers} diagnosers"
+        if len(batches) > shown:
+            note += f"; diagnosers {shown}–{len(batches) - 1} got resampled batches (distinct random subsets, seeded by seed, round and diagnoser)"
+        if len(batches) < diagnosers:
+            note += f"; {diagnosers - len(batches)} diagnoser(s) not asked: every distinct batch is taken"
+    if len(batches) < threshold:
+        note += f"; only {len(batches)} distinct batch(es) for q = {threshold}: no change can pass the vote this round"
+    return note
 
 
 def diagnose(
@@ -169,12 +224,14 @@ def diagnose(
     *,
     round_no: int,
     index: PassageIndex | None = None,
+    tried: str = "",
 ) -> list[DiagnoserResult]:
     """Run one diagnoser per batch concurrently (one `ModelClient.gather`) and validate the answers.
 
     Each diagnoser sees the whole parent skill set and its own batch with diagnosis records, and,
     with an `index`, the policy passages and past changes retrieved for its batch
-    (`retrieval.batch_hits`; recorded in the result's `retrieved`). Diagnoser i asks with
+    (`retrieval.batch_hits`; recorded in the result's `retrieved`), and `tried`: the block of
+    changes this run already tried and saw fail (`lessons.tried_section`; "" for none). Diagnoser i asks with
     `sample=i`, so diagnosers sharing a batch are independent draws (and cached separately).
     Propose only: nothing is written here.
 
@@ -183,7 +240,7 @@ def diagnose(
     """
     from frames_cli.evolution.retrieval import batch_hits
     from frames_cli.llm.client import ChatRequest
-    from frames_cli.llm.prompts import render
+    from frames_cli.llm.prompts import Block, render
     from frames_cli.llm.schemas import DIAGNOSIS
 
     by_id = {f.case.id: f for f in failures}
@@ -197,7 +254,7 @@ def diagnose(
             "diagnoser_user",
             skills=skill_blocks(skills.values()),
             skill_names=", ".join(skills),
-            retrieved=retrieved_section(hits),
+            retrieved=Block(tried + retrieved_section(hits)),
             failures=json_block(records),
             answer_format=DIAGNOSIS_FORMAT,
         )
@@ -216,7 +273,8 @@ def validate_answer(index: int, batch: list[str], reply: ChatReply, existing: se
 
     A proposal counts when it names a skill of the parent, or a new skill with a valid Agent Skills
     name (so it cannot escape skills/), and cites at least one case of the diagnoser's own batch
-    (citations of other cases are removed). A failed call counts as no proposals.
+    (citations of other cases, and of cases the same answer disputes, are removed). Disputes name
+    cases of the batch. A failed call counts as no proposals.
 
     Args:
         index: the diagnoser's index. batch: its case ids. existing: the parent's skill names.
@@ -226,6 +284,14 @@ def validate_answer(index: int, batch: list[str], reply: ChatReply, existing: se
         result.error = reply.error
         return result
     allowed = set(batch)
+    for raw in reply.data.get("disputes", []):
+        cid = raw["case_id"].strip()
+        if cid not in allowed:
+            result.dropped.append(f"dispute of `{cid}`: not a case of its batch")
+        elif cid not in {d["case_id"] for d in result.disputes}:
+            result.disputes.append({"case_id": cid, "passage": raw["passage"], "reason": raw.get("reason", "")})
+    # A case this diagnoser says is mislabelled motivates none of its rules.
+    allowed -= {d["case_id"] for d in result.disputes}
     for pos, raw in enumerate(reply.data["proposals"]):
         skill = raw["skill"].strip()
         new = skill not in existing

@@ -16,6 +16,8 @@ from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import Evaluation, EvolutionRun, RunContext, Settings, StopRequest
 from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
 from frames_cli.llm.check import require_keys
+from frames_cli.evolution.disputes import load_disputes, open_disputes, save_disputes
+from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_lessons
 from frames_cli.evolution.splits import Split, describe_split, split_cases
 
 if TYPE_CHECKING:
@@ -124,6 +126,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         if not memory.eval_case_ids:
             split = _new_split(cases, sealed, settings)
             memory.split, memory.eval_case_ids = split.to_json(), split.evaluated()
+            # Disputes earlier runs recorded and nobody decided yet: those cases stay out of this run too.
+            memory.disputes = open_disputes(cases, load_disputes(ws))
         split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
         missing = [c for c in [*memory.eval_case_ids, *split.test] if c not in cases]
         if missing:
@@ -349,7 +353,9 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         # Anchor cases come from the diagnosis set only: the rewriter must not see held-out cases.
         anchors=lambda skill, n: [c for c in pool.anchors(skill, len(pool.entries)) if c in diagnosed][:n],
         priors=load_priors(ws.root).for_skill,
-        retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir),
+        retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id)),
+        record_disputes=lambda disputes: save_disputes(ws, disputes),
+        record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
         accept=accept,
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",
@@ -411,10 +417,12 @@ def _require_committed_skills(ws: Workspace, store: Any, base: str, base_sha: st
     )
 
 
-def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None], policies_dir: Path) -> Callable[[str], Any]:
-    """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit and the
-    skill changes in the parent's history (built once per parent), or always None when
-    `evolution.retrieval.enabled` is false or the run predates retrieval.
+def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None], policies_dir: Path,
+               failed: Sequence[Any] = ()) -> Callable[[str], Any]:
+    """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit, the
+    skill changes in the parent's history (built once per parent) and `failed` (lessons.Passage of
+    changes earlier runs saw fail), or always None when `evolution.retrieval.enabled` is false or the
+    run predates retrieval.
 
     A policy document that cannot be read is left out of the index, with one event line naming it.
     When the base commit has no file under `policies/` but the working tree's `policies_dir` has
@@ -438,7 +446,7 @@ def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[st
 
     def index(sha: str) -> PassageIndex:
         if sha not in built:
-            built[sha] = PassageIndex([*policies, *change_passages(store, sha, config.max_changes)], config)
+            built[sha] = PassageIndex([*policies, *change_passages(store, sha, config.max_changes), *failed], config)
         return built[sha]
 
     return index

@@ -14,7 +14,9 @@ from frames_cli.errors import BudgetExceeded, FramesError, ModelError
 from frames_cli.evolution import commit as commits
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, RoundRecord
 from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
-from frames_cli.evolution.diagnose import DiagnoserResult, Failure, diagnose, make_batches
+from frames_cli.evolution.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
+from frames_cli.evolution.disputes import excluded_ids
+from frames_cli.evolution.lessons import Lesson, round_lessons, tried_section
 from frames_cli.evolution.front import FrontPoint, pareto_front
 from frames_cli.evolution.gate import Gate, Outcomes, outcomes_from_results
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, candidate_id, utc_now
@@ -162,6 +164,9 @@ class RunContext:
         evals_dir: where per-case results of each candidate are kept.
         stop: the stop request.
         gate, selector: the strategies.
+        record_disputes: called with the run's disputes (case id → record) whenever it learns one,
+            so later runs and `frames status` know them.
+        record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
         on_event: progress messages for people (one line each).
     """
 
@@ -178,6 +183,8 @@ class RunContext:
     selector: Selector = RoundRobinSelector()
     priors: Callable[[str], list[str]] = lambda _skill: []
     retriever: Callable[[str], "PassageIndex | None"] = lambda _sha: None
+    record_disputes: Callable[[dict[str, dict]], None] = lambda _d: None
+    record_lessons: Callable[[list[Lesson]], None] = lambda _l: None
     on_event: Callable[[str], None] = lambda _msg: None
 
 
@@ -285,6 +292,7 @@ class EvolutionRun:
         self.memory.rounds.append(pending)
         self.memory.pending = None
         self.state.round = pending.round
+        self.ctx.record_lessons(self.lessons())
         self.save()
 
     def stopping(self) -> bool:
@@ -334,7 +342,8 @@ class EvolutionRun:
             self.ctx.on_event(f"scoring {cand.id} on the sealed test set ({len(self.split.test)} cases)")
             ev = self.ctx.evaluate(f"{cand.id}-test", self._skill_set(cand.id, self._files(cand.id)), list(self.split.test))
             self._keep_evaluation(f"{cand.id}-test", ev)
-            cand.sets["test"] = score(ev.results, self.split.test).to_json()
+            excluded = self._excluded()
+            cand.sets["test"] = score(ev.results, [c for c in self.split.test if c not in excluded]).to_json()
             if cand.id != BASE_ID:
                 commits.add_metrics_note(self.ctx.store, self.state, cand)
             self.save()
@@ -350,28 +359,40 @@ class EvolutionRun:
     def stage_diagnose(self, r: RoundRecord) -> None:
         """Split the parent's failures into seeded batches; D diagnosers, each given the policy and past
         changes retrieved for its batch, propose changes concurrently."""
-        diagnosed = set(self.split.diagnosis)
+        diagnosed = set(self.split.diagnosis) - self._excluded()
         failing = {cid: rec for cid, rec in self._evaluation(r.parent).failing().items() if cid in diagnosed}
         s = self.settings
         r.batches = make_batches(list(failing), s.batch_size, s.diagnosers, s.seed, r.round)
         if not r.batches:
             r.note = "the parent fails no case"
             return
+        # Said before any model call: with fewer distinct batches than q no change can pass the vote.
+        r.batching = batching_note(len(failing), r.batches, s.batch_size, s.diagnosers, s.vote_threshold)
+        self.ctx.on_event(f"round {r.round}: batches {r.batching}")
         failures = [
             Failure(self.ctx.cases[cid], rec["output"], rec["reason"], rec["skills_used"], rec.get("trajectory", []))
             for cid, rec in failing.items()
         ]
         index = self.ctx.retriever(self.state.candidate(r.parent).commit)
-        results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round, index=index)
+        results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round, index=index,
+                           tried=tried_section(self.lessons()))
         if all(d.error for d in results):
             # One failed diagnoser is noise the vote absorbs; all of them failing is a provider
             # that refuses us (credentials, model name), and more rounds would only repeat it.
             raise ModelError(f"every diagnoser call of round {r.round} failed, first with: {results[0].error}")
         r.diagnoses = [d.to_json() for d in results]
+        self._take_disputes(r, results)
 
     def stage_vote(self, r: RoundRecord) -> None:
         """Keep skills that at least q distinct diagnosers proposed; merge each into one blueprint."""
-        proposals = [p for d in r.diagnoses for p in DiagnoserResult.from_json(d).proposals]
+        # A disputed case is never turned into a rule, whichever diagnoser cites it.
+        excluded = self._excluded()
+        proposals = []
+        for d in r.diagnoses:
+            for p in DiagnoserResult.from_json(d).proposals:
+                cited = tuple(c for c in p.case_ids if c not in excluded)
+                if cited:
+                    proposals.append(dataclasses.replace(p, case_ids=cited))
         result = vote(proposals, self.settings.vote_threshold, set(self._parent_skills(r)))
         r.blueprints = [b.to_json() for b in result.blueprints]
         r.rejected = result.rejected
@@ -443,16 +464,49 @@ class EvolutionRun:
         self.state.spend_tokens, self.state.spend_usd = _spend(self.ctx.client.ledger)
         self.ctx.checkpointer.save(self.state, self.memory)
 
+    def lessons(self) -> list[Lesson]:
+        """What this run tried and saw fail, round by round (finished rounds only)."""
+        return [lesson for r in self.memory.rounds for lesson in round_lessons(self.state.run_id, r)]
+
+    def _excluded(self) -> set[str]:
+        """Cases that count in no set now: disputed and not confirmed by a person, or `label: disputed`."""
+        return excluded_ids(self.ctx.cases, self.memory.disputes)
+
+    def _take_disputes(self, r: RoundRecord, results: list[DiagnoserResult]) -> None:
+        """Record the round's new label disputes; each disputed case leaves the gate and the front at
+        once (every candidate is scored again without it and the front recomputed)."""
+        new = {}
+        for d in results:
+            for dispute in d.disputes:
+                cid = dispute["case_id"]
+                if cid in self.memory.disputes or cid in new:
+                    continue
+                if self.ctx.cases[cid].label == "confirmed":
+                    self.ctx.on_event(f"round {r.round}: diagnoser {d.diagnoser} disputes the label of {cid}; a person confirmed it: it stays")
+                    continue
+                new[cid] = {"run": self.state.run_id, "round": r.round, "diagnoser": d.diagnoser, **dispute}
+                self.ctx.on_event(f"round {r.round}: {cid} disputed by diagnoser {d.diagnoser} (its expected result contradicts the policy); "
+                                  "it leaves the gate and the front until `label: confirmed` or `disputed` is set in its case file")
+        if not new:
+            return
+        self.memory.disputes.update(new)
+        self.ctx.record_disputes(dict(self.memory.disputes))
+        for cand in self.state.candidates:
+            if cand.evaluated:
+                self._score(cand, self._evaluation(cand.id))
+        self._update_front()
+
     def _score(self, cand: Candidate, ev: Evaluation) -> None:
-        """Score `cand` on the diagnosis and the selection set; its headline figures (what the gate
-        and the front use) are the selection set's."""
+        """Score `cand` on the diagnosis and the selection set, disputed cases left out; its headline
+        figures (what the gate and the front use) are the selection set's."""
+        excluded = self._excluded()
         for name in ("diagnosis", "selection"):
-            cand.sets[name] = score(ev.results, self.split.ids(name)).to_json()
+            cand.sets[name] = score(ev.results, [c for c in self.split.ids(name) if c not in excluded]).to_json()
         chosen = cand.sets["selection"]
         cand.pass_rate, cand.per_category = chosen["pass_rate"], dict(chosen["per_category"])
         cand.mean_tokens = ev.mean_tokens if chosen["mean_tokens"] is None else chosen["mean_tokens"]
         cand.cost_usd = ev.cost_usd
-        selected = set(self.split.selection)
+        selected = set(self.split.selection) - excluded
         cases: dict[str, set[str]] = {}
         for r in ev.results:
             if r["case_id"] in selected:
@@ -491,7 +545,7 @@ class EvolutionRun:
         must-pass marks of the case files."""
         from frames_cli.formats.case import must_pass_ids
 
-        gated = set(self.split.selection)
+        gated = set(self.split.selection) - self._excluded()
         results = [r for r in self._evaluation(cid).results if r["case_id"] in gated]
         return outcomes_from_results(results, must_pass_ids(self.ctx.cases.values()))
 

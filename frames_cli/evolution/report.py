@@ -118,6 +118,11 @@ def run_report_markdown(state: RunState, rows: list[MenuRow], stale: list[str] |
         "Nothing failed: every diagnoser answered, every rewrite validated and every child passed the gate."]
     lines += ["", "## What to do next", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(next_steps(state, stale), 1)]
+    disputed = state.checkpoint.get("disputes") or {}
+    if disputed:
+        lines += ["", "## Disputed labels", "", "Left out of the gate, the front and diagnosis until a person sets `label: confirmed` or "
+                  "`label: disputed` in the case file:", ""]
+        lines += [f"- `{cid}` (round {d['round']}): its expected result contradicts “{md_text(d['passage'])}”" for cid, d in sorted(disputed.items())]
     return "\n".join(lines) + "\n"
 
 

@@ -51,6 +51,8 @@ class Review:
         gate_overrides: the `frames promote --override-gate` records of this candidate
             (evolution.commit.gate_overrides), oldest first.
         simulator_notice: the caveat when a role of the run ran on frames-sim, else None.
+        disputed: the run's disputed labels (evolution/disputes.py), `{"case_id", "passage",
+            "reason", "round", "diagnoser", ...}` each: cases left out of the gate and the front.
     """
 
     run_id: str
@@ -65,11 +67,12 @@ class Review:
     promote: str
     gate_overrides: list[dict[str, Any]] = field(default_factory=list)
     simulator_notice: str | None = None
+    disputed: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for `frames review --json`: the run, the three candidates (Candidate.to_json),
         the changed skills' context, the unified diff and its size in lines, trailers, promote,
-        gate overrides; `simulator_notice` first (null when no role ran on the simulator)."""
+        gate overrides, disputed labels; `simulator_notice` first (null when no role ran on the simulator)."""
         return {
             "simulator_notice": self.simulator_notice,
             "run_id": self.run_id,
@@ -83,6 +86,7 @@ class Review:
             "trailers": self.trailers,
             "promote": self.promote,
             "gate_overrides": self.gate_overrides,
+            "disputed": self.disputed,
         }
 
 
@@ -117,6 +121,7 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
         promote=f"frames promote {state.run_id}/{cand.id}",
         gate_overrides=gate_overrides(store, state, cand),
         simulator_notice=simulator_notice(state.config.get("models", {})),
+        disputed=[{"case_id": cid, **rec} for cid, rec in sorted((state.checkpoint.get("disputes") or {}).items())],
     )
 
 
@@ -231,6 +236,11 @@ def review_markdown(review: Review) -> str:
         out.append(f"- `{case_id}` ({note.category}): {md_text(note.reason)}{symptom}")
     if not ids:
         out.append("- none recorded" + (" (S0 is the baseline)" if parent is None else ""))
+    if review.disputed:
+        out += ["", "### Disputed labels", "", "A diagnoser said these cases' expected results contradict the policy. They count in no "
+                "gate, front or diagnosis until a person sets `label: confirmed` or `label: disputed` in the case file, and no rule was made from them.", ""]
+        out += [f"- `{d['case_id']}` (round {d['round']}, diagnoser {d['diagnoser']}): contradicts “{md_text(d['passage'])}”"
+                + (f" — {md_text(d['reason'])}" if d.get("reason") else "") for d in review.disputed]
     out += ["", "### Blueprint", "", "What the diagnosers proposed and the rewriter was asked to do; the diff below is what it wrote.", ""]
     out += _blueprint_lines(cand, {s.name: s for s in review.skills})
     out += ["", "### Diff", ""]

@@ -20,6 +20,8 @@ case object per line (``cases/*.jsonl``). One record::
     also_from: []               # the same case found in other sources
     must_pass: true             # optional: the gate rejects any child that breaks this case;
                                 # `category` marks every case of its category must-pass
+    label: confirmed            # optional, a person's decision on a label a diagnoser disputed:
+                                # `confirmed` (the expected result stands) or `disputed` (it is wrong)
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 _CaseDumper.add_representer(str, _str_representer)
 
-CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from", "must_pass")
+CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from", "must_pass", "label")
 TASK_KEYS = ("input", "expected", "check", "answer_format")
 DIAGNOSIS_KEYS = ("symptom", "cause", "notes", "trajectory", "evidence")
 _REQUIRED = ("id", "category", "task")
@@ -138,6 +140,9 @@ class Case:
 
     `must_pass`: False, True (no child may turn this case from pass to fail) or "category" (the
     same for every case of its category); see `must_pass_ids`.
+    `label`: None (nobody decided), "confirmed" or "disputed": a person's decision after a diagnoser
+    said the expected result contradicts the policy (evolution/disputes.py). A disputed case counts
+    in no gate, front or diagnosis until it is `confirmed`.
     """
 
     id: str
@@ -151,6 +156,7 @@ class Case:
     reviewed: bool = True
     also_from: list[Source] = field(default_factory=list)
     must_pass: bool | str = False
+    label: str | None = None
     location: Location | None = field(default=None, compare=False)
 
     def agent_view(self) -> AgentCase:
@@ -159,7 +165,7 @@ class Case:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as written to a case file (key order fixed, `location` left out; `must_pass`
-        only when set, so files without it are written as they were)."""
+        and `label` only when set, so files without them are written as they were)."""
         record = {
             "id": self.id,
             "category": self.category,
@@ -185,6 +191,8 @@ class Case:
         }
         if self.must_pass is not False:
             record["must_pass"] = self.must_pass
+        if self.label is not None:
+            record["label"] = self.label
         return record
 
 
@@ -312,6 +320,7 @@ def _case(record: Any, location: Location | None) -> Case:
             for s in _want(record.get("also_from", []), list, "also_from", ("also_from",))
         ],
         must_pass=_must_pass(record.get("must_pass", False)),
+        label=_label(record.get("label")),
         location=location,
     )
 
@@ -320,6 +329,16 @@ def _must_pass(value: Any) -> bool | str:
     if isinstance(value, bool) or value == "category":
         return value
     raise _RecordError(f"`must_pass` must be true, false or `category`, got {value!r}", ("must_pass",))
+
+
+#: A person's decisions on a disputed label (`Case.label`).
+LABELS = ("confirmed", "disputed")
+
+
+def _label(value: Any) -> str | None:
+    if value is None or value in LABELS:
+        return value
+    raise _RecordError(f"`label` must be `confirmed` or `disputed` (a person's decision on a disputed label), got {value!r}", ("label",))
 
 
 def must_pass_ids(cases: Iterable[Case]) -> set[str]:

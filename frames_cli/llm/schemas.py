@@ -41,7 +41,16 @@ DIAGNOSIS: dict[str, Any] = {
                     "case_ids": _STR_LIST,
                 },
             },
-        }
+        },
+        # A failing case whose expected result contradicts the policy: a label to check, not a rule to learn.
+        "disputes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["case_id", "passage"],
+                "properties": {"case_id": {"type": "string", "minLength": 1}, "passage": {"type": "string", "minLength": 1}, "reason": _STR},
+            },
+        },
     },
 }
 

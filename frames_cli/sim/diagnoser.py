@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from frames_cli.evolution.prompting import RETRIEVED_CLOSE, RETRIEVED_OPEN
+from frames_cli.evolution.prompting import RETRIEVED_CLOSE, RETRIEVED_OPEN, TRIED_CLOSE, TRIED_OPEN
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import ranked, skill_text
@@ -37,15 +37,20 @@ def behave(call: SimCall) -> dict[str, Any]:
 
     The retrieved "Relevant policy and past changes" block is not read, and the draws are made as if
     it were not in the prompt: this model finds a failure's cause from its evidence alone, so the
-    retrieved context changes nothing it does (see docs/DECISIONS.md).
+    retrieved context changes nothing it does (see docs/DECISIONS.md). The block of changes the run
+    already tried and saw fail is read, outside the draws: a proposal it lists (same skill and
+    change) is not made again. A case of `simulator.mislabelled` whose cause the diagnoser finds
+    (p_insight) is disputed, citing its evidence as the passage, and gets no proposal.
     """
-    call = dataclasses.replace(call, prompt=reading.without_block(call.prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE), _digest="")
+    tried = reading.block_text(call.prompt, TRIED_OPEN, TRIED_CLOSE)
+    prompt = reading.without_block(call.prompt, TRIED_OPEN, TRIED_CLOSE)
+    call = dataclasses.replace(call, prompt=reading.without_block(prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE), _digest="")
     failures = reading.json_after(call.prompt, "Failures")
     blocks = reading.skill_blocks(call.prompt)
     if not isinstance(failures, list) or not blocks:
         return {"proposals": []}
     skills = [(b.name, skill_text(b.name, b.attrs.get("description") or b.text)) for b in blocks]
-    proposals = []
+    proposals, disputes = [], []
     for failure in failures:
         if not isinstance(failure, dict) or "case_id" not in failure:
             continue
@@ -53,7 +58,12 @@ def behave(call: SimCall) -> dict[str, Any]:
         evidence = _evidence(failure, call)
         rng = call.rng(case_id, "insight")
         best = ranked(" ".join([_text(failure.get("input")), *evidence]), skills) if evidence else []
-        if best and rng.random() < call.config.p_insight:
+        insight = rng.random() < call.config.p_insight
+        if insight and case_id in call.config.mislabelled:
+            passage = " ".join(evidence) or "the policy"
+            disputes.append({"case_id": case_id, "passage": passage, "reason": f"The expected result of {case_id} contradicts this passage."})
+            continue
+        if best and insight:
             skill = best[0][0]
             change = " ".join(quote_rule(s) for s in evidence)
             rationale = f"The skill does not state the rule that decides {case_id}."
@@ -61,8 +71,10 @@ def behave(call: SimCall) -> dict[str, Any]:
             skill = rng.choice(blocks).name
             change = quote_rule(rng.choice(SPURIOUS_RULES))
             rationale = f"The reply in {case_id} may have confused the customer."
+        if f"{skill}: {change}" in tried:
+            continue
         proposals.append({"skill": skill, "change": change, "rationale": rationale, "case_ids": [case_id]})
-    return {"proposals": proposals}
+    return {"proposals": proposals, "disputes": disputes}
 
 
 def _evidence(failure: dict[str, Any], call: SimCall) -> list[str]:

@@ -84,6 +84,12 @@ def without_block(prompt: str, opening: str, closing: str) -> str:
     return re.sub(pattern, "", prompt, count=1, flags=re.MULTILINE | re.DOTALL)
 
 
+def block_text(prompt: str, opening: str, closing: str) -> str:
+    """The text between a line `opening` and the next line `closing` (the first such block); "" when absent."""
+    match = re.search(rf"^{re.escape(opening)}\n(.*?)^{re.escape(closing)}$", prompt, flags=re.MULTILINE | re.DOTALL)
+    return match.group(1) if match else ""
+
+
 def json_after(prompt: str, heading: str) -> Any:
     """The JSON of the first ```json fence after the line `<heading>:`; None when absent or broken.
 

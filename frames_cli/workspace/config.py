@@ -191,6 +191,7 @@ class SimulatorConfig:
     p_forget_anchored: float = _f(0.08, "the same when anchor cases are in the prompt", min=0.0, max=1.0)
     p_verbose: float = _f(0.3, "P(the rewriter pads the text)", min=0.0, max=1.0)
     latency_s: float = _f(0.0, "seconds each simulated call takes", min=0.0)
+    mislabelled: list[str] = _f([], "ids of cases whose expected result the simulated world holds to contradict the policy: a diagnoser that sees the cause (p_insight) disputes the case instead of proposing a rule")
     faults: FaultsConfig = field(default_factory=FaultsConfig, metadata={"doc": "fault injection"})
 
 

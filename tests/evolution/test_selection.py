@@ -23,7 +23,7 @@ def test_new_front_member_is_picked_next():
     assert RoundRobinSelector().choose(front, {"c0": 2, "c1": 1}) == "c4"
 
 
-def test_batches_are_disjoint_seeded_and_shared_only_when_fewer_than_diagnosers():
+def test_batches_are_disjoint_seeded_and_never_repeated():
     ids = [f"case-{i}" for i in range(20)]
     batches = make_batches(ids, 8, 3, seed=7, round_no=1)
     assert [len(b) for b in batches] == [8, 8, 4]
@@ -31,7 +31,11 @@ def test_batches_are_disjoint_seeded_and_shared_only_when_fewer_than_diagnosers(
     assert batches == make_batches(list(reversed(ids)), 8, 3, seed=7, round_no=1)
     assert batches != make_batches(ids, 8, 3, seed=7, round_no=2)
     one = make_batches(ids, "all", 3, seed=7, round_no=1)
-    assert len(one) == 3 and one[0] == one[1] == one[2] and sorted(one[0]) == sorted(ids)
+    # One disjoint batch of all 20; the other diagnosers get resampled subsets of 19, all different.
+    assert [len(b) for b in one] == [20, 19, 19] and len({frozenset(b) for b in one}) == 3
     capped = make_batches(ids, 1, 3, seed=7, round_no=1)
     assert [len(b) for b in capped] == [1, 1, 1] and len({b[0] for b in capped}) == 3
     assert make_batches([], 8, 3, seed=7, round_no=1) == []
+    two = make_batches(["a", "b"], 8, 3, seed=7, round_no=1)
+    assert sorted(map(sorted, two)) == [["a"], ["a", "b"], ["b"]]
+    assert make_batches(["a"], 8, 3, seed=7, round_no=1) == [["a"]]

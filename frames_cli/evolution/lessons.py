@@ -1,0 +1,126 @@
+"""Memory of what failed: blueprint changes whose child failed the gate and proposals refused, shown to later diagnosers.
+
+Within a run, every lesson so far is shown to each later diagnoser in one `<tried>` block (so the
+same failing change is not proposed again). Across runs, lessons are kept in
+`.frames/failed-changes.json` and indexed for retrieval like past accepted changes (kind "failed",
+`lesson_passages`), so a later run sees the ones that match its failures.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Iterable
+
+from frames_cli.evolution.prompting import TRIED_CLOSE, TRIED_OPEN
+from frames_cli.llm.prompts import Block
+from frames_cli.sanitize import escape_tags
+from frames_cli.workspace.atomic import atomic_write_json
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.checkpoint import RoundRecord
+    from frames_cli.evolution.retrieval import Passage
+    from frames_cli.workspace.layout import Workspace
+
+LESSONS_FILE = "failed-changes.json"
+#: Lessons shown in one diagnoser prompt at most (newest kept): the block must not crowd out the failures.
+MAX_SHOWN = 30
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One change that did not work, and why.
+
+    Attributes:
+        run, round: where it was tried.
+        kind: "gate" (its child failed the gate) or "refused" (the proposal was dropped before the
+            vote: a guard or the validator refused it).
+        skill: the skill it was for.
+        change: the change text as proposed ("" when the refusal line does not carry it).
+        reason: why it failed ("r2c1 failed the gate in baggage, cancel"; the refusal's reason).
+        case_ids: the cases that motivated it.
+        categories: for "gate", the categories the child broke.
+    """
+
+    run: str
+    round: int
+    kind: str
+    skill: str
+    change: str
+    reason: str
+    case_ids: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        """One prompt line: `<skill>: <change>` — <reason> (the simulator matches the first part)."""
+        what = f"{self.skill}: {self.change}" if self.change else self.skill
+        return f"- {what} — {self.reason}"
+
+    def to_json(self) -> dict:
+        """Plain JSON (tuples as lists)."""
+        return {**asdict(self), "case_ids": list(self.case_ids), "categories": list(self.categories)}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Lesson:
+        """Inverse of `to_json`."""
+        return cls(**{**obj, "case_ids": tuple(obj.get("case_ids", ())), "categories": tuple(obj.get("categories", ()))})
+
+
+def round_lessons(run_id: str, r: RoundRecord) -> list[Lesson]:
+    """The lessons of one finished round: every change of its blueprints when its child failed the
+    gate (with the categories it broke), and every proposal refused before the vote."""
+    out: list[Lesson] = []
+    for d in r.diagnoses:
+        for line in d.get("dropped", []):
+            skill = line.split("`")[1] if line.count("`") >= 2 else ""
+            out.append(Lesson(run_id, r.round, "refused", skill, "", f"refused: {line}", tuple(d.get("case_ids", ()))))
+    if r.child and r.gate and not r.gate.get("passed", True):
+        broken = tuple(c["category"] for c in r.gate.get("checks", []) if not c.get("passed", True))
+        reason = f"its child {r.child} failed the gate in {', '.join(broken) or 'some category'}"
+        for bp in r.blueprints:
+            for ch in bp["changes"]:
+                out.append(Lesson(run_id, r.round, "gate", bp["skill"], ch["change"], reason, tuple(ch["case_ids"]), broken))
+    return out
+
+
+def tried_section(lessons: Iterable[Lesson]) -> Block:
+    """The diagnoser's `<tried>` block (with a blank line after it), "" when there is no lesson;
+    structure tags in the lessons' text (model text) are escaped."""
+    shown = list(lessons)[-MAX_SHOWN:]
+    if not shown:
+        return Block("")
+    heading = ("Changes this run already tried that failed (a child that broke the gate, or a proposal refused): "
+               "do not propose them again; propose a different, general rule or nothing.")
+    lines = [escape_tags(lesson.line()) for lesson in shown]
+    return Block("\n".join([TRIED_OPEN, heading, *lines, TRIED_CLOSE]) + "\n\n")
+
+
+def load_lessons(ws: Workspace) -> list[Lesson]:
+    """Every lesson of earlier runs (`.frames/failed-changes.json`), oldest first; [] without the file.
+
+    A damaged file reads as no lesson: it is a cache of what runs learnt, not user input.
+    """
+    path = ws.state_dir / LESSONS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [Lesson.from_json(obj) for obj in data.get("lessons", [])]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return []
+
+
+def save_lessons(ws: Workspace, run_id: str, lessons: Iterable[Lesson]) -> None:
+    """Replace run `run_id`'s lessons in the workspace file with `lessons` (atomic; other runs' kept)."""
+    kept = [lesson for lesson in load_lessons(ws) if lesson.run != run_id]
+    ws.make_state_dir()
+    atomic_write_json(ws.state_dir / LESSONS_FILE, {"version": 1, "lessons": [x.to_json() for x in [*kept, *lessons]]})
+
+
+def lesson_passages(lessons: Iterable[Lesson], run_id: str) -> list[Passage]:
+    """Retrieval passages (kind "failed") for the lessons of runs other than `run_id`."""
+    from frames_cli.evolution.retrieval import Passage
+
+    return [
+        Passage(f"run {x.run} round {x.round}", "failed", f"tried and failed: {x.skill} ({x.reason})", x.change, (x.skill,))
+        for x in lessons
+        if x.run != run_id
+    ]
