@@ -1,4 +1,4 @@
-"""The one commit frames makes on the user's checked-out branch: `frames coldstart`'s skills, and only them.
+"""The commits frames makes on the user's checked-out branch: `frames coldstart`'s and `frames adopt`'s skills, and only them.
 
 Everything else in frames commits through plumbing (`store.py`) without touching the checkout;
 coldstart is different because its output is meant to land in the working tree the user sees.
