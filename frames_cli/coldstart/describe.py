@@ -20,10 +20,10 @@ from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.markup import plain
 from frames_cli.formats.policy import PolicyDocument, Section
 from frames_cli.formats.skill import MAX_DESCRIPTION
-from frames_cli.ingest.text import STOPWORDS, rule_sentences
+from frames_cli.ingest.text import STOPWORDS, rule_sentences, tokens
 
 #: Key terms a description lists.
-TERMS = 8
+TERMS = 20
 # Longest leading rule quoted in a description (characters).
 _RULE_CHARS = 220
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
@@ -39,7 +39,12 @@ _REFERENCE_CORE = frozenset(
 )
 _REFERENCE_WORDS = _REFERENCE_CORE | frozenset("and of key the policy document documents related revision version change record records".split())
 # Words too common in policy prose to tell sections apart.
-_GENERIC_TERMS = frozenset("must should may will need needs shall able also well like following include includes including".split())
+_GENERIC_TERMS = frozenset(
+    "must should may will need needs shall able also well like following include includes including each most more less "
+    "one two three four five first last other others another such same only within without after before about above below "
+    "here there where while every either both many much very even still just already always never cannot can't don't "
+    "you'll you're it's that's you'd we're they're isn't aren't won't doesn't didn't i'm let's".split()
+)
 
 
 def is_reference(chunk: Chunk) -> bool:
@@ -80,13 +85,13 @@ class TermWeights:
         walk(doc.root)
         df: Counter[str] = Counter()
         for text in texts:
-            df.update({w.lower() for w in _WORD.findall(text)})
+            df.update(set(tokens(text)))
         n = len(texts)
         return cls({w: math.log((n + 1) / (c + 1)) + 1 for w, c in df.items()}, math.log(n + 1) + 1)
 
     def weight(self, word: str) -> float:
-        """idf of `word` (lower case); an unseen word weighs as a word in no section."""
-        return self.idf.get(word, self.default)
+        """idf of `word`'s stem; an unseen word weighs as a word in no section."""
+        return self.idf.get(_stem_of(word.lower()) or word, self.default)
 
 
 def _prose(chunk: Chunk) -> str:
@@ -97,21 +102,31 @@ def _prose(chunk: Chunk) -> str:
 
 
 def key_terms(chunk: Chunk, weights: TermWeights, leave_out: set[str], k: int = TERMS) -> list[str]:
-    """Up to `k` words that mark the chunk: (1 + ln tf) · idf, stop words, generic policy words and
-    `leave_out` (lower case: words the description already says) left out; ties in text order."""
+    """Up to `k` words that mark the chunk: (1 + ln tf) · idf over crude stems (`ingest.text.tokens`,
+    so "bag" and "bags" are one term), shown in their most frequent written form; stop words,
+    generic policy words and `leave_out` (stems the description already says) left out; ties in
+    text order."""
     text = plain("\n".join(chunk.text(p) for p in chunk.pieces))
     counts: Counter[str] = Counter()
-    shown: dict[str, str] = {}
+    forms: dict[str, Counter[str]] = {}
     for raw in _WORD.findall(text):
         word = raw.lower().replace("’", "'")
-        if len(word) < 3 or word in STOPWORDS or word in _GENERIC_TERMS or word in leave_out:
+        if len(word) < 3 or word in _GENERIC_TERMS or "'" in word:
             continue
-        counts[word] += 1
-        # Keep the form as written first ("Concur", "AdTrav"), lower case for ordinary words.
-        shown.setdefault(word, raw if raw[1:].lower() != raw[1:] or raw.isupper() else word)
+        stem = _stem_of(word)
+        if not stem or stem in leave_out:
+            continue
+        counts[stem] += 1
+        # Keep the form as written ("Concur", "AdTrav"), lower case for ordinary words.
+        forms.setdefault(stem, Counter())[raw if raw[1:].lower() != raw[1:] or raw.isupper() else word] += 1
     order = {w: i for i, w in enumerate(counts)}
     ranked = sorted(counts, key=lambda w: (-(1 + math.log(counts[w])) * weights.weight(w), order[w]))
-    return [shown[w] for w in ranked[:k]]
+    return [forms[w].most_common(1)[0][0] for w in ranked[:k]]
+
+
+def _stem_of(word: str) -> str:
+    found = tokens(word)
+    return found[0] if found else ""
 
 
 def prose_sentences(text: str) -> list[str]:
@@ -133,12 +148,11 @@ def prose_sentences(text: str) -> list[str]:
 
 
 def leading_rule(chunk: Chunk) -> str:
-    """The first sentence that states a rule, else the first sentence of five words or more; ""
-    when the chunk has neither (a description then relies on its subject and terms)."""
+    """The first sentence that states a rule, else the first sentence of five words or more (never
+    a lead-in ending in ":"); "" when the chunk has neither (the subject and terms then carry it)."""
     found = prose_sentences("\n".join(chunk.text(p) for p in chunk.pieces))
     full = [s for s in found if len(s.split()) >= 5 and not s.endswith(":")]
-    rules = [s for s in full if rule_sentences(s)]
-    best = (rules or full or [""])[0]
+    best = ([s for s in full if rule_sentences(s)] or full or [""])[0]
     if len(best) > _RULE_CHARS:
         best = best[:_RULE_CHARS].rsplit(" ", 1)[0] + " …"
     return best if not best or best.endswith((".", "!", "?", "…")) else best + "."
@@ -162,6 +176,20 @@ def _subject(chunk: Chunk) -> tuple[str, str]:
     return heads[-1], heads[-2] if len(heads) > 1 else ""
 
 
+def _sub_headings(chunk: Chunk) -> list[str]:
+    """Titles of the headings inside the chunk below its own (the topics it also covers)."""
+    own = len(chunk.heading)
+    out: list[str] = []
+    for piece in chunk.pieces:
+        for line in chunk.text(piece).split("\n"):
+            found = re.match(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", line)
+            if found:
+                title = strip_numbering(plain(found.group(2), markers=False))
+                if title and title not in out and title not in chunk.heading[:own]:
+                    out.append(title)
+    return out
+
+
 def _when(heading: str, parent: str) -> str:
     if heading.rstrip().endswith("?"):
         return f"Use when someone asks: {heading.rstrip()}"
@@ -179,9 +207,12 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -
     title = plain(chunk.doc.title, markers=False)
     heading, parent = _subject(chunk)
     rule = leading_rule(chunk)
-    said = {w.lower() for w in _WORD.findall(" ".join((title, heading, parent, rule)))}
+    said = set(tokens(" ".join((title, heading, parent, rule))))
     terms = key_terms(chunk, weights, said)
     listed = f" Key terms: {', '.join(terms)}." if terms else ""
+    subs = _sub_headings(chunk)
+    if subs:
+        listed = f" Covers: {'; '.join(subs)}." + listed
     part = f" (part {chunk.part} of {chunk.parts}, continues {continues})" if chunk.part > 1 and continues else (f" (part 1 of {chunk.parts})" if chunk.part == 1 else "")
     if chunk.kind == "general" and states_rules(chunk):
         text = f"General rules of {title}{part} that apply to every task under it: {rule}{listed} Use for any task under {title}."

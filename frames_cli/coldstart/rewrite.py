@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from frames_cli.workspace.config import FramesConfig
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+# What a description must not carry: template tags, HTML comments, links, table rows, front matter.
+_DESCRIPTION_MARKUP = re.compile(r"\{[%{#]|[%}#]\}|<!--|\]\(|(?:^|\s)\|\s|\|\s*:?-{2,}|^\s*(?:title|subtitle|layout):", re.MULTILINE)
+#: Fewest words a description has: a heading word alone says nothing about when to use a skill.
+MIN_DESCRIPTION_WORDS = 6
+#: Fewest content words of the section a description shares: it is built from the section's terms.
+MIN_SHARED_TERMS = 2
 
 
 def numbers(text: str) -> list[str]:
@@ -35,7 +41,7 @@ def check_rewrite(source: str, answer: dict[str, Any], max_body_lines: int) -> l
 
     Checks: a non-empty body within `max_body_lines` lines, every number of the source still
     written in the body (a cheap, checkable proxy for "keeps every rule and number"), no protected
-    region markers, and a description (when given) the spec and the reference validator accept.
+    region markers, and a description as `check_description` has it.
     """
     body = str(answer.get("body") or "")
     problems = []
@@ -50,12 +56,34 @@ def check_rewrite(source: str, answer: dict[str, Any], max_body_lines: int) -> l
     regions, bad = scan_protected(body)
     if regions or bad or "frames:protected" in body:
         problems.append("the body must not contain `<!-- frames:protected -->` markers")
-    description = answer.get("description")
-    if description is not None:
-        if not str(description).strip() or len(str(description)) > MAX_DESCRIPTION:
-            problems.append(f"the description must be 1 to {MAX_DESCRIPTION} characters")
-        if any(c in str(description) for c in "<>") or "---" in str(description):
-            problems.append("the description must not contain `<`, `>` or `---`")
+    return problems + check_description(source, answer.get("description"))
+
+
+def check_description(source: str, description: object) -> list[str]:
+    """Problems of a model's description for the policy text `source` (empty when acceptable).
+
+    Checks: 1 to MAX_DESCRIPTION characters; no `<`, `>` or `---` (the spec and the reference
+    validator); no template tags, HTML comments, Markdown links or table rows; at least
+    MIN_DESCRIPTION_WORDS words; at least MIN_SHARED_TERMS content words (`ingest.text.tokens`)
+    of the section, so it says what this section decides.
+    """
+    from frames_cli.ingest.text import tokens
+
+    text = str(description or "")
+    if not text.strip():
+        return ["the description is missing: say what the skill decides and when to use it"]
+    problems = []
+    if len(text) > MAX_DESCRIPTION:
+        problems.append(f"the description has {len(text)} characters; at most {MAX_DESCRIPTION} are allowed")
+    if any(c in text for c in "<>") or "---" in text:
+        problems.append("the description must not contain `<`, `>` or `---`")
+    if _DESCRIPTION_MARKUP.search(text):
+        problems.append("the description must be plain sentences: no template tags, HTML comments, links, table rows or front matter")
+    if len(text.split()) < MIN_DESCRIPTION_WORDS:
+        problems.append(f"the description must be a sentence of at least {MIN_DESCRIPTION_WORDS} words saying what the skill decides and when to use it")
+    shared = set(tokens(text)) & set(tokens(source))
+    if len(shared) < MIN_SHARED_TERMS:
+        problems.append(f"the description must use the section's own terms (it shares {len(shared)} content words with it; at least {MIN_SHARED_TERMS})")
     return problems
 
 
@@ -88,7 +116,7 @@ class ModelRewriter:
 
     def _request(self, chunk: Chunk, skill: Skill, errors: list[str]) -> Any:
         from frames_cli.llm.prompts import render
-        from frames_cli.llm.schemas import REWRITE
+        from frames_cli.llm.schemas import COLDSTART_REWRITE
         from frames_cli.llm.types import ChatRequest
 
         feedback = ""
@@ -104,7 +132,7 @@ class ModelRewriter:
             section=skill.body.rstrip("\n"),
             errors=feedback,
         )
-        return ChatRequest(role="coldstart", messages=[{"role": "user", "content": prompt}], schema=REWRITE, tag=skill.name)
+        return ChatRequest(role="coldstart", messages=[{"role": "user", "content": prompt}], schema=COLDSTART_REWRITE, tag=skill.name)
 
     def __call__(self, items: list[tuple[Chunk, Skill]]) -> list[tuple[Skill, str | None]]:
         """Rewrite every (chunk, verbatim skill); all first attempts go out as one concurrent batch,

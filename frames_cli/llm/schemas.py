@@ -61,6 +61,13 @@ REWRITE: dict[str, Any] = {
     "properties": {"body": {"type": "string", "minLength": 1}, "description": {"type": "string", "minLength": 1, "maxLength": 1024}},
 }
 
+#: Coldstart rewrite: the section as a procedure and the description the model writes for it.
+COLDSTART_REWRITE: dict[str, Any] = {
+    "type": "object",
+    "required": ["body", "description"],
+    "properties": {"body": {"type": "string", "minLength": 1}, "description": {"type": "string", "minLength": 1, "maxLength": 1024}},
+}
+
 #: Case generator: new cases for policy sections no case covers yet.
 GENERATED_CASES: dict[str, Any] = {
     "type": "object",

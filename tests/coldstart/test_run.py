@@ -190,9 +190,8 @@ def test_rewrite_progress_on_a_terminal_only(policy_workspace) -> None:
 def test_failed_rewrites_fall_back_to_verbatim(policy_workspace) -> None:
     from frames_cli.coldstart.rewrite import check_rewrite
 
-    assert check_rewrite("Refund within 5 to 7 days, 24 hrs.", {"body": "Refund within 5 days."}, 500) == [
-        "the body drops these numbers of the policy text: 7, 24"
-    ]
+    answer = {"body": "Refund within 5 days.", "description": "Decides refunds: a refund is paid within days of the request."}
+    assert check_rewrite("Refund within 5 to 7 days, 24 hrs.", answer, 500) == ["the body drops these numbers of the policy text: 7, 24"]
     root = policy_workspace(
         "expenses.md",
         config_text="models:\n  coldstart: frames-sim/coldstart\nllm:\n  max_retries: 0\n  repair_turns: 0\n"
@@ -266,3 +265,57 @@ def test_oversized_skill_is_warned_about(policy_workspace) -> None:
     assert out["oversized"] == ["fares"]
     done = runner.invoke(app, ["coldstart", "--repo", str(root), "--force"])
     assert "over coldstart.max_tokens" in done.stdout and "fares" in done.stdout
+
+
+def test_model_writes_the_description_and_it_is_checked_like_the_body(policy_workspace) -> None:
+    from frames_cli.coldstart.rewrite import check_description
+
+    source = "Refunds go to the original payment method within 5 to 7 business days."
+    assert check_description(source, "Decides refunds: they go to the original payment method. Use when a user asks for one.") == []
+    bad = {
+        "": "missing",
+        "Refunds": "at least 6 words",
+        '{% include "step.html" %} Refunds go to the original payment method always.': "template tags",
+        "| Step | Who | What | refunds payment method original business days": "table rows",
+        "See [refunds](https://x.example) for the original payment method rules today.": "links",
+        "A skill about the weather and the tides for sailors at sea.": "own terms",
+    }
+    for text, reason in bad.items():
+        assert any(reason in p for p in check_description(source, text)), text
+    root = policy_workspace("airline.md", config_text="models:\n  coldstart: frames-sim/coldstart\n")
+    out = _coldstart(root)
+    assert out["rewrite_failures"] == []
+    cancel = SkillSet.from_dir(root / "skills")["cancel-flight"]
+    assert cancel.description.startswith("Decides cancel flight: ") and cancel.description.endswith("Use when a request concerns cancel flight.")
+
+
+TRAVEL = Path(__file__).parents[2] / "bench" / "data" / "catalog_choice" / "18f-travel"
+
+
+def test_real_travel_policies_read_as_documents(policy_workspace) -> None:
+    """The 18F travel policies (front matter, Liquid tags, FAQ headings): no markup in any skill,
+    no numbered or cut name, `frames validate --strict` and the reference validator pass."""
+    from skills_ref.validator import validate
+
+    from frames_cli.coldstart.naming import words
+    from frames_cli.formats.policy import read_policy
+
+    root = policy_workspace()
+    for path in TRAVEL.glob("*.md"):
+        shutil.copy(path, root / "policies" / path.name)
+    out = _coldstart(root)
+    assert out["skipped_files"] == [{"file": "policies/LICENSE.md", "reason": "companion file"}, {"file": "policies/SOURCE.md", "reason": "companion file"}]
+    skills = SkillSet.from_dir(root / "skills")
+    assert len(skills) == len(out["created"]) > 50
+    markup = ("{%", "%}", "{{", "<!--", "redirect_from:", "title:", "step_indicator", "]()")
+    for skill in skills.values():
+        for text in (skill.body, skill.description):
+            assert not any(m in text for m in markup), (skill.name, text)
+        assert not skill.name[-1].isdigit(), skill.name
+        # Every word of the name is a whole word of its headings or its document's title.
+        doc = read_policy(root / skill.backlinks[0].file, skill.backlinks[0].file)
+        known = {w for b in skill.backlinks for h in b.heading.split(" > ") for w in words(h)} | set(words(doc.title))
+        assert set(skill.name.split("-")) <= known | {w for b in skill.backlinks for w in words(" ".join(doc.view[b.start - 1 : b.end]))}, skill.name
+        assert validate(root / "skills" / skill.name) == [], skill.name
+    done = runner.invoke(app, ["validate", "--strict", "--repo", str(root)])
+    assert done.exit_code == 0, done.output
