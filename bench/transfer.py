@@ -1,0 +1,169 @@
+"""Does learning transfer? The bundled airline example with τ²-bench's own train/test split, through the simulator.
+
+The 50 bundled cases are split by τ²-bench's `split_tasks.json` (read from
+../shared/data/tau2-airline/, or --split): the 30 train tasks stay in `cases/` and are divided by
+`evolution.split` into diagnosis and selection sets; the 20 test tasks go to `holdout/` and are the
+sealed test set (`split.test_cases: holdout/*`, `split.test: 0`). Each seed is a full `frames
+evolve` (driver API, same code path) in a fresh copy with its own empty model cache; the seed sets
+`evolution.seed` and `simulator.seed`. The simulator is a model of LLM behaviour, not an LLM.
+
+Per seed and in the mean, side by side for the guards on and off (`evolution.guards`; when this
+frames has no such setting, only the unguarded column is measured and the output says so):
+  test S0 → best   pass rate on the sealed test set of S0 and of the best front member; gain in points
+  case-specific    share of the lines the best member adds under skills/ that carry a value found in
+                   only one case's input (a reservation id, a user id, an amount, a date) — target 0
+  policy removed   policy sentences (lines of policies/*.md, as S0's skills hold them) the best
+                   member's diff removes — target 0
+
+Usage: python bench/transfer.py [--seeds 0 1 2 3 4] [--max-rounds N] [--split PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.workspace.config import EvolutionConfig  # noqa: E402
+from frames_cli.workspace.layout import Workspace  # noqa: E402
+
+EXAMPLE = ("frames.yaml", "policies", "skills", ".gitignore")
+DEFAULT_SPLIT = ROOT.parent / "shared" / "data" / "tau2-airline" / "split_tasks.json"
+#: Values that identify one case: reservation codes (6 capitals/digits with a digit), user ids
+#: (name_name_1234), amounts ($1,380 / 1380 dollars), ISO dates.
+VALUE = re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b|\b[a-z]+_[a-z]+_\d{3,5}\b|\$\s?\d[\d,]*(?:\.\d+)?|\b\d{4}-\d{2}-\d{2}\b")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def workspace(folder: Path, split_file: Path, seed: int, max_rounds: int, guards_off: bool) -> Path:
+    """A fresh copy of the bundled example with τ²'s train split in cases/ and its test split in holdout/."""
+    root = folder / f"seed{seed}-{'off' if guards_off else 'on'}"
+    root.mkdir()
+    for name in EXAMPLE:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    split = json.loads(split_file.read_text())
+    cases = yaml.safe_load((ROOT / "cases" / "tau2-airline.yaml").read_text())
+    test_ids = {f"tau2-airline-{t}" for t in split["test"]}
+    (root / "cases").mkdir()
+    (root / "holdout").mkdir()
+    (root / "cases" / "tau2-train.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] not in test_ids], sort_keys=False, allow_unicode=True))
+    (root / "holdout" / "tau2-test.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] in test_ids], sort_keys=False, allow_unicode=True))
+    config = yaml.safe_load((root / "frames.yaml").read_text())
+    ev = config["evolution"]
+    ev.update(seed=seed, max_rounds=max_rounds)
+    ev["split"] = {**ev.get("split", {}), "test": 0.0, "test_cases": "holdout/*"}
+    if guards_off:
+        ev["guards"] = {f.name: False for f in dataclasses.fields(guards_config()) if f.type in ("bool", bool)}
+    config["simulator"]["seed"] = seed
+    (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "bench")
+    return root
+
+
+def guards_config() -> type | None:
+    """The `evolution.guards` settings class, or None when this frames has no guards."""
+    field = next((f for f in dataclasses.fields(EvolutionConfig) if f.name == "guards"), None)
+    return None if field is None else field.default_factory().__class__
+
+
+def single_case_values(root: Path) -> set[str]:
+    """Values (see VALUE) that occur in exactly one case's input, over every case of the workspace."""
+    owners: dict[str, set[str]] = {}
+    for path in [*(root / "cases").glob("*.yaml"), *(root / "holdout").glob("*.yaml")]:
+        for case in yaml.safe_load(path.read_text()):
+            for value in set(VALUE.findall(json.dumps(case["task"]["input"]))):
+                owners.setdefault(value, set()).add(case["id"])
+    return {v for v, ids in owners.items() if len(ids) == 1}
+
+
+def diff_lines(root: Path, a: str, b: str) -> tuple[list[str], list[str]]:
+    """(added, removed) non-blank lines under skills/ from commit a to commit b."""
+    added, removed = [], []
+    for line in git(root, "diff", "--unified=0", a, b, "--", "skills/").splitlines():
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("+") and line[1:].strip():
+            added.append(line[1:].strip())
+        elif line.startswith("-") and line[1:].strip():
+            removed.append(line[1:].strip())
+    return added, removed
+
+
+def policy_lines(root: Path) -> set[str]:
+    """The policy's non-blank lines, stripped (what verbatim coldstart skills hold)."""
+    return {line.strip() for p in (root / "policies").glob("*.md") for line in p.read_text().splitlines() if len(line.strip()) > 20}
+
+
+def measure(root: Path) -> dict:
+    state = evolve(Workspace.open(root), EvolveOptions(force=True)).state
+    s0, best = state.base_candidate(), state.best()
+    added, removed = diff_lines(root, state.base, best.commit) if best.id != s0.id else ([], [])
+    values = single_case_values(root)
+    specific = [line for line in added if any(v in line for v in VALUE.findall(line) if v in values)]
+    policy = policy_lines(root)
+    dropped = [line for line in removed if line in policy and line not in added]
+    test = lambda c: c.sets.get("test", {}).get("pass_rate")  # noqa: E731
+    return {"s0": test(s0), "best": test(best), "best_id": best.id, "added": len(added), "specific": len(specific),
+            "removed_policy": len(dropped), "rounds": state.round, "example": specific[:1]}
+
+
+def pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:5.1f}%"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--max-rounds", type=int, default=6)
+    parser.add_argument("--split", type=Path, default=DEFAULT_SPLIT)
+    args = parser.parse_args()
+    if not args.split.is_file():
+        sys.exit(f"error: {args.split}: τ²-bench's split_tasks.json not found (pass --split PATH)")
+    settings = [("guards on", False), ("guards off", True)] if guards_config() else [("no guards in this frames", False)]
+    results: dict[str, list[dict]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, off in settings:
+            results[name] = [measure(workspace(Path(tmp), args.split, seed, args.max_rounds, off)) for seed in args.seeds]
+    print("frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
+    for name, rows in results.items():
+        print(f"\n{name}")
+        print("seed  test S0 → best (member)      gain   added  case-specific  policy removed  rounds")
+        for seed, r in zip(args.seeds, rows):
+            gain = 100 * ((r["best"] or 0) - (r["s0"] or 0))
+            share = r["specific"] / r["added"] if r["added"] else 0.0
+            print(f"{seed:>4}  {pct(r['s0'])} → {pct(r['best'])} ({r['best_id']:>5})  {gain:+6.1f}  {r['added']:>5}  "
+                  f"{100 * share:5.1f}% ({r['specific']:>2})  {r['removed_policy']:>14}  {r['rounds']:>6}")
+        gains = [100 * ((r["best"] or 0) - (r["s0"] or 0)) for r in rows]
+        added = sum(r["added"] for r in rows)
+        specific = sum(r["specific"] for r in rows)
+        print(f"mean  test gain {statistics.mean(gains):+.1f} pt (min {min(gains):+.1f}, max {max(gains):+.1f}); "
+              f"case-specific {100 * specific / added if added else 0:.1f}% of {added} added lines; "
+              f"policy sentences removed {sum(r['removed_policy'] for r in rows)}")
+        examples = [r["example"][0] for r in rows if r["example"]]
+        if examples:
+            print(f"      e.g. case-specific line: {examples[0][:100]!r}")
+
+
+if __name__ == "__main__":
+    main()
