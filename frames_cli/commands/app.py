@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 import typer.core
 
-COMMANDS = ("init", "adopt", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "validate", "status", "runs", "check-models")
+COMMANDS = ("init", "adopt", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "report", "validate", "status", "runs", "check-models")
 
 app = typer.Typer(
     name="frames",

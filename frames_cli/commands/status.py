@@ -29,6 +29,7 @@ def status_data(ws: Workspace, health: Health) -> dict[str, Any]:
         "skill_names": list(health.skills),
         "edited_since_coldstart": health.edited,
         "stale": health.stale,
+        "stale_links": [link.to_json() for link in _stale_links(ws, health)],
         "cases_by_category": health.cases_by_category,
         "coverage": [fc.to_json() for fc in health.coverage],
         "errors": len(health.errors),
@@ -56,6 +57,13 @@ def _disputed(ws: Workspace) -> list[dict[str, Any]]:
     return [{"case_id": cid, **rec} for cid, rec in open_disputes(cases, disputes).items()]
 
 
+def _stale_links(ws: Workspace, health: Health) -> list[Any]:
+    """The back-links of stale skills with the policy lines that changed (workspace/amendments.py)."""
+    from frames_cli.workspace.amendments import working_tree_stale_links
+
+    return working_tree_stale_links(ws, [health.skills[name] for name in health.stale if name in health.skills])
+
+
 def _feedback(ws: Workspace) -> dict[str, Any]:
     """Cases per source, unreviewed generated cases and uncovered policy sections (ingest/pipeline.py)."""
     from frames_cli.ingest.pipeline import feedback_status
@@ -74,7 +82,13 @@ def _print(data: dict[str, Any]) -> None:
     out.print(f"workspace {data['root']}")
     out.print(f"skills: {data['skills']} ({len(data['edited_since_coldstart'])} edited since coldstart)")
     if data["stale"]:
-        out.print(f"[yellow]stale skills (policy text changed):[/] {escape(', '.join(data['stale']))}", markup=True)
+        out.print(f"[yellow]stale skills (policy text changed since they were written):[/] {escape(', '.join(data['stale']))}", markup=True)
+        for link in data["stale_links"]:
+            out.print(f"  {link['skill']}: {link['file']}:{link['start']}-{link['end']} {link['heading']}".rstrip(), markup=False)
+            for line in link["changed"]:
+                out.print(f"      {line}", markup=False)
+        out.print("  the next `frames evolve` shows these lines to its diagnosers; or `frames coldstart` regenerates "
+                  "the skills from the new text (an edited skill only with --force, losing its edits)", markup=False)
     cases = data["cases_by_category"]
     if cases:
         table = Table("category", "cases")

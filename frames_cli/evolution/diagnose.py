@@ -225,6 +225,7 @@ def diagnose(
     round_no: int,
     index: PassageIndex | None = None,
     tried: str = "",
+    amendments: str = "",
 ) -> list[DiagnoserResult]:
     """Run one diagnoser per batch concurrently (one `ModelClient.gather`) and validate the answers.
 
@@ -233,6 +234,8 @@ def diagnose(
     (`retrieval.batch_hits`; recorded in the result's `retrieved`), and `tried`: the block of
     changes this run already tried and saw fail (`lessons.tried_section`; "" for none). Diagnoser i asks with
     `sample=i`, so diagnosers sharing a batch are independent draws (and cached separately).
+    `amendments` (workspace/amendments.diagnoser_notice: the policy lines that changed under the
+    skills since they were written) goes into every prompt; "" leaves the prompt as it was.
     Propose only: nothing is written here.
 
     Returns:
@@ -255,6 +258,7 @@ def diagnose(
             skills=skill_blocks(skills.values()),
             skill_names=", ".join(skills),
             retrieved=Block(tried + retrieved_section(hits)),
+            amended=f"{amendments}\n\n" if amendments else "",
             failures=json_block(records),
             answer_format=DIAGNOSIS_FORMAT,
         )

@@ -144,6 +144,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         if warning:
             on_event(warning)
         ctx = _context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
+        ctx.amendments = _amendments(store, state.base, base_files, on_event)
         if resumed:
             changed = _changed_since(state, snapshot, cases.values())
             if changed:
@@ -308,6 +309,27 @@ def _load_cases(ws: Workspace, config: FramesConfig) -> tuple[dict[str, Case], s
     from frames_cli.evolution.splits import load_split_cases
 
     return load_split_cases(ws.root, config)
+
+
+def _amendments(store: Any, base: str, base_files: dict[str, bytes], on_event: Callable[[str], None]) -> str:
+    """What the diagnosers are told about policy amendments: the back-linked policy lines of the
+    base's skills that changed since the skills were written, read at the base commit with its
+    history (workspace/amendments.py); "" when none. One event line names the stale skills, so the
+    reconciliation is never silent."""
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.workspace.amendments import diagnoser_notice, workspace_stale_links
+
+    try:
+        skills = SkillSet.from_files(base_files)
+    except InputError:
+        return ""  # base_warnings names the skill that does not load
+    policies = store.read_files(base, "policies/")
+    links = workspace_stale_links(policies.get, store, skills.values(), ref=base)
+    if links:
+        names = sorted({link.skill for link in links})
+        on_event(f"policy amended under {len(names)} skill{'s' if len(names) != 1 else ''} ({', '.join(names)}): "
+                 "the diagnosers are shown the changed lines")
+    return diagnoser_notice(links)
 
 
 def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,

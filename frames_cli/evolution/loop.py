@@ -168,6 +168,8 @@ class RunContext:
             so later runs and `frames status` know them.
         record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
         on_event: progress messages for people (one line each).
+        amendments: what diagnosers are told about policy lines that changed under the base's
+            skills since they were written ("" when none; workspace/amendments.diagnoser_notice).
     """
 
     store: GitStore
@@ -186,6 +188,7 @@ class RunContext:
     record_disputes: Callable[[dict[str, dict]], None] = lambda _d: None
     record_lessons: Callable[[list[Lesson]], None] = lambda _l: None
     on_event: Callable[[str], None] = lambda _msg: None
+    amendments: str = ""
 
 
 @dataclass
@@ -375,7 +378,7 @@ class EvolutionRun:
         ]
         index = self.ctx.retriever(self.state.candidate(r.parent).commit)
         results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round, index=index,
-                           tried=tried_section(self.lessons()))
+                           tried=tried_section(self.lessons()), amendments=self.ctx.amendments)
         if all(d.error for d in results):
             # One failed diagnoser is noise the vote absorbs; all of them failing is a provider
             # that refuses us (credentials, model name), and more rounds would only repeat it.

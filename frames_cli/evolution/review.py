@@ -28,12 +28,15 @@ class SkillContext:
             when the span's sha256 no longer matches the policy file in the working tree.
         references: names of other skills it refers to.
         problem: why the skill could not be read at the candidate commit ("" when it could).
+        policy_changes: per stale back-link, "<where>" then its changed lines ("-" the text the
+            skill was written from, "+" the text now; workspace/amendments.py).
     """
 
     name: str
     backlinks: list[str]
     references: list[str]
     problem: str = ""
+    policy_changes: list[list[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
     stat = store.diff_stat(before, cand.commit)
     names = sorted(set(cand.changed_skills) | set(changed_skill_names(stat)))
     files = store.read_files(cand.commit)
-    skills = [_skill_context(ws, name, files) for name in names]
+    skills = [_skill_context(ws, name, files, store) for name in names]
     return Review(
         run_id=state.run_id,
         status=state.status,
@@ -125,8 +128,11 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
     )
 
 
-def _skill_context(ws: Workspace, name: str, files: dict[str, bytes]) -> SkillContext:
-    """Back-links (checked against the working tree's policy files) and references of skill `name`."""
+def _skill_context(ws: Workspace, name: str, files: dict[str, bytes], store: GitStore) -> SkillContext:
+    """Back-links (checked against the working tree's policy files, with the changed lines of
+    stale ones) and references of skill `name`."""
+    from frames_cli.workspace.amendments import working_tree_stale_links
+
     from frames_cli.formats.skill import parse_skill_bytes, text_sha256
 
     path = f"{SKILLS_PREFIX}{name}/SKILL.md"
@@ -151,7 +157,8 @@ def _skill_context(ws: Workspace, name: str, files: dict[str, bytes]) -> SkillCo
         else:
             text += " (policy file missing)"
         rendered.append(text)
-    return SkillContext(name, rendered, skill.references)
+    changes = [[link.where, *link.changed] for link in working_tree_stale_links(ws, [skill], store)]
+    return SkillContext(name, rendered, skill.references, policy_changes=changes)
 
 
 def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
@@ -265,6 +272,9 @@ def _blueprint_lines(cand: Candidate, skills: dict[str, SkillContext]) -> list[s
         ctx = skills.get(bp["skill"])
         if ctx is not None:
             lines += [f"  - policy back-link: {link}" for link in ctx.backlinks] or ["  - policy back-links: none"]
+            for where, *changed in ctx.policy_changes:
+                lines.append(f"  - the policy changed since this skill was written, at {md_text(where)}:")
+                lines += ["", "    ```diff", *(f"    {line}" for line in changed), "    ```", ""]
             if ctx.references:
                 lines.append(f"  - refers to: {', '.join(ctx.references)}")
             if ctx.problem:

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from git.exc import GitCommandError
 
@@ -332,6 +332,26 @@ class GitStore:
         if status not in (0, 1):
             raise GitError(f"git merge-base failed: {err.strip()}")
         return status == 0
+
+    def file_versions(self, ref: str, path: str, max_count: int = 50) -> Iterator[bytes]:
+        """The contents of workspace file `path` in the commits of `ref`'s history that changed it,
+        newest first, at most `max_count` (a commit that deleted it is skipped). Nothing when `ref`
+        names no commit.
+
+        Raises:
+            GitError: git failed reading history that exists.
+        """
+        try:
+            sha = self.resolve(ref)
+        except UnknownRevisionError:
+            return
+        repo_path = self.repo_path(path)
+        shas = self._run("log", f"--max-count={max_count}", "--format=%H", sha, "--", repo_path).split()
+        for commit in shas:
+            status, out, _err = self._git.execute(["git", "cat-file", "blob", f"{commit}:{repo_path}"], with_extended_output=True,
+                                                  with_exceptions=False, stdout_as_string=False)
+            if status == 0:
+                yield out
 
     def merge_conflicts(self, ours: str, theirs: str) -> list[str]:
         """The files that merging `theirs` into `ours` would leave in conflict, repository-relative and
