@@ -444,6 +444,7 @@ class EvolutionRun:
         """Commit the child under the run's refs; an accepted child joins the pool and maybe the front."""
         if r.child is None:
             self.state.stale_rounds += 1
+            self.ctx.on_event(f"round {r.round}: no child ({r.note or 'nothing to evaluate'})")
             return
         evaluation, changes, parent = self._evaluation(r.child), self._changes(r), self.state.candidate(r.parent)
         child = Candidate(r.child, "", parent.id, r.round)

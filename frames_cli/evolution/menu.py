@@ -205,6 +205,15 @@ def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
     return notes
 
 
+def off_front_notes(state: RunState) -> list[str]:
+    """ "Not on the front:" and one line per child candidate off the front with the reason (gate
+    failure or who dominates it); [] when every child is on the front."""
+    from frames_cli.evolution.story import off_front_reason
+
+    off = [c for c in state.candidates if c.parent_id is not None and c.id not in state.front]
+    return ["Not on the front:", *(f"  {c.id}: {off_front_reason(state, c)}" for c in off)] if off else []
+
+
 def menu_tables(state: RunState, rows: list[MenuRow], width: int) -> list[Table]:
     """The deploy menu as rich tables no wider than `width` columns (terminal cells): as many member
     columns per table as fit, the measure names repeated in each, so no cell wraps or breaks a word."""
@@ -251,7 +260,7 @@ def print_menu(out: Console, state: RunState, rows: list[MenuRow]) -> None:
     if counts is not None:
         out.print(counts)
     notice = simulator_notice(state.config.get("models", {}))
-    for line in menu_notes(state, rows) + ([notice] if notice else []):
+    for line in menu_notes(state, rows) + off_front_notes(state) + ([notice] if notice else []):
         indent = " " * (len(line) - len(line.lstrip()) + 2)
         wrapped = textwrap.wrap(line, out.width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
         for part in wrapped:

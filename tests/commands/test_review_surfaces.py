@@ -203,6 +203,11 @@ def test_the_menu_fits_80_columns_and_breaks_no_word():
     assert not [line for line in lines if line != line.rstrip()]
 
 
+def test_front_names_every_candidate_off_the_front_with_its_reason(world):
+    text = " ".join(_invoke(world, "front").stdout.split())
+    assert "Not on the front: r1c2: failed the gate: refund 50.0% < floor 71.2%" in text
+
+
 def test_front_at_80_and_120_columns(world):
     _with(world)
     for width in ("80", "120"):
