@@ -77,7 +77,7 @@ def _diagnosers(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, s
     records = sorted((_record_tokens(c, len(skills)) for c in cases), reverse=True)
     mean_record = sum(records) / len(records)
     system = approx_tokens(render("diagnoser_system"))
-    user = approx_tokens(render("diagnoser_user", skills=skill_blocks(skills.values()), skill_names=", ".join(skills), retrieved="",
+    user = approx_tokens(render("diagnoser_user", skills=skill_blocks(skills.values()), skill_names=", ".join(skills), retrieved="", amended="",
                                 failures=json_block([]), answer_format=DIAGNOSIS_FORMAT))
     retrieved = _retrieved_tokens(settings, policy_files)
     prompt = system + user + retrieved + round(batch * mean_record)
