@@ -53,11 +53,12 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
         lines.append(f"- {bp.skill} ({kind}; votes {bp.votes} of {d}; cases {', '.join(bp.case_ids)})")
         for ch in bp.changes:
             # Model text, one line behind a prefix: it can never form a trailer or a comment line.
-            lines.append(f"  - {one_line(ch.change)}")
-            lines.append(
-                f"    why: {one_line(' / '.join(ch.rationales)) or 'no rationale given'} "
-                f"(cases {', '.join(ch.case_ids)}; diagnosers {', '.join(map(str, ch.diagnosers))})"
-            )
+            conflict = f"conflict ({one_line(ch.conflict)}): " if ch.conflict else ""
+            lines.append(f"  - {conflict}{one_line(ch.change)}")
+            lines.append(f"    votes {ch.votes}: diagnosers {', '.join(map(str, ch.diagnosers))}; cases {', '.join(ch.case_ids)}")
+            if len(ch.wordings) > 1:
+                lines += [f"    worded as: {one_line(w)}" for w in ch.wordings]
+            lines += [f"    why: {one_line(why)}" for why in ch.rationales] or ["    why: no rationale given"]
     lines += [f"- {skill}: change dropped ({one_line(why)})" for skill, why in sorted(child.dropped.items())]
     if r.rejected:
         lines.append("Below the vote threshold: " + ", ".join(f"{k} ({v} of {d})" for k, v in sorted(r.rejected.items())))

@@ -1,4 +1,5 @@
-"""Vote filtering: keep a skill's proposals only when at least q distinct diagnosers made them."""
+"""Consensus: keep a skill's proposals only when at least q distinct diagnosers made them, and merge
+the proposals that state the same rule into one change (FRAMES' unified blueprint per skill)."""
 
 from __future__ import annotations
 
@@ -7,23 +8,54 @@ from typing import Sequence
 
 from frames_cli.errors import ConfigError
 from frames_cli.evolution.diagnose import Proposal
+from frames_cli.evolution import rules
 
 
 @dataclass(frozen=True)
 class Change:
-    """One distinct change text for a skill, with who proposed it and why.
+    """One rule for a skill: the proposals that state it, merged, with who proposed it and why.
 
     Attributes:
-        change: the proposed edit, as the diagnoser wrote it.
+        change: the one wording the rewriter is given (the group's medoid, see `rules.medoid`), or,
+            when the wordings contradict each other, the instruction to write at most one of them.
         rationales: the distinct rationales given for it, in first-seen order.
         case_ids: motivating case ids, sorted, distinct.
-        diagnosers: indexes of the diagnosers that proposed this exact text, sorted.
+        diagnosers: indexes of the diagnosers that proposed it, sorted; its votes are their number.
+        wordings: every distinct rule text the proposals used, first-seen order (one when they
+            all wrote the same words).
+        conflict: why the wordings contradict each other ("" when they agree).
     """
 
     change: str
     rationales: tuple[str, ...]
     case_ids: tuple[str, ...]
     diagnosers: tuple[int, ...]
+    wordings: tuple[str, ...] = ()
+    conflict: str = ""
+
+    @property
+    def votes(self) -> int:
+        """Distinct diagnosers behind this change."""
+        return len(self.diagnosers)
+
+    def to_json(self, *, for_rewriter: bool = False) -> dict:
+        """Plain JSON. The rewriter sees other wordings only for a contradiction, where they are
+        the options; for agreeing proposals it gets the one wording, so nothing is written twice."""
+        out: dict = {"change": self.change, "votes": self.votes, "rationales": list(self.rationales),
+                     "case_ids": list(self.case_ids), "diagnosers": list(self.diagnosers)}
+        if self.conflict:
+            out["conflict"] = self.conflict
+        if self.conflict or not for_rewriter:
+            out["wordings"] = list(self.wordings)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Change:
+        """Inverse of `to_json`; also reads the state of runs made before merging (one joined
+        `rationale` string, no wordings)."""
+        rationales = tuple(obj["rationales"]) if "rationales" in obj else ((obj["rationale"],) if obj.get("rationale") else ())
+        return cls(obj["change"], rationales, tuple(obj["case_ids"]), tuple(obj["diagnosers"]),
+                   tuple(obj.get("wordings", ())), obj.get("conflict", ""))
 
 
 @dataclass(frozen=True)
@@ -49,26 +81,20 @@ class Blueprint:
         """All motivating case ids, sorted, distinct."""
         return sorted({c for ch in self.changes for c in ch.case_ids})
 
-    def to_json(self) -> dict:
-        """Plain JSON: what the rewriter prompt shows and the run state stores."""
+    def to_json(self, *, for_rewriter: bool = False) -> dict:
+        """Plain JSON: what the run state stores, or (`for_rewriter`) what the rewriter prompt shows."""
         return {
             "skill": self.skill,
             "new_skill": self.new_skill,
             "description": self.description,
             "votes": self.votes,
-            "changes": [
-                {"change": c.change, "rationale": " / ".join(c.rationales), "case_ids": list(c.case_ids), "diagnosers": list(c.diagnosers)}
-                for c in self.changes
-            ],
+            "changes": [c.to_json(for_rewriter=for_rewriter) for c in self.changes],
         }
 
     @classmethod
     def from_json(cls, obj: dict) -> Blueprint:
-        """Inverse of `to_json` (rationales joined by " / " come back as one string)."""
-        changes = tuple(
-            Change(c["change"], (c["rationale"],) if c["rationale"] else (), tuple(c["case_ids"]), tuple(c["diagnosers"]))
-            for c in obj["changes"]
-        )
+        """Inverse of `to_json`."""
+        changes = tuple(Change.from_json(c) for c in obj["changes"])
         return cls(obj["skill"], obj["new_skill"], obj["description"], changes, obj["votes"])
 
 
@@ -98,8 +124,11 @@ def resolve_threshold(q: int | str, diagnosers: int) -> int:
     return threshold
 
 
-def vote(proposals: Sequence[Proposal], threshold: int, existing: set[str] | frozenset[str]) -> VoteResult:
-    """Group proposals by skill name, keep skills proposed by ≥ `threshold` distinct diagnosers.
+def vote(
+    proposals: Sequence[Proposal], threshold: int, existing: set[str] | frozenset[str], merge_threshold: float | None = None
+) -> VoteResult:
+    """Group proposals by skill name, keep skills proposed by ≥ `threshold` distinct diagnosers,
+    and merge each kept skill's proposals into one change per rule.
 
     New skills are keyed by name exactly like existing ones: two diagnosers proposing a new skill
     "pet-policy" are two votes for it. A proposal is a new skill when its name is not in
@@ -109,6 +138,9 @@ def vote(proposals: Sequence[Proposal], threshold: int, existing: set[str] | fro
         proposals: validated proposals of every diagnoser of the round.
         threshold: q as a count (see `resolve_threshold`), ≥ 1.
         existing: skill names of the parent.
+        merge_threshold: proposals of different diagnosers whose rules have a `rules.similarity`
+            at least this are one change (`evolution.merge_threshold`); None merges identical
+            wording only, one change per distinct text (frames before merging).
 
     Returns:
         Blueprints sorted by skill name; `rejected` maps the other skills to their vote counts.
@@ -123,23 +155,42 @@ def vote(proposals: Sequence[Proposal], threshold: int, existing: set[str] | fro
         if len(voters) < threshold:
             rejected[skill] = len(voters)
             continue
-        kept.append(_merge(skill, group, skill not in existing, len(voters)))
+        kept.append(_merge(skill, group, skill not in existing, len(voters), merge_threshold))
     return VoteResult(kept, rejected, threshold)
 
 
-def _merge(skill: str, group: list[Proposal], new_skill: bool, votes: int) -> Blueprint:
-    """One blueprint from a skill's proposals: identical change texts are merged, not repeated."""
-    merged: dict[str, dict] = {}
-    for p in group:
-        key = " ".join(p.change.split())
-        entry = merged.setdefault(key, {"change": p.change, "rationales": [], "cases": set(), "diagnosers": set()})
-        if p.rationale and p.rationale not in entry["rationales"]:
-            entry["rationales"].append(p.rationale)
-        entry["cases"].update(p.case_ids)
-        entry["diagnosers"].add(p.diagnoser)
-    changes = tuple(
-        Change(e["change"], tuple(e["rationales"]), tuple(sorted(e["cases"])), tuple(sorted(e["diagnosers"])))
-        for e in merged.values()
+def conflict_instruction(reason: str) -> str:
+    """The change text of a contradiction: the rewriter writes at most one wording, never both."""
+    return (
+        f"The diagnosers contradict each other on this rule ({reason}). Write at most one of the "
+        "wordings listed under `wordings`: the one that the policy and the anchor cases support. "
+        "If neither is supported, leave the rule as the skill states it now."
     )
+
+
+def _merge(skill: str, group: list[Proposal], new_skill: bool, votes: int, merge_threshold: float | None) -> Blueprint:
+    """One blueprint from a skill's proposals: proposals that state one rule become one change."""
+    texts = [rules.rule_text(p.change) for p in group]
+    voters = [p.diagnoser for p in group]
+    # No merging beyond identical text: a threshold above any similarity keeps distinct texts apart.
+    members_list = rules.group(texts, voters, merge_threshold if merge_threshold is not None else float("inf"))
+    changes = []
+    for members in members_list:
+        props = [group[i] for i in members]
+        wordings = tuple(dict.fromkeys(texts[i] for i in members))
+        conflict = next(
+            (why for a in range(len(wordings)) for b in range(a + 1, len(wordings))
+             if (why := rules.contradiction(wordings[a], wordings[b]))),
+            "",
+        )
+        chosen = group[rules.medoid(texts, members)].change
+        changes.append(Change(
+            change=conflict_instruction(conflict) if conflict else chosen,
+            rationales=tuple(dict.fromkeys(p.rationale for p in props if p.rationale)),
+            case_ids=tuple(sorted({c for p in props for c in p.case_ids})),
+            diagnosers=tuple(sorted({p.diagnoser for p in props})),
+            wordings=wordings,
+            conflict=conflict,
+        ))
     description = next((p.description for p in group if p.description), "") if new_skill else ""
-    return Blueprint(skill, new_skill, description, changes, votes)
+    return Blueprint(skill, new_skill, description, tuple(changes), votes)

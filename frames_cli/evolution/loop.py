@@ -46,7 +46,9 @@ class Settings:
     `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
     retrieval); `gate` and `gate_alpha` take the defaults of frames.yaml in runs
     started before they existed; `split` is `evolution.split` as a dict (used once, when a new run
-    divides its cases); the rest mean what their config fields say.
+    divides its cases); `merge_threshold` is None and `duplicate_threshold` 1.0 in runs started
+    before merging existed (they resume as they began: identical wording merged only, the guard
+    nearly off); the rest mean what their config fields say.
     """
 
     max_rounds: int
@@ -65,6 +67,8 @@ class Settings:
     gate: str = "paper"
     gate_alpha: float = 0.05
     split: dict = dataclasses.field(default_factory=dict)
+    merge_threshold: float | None = None
+    duplicate_threshold: float = 1.0
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -91,6 +95,8 @@ class Settings:
             gate=ev.gate,
             gate_alpha=ev.gate_alpha,
             split=dataclasses.asdict(ev.split),
+            merge_threshold=ev.merge_threshold,
+            duplicate_threshold=ev.duplicate_threshold,
         )
 
     def to_json(self) -> dict:
@@ -396,7 +402,7 @@ class EvolutionRun:
                 cited = tuple(c for c in p.case_ids if c not in excluded)
                 if cited:
                     proposals.append(dataclasses.replace(p, case_ids=cited))
-        result = vote(proposals, self.settings.vote_threshold, set(self._parent_skills(r)))
+        result = vote(proposals, self.settings.vote_threshold, set(self._parent_skills(r)), self.settings.merge_threshold)
         r.blueprints = [b.to_json() for b in result.blueprints]
         r.rejected = result.rejected
         if r.diagnoses and not r.blueprints:
@@ -409,7 +415,7 @@ class EvolutionRun:
             return
         n = self.settings.anchor_cases
         anchors = {b.skill: [self.ctx.cases[c] for c in self.ctx.anchors(b.skill, n) if c in self.ctx.cases] for b in blueprints}
-        limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries)
+        limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries, self.settings.duplicate_threshold)
         priors = {b.skill: self.ctx.priors(b.skill) for b in blueprints}
         outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors)
         r.outcomes = [o.to_json() for o in outcomes]

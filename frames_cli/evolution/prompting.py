@@ -84,4 +84,4 @@ DIAGNOSIS_FORMAT = Block(
     '"case_ids": ["<case id>"], "new_skill": false, "description": "<only for a new skill>"}], '
     '"disputes": [{"case_id": "<case id>", "passage": "<the policy text its expected result contradicts>", "reason": "<why>"}]}'
 )
-REWRITE_FORMAT = Block('{"body": "<the whole new Markdown body>", "description": "<optional new description>"}')
+REWRITE_FORMAT = Block('{"body": "<the whole new Markdown body>", "description": "<a new one-line description, or omit it (or leave it empty) to keep the current one>"}')

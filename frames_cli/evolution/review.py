@@ -10,6 +10,7 @@ from typing import Any
 
 from frames_cli.errors import InputError
 from frames_cli.evolution.commit import gate_overrides
+from frames_cli.evolution.consensus import Change
 from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, plural, sample_size, tokens, with_n
 from frames_cli.evolution.gate import gate_detail
 from frames_cli.evolution.menu import changed_skill_names
@@ -265,10 +266,13 @@ def _blueprint_lines(cand: Candidate, skills: dict[str, SkillContext]) -> list[s
     for bp in cand.blueprints:
         kind = "new skill" if bp.get("new_skill") else "skill"
         lines.append(f"- **{kind} `{bp['skill']}`** — votes {bp.get('votes', '?')}{votes_of}{needed}")
-        for change in bp.get("changes", []):
-            cases = ", ".join(f"`{c}`" for c in change.get("case_ids", [])) or "none"
-            lines.append(f"  - {md_text(change.get('change', ''))}")
-            lines.append(f"    - why: {md_text(change.get('rationale') or 'no rationale given')}; cases {cases}")
+        for change in (Change.from_json(c) for c in bp.get("changes", [])):
+            cases = ", ".join(f"`{c}`" for c in change.case_ids) or "none"
+            flag = f"**conflict** ({md_text(change.conflict)}): " if change.conflict else ""
+            lines.append(f"  - {flag}{md_text(change.change)} — votes {change.votes}; cases {cases}")
+            if len(change.wordings) > 1:
+                lines += [f"    - worded as: {md_text(w)}" for w in change.wordings]
+            lines += [f"    - why: {md_text(why)}" for why in change.rationales] or ["    - why: no rationale given"]
         ctx = skills.get(bp["skill"])
         if ctx is not None:
             lines += [f"  - policy back-link: {link}" for link in ctx.backlinks] or ["  - policy back-links: none"]

@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RewriteLimits:
     """What a rewrite may produce. `max_body_lines` from `evolution.max_body_lines`; `retries` from
-    `evolution.rewrite_retries` (extra attempts after the first)."""
+    `evolution.rewrite_retries` (extra attempts after the first); `duplicate_threshold` from
+    `evolution.duplicate_threshold` (see `evolution.rules.duplicate_pairs`)."""
 
     max_body_lines: int
     retries: int
+    duplicate_threshold: float = 0.4
 
 
 @dataclass
@@ -63,7 +65,9 @@ def skill_path(name: str) -> str:
     return f"skills/{name}/SKILL.md"
 
 
-def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any], limits: RewriteLimits) -> tuple[str | None, list[str]]:
+def validate_rewrite(
+    original: Skill | None, name: str, answer: Mapping[str, Any], limits: RewriteLimits, fallback_description: str = ""
+) -> tuple[str | None, list[str]]:
     """Check one rewriter answer ({"body", "description"?}) against everything a rewrite must keep.
 
     Only the body and the description can come from the answer; the name, the metadata (back-links,
@@ -74,15 +78,20 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
     same name, metadata and body), body size, protected regions byte-identical (same texts, same
     order; a new skill may not create any), description length and characters, and no credential
     (what the audit log's Redactor would remove). Other control, bidirectional and zero-width
-    characters are removed from the body and description (`sanitize.clean`).
+    characters are removed from the body and description (`sanitize.clean`). No rule stated
+    twice: the body may not hold more pairs of lines that state one rule than the parent's body
+    held (so near-alike lines the policy already had, such as a fee table, never count). An
+    omitted or empty description keeps the current one (a new skill's: the blueprint's).
 
     Args:
         original: the parent's skill, or None for a new skill named `name`.
+        fallback_description: a new skill's description when the answer gives none.
 
     Returns:
         (SKILL.md text, []) when valid, else (None, error lines).
     """
     from frames_cli.formats.skill import Skill, parse_skill, protected_regions, render_skill, skill_problems
+    from frames_cli.evolution.rules import duplicate_pairs
     from frames_cli.llm.audit import Redactor
 
     errors: list[str] = []
@@ -93,13 +102,20 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
     # Model text: control, bidi and zero-width characters go before anything is compared or kept.
     body = clean(answer["body"])
     body = body if body.endswith("\n") else body + "\n"
-    description = clean(answer.get("description") or (original.description if original else "")).strip()
+    description = clean(answer.get("description") or "").strip() or (original.description if original else fallback_description).strip()
     tags = structure_tags(body)
     if len(tags) > len(structure_tags(original.body if original else "")):
         errors.append(f"the body holds the prompt tag `{tags[0]}`; a skill is Markdown, not prompt markup")
     lines = body.count("\n")
     if lines > limits.max_body_lines:
         errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")
+    duplicates = duplicate_pairs(body, limits.duplicate_threshold)
+    if len(duplicates) > len(duplicate_pairs(original.body, limits.duplicate_threshold) if original else []):
+        errors += [
+            f"lines {d.first_line} and {d.second_line} state the same rule twice; keep one line that says it all: "
+            f"{_clip(d.first)!r} / {_clip(d.second)!r}"
+            for d in duplicates
+        ]
     try:
         unchanged = protected_regions(body) == (protected_regions(original.body) if original else [])
     except ValueError as exc:
@@ -136,6 +152,10 @@ def validate_rewrite(original: Skill | None, name: str, answer: Mapping[str, Any
     return (None, errors) if errors else (text, [])
 
 
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def rewriter_messages(
     skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill], priors: Sequence[str] = ()
 ) -> list[dict]:
@@ -162,7 +182,7 @@ def rewriter_messages(
         skill_name=target.name,
         description=target.description or "(new skill: write one)",
         target=skill_block(target, target=True),
-        blueprint=json_block(blueprint.to_json()),
+        blueprint=json_block(blueprint.to_json(for_rewriter=True)),
         anchors=json_block(anchor_records),
         siblings="\n".join(f"- {s.summary()}" for s in siblings) or "(none)",
         priors="\n".join(f"- {p}" for p in priors) or "(none)",
@@ -216,7 +236,7 @@ def rewrite(
                 # showing errors again; stop here and drop the change.
                 outcome.errors.append([f"rewriter call failed: {reply.error}"])
                 return outcome
-            text, errors = validate_rewrite(original, blueprint.skill, reply.data, limits)
+            text, errors = validate_rewrite(original, blueprint.skill, reply.data, limits, blueprint.description)
             if text is not None:
                 outcome.skill_text = text
                 return outcome

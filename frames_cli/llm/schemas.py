@@ -58,7 +58,7 @@ DIAGNOSIS: dict[str, Any] = {
 REWRITE: dict[str, Any] = {
     "type": "object",
     "required": ["body"],
-    "properties": {"body": {"type": "string", "minLength": 1}, "description": {"type": "string", "minLength": 1, "maxLength": 1024}},
+    "properties": {"body": {"type": "string", "minLength": 1}, "description": {"type": "string", "maxLength": 1024}},
 }
 
 #: Coldstart rewrite: the section as a procedure and the description the model writes for it.

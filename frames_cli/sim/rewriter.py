@@ -13,6 +13,9 @@ from frames_cli.sim.matching import sentence_found, sentence_sets
 _QUOTED_RULE = re.compile(r'Add the rule: "([^"]+)"')
 _OPEN, _CLOSE = "<!-- frames:protected -->", "<!-- /frames:protected -->"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# The validator's complaint about a rule written twice (evolution.rewrite); a model told so keeps
+# the first line and drops the repeat.
+_DUPLICATE = re.compile(r"lines (\d+) and (\d+) state the same rule twice")
 
 #: Filler a verbose model adds: true, harmless and costly (the cost objective should reject it).
 PADDING = (
@@ -27,7 +30,8 @@ def behave(call: SimCall) -> dict[str, Any]:
 
     With probability p_forget (p_forget_anchored when `Anchor cases:` is non-empty) drops one
     existing rule sentence outside protected regions; appends each quoted rule of the `Blueprint:`
-    block not yet in the body; then with probability p_verbose appends a padding paragraph.
+    block not yet in the body; then with probability p_verbose appends a padding paragraph. On a
+    retry that names rules written twice, the later line of each pair is left out.
     """
     target = next((b for b in reading.skill_blocks(call.prompt) if b.attrs.get("target") == "true"), None)
     if target is None:
@@ -45,7 +49,22 @@ def behave(call: SimCall) -> dict[str, Any]:
             lines.append(f"- {rule}")
     if rng.random() < cfg.p_verbose:
         lines += ["", PADDING]
-    return {"body": "\n".join(lines).strip("\n") + "\n"}
+    body = "\n".join(lines).strip("\n")
+    return {"body": _drop_repeats(body, call.prompt) + "\n"}
+
+
+def _drop_repeats(body: str, prompt: str) -> str:
+    """On a retry that names repeated rules, drop the later line of each pair (1-based body lines).
+
+    The answer is rebuilt from the same target and blueprint, so its lines are where the rejected
+    answer had them; only the last retry message counts (earlier ones were already acted on).
+    """
+    last_retry = prompt.rsplit("Your rewrite was rejected by the validator:", 1)
+    if len(last_retry) < 2:
+        return body
+    repeats = {int(m.group(2)) for m in _DUPLICATE.finditer(last_retry[1])}
+    lines = body.split("\n")
+    return "\n".join(line for number, line in enumerate(lines, 1) if number not in repeats)
 
 
 def _quoted_rules(blueprint: Any) -> Iterator[str]:

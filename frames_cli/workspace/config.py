@@ -123,6 +123,8 @@ class EvolutionConfig:
     anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0)
     rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0)
     max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1)
+    merge_threshold: float = _f(0.25, "proposals of different diagnosers whose rules share at least this share of content words (Jaccard) are one change; 1 = only the same words", min=0.01, max=1.0)
+    duplicate_threshold: float = _f(0.4, "a rewrite is refused when it has more pairs of rule lines at least this similar (Jaccard, same numbers) than its parent; 1 = only the same words", min=0.01, max=1.0)
     seed: int = _f(0, "seed for batching, sampling and tie-breaking")
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
     split: SplitConfig = field(default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"})

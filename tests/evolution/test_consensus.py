@@ -67,3 +67,32 @@ def test_blueprint_json_round_trip():
     from frames_cli.evolution.consensus import Blueprint
 
     assert Blueprint.from_json(bp.to_json()).to_json() == bp.to_json()
+
+
+def test_paraphrases_become_one_change_with_every_vote_case_and_rationale():
+    a = prop(0, "cancel-flight", 'Add the rule: "Cancel only within 24 hours of booking, when the airline cancelled the flight, or in business class."', ("c1",))
+    b = prop(1, "cancel-flight", 'Add the rule: "A reservation can be cancelled only within 24 hours of booking, when the airline cancelled the flight, or in business class."', ("c2",))
+    [bp] = vote([a, b], 2, EXISTING, 0.25).blueprints
+    [change] = bp.changes
+    assert change.votes == 2 and change.case_ids == ("c1", "c2") and change.rationales == ("r0", "r1")
+    assert change.change in (a.change, b.change) and len(change.wordings) == 2
+    assert len(vote([a, b], 2, EXISTING, None).blueprints[0].changes) == 2
+
+
+def test_a_contradiction_is_one_change_marked_as_such_never_two_rules():
+    a = prop(0, "baggage", 'Add the rule: "Each economy passenger gets 2 free checked bags on every flight of the reservation."')
+    b = prop(1, "baggage", 'Add the rule: "Each economy passenger gets 1 free checked bag on every flight of the reservation."')
+    [bp] = vote([a, b], 2, EXISTING, 0.25).blueprints
+    [change] = bp.changes
+    assert change.conflict.startswith("different numbers")
+    assert "Add the rule" not in change.change and "at most one" in change.change
+    assert bp.to_json(for_rewriter=True)["changes"][0]["wordings"] == list(change.wordings)
+
+
+def test_blueprint_json_round_trips_and_reads_runs_made_before_merging():
+    a = prop(0, "baggage", 'Add the rule: "x y z w."')
+    [bp] = vote([a], 1, EXISTING, 0.25).blueprints
+    assert type(bp).from_json(bp.to_json()) == bp
+    old = {"skill": "baggage", "new_skill": False, "description": "", "votes": 1,
+           "changes": [{"change": "c", "rationale": "why / because", "case_ids": ["c1"], "diagnosers": [0]}]}
+    assert type(bp).from_json(old).changes[0].rationales == ("why / because",)

@@ -96,3 +96,39 @@ def test_rewrite_holding_a_credential_is_refused(skill, monkeypatch):
         body = skill.body + f"- Call the booking system with key {leaked}.\n"
         text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
         assert text is None and any("credential" in e for e in errors)
+
+
+ELIGIBLE = "- Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, or it is in business class."
+ELIGIBLE_AGAIN = "- A reservation can be cancelled only if it was booked within the last 24 hours, the airline cancelled the flight, or the cabin is business."
+
+
+def test_a_rule_stated_twice_is_refused(skill):
+    body = skill.body + ELIGIBLE + "\n" + ELIGIBLE_AGAIN + "\n"
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
+    assert text is None and any("state the same rule twice" in e for e in errors)
+
+
+def test_near_alike_lines_the_parent_already_had_are_not_counted():
+    parent = parse_skill(CANCEL.replace("- Cancel within 24 hours", ELIGIBLE + "\n" + ELIGIBLE_AGAIN + "\n- Cancel within 24 hours"), Path("skills/cancel-flight/SKILL.md"))
+    body = parent.body + "- Never cancel a reservation that holds a flight already flown.\n"
+    text, errors = validate_rewrite(parent, "cancel-flight", {"body": body}, LIMITS)
+    assert errors == [] and text is not None
+
+
+@pytest.mark.parametrize("answer", [{}, {"description": ""}, {"description": "   "}])
+def test_an_omitted_or_empty_description_keeps_the_current_one(skill, answer):
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": skill.body, **answer}, LIMITS)
+    assert errors == [] and parse_skill(text, Path("x/SKILL.md")).description == skill.description
+
+
+def test_a_new_skill_without_a_description_takes_the_blueprints():
+    text, errors = validate_rewrite(None, "pet-policy", {"body": "# Pets\n\n- Pets travel in the cabin only in a carrier.\n", "description": ""}, LIMITS, "Pets in the cabin.")
+    assert errors == [] and parse_skill(text, Path("pet-policy/SKILL.md")).description == "Pets in the cabin."
+
+
+def test_the_rewriter_schema_accepts_an_empty_description():
+    import jsonschema
+
+    from frames_cli.llm.schemas import REWRITE
+
+    jsonschema.validate({"body": "x", "description": ""}, REWRITE)

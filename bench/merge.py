@@ -1,0 +1,128 @@
+"""Merging the diagnosers' proposals (one rule, one line) on the bundled airline example, simulator.
+
+Four settings side by side, each over 5 seeds (`evolution.seed` and `simulator.seed`):
+  merged   the defaults: proposals that state one rule are one change (evolution.merge_threshold
+           0.25) and a rewrite may not state a rule twice (evolution.duplicate_threshold 0.4)
+  before   merge_threshold 1 and duplicate_threshold 1: identical wording merged only, the guard off
+           (frames before issue #19)
+  and each half alone: merging with the guard off, the guard with merging off.
+Each run evolves on tau2's own train split (30 cases in cases/) and the best front member is then
+scored once on the 20 held-out test cases (bench/data/tau2-airline-split.json), which no decision
+saw. The simulator is a model of LLM behaviour, not an LLM: its diagnosers copy a failing case's
+evidence, so several diagnosers of one case write the same words and merging rarely changes its
+blueprints; the real-model trial's proposals are measured by tests/evolution/test_merge_trial.py.
+
+Per setting (mean over seeds, min–max in brackets):
+  added/child  lines added to skills/ per accepted child (git diff against its parent)
+  changes/bp   changes per blueprint skill, over every child made
+  tok/case     mean tokens per case of the best member on the train cases
+  train, test  pass rate of the best member on train (evaluation set) and on the held-out test set
+
+Usage: python bench/merge.py [--seeds 0 1 2 3 4] [--max-rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ablation import fmt_range, snapshot, workspace  # noqa: E402
+
+from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.workspace.layout import Workspace  # noqa: E402
+
+SETTINGS = [
+    ("merged (defaults)", {}),
+    ("merge only (guard off)", {"duplicate_threshold": 1.0}),
+    ("guard only (no merge)", {"merge_threshold": 1.0}),
+    ("before (no merge, no guard)", {"merge_threshold": 1.0, "duplicate_threshold": 1.0}),
+]
+SPLIT = json.loads((ROOT / "bench" / "data" / "tau2-airline-split.json").read_text())
+
+
+def hold_out(root: Path) -> None:
+    """Keep tau2's train cases in cases/ and move the test cases to heldout/ (outside eval.cases)."""
+    cases = yaml.safe_load((root / "cases" / "tau2-airline.yaml").read_text())
+    test_ids = {f"tau2-airline-{t}" for t in SPLIT["test"]}
+    (root / "cases" / "tau2-airline.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] not in test_ids], sort_keys=False))
+    (root / "heldout").mkdir()
+    (root / "heldout" / "test.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] in test_ids], sort_keys=False))
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "add", "."], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "hold out tau2's test split"], cwd=root, check=True)
+
+
+def added_lines(root: Path, parent: str, child: str) -> int:
+    out = subprocess.run(["git", "diff", "--numstat", parent, child, "--", "skills"], cwd=root, check=True, capture_output=True, text=True).stdout
+    return sum(int(line.split("\t")[0]) for line in out.splitlines() if line.split("\t")[0].isdigit())
+
+
+def test_pass_rate(root: Path, commit: str) -> float:
+    """The held-out pass rate of the skills at `commit`, through `frames eval` (same code path)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "frames_cli", "eval", "--ref", commit, "--cases", "heldout/*.yaml", "--json"],
+        cwd=root, check=True, capture_output=True, text=True,
+    ).stdout
+    return json.loads(out)["overall"]["pass_rate"]
+
+
+def one_run(root: Path) -> dict:
+    hold_out(root)
+    state = evolve(Workspace.open(root), EvolveOptions()).state
+    accepted = [c for c in state.candidates if c.parent_id and c.gate_passed]
+    blueprints = [bp for c in state.candidates if c.parent_id for bp in c.blueprints]
+    best = state.best()
+    return {
+        "added": [added_lines(root, state.candidate(c.parent_id).commit, c.commit) for c in accepted],
+        "changes": [len(bp["changes"]) for bp in blueprints],
+        "tokens": best.mean_tokens,
+        "train": best.pass_rate,
+        "test": test_pass_rate(root, best.commit),
+        "s0_test": test_pass_rate(root, state.base_candidate().commit),
+        "accepted": len(accepted),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="frames-merge-") as tmp:
+        example = snapshot(Path(tmp))
+        for label, overrides in SETTINGS:
+            runs = [one_run(workspace(Path(tmp), example, overrides, seed, args.max_rounds, None)) for seed in args.seeds]
+            rows.append((label, runs))
+            print(f"  {label}: done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    print(f"Merging proposals on the bundled airline example (tau2 train 30 / test 20), simulator (not an LLM); seeds {args.seeds}")
+    print(f"{'setting':<28} {'accepted':>8} {'added/child':>12} {'changes/bp':>10} {'tok/case':>8} {'train':>22} {'test (S0)':>30}")
+    for label, runs in rows:
+        added = [a for r in runs for a in r["added"]]
+        changes = [n for r in runs for n in r["changes"]]
+        print(
+            f"{label:<28} {statistics.mean(r['accepted'] for r in runs):8.1f}"
+            f" {statistics.mean(added) if added else 0:12.1f} {statistics.mean(changes) if changes else 0:10.2f}"
+            f" {statistics.mean(r['tokens'] for r in runs):8,.0f} {fmt_range([r['train'] for r in runs]):>22}"
+            f" {fmt_range([r['test'] for r in runs]):>22} ({statistics.mean(r['s0_test'] for r in runs) * 100:.1f}%)"
+        )
+    print(f"total wall time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""When two rule texts state the same rule, or contradict each other: word overlap, numbers, polarity.
+
+Consensus groups the diagnosers' proposals with these tests, and the rewrite guard uses them to
+refuse a skill that states one rule twice. Both are plain text comparisons, measured against the
+real-model trial's proposals (docs/DECISIONS.md, "One rule, one line"); no model is called.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from frames_cli.ingest.text import token_set
+
+_QUOTED_RULE = re.compile(r'^\s*Add the rule:\s*"(.+)"\s*$', re.DOTALL)
+_NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "single": "1", "twice": "2", "half": "0.5",
+}
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)*\b|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+# A case's own values: codes that mix letters and digits (reservation PEP4E0, order W4284542) or
+# upper-case codes of five letters or more (IFOYYZ).
+_IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_]*[A-Za-z])(?=[A-Za-z0-9_]*\d)[A-Za-z0-9_]{4,}\b|\b[A-Z]{5,}\b")
+# Words that turn a rule into its refusal. Stop-word removal drops "not" and "no", so polarity is
+# read from the raw words. "deny"/"refuse" count: "otherwise refuse" and "otherwise do not cancel"
+# are the same polarity, and the trial's diagnosers use both.
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|cannot|can't|don't|doesn't|mustn't|won't|nor|deny|denied|refuse|refused|reject|decline)\b",
+    re.IGNORECASE,
+)
+
+
+def rule_text(change: str) -> str:
+    """The rule a proposal states: the quoted sentence of `Add the rule: "..."`, else the whole text."""
+    m = _QUOTED_RULE.match(change)
+    return m.group(1).strip() if m else change.strip()
+
+
+def similarity(a: str, b: str) -> float:
+    """Jaccard similarity (0–1) of the two texts' stemmed content words (`ingest.text.token_set`).
+
+    Two empty texts are identical (1.0) only when they are equal strings; otherwise 0.0.
+    """
+    ta, tb = token_set(a), token_set(b)
+    if not ta or not tb:
+        return 1.0 if a.strip() == b.strip() else 0.0
+    return len(ta & tb) / len(ta | tb)
+
+
+def numbers(text: str) -> frozenset[str]:
+    """Numbers the text states, digits and number words alike ("three" and "3" are both "3")."""
+    return frozenset(_NUMBER_WORDS.get(m.lower(), m.replace(",", "")) for m in _NUMBER.findall(text))
+
+
+def numbers_conflict(a: str, b: str) -> bool:
+    """True when each text states a number the other lacks ("1 free bag" vs "2 free bags").
+
+    One text adding a number the other omits ("within 24 hours" against no time at all) is more
+    detail, not a different rule.
+    """
+    na, nb = numbers(a), numbers(b)
+    return bool(na - nb) and bool(nb - na)
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """Codes the text names (reservation and order ids and the like), upper-cased."""
+    return frozenset(m.upper() for m in _IDENTIFIER.findall(text))
+
+
+def different_subjects(a: str, b: str) -> bool:
+    """True when each text names a code the other does not ("do not cancel PEP4E0" / "… IFOYYZ"):
+    however alike the words, they are about different things and never one rule."""
+    ia, ib = identifiers(a), identifiers(b)
+    return bool(ia - ib) and bool(ib - ia)
+
+
+def negated(text: str) -> bool:
+    """True when the text refuses or forbids (any negation word)."""
+    return _NEGATION.search(text) is not None
+
+
+#: Two wordings contradict each other only when they are at least this similar: "X" against "do
+#: not X" share nearly every word, while two loosely alike wordings of one rule ("decide from the
+#: record" / "take the cabin from the record, not from what the user says, and deny") differ in
+#: negation words without disagreeing (measured on the trial's proposals, docs/DECISIONS.md).
+CONTRADICTION_SIMILARITY = 0.5
+
+
+def contradiction(a: str, b: str) -> str | None:
+    """Why two wordings of one rule contradict each other, or None when they agree.
+
+    Only wordings with `similarity` ≥ CONTRADICTION_SIMILARITY can contradict each other.
+
+    Returns:
+        "different numbers (…)" or "one forbids what the other asks".
+    """
+    if similarity(a, b) < CONTRADICTION_SIMILARITY:
+        return None
+    if numbers_conflict(a, b):
+        return f"different numbers ({', '.join(sorted(numbers(a)))} against {', '.join(sorted(numbers(b)))})"
+    if negated(a) != negated(b):
+        return "one forbids what the other asks"
+    return None
+
+
+#: Fewest content words two lines must share to state one rule. Every rule the real-model trial's
+#: rewriter wrote twice shared 9 to 19 content words with its repeat; short lines that share 4 or
+#: 5 ("Agent does not cancel reservation A since …" / "… B since …") reach any Jaccard threshold
+#: by chance and are different rules more often than not.
+MIN_SHARED_WORDS = 6
+
+
+def same_rule(a: str, b: str, threshold: float) -> bool:
+    """True when two lines state one rule twice: `similarity` ≥ `threshold`, at least
+    MIN_SHARED_WORDS content words in common, no number conflict and the same polarity.
+
+    Lines that differ only in a number ("1 free checked bag …" / "2 free checked bags …", as in a
+    policy's tables) are different rules, however many words they share; so are a rule and its
+    refusal ("cancel …" / "do not cancel …"), which is a contradiction, not a repetition.
+    """
+    if len(token_set(a) & token_set(b)) < MIN_SHARED_WORDS or different_subjects(a, b):
+        return False
+    return similarity(a, b) >= threshold and not numbers_conflict(a, b) and negated(a) == negated(b)
+
+
+def group(texts: Sequence[str], voters: Sequence[int], threshold: float) -> list[list[int]]:
+    """Group texts that state the same rule: average-linkage clustering with a cannot-link rule.
+
+    Two groups merge when the mean pairwise `similarity` of their members is ≥ `threshold`, most
+    similar pair first. Members of one group never share a voter: one diagnoser listing two
+    changes means they are two rules to it; nor do they name `different_subjects`. Identical
+    texts (whitespace aside) are merged first whoever proposed them.
+
+    Args:
+        texts: rule texts (see `rule_text`).
+        voters: per text, the diagnoser that proposed it.
+        threshold: 0 < threshold ≤ 1.
+
+    Returns:
+        Groups as lists of indexes into `texts`, each sorted; groups ordered by their first index.
+    """
+    if len(texts) != len(voters):
+        raise ValueError("one voter per text")
+    groups: list[list[int]] = []
+    by_text: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        key = " ".join(text.split()).casefold()
+        if key in by_text:
+            groups[by_text[key]].append(i)
+        else:
+            by_text[key] = len(groups)
+            groups.append([i])
+    sim = [[similarity(a, b) for b in texts] for a in texts]
+
+    apart = [[different_subjects(a, b) for b in texts] for a in texts]
+
+    def linkage(g: list[int], h: list[int]) -> float:
+        if any(apart[i][j] for i in g for j in h):
+            return -1.0
+        return sum(sim[i][j] for i in g for j in h) / (len(g) * len(h))
+
+    while True:
+        best: tuple[float, int, int] | None = None
+        for x in range(len(groups)):
+            vx = {voters[i] for i in groups[x]}
+            for y in range(x + 1, len(groups)):
+                if vx & {voters[i] for i in groups[y]}:
+                    continue
+                score = linkage(groups[x], groups[y])
+                if score >= threshold and (best is None or score > best[0]):
+                    best = (score, x, y)
+        if best is None:
+            break
+        _, x, y = best
+        groups[x] = sorted(groups[x] + groups[y])
+        del groups[y]
+    return sorted(groups, key=lambda g: g[0])
+
+
+def medoid(texts: Sequence[str], members: Sequence[int]) -> int:
+    """The member whose wording is closest on average to the others (ties: the shortest, then first).
+
+    This is the group's representative wording: the one that says what most of them say.
+    """
+    def key(i: int) -> tuple[float, int, int]:
+        others = [similarity(texts[i], texts[j]) for j in members if j != i]
+        return (-(sum(others) / len(others)) if others else 0.0, len(texts[i]), i)
+
+    return min(members, key=key)
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    """Two lines of a skill body that state the same rule (1-based line numbers in the body)."""
+
+    first_line: int
+    second_line: int
+    first: str
+    second: str
+
+
+def duplicate_pairs(body: str, threshold: float) -> list[DuplicatePair]:
+    """Pairs of rule lines in a Markdown body that state the same rule (`same_rule`).
+
+    Rule lines are non-empty text lines (list markers stripped); headings, HTML comments, table rows
+    and code fences are not rules. Lines of fewer than three content words are skipped: "Done."
+    twice is not a duplicated rule.
+    """
+    lines: list[tuple[int, str]] = []
+    in_code = False
+    for number, raw in enumerate(body.split("\n"), 1):
+        line = raw.strip()
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code or not line or line.startswith(("#", "<!--", "|")):
+            continue
+        text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
+        if len(token_set(text)) >= 3:
+            lines.append((number, text))
+    return [
+        DuplicatePair(n1, n2, t1, t2)
+        for k, (n1, t1) in enumerate(lines)
+        for n2, t2 in lines[k + 1:]
+        if same_rule(t1, t2, threshold)
+    ]
