@@ -73,11 +73,13 @@ def added_lines(root: Path, parent: str, child: str) -> int:
 
 def test_pass_rate(root: Path, commit: str) -> float:
     """The held-out pass rate of the skills at `commit`, through `frames eval` (same code path)."""
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "frames_cli", "eval", "--ref", commit, "--cases", "heldout/*.yaml", "--json"],
-        cwd=root, check=True, capture_output=True, text=True,
-    ).stdout
-    return json.loads(out)["overall"]["pass_rate"]
+        cwd=root, capture_output=True, text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"frames eval of {commit} on the held-out cases exited {done.returncode}:\n{done.stderr}")
+    return json.loads(done.stdout)["overall"]["pass_rate"]
 
 
 def one_run(root: Path) -> dict:
