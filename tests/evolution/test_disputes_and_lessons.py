@@ -126,14 +126,19 @@ def test_a_change_that_failed_the_gate_is_shown_to_later_diagnosers() -> None:
 
 
 def test_lessons_reach_later_runs(tmp_path: Path) -> None:
-    data = config(max_rounds=3, tolerance=0.0, patience=3, seed=3)
-    # A forgetful rewriter breaks categories, so some child fails the gate.
-    data["simulator"] = {"seed": 3, "p_forget": 0.9, "p_forget_anchored": 0.9}
-    repo = build_repo(tmp_path / "ws", data)
-    menu = evolve(repo.root)
-    state = json.loads((run_folder(repo.root, menu["run_id"]) / "state.json").read_text())
-    failed = [r for r in state["checkpoint"]["rounds"] if r["gate"] and not r["gate"]["passed"]]
-    assert failed, "with ε = 0 some child breaks a category"
+    # A forgetful rewriter breaks categories, so some child fails the gate in most seeded worlds;
+    # which seeds do shifts with any prompt wording (the simulator draws from the prompt), so the
+    # first of a few seeds that has one is used.
+    for seed in range(3, 9):
+        data = config(max_rounds=3, tolerance=0.0, patience=3, seed=seed)
+        data["simulator"] = {"seed": seed, "p_forget": 0.9, "p_forget_anchored": 0.9}
+        repo = build_repo(tmp_path / f"ws-{seed}", data)
+        menu = evolve(repo.root)
+        state = json.loads((run_folder(repo.root, menu["run_id"]) / "state.json").read_text())
+        failed = [r for r in state["checkpoint"]["rounds"] if r["gate"] and not r["gate"]["passed"]]
+        if failed:
+            break
+    assert failed, "with ε = 0 and a forgetful rewriter some child breaks a category"
     kept = json.loads((repo.root / ".frames" / "failed-changes.json").read_text())["lessons"]
     assert {(x["round"], x["kind"]) for x in kept if x["kind"] == "gate"} == {(r["round"], "gate") for r in failed}
     later = [e for e in read_exchanges(run_folder(repo.root, menu["run_id"]) / "exchanges.jsonl")
