@@ -177,6 +177,25 @@ def _read_skills(ws: Workspace, force: bool) -> dict[str, Skill | InputError]:
     return out
 
 
+def _refuse_secrets(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]) -> None:
+    """Refuse, before anything is written, a skill whose text holds a credential (`secretscan`).
+
+    Raises:
+        InputError: at the skill's SKILL.md and line, naming the policy file it was cut from (exit 2).
+    """
+    from frames_cli.secretscan import find_secrets
+
+    for skill in skills:
+        text = render_skill(skill)
+        hits = find_secrets(text)
+        if hits:
+            source = chunks[skill.name].doc.file if skill.name in chunks else "its policy"
+            raise InputError(
+                f"would hold a credential ({hits[0].kind}) copied from {source}: remove it there; coldstart commits no secret",
+                Location(ws.relative(ws.skills_dir / skill.name / SKILL_FILE), hits[0].line),
+            )
+
+
 def commit_text(result: ColdstartResult) -> str:
     """The commit message: a summary line, then the skills made (with their policy files), removed
     and skipped, and a `Frames-Command: coldstart` trailer."""
@@ -246,6 +265,7 @@ def run_coldstart(
     skills = [skill for skill, _ in outcomes]
     result.rewrite_failures = [(skill.name, error) for skill, error in outcomes if error]
 
+    _refuse_secrets(ws, skills, {p.name: p.chunk for p in todo})
     paths: list[str] = []
     for skill in skills:
         atomic_write_text(ws.skills_dir / skill.name / SKILL_FILE, render_skill(skill))

@@ -96,6 +96,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     """
     from frames_cli.gitstore.store import GitStore
     from frames_cli.workspace.lock import workspace_lock
+    from frames_cli.workspace.preflight import refuse_invalid_inputs
 
     config = ws.config()
     store = GitStore(ws.root)
@@ -104,6 +105,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     snapshot = _snapshot(config, options)
     fingerprint = run_fingerprint(cases.values(), snapshot)
     _require_models(ws, config, cases.values())
+    for problem in refuse_invalid_inputs(ws):
+        on_event(f"warning: {problem.location}: {problem.message}; left out")
     run_id = options.resume or find_unfinished(ws, base_sha)
     if run_id is None:
         _require_committed_skills(ws, store, options.base, base_sha)
@@ -115,6 +118,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             return EvolveOutcome(last, False, last.branch, [], {}, up_to_date=True)
     # After the up-to-date check, so a cron job with nothing to do does not import litellm.
     require_keys(ws, config, _roles(config, cases.values()))
+    if run_id is not None:
+        # Its checks only (read-only), so a run that cannot be resumed is refused before the lock.
+        _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
     run_id = run_id or new_run_id()
     with workspace_lock(ws, run_id, "evolve"):
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)

@@ -38,6 +38,8 @@ import yaml
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.text import SafeLoader, decode_utf8, yaml_error_line
+from frames_cli.formats.yamlbounds import check_yaml_bounds
+from frames_cli.sanitize import find_unsafe
 from frames_cli.registry import CHECKS
 from frames_cli.workspace.atomic import atomic_write_text
 
@@ -374,6 +376,7 @@ def _read_text(path: Path) -> str:
 
 
 def _records_yaml(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
+    check_yaml_bounds(text, path)
     loader = _SAFE_LOADER(text)
     try:
         try:
@@ -403,13 +406,37 @@ def _records_jsonl(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None
                 if not line.strip():
                     continue
                 try:
-                    record: Any = json.loads(line)
+                    record: Any = json.loads(line, parse_constant=_no_constant)
                 except json.JSONDecodeError as exc:
                     # A broken line spoils only its own record, so the rest of the file is still checked.
                     record = _RecordError(f"invalid JSON: {exc.msg} (column {exc.colno})")
+                except ValueError as exc:
+                    record = _RecordError(str(exc))
+                # Raw, or written as a \u escape: a control character in a case is refused as in YAML.
+                bad = find_unsafe(line if "\\u" not in line else "\n".join(_texts(record)), invisible=False)
+                if bad is not None and not isinstance(record, _RecordError):
+                    record = _RecordError(f"control character {bad.describe()} in the record; remove it")
                 yield record, Location(path, number), None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
+
+
+def _texts(value: Any) -> Iterable[str]:
+    """Every string (keys included) of decoded JSON `value`."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _texts(item)
+
+
+def _no_constant(name: str) -> Any:
+    """json's hook for NaN and Infinity, which are not JSON: refuse them."""
+    raise ValueError(f"{name} is not a JSON value (write a number or a string)")
 
 
 def _iter_file(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None]]:
@@ -475,10 +502,18 @@ def case_files(root: Path, pattern: str) -> list[Path]:
     """The case files matching the glob `pattern` below `root`, sorted.
 
     Only `.yaml`, `.yml` and `.jsonl` files count; hidden files (editor backups, `.frames`) do not.
+
+    Raises:
+        InputError: a matching file, or a folder on its way, is a symlink (`workspace.links`).
     """
-    return sorted(
+    from frames_cli.workspace.links import refuse_symlink
+
+    found = sorted(
         p for p in Path(root).glob(pattern) if p.is_file() and p.suffix.lower() in CASE_SUFFIXES and not p.name.startswith(".")
     )
+    for path in found:
+        refuse_symlink(Path(root), path, path.relative_to(root).as_posix())
+    return found
 
 
 def load_counted_cases(root: Path, pattern: str) -> list[Case]:

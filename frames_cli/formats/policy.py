@@ -232,8 +232,14 @@ def read_policy(path: Path, file: str, *, max_bytes: int = MAX_POLICY_BYTES) -> 
     """Read and parse one policy file; `file` is its workspace-relative name for messages and back-links.
 
     Raises:
-        InputError: unreadable, binary, not UTF-8, too large or empty (see `decode_policy`).
+        InputError: a symlink (or behind one, below the workspace), unreadable, binary, not UTF-8,
+            too large or empty (see `decode_policy`).
     """
+    from frames_cli.workspace.links import refuse_symlink
+
+    parts = len(Path(file).parts)
+    if not Path(file).is_absolute() and len(Path(path).parents) >= parts:
+        refuse_symlink(Path(path).parents[parts - 1], Path(path), file)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:

@@ -28,6 +28,7 @@ import yaml
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
+from frames_cli.secretscan import find_secrets
 
 SKILL_FILE = "SKILL.md"
 SKILLS_DIR = "skills"
@@ -365,8 +366,16 @@ def _parse_metadata(lines: list[str], knode: yaml.Node, vnode: yaml.Node, path: 
     return meta, raw, "".join(lines[knode.start_mark.line : first])
 
 
+#: Largest SKILL.md read: 40× the Agent Skills advice of about 5,000 tokens, so a pasted log or a
+#: runaway rewrite (10 MB cost 219.5 M tokens in one round, issue 15) is refused, not paid for.
+MAX_SKILL_BYTES = 800_000
+
+
 def parse_skill_bytes(data: bytes, path: Path) -> Skill:
-    """Decode UTF-8 `data` and parse it (InputError naming the line of a bad byte)."""
+    """Decode UTF-8 `data` and parse it (InputError naming the line of a bad byte, or a file over
+    MAX_SKILL_BYTES)."""
+    if len(data) > MAX_SKILL_BYTES:
+        raise InputError(f"SKILL.md is {len(data)} bytes; the limit is {MAX_SKILL_BYTES} (skills should stay near 5,000 tokens)", Location(path))
     return parse_skill(decode_utf8(data, path), path)
 
 
@@ -438,12 +447,19 @@ def render_skill(skill: Skill) -> str:
 # --- protected regions ----------------------------------------------------------------------------
 
 
+#: Anything that reads as a marker, in any case or spacing; only the exact forms above are markers.
+_MARKER_LIKE = re.compile(r"frames\s*:\s*protected", re.IGNORECASE)
+
+
 def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
-    """Find protected regions in a body.
+    """Find protected regions in a body: the one definition of the marker syntax (validate,
+    coldstart and the rewrite guard all use it). A marker is `PROTECTED_OPEN` or `PROTECTED_CLOSE`
+    alone on its line (surrounding spaces allowed); any other line naming `frames:protected` (no
+    spaces, upper case, inline, extra words) is a problem.
 
     Returns:
         (regions, problems): the text between each pair of markers, in order, and (1-based body
-        line, message) for each nesting, unclosed or stray marker.
+        line, message) for each nesting, unclosed, stray or malformed marker.
     """
     regions: list[str] = []
     problems: list[tuple[int, str]] = []
@@ -451,6 +467,12 @@ def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
     current: list[str] = []
     for no, line in enumerate(body.splitlines(keepends=True), 1):
         marker = line.strip()
+        if marker not in (PROTECTED_OPEN, PROTECTED_CLOSE) and _MARKER_LIKE.search(line):
+            # A near miss (`<!--frames:protected-->`, upper case, an inline region) would protect
+            # nothing while its author believes it does: it is an error, never ignored.
+            problems.append((no, f"not a protected-region marker: write `{PROTECTED_OPEN}` and `{PROTECTED_CLOSE}` "
+                                 "exactly, each alone on its line (inline regions are not supported)"))
+            continue
         if marker == PROTECTED_OPEN:
             if open_line is not None:
                 problems.append((no, f"protected region opened again before the one at body line {open_line} was closed"))
@@ -512,7 +534,7 @@ def skill_problems(skill: Skill, *, folder: str | None = None, max_body_lines: i
 
     Errors: invalid name, name differing from `folder`, empty or too long description, `<`/`>` in
     the description, compatibility over 500 chars, malformed protected regions, malformed
-    `frames-backlinks`. Warnings: body longer than `max_body_lines` lines.
+    `frames-backlinks`, a credential in the body or description (`secretscan`). Warnings: body longer than `max_body_lines` lines.
     """
     path = skill.path or Path(f"{SKILLS_DIR}/{skill.name}/{SKILL_FILE}")
     here = Location(path, 1)
@@ -534,6 +556,11 @@ def skill_problems(skill: Skill, *, folder: str | None = None, max_body_lines: i
         skill.backlinks
     except ValueError as exc:
         out.append(Problem(Location(path, _key_line(skill, "metadata")), f"metadata `{BACKLINKS_KEY}`: {exc}"))
+    for hit in find_secrets(skill.body):
+        # Skills are committed, pushed and pasted into prompts: a credential must never be one's text.
+        out.append(Problem(Location(path, _body_line(skill, hit.line)), f"holds a credential ({hit.kind}); remove it, skills are committed and shown to models"))
+    for hit in find_secrets(skill.description):
+        out.append(Problem(at_description, f"description holds a credential ({hit.kind}); remove it"))
     n_lines = len(skill.body.splitlines())
     if n_lines > max_body_lines:
         out.append(Problem(here, f"body has {n_lines} lines; keep it under {max_body_lines} (cost is an objective)", "warning"))
@@ -644,10 +671,11 @@ class SkillSet(Mapping[str, Skill]):
         skills_dir = Path(skills_dir)
         if not skills_dir.is_dir():
             return {}
+        # A symlinked folder or SKILL.md is never read (`frames validate` names one leading outside).
         return {
             f"{SKILLS_DIR}/{p.parent.name}/{SKILL_FILE}": p.read_bytes()
             for p in sorted(skills_dir.glob(f"*/{SKILL_FILE}"))
-            if p.is_file()
+            if p.is_file() and not p.is_symlink() and not p.parent.is_symlink()
         }
 
     @classmethod

@@ -69,8 +69,23 @@ class _StrictConstruct:
             ) from None
 
 
-class SafeLoader(_StrictConstruct, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """PyYAML's safe loader (the C one where built) whose construction errors carry a line."""
+class _UniqueKeys:
+    """Mixin: a mapping that repeats a key raises a marked ConstructorError at the repeat; PyYAML
+    keeps the last value silently, so an edited case would quietly lose the first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)  # type: ignore[misc]
+
+
+class SafeLoader(_StrictConstruct, _UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (the C one where built) whose construction errors carry a line and
+    which refuses a repeated key in a mapping."""
 
 
 def load_yaml_node(node: yaml.Node) -> object:

@@ -27,6 +27,7 @@ from git.exc import GitCommandError
 from frames_cli.errors import GitError, InputError, UnknownRevisionError
 from frames_cli.gitstore.process import SessionGit, SessionRepo
 from frames_cli.sanitize import clean, one_line
+from frames_cli.secretscan import REDACTED, redact_secrets
 
 SKILLS_PREFIX = "skills/"
 NOTES_REF = "refs/notes/frames"
@@ -622,7 +623,7 @@ def commit_message(summary: str, body: str = "", trailers: dict[str, str] | None
         raise ValueError(f"commit summary must be one non-blank line: {summary!r}")
     # File names, headings and model text reach messages: no control, bidi or zero-width character
     # (git refuses NUL; the rest would act on a reviewer's terminal in `git log`).
-    summary, body = one_line(summary), clean(body)
+    summary, body = one_line(summary), redact_secrets(clean(body), REDACTED)
     parts = [summary.strip()]
     if body.strip():
         parts.append(body.strip("\n"))

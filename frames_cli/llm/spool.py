@@ -17,6 +17,7 @@ from frames_cli.llm.audit import Redactor
 from frames_cli.tokens import approx_tokens
 from frames_cli.llm.providers import SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
 from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.workspace.links import refuse_symlink
 
 
 def spool_id(name: str, messages: list[dict[str, Any]], sample: int) -> str:
@@ -56,6 +57,8 @@ class SpoolProvider(CustomLLM):
 
         context, metadata = context_of(litellm_params)
         folder = context.root / context.spool.dir
+        # `spool.dir` is checked relative and inside (config); a link on its way could still lead out.
+        refuse_symlink(context.root, folder, context.spool.dir)
         rid = spool_id(model, messages, int(metadata.get(SAMPLE_KEY, 0)))
         answer = folder / f"{rid}.answer.txt"
         request = folder / f"{rid}.request.json"

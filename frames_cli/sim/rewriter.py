@@ -6,12 +6,13 @@ import random
 import re
 from typing import Any, Iterator
 
+from frames_cli.formats.skill import PROTECTED_CLOSE, PROTECTED_OPEN
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import sentence_found, sentence_sets
 
 _QUOTED_RULE = re.compile(r'Add the rule: "([^"]+)"')
-_OPEN, _CLOSE = "<!-- frames:protected -->", "<!-- /frames:protected -->"
+_OPEN, _CLOSE = PROTECTED_OPEN, PROTECTED_CLOSE
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # The validator's complaint about a rule written twice (evolution.rewrite); a model told so keeps
 # the first line and drops the repeat.

@@ -53,10 +53,29 @@ def _naming(exc: OSError, path: Path) -> OSError:
 
 
 def atomic_write_text(path: Path, text: str, mode: int = 0o644) -> None:
-    """Write UTF-8 `text` to `path` atomically; see `atomic_write_bytes`."""
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+    """Write UTF-8 `text` to `path` atomically, credentials redacted (`secretscan`: nothing frames
+    writes holds an API key); see `atomic_write_bytes`."""
+    from frames_cli.secretscan import REDACTED, redact_secrets
+
+    atomic_write_bytes(path, redact_secrets(text, REDACTED).encode("utf-8"), mode)
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
-    """Write `obj` as indented, key-sorted JSON to `path` atomically; see `atomic_write_bytes`."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    """Write `obj` as indented, key-sorted JSON to `path` atomically, credentials in its strings
+    redacted; see `atomic_write_bytes`."""
+    # Redacted value by value, so a replacement can never break the JSON around it.
+    text = json.dumps(_redacted(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _redacted(obj: Any) -> Any:
+    """`obj` (plain JSON data) with credentials in every string, keys included, redacted."""
+    from frames_cli.secretscan import REDACTED, redact_secrets
+
+    if isinstance(obj, str):
+        return redact_secrets(obj, REDACTED)
+    if isinstance(obj, (list, tuple)):
+        return [_redacted(v) for v in obj]
+    if isinstance(obj, dict):
+        return {_redacted(k): _redacted(v) for k, v in obj.items()}
+    return obj

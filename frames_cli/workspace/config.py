@@ -7,19 +7,25 @@ Every setting lives in exactly one dataclass field below; its `doc` metadata is 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
+import reprlib
 import types
 import typing
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Union
 
 import yaml
 
 from frames_cli.errors import ConfigError, Location
 from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
+from frames_cli.formats.yamlbounds import check_yaml_bounds
 
 CONFIG_FILE = "frames.yaml"
 CONFIG_VERSION = 1
+#: Largest frames.yaml read; the template `frames init` writes is about 8 KB.
+MAX_CONFIG_BYTES = 1_000_000
 
 
 def _f(default: Any, doc: str, **kw: Any) -> Any:
@@ -155,7 +161,7 @@ class EvalConfig:
     """`frames eval` defaults."""
 
     samples: int = _f(1, "k: samples per case (pass@k and pass^k need k > 1)", min=1)
-    cases: str = _f("cases/*", "glob of case files, relative to the workspace")
+    cases: str = _f("cases/*", "glob of case files, relative to the workspace", inside=True)
     jobs: int = _f(1, "worker processes `frames eval` spreads the cases over (each gets 1/jobs of the budget)", min=1)
 
 
@@ -201,7 +207,7 @@ class SimulatorConfig:
 class SpoolConfig:
     """The spool provider: a person or program answers each request file (air-gapped teams)."""
 
-    dir: str = _f(".frames/spool", "folder for request and answer files")
+    dir: str = _f(".frames/spool", "folder for request and answer files, relative to the workspace", inside=True)
     timeout_s: float = _f(3600.0, "seconds to wait for an answer file", min=0.001)
     poll_s: float = _f(1.0, "seconds between looks for the answer", min=0.001)
 
@@ -242,13 +248,17 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
         value = load_yaml_node(node) if not isinstance(node, yaml.MappingNode) else None
     except yaml.MarkedYAMLError as exc:
         raise ConfigError(f"`{key}`: {exc.problem}", loc) from None
-    bad = ConfigError(f"`{key}` must be {_type_name(tp)}, got {value!r}", loc)
+
+    def bad() -> ConfigError:
+        # Made only when raised, and with a shortened repr: a long value must not be copied whole.
+        return ConfigError(f"`{key}` must be {_type_name(tp)}, got {reprlib.repr(value)}", loc)
+
     if isinstance(node, yaml.MappingNode):
-        raise bad
+        raise bad()
     if value is None:
         if type(None) in args:
             return None
-        raise bad
+        raise bad()
     for arg in args:
         if typing.get_origin(arg) is list:
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -262,6 +272,8 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
                 return value
         elif arg is float:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if not math.isfinite(value):
+                    raise ConfigError(f"`{key}` must be a finite number, got {value}", loc)
                 _check_range(float(value), key, meta, loc)
                 return float(value)
         elif arg is str:
@@ -272,8 +284,16 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
                     raise ConfigError(f"`{key}` must be a whole number or `all`, got {value!r}", loc)
                 if meta.get("model"):
                     _check_model(value, key, loc)
+                if meta.get("inside"):
+                    _check_inside(value, key, loc)
                 return value
-    raise bad
+    raise bad()
+
+
+def _check_inside(value: str, key: str, loc: Location) -> None:
+    """A path or glob setting must stay inside the workspace: relative, without `..`."""
+    if PurePosixPath(value).is_absolute() or Path(value).is_absolute() or ".." in PurePosixPath(value).parts or not value.strip():
+        raise ConfigError(f"`{key}` must be a path relative to the workspace, inside it (no `..`), got {value!r}", loc)
 
 
 def _check_model(model: str, key: str, loc: Location) -> None:
@@ -318,7 +338,22 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
         check_calls_per_process(built, loc)
     if isinstance(built, SplitConfig) and built.selection + built.test > 0.9:
         raise ConfigError(f"`{prefix}.selection` + `{prefix}.test` is {built.selection + built.test:g}; at most 0.9, so that cases are left to diagnose", loc)
+    if isinstance(built, EvolutionConfig):
+        check_votes(built, loc)
+    if isinstance(built, ExecutorConfig) and built.kind == "command" and not built.command:
+        raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", loc)
     return built
+
+
+def check_votes(evolution: EvolutionConfig, loc: Location | None) -> None:
+    """Refuse a vote threshold q above the number of diagnosers D: no skill could ever be rewritten.
+
+    Raises:
+        ConfigError: at `loc` (the `evolution` block of frames.yaml; None for a config built in code).
+    """
+    q, d = evolution.vote_threshold, evolution.diagnosers
+    if isinstance(q, int) and q > d:
+        raise ConfigError(f"`evolution.vote_threshold` {q} is more than `evolution.diagnosers` {d}: no skill could get enough votes", loc)
 
 
 def check_calls_per_process(llm: LLMConfig, loc: Location | None) -> None:
@@ -336,10 +371,13 @@ def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:
     """Parse the text of a `frames.yaml`; missing keys take their defaults.
 
     Raises:
-        ConfigError: YAML syntax error, unknown or duplicate key, wrong type or out-of-range value;
-            the message names `path` and the line.
+        ConfigError: YAML syntax error, a text too large, too deep or an alias bomb
+            (formats/yamlbounds.py), unknown or duplicate key, wrong type, NaN or infinity,
+            out-of-range value, a path setting outside the workspace, q above D; the message names
+            `path` and the line.
     """
     path = Path(path)
+    check_yaml_bounds(text, path, error=ConfigError, max_bytes=MAX_CONFIG_BYTES)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -356,6 +394,8 @@ def load_config(root: Path) -> FramesConfig:
         ConfigError: the file is unreadable, not UTF-8, or invalid (see `parse_config`).
     """
     path = Path(root) / CONFIG_FILE
+    if path.is_symlink() and not path.resolve().is_relative_to(Path(root).resolve()):
+        raise ConfigError(f"is a symlink (to {os.readlink(path)}); frames reads its settings only from the workspace", Location(path))
     if not path.exists():
         return FramesConfig()
     try:

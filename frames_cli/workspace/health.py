@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,8 +12,10 @@ from frames_cli.errors import ConfigError, InputError, Location
 from frames_cli.formats.policy import PolicyDocument, policy_files, read_policy
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill import GENERATED_KEY, SkillSet
+from frames_cli.secretscan import find_secrets
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
+from frames_cli.workspace.links import first_symlink
 
 
 @dataclass
@@ -62,10 +65,16 @@ def _shown(ws: Workspace) -> Path:
 
 def _policies(ws: Workspace, base: Path, problems: list[Problem]) -> list[PolicyDocument]:
     docs = []
+    if first_symlink(ws.root, ws.policies_dir) is not None:
+        problems.append(Problem(Location(base / "policies"), f"is a symlink (to {os.readlink(ws.policies_dir)}); frames reads no policy through a symlink"))
+        return docs
     for path in policy_files(ws.policies_dir):
         rel = path.relative_to(ws.root).as_posix()
         try:
-            docs.append(read_policy(path, rel))
+            doc = read_policy(path, rel)
+            docs.append(doc)
+            problems += [Problem(Location(base / rel, hit.line), f"holds a credential ({hit.kind}); coldstart would copy it into a skill: remove it")
+                         for hit in find_secrets("\n".join(doc.lines))]
         except InputError as exc:
             loc = exc.location or Location(rel)
             problems.append(Problem(Location(base / str(loc.path), loc.line), exc.message))
@@ -97,12 +106,17 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     except ConfigError as exc:
         config = FramesConfig()
         problems.append(Problem(Location(base / ws.config_path.name, exc.location.line if exc.location else None), exc.message))
+    if first_symlink(ws.root, ws.state_dir) is not None:
+        problems.append(Problem(Location(base / ws.state_dir.name), f"is a symlink (to {os.readlink(ws.state_dir)}); frames writes its state only inside the workspace"))
     files = SkillSet.read_dir(ws.skills_dir)
     skills, skill_problems = SkillSet.check_files(files, max_body_lines=config.evolution.max_body_lines, base=base)
     problems += skill_problems
     if ws.skills_dir.is_dir():
         for folder in sorted(ws.skills_dir.iterdir()):
-            if folder.is_dir() and not folder.name.startswith(".") and not (folder / "SKILL.md").is_file():
+            link = first_symlink(ws.root, folder / "SKILL.md")
+            if link is not None:
+                problems.append(Problem(Location(base / link.relative_to(ws.root)), f"is a symlink (to {os.readlink(link)}); frames reads no skill through a symlink"))
+            elif folder.is_dir() and not folder.name.startswith(".") and not (folder / "SKILL.md").is_file():
                 problems.append(Problem(Location(base / "skills" / folder.name), "skill folder has no SKILL.md"))
     for skill in skills.values():
         for ref in skill.references:

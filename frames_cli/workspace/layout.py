@@ -72,10 +72,13 @@ class Workspace:
         (pytest's and mypy's caches do the same). An existing `.frames/.gitignore` is left as it is.
 
         Raises:
+            InputError: `.frames` is a symlink (frames writes nothing outside the workspace).
             OSError: the folder or file cannot be written.
         """
         from frames_cli.workspace.atomic import atomic_write_text
+        from frames_cli.workspace.links import refuse_symlink
 
+        refuse_symlink(self.root, self.state_dir, STATE_DIR)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         ignore = self.state_dir / ".gitignore"
         if not ignore.exists():

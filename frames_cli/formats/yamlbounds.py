@@ -1,0 +1,79 @@
+"""Bounds on a YAML text before it is composed: size, nesting depth and the values aliases expand to.
+
+PyYAML composes an alias as a second reference to the same node, so a "billion laughs" text of a
+few hundred bytes composes in microseconds and explodes only later, when something walks it as a
+tree (`repr`, `yaml.serialize`, JSON encoding, the simulator's prompts): 179 s and 2.7 GB before a
+MemoryError in issue 15. Deep nesting overflows the pure-Python composer's recursion. Both are
+found here on PyYAML's event stream, which is read iteratively, in one linear pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from frames_cli.errors import InputError, Location
+
+#: Collections nested inside each other at most; real frames files use fewer than 10.
+MAX_DEPTH = 64
+#: Values (scalars and collections) that aliases may add to a document once followed; the values
+#: written out are bounded by the file's size, these are not.
+MAX_VALUES = 100_000
+
+
+def check_yaml_bounds(
+    text: str, path: Path | str, *, error: type[InputError] = InputError, max_bytes: int | None = None,
+    max_depth: int = MAX_DEPTH, max_values: int = MAX_VALUES,
+) -> None:
+    """Refuse a YAML text that is too large, too deeply nested or an alias bomb.
+
+    Args:
+        max_bytes: longest text in UTF-8 bytes (None = no limit).
+        max_depth / max_values: see MAX_DEPTH and MAX_VALUES (values added by aliases).
+
+    Raises:
+        `error`: `path:line: ...` at the collection too deep or the alias whose expansion passes
+            `max_values`; `path: ...` for the size. A syntax error is left to the composer, which
+            reports it with its own mark.
+    """
+    if max_bytes is not None:
+        size = len(text.encode("utf-8"))
+        if size > max_bytes:
+            raise error(f"file is {size} bytes; the limit is {max_bytes}", Location(path))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    # Per open collection: values inside it so far. Per anchor: the values its node expands to.
+    open_counts: list[int] = [0]
+    anchors: dict[str, int] = {}
+    open_anchors: list[str | None] = []
+    total = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if len(open_counts) > max_depth:
+                    raise error(f"YAML nested more than {max_depth} levels deep", _loc(path, event))
+                open_counts.append(0)
+                open_anchors.append(event.anchor)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                size = open_counts.pop() + 1
+                anchor = open_anchors.pop()
+                if anchor is not None:
+                    anchors[anchor] = size
+                open_counts[-1] += size
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor is not None:
+                    anchors[event.anchor] = 1
+                open_counts[-1] += 1
+            elif isinstance(event, yaml.AliasEvent):
+                grown = anchors.get(event.anchor, 1)
+                open_counts[-1] += grown
+                total += grown
+                if total > max_values:
+                    raise error(f"YAML aliases expand to more than {max_values} values (an alias bomb?)", _loc(path, event))
+    except yaml.YAMLError:
+        return
+
+
+def _loc(path: Path | str, event: yaml.Event) -> Location:
+    mark = event.start_mark
+    return Location(path, mark.line + 1 if mark is not None else None)
