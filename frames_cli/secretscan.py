@@ -69,6 +69,7 @@ class _Rule:
     #: without it cannot match, so the regex is skipped: most prompts hold no `gh`, `xox`, `AIza`,
     #: `k_live_`, ..., and a scan costs a few substring searches instead of 40 regex passes.
     required: str | None
+    ignore_case: bool
 
 
 def _required(pattern: re.Pattern[str]) -> str | None:
@@ -115,10 +116,10 @@ def _rules() -> tuple[_Rule, ...]:
     rules = []
     for module, name in PLUGINS:
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
-        rules += [_Rule(plugin.secret_type, pattern, _required(pattern)) for pattern in plugin.denylist]
+        rules += [_Rule(plugin.secret_type, pattern, _required(pattern), bool(pattern.flags & re.IGNORECASE)) for pattern in plugin.denylist]
     for kind, body in EXTRA_RULES:
         pattern = re.compile(body)
-        rules.append(_Rule(kind, pattern, _required(pattern)))
+        rules.append(_Rule(kind, pattern, _required(pattern), bool(pattern.flags & re.IGNORECASE)))
     return tuple(rules)
 
 
@@ -129,7 +130,7 @@ def find_secrets(text: str) -> list[SecretHit]:
     for rule in _rules():
         if rule.required is not None:
             haystack = text
-            if rule.pattern.flags & re.IGNORECASE:
+            if rule.ignore_case:
                 lowered = text.lower() if lowered is None else lowered
                 haystack = lowered
             if rule.required not in haystack:
