@@ -384,6 +384,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id)),
         record_disputes=lambda disputes: save_disputes(ws, disputes),
         record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
+        **_guards(store, state.base, settings, cases.values()),
         accept=accept,
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",
@@ -478,6 +479,25 @@ def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[st
         return built[sha]
 
     return index
+
+
+def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) -> dict[str, Any]:
+    """The RunContext fields of the guards `settings.guards` switches on (evolution/guards.py): the
+    case-value index over `cases` and the policy at the base commit, and the policy sentences that
+    S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
+    from frames_cli.evolution.guards import CaseValues, PolicyKeeper
+    from frames_cli.formats.skill import SkillSet
+
+    on = settings.guards
+    if not any(on.values()):
+        return {}
+    policies = store.read_files(base, "policies/")
+    out: dict[str, Any] = {}
+    if on.get("case_values"):
+        out["case_values"] = CaseValues.build(cases, [data.decode("utf-8", errors="replace") for data in policies.values()])
+    if on.get("policy_sentences"):
+        out["policy_keeper"] = PolicyKeeper.build(SkillSet.from_files(store.read_files(base)), policies)
+    return out
 
 
 def _summarise(report: Any) -> Evaluation:

@@ -19,6 +19,7 @@ from frames_cli.evolution.disputes import excluded_ids
 from frames_cli.evolution.lessons import Lesson, round_lessons, tried_section
 from frames_cli.evolution.front import FrontPoint, pareto_front
 from frames_cli.evolution.gate import Gate, Outcomes, outcomes_from_results
+from frames_cli.evolution.guards import CaseValues, PolicyKeeper, RewriteGuard, guard_proposals
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, candidate_id, utc_now
 from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, rewrite
 from frames_cli.evolution.scoring import score
@@ -48,7 +49,7 @@ class Settings:
     started before they existed; `split` is `evolution.split` as a dict (used once, when a new run
     divides its cases); `merge_threshold` is None and `duplicate_threshold` 1.0 in runs started
     before merging existed (they resume as they began: identical wording merged only, the guard
-    nearly off); the rest mean what their config fields say.
+    nearly off); `guards` is `evolution.guards` likewise ({}: no guard); the rest mean what their config fields say.
     """
 
     max_rounds: int
@@ -69,6 +70,7 @@ class Settings:
     split: dict = dataclasses.field(default_factory=dict)
     merge_threshold: float | None = None
     duplicate_threshold: float = 1.0
+    guards: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -97,6 +99,7 @@ class Settings:
             split=dataclasses.asdict(ev.split),
             merge_threshold=ev.merge_threshold,
             duplicate_threshold=ev.duplicate_threshold,
+            guards=dataclasses.asdict(ev.guards),
         )
 
     def to_json(self) -> dict:
@@ -173,6 +176,8 @@ class RunContext:
         record_disputes: called with the run's disputes (case id → record) whenever it learns one,
             so later runs and `frames status` know them.
         record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
+        case_values: the case-value index of evolution/guards.py, or None when that guard is off.
+        policy_keeper: the policy sentences of S0's skills, or None when that guard is off.
         on_event: progress messages for people (one line each).
         amendments: what diagnosers are told about policy lines that changed under the base's
             skills since they were written ("" when none; workspace/amendments.diagnoser_notice).
@@ -193,6 +198,8 @@ class RunContext:
     retriever: Callable[[str], "PassageIndex | None"] = lambda _sha: None
     record_disputes: Callable[[dict[str, dict]], None] = lambda _d: None
     record_lessons: Callable[[list[Lesson]], None] = lambda _l: None
+    case_values: CaseValues | None = None
+    policy_keeper: PolicyKeeper | None = None
     on_event: Callable[[str], None] = lambda _msg: None
     amendments: str = ""
 
@@ -385,6 +392,9 @@ class EvolutionRun:
         index = self.ctx.retriever(self.state.candidate(r.parent).commit)
         results = diagnose(self.ctx.client, self._parent_skills(r), failures, r.batches, round_no=r.round, index=index,
                            tried=tried_section(self.lessons()), amendments=self.ctx.amendments)
+        if self.ctx.case_values is not None:
+            for line in guard_proposals(results, self.ctx.case_values):
+                self.ctx.on_event(f"round {r.round}: dropped {line}")
         if all(d.error for d in results):
             # One failed diagnoser is noise the vote absorbs; all of them failing is a provider
             # that refuses us (credentials, model name), and more rounds would only repeat it.
@@ -417,7 +427,8 @@ class EvolutionRun:
         anchors = {b.skill: [self.ctx.cases[c] for c in self.ctx.anchors(b.skill, n) if c in self.ctx.cases] for b in blueprints}
         limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries, self.settings.duplicate_threshold)
         priors = {b.skill: self.ctx.priors(b.skill) for b in blueprints}
-        outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors)
+        guard = RewriteGuard(self.ctx.policy_keeper, self.ctx.case_values)
+        outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors, guard=guard)
         r.outcomes = [o.to_json() for o in outcomes]
         if not any(o.accepted for o in outcomes):
             r.note = "every rewrite was dropped by the validator"
@@ -542,6 +553,8 @@ class EvolutionRun:
             for o in r.outcomes
             if o["skill"] not in child.changed_skills
         }
+        child.dropped_proposals = [line for d in r.diagnoses for line in d["dropped"]]
+        child.policy_changes = [c for o in r.outcomes if o["skill"] in child.changed_skills for c in o.get("policy_changes", [])]
         child.votes_needed, child.diagnosers = self.settings.vote_threshold, self.settings.diagnosers
 
     def _keep_evaluation(self, cid: str, ev: Evaluation) -> None:

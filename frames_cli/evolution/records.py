@@ -122,6 +122,10 @@ class Candidate:
         failures: what those cases showed (a FailureNote per case id, when the loop had it).
         diff_size: lines inserted plus deleted under skills/ against the parent.
         dropped: {skill: why its change was dropped} (a rewrite that never validated).
+        dropped_proposals: the round's proposals refused before the vote, one line each with the
+            reason (a case value in the rule text, no cited case of the batch, a bad skill name).
+        policy_changes: the policy sentences its rewrites removed or changed, each
+            `guards.PolicyChange.to_json()` ({skill, sentence, source, kind, asked_by, case_ids}).
         votes_needed: q as a number of diagnosers, and `diagnosers` D, for "2 of 3 votes".
         case_counts: {category: n}, the cases of the selection set (E when the run does not split)
             each rate in `per_category` is over ({} in runs
@@ -148,6 +152,8 @@ class Candidate:
     failures: list[FailureNote] = field(default_factory=list)
     diff_size: int = 0
     dropped: dict[str, str] = field(default_factory=dict)
+    dropped_proposals: list[str] = field(default_factory=list)
+    policy_changes: list[dict[str, Any]] = field(default_factory=list)
     votes_needed: int | None = None
     diagnosers: int | None = None
     sets: dict[str, Any] = field(default_factory=dict)

@@ -251,6 +251,11 @@ def review_markdown(review: Review) -> str:
                 + (f" — {md_text(d['reason'])}" if d.get("reason") else "") for d in review.disputed]
     out += ["", "### Blueprint", "", "What the diagnosers proposed and the rewriter was asked to do; the diff below is what it wrote.", ""]
     out += _blueprint_lines(cand, {s.name: s for s in review.skills})
+    out += ["", "### Policy sentences removed or changed", ""]
+    out += _policy_change_lines(cand)
+    if cand.dropped_proposals:
+        out += ["", "### Proposals dropped before the vote", ""]
+        out += [f"- {md_text(line)}" for line in cand.dropped_proposals]
     out += ["", "### Diff", ""]
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", review.diff)), default=0))
     out += [f"{fence}diff", review.diff, fence] if review.diff else ["No change under skills/."]
@@ -285,3 +290,16 @@ def _blueprint_lines(cand: Candidate, skills: dict[str, SkillContext]) -> list[s
                 lines.append(f"  - note: {md_text(ctx.problem)}")
     lines += [f"- `{skill}`: change dropped ({why})" for skill, why in sorted(cand.dropped.items())]
     return lines or ["- none (no skill changed against the parent)"]
+
+
+def _policy_change_lines(cand: Candidate) -> list[str]:
+    """Each policy sentence the candidate's rewrites removed or changed, with the blueprint line that
+    asked and its cases; a rewrite that did so unasked was refused (evolution/guards.py)."""
+    if cand.parent_id is None:
+        return ["- none (S0 is the baseline)"]
+    lines = []
+    for c in cand.policy_changes:
+        cases = ", ".join(f"`{i}`" for i in c.get("case_ids", [])) or "none"
+        lines.append(f"- `{c['skill']}` {c['kind']} \"{md_text(c['sentence'])}\" ({c['source']})")
+        lines.append(f"  - asked by the blueprint line: {md_text(c['asked_by'])}; cases {cases}")
+    return lines or ["- none"]

@@ -14,6 +14,7 @@ from frames_cli.evolution.prompting import REWRITE_FORMAT, json_block, skill_blo
 from frames_cli.sanitize import clean, structure_tags
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.guards import RewriteGuard
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill, SkillSet
     from frames_cli.llm.client import ModelClient
@@ -38,12 +39,15 @@ class RewriteOutcome:
         skill_text: the validated new SKILL.md text, or None when the change was dropped.
         attempts: rewriter calls made (1 + retries used).
         errors: per failed attempt, the validator's (or the call's) error lines.
+        policy_changes: the policy sentences the accepted rewrite removed or changed, each as
+            `guards.PolicyChange.to_json()` with the blueprint change that asked (usually none).
     """
 
     skill: str
     skill_text: str | None = None
     attempts: int = 0
     errors: list[list[str]] = field(default_factory=list)
+    policy_changes: list[dict] = field(default_factory=list)
 
     @property
     def accepted(self) -> bool:
@@ -200,6 +204,7 @@ def rewrite(
     *,
     round_no: int,
     priors: Mapping[str, Sequence[str]] | None = None,
+    guard: RewriteGuard | None = None,
 ) -> list[RewriteOutcome]:
     """Rewrite every blueprint skill concurrently; each skill retries with its errors, then is dropped.
 
@@ -210,6 +215,8 @@ def rewrite(
     Args:
         anchors: skill name → anchor cases (cases of the regression pool that passed using it).
         priors: skill name → reviewer advice attached to it (context for the rewriter, not rules).
+        guard: the guards of evolution/guards.py a valid answer must also pass (policy sentences
+            kept, no case value in an added line); their errors are retried like the validator's.
 
     Returns:
         One outcome per blueprint, in order.
@@ -237,8 +244,12 @@ def rewrite(
                 outcome.errors.append([f"rewriter call failed: {reply.error}"])
                 return outcome
             text, errors = validate_rewrite(original, blueprint.skill, reply.data, limits, blueprint.description)
-            if text is not None:
+            changes: list = []
+            if text is not None and guard is not None:
+                errors, changes = guard.check(original, reply.data["body"], blueprint)
+            if text is not None and not errors:
                 outcome.skill_text = text
+                outcome.policy_changes = [c.to_json() for c in changes]
                 return outcome
             outcome.errors.append(errors)
             messages = messages + [

@@ -111,6 +111,19 @@ class SplitConfig:
 
 
 @dataclass(frozen=True)
+class GuardsConfig:
+    """Guards on what evolution writes (evolution/guards.py). Both are on by default; switch one off
+    only to measure what it prevents (bench/)."""
+
+    case_values: bool = _f(
+        True, "drop a proposed rule, and refuse a rewritten line, that carries a value of a case (an id, a name, an amount, a date) the policy does not state"
+    )
+    policy_sentences: bool = _f(
+        True, "refuse a rewrite that removes or changes a sentence its skill held from the policy at S0, unless the blueprint asks for it citing cases"
+    )
+
+
+@dataclass(frozen=True)
 class EvolutionConfig:
     """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
 
@@ -134,6 +147,7 @@ class EvolutionConfig:
     seed: int = _f(0, "seed for batching, sampling and tie-breaking")
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
     split: SplitConfig = field(default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"})
+    guards: GuardsConfig = field(default_factory=GuardsConfig, metadata={"doc": "what a proposal or rewrite may not write"})
 
 
 @dataclass(frozen=True)

@@ -384,3 +384,21 @@ def test_promote_override_gate_records_who_why_and_when(world):
     assert json.loads(_invoke(world, "review", f"{RUN}/r1c2", "--json").stdout)["gate_overrides"] == [record]
     assert "Gate overridden" not in review_markdown_of(world, "r1c1")
     assert _user_view(world) == before
+
+
+def test_review_lists_policy_sentences_changed_and_proposals_dropped(world):
+    from frames_cli.evolution.review import build_review, review_markdown
+    from frames_cli.gitstore.store import GitStore
+    from frames_cli.workspace.layout import Workspace
+
+    assert "### Policy sentences removed or changed\n\n- none\n" in review_markdown_of(world, "r1c1")
+    cand = world.state.candidate("r1c1")
+    cand.policy_changes = [{"skill": "cancel", "sentence": "Refunds take 7 days.", "source": "policies/airline.md:8-8",
+                            "kind": "removed", "asked_by": 'Remove "Refunds take 7 days."', "case_ids": ["case-7"]}]
+    cand.dropped_proposals = ["proposal 0 for `cancel` (diagnoser 1): carries a case value: `H8Q05L` (from case case-7)"]
+    ws = Workspace.open(world.root)
+    text = review_markdown(build_review(ws, GitStore(ws.root), world.state, cand))
+    assert '- `cancel` removed "Refunds take 7 days." (policies/airline.md:8-8)' in text
+    assert "  - asked by the blueprint line: Remove \"Refunds take 7 days.\"; cases `case-7`" in text
+    # model text is escaped for Markdown (md_text), backticks included
+    assert "### Proposals dropped before the vote\n\n- proposal 0 for \\`cancel\\` (diagnoser 1): carries a case value: \\`H8Q05L\\`" in text

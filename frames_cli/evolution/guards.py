@@ -1,0 +1,326 @@
+"""Guards on what evolution may write: no case facts as rules, no policy sentence dropped silently.
+
+Two checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIONS.md 2026-12-01):
+
+- `CaseValues` (`case_values`): a proposed rule, or a line a rewrite adds, may not carry a value that
+  a case's record holds (a reservation or order id, a person's name, an amount, a date from that
+  case's input, expected answer or evidence). Such a line is a fact of that case: it cannot help an
+  unseen case, and a reviewer rejects it. A value held by a few cases is still instance data (in
+  τ², one user's reservation ids appear in every task of that user), so "one case" is not required.
+  Values the policy itself states are rule values and always allowed.
+- `PolicyKeeper` (`policy_sentences`): a rewrite may not remove or change a sentence its skill held
+  from the policy at S0 (the back-linked span's sentences that the S0 body contains) unless the
+  blueprint asked for exactly that, quoting the sentence and citing cases. Each allowed removal is
+  reported with the blueprint line that asked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+
+from frames_cli.ingest.text import overlap, sentences, token_set
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.consensus import Blueprint
+    from frames_cli.evolution.diagnose import DiagnoserResult
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import Skill, SkillSet
+
+# A value token: letters, digits and the joiners ids, dates and amounts use inside them
+# ("H8Q05L", "emma_kim_9957", "2024-05-17", "$1,380.00"); trailing punctuation is not part of it.
+_TOKEN = re.compile(r"[$€£]?[A-Za-z0-9](?:[A-Za-z0-9_,.\-/:]*[A-Za-z0-9])?")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NAME_KEY = re.compile(r"(^|_)name$")
+#: Whole numbers below this, written without a currency sign, are counts ("2 bags", "5 passengers"),
+#: which rules state all the time; larger numbers and any amount with a sign are case values.
+SMALL_COUNT = 100
+#: Policy sentences with fewer content words than this are headings or labels ("Refund:"), not rules.
+MIN_RULE_WORDS = 3
+#: A sentence of the rewrite that holds this share of a removed policy sentence's words (both ways)
+#: is the same rule reworded: reported as "changed" rather than "removed".
+CHANGED_OVERLAP = 0.6
+
+
+def _value(token: str) -> str | None:
+    """The normalised value of one token, or None when the token is an ordinary word or a count.
+
+    Values: tokens mixing letters and digits (ids, flight numbers), dates and times, amounts (with a
+    currency sign, a decimal part, or ≥ SMALL_COUNT), and all-capital words of five or more letters
+    (reservation ids without a digit). Case-folded, so "h8q05l" and "H8Q05L" are one value.
+    """
+    signed = token[0] in "$€£"
+    bare = token.lstrip("$€£")
+    if not any(ch.isdigit() for ch in bare):
+        return bare.casefold() if len(bare) >= 5 and bare.isalpha() and bare.isupper() else None
+    plain = bare.replace(",", "")
+    if _NUMBER.fullmatch(plain):
+        number = float(plain)
+        if not signed and "." not in plain and number < SMALL_COUNT:
+            return None
+        return f"{number:g}" if number != int(number) else str(int(number))
+    return bare.casefold()
+
+
+def values_in(text: str) -> set[str]:
+    """The normalised values (see `_value`) that `text` carries."""
+    return {v for v in (_value(t) for t in _TOKEN.findall(text)) if v is not None}
+
+
+def _strings(obj: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    """(key, string) for every scalar leaf of a JSON-like value; numbers become strings."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _strings(v, str(k))
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v, key)
+    elif isinstance(obj, bool) or obj is None:
+        return
+    else:
+        yield key, str(obj)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One case value found in a text: the value as written there and the cases whose records hold it."""
+
+    value: str
+    case_ids: tuple[str, ...]
+
+
+@dataclass
+class CaseValues:
+    """Which cases hold which values: the index the case-value guard checks rule text against.
+
+    Attributes:
+        holders: normalised value → ids of the cases whose record holds it (input text and fields,
+            expected answer, diagnosis record).
+        names: person names (words of `*name` fields, as written) → ids of the cases holding them.
+        policy: values and name words the policy text states; never flagged.
+    """
+
+    holders: dict[str, set[str]] = field(default_factory=dict)
+    names: dict[str, set[str]] = field(default_factory=dict)
+    policy: set[str] = field(default_factory=set)
+
+    @classmethod
+    def build(cls, cases: Iterable[Case], policy_texts: Iterable[str] = ()) -> CaseValues:
+        """Index `cases` (everything a case holds: input, expected, diagnosis) and the policy texts."""
+        index = cls()
+        for case in cases:
+            d = case.diagnosis
+            record = [case.task.input, case.task.expected, d.symptom, d.cause, d.notes, list(d.evidence)]
+            for key, text in _strings(record):
+                for value in values_in(text):
+                    index.holders.setdefault(value, set()).add(case.id)
+                if _NAME_KEY.search(key):
+                    for word in re.findall(r"[A-Z][a-z]+", text):
+                        index.names.setdefault(word, set()).add(case.id)
+        for text in policy_texts:
+            index.policy |= values_in(text) | set(re.findall(r"[A-Z][a-z]+", text))
+        return index
+
+    def specific(self, text: str) -> list[Hit]:
+        """The values of `text` that some case holds and the policy does not state, in order."""
+        hits: list[Hit] = []
+        for token in _TOKEN.findall(text):
+            value = _value(token)
+            if value is not None:
+                key, holders = value, self.holders.get(value, set())
+            elif token in self.names:
+                key, holders = token, self.names[token]
+            else:
+                continue
+            hit = Hit(token, tuple(sorted(holders))) if holders and key not in self.policy else None
+            if hit is not None and hit not in hits:
+                hits.append(hit)
+        return hits
+
+    def reason(self, hits: Sequence[Hit]) -> str:
+        """One line naming the values and their cases, for people and for the model's retry."""
+        def held(ids: tuple[str, ...]) -> str:
+            shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            return f"case {shown}" if len(ids) == 1 else f"cases {shown}"
+
+        found = ", ".join(f"`{h.value}` (from {held(h.case_ids)})" for h in hits)
+        return f"carries a case value: {found}; a rule must hold for every case of its kind"
+
+
+def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> list[str]:
+    """Drop every proposal whose rule text (its change, and a new skill's description) carries a
+    value only one case holds; the reason goes to the diagnoser result's `dropped`, as other drops do.
+
+    Mutates `results` in place (their `proposals` and `dropped`).
+
+    Returns:
+        The lines added to `dropped`, in diagnoser order (for the round's record and the review).
+    """
+    lines: list[str] = []
+    for result in results:
+        kept = []
+        for p in result.proposals:
+            hits = values.specific(f"{p.change}\n{p.description}")
+            if not hits:
+                kept.append(p)
+                continue
+            line = f"proposal {p.position} for `{p.skill}` (diagnoser {p.diagnoser}): {values.reason(hits)}"
+            result.dropped.append(line)
+            lines.append(line)
+        result.proposals = kept
+    return lines
+
+
+def added_line_errors(original: Skill | None, body: str, values: CaseValues) -> list[str]:
+    """Errors for the lines a rewrite adds (lines not in the original body) that carry a case value."""
+    before = set(original.body.splitlines()) if original is not None else set()
+    errors = []
+    for line in body.splitlines():
+        if line in before or not line.strip():
+            continue
+        hits = values.specific(line)
+        if hits:
+            errors.append(f"the added line {line.strip()!r} {values.reason(hits)}; state the rule in general terms")
+    return errors
+
+
+# --- policy sentences ----------------------------------------------------------------------------
+
+_MARKUP = re.compile(r"[*_`]+")
+
+
+def _norm(text: str) -> str:
+    """Text as compared: Markdown emphasis and code marks out, whitespace collapsed, case-folded,
+    trailing sentence punctuation dropped (rewrapping a line or bulleting it keeps a sentence)."""
+    return " ".join(_MARKUP.sub("", text).split()).casefold().rstrip(".;:!? ")
+
+
+def holds(body: str, sentence: str) -> bool:
+    """Whether `body` contains `sentence` word for word (up to markup, wrapping, case and end punctuation)."""
+    wanted = _norm(sentence)
+    return any(wanted in _norm(part) for part in [" ".join(sentences(body)), *sentences(body)])
+
+
+@dataclass(frozen=True)
+class PolicySentence:
+    """A sentence a skill holds from the policy: its text and the back-link span it came from."""
+
+    text: str
+    source: str  # "policies/airline.md:133-152"
+
+
+@dataclass(frozen=True)
+class PolicyChange:
+    """A policy sentence a rewrite removed or changed, and the blueprint change that asked for it."""
+
+    skill: str
+    sentence: str
+    source: str
+    kind: str  # "removed" | "changed"
+    asked_by: str
+    case_ids: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        """Plain JSON for the run state and the review."""
+        return {**vars(self), "case_ids": list(self.case_ids)}
+
+
+@dataclass
+class PolicyKeeper:
+    """The policy sentences each S0 skill holds (back-linked text, as of S0), and the check of a rewrite.
+
+    Attributes:
+        kept: skill name → the policy sentences its S0 body holds, in body order.
+    """
+
+    kept: dict[str, list[PolicySentence]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, s0: SkillSet, policy_files: Mapping[str, bytes]) -> PolicyKeeper:
+        """For every S0 skill, the sentences of its back-linked policy spans that its body holds.
+
+        Args:
+            s0: the base commit's skills.
+            policy_files: workspace-relative path ("policies/airline.md") → bytes at the base commit;
+                a back-link to a file not in it contributes nothing.
+        """
+        keeper = cls()
+        for skill in s0.values():
+            found: list[PolicySentence] = []
+            for link in skill.backlinks:
+                data = policy_files.get(link.file)
+                if data is None:
+                    continue
+                span = "\n".join(data.decode("utf-8", errors="replace").splitlines()[link.start - 1 : link.end])
+                for sentence in sentences(span):
+                    if len(token_set(sentence)) >= MIN_RULE_WORDS and holds(skill.body, sentence) and all(p.text != sentence for p in found):
+                        found.append(PolicySentence(sentence, f"{link.file}:{link.start}-{link.end}"))
+            if found:
+                keeper.kept[skill.name] = found
+        return keeper
+
+    def check(self, parent: Skill | None, body: str, blueprint: Blueprint) -> tuple[list[str], list[PolicyChange]]:
+        """Check one rewrite of `parent` (the parent's skill; None for a new skill) into `body`.
+
+        Only sentences the parent still holds are checked (one removed earlier, as a blueprint asked,
+        is not asked for again). A sentence the new body no longer holds is allowed when a change of
+        the blueprint quotes it, asks to remove or reword it, and cites at least one case; otherwise
+        it is an error naming the sentence and its source.
+
+        Returns:
+            (errors, allowed changes): errors for the rewriter's retry; the allowed removals or
+            rewordings, each with the blueprint line that asked.
+        """
+        if parent is None:
+            return [], []
+        errors: list[str] = []
+        changes: list[PolicyChange] = []
+        new_sentences = sentences(body)
+        for ps in self.kept.get(parent.name, []):
+            if not holds(parent.body, ps.text) or holds(body, ps.text):
+                continue
+            reworded = any(min(overlap(ps.text, s), overlap(s, ps.text)) >= CHANGED_OVERLAP for s in new_sentences)
+            kind = "changed" if reworded else "removed"
+            asking = next((c for c in blueprint.changes if c.case_ids and _asks_for(c.change, ps.text)), None)
+            if asking is None:
+                errors.append(
+                    f"{kind} the policy sentence {ps.text!r} ({ps.source}): a sentence from the policy must stay word for "
+                    "word unless the blueprint asks for exactly that change, quoting it; put it back"
+                )
+            else:
+                changes.append(PolicyChange(parent.name, ps.text, ps.source, kind, asking.change, tuple(asking.case_ids)))
+        return errors, changes
+
+
+# What a change must say to be a request to remove or reword a sentence (beyond quoting it).
+_EDIT_VERB = re.compile(r"\b(remov|delet|drop|replac|reword|rewrit|chang|correct|amend|narrow|relax|weaken)\w*", re.IGNORECASE)
+
+
+def _asks_for(change: str, sentence: str) -> bool:
+    """Whether a blueprint change asks to edit `sentence`: it quotes the sentence word for word and
+    says to remove, replace or reword it ('Add the rule: "<policy sentence>"' does not)."""
+    return _norm(sentence) in _norm(change) and _EDIT_VERB.search(change) is not None
+
+
+@dataclass
+class RewriteGuard:
+    """The guards a rewrite passes after `rewrite.validate_rewrite`; each is None when switched off.
+
+    Attributes:
+        keeper: policy sentences of S0 (`evolution.guards.policy_sentences`).
+        values: the case-value index (`evolution.guards.case_values`), applied to added lines.
+    """
+
+    keeper: PolicyKeeper | None = None
+    values: CaseValues | None = None
+
+    def check(self, parent: Skill | None, body: str, blueprint: Blueprint) -> tuple[list[str], list[PolicyChange]]:
+        """(errors, allowed policy changes) of one rewrite of `parent` into `body`; see the two guards."""
+        errors: list[str] = []
+        changes: list[PolicyChange] = []
+        if self.keeper is not None:
+            errors, changes = self.keeper.check(parent, body, blueprint)
+        if self.values is not None:
+            errors += added_line_errors(parent, body, self.values)
+        return errors, changes
