@@ -78,7 +78,9 @@ CHECKS = Kind(
     },
 )
 
-#: Model-string prefixes in `models.<role>`; anything without a known prefix goes to litellm.
+#: Model-string prefixes in `models.<role>`; anything without a known prefix goes to litellm. A
+#: module with `litellm_provider()` is registered with litellm as a custom provider
+#: (llm/providers.py), so `llm/` never imports the simulator.
 PROVIDERS = Kind(
     "model provider",
     {

@@ -125,7 +125,7 @@ def eval_command(
     from frames_cli.llm.providers import simulator_notice
     from frames_cli.evolution.records import new_run_id
     from frames_cli.llm.client import ModelClient
-    from frames_cli.sim.world import SimWorld
+    from frames_cli.sim.world import SimWorld, policy_texts
     from frames_cli.workspace.atomic import atomic_write_json
     from frames_cli.workspace.layout import Workspace
 
@@ -171,7 +171,7 @@ def eval_command(
     run_dir = ws.state_dir / EVALS_DIR / new_run_id()
     n_jobs = jobs or config.eval.jobs
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
-    with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list)) as client:
+    with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list, policy_texts(ws))) as client:
         executor = make_executor(ws, config, client)
         judge = client if rubric else None
 

@@ -264,12 +264,12 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
     """
     from frames_cli.executor.factory import make_executor
     from frames_cli.llm.client import ModelClient
-    from frames_cli.sim.world import SimWorld
+    from frames_cli.sim.world import SimWorld, policy_texts
 
     if sent is None:
         assert _inherited_chunks is not None
         sent = _inherited_chunks[worker]
-    world = SimWorld()
+    world = SimWorld.from_cases((), policy_texts(setup.workspace))
     finished = 0
 
     def report(done: int, _total: int) -> None:

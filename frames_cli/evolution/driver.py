@@ -346,12 +346,12 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.ingest.priors import load_priors
     from frames_cli.llm.client import ModelClient
-    from frames_cli.sim.world import SimWorld
+    from frames_cli.sim.world import SimWorld, policy_texts
 
     folder = run_dir(ws, state.run_id)
     folder.mkdir(parents=True, exist_ok=True)
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
-    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(list(cases.values())))
+    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(list(cases.values()), policy_texts(ws)))
     executor = make_executor(ws, config, client)
     judge = client if config.models.judge else None
     pool = RegressionPool.load(ws)

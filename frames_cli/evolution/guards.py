@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from frames_cli.casevalues import TOKEN, case_values, policy_values, value_of
 from frames_cli.ingest.text import overlap, sentences, token_set
 
 if TYPE_CHECKING:
@@ -28,58 +29,11 @@ if TYPE_CHECKING:
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill, SkillSet
 
-# A value token: letters, digits and the joiners ids, dates and amounts use inside them
-# ("H8Q05L", "emma_kim_9957", "2024-05-17", "$1,380.00"); trailing punctuation is not part of it.
-_TOKEN = re.compile(r"[$€£]?[A-Za-z0-9](?:[A-Za-z0-9_,.\-/:]*[A-Za-z0-9])?")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_NAME_KEY = re.compile(r"(^|_)name$")
-#: Whole numbers below this, written without a currency sign, are counts ("2 bags", "5 passengers"),
-#: which rules state all the time; larger numbers and any amount with a sign are case values.
-SMALL_COUNT = 100
 #: Policy sentences with fewer content words than this are headings or labels ("Refund:"), not rules.
 MIN_RULE_WORDS = 3
 #: A sentence of the rewrite that holds this share of a removed policy sentence's words (both ways)
 #: is the same rule reworded: reported as "changed" rather than "removed".
 CHANGED_OVERLAP = 0.6
-
-
-def _value(token: str) -> str | None:
-    """The normalised value of one token, or None when the token is an ordinary word or a count.
-
-    Values: tokens mixing letters and digits (ids, flight numbers), dates and times, amounts (with a
-    currency sign, a decimal part, or ≥ SMALL_COUNT), and all-capital words of five or more letters
-    (reservation ids without a digit). Case-folded, so "h8q05l" and "H8Q05L" are one value.
-    """
-    signed = token[0] in "$€£"
-    bare = token.lstrip("$€£")
-    if not any(ch.isdigit() for ch in bare):
-        return bare.casefold() if len(bare) >= 5 and bare.isalpha() and bare.isupper() else None
-    plain = bare.replace(",", "")
-    if _NUMBER.fullmatch(plain):
-        number = float(plain)
-        if not signed and "." not in plain and number < SMALL_COUNT:
-            return None
-        return f"{number:g}" if number != int(number) else str(int(number))
-    return bare.casefold()
-
-
-def values_in(text: str) -> set[str]:
-    """The normalised values (see `_value`) that `text` carries."""
-    return {v for v in (_value(t) for t in _TOKEN.findall(text)) if v is not None}
-
-
-def _strings(obj: Any, key: str = "") -> Iterator[tuple[str, str]]:
-    """(key, string) for every scalar leaf of a JSON-like value; numbers become strings."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _strings(v, str(k))
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from _strings(v, key)
-    elif isinstance(obj, bool) or obj is None:
-        return
-    else:
-        yield key, str(obj)
 
 
 @dataclass(frozen=True)
@@ -110,23 +64,19 @@ class CaseValues:
         """Index `cases` (everything a case holds: input, expected, diagnosis) and the policy texts."""
         index = cls()
         for case in cases:
-            d = case.diagnosis
-            record = [case.task.input, case.task.expected, d.symptom, d.cause, d.notes, list(d.evidence)]
-            for key, text in _strings(record):
-                for value in values_in(text):
-                    index.holders.setdefault(value, set()).add(case.id)
-                if _NAME_KEY.search(key):
-                    for word in re.findall(r"[A-Z][a-z]+", text):
-                        index.names.setdefault(word, set()).add(case.id)
-        for text in policy_texts:
-            index.policy |= values_in(text) | set(re.findall(r"[A-Z][a-z]+", text))
+            values, names = case_values(case)
+            for value in values:
+                index.holders.setdefault(value, set()).add(case.id)
+            for word in names:
+                index.names.setdefault(word, set()).add(case.id)
+        index.policy = policy_values(policy_texts)
         return index
 
     def specific(self, text: str) -> list[Hit]:
         """The values of `text` that some case holds and the policy does not state, in order."""
         hits: list[Hit] = []
-        for token in _TOKEN.findall(text):
-            value = _value(token)
+        for token in TOKEN.findall(text):
+            value = value_of(token)
             if value is not None:
                 key, holders = value, self.holders.get(value, set())
             elif token in self.names:

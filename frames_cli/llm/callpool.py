@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.context import BaseContext
     from multiprocessing.process import BaseProcess
-
-    from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
 
 #: Seconds a closing pool waits, in all, for its workers to end before it kills them.
@@ -83,7 +81,7 @@ class CallPool:
     workers then import litellm themselves (seconds each) but work the same.
     """
 
-    def __init__(self, processes: int, channels: int, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: SimWorld | None):
+    def __init__(self, processes: int, channels: int, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: Any):
         """Start the workers (returns once they are started, not once litellm is ready in them).
 
         Args:
@@ -252,7 +250,7 @@ def _rebuilt(type_name: str, text: str, pickled: bytes | None) -> BaseException:
     return RuntimeError(f"{type_name} in a model worker process: {text}")
 
 
-def _serve(channels: list[Connection], alive: Connection, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: SimWorld | None) -> None:
+def _serve(channels: list[Connection], alive: Connection, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: Any) -> None:
     """Worker process body: one thread per pipe answering calls; ends when `alive` reports EOF.
 
     Ctrl-C and SIGTERM reach a terminal's or a service's whole process group, workers included.

@@ -23,7 +23,6 @@ from frames_cli.llm.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
     from frames_cli.llm.callpool import CallPool
-    from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -64,7 +63,7 @@ class ModelClient:
         *,
         run_dir: Path | None = None,
         use_cache: bool = True,
-        sim_world: SimWorld | None = None,
+        sim_world: Any = None,
         save_ledger: bool = True,
     ):
         self.workspace = workspace
@@ -439,9 +438,11 @@ def _results_or_raise(results: list[Any]) -> list[Any]:
     return results
 
 
-def _load_world(workspace: Workspace, config: FramesConfig, given: SimWorld | None) -> SimWorld:
+def _load_world(workspace: Workspace, config: FramesConfig, given: Any) -> Any:
+    """The simulator's world: `given`, else the simulator provider's own loader (found through the
+    registry, so this package does not import the simulator)."""
     if given is not None:
         return given
-    from frames_cli.sim.world import SimWorld
+    from frames_cli.registry import PROVIDERS
 
-    return SimWorld.from_workspace(workspace, config)
+    return PROVIDERS.load(providers.SIM_PREFIX).load_world(workspace, config)

@@ -1,4 +1,9 @@
-"""Our litellm custom providers (`frames-sim/`, `spool/`): one-time set-up, per-client context, replies."""
+"""Our litellm custom providers (`frames-sim/`, `spool/`): one-time set-up, per-client context, replies.
+
+The providers register themselves: `registry.PROVIDERS` names each provider's module, and a module
+whose provider is a litellm custom provider has `litellm_provider() -> LiteLLMProvider`. This module
+imports none of them (the simulator, `frames_cli.sim`, depends on this module, not the reverse).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 if TYPE_CHECKING:
     from contextvars import ContextVar
 
-    from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
 
 SIM_PREFIX = "frames-sim"
@@ -41,6 +45,35 @@ def simulator_notice(models: Mapping[str, str | None]) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class LiteLLMProvider:
+    """What a provider module registers with litellm (see the module docstring).
+
+    Attributes:
+        prefix: the model-string prefix ("frames-sim" routes "frames-sim/<role>").
+        handler: the litellm `CustomLLM` instance that answers its calls.
+        models: model name → litellm price entry ({input_cost_per_token, ...}), registered with
+            `litellm.register_model` so cost accounting works offline; {} for none.
+    """
+
+    prefix: str
+    handler: Any
+    models: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def sim_models() -> dict[str, dict[str, Any]]:
+    """The price entries of `frames-sim/<role>` for `LiteLLMProvider.models` (SIM_PRICE per role)."""
+    return {f"{SIM_PREFIX}/{role}": {**SIM_PRICE, "litellm_provider": SIM_PREFIX, "mode": "chat"} for role in SIM_ROLES}
+
+
+def registered_providers() -> list[LiteLLMProvider]:
+    """Every custom provider listed in `registry.PROVIDERS`, loaded (imports the provider modules)."""
+    from frames_cli.registry import PROVIDERS
+
+    modules = [PROVIDERS.load(name) for name in PROVIDERS.names()]
+    return [m.litellm_provider() for m in modules if hasattr(m, "litellm_provider")]
+
+
 _lock = threading.Lock()
 _litellm: Any = None
 _contexts: dict[str, ProviderContext] = {}
@@ -53,19 +86,20 @@ class ProviderContext:
     Attributes:
         root: the workspace root (the spool folder is relative to it).
         simulator / spool: those sections of frames.yaml.
-        load_world: builds the simulator's world; called at most once, on first use.
+        load_world: builds the simulator's world (`sim.world.SimWorld`, opaque here); called at
+            most once, on first use.
         closed: set when the client closes, so a spool wait stops instead of holding the process.
     """
 
     root: Path
     simulator: SimulatorConfig
     spool: SpoolConfig
-    load_world: Callable[[], SimWorld]
+    load_world: Callable[[], Any]
     closed: threading.Event = field(default_factory=threading.Event, repr=False)
-    _world: SimWorld | None = field(default=None, repr=False)
+    _world: Any = field(default=None, repr=False)
     _world_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def world(self) -> SimWorld:
+    def world(self) -> Any:
         """The simulator's world, loaded on first use (InputError for a bad case file)."""
         with self._world_lock:
             if self._world is None:
@@ -94,22 +128,18 @@ def litellm_module() -> Any:
             try:
                 import litellm
 
-                from frames_cli.llm.spool import SpoolProvider
-                from frames_cli.sim.provider import SimProvider
-
                 litellm.suppress_debug_info = True
                 # litellm loads its default tokenizer (tens of MB, ~0.2 s) on the first completion;
                 # loading it here keeps it out of the first call's timeout and lets forked
                 # `frames eval --jobs` workers share one copy.
                 litellm.encoding  # noqa: B018
-                others = [p for p in (litellm.custom_provider_map or []) if p.get("provider") not in (SIM_PREFIX, SPOOL_PREFIX)]
-                litellm.custom_provider_map = others + [
-                    {"provider": SIM_PREFIX, "custom_handler": SimProvider()},
-                    {"provider": SPOOL_PREFIX, "custom_handler": SpoolProvider()},
-                ]
-                litellm.register_model(
-                    {f"{SIM_PREFIX}/{role}": {**SIM_PRICE, "litellm_provider": SIM_PREFIX, "mode": "chat"} for role in SIM_ROLES}
-                )
+                ours = registered_providers()
+                prefixes = {p.prefix for p in ours}
+                others = [p for p in (litellm.custom_provider_map or []) if p.get("provider") not in prefixes]
+                litellm.custom_provider_map = others + [{"provider": p.prefix, "custom_handler": p.handler} for p in ours]
+                for provider in ours:
+                    if provider.models:
+                        litellm.register_model({k: dict(v) for k, v in provider.models.items()})
             finally:
                 if enabled:
                     gc.enable()

@@ -91,3 +91,10 @@ def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event) ->
         if stop.wait(poll_s):
             return None
     return None
+
+
+def litellm_provider() -> Any:
+    """The spool as a litellm custom provider (found through `registry.PROVIDERS`)."""
+    from frames_cli.llm.providers import SPOOL_PREFIX, LiteLLMProvider
+
+    return LiteLLMProvider(SPOOL_PREFIX, SpoolProvider())

@@ -1,14 +1,14 @@
-"""Simulated diagnoser: per failure, the real fix with probability p_insight, else a spurious edit."""
+"""Simulated diagnoser: per failure, the case's missing rules (p_insight), else its evidence copied, else noise."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from frames_cli.evolution.prompting import RETRIEVED_CLOSE, RETRIEVED_OPEN, TRIED_CLOSE, TRIED_OPEN
+from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN, TRIED_CLOSE, TRIED_OPEN
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
-from frames_cli.sim.matching import ranked, skill_text
+from frames_cli.sim.matching import ranked, sentence_found, sentence_sets, skill_text
 
 #: Plausible rules that fix nothing in a policy domain: what an unlucky diagnoser proposes.
 SPURIOUS_RULES = (
@@ -29,11 +29,17 @@ def quote_rule(sentence: str) -> str:
 
 
 def behave(call: SimCall) -> dict[str, Any]:
-    """DIAGNOSIS JSON: one proposal per failure of the `Failures:` block.
+    """DIAGNOSIS JSON: at most one proposal per failure of the `Failures:` block.
 
-    With probability p_insight the proposal adds the failure's evidence sentences to the skill that
-    best matches them (same relevance function as the executor's skill loading); otherwise, or when
-    the failure has no evidence, it adds a spurious rule to a skill drawn at random.
+    Per failure, drawn in turn:
+    - with probability p_insight, the diagnoser finds the cause: it proposes the case's rules
+      (world.CaseFacts.rules: its evidence with the case's own values taken out) that no skill
+      block states yet, for the skill that best matches the case (the relevance function the
+      executor loads skills with). A case whose rules are all stated already, or that has none,
+      gets no proposal: the diagnoser cannot explain it.
+    - otherwise, with probability p_literal, it copies the case's evidence as rule text, values
+      and all: a line that helps that one case (what the case-value guard is for);
+    - otherwise it adds a spurious rule to a skill drawn at random.
 
     The retrieved "Relevant policy and past changes" block is not read, and the draws are made as if
     it were not in the prompt: this model finds a failure's cause from its evidence alone, so the
@@ -50,12 +56,15 @@ def behave(call: SimCall) -> dict[str, Any]:
     if not isinstance(failures, list) or not blocks:
         return {"proposals": []}
     skills = [(b.name, skill_text(b.name, b.attrs.get("description") or b.text)) for b in blocks]
+    stated = [s for b in blocks for s in sentence_sets(b.text)]
     proposals, disputes = [], []
     for failure in failures:
         if not isinstance(failure, dict) or "case_id" not in failure:
             continue
         case_id = str(failure["case_id"])
         evidence = _evidence(failure, call)
+        case = call.world.get(case_id)
+        rules = [r for r in call.world.facts(case).rules if not sentence_found(r, stated)] if case is not None else []
         rng = call.rng(case_id, "insight")
         best = ranked(" ".join([_text(failure.get("input")), *evidence]), skills) if evidence else []
         insight = rng.random() < call.config.p_insight
@@ -63,10 +72,14 @@ def behave(call: SimCall) -> dict[str, Any]:
             passage = " ".join(evidence) or "the policy"
             disputes.append({"case_id": case_id, "passage": passage, "reason": f"The expected result of {case_id} contradicts this passage."})
             continue
-        if best and insight:
-            skill = best[0][0]
-            change = " ".join(quote_rule(s) for s in evidence)
+        if insight:
+            if not (best and rules):
+                continue
+            skill, change = best[0][0], " ".join(quote_rule(r) for r in rules)
             rationale = f"The skill does not state the rule that decides {case_id}."
+        elif best and rng.random() < call.config.p_literal:
+            skill, change = best[0][0], " ".join(quote_rule(s) for s in evidence)
+            rationale = f"The skill does not say what {case_id} expects."
         else:
             skill = rng.choice(blocks).name
             change = quote_rule(rng.choice(SPURIOUS_RULES))

@@ -1,7 +1,8 @@
-"""Simulated agent under test: loads relevant skills, answers right more often the more evidence they hold.
+"""Simulated agent under test: loads relevant skills, answers right more often the more of its case's rules they hold.
 
-P(correct) rises from `simulator.floor` to `simulator.ceiling` with the share of the case's evidence
-the loaded skills contain (DESIGN §8).
+P(correct) rises from `simulator.floor` to `simulator.ceiling` with what the loaded skills tell it
+about the case (`matching.knowledge`: the case's rules, shared with other cases, or its own
+evidence copied literally); DESIGN §8.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
-from frames_cli.sim.matching import coverage, ranked, skill_text
+from frames_cli.sim.matching import knowledge, ranked, skill_text
 
 #: Skills the simulated agent asks for in its first turn (the most relevant ones that share words).
 LOADS = 3
@@ -30,8 +31,9 @@ def _query(case: Any) -> str:
 def behave(call: SimCall) -> dict[str, Any]:
     """Turn 1 (a catalog, no blocks): `{"load": [ids]}`. Turn 2 (blocks): `{"answer", "skills_used"}`.
 
-    P(correct) = floor + (ceiling − floor) · coverage, coverage measured only inside the
-    `<skill ...>` blocks of the prompt. An unknown case id gets a null answer (nothing to know).
+    P(correct) = floor + (ceiling − floor) · knowledge, measured only inside the `<skill ...>`
+    blocks of the prompt (`matching.knowledge`, with `simulator.policy_reading`). An unknown case
+    id gets a null answer (nothing to know).
     """
     case = call.world.get(reading.case_id(call.prompt))
     blocks = [b for b in reading.skill_blocks(call.prompt) if "id" in b.attrs]
@@ -42,9 +44,10 @@ def behave(call: SimCall) -> dict[str, Any]:
         best = ranked(_query(case), ((sid, skill_text(name, desc)) for sid, name, desc in entries))
         if best:
             return {"load": [sid for sid, _ in best[:LOADS]]}
-    cov = coverage(case.diagnosis.evidence, [b.text for b in blocks])
     cfg = call.config
-    p_correct = cfg.floor + (cfg.ceiling - cfg.floor) * cov
+    facts = call.world.facts(case)
+    known = knowledge(case.diagnosis.evidence, facts.rules, facts.values, call.world.policy, [b.text for b in blocks], cfg.policy_reading)
+    p_correct = cfg.floor + (cfg.ceiling - cfg.floor) * known
     rng = call.rng(case.id, "answer")
     answer = case.task.expected if rng.random() < p_correct else wrong_answer(case.task.expected, rng)
     return {"answer": answer, "skills_used": [b.name for b in blocks]}

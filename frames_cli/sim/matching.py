@@ -1,16 +1,20 @@
-"""The simulator's sense of text: evidence coverage and skill relevance."""
+"""The simulator's sense of text: what skills tell the agent about a case, and skill relevance."""
 
 from __future__ import annotations
 
 import functools
 from typing import Iterable, Sequence
 
+from frames_cli.casevalues import values_in
 from frames_cli.ingest.text import sentences, tokens
 
 #: An evidence sentence counts as present when one sentence of the skill text holds at least this
 #: share of its distinct content words (stop words dropped, crude stems): 0.7 tolerates a rewriter's
 #: rewording of a few words but not a different rule that shares the topic.
 FOUND_THRESHOLD = 0.7
+#: A rule no one sentence states still shows through policy prose when the loaded skills' text,
+#: taken whole, holds at least this share of its content words (`ingest.evidence_match`'s default).
+POLICY_SUPPORT = 0.4
 
 
 # Skills and evidence recur across thousands of calls of a run; tokenising them once keeps the
@@ -33,22 +37,14 @@ def sentence_found(sentence: str, candidates: Sequence[frozenset[str]]) -> bool:
 
 
 class _Sentences:
-    """The token sets of one text's sentences, and which sentences were looked for in them.
-
-    A skill text is searched for the evidence of every case asked with it, call after call; each
-    answer is kept, so a (sentence, text) pair is compared only once however often it recurs.
-    """
+    """The token sets of one text's sentences and the values each carries (computed once per text:
+    a skill text is read for every case asked with it, call after call)."""
 
     def __init__(self, text: str):
-        self.sets = tuple(_token_set(s) for s in sentences(text))
-        self._found: dict[str, bool] = {}
-
-    def holds(self, sentence: str) -> bool:
-        """`sentence_found(sentence, self.sets)`, remembered (a racing thread computes the same value)."""
-        found = self._found.get(sentence)
-        if found is None:
-            found = self._found[sentence] = sentence_found(sentence, self.sets)
-        return found
+        parts = sentences(text)
+        self.sets = tuple(_token_set(s) for s in parts)
+        # A sentence naming a value its case does not hold is about another case (see `knowledge`).
+        self.values = tuple(frozenset(values_in(s)) for s in parts)
 
 
 @functools.lru_cache(maxsize=_CACHED)
@@ -61,16 +57,34 @@ def sentence_sets(text: str) -> tuple[frozenset[str], ...]:
     return _sentences(text).sets
 
 
-def coverage(evidence: Sequence[str], texts: Sequence[str]) -> float:
-    """Share (0..1) of the evidence sentences found in any of `texts`; 1.0 when there is no evidence.
+def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str], policy: frozenset[str], texts: Sequence[str], policy_reading: float) -> float:
+    """How much (0..1) of what a case turns on the agent knows from the skill `texts` it loaded.
 
-    A case without evidence depends on nothing the skills could say, so knowledge is not its limit.
-    A sentence without content words counts as found (as `sentence_found` has it), even in no text.
+    Only sentences that apply to the case count: a sentence carrying a value that neither the case
+    (`own`) nor the policy holds is about another case. Two ways to know:
+    - literally: the share of the case's own evidence sentences found in one applicable sentence
+      (a line copied from this case: it helps this case only);
+    - by rule: per rule of the case (world.CaseFacts.rules), 1 when one applicable sentence states
+      it, `policy_reading` when none does but the applicable text as a whole holds POLICY_SUPPORT of
+      its words (the rule is there in policy prose, for a model that reads prose well), else 0;
+      averaged over the rules.
+    The larger of the two. 1.0 when the case has no evidence (nothing a skill could say decides it).
     """
     if not evidence:
         return 1.0
-    found = [_sentences(text) for text in texts]
-    return sum(not _token_set(e) or any(f.holds(e) for f in found) for e in evidence) / len(evidence)
+    allowed = own | policy
+    usable = [tokens_ for text in texts for tokens_, values in zip(_sentences(text).sets, _sentences(text).values) if values <= allowed]
+    literal = sum(not _token_set(e) or sentence_found(e, usable) for e in evidence) / len(evidence)
+    if not rules:
+        return literal
+    whole = frozenset().union(*usable)
+    by_rule = 0.0
+    for rule in rules:
+        if sentence_found(rule, usable):
+            by_rule += 1.0
+        elif policy_reading and len(_token_set(rule) & whole) >= POLICY_SUPPORT * len(_token_set(rule)):
+            by_rule += policy_reading
+    return max(literal, by_rule / len(rules))
 
 
 def ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple[str, int]]:

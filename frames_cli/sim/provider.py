@@ -80,3 +80,4 @@ class SimProvider(CustomLLM):
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
         """`completion` in a worker thread (its latency is a blocking sleep); same returns and errors."""
         return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
+

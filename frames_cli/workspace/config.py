@@ -206,9 +206,13 @@ class SimulatorConfig:
     """`frames-sim`: a model of LLM behaviour, not an LLM (DESIGN §8)."""
 
     seed: int = _f(0, "seed; the same seed gives the same answers")
-    floor: float = _f(0.1, "P(correct) of the executor when no evidence is in its skills", min=0.0, max=1.0)
-    ceiling: float = _f(0.95, "P(correct) when all evidence is in its skills", min=0.0, max=1.0)
-    p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure)", min=0.0, max=1.0)
+    floor: float = _f(0.1, "P(correct) of the executor when its skills tell it nothing about the case", min=0.0, max=1.0)
+    ceiling: float = _f(0.95, "P(correct) when its skills state every rule the case turns on", min=0.0, max=1.0)
+    policy_reading: float = _f(
+        0.0, "how much of a rule the executor gets from policy prose in its skills when no sentence states the rule (0 = a weak model; README: a strong model)", min=0.0, max=1.0
+    )
+    p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure: the case's rules, without its values)", min=0.0, max=1.0)
+    p_literal: float = _f(0.5, "P(a diagnoser that misses the cause copies the case's evidence, values and all, instead of proposing noise)", min=0.0, max=1.0)
     p_forget: float = _f(0.25, "P(the rewriter drops an existing rule sentence)", min=0.0, max=1.0)
     p_forget_anchored: float = _f(0.08, "the same when anchor cases are in the prompt", min=0.0, max=1.0)
     p_verbose: float = _f(0.3, "P(the rewriter pads the text)", min=0.0, max=1.0)

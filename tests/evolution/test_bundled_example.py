@@ -68,3 +68,41 @@ def test_main_job_on_the_bundled_example_leaves_the_checkout_alone(tmp_path: Pat
 def _words(text: str) -> set[str]:
     """The words of a rendered menu, table rules and borders left out."""
     return set(re.sub(r"[│┃┏┓┗┛┡┩━─┳┻╇┼┬┴└┘┌┐├┤]", " ", text).split())
+
+
+def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tmp_path: Path) -> None:
+    """Issue 11: the bundled main job (its default settings) learns rules, not case facts."""
+    from frames_cli.evolution.guards import CaseValues, PolicyKeeper
+    from frames_cli.formats.case import load_cases
+    from frames_cli.formats.skill import SkillSet
+
+    root = tmp_path / "example"
+    root.mkdir()
+    for name in EXAMPLE:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "bundled example")
+
+    result = CliRunner().invoke(app, ["evolve", "--repo", str(root)])
+
+    assert result.exit_code == 0, result.output
+    (run_id,) = [p.name for p in (root / ".frames" / "runs").iterdir()]
+    branch = f"frames/{run_id}"
+    assert git(root, "branch", "--list", branch), "the bundled run made no review branch"
+    policy = {f"policies/{p.name}": p.read_bytes() for p in (root / "policies").iterdir() if p.suffix == ".md"}
+    values = CaseValues.build(load_cases(sorted((root / "cases").glob("*.yaml"))), [b.decode() for b in policy.values()])
+    added = [line[1:] for line in git(root, "diff", "main", branch, "--", "skills/").splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added and [(line, values.specific(line)) for line in added if values.specific(line)] == []
+    keeper = PolicyKeeper.build(SkillSet.from_dir(ROOT / "skills"), policy)
+    files = {p: git(root, "show", f"{branch}:{p}") for p in git(root, "ls-tree", "-r", "--name-only", branch, "skills/").split()}
+    review = SkillSet.from_files({p: (t + "\n").encode() for p, t in files.items()})
+    lost = [(name, s.text) for name, kept in keeper.kept.items() for s in kept if not _holds(review, name, s.text)]
+    assert keeper.kept and lost == []
+
+
+def _holds(skills, name: str, sentence: str) -> bool:
+    from frames_cli.evolution.guards import holds
+
+    return name in skills and holds(skills[name].body, sentence)

@@ -1,8 +1,9 @@
-"""The simulator's evidence coverage: remembered answers equal the definition, asked in any order.
+"""The simulator's literal knowledge of a case: answers equal the definition, asked in any order.
 
 Invariants:
-1. `coverage` is the share of evidence sentences that `sentence_found` finds among the sentence
-   token sets of all texts together, whatever was asked before (its per-text memory changes nothing).
+1. For a case without rules, `knowledge` is the share of its evidence sentences that
+   `sentence_found` finds among the sentence token sets of all texts together, whatever was asked
+   before (the per-text cache changes nothing).
 2. An evidence sentence without content words counts as found, even when there is no text at all.
 """
 
@@ -12,7 +13,12 @@ import itertools
 import random
 
 from frames_cli.ingest.text import sentences, tokens
-from frames_cli.sim.matching import coverage, sentence_found, sentence_sets
+from frames_cli.sim.matching import knowledge, sentence_found, sentence_sets
+
+
+def coverage(evidence: list[str], texts: list[str]) -> float:
+    """`knowledge` of a case with no rules and no values: its literal part alone."""
+    return knowledge(evidence, (), frozenset(), frozenset(), texts, 0.0)
 
 SKILLS = [
     "# Bags\n\n- Silver members get 2 free checked bags per passenger in economy.\n- Each bag must weigh at most 23 kg.",

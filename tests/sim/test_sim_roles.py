@@ -4,7 +4,8 @@ Invariants:
 1. The executor loads the skills most relevant to its case and sees evidence only inside blocks.
 2. P(correct) runs from `floor` (no evidence in the blocks) to `ceiling` (all of it).
 3. A wrong answer has the expected answer's shape but differs from it.
-4. The diagnoser's insightful proposal quotes the evidence for the best-matching skill.
+4. The diagnoser's insightful proposal quotes the case's rules for the best-matching skill; without
+   insight it copies the evidence (p_literal) or proposes a spurious rule.
 5. The rewriter adds quoted rules, never touches protected regions, forgets less with anchors.
 6. The same seed gives the same answers; another seed gives others.
 """
@@ -118,8 +119,11 @@ def test_diagnoser_with_insight_quotes_the_evidence_for_the_best_skill(sim_works
     ]
 
 
-def test_diagnoser_without_insight_proposes_a_spurious_rule(sim_workspace):
-    config = sim_workspace.configured(simulator={"p_insight": 0.0})
+def test_diagnoser_without_insight_copies_the_evidence_or_proposes_a_spurious_rule(sim_workspace):
+    config = sim_workspace.configured(simulator={"p_insight": 0.0, "p_literal": 1.0})
+    for data in ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config, samples=3):
+        assert [p["change"] for p in data["proposals"]] == [f'Add the rule: "{BAGS_RULE}"']
+    config = sim_workspace.configured(simulator={"p_insight": 0.0, "p_literal": 0.0})
     for data in ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config, samples=5):
         (proposal,) = data["proposals"]
         assert proposal["skill"] in {"cancel-flight", "baggage-allowance", "greeting"}

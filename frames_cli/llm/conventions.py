@@ -1,0 +1,11 @@
+"""Prompt conventions shared by the prompt builders (evolution/) and the simulator that parses them (sim/).
+
+Kept apart from both so that neither package imports the other (docs/ARCHITECTURE.md, prompt conventions).
+"""
+
+from __future__ import annotations
+
+#: The tags that delimit the diagnoser's retrieved context; the simulator strips this block.
+RETRIEVED_OPEN, RETRIEVED_CLOSE = "<retrieved>", "</retrieved>"
+#: The tags of the diagnoser's block of changes this run tried and saw fail (evolution/lessons.py).
+TRIED_OPEN, TRIED_CLOSE = "<tried>", "</tried>"

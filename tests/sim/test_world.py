@@ -1,0 +1,75 @@
+"""The simulator's world: cases turn on rules other cases share; a case's own facts help it alone.
+
+Invariants:
+1. A case's rules are its evidence sentences without its own values (ids, names, amounts, dates);
+   what is left of a sentence that was mostly values is no rule.
+2. A general rule learnt from one case makes an unseen case that needs the same rule known.
+3. A line carrying one case's values helps that case only: to another case it is about someone else.
+4. A rule that no sentence states but the skills' prose supports counts `policy_reading` (a strong
+   model reads policy prose; a weak one, at 0, does not).
+"""
+
+from __future__ import annotations
+
+from frames_cli.formats.case import case_from_dict
+from frames_cli.sim.matching import knowledge
+from frames_cli.sim.world import SimWorld
+
+POLICY = "Basic economy bookings cannot be cancelled after 24 hours. Certificates are worth $100."
+
+
+def _case(case_id: str, reservation: str, date: str) -> object:
+    return case_from_dict(
+        {
+            "id": case_id,
+            "category": "refuse-cancel",
+            "source": {"kind": "test", "ref": case_id},
+            "created": "2026-12-01",
+            "task": {
+                "input": {"text": f"Please cancel {reservation}.", "fields": {"reservation_id": reservation, "created": date}},
+                "expected": {"actions": []},
+                "check": {"kind": "exact"},
+                "answer_format": "json",
+            },
+            "diagnosis": {
+                "evidence": [
+                    f"Agent does not cancel {reservation}.",
+                    f"Agent refuses to cancel basic economy booking {reservation} made on {date}.",
+                ]
+            },
+        }
+    )
+
+
+A, B = _case("a", "H8Q05L", "2024-05-01"), _case("b", "ZZ9ABC", "2024-05-02")
+WORLD = SimWorld.from_cases([A, B], [POLICY])
+
+
+def known(case, text: str, policy_reading: float = 0.0) -> float:
+    facts = WORLD.facts(case)
+    return knowledge(case.diagnosis.evidence, facts.rules, facts.values, WORLD.policy, [text], policy_reading)
+
+
+def test_rules_are_the_evidence_without_the_cases_values() -> None:
+    assert WORLD.facts(A).rules == ("Agent refuses to cancel basic economy booking made on.",)
+    assert WORLD.facts(B).rules == WORLD.facts(A).rules  # the same rule: the two cases share it
+    assert {"h8q05l", "2024-05-01"} <= WORLD.facts(A).values
+
+
+def test_a_general_rule_learnt_from_one_case_helps_an_unseen_case() -> None:
+    rule = "- Agent refuses to cancel a basic economy booking made more than a day ago."
+    assert known(A, rule) == 1.0 and known(B, rule) == 1.0
+    assert known(B, "- Apologise for the wait.") == 0.0
+
+
+def test_a_case_specific_line_helps_its_own_case_only() -> None:
+    literal = "\n".join(f"- {e}" for e in A.diagnosis.evidence)
+    assert known(A, literal) == 1.0
+    assert known(B, literal) == 0.0
+
+
+def test_policy_prose_counts_policy_reading() -> None:
+    prose = "Cancelling: refuses happen. A booking in basic economy is made once."
+    assert known(B, prose) == 0.0
+    assert known(B, prose, policy_reading=0.8) == 0.8
+    assert known(B, "A basic economy booking made today: the agent refuses to cancel it. Certificates are worth $100.") == 1.0
