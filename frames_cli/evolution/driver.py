@@ -496,7 +496,8 @@ def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) ->
     if on.get("case_values"):
         out["case_values"] = CaseValues.build(cases, [data.decode("utf-8", errors="replace") for data in policies.values()])
     if on.get("policy_sentences"):
-        out["policy_keeper"] = PolicyKeeper.build(SkillSet.from_files(store.read_files(base)), policies)
+        # A base skill that does not load is left out of S0 (loop._skill_set), so it keeps nothing.
+        out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)
     return out
 
 
