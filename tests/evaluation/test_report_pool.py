@@ -98,3 +98,52 @@ def test_pool_bad_file_names_path_and_line(tmp_path: Path) -> None:
     (tmp_path / ".frames" / "regression-pool.json").write_text('{\n  "version": 1,\n  "entries": [,]\n}\n')
     with pytest.raises(InputError, match=r"regression-pool.json:3: invalid JSON"):
         RegressionPool.load(Workspace.open(tmp_path))
+
+
+def _pool_workspace(tmp_path: Path) -> Workspace:
+    (tmp_path / "frames.yaml").write_text("version: 1\n")
+    return Workspace.open(tmp_path)
+
+
+def test_pool_save_keeps_what_another_command_added_since_load(tmp_path: Path) -> None:
+    # The defect: evolve saved the pool it loaded at start over what a concurrent eval added.
+    ws = _pool_workspace(tmp_path)
+    evolve, eval_ = RegressionPool.load(ws), RegressionPool.load(ws)
+    eval_.add(EvalReport([result("e1", "cancel", 0, True), result("e2", "cancel", 0, True)]), "eval-commit")
+    eval_.save()
+    evolve.add(EvalReport([result("v1", "refuse", 0, True), result("e2", "cancel", 0, True, ("beta",))]), "evolve-commit")
+    evolve.save()
+    stored = RegressionPool.load(ws).entries
+    assert set(stored) == {"e1", "e2", "v1"}
+    # e2 was refreshed last by evolve: its entry wins, numbered after everything stored.
+    assert stored["e2"].commit == "evolve-commit" and stored["e2"].skills == ["beta"]
+    assert sorted(stored, key=lambda c: stored[c].seq) == ["e1", "v1", "e2"]
+    assert len({e.seq for e in stored.values()}) == 3
+    # The saving pool now holds the merged entries, and a second save adds nothing twice.
+    assert evolve.entries == stored
+    evolve.save()
+    assert RegressionPool.load(ws).entries == stored
+
+
+def _add_and_save(root: str, case_ids: list[str]) -> None:
+    ws = Workspace.open(Path(root))
+    for cid in case_ids:
+        pool = RegressionPool.load(ws)
+        pool.add(EvalReport([result(cid, "cancel", 0, True)]), "c")
+        pool.save()
+
+
+def test_pool_saves_from_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
+    import multiprocessing
+
+    ws = _pool_workspace(tmp_path)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_add_and_save, args=(str(tmp_path), [f"w{w}-{i}" for i in range(15)])) for w in range(3)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(60)
+    assert [p.exitcode for p in workers] == [0, 0, 0]
+    stored = RegressionPool.load(ws).entries
+    assert set(stored) == {f"w{w}-{i}" for w in range(3) for i in range(15)}
+    assert sorted(e.seq for e in stored.values()) == list(range(1, 46))
