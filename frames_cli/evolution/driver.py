@@ -21,6 +21,7 @@ from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_les
 from frames_cli.evolution.splits import Split, describe_split, split_cases
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.early import EarlyRejection
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import SkillSet
     from frames_cli.workspace.config import FramesConfig
@@ -344,6 +345,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
     from frames_cli.executor.factory import make_executor
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
+    from frames_cli.evaluation.staged import evaluate_staged
     from frames_cli.ingest.priors import load_priors
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
@@ -359,11 +361,22 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
     split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
     diagnosed = set(split.diagnosis)
 
-    def run_eval(cid: str, skills: SkillSet, case_ids: Sequence[str]) -> Evaluation:
+    def run_eval(cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None) -> Evaluation:
         chosen = [cases[c] for c in case_ids]
-        reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress)
-        reports[cid].require_answers()
-        return _summarise(reports[cid])
+        if early is None:
+            reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress)
+            reports[cid].require_answers()
+            return _summarise(reports[cid])
+        # One batch per round of concurrent calls: the rule is asked as often as the calls allow.
+        staging = early.staging(config.llm.concurrency)
+        staged = evaluate_staged(chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress)
+        staged.report.require_answers()
+        evaluation = _summarise(staged.report)
+        if staged.skipped:
+            evaluation.early_stop = {"evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason}
+        else:
+            reports[cid] = staged.report
+        return evaluation
 
     def accept(cid: str, sha: str, skills: SkillSet) -> None:
         # After a resume the report may be gone from memory; evaluating again is answered from the

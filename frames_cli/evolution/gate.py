@@ -103,7 +103,7 @@ class GateVerdict:
     Attributes:
         rule: "paper" or "noise-aware"; alpha: the family-wise error rate of the noise-aware rule.
         early_stop: set by evolution/early.py when the child was rejected before its evaluation
-            ended: {"evaluated": n, "skipped": [case ids], "reason": text}; None otherwise.
+            ended: {"evaluated": cases run, "skipped": [case ids], "reason": text}; None otherwise.
     """
 
     passed: bool
@@ -130,7 +130,7 @@ class GateVerdict:
             parts.append("below floor in " + ", ".join(self.failed_categories()))
         text = f"fail ({head}): " + "; ".join(parts)
         if self.early_stop:
-            text += f" (decided after {self.early_stop['evaluated']} results; {len(self.early_stop['skipped'])} cases skipped)"
+            text += f" (decided after {self.early_stop['evaluated']} cases; {len(self.early_stop['skipped'])} not evaluated)"
         return text
 
     def to_json(self) -> dict:

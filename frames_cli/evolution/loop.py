@@ -17,6 +17,7 @@ from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
 from frames_cli.evolution.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
 from frames_cli.evolution.disputes import excluded_ids
 from frames_cli.evolution.lessons import Lesson, round_lessons, tried_section
+from frames_cli.evolution.early import EarlyRejection, certain_rejection
 from frames_cli.evolution.front import FrontPoint, pareto_front
 from frames_cli.evolution.gate import Gate, Outcomes, outcomes_from_results
 from frames_cli.evolution.guards import CaseValues, PolicyKeeper, RewriteGuard, guard_proposals
@@ -45,7 +46,7 @@ class Settings:
 
     `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); `retrieval` is
     `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
-    retrieval); `gate` and `gate_alpha` take the defaults of frames.yaml in runs
+    retrieval); `gate`, `gate_alpha` and `early_rejection` take the defaults of frames.yaml in runs
     started before they existed; `split` is `evolution.split` as a dict (used once, when a new run
     divides its cases); `merge_threshold` is None and `duplicate_threshold` 1.0 in runs started
     before merging existed (they resume as they began: identical wording merged only, the guard
@@ -71,6 +72,7 @@ class Settings:
     merge_threshold: float | None = None
     duplicate_threshold: float = 1.0
     guards: dict = dataclasses.field(default_factory=dict)
+    early_rejection: bool = True
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -100,6 +102,7 @@ class Settings:
             merge_threshold=ev.merge_threshold,
             duplicate_threshold=ev.duplicate_threshold,
             guards=dataclasses.asdict(ev.guards),
+            early_rejection=ev.early_rejection,
         )
 
     def to_json(self) -> dict:
@@ -161,7 +164,8 @@ class RunContext:
     Attributes:
         store: git plumbing (candidate commits, refs, notes).
         client: model calls for diagnoser and rewriter (cache, ledger, audit).
-        evaluate: (candidate id, skills, case ids) → its evaluation on those cases (see `Evaluation`).
+        evaluate: (candidate id, skills, case ids, early rejection or None) → its evaluation on those
+            cases (see `Evaluation`); with an `EarlyRejection` it may stop once the gate must reject.
         cases: case id → Case, every case of the run's sets.
         anchors: (skill name, n) → ids of anchor cases from the regression pool.
         priors: skill name → reviewer advice attached to it (`priors.yaml`), shown to its rewriter.
@@ -185,7 +189,7 @@ class RunContext:
 
     store: GitStore
     client: ModelClient
-    evaluate: Callable[[str, SkillSet, Sequence[str]], "Evaluation"]
+    evaluate: Callable[[str, SkillSet, Sequence[str], "EarlyRejection | None"], "Evaluation"]
     cases: Mapping[str, Case]
     anchors: Callable[[str, int], list[str]]
     accept: Callable[[str, str, SkillSet], None]
@@ -216,6 +220,9 @@ class Evaluation:
         cost_usd: None when a price is unknown.
         results: one dict per case and sample: case_id, category, sample, passed, reason, output,
             skills_used, trajectory (the agent's steps), tokens (prompt + completion).
+        early_stop: None when every case was evaluated; else the child was rejected early:
+            {"evaluated": cases run, "skipped": [ids not run], "reason": why the gate was certain}.
+            The metrics are then over the evaluated cases only.
     """
 
     pass_rate: float
@@ -223,6 +230,7 @@ class Evaluation:
     mean_tokens: float
     cost_usd: float | None
     results: list[dict]
+    early_stop: dict | None = None
 
     def failing(self) -> dict[str, dict]:
         """case id → its first failing record (a case fails when any sample fails)."""
@@ -334,7 +342,7 @@ class EvolutionRun:
         """Evaluate S0 (the base commit's skills) on E; it is candidate r0c0 and the first front member."""
         self.ctx.on_event("evaluating S0 (the base commit's skills)")
         skills = self._skill_set(BASE_ID, self.base_files)
-        evaluation = self.ctx.evaluate(BASE_ID, skills, self.memory.eval_case_ids)
+        evaluation = self.ctx.evaluate(BASE_ID, skills, self.memory.eval_case_ids, None)
         self._keep_evaluation(BASE_ID, evaluation)
         c0 = Candidate(BASE_ID, self.state.base, None, 0)
         self._score(c0, evaluation)
@@ -356,7 +364,7 @@ class EvolutionRun:
             if "test" in cand.sets:
                 continue
             self.ctx.on_event(f"scoring {cand.id} on the sealed test set ({len(self.split.test)} cases)")
-            ev = self.ctx.evaluate(f"{cand.id}-test", self._skill_set(cand.id, self._files(cand.id)), list(self.split.test))
+            ev = self.ctx.evaluate(f"{cand.id}-test", self._skill_set(cand.id, self._files(cand.id)), list(self.split.test), None)
             self._keep_evaluation(f"{cand.id}-test", ev)
             excluded = self._excluded()
             cand.sets["test"] = score(ev.results, [c for c in self.split.test if c not in excluded]).to_json()
@@ -446,14 +454,21 @@ class EvolutionRun:
             return
         cid = candidate_id(r.round, 1)
         self.ctx.on_event(f"round {r.round}: evaluating {cid} (changes {', '.join(_names(changes))})")
-        self._keep_evaluation(cid, self.ctx.evaluate(cid, self._skill_set(cid, files), self.memory.eval_case_ids))
+        self._keep_evaluation(cid, self.ctx.evaluate(cid, self._skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(r.parent)))
         r.child = cid
 
     def stage_gate(self, r: RoundRecord) -> None:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        verdict = self.ctx.gate.check(self._outcomes(BASE_ID), self._outcomes(r.child))
+        base, evaluation = self._outcomes(BASE_ID), self._evaluation(r.child)
+        if evaluation.early_stop:
+            verdict = certain_rejection(self.ctx.gate, base, self._outcomes(r.child), evaluation.early_stop["skipped"])
+            if verdict is None:
+                raise FramesError(f"{r.child} was rejected early, yet its results no longer make the rejection certain")
+            verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
+        else:
+            verdict = self.ctx.gate.check(base, self._outcomes(r.child))
         r.gate = verdict.to_json()
         self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
 
@@ -562,6 +577,15 @@ class EvolutionRun:
 
     def _evaluation(self, cid: str) -> Evaluation:
         return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
+
+    def _early_rejection(self, parent: str) -> EarlyRejection | None:
+        """What lets the child's evaluation stop once the gate must reject it (None when turned off)."""
+        if not self.settings.early_rejection:
+            return None
+        from frames_cli.formats.case import must_pass_ids
+
+        return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID), must_pass_ids(self.ctx.cases.values()), self.settings.tolerance,
+                              self._outcomes(parent))
 
     def _outcomes(self, cid: str) -> Outcomes:
         """Candidate `cid`'s per-case outcomes on the selection set (what the gate judges), with the

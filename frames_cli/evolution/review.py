@@ -223,6 +223,12 @@ def review_markdown(review: Review) -> str:
         f"**Gate:** {gate_line(cand)}",
         "",
     ]
+    early = cand.gate_details.get("early_stop")
+    if early:
+        skipped = ", ".join(f"`{md_text(c)}`" for c in early["skipped"])
+        out += [f"**Rejected early:** the gate was certain after {early['evaluated']} of {early['evaluated'] + len(early['skipped'])} cases"
+                f" ({md_text(early['reason'])}), so these {len(early['skipped'])} were not evaluated and its rates cover the evaluated"
+                f" cases only: {skipped}", ""]
     for o in review.gate_overrides:
         out += [f"**Gate overridden** by {md_text(o['by'])} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {md_text(o['reason'])}", ""]
     if "Frames-Models" in review.trailers:

@@ -1,0 +1,113 @@
+"""Early rejection: the order that lets the gate decide a child early, and the test that its rejection is certain.
+
+A child is rejected before its evaluation ends only when the gate rejects it even if every case not
+yet evaluated passed every sample. Gates are monotone (a child that passes more never gets a worse
+verdict: evolution/gate.py), so that best completion rejecting means every completion rejects: the
+decision is exactly the full evaluation's. A child that passes is always evaluated in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from frames_cli.evaluation.runner import CaseResult
+from frames_cli.evaluation.staged import Staging, StopRule
+from frames_cli.evolution.gate import CaseOutcome, Gate, GateVerdict, Outcomes, outcomes_from_results
+
+
+def decisive_order(baseline: Outcomes, pending: Sequence[str], tolerance: float, done: Outcomes | None = None,
+                   parent: Outcomes | None = None) -> list[str]:
+    """The `pending` case ids in the order that decides a rejection soonest, given the child's results so far.
+
+    First the must-pass cases S0 passed (one failure rejects). Then category by category, since a
+    category is decided only once most of its cases are known: the category whose floor the child
+    is predicted to clear by the least goes first, its results so far counted as they are and its
+    pending cases as the parent (the child's closest relative; S0 when None) did on them. Within a
+    category the cases the parent failed go first (the child most likely fails them too), then
+    those S0 passed most often. Categories S0 never passed (floor 0) cannot fail and come last.
+    Ties keep `pending` order.
+    """
+    done = done or {}
+    guide = parent if parent is not None else baseline
+    waiting = set(pending)
+    slack: dict[str, float] = {}
+    for cid, o in baseline.items():
+        if cid in done:
+            got = done[cid].passed
+        elif cid in waiting and cid in guide:
+            got = guide[cid].passed
+        else:
+            got = 0
+        slack[o.category] = slack.get(o.category, 0.0) + got - (1.0 - tolerance) * o.passed
+    s0_passes: dict[str, int] = {}
+    for o in baseline.values():
+        s0_passes[o.category] = s0_passes.get(o.category, 0) + o.passed
+
+    def key(item: tuple[int, str]) -> tuple:
+        index, cid = item
+        o = baseline.get(cid)
+        if o is None or s0_passes[o.category] == 0:
+            return (2, 0.0, "", 0, 0, index)
+        if o.must_pass and o.passed:
+            return (0, 0.0, "", 0, 0, index)
+        guessed = guide[cid].passed if cid in guide else 0
+        return (1, slack[o.category], o.category, guessed, -o.passed, index)
+
+    return [cid for _, cid in sorted(enumerate(pending), key=key)]
+
+
+def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: Iterable[str]) -> GateVerdict | None:
+    """The gate's verdict when the child is rejected whatever the `pending` cases give; None otherwise.
+
+    The verdict is the one on the best completion (every pending case passing every sample), so its
+    failed categories and broken must-pass cases fail in every completion.
+    """
+    best = dict(done)
+    for cid in pending:
+        base = baseline.get(cid)
+        if base is not None:  # cases the gate does not judge (diagnosis set only) cannot change it
+            best[cid] = CaseOutcome(base.category, (True,) * len(base.passes), base.must_pass)
+    verdict = gate.check(baseline, best)
+    return None if verdict.passed else verdict
+
+
+def rejection_rule(gate: Gate, baseline: Outcomes, must_pass: set[str]) -> StopRule:
+    """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason."""
+
+    def stop(results: list[CaseResult], pending: list[str]) -> str | None:
+        verdict = certain_rejection(gate, baseline, _outcomes(results, must_pass), pending)
+        return None if verdict is None else _reason(verdict)
+
+    return stop
+
+
+def _reason(verdict: GateVerdict) -> str:
+    parts = [f"must-pass case {cid} failed" for cid in verdict.must_pass_broken]
+    parts += [f"{c.category}: {c.why}" for c in verdict.checks if not c.passed]
+    return "; ".join(parts) + ", whatever the remaining cases give"
+
+
+@dataclass(frozen=True)
+class EarlyRejection:
+    """What a child's evaluation needs to stop early: the gate, S0's and the parent's outcomes, the must-pass ids and ε."""
+
+    gate: Gate
+    baseline: Outcomes
+    must_pass: set[str]
+    tolerance: float
+    parent: Outcomes | None = None
+
+    def staging(self, batch: int) -> Staging:
+        """The decisive order (following the results so far), the rejection rule, and `batch` cases per stage."""
+
+        def order(results: list[CaseResult], pending: list[str]) -> list[str]:
+            return decisive_order(self.baseline, pending, self.tolerance, _outcomes(results, self.must_pass), self.parent)
+
+        return Staging(order, rejection_rule(self.gate, self.baseline, self.must_pass), batch)
+
+
+def _outcomes(results: list[CaseResult], must_pass: set[str]) -> dict[str, CaseOutcome]:
+    return outcomes_from_results(
+        ({"case_id": r.case_id, "category": r.category, "sample": r.sample, "passed": r.passed} for r in results), must_pass
+    )

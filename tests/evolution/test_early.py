@@ -1,0 +1,168 @@
+"""Early rejection: the decision is the full evaluation's, always.
+
+Invariants:
+1. Over random S0 and child outcomes, must-pass marks, tolerances, rules, orders and batch sizes, a
+   child stopped early is one the full evaluation rejects, and a child the full evaluation accepts
+   is evaluated in full.
+2. A staged evaluation that runs to the end gives `evaluate`'s report; one that stops lists the
+   cases it skipped, and its results are exactly `evaluate`'s for the cases it ran.
+3. The decisive order puts must-pass cases S0 passed first and cases S0 always failed last.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from frames_cli.evaluation.runner import CaseResult, evaluate
+from frames_cli.evaluation.staged import Staging, evaluate_staged
+from frames_cli.evolution.early import certain_rejection, decisive_order, rejection_rule
+from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate
+from frames_cli.executor.base import AgentResult
+from frames_cli.formats.case import Case, Check, Source, Task
+from frames_cli.formats.skill import SkillSet
+from frames_cli.llm.types import Usage
+
+
+def _random_world(rng: random.Random) -> tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]:
+    k = rng.choice([1, 1, 2, 3])
+    base, child = {}, {}
+    for c in range(rng.randint(1, 4)):
+        p_base, p_child = rng.random(), rng.random()
+        for i in range(rng.randint(1, 7)):
+            cid = f"c{c}-{i}"
+            must = rng.random() < 0.1
+            base[cid] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_base for _ in range(k)), must)
+            child[cid] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_child for _ in range(k)), must)
+    return base, child
+
+
+def _staged_decision(gate: PerCategoryGate, base, child, order, batch: int) -> tuple[bool, int]:
+    """(passed, cases evaluated) as the loop decides with early rejection, feeding `child` batch by
+    batch in the order `order(done, pending)` gives."""
+    done, pending = {}, list(base)
+    while pending:
+        pending = order(done, pending)
+        done.update({cid: child[cid] for cid in pending[:batch]})
+        pending = pending[batch:]
+        if pending and certain_rejection(gate, base, done, pending) is not None:
+            return False, len(done)
+    return gate.check(base, child).passed, len(done)
+
+
+def test_early_stop_never_changes_a_verdict():
+    rng = random.Random(20261201)
+    stopped = 0
+    for trial in range(1500):
+        base, child = _random_world(rng)
+        gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2, 0.5]), rng.choice(["paper", "noise-aware"]), rng.choice([0.05, 0.5]))
+        parent = _random_world(rng)[1] if trial % 3 == 0 else None
+        if trial % 2:
+            order = lambda done, pending: decisive_order(base, pending, gate.tolerance, done, parent if parent and set(parent) == set(base) else None)  # noqa: E731
+        else:
+            order = lambda _done, pending: rng.sample(pending, len(pending))  # noqa: E731
+        full = gate.check(base, child).passed
+        early, evaluated = _staged_decision(gate, base, child, order, rng.randint(1, 4))
+        assert early == full, (trial, base, child)
+        if full:
+            assert evaluated == len(base)  # an accepted child is evaluated in full
+        stopped += evaluated < len(base)
+    assert stopped > 100  # the property was exercised on early stops, not only on full runs
+
+
+def test_decisive_order_puts_must_pass_first_and_hopeless_cases_last():
+    base = {
+        "a": CaseOutcome("big", (True,)), "b": CaseOutcome("big", (False,)), "c": CaseOutcome("big", (True,), must_pass=True),
+        "d": CaseOutcome("small", (True,)), "e": CaseOutcome("big", (True,)),
+    }
+    order = decisive_order(base, list(base), 0.05)
+    assert order[0] == "c"  # must-pass first
+    assert order[1:] == ["d", "b", "a", "e"]  # "small" clears its floor by less; in "big" the case the parent failed first
+    none = {"z": CaseOutcome("never", (False,)), **base}
+    assert decisive_order(none, list(none), 0.05)[-1] == "z"  # a floor of 0 cannot fail
+    parent = {**base, "a": CaseOutcome("big", (False,)), "e": CaseOutcome("big", (False,))}
+    assert decisive_order(base, list(base), 0.05, None, parent)[1:] == ["a", "e", "b", "d"]  # the parent is below the floor in "big"
+    # Results so far count as they are: "small" passed, so "big" (predicted by S0) is nearer its floor.
+    assert decisive_order(base, ["a", "b", "e"], 0.05, {"c": base["c"], "d": base["d"]}) == ["b", "a", "e"]
+
+
+def _case(cid: str, category: str) -> Case:
+    return Case(cid, category, Source("manual"), "", Task({"text": cid, "fields": {}}, "yes", Check("exact")))
+
+
+class _Scripted:
+    """An executor answering from a table (case id → answer per sample) and recording what it ran."""
+
+    def __init__(self, answers: dict[str, Sequence[str]]):
+        self.answers = answers
+        self.ran: list[str] = []
+
+    def run(self, cases, skills, sample=0):
+        self.ran += [c.id for c in cases if sample == 0]
+        return [AgentResult(c.id, self.answers[c.id][sample], [], Usage(10, 1), []) for c in cases]
+
+
+def test_staged_evaluation_equals_evaluate_and_records_what_it_skipped():
+    cases = [_case(f"x{i}", "cancel" if i < 4 else "book") for i in range(8)]
+    answers = {c.id: ["yes", "yes"] for c in cases}
+    answers["x1"] = ["no", "no"]
+    skills = SkillSet.from_files({})
+    full = evaluate(cases, skills, _Scripted(answers), samples=2)
+    never = evaluate_staged(cases, skills, _Scripted(answers), Staging(lambda _r, p: list(reversed(p)), lambda _r, _p: None, 3), samples=2)
+    assert never.skipped == [] and never.report.to_json() == full.to_json()
+
+    s0 = {c.id: CaseOutcome(c.category, (True, True)) for c in cases}
+    rule = rejection_rule(PerCategoryGate(0.05), s0, set())
+    executor = _Scripted(answers)
+    outcome = evaluate_staged(cases, skills, executor, Staging(lambda _r, p: p, rule, 2), samples=2)
+    assert outcome.skipped == ["x2", "x3", "x4", "x5", "x6", "x7"]
+    assert executor.ran == ["x0", "x1"]
+    assert "cancel: below the floor" in outcome.reason
+    assert [r.to_dict() for r in outcome.report.results] == [r.to_dict() for r in full.results if r.case_id in ("x0", "x1")]
+
+
+def test_staging_order_must_list_every_pending_case_once():
+    cases = [_case("a", "c"), _case("b", "c")]
+    with pytest.raises(ValueError, match="every pending case once"):
+        evaluate_staged(cases, SkillSet.from_files({}), _Scripted({}), Staging(lambda _r, p: p[:1], lambda _r, _p: None, 1))
+
+
+def test_results_carry_their_category_for_the_rule():
+    # The stop rule reads results as the gate does: one CaseResult per case and sample.
+    s0 = {"a": CaseOutcome("c", (True,)), "b": CaseOutcome("c", (True,))}
+    rule = rejection_rule(PerCategoryGate(0.0), s0, set())
+    assert rule([CaseResult("a", "c", 0, False, "")], ["b"]) is not None
+    assert rule([CaseResult("a", "c", 0, True, "")], ["b"]) is None
+
+
+def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipped(tmp_path):
+    """The loop end to end on the evolution test workspace, with ε = 0 so that children get rejected."""
+    import copy
+    import json
+
+    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.workspace.layout import Workspace
+
+    from .conftest import CONFIG, build_repo
+
+    states = {}
+    for early in (False, True):
+        config = copy.deepcopy(CONFIG)
+        config["evolution"].update(tolerance=0.0, early_rejection=early, max_rounds=4, patience=4)
+        repo = build_repo(tmp_path / str(early), config)
+        states[early] = evolve(Workspace.open(repo.root), EvolveOptions()).state
+    full, staged = states[False], states[True]
+    same = lambda c: (c.id, c.gate_passed, c.changed_skills, c.diff_size)  # noqa: E731
+    assert [same(c) for c in full.candidates] == [same(c) for c in staged.candidates]
+    for a, b in zip(full.candidates, staged.candidates):
+        if b.gate_passed or b.parent_id is None:
+            assert (a.pass_rate, a.per_category, a.mean_tokens) == (b.pass_rate, b.per_category, b.mean_tokens)
+    stopped = [c for c in staged.candidates if c.gate_details.get("early_stop")]
+    assert stopped, "no child was rejected early: the test shows nothing"
+    for c in stopped:
+        early = c.gate_details["early_stop"]
+        assert not c.gate_passed and early["skipped"] and early["reason"]
+        ran = {r["case_id"] for r in json.loads((tmp_path / "True" / ".frames" / "runs" / staged.run_id / "evals" / f"{c.id}.json").read_text())["results"]}
+        assert ran.isdisjoint(early["skipped"]) and len(ran) == early["evaluated"]
