@@ -240,7 +240,7 @@ def request_text(task_input: dict[str, Any]) -> str:
     fields = task_input.get("fields") or {}
     if not fields:
         return text
-    return f"{text}\n\nDetails:\n```json\n{json.dumps(fields, ensure_ascii=False)}\n```"
+    return f"{text}\n\nDetails:\n```json\n{json.dumps(fields, ensure_ascii=False, separators=(',', ':'))}\n```"
 
 
 LOCAL_CHECKS: dict[str, OutputCheck] = {"exact": ExactCheck(), "set": SetCheck(), "contains": ContainsCheck()}

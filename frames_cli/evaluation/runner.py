@@ -269,7 +269,7 @@ def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], samp
     out = []
     for case, result, verdict in zip(cases, agent_results, verdicts):
         assert verdict is not None
-        usage = Usage(result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.cost_usd)
+        usage = Usage(result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.cost_usd, result.usage.cached_prompt_tokens)
         usage.add(verdict.usage)
         out.append(
             CaseResult(

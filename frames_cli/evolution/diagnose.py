@@ -53,12 +53,11 @@ class Failure:
             "skills_used": list(self.skills_used),
             # DESIGN §9: the whole trajectory, so an early wrong step (a wrong skill loaded) can be found.
             "agent_steps": list(self.steps),
+            # Empty fields say nothing and cost tokens in every batch.
             "diagnosis": {
-                "symptom": d.symptom,
-                "cause": d.cause,
-                "notes": d.notes,
-                "evidence": list(d.evidence),
-                "trajectory": list(d.trajectory),
+                k: v
+                for k, v in (("symptom", d.symptom), ("cause", d.cause), ("notes", d.notes), ("evidence", list(d.evidence)), ("trajectory", list(d.trajectory)))
+                if v
             },
         }
 

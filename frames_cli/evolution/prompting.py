@@ -71,8 +71,11 @@ def retrieved_section(hits: Iterable[Hit]) -> Block:
 
 
 def json_block(obj: Any) -> str:
-    """A fenced ```json block (the simulator and people both read these)."""
-    return "```json\n" + json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n```"
+    """A fenced ```json block (the simulator and people both read these), compact: a list has one
+    item per line, each without spaces or indentation (indented JSON was most of a diagnoser prompt)."""
+    dump = lambda o: json.dumps(o, ensure_ascii=False, default=str, separators=(",", ":"))  # noqa: E731
+    body = "[\n" + ",\n".join(dump(item) for item in obj) + "\n]" if isinstance(obj, list) and obj else dump(obj)
+    return "```json\n" + body + "\n```"
 
 
 #: The answer shapes the prompts spell out (schemas.DIAGNOSIS and schemas.REWRITE are the contract).

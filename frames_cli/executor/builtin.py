@@ -1,6 +1,8 @@
 """The built-in agent under test: one LLM conversation per case, catalog first, skills loaded by id.
 
-Turn 1 shows the catalog (`executor_catalog` prompt); the model replies `{"load": [ids]}` or answers
+Turn 1 shows the catalog (`executor_catalog` prompt: instructions, catalog and reply format first,
+the same for every case of an evaluation so that provider prompt caching applies to them, then the
+case's answer format, id and request); the model replies `{"load": [ids]}` or answers
 at once. Unknown ids are refused and the model is asked again (`executor_retry`); known ones are
 shown as `<skill id=".." name="..">` blocks (`executor_answer`). The answer is
 `{"answer": ..., "skills_used": [...]}` (schema EXECUTOR_STEP). Every turn is a trajectory step.

@@ -16,7 +16,10 @@ class CallOutcome:
     Attributes:
         text / finish_reason: the first choice's content and finish reason (None on failure).
         prompt_tokens / completion_tokens: usage as the provider reported it (tokens).
-        cost_usd: litellm's `response_cost` (USD), None when litellm does not know the price.
+        cost_usd: litellm's `response_cost` (USD), None when litellm does not know the price; litellm
+            prices cached prompt tokens at the model's `cache_read_input_token_cost` where it has one.
+        cached_prompt_tokens: prompt tokens the provider read from its prompt cache (OpenAI-style
+            `usage.prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`).
         fingerprint: the provider's `system_fingerprint`, if any.
         error: "<ExceptionType>: <message>" when the call failed, else None.
         retriable: the failure was a rate limit, timeout, connection or server error, which the
@@ -33,6 +36,7 @@ class CallOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    cached_prompt_tokens: int = 0
     fingerprint: str | None = None
     error: str | None = None
     retriable: bool = False
@@ -76,6 +80,7 @@ def invoke(kwargs: dict[str, Any]) -> CallOutcome:
         prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
         completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         cost_usd=response._hidden_params.get("response_cost"),
+        cached_prompt_tokens=cached_tokens(usage),
         fingerprint=getattr(response, "system_fingerprint", None),
     )
 
@@ -124,3 +129,12 @@ def setup_error(exc: Exception, model: str) -> str | None:
 def _key_names(provider: str) -> str:
     """The usual key variable of `provider` (litellm's convention: <PROVIDER>_API_KEY)."""
     return f"{provider.upper().replace('-', '_')}_API_KEY"
+
+
+def cached_tokens(usage: Any) -> int:
+    """Prompt tokens a provider served from its prompt cache, from a litellm `Usage` (0 when it says none)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if not cached:
+        cached = getattr(usage, "cache_read_input_tokens", None)
+    return int(cached or 0)

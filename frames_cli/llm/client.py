@@ -385,7 +385,7 @@ class ModelClient:
             record.update(error=outcome.error, seconds=round(time.monotonic() - start, 4))
             self._log(record)
             return outcome
-        call_usage = Usage(outcome.prompt_tokens, outcome.completion_tokens, outcome.cost_usd)
+        call_usage = Usage(outcome.prompt_tokens, outcome.completion_tokens, outcome.cost_usd, outcome.cached_prompt_tokens)
         self.ledger.record_call(request.role, call_usage)
         usage.add(call_usage)
         record.update(

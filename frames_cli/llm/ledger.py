@@ -22,6 +22,8 @@ class RoleTotals:
         cached: requests served from the cache (free).
         failed: requests that ended with an error.
         prompt_tokens / completion_tokens: tokens of the calls made.
+        cached_prompt_tokens: the part of `prompt_tokens` providers read from their prompt cache
+            (priced at the cached rate in `cost_usd` where litellm knows it).
         cost_usd: USD of the calls whose price litellm knows.
         unpriced_calls: calls whose price was unknown (their cost is missing from `cost_usd`).
     """
@@ -31,6 +33,7 @@ class RoleTotals:
     failed: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     cost_usd: float = 0.0
     unpriced_calls: int = 0
 
@@ -66,6 +69,7 @@ class Ledger:
             totals.calls += 1
             totals.prompt_tokens += usage.prompt_tokens
             totals.completion_tokens += usage.completion_tokens
+            totals.cached_prompt_tokens += usage.cached_prompt_tokens
             if usage.cost_usd is None:
                 totals.unpriced_calls += 1
             else:

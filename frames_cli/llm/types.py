@@ -32,12 +32,15 @@ class Usage:
 
     Attributes:
         prompt_tokens / completion_tokens: as the provider reported them (tokens).
-        cost_usd: US dollars as litellm priced it; None when the model's price is unknown.
+        cost_usd: US dollars as litellm priced it (cached prompt tokens at the model's cached rate
+            where litellm knows one); None when the model's price is unknown.
+        cached_prompt_tokens: the part of `prompt_tokens` the provider read from its prompt cache.
     """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    cached_prompt_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -48,17 +51,22 @@ class Usage:
         """Add `other` in place; a known cost plus an unknown one stays the known part."""
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.cached_prompt_tokens += other.cached_prompt_tokens
         if other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
-        """`{"prompt_tokens", "completion_tokens", "cost_usd"}`."""
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd}
+        """`{"prompt_tokens", "completion_tokens", "cost_usd"}`, and `"cached_prompt_tokens"` when
+        there are any (records of providers without prompt caching stay as they were)."""
+        out = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd}
+        if self.cached_prompt_tokens:
+            out["cached_prompt_tokens"] = self.cached_prompt_tokens
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         """The inverse of `to_dict` (missing counts are 0)."""
-        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), data.get("cost_usd"))
+        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), data.get("cost_usd"), int(data.get("cached_prompt_tokens", 0)))
 
 
 @dataclass

@@ -150,7 +150,7 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
     states = {}
     for early in (False, True):
         config = copy.deepcopy(CONFIG)
-        config["evolution"].update(tolerance=0.0, early_rejection=early, max_rounds=4, patience=4)
+        config["evolution"].update(tolerance=0.0, early_rejection=early, max_rounds=5, patience=5, seed=2)
         repo = build_repo(tmp_path / str(early), config)
         states[early] = evolve(Workspace.open(repo.root), EvolveOptions()).state
     full, staged = states[False], states[True]

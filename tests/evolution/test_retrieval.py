@@ -218,7 +218,7 @@ def test_a_real_round_shows_and_records_the_retrieved_context(tmp_path: Path) ->
 
     assert len(prompts) == len(record["diagnoses"]) == CONFIG["evolution"]["diagnosers"]
     for diagnosis in record["diagnoses"]:
-        prompt = next(p for p in prompts if all(f'"case_id": "{c}"' in p for c in diagnosis["case_ids"]))
+        prompt = next(p for p in prompts if all(f'"case_id":"{c}"' in p for c in diagnosis["case_ids"]))
         shown = re.findall(r'<policy file="([^"]+)" lines="([^"]+)"', prompt)
         assert 1 <= len(diagnosis["retrieved"]) <= 3
         assert [f"{f}:{span}" for f, span in shown] == [h["cite"] for h in diagnosis["retrieved"]]

@@ -1,0 +1,249 @@
+"""The gate and the cost of evaluation on the bundled airline example, through the simulator (not an LLM).
+
+Per seed (the seed sets `evolution.seed` and `simulator.seed`), in fresh copies of the bundled
+workspace as committed at HEAD, each with its own empty model cache:
+
+  aa-false-reject            S0 against fresh samples of S0: the base skill set is evaluated once
+                             with k·(R + 1) samples per case (the simulated executor answers each
+                             sample with an independent draw), cut into R + 1 groups of k; group 0
+                             is the baseline, groups 1..R are R re-runs. Share of those R gate
+                             checks that reject, per rule. Two bases: the bundled S0, and the best
+                             front member of the seed's evolve run (a skill set that passes most
+                             cases, where noise has something to flip).
+  planted-regression-reject  the same re-runs with one category made worse: ⌈n/3⌉ of its cases that
+                             the baseline passed fail every sample. Share rejected, per rule, over
+                             every (re-run, category) where ⌈n/3⌉ such cases exist.
+  early-rejection-saving     two `frames evolve` runs per seed, `evolution.early_rejection` off and
+                             on: executor tokens of the rejected children of the second against the
+                             same children of the first; decisions-identical compares the gate
+                             decision of every child of every seed between the two runs.
+  tokens-per-run             spend of the whole evolve run (all roles, ledger), before and after.
+  cacheable-prefix-share     share of the executor prompt characters that lie in the prefix shared
+                             by every executor request of the same evaluation (from the runs'
+                             exchanges.jsonl; the simulator counts ⌈characters / 4⌉ tokens).
+
+"Before" is the code at revision --before (default: main before issue #12), unpacked with `git
+archive` and run from a subprocess with the same Python; "after" is this checkout.
+
+Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5] [--reruns 6] [--before REV] [--max-rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
+from frames_cli.evolution.records import run_dir  # noqa: E402
+from frames_cli.workspace.layout import Workspace  # noqa: E402
+
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases")
+#: main just before issue #12's first change: the "before" of tokens-per-run and cacheable-prefix-share.
+BEFORE = "3c20bc3"
+RULES = ("paper", "noise-aware")
+_BEFORE_RUN = """
+import json, os, sys
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, sys.argv[1])
+from frames_cli.evolution.driver import EvolveOptions, evolve
+from frames_cli.workspace.layout import Workspace
+state = evolve(Workspace.open(sys.argv[2]), EvolveOptions()).state
+print(json.dumps({"run_id": state.run_id, "tokens": state.spend_tokens}))
+"""
+
+
+def unpack(rev: str, paths: tuple[str, ...], into: Path) -> Path:
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", rev, *paths], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def workspace(tmp: Path, example: Path, seed: int, evolution: dict, samples: int | None = None) -> Path:
+    """A fresh git repo holding the bundled example with `evolution` overrides and the seed applied."""
+    root = tmp / f"ws-{len(list(tmp.iterdir()))}"
+    shutil.copytree(example, root)
+    config = yaml.safe_load((root / "frames.yaml").read_text())
+    config["evolution"] = {k: v for k, v in {**config["evolution"], **evolution, "seed": seed}.items() if v is not None}
+    config["simulator"]["seed"] = seed
+    if samples:
+        config["eval"]["samples"] = samples
+    (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (root / ".gitignore").write_text(".frames/\n")
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run([*git, "add", "."], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "bundled example"], cwd=root, check=True)
+    return root
+
+
+def evals(root: Path, run_id: str) -> dict[str, dict]:
+    folder = run_dir(Workspace.open(root), run_id) / "evals"
+    return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+
+
+def eval_tokens(evaluation: dict) -> float:
+    """Prompt + completion tokens of one candidate's evaluation (mean per result × results)."""
+    return evaluation["mean_tokens"] * len(evaluation["results"])
+
+
+def prefix_share(exchanges: Path) -> tuple[int, int]:
+    """(characters in the prefix every request of its evaluation shares, all characters) over the
+    executor requests of a run; an evaluation is a maximal stretch of executor requests in the log."""
+    records = [json.loads(line) for line in exchanges.read_text(encoding="utf-8").splitlines() if line.strip()]
+    shared = total = 0
+    stretch: list[str] = []
+    for record in [*records, {"role": "end"}]:
+        if record["role"] == "executor":
+            stretch.append("\n\n".join(str(m.get("content") or "") for m in record["messages"]))
+            continue
+        if len(stretch) > 1:
+            common = os.path.commonprefix(stretch)
+            shared += len(common) * len(stretch)
+            total += sum(len(t) for t in stretch)
+        stretch = []
+    return shared, total
+
+
+def samples_outcomes(root: Path, commit: str | None, samples: int) -> dict[str, CaseOutcome]:
+    """Evaluate the skills of `commit` (None: the base) on every case with `samples` samples, fresh."""
+    from frames_cli.evaluation.runner import evaluate
+    from frames_cli.executor.factory import make_executor
+    from frames_cli.formats.case import load_counted_cases
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.gitstore.store import GitStore
+    from frames_cli.llm.client import ModelClient
+    from frames_cli.sim.world import SimWorld
+
+    ws = Workspace.open(root)
+    config = ws.config()
+    cases = load_counted_cases(ws.root, config.eval.cases)
+    skills = SkillSet.from_files(GitStore(ws.root).read_files(commit or "HEAD"))
+    with ModelClient(ws, config, use_cache=False, sim_world=SimWorld.from_cases(cases)) as client:
+        report = evaluate(cases, skills, make_executor(ws, config, client), samples=samples)
+    return outcomes_from_results(r.to_dict() for r in report.results)
+
+
+def group(outcomes: dict[str, CaseOutcome], g: int, k: int) -> dict[str, CaseOutcome]:
+    return {cid: CaseOutcome(o.category, o.passes[g * k : (g + 1) * k]) for cid, o in outcomes.items()}
+
+
+def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], category: str) -> dict[str, CaseOutcome] | None:
+    """`child` with ⌈n/3⌉ of `category`'s cases that `base` passed failing every sample; None when too few."""
+    ids = [cid for cid, o in base.items() if o.category == category]
+    worse = math.ceil(len(ids) / 3)
+    passed = sorted((cid for cid in ids if base[cid].passed), key=lambda c: -base[c].passed)[:worse]
+    if len(passed) < worse:
+        return None
+    out = dict(child)
+    for cid in passed:
+        out[cid] = CaseOutcome(category, (False,) * len(child[cid].passes))
+    return out
+
+
+def gate_checks(outcomes: dict[str, CaseOutcome], k: int, reruns: int, tally: dict) -> None:
+    """A/A and planted-regression checks of both rules on one evaluation with k·(reruns + 1) samples."""
+    base = group(outcomes, 0, k)
+    categories = sorted({o.category for o in base.values()})
+    for r in range(1, reruns + 1):
+        child = group(outcomes, r, k)
+        for rule in RULES:
+            gate = PerCategoryGate(0.05, rule, 0.05)
+            tally["aa", rule].append(not gate.check(base, child).passed)
+            for cat in categories:
+                worse = planted(base, child, cat)
+                if worse is not None:
+                    tally["planted", rule].append(not gate.check(base, worse).passed)
+
+
+def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.Namespace, tally: dict) -> None:
+    rounds = {"max_rounds": args.max_rounds}
+    runs = {}
+    for label, early in (("full", False), ("early", True)):
+        root = workspace(tmp, example, seed, {**rounds, "early_rejection": early})
+        state = evolve(Workspace.open(root), EvolveOptions()).state
+        runs[label] = (root, state)
+    (full_root, full), (early_root, early) = runs["full"], runs["early"]
+    full_evals, early_evals = evals(full_root, full.run_id), evals(early_root, early.run_id)
+    for a, b in zip(full.candidates, early.candidates):
+        tally["children"] += a.parent_id is not None
+        # Commits differ between the two workspaces (their base commits have different dates); the
+        # decision, the skills changed and the size of the change must not.
+        tally["identical"] &= (a.id, a.gate_passed, a.changed_skills, a.diff_size) == (b.id, b.gate_passed, b.changed_skills, b.diff_size)
+        if a.parent_id is not None and not a.gate_passed:
+            tally["rejected_full"] += eval_tokens(full_evals[a.id])
+            tally["rejected_early"] += eval_tokens(early_evals[b.id])
+            tally["rejected"] += 1
+            tally["stopped"] += bool(b.gate_details.get("early_stop"))
+    tally["identical"] &= len(full.candidates) == len(early.candidates)
+    before_root = workspace(tmp, unpack(args.before, EXAMPLE, tmp / f"example-before-{seed}"), seed, rounds)
+    out = subprocess.run([sys.executable, "-c", _BEFORE_RUN, str(before), str(before_root)], check=True, capture_output=True, text=True)
+    old = json.loads(out.stdout.strip().splitlines()[-1])
+    tally["tokens_before"].append(old["tokens"])
+    tally["tokens_after"].append(early.spend_tokens)
+    for key, root, run_id in (("prefix_before", before_root, old["run_id"]), ("prefix_after", early_root, early.run_id)):
+        shared, total = prefix_share(run_dir(Workspace.open(root), run_id) / "exchanges.jsonl")
+        tally[key][0] += shared
+        tally[key][1] += total
+    k = args.samples
+    gate_checks(samples_outcomes(early_root, None, k * (args.reruns + 1)), k, args.reruns, tally)
+    best = early.best()
+    if best is not None and best.parent_id is not None:
+        gate_checks(samples_outcomes(early_root, best.commit, k * (args.reruns + 1)), k, args.reruns, tally)
+
+
+def share(flags: list[bool]) -> str:
+    return f"{sum(flags) / len(flags):.3f} ({sum(flags)}/{len(flags)})" if flags else "n/a"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--samples", type=int, default=5, help="k: samples per case in each A/A and planted gate check")
+    parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
+    parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
+    parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
+    args = parser.parse_args()
+    tally: dict = {("aa", r): [] for r in RULES} | {("planted", r): [] for r in RULES}
+    tally.update(children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
+                 tokens_before=[], tokens_after=[], prefix_before=[0, 0], prefix_after=[0, 0])
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="frames-gate-bench-") as tmp:
+        example = unpack("HEAD", EXAMPLE, Path(tmp) / "example")
+        before = unpack(args.before, ("frames_cli",), Path(tmp) / "before-code")
+        for seed in args.seeds:
+            one_seed(Path(tmp), example, before, seed, args, tally)
+            print(f"  seed {seed}: done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    saving = 1 - tally["rejected_early"] / tally["rejected_full"] if tally["rejected_full"] else float("nan")
+    pb, pa = tally["prefix_before"], tally["prefix_after"]
+    tb, ta = statistics.mean(tally["tokens_before"]), statistics.mean(tally["tokens_after"])
+    print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds {args.seeds};"
+          f" A/A and planted checks at k = {args.samples}, {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
+    print(f"{'aa-false-reject':<28} paper {share(tally['aa', 'paper']):<18} noise-aware {share(tally['aa', 'noise-aware'])}")
+    print(f"{'planted-regression-reject':<28} paper {share(tally['planted', 'paper']):<18} noise-aware {share(tally['planted', 'noise-aware'])}")
+    print(f"{'early-rejection-saving':<28} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
+          f" ({tally['stopped']} stopped early); decisions-identical: {'yes' if tally['identical'] else 'NO'}"
+          f" ({tally['children']} children)")
+    print(f"{'tokens-per-run':<28} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles)")
+    print(f"{'cacheable-prefix-share':<28} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters)")
+    print(f"total wall time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
