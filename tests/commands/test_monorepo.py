@@ -17,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from evolution.conftest import RULES, write_workspace
+from evolution.conftest import CONFIG, RULES, write_workspace
 from helpers import GitRepo, init_git_repo
 from typer.testing import CliRunner
 
@@ -95,21 +96,29 @@ class Evolved:
 @pytest.fixture(scope="module")
 def evolved(tmp_path_factory) -> Evolved:
     tmp = tmp_path_factory.mktemp("monorepo")
-    top = init_git_repo(tmp / "top")
-    write_workspace(top.root)
-    write_policy(top.root)
-    without_ignore(top.root)
-    top.git("add", ".")
-    top.git("commit", "-q", "-m", "airline workspace")
+    # A menu of S0 alone would show little: try a few seeds for a reference run whose front holds a
+    # changed candidate (which one depends on every prompt's wording), then evolve the monorepo with it.
+    for seed in range(1, 9):
+        config = copy.deepcopy(CONFIG)
+        config["evolution"]["seed"] = seed
+        top = init_git_repo(tmp / f"top-{seed}")
+        write_workspace(top.root, config)
+        write_policy(top.root)
+        without_ignore(top.root)
+        top.git("add", ".")
+        top.git("commit", "-q", "-m", "airline workspace")
+        top_run = evolve(top.root)
+        front = menu(top.root)["front"]
+        if len(front) > 1 and any(row["diff_size"] > 0 for row in front):
+            break
     mono = init_git_repo(tmp / "mono")
     for folder in (AIR, SEA):
-        write_workspace(mono.root / folder)
+        write_workspace(mono.root / folder, config)
         write_policy(mono.root / folder)
         without_ignore(mono.root / folder)
     mono.write("README.md", "Two teams.\n")
     mono.git("add", ".")
     mono.git("commit", "-q", "-m", "two teams")
-    top_run = evolve(top.root)
     air_run = evolve(mono.root / AIR)
     evolved = Evolved(top, mono, mono.git("rev-parse", "HEAD"), top_run, air_run, "", ("", b""))
     evolved.air_before_sea = (evolved.refs(air_run), (mono.root / AIR / ".frames" / "runs" / air_run / "state.json").read_bytes())
