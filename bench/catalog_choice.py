@@ -15,13 +15,20 @@ whose answer ranks first, top-3 within the first three (the simulated executor l
 With `--model frames-sim/coldstart` the skills are made by that model (the coldstart rewrite with
 the model's descriptions) instead of verbatim.
 
-    python bench/catalog_choice.py [--set NAME ...] [--model MODEL] [--misses]
+Each set is split in two halves by the sha256 of the question text (`half_of`): `tune` is the
+half a change to coldstart may be judged on while it is being made, `held-out` the half it must
+not look at; both are reported, so a gain that holds only on `tune` shows. `--half` restricts the
+run (and `--misses`) to one half.
+
+    python bench/catalog_choice.py [--set NAME ...] [--model MODEL] [--half tune|held-out] [--misses]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -33,6 +40,7 @@ DATA = ROOT / "bench" / "data" / "catalog_choice"
 #: Question set → the folder whose Markdown files are its policies.
 SETS = {"18f-travel": DATA / "18f-travel", "tau2-airline": ROOT / "policies"}
 TOP = 3
+HALVES = ("tune", "held-out")
 
 
 @dataclass
@@ -48,6 +56,15 @@ def load_questions(name: str) -> list[Question]:
     """The questions of set `name` (bench/data/catalog_choice/<name>.jsonl)."""
     rows = [json.loads(line) for line in (DATA / f"{name}.jsonl").read_text().splitlines() if line.strip()]
     return [Question(r["question"], f"policies/{r['file']}", int(r["line"])) for r in rows]
+
+
+def half_of(questions: list[Question]) -> dict[str, str]:
+    """Question text → "tune" or "held-out": questions sorted by sha256 of their text, the first
+    ceil(n/2) distinct texts are `tune`. Fixed by the text alone, so adding a question moves no other
+    one from its half by more than one place, and a repeated text is always in one half."""
+    texts = sorted(dict.fromkeys(q.text for q in questions), key=lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest())
+    cut = math.ceil(len(texts) / 2)
+    return {t: HALVES[0] if i < cut else HALVES[1] for i, t in enumerate(texts)}
 
 
 def make_skills(name: str, model: str | None, work: Path):
@@ -118,28 +135,42 @@ def sim_ranking(catalog, question: str) -> list[str]:
     return catalog.names(reply.get("load") or [])
 
 
-def run_set(name: str, model: str | None, misses: bool, work: Path) -> dict:
-    """Measure one set: {"set", "skills", "questions", "bm25": {"top1", "top3"}, "sim": {...}}."""
+def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None) -> dict:
+    """Measure one set: {"set", "skills", "questions", "bm25": {"top1", "top3"}, "sim": {...},
+    "halves": {"tune"|"held-out": {"questions", "bm25", "sim"}}}; with `half`, that half only."""
     from frames_cli.executor.catalog import Catalog
 
     skills = make_skills(name, model, work)
     catalog = Catalog.of(skills)
     questions = load_questions(name)
-    hits = {"bm25": [0, 0], "sim": [0, 0]}
+    halves = half_of(questions)
+    if half:
+        questions = [q for q in questions if halves[q.text] == half]
+    groups = ("all", *HALVES)
+    hits = {g: {"bm25": [0, 0], "sim": [0, 0]} for g in groups}
+    count = dict.fromkeys(groups, 0)
     for q in questions:
         want = answer_of(skills, q)
+        count["all"] += 1
+        count[halves[q.text]] += 1
         for method, ranking in (("bm25", bm25_ranking(catalog, q.text)), ("sim", sim_ranking(catalog, q.text))):
             top1, top3 = ranking[:1] == [want], want in ranking[:TOP]
-            hits[method][0] += top1
-            hits[method][1] += top3
+            for g in ("all", halves[q.text]):
+                hits[g][method][0] += top1
+                hits[g][method][1] += top3
             if misses and not top1:
-                print(f"  {name} {method} miss: {q.text!r}\n    want {want}, got {ranking[:TOP]}", file=sys.stderr)
-    n = len(questions)
+                print(f"  {name} [{halves[q.text]}] {method} miss: {q.text!r}\n    want {want}, got {ranking[:TOP]}", file=sys.stderr)
+
+    def rates(g: str) -> dict:
+        n = max(1, count[g])
+        return {m: {"top1": round(h[0] / n, 3), "top3": round(h[1] / n, 3)} for m, h in hits[g].items()}
+
     return {
         "set": name,
         "skills": len(skills),
-        "questions": n,
-        **{m: {"top1": round(h[0] / n, 3), "top3": round(h[1] / n, 3)} for m, h in hits.items()},
+        "questions": count["all"],
+        **rates("all"),
+        "halves": {g: {"questions": count[g], **rates(g)} for g in HALVES if count[g]},
     }
 
 
@@ -147,18 +178,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", choices=sorted(SETS), help="question set (default: all)")
     parser.add_argument("--model", help="make the skills with this coldstart model (e.g. frames-sim/coldstart); default verbatim")
+    parser.add_argument("--half", choices=HALVES, help="only this half of each set's questions (default: both, reported apart)")
     parser.add_argument("--misses", action="store_true", help="print every question whose answer is not ranked first")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        results = [run_set(name, args.model, args.misses, Path(tmp)) for name in args.set or sorted(SETS)]
+        results = [run_set(name, args.model, args.misses, Path(tmp), args.half) for name in args.set or sorted(SETS)]
     if args.json:
         print(json.dumps(results, indent=2))
         return
     print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
-    print(f"{'set':<14} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}")
+    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}")
     for r in results:
-        print(f"{r['set']:<14} {r['skills']:>6} {r['questions']:>9}   {r['bm25']['top1']:>10.1%} {r['bm25']['top3']:>6.1%}   {r['sim']['top1']:>9.1%} {r['sim']['top3']:>6.1%}")
+        rows = [("all", r)] if args.half else [("all", r), *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
+        for label, row in rows:
+            print(
+                f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
+                f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} {row['sim']['top3']:>6.1%}"
+            )
 
 
 if __name__ == "__main__":
