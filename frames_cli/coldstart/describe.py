@@ -1,10 +1,11 @@
 """Verbatim descriptions: what a skill decides and when to use it, from its section's own rules and terms.
 
 A description is the section's subject, its leading rule (the first sentence that states one,
-else the first full sentence; never a table row, a lead-in or a lone heading word), the section's
-key terms (words frequent in it and rare in the rest of its document) and when to use it. Reference
-sections (definitions, scope, roles, ...) say they are reference, and general rules say they apply
-to every task only when they state rules. Only the document's own text counts, so adding another
+else the first full sentence; never a table row, a lead-in or a lone heading word), the topics it
+covers (its sub-headings and the labels that head a block, "Change cabin:"), the section's key
+terms (words frequent in it and rare in the rest of its document) and when to use it. Reference
+sections (definitions, scope, roles, the domain's basics, ...) say they are reference, and general
+rules say they apply to every task only when they state rules. Only the document's own text counts, so adding another
 document never changes a description.
 """
 
@@ -29,13 +30,14 @@ _RULE_CHARS = 220
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z])")
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_ARTICLES = frozenset({"a", "an", "the"})
 _SKIP_LINE = re.compile(r"^\s*(?:\||#{1,6}\s|[-=]{3,}\s*$|```|~~~)")
 # Heading words of boilerplate and reference sections; a heading made only of these (and at least
 # one of `_REFERENCE_CORE`) is reference, not procedure.
 _REFERENCE_CORE = frozenset(
     "definitions definition glossary terms terminology acronyms abbreviations scope purpose objective objectives "
     "roles responsibilities responsibility artifacts artefacts references history applicability authority ownership owner "
-    "approval approvals control".split()
+    "approval approvals control domain basic basics background concepts entities".split()
 )
 _REFERENCE_WORDS = _REFERENCE_CORE | frozenset("and of key the policy document documents related revision version change record records".split())
 # Words too common in policy prose to tell sections apart.
@@ -190,6 +192,37 @@ def _sub_headings(chunk: Chunk) -> list[str]:
     return out
 
 
+# A label line: a short title of its own ending in ":" ("Cabin:", "**Change flights:**"), which heads
+# the block under it the way a sub-heading would.
+_LABEL = re.compile(r"^\s{0,3}(?:\*\*|__)?([A-Z][^:.!?*_`\[\]|]{0,48}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*$")
+_LABEL_WORDS = 5
+# First words of a lead-in sentence ("If the trip involves:", "Note:"), not of a label.
+_LEAD_WORDS = frozenset("if when where while the this these those here there it you we they for to in on as after before once unless otherwise note notes example examples important".split())
+
+
+def section_labels(chunk: Chunk) -> list[str]:
+    """Labels inside the chunk that head a block of their own ("Cabin:", "Change passengers:"), in
+    order: a line that is only a title of at most five words ending in ":", followed by a list or
+    indented text. A lead-in sentence ("The following expenses require receipts:", "Each
+    reservation specifies the following:", "Note:") is not one: it starts with a lead word or
+    holds an article."""
+    out: list[str] = []
+    for piece in chunk.pieces:
+        lines = chunk.text(piece).split("\n")
+        for i, line in enumerate(lines):
+            found = _LABEL.match(line)
+            if not found:
+                continue
+            label = plain(found.group(1), markers=False).strip()
+            said = [w.lower() for w in label.split()]
+            nxt = next((ln for ln in lines[i + 1 :] if ln.strip()), "")
+            sentence = not said or said[0] in _LEAD_WORDS or bool(set(said) & _ARTICLES)
+            heads_block = bool(_ITEM_START.match(nxt)) or nxt.startswith((" ", "\t"))
+            if not sentence and len(said) <= _LABEL_WORDS and heads_block and label not in out:
+                out.append(label)
+    return out
+
+
 def _when(heading: str, parent: str) -> str:
     if heading.rstrip().endswith("?"):
         return f"Use when someone asks: {heading.rstrip()}"
@@ -211,6 +244,7 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -
     terms = key_terms(chunk, weights, said)
     listed = f" Key terms: {', '.join(terms)}." if terms else ""
     subs = _sub_headings(chunk)
+    subs += [label for label in section_labels(chunk) if label not in subs]
     if subs:
         listed = f" Covers: {'; '.join(subs)}." + listed
     part = f" (part {chunk.part} of {chunk.parts}, continues {continues})" if chunk.part > 1 and continues else (f" (part 1 of {chunk.parts})" if chunk.part == 1 else "")
@@ -219,7 +253,7 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -
     elif chunk.kind == "general":
         text = f"{title}{part}, the introduction: {rule}{listed} Use when a task involves {title[:1].lower() + title[1:]}."
     elif is_reference(chunk):
-        text = f"Reference, not a procedure: {heading}{part} of {title}. {rule}{listed} Read when a task needs the {heading.lower()} of {title}."
+        text = f"Reference, not a procedure: {heading}{part} of {title}. {rule}{listed} Look up {heading.lower()} here."
     else:
         where = title if title != heading else ""
         context = f", in {where}" if where else ""

@@ -222,6 +222,25 @@ def test_reference_sections_are_tagged_and_said_to_be_reference() -> None:
     assert describe(chunks[0], TermWeights.of(doc)).startswith("Reference, not a procedure: Definitions of AML policy.")
 
 
+def test_labels_that_head_a_block_are_listed_like_sub_headings() -> None:
+    from frames_cli.coldstart.describe import section_labels
+
+    doc = parse_policy(["# Air", "", "## Modify flight", "The agent must obtain the reservation id.", "", "Change cabin:", "- Cabin cannot change once flown.", "",
+                        "**Change passengers:**", "- The number of passengers stays.", "", "The following expenses require receipts:", "- Lodging.", "",
+                        "Note:", "- Bags cost 50 dollars.", "", "Payment: by card only, never cash."], "policies/air.md")
+    (chunk,) = [c for c in cut_document(doc, ColdstartConfig(min_tokens=1)) if c.heading[-1] == "Modify flight"]
+    # A lead-in sentence, a "Note:" and a label with its text on the same line are not block labels.
+    assert section_labels(chunk) == ["Change cabin", "Change passengers"]
+    assert "Covers: Change cabin; Change passengers." in describe(chunk, TermWeights.of(doc))
+
+
+def test_a_data_model_section_is_reference() -> None:
+    doc = parse_policy(["# Air", "", "## Domain basics", "### User", "Each user has a profile with payment methods.", "", "## Book flight",
+                        "The agent must obtain the user id."], "policies/air.md")
+    chunks = cut_document(doc, ColdstartConfig(min_tokens=1))
+    assert [c.heading[-1] for c in chunks if is_reference(c)] == ["Domain basics"]
+
+
 def test_an_introduction_without_rules_is_not_general_rules() -> None:
     doc = parse_policy(["# Travel", "", "Now for the fun part! A few things to keep in mind.", "", "## Receipts", "Keep every receipt over 75 dollars."], "policies/t.md")
     chunks = cut_document(doc, ColdstartConfig(min_tokens=1))
