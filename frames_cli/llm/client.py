@@ -224,7 +224,11 @@ class ModelClient:
             ConfigError: no model for `request.role`.
         """
         model = self.model_for(request.role)
-        key = request_key(model, request.messages, self._params(request), request.sample)
+        params = self._params(request)
+        if model.startswith(providers.SIM_PREFIX + "/"):
+            # The simulator answers from the cases, not only the prompt: a changed case is a new request.
+            params["sim_world"] = self._context.world_key()
+        key = request_key(model, request.messages, params, request.sample)
         if self.cache is not None:
             entry = self.cache.get(key)
             if entry is not None:

@@ -7,7 +7,10 @@ imports none of them (the simulator, `frames_cli.sim`, depends on this module, n
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import hashlib
+import json
 import os
 import threading
 import uuid
@@ -98,6 +101,7 @@ class ProviderContext:
     closed: threading.Event = field(default_factory=threading.Event, repr=False)
     _world: Any = field(default=None, repr=False)
     _world_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _world_key: str | None = field(default=None, repr=False)
 
     def world(self) -> Any:
         """The simulator's world, loaded on first use (InputError for a bad case file)."""
@@ -105,6 +109,22 @@ class ProviderContext:
             if self._world is None:
                 self._world = self.load_world()
             return self._world
+
+    def world_key(self) -> str:
+        """Hex sha256 of everything a simulated answer depends on besides the prompt: the
+        simulator's settings and every case of its world (expected answers, evidence, checks).
+
+        Part of the response-cache key of `frames-sim` requests, so editing a case or a
+        simulator setting is never answered from the cache of the old one. The whole world, not
+        the one case a prompt names: diagnoser and judge prompts read several cases.
+        """
+        world = self.world()
+        with self._world_lock:
+            if self._world_key is None:
+                cases = sorted((c.to_dict() for c in world.cases.values()), key=lambda c: str(c.get("id")))
+                blob = json.dumps([dataclasses.asdict(self.simulator), cases], sort_keys=True, ensure_ascii=False, default=str)
+                self._world_key = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+            return self._world_key
 
 
 def litellm_module() -> Any:

@@ -211,3 +211,19 @@ def test_chat_many_answers_as_the_event_loop_path_does(sim_workspace):
     assert [r.request for r in threaded] == requests, "replies come back in request order"
     assert [(r.text, r.data) for r in threaded] == [(r.text, r.data) for r in looped]
     assert calls == 48
+
+
+def test_a_changed_case_is_not_answered_from_the_old_cache(sim_workspace):
+    """The simulator answers from the case's evidence; the cache key must change with it."""
+    with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
+        assert client.chat(executor_request()).ok
+    with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
+        assert client.chat(executor_request()).cached  # nothing changed: served from the cache
+    fixture = sim_workspace.workspace.root / "cases" / "fixture.yaml"
+    fixture.write_text(fixture.read_text().replace("Basic economy reservations can be cancelled only within 24 hours of booking.",
+                                                   "Any reservation can be cancelled."))
+    with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
+        assert not client.chat(executor_request()).cached
+    changed = sim_workspace.configured(simulator={"seed": 7})
+    with ModelClient(sim_workspace.workspace, changed) as client:
+        assert not client.chat(executor_request()).cached
