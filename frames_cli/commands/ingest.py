@@ -31,11 +31,16 @@ def tau2(
     db: Annotated[Path, typer.Option("--db", help="The domain database: a folder with db.json or one `<table>.json` per table.")],
     domain: Annotated[Optional[str], typer.Option("--domain", help="airline or retail; default: read from the tasks.")] = None,
     task_ids: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task id (repeatable).")] = None,
+    exclude: Annotated[Optional[list[str]], typer.Option("--exclude-task", help="Leave this task id out (repeatable).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Import nothing when any task cannot be converted (exit 2).")] = False,
     out: OutOption = None,
     repo: RepoOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Convert tau2-bench tasks into cases (the customer's side as input, allowed write actions expected)."""
+    """Convert tau2-bench tasks into cases (the customer's side as input, allowed write actions expected).
+
+    A task that cannot be converted is skipped with `tasks.json:LINE: error: ...` (all or nothing with --strict).
+    """
     from frames_cli.ingest.dedup import today
     from frames_cli.ingest.tau2 import DOMAINS, Tau2Converter
     from frames_cli.workspace.layout import Workspace
@@ -45,9 +50,10 @@ def tau2(
 
         raise InputError(f"unknown tau2 domain {domain!r} (valid: {', '.join(DOMAINS)})")
     ws = Workspace.open(repo)
-    converter = Tau2Converter(tasks, db, domain=domain, created=today(), task_ids=task_ids)
+    converter = Tau2Converter(tasks, db, domain=domain, created=today(), task_ids=task_ids, exclude=exclude or (),
+                              shown=ingest_feedback.shown_path(ws, tasks))
     # Case ids are `tau2-<domain>-<task id>`, so the file is named after the domain the tasks hold.
-    ingest_feedback.run_converter(ws, converter, out, lambda cases: cases[0].id.rsplit("-", 1)[0], strict=True, as_json=json_out)
+    ingest_feedback.run_converter(ws, converter, out, lambda cases: cases[0].id.rsplit("-", 1)[0], strict=strict, as_json=json_out)
 
 
 #: Every `frames ingest` subcommand as (name, function); a converter adds its line here.

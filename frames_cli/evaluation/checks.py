@@ -6,6 +6,9 @@ Options shared by the local kinds (in `task.check` next to `kind`):
 `set` also takes `allow_extra` (default false: an output item nobody expected fails the case) and
 `args` ("subset", the default: output mappings may carry keys the expected one leaves out, since
 converters keep only the arguments that decide a case; "exact": the keys must be the same).
+`set` also takes `mentions` (a key, e.g. "reply"): every string in `expected[mentions]` must also
+occur in the text of `output[mentions]` (case-folded, whitespace collapsed), for facts a case
+requires the agent to tell (tau2's `communicate_info`).
 """
 
 from __future__ import annotations
@@ -159,14 +162,28 @@ class SetCheck:
         missing, extra = _assign(want, got, options.get("ignore_case", True), options.get("args", "subset") == "subset")
         if options.get("allow_extra", False):
             extra = []
-        if not missing and not extra:
+        untold = _untold(case.task.expected, output, options.get("mentions"))
+        if not missing and not extra and not untold:
             return Verdict(True, f"all {len(want)} expected items, nothing else")
         parts = []
+        if untold:
+            parts.append(f"`{options['mentions']}` does not mention " + "; ".join(repr(u) for u in untold))
         if missing:
             parts.append("missing " + "; ".join(describe(m) for m in missing))
         if extra:
             parts.append("unexpected " + "; ".join(describe(e) for e in extra))
         return Verdict(False, _short(", ".join(parts)))
+
+
+def _untold(expected: Any, output: Any, key: str | None) -> list[str]:
+    """The strings of `expected[key]` absent from the text of `output[key]` (none when `key` is None)."""
+    if key is None or not isinstance(expected, dict):
+        return []
+    wanted = expected.get(key) or []
+    said = output.get(key) if isinstance(output, dict) else None
+    text = said if isinstance(said, str) else json.dumps(said, ensure_ascii=False) if said is not None else ""
+    hay = " ".join(text.split()).casefold()
+    return [str(w) for w in (wanted if isinstance(wanted, list) else [wanted]) if " ".join(str(w).split()).casefold() not in hay]
 
 
 class ContainsCheck:

@@ -7,6 +7,7 @@ orders), which tools write, and how a write action names a category.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -16,12 +17,17 @@ from typing import Any
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
+from frames_cli.formats.problems import Problem
+from frames_cli.ingest.account import Account
 
 _ANSWER_FORMAT = (
-    'A JSON object {{"actions": [{{"name": TOOL, "arguments": {{...}}}}, ...]}} listing every write action '
-    "that the policy allows for this request, in any order; "
-    '{{"actions": []}} when the right response is to refuse or only to inform. '
-    "Write tools and their arguments: {tools}."
+    'A JSON object {{"actions": [{{"name": TOOL, "arguments": {{...}}}}, ...], "reply": TEXT}}: "actions" lists every '
+    "write action that the policy allows for this request, in any order "
+    '([] when the right response is to refuse or only to inform); "reply" is what you tell the customer '
+    "(the figures and facts they asked for). "
+    "This one message stands for the whole conversation: take the customer's request as their explicit "
+    'confirmation ("yes") of the actions it asks for once you have stated their details, and list the write '
+    "actions you would then take. Write tools and their arguments: {tools}."
 )
 
 
@@ -80,8 +86,9 @@ def _read_json(path: Path) -> Any:
         raise InputError(f"invalid JSON: {exc.msg}", Location(path, exc.lineno)) from None
 
 
-def read_tasks(path: Path | str) -> list[tuple[dict[str, Any], Location]]:
-    """Read a tau2 `tasks.json` (a JSON array of tasks) with the line where each task starts.
+def read_tasks(path: Path | str, shown: str | None = None) -> list[tuple[dict[str, Any], Location]]:
+    """Read a tau2 `tasks.json` (a JSON array of tasks) with the line where each task starts;
+    `shown` names the file in locations (default `path`).
 
     Raises:
         InputError: unreadable file, invalid JSON or not an array of objects (`path:line`).
@@ -94,8 +101,10 @@ def read_tasks(path: Path | str) -> list[tuple[dict[str, Any], Location]]:
     decoder = json.JSONDecoder()
     ws = re.compile(r"\s*")
 
+    label = Path(shown) if shown is not None else path
+
     def fail(message: str, pos: int) -> InputError:
-        return InputError(message, Location(path, text.count("\n", 0, pos) + 1))
+        return InputError(message, Location(label, text.count("\n", 0, pos) + 1))
 
     pos = ws.match(text, 0).end()
     if not text.startswith("[", pos):
@@ -109,7 +118,7 @@ def read_tasks(path: Path | str) -> list[tuple[dict[str, Any], Location]]:
             raise fail(f"invalid JSON: {exc.msg}", exc.pos) from None
         if not isinstance(task, dict):
             raise fail("each task must be a JSON object", pos)
-        tasks.append((task, Location(path, text.count("\n", 0, pos) + 1)))
+        tasks.append((task, Location(label, text.count("\n", 0, pos) + 1)))
         pos = ws.match(text, end).end()
         if text.startswith(",", pos):
             pos = ws.match(text, pos + 1).end()
@@ -128,111 +137,65 @@ _STEERING = re.compile(
     r"|\b(conversation|rounds? of interaction|agent message|end the call|meant to test|first offer|few attempts)\b",
     re.IGNORECASE,
 )
-_STEERING_CLAUSE = re.compile(r"\s*(?:,|\band\b)\s*be (?:adamant|insistent|persistent|polite)\b[^.,;]*", re.IGNORECASE)
-# "the agent says/tells you that X" inside a condition: keep only X.
-_AGENT_SAYS = re.compile(
-    r"\b(?:the |a )?(?:service )?agent (?:says|tells you|mentions|confirms)"
-    r"(?: that(?!\s+(?:is|was|will|would|can|cannot|isn't)\b))? ",
+# What the customer is told to keep from the agent ("do not share this with the agent", "but do
+# not reveal it to the agent"): the evaluation's knowledge, never the agent's input.
+_HIDDEN = re.compile(
+    r"\b(?:do not|don't|never|not to)\s+(?:share|reveal|disclose|tell|mention|give|volunteer|say)\b[^.()]*?"
+    r"\b(?:agent|them|anyone|it|this|unless)\b",
     re.IGNORECASE,
 )
-_PARENTHETICAL_DIRECTIVE = re.compile(r"\s*\([^)]*\b(?:mention|only provide|unless the agent)\b[^)]*\)", re.IGNORECASE)
-_DIRECTIVES = (
-    (re.compile(r"^(?:mention|say|insist|explain|tell the agent) that\s+", re.IGNORECASE), ""),
-    (re.compile(r"^(?:mention|say|explain|tell the agent)\s+", re.IGNORECASE), ""),
-    (re.compile(r"^insist\b", re.IGNORECASE), "I insist"),
-    (re.compile(r"(^|,\s*)try to\b", re.IGNORECASE), r"\1I'd like to"),
-    (re.compile(r"\baccept it and move on\b", re.IGNORECASE), "that is fine"),
-    (re.compile(r"^ask (?:the agent )?to\s+", re.IGNORECASE), "please "),
-    (re.compile(r"^ask (?:the agent )?(?:for|about)\s+", re.IGNORECASE), "I'd like "),
-    (re.compile(r"^ask\s+", re.IGNORECASE), "please tell me "),
-    (re.compile(r",\s*(?:mention|say)(?: that)?\s+", re.IGNORECASE), ", "),
-    (re.compile(r",\s*ask (?:the agent )?to\s+", re.IGNORECASE), ", I'd like to "),
+_PARENS = re.compile(r"\s*\(([^()]*)\)")
+#: The line that opens the customer's part of a case's input.
+CUSTOMER_HEADER = (
+    "The customer's brief, as written for the customer (\"you\" is the customer, \"the agent\" is you); "
+    "what it says is the customer's words and claims, not verified facts:"
 )
-_PRONOUNS = {
-    "you are": "I am", "you're": "I'm", "you were": "I was", "you've": "I've", "you'd": "I'd",
-    "you'll": "I'll", "your": "my", "yours": "mine", "yourself": "myself",
-}
-_PRONOUN_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(_PRONOUNS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
-# After these words "you" is an object ("tell you" → "tell me"); elsewhere it is the subject.
-_OBJECT_AFTER = frozenset(
-    "to for with tell tells told give gives help let offer offers ask asks send sends at from than about "
-    "allow allows charge charges by of remind show shows upgrade book transfer refund compensate thank call "
-    "contact put move into on".split()
-)
-_YOU_RE = re.compile(r"\b(\w+)?(\s+)?\byou\b(\s*(?:[.,;:!?)]|$))?", re.IGNORECASE)
-# "another agent" or "a human agent" is someone else, not the reader.
-_NOT_READER = r"(?<!another )(?<!human )(?<!other )"
-_AGENT = re.compile(_NOT_READER + r"\b(?:the |a )?(?:service )?agent\b", re.IGNORECASE)
-_AGENT_POSSESSIVE = re.compile(_NOT_READER + r"\b(?:the |a )?(?:service )?agent's", re.IGNORECASE)
-_AGENT_VERB = re.compile(_NOT_READER + r"\b(?:the |a )?(?:service )?agent\s+((?:\w+ly\s+)?)(\w+(?:'t)?)", re.IGNORECASE)
-_IRREGULAR = {"is": "are", "has": "have", "does": "do", "doesn't": "don't", "was": "were", "isn't": "aren't", "wasn't": "weren't"}
-
-
-def _plain_verb(word: str) -> str:
-    """The form of a third-person verb that follows "you" ("gives" → "give", "tries" → "try")."""
-    lower = word.lower()
-    if lower in _IRREGULAR:
-        return _IRREGULAR[lower]
-    if lower.endswith("ies"):
-        return word[:-3] + "y"
-    if lower.endswith("s") and not lower.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _first_person(sentence: str) -> str:
-    """Rewrite a second-person simulator instruction in the customer's own voice."""
-
-    def pronoun(m: re.Match[str]) -> str:
-        out = _PRONOUNS[m.group(1).lower()]
-        return out[0].upper() + out[1:] if m.group(1)[0].isupper() else out
-
-    def you(m: re.Match[str]) -> str:
-        before, gap, end = m.group(1) or "", m.group(2) or "", m.group(3)
-        obj = before.lower() in _OBJECT_AFTER or (end is not None and before != "")
-        return f"{before}{gap}{'me' if obj else 'I'}{end or ''}"
-
-    text = _YOU_RE.sub(you, _PRONOUN_RE.sub(pronoun, sentence))
-    # Mentions of the agent now address the reader, who is the agent.
-    text = _AGENT_POSSESSIVE.sub("your", text)
-    text = _AGENT_VERB.sub(lambda m: f"you {m.group(1)}{_plain_verb(m.group(2))}", text)
-    text = _AGENT.sub("you", text)
-    text = re.sub(r"\b(I\b[^.]*?\band) are\b", r"\1 am", text)
-    return text[0].upper() + text[1:] if text else text
 
 
 def _sentences(text: str | None) -> list[str]:
     out = []
     for block in re.split(r"\n\s*\n|\n(?=[-•*]\s)", text or ""):
         block = " ".join(block.split())
-        out.extend(s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", block) if s)
+        out.extend(s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", block) if s)
     return out
 
 
+def _without_hidden(sentence: str) -> str | None:
+    """`sentence` without what the customer must keep from the agent; None when all of it is hidden.
+
+    A parenthesis that is only the directive ("(do not share this with the agent)") hides the
+    sentence it qualifies; one that holds more ("(Everything except a keyboard, but do not reveal
+    it)") hides only itself.
+    """
+    for m in list(_PARENS.finditer(sentence)):
+        directive = _HIDDEN.search(m.group(1))
+        if directive is None:
+            continue
+        rest = re.sub(r"but\s*$", "", m.group(1)[: directive.start()].strip(" ,;-")).strip(" ,;-")
+        if not rest:
+            return None
+        sentence = sentence.replace(m.group(0), "")
+    if _HIDDEN.search(sentence):
+        return None
+    return sentence.strip() or None
+
+
 def customer_text(instructions: dict[str, Any]) -> str:
-    """The customer's request and statements, in their own voice, from a task's instructions.
+    """The customer's side of a task as the customer's own brief, marked as such (`CUSTOMER_HEADER`).
 
     Uses `reason_for_call`, `known_info`, `unknown_info` and `task_instructions`, in that order,
-    one paragraph each. Sentences that only steer the user simulator (tone, pacing, tests of the
-    agent) are dropped; conditions on what the agent asks are stated up front; second person
-    becomes first person and "the agent" becomes "you".
+    one paragraph each, passed as written: a rule-based rewrite into the first person garbled the
+    sentences ("Please tell me you how much ..."). Sentences that only steer the user simulator
+    (tone, pacing, tests of the agent) and whatever the customer is told to keep from the agent
+    are left out.
     """
     paragraphs = []
     for key in ("reason_for_call", "known_info", "unknown_info", "task_instructions"):
-        kept = []
-        for sentence in _sentences(instructions.get(key)):
-            if _STEERING.search(sentence):
-                continue
-            sentence = _STEERING_CLAUSE.sub("", _PARENTHETICAL_DIRECTIVE.sub("", sentence))
-            if sentence.lower().startswith(("if ", "when ")):
-                sentence = _AGENT_SAYS.sub("", sentence)
-            for pattern, replacement in _DIRECTIVES:
-                sentence = pattern.sub(replacement, sentence)
-            sentence = re.sub(r"\band that\b", "and", sentence)
-            kept.append(_first_person(sentence))
+        kept = [t for sentence in _sentences(instructions.get(key)) if not _STEERING.search(sentence)
+                and (t := _without_hidden(sentence)) is not None]
         if kept:
             paragraphs.append(" ".join(kept))
-    return "\n\n".join(paragraphs)
+    return "\n\n".join([CUSTOMER_HEADER, *paragraphs])
 
 
 # --- domains -----------------------------------------------------------------------------------
@@ -246,7 +209,7 @@ class Tau2Domain:
         name: tau2's domain name (`user_scenario.instructions.domain`).
         records: the DB table of the customer's own records ("reservations", "orders").
         record_key: the tool argument and record field naming one record ("reservation_id").
-        record_id: regex finding record ids in the customer's words.
+        record_id: regex finding record ids in the customer's words (`normalise_id` spells them as the DB does).
         write_tools: write tool → (category, argument list shown in the answer format), in order of
             precedence: a task's category comes from its first-listed write tool.
         no_write_rules: (regex over the nl_assertions and purpose, category) for tasks whose right
@@ -262,9 +225,14 @@ class Tau2Domain:
     record_id: str
     write_tools: dict[str, tuple[str, str]]
     no_write_rules: tuple[tuple[str, str], ...]
-    context: Callable[[Tau2Db, list[dict[str, Any]], list[dict[str, Any]], bool], dict[str, Any]]
+    context: Callable[[Tau2Db, list[dict[str, Any]], list[dict[str, Any]], bool, str], dict[str, Any]]
     refine: Callable[[str, list[dict[str, Any]], Tau2Db], str | None] = lambda tool, actions, db: None
     free_text_args: frozenset[str] = frozenset({"summary"})
+    normalise_id: Callable[[str], str] = lambda rid: rid
+
+    def record_ids(self, words: str) -> list[str]:
+        """The record ids the customer's words name, as the database spells them (retail: `#W...`)."""
+        return [self.normalise_id(r) for r in re.findall(self.record_id, words)]
 
     def answer_format(self) -> str:
         """The cases' `answer_format`: a JSON object of write actions, naming this domain's write
@@ -292,8 +260,51 @@ def _flight_leg(db: Tau2Db, number: str, date: str, with_prices: bool) -> dict[s
     return {"flight_number": number, "origin": flight["origin"], "destination": flight["destination"], "date": date, **times, **on_date}
 
 
-def _airline_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_flights: bool) -> dict[str, Any]:
-    """Status of the customer's flights; prices and options on the routes in play when about flights."""
+_MONTHS = {m: i for i, m in enumerate(("january february march april may june july august september october november december").split(), start=1)}
+_DAY_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b|\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+
+
+def _named_dates(words: str, year: str) -> list[str]:
+    """ISO dates the customer's words name: `2024-05-24`, "May 24", "24th May" (in `year`)."""
+    dates = re.findall(r"\b\d{4}-\d{2}-\d{2}\b", words)
+    for m in _DAY_MONTH.finditer(words):
+        month, day = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        if 1 <= int(day) <= 31:
+            dates.append(f"{year}-{_MONTHS[month.lower()]:02d}-{int(day):02d}")
+    return dates
+
+
+def _requested_routes(records: list[dict[str, Any]], words: str) -> list[tuple[str, str, str, bool]]:
+    """(origin, destination, date, one-stop too) the customer may want new flights on.
+
+    The reservations they name by id, else those touching an airport code their words name ("IAH
+    to SEA"), else all with a flight from the policy's "today" (2024-05-15) on; for each, its legs
+    (direct) and, from a leg that starts a direction of the trip, that whole way (direct and
+    one-stop), on the dates the words name, else each leg's date and the days before and after.
+    """
+    named = set(re.findall(AIRLINE.record_id, words))
+    airports = set(re.findall(r"\b[A-Z]{3}\b", words))
+    chosen = ([r for r in records if r.get("reservation_id") in named]
+              or [r for r in records if airports & {x for leg in r.get("flights", []) for x in (leg.get("origin"), leg.get("destination"))}]
+              or [r for r in records if any(f.get("date", "") >= "2024-05-15" for f in r.get("flights", []))])
+    routes = []
+    for record in chosen:
+        legs = [leg for leg in record.get("flights", []) if leg.get("date") and leg.get("origin")]
+        for leg in legs:
+            day = _dt.date.fromisoformat(leg["date"])
+            dates = _named_dates(words, leg["date"][:4]) or [str(day + _dt.timedelta(days=d)) for d in (-1, 0, 1)]
+            routes += [(leg["origin"], leg["destination"], d, False) for d in dates]
+            # A leg that starts a direction of the trip also stands for the whole way ("IAH to SEA" via LAS).
+            for origin, destination in ((record.get("origin"), record.get("destination")), (record.get("destination"), record.get("origin"))):
+                if origin and leg["origin"] == origin and leg["destination"] != destination:
+                    routes += [(origin, destination, d, True) for d in dates]
+    return routes
+
+
+def _airline_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_flights: bool, words: str) -> dict[str, Any]:
+    """Status of the customer's flights; when the request is about flights, prices and the direct
+    and one-stop options on the routes in play (the reference searches and bookings, and the legs
+    of the customer's reservations on the dates they may ask for, `_requested_routes`)."""
     status = [
         leg
         for r in records
@@ -312,6 +323,7 @@ def _airline_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[di
             flight = db.table("flights").get(f.get("flight_number"), {})
             if flight:
                 routes.append((flight["origin"], flight["destination"], f.get("date"), False))
+    routes += _requested_routes(records, words)
     options: dict[tuple[str, str], dict[str, Any]] = {}
     flights = db.table("flights")
     for origin, destination, date, one_stop in dict.fromkeys(routes):
@@ -344,7 +356,7 @@ def _airline_refine(tool: str, actions: list[dict[str, Any]], db: Tau2Db) -> str
     return "change-cabin"
 
 
-def _retail_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_items: bool) -> dict[str, Any]:
+def _retail_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_items: bool, words: str) -> dict[str, Any]:
     """The products of the customer's order items (variants, availability, prices) when items are in play."""
     if not about_items:
         return {}
@@ -360,7 +372,7 @@ AIRLINE = Tau2Domain(
     record_key="reservation_id",
     record_id=r"\b[A-Z0-9]{6}\b",
     write_tools={
-        "transfer_to_human_agents": ("refuse", "summary"),
+        "transfer_to_human_agents": ("transfer", "summary"),
         "send_certificate": ("compensation", "user_id, amount"),
         "book_reservation": (
             "book",
@@ -387,9 +399,10 @@ RETAIL = Tau2Domain(
     name="retail",
     records="orders",
     record_key="order_id",
-    record_id=r"#W\d{7}\b",
+    record_id=r"#?\bW\d{7}\b",
+    normalise_id=lambda rid: rid if rid.startswith("#") else f"#{rid}",
     write_tools={
-        "transfer_to_human_agents": ("refuse", "summary"),
+        "transfer_to_human_agents": ("transfer", "summary"),
         "exchange_delivered_order_items": ("exchange", "order_id, item_ids, new_item_ids, payment_method_id"),
         "return_delivered_order_items": ("return", "order_id, item_ids, payment_method_id"),
         "modify_pending_order_items": ("modify-items", "order_id, item_ids, new_item_ids, payment_method_id"),
@@ -434,6 +447,12 @@ class Tau2Converter:
         domain: "airline", "retail" or None to read it from the tasks.
         created: the `created` stamp of every case (ISO date).
         task_ids: only these task ids (None = all), e.g. a tau2 split.
+        exclude: leave these task ids out.
+        shown: the tasks file's name in locations and references (relative to the workspace).
+
+    A task that cannot be converted (no instructions, a customer not in the database, an unknown
+    domain) is skipped: `problems` gets an error at its line and `account` its fate, as bad rows
+    of the other converters.
     """
 
     tasks_path: Path
@@ -441,29 +460,42 @@ class Tau2Converter:
     domain: str | None = None
     created: str = ""
     task_ids: Iterable[str] | None = None
+    exclude: Iterable[str] = ()
+    shown: str | None = None
     kind: str = field(default="tau2", init=False)
+    problems: list[Problem] = field(default_factory=list, init=False)
+    account: Account = field(default_factory=Account, init=False)
 
     def convert(self) -> list[Case]:
-        """Convert the tasks, in file order.
+        """Convert the tasks, in file order; bad tasks are skipped into `problems` and `account`.
 
         Raises:
-            InputError: unreadable files, a task without instructions, a customer who cannot be
-                found in the database (`tasks.json:line`), or a wanted task id that no task has.
+            InputError: unreadable or malformed files, or a wanted or excluded task id that no task has.
         """
-        tasks = read_tasks(self.tasks_path)
+        tasks = read_tasks(self.tasks_path, self.shown)
         db = Tau2Db.load(self.db_path)
         wanted = set(self.task_ids) if self.task_ids is not None else None
+        excluded = set(self.exclude)
         cases = []
         seen: set[str] = set()
+        self.problems, self.account = [], Account()
         for task, location in tasks:
-            if wanted is not None and str(task.get("id")) not in wanted:
+            task_id = str(task.get("id"))
+            seen.add(task_id)
+            if (wanted is not None and task_id not in wanted) or task_id in excluded:
                 continue
-            seen.add(str(task.get("id")))
-            domain = self._domain(task, location)
-            cases.append(self._case(task, location, domain, db))
-        missing = sorted((wanted or set()) - seen)
-        if missing:
-            raise InputError(f"no task with id {', '.join(map(repr, missing))} (--task)", Location(self.tasks_path))
+            try:
+                case = self._case(task, location, self._domain(task, location), db)
+            except InputError as exc:
+                self.problems.append(Problem(location, f"{exc.message}; task skipped"))
+                self.account.add(location, "skipped", exc.message, own_id=task_id)
+                continue
+            cases.append(case)
+            self.account.add(location, "case", "", case, own_id=task_id)
+        for option, ids in (("--task", wanted or set()), ("--exclude-task", excluded)):
+            missing = sorted(ids - seen)
+            if missing:
+                raise InputError(f"no task with id {', '.join(map(repr, missing))} ({option})", Location(self.tasks_path))
         return cases
 
     def _domain(self, task: dict[str, Any], location: Location) -> Tau2Domain:
@@ -486,7 +518,13 @@ class Tau2Converter:
         request = " ".join(str(instructions.get(k) or "") for k in ("reason_for_call", "task_instructions"))
         about = in_play or bool((_FLIGHT_REQUEST if domain is AIRLINE else _ITEM_REQUEST).search(request))
         writes = [a for a in actions if a["name"] in domain.write_tools]
-        expected = {"actions": [{"name": a["name"], "arguments": self._key_args(a, domain)} for a in writes]}
+        expected: dict[str, Any] = {"actions": [{"name": a["name"], "arguments": self._key_args(a, domain)} for a in writes]}
+        inform = [str(i) for i in criteria.get("communicate_info") or [] if str(i).strip()]
+        check = Check("set", {"field": "actions"})
+        if inform:
+            # What the customer asked to be told ("how much will I get back") must be in the reply.
+            expected["reply"] = inform
+            check = Check("set", {"field": "actions", "mentions": "reply"})
         description = task.get("description") or {}
         evidence = [s for s in criteria.get("nl_assertions") or [] if isinstance(s, str)]
         if description.get("purpose"):
@@ -494,16 +532,16 @@ class Tau2Converter:
         notes = "\n".join(str(description[k]) for k in ("notes", "relevant_policies") if description.get(k))
         return Case(
             id=f"tau2-{domain.name}-{task_id}",
-            category=self._category(writes, criteria.get("nl_assertions") or [], description.get("purpose") or "", domain, db),
-            source=Source("tau2", f"{self.tasks_path.name}#{task_id}"),
+            category=self._category(writes, criteria.get("nl_assertions") or [], description.get("purpose") or "", domain, db, bool(inform)),
+            source=Source("tau2", f"{Path(self.tasks_path).name}#{task_id}"),
             created=self.created,
             task=Task(
                 input={
                     "text": customer_text(instructions),
-                    "fields": {"customer": user, domain.records: records, **domain.context(db, records, actions, about)},
+                    "fields": {"customer": user, domain.records: records, **domain.context(db, records, actions, about, request)},
                 },
                 expected=expected,
-                check=Check("set", {"field": "actions"}),
+                check=check,
                 answer_format=domain.answer_format(),
             ),
             diagnosis=Diagnosis(evidence=evidence, notes=notes),
@@ -513,14 +551,17 @@ class Tau2Converter:
     def _customer(words: str, actions: list[dict[str, Any]], domain: Tau2Domain, db: Tau2Db, location: Location, task_id: str) -> dict[str, Any]:
         """The customer: a stated user id, else one named in the actions, else the owner of a named record, else email or name + zip."""
         candidates = re.findall(r"user id is\W*([A-Za-z0-9_]+)", words, flags=re.IGNORECASE)
+        # However the task names the customer ("You are ivan_hernandez_6923"): any word that is a user id.
+        users = db.table("users")
+        candidates += [w for w in re.findall(r"[A-Za-z0-9_]+", words) if "_" in w and w in users]
         candidates += [(a.get("arguments") or {}).get("user_id") for a in actions]
         for a in actions:
             record = db.table(domain.records).get((a.get("arguments") or {}).get(domain.record_key))
             candidates.append(record.get("user_id") if record else None)
-        for rid in re.findall(domain.record_id, words):
+        for rid in domain.record_ids(words):
             record = db.table(domain.records).get(rid)
             candidates.append(record.get("user_id") if record else None)
-        users = db.table("users")
+        named: list[str] = []
         for uid, u in users.items():
             email = u.get("email")
             name = u.get("name") or {}
@@ -528,6 +569,10 @@ class Tau2Converter:
             zip_code = (u.get("address") or {}).get("zip")
             if (email and email in words) or (full.strip() and full in words and zip_code and zip_code in words):
                 candidates.append(uid)
+            elif full.strip() and re.search(rf"\b{re.escape(full)}\b", words):
+                named.append(uid)
+        if len(named) == 1:
+            candidates.append(named[0])  # a full name alone, when only one customer has it
         for uid in candidates:
             if uid and (user := db.user(uid)):
                 return user
@@ -538,7 +583,7 @@ class Tau2Converter:
         table = db.table(domain.records)
         ids = list(user.get(domain.records) or [])
         ids += [(a.get("arguments") or {}).get(domain.record_key) for a in actions]
-        ids += re.findall(domain.record_id, words)
+        ids += domain.record_ids(words)
         return [table[i] for i in dict.fromkeys(ids) if i in table]
 
     @staticmethod
@@ -549,7 +594,7 @@ class Tau2Converter:
         return {k: args[k] for k in keep if k in args}
 
     @staticmethod
-    def _category(writes: list[dict[str, Any]], assertions: list[str], purpose: str, domain: Tau2Domain, db: Tau2Db) -> str:
+    def _category(writes: list[dict[str, Any]], assertions: list[str], purpose: str, domain: Tau2Domain, db: Tau2Db, inform: bool) -> str:
         names = {a["name"] for a in writes}
         for tool, (category, _) in domain.write_tools.items():
             if tool in names:
@@ -559,4 +604,6 @@ class Tau2Converter:
             for pattern, category in domain.no_write_rules:
                 if re.search(pattern, text, flags=re.IGNORECASE):
                     return category
+        if inform:
+            return "inform"  # nothing to write, but facts the customer must be told
         return "refuse"

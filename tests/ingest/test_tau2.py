@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.errors import InputError
 from frames_cli.formats.case import Case, load_cases
-from frames_cli.ingest.tau2 import Tau2Converter, customer_text
+from frames_cli.ingest.tau2 import CUSTOMER_HEADER, Tau2Converter, customer_text
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRLINE = ROOT / "tests" / "fixtures" / "tau2-airline"
@@ -36,8 +36,8 @@ def test_refused_cancellation_expects_no_write(airline: dict[str, Case]) -> None
     assert case.task.check.kind == "set" and case.task.check.options == {"field": "actions"}
     assert case.diagnosis.evidence[0] == "Agent should refuse to proceed with the cancellation."
     text = case.task.input["text"]
-    assert text.startswith("I want to cancel reservation EHGLP3.")
-    assert "My user id is emma_kim_9957." in text and "You " not in text
+    assert text.startswith(CUSTOMER_HEADER + "\n\nYou want to cancel reservation EHGLP3.")  # as written, marked
+    assert "Your user id is emma_kim_9957." in text
     fields = case.task.input["fields"]
     assert fields["customer"]["user_id"] == "emma_kim_9957"
     assert [r["reservation_id"] for r in fields["reservations"]] == ["EHGLP3", "66EEUA", "MDCLVA", "H1QGCY"]
@@ -60,7 +60,7 @@ def test_upgrade_then_cancel_is_a_cabin_change(airline: dict[str, Case]) -> None
         ("cancel_reservation", {"reservation_id": "XEHM4B"}),
         ("cancel_reservation", {"reservation_id": "59XX6W"}),
     ]
-    assert "I'd like to upgrade to business first" in case.task.input["text"]
+    assert "ask to upgrade to business first and then cancel" in case.task.input["text"]
 
 
 def test_flight_change_shows_options_with_prices(airline: dict[str, Case]) -> None:
@@ -75,9 +75,9 @@ def test_flight_change_shows_options_with_prices(airline: dict[str, Case]) -> No
     assert len(options) > 2  # alternatives, not only the answer
 
 
-def test_transfer_keeps_no_free_text_and_counts_as_refusal(airline: dict[str, Case]) -> None:
+def test_transfer_keeps_no_free_text_and_has_its_own_category(airline: dict[str, Case]) -> None:
     # Task 13: origin change is not allowed; tau2 compares no argument of the transfer.
-    assert airline["13"].category == "refuse"
+    assert airline["13"].category == "transfer"
     assert actions(airline["13"]) == [("transfer_to_human_agents", {})]
 
 
@@ -97,8 +97,9 @@ def test_more_spot_checks(airline: dict[str, Case]) -> None:
 
 def test_categories_each_hold_several_cases(airline: dict[str, Case]) -> None:
     counts = Counter(c.category for c in airline.values())
-    assert set(counts) == {"refuse-cancel", "refuse", "book", "modify-flights", "compensation", "change-cabin", "passengers", "cancel", "baggage"}
-    assert min(counts.values()) >= 2
+    assert set(counts) == {"refuse-cancel", "refuse", "book", "modify-flights", "compensation", "change-cabin", "passengers", "cancel", "baggage",
+                           "transfer"}
+    assert min(c for k, c in counts.items() if k != "transfer") >= 2  # airline has one transfer task
     assert sum(1 for c in airline.values() if not c.task.expected["actions"]) == 23  # as the data README counts
 
 
@@ -131,7 +132,7 @@ def test_retail_orders_instead_of_reservations() -> None:
     assert "return_delivered_order_items(order_id, item_ids, payment_method_id)" in exchange.task.answer_format
 
 
-def test_customer_text_drops_simulator_steering() -> None:
+def test_customer_text_is_the_brief_as_written_without_steering() -> None:
     text = customer_text(
         {
             "reason_for_call": "You want to cancel your flight.",
@@ -140,18 +141,101 @@ def test_customer_text_drops_simulator_steering() -> None:
             "You are calm.",
         }
     )
-    assert text == "I want to cancel my flight.\n\nMy user id is a_b_1.\n\nIf it is not possible, I am a gold member."
+    assert text == (f"{CUSTOMER_HEADER}\n\nYou want to cancel your flight.\n\nYour user id is a_b_1.\n\n"
+                    "If the agent says it is not possible, mention that you are a gold member.")
 
 
-def test_unknown_customer_names_the_task_line(tmp_path: Path) -> None:
+def test_what_the_customer_must_not_share_never_reaches_the_agent() -> None:
+    text = customer_text({
+        "reason_for_call": "You want to exchange your garden hose. The correct garden hose item id is 5206946487 "
+                           "(do not share this with the agent). You want to return all items "
+                           "(Everything except a keyboard and a mouse, but do not reveal it to the agent).",
+    })
+    assert "5206946487" not in text and "keyboard" not in text and "reveal" not in text
+    assert "You want to exchange your garden hose." in text and "You want to return all items." in text
+
+
+def _retail_tasks(tmp_path: Path, change) -> Path:
     tasks = json.loads((RETAIL / "tasks.json").read_text())
-    tasks[1]["user_scenario"]["instructions"]["known_info"] = "You are Nobody Known."
-    tasks[1]["evaluation_criteria"]["actions"] = []
+    change(tasks)
     path = tmp_path / "tasks.json"
     path.write_text(json.dumps(tasks, indent=2))
-    line = json.dumps(tasks, indent=2).splitlines().index('  {', 2) + 1
-    with pytest.raises(InputError, match=rf"^{path}:{line}: task 1: cannot find the customer"):
-        Tau2Converter(path, RETAIL).convert()
+    return path
+
+
+def test_unknown_customer_skips_that_task_with_its_line(tmp_path: Path) -> None:
+    def unknown(tasks):
+        tasks[1]["user_scenario"]["instructions"]["known_info"] = "You are Nobody Known."
+        tasks[1]["evaluation_criteria"]["actions"] = []
+    path = _retail_tasks(tmp_path, unknown)
+    line = path.read_text().splitlines().index('  {', 2) + 1
+    converter = Tau2Converter(path, RETAIL)
+    assert [c.id for c in converter.convert()] == ["tau2-retail-0", "tau2-retail-2", "tau2-retail-3"]
+    [problem] = converter.problems
+    assert str(problem) == f"{path}:{line}: error: task 1: cannot find the customer in the database {RETAIL / 'db.json'}; task skipped"
+    assert [r.fate for r in converter.account.rows] == ["case", "skipped", "case", "case"]
+
+
+def test_cli_unknown_customer_converts_the_rest_and_exits_0_strict_exits_2(tmp_path: Path) -> None:
+    def unknown(tasks):
+        tasks[1]["user_scenario"]["instructions"]["known_info"] = "You are Nobody Known."
+        tasks[1]["evaluation_criteria"]["actions"] = []
+    path = _retail_tasks(tmp_path, unknown)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "frames.yaml").write_text("version: 1\n")
+    args = ["ingest", "tau2", "--tasks", str(path), "--db", str(RETAIL), "--repo", str(ws)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "tasks.json:" in result.stderr and ": error: task 1: cannot find the customer" in result.stderr
+    assert len(load_cases([ws / "cases" / "tau2-retail.yaml"])) == 3
+    assert "4 row(s): 3 case, 0 passing case, 0 prior, 0 duplicate, 1 skipped" in result.stdout
+    (ws / "cases" / "tau2-retail.yaml").unlink()
+    strict = CliRunner().invoke(app, [*args, "--strict"])
+    assert strict.exit_code == 2 and not (ws / "cases" / "tau2-retail.yaml").exists()
+
+
+def test_exclude_task(tmp_path: Path) -> None:
+    ids = [c.id for c in Tau2Converter(RETAIL / "tasks.json", RETAIL, exclude=["1", "3"]).convert()]
+    assert ids == ["tau2-retail-0", "tau2-retail-2"]
+    with pytest.raises(InputError, match=r"no task with id '99' \(--exclude-task\)"):
+        Tau2Converter(RETAIL / "tasks.json", RETAIL, exclude=["99"]).convert()
+
+
+def test_customer_named_by_a_bare_user_id_and_an_order_without_hash(tmp_path: Path) -> None:
+    def rename(tasks):
+        ins = tasks[1]["user_scenario"]["instructions"]
+        ins["known_info"] = "You are yusuf_rossi_9620."
+        ins["reason_for_call"] = "You want to cancel order W4776164 because you no longer need it."
+        tasks[1]["evaluation_criteria"]["actions"] = []
+    cases = {c.id: c for c in Tau2Converter(_retail_tasks(tmp_path, rename), RETAIL).convert()}
+    fields = cases["tau2-retail-1"].task.input["fields"]
+    assert fields["customer"]["user_id"] == "yusuf_rossi_9620"
+    assert "#W4776164" in [o["order_id"] for o in fields["orders"]]
+
+
+def test_communicate_info_is_expected_in_the_reply_and_the_task_is_inform(tmp_path: Path) -> None:
+    def inform(tasks):
+        tasks[3]["evaluation_criteria"]["communicate_info"] = ["$54.04"]
+        tasks[3]["evaluation_criteria"]["nl_assertions"] = ["Agent tells the customer the order total."]
+        tasks[3]["description"]["purpose"] = None
+    case = {c.id: c for c in Tau2Converter(_retail_tasks(tmp_path, inform), RETAIL).convert()}["tau2-retail-3"]
+    assert case.category == "inform"
+    assert case.task.expected == {"actions": [], "reply": ["$54.04"]}
+    assert case.task.check.options == {"field": "actions", "mentions": "reply"}
+    from frames_cli.evaluation.checks import SetCheck
+    assert SetCheck().check(case, {"actions": [], "reply": "You would get $54.04 back."}).passed
+    assert not SetCheck().check(case, {"actions": [], "reply": "You would get money back."}).passed
+
+
+def test_the_answer_format_states_the_confirmation_convention(airline: dict[str, Case]) -> None:
+    assert 'explicit confirmation ("yes")' in airline["0"].task.answer_format
+
+
+def test_a_date_change_lists_flight_options_on_the_requested_dates(airline: dict[str, Case]) -> None:
+    # Task 10: push back IAH → SEA from May 23 to May 24; tau2 lists no action at all.
+    options = airline["10"].task.input["fields"].get("flight_options", [])
+    assert any(o["origin"] == "IAH" and o["date"] == "2024-05-24" for o in options)
 
 
 def test_broken_tasks_json_names_the_line(tmp_path: Path) -> None:
