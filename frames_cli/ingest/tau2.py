@@ -7,7 +7,6 @@ orders), which tools write, and how a write action names a category.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -19,6 +18,7 @@ from frames_cli.errors import InputError, Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
 from frames_cli.formats.problems import Problem
 from frames_cli.ingest.account import Account
+from frames_cli.ingest.tau2_flights import RESERVATION_ID, airline_context
 
 _ANSWER_FORMAT = (
     'A JSON object {{"actions": [{{"name": TOOL, "arguments": {{...}}}}, ...], "reply": TEXT}}: "actions" lists every '
@@ -248,100 +248,6 @@ _FLIGHT_REQUEST = re.compile(
 _FLIGHT_TOOLS = frozenset({"search_direct_flight", "search_onestop_flight", "update_reservation_flights", "book_reservation"})
 
 
-def _flight_leg(db: Tau2Db, number: str, date: str, with_prices: bool) -> dict[str, Any] | None:
-    flight = db.table("flights").get(number)
-    if not flight or date not in flight.get("dates", {}):
-        return None
-    on_date = dict(flight["dates"][date])
-    if not with_prices:
-        on_date.pop("prices", None)
-        on_date.pop("available_seats", None)
-    times = {k: v for k, v in flight.items() if k.startswith("scheduled_")}
-    return {"flight_number": number, "origin": flight["origin"], "destination": flight["destination"], "date": date, **times, **on_date}
-
-
-_MONTHS = {m: i for i, m in enumerate(("january february march april may june july august september october november december").split(), start=1)}
-_DAY_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b|\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
-
-
-def _named_dates(words: str, year: str) -> list[str]:
-    """ISO dates the customer's words name: `2024-05-24`, "May 24", "24th May" (in `year`)."""
-    dates = re.findall(r"\b\d{4}-\d{2}-\d{2}\b", words)
-    for m in _DAY_MONTH.finditer(words):
-        month, day = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-        if 1 <= int(day) <= 31:
-            dates.append(f"{year}-{_MONTHS[month.lower()]:02d}-{int(day):02d}")
-    return dates
-
-
-def _requested_routes(records: list[dict[str, Any]], words: str) -> list[tuple[str, str, str, bool]]:
-    """(origin, destination, date, one-stop too) the customer may want new flights on.
-
-    The reservations they name by id, else those touching an airport code their words name ("IAH
-    to SEA"), else all with a flight from the policy's "today" (2024-05-15) on; for each, its legs
-    (direct) and, from a leg that starts a direction of the trip, that whole way (direct and
-    one-stop), on the dates the words name, else each leg's date and the days before and after.
-    """
-    named = set(re.findall(AIRLINE.record_id, words))
-    airports = set(re.findall(r"\b[A-Z]{3}\b", words))
-    chosen = ([r for r in records if r.get("reservation_id") in named]
-              or [r for r in records if airports & {x for leg in r.get("flights", []) for x in (leg.get("origin"), leg.get("destination"))}]
-              or [r for r in records if any(f.get("date", "") >= "2024-05-15" for f in r.get("flights", []))])
-    routes = []
-    for record in chosen:
-        legs = [leg for leg in record.get("flights", []) if leg.get("date") and leg.get("origin")]
-        for leg in legs:
-            day = _dt.date.fromisoformat(leg["date"])
-            dates = _named_dates(words, leg["date"][:4]) or [str(day + _dt.timedelta(days=d)) for d in (-1, 0, 1)]
-            routes += [(leg["origin"], leg["destination"], d, False) for d in dates]
-            # A leg that starts a direction of the trip also stands for the whole way ("IAH to SEA" via LAS).
-            for origin, destination in ((record.get("origin"), record.get("destination")), (record.get("destination"), record.get("origin"))):
-                if origin and leg["origin"] == origin and leg["destination"] != destination:
-                    routes += [(origin, destination, d, True) for d in dates]
-    return routes
-
-
-def _airline_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_flights: bool, words: str) -> dict[str, Any]:
-    """Status of the customer's flights; when the request is about flights, prices and the direct
-    and one-stop options on the routes in play (the reference searches and bookings, and the legs
-    of the customer's reservations on the dates they may ask for, `_requested_routes`)."""
-    status = [
-        leg
-        for r in records
-        for f in r.get("flights", [])
-        if (leg := _flight_leg(db, f["flight_number"], f["date"], about_flights)) is not None
-    ]
-    context: dict[str, Any] = {"flight_status": status}
-    if not about_flights:
-        return context
-    routes: list[tuple[str, str, str, bool]] = []  # origin, destination, date, one-stop
-    for action in actions:
-        args = action.get("arguments") or {}
-        if action["name"] in ("search_direct_flight", "search_onestop_flight"):
-            routes.append((args.get("origin"), args.get("destination"), args.get("date"), action["name"] == "search_onestop_flight"))
-        for f in args.get("flights") or []:
-            flight = db.table("flights").get(f.get("flight_number"), {})
-            if flight:
-                routes.append((flight["origin"], flight["destination"], f.get("date"), False))
-    routes += _requested_routes(records, words)
-    options: dict[tuple[str, str], dict[str, Any]] = {}
-    flights = db.table("flights")
-    for origin, destination, date, one_stop in dict.fromkeys(routes):
-        firsts = [n for n, f in flights.items() if f["origin"] == origin and date in f.get("dates", {})]
-        for number in firsts:
-            if flights[number]["destination"] == destination:
-                options[(number, date)] = _flight_leg(db, number, date, True)
-            elif one_stop:
-                hub = flights[number]["destination"]
-                seconds = [n for n, f in flights.items() if f["origin"] == hub and f["destination"] == destination and date in f.get("dates", {})]
-                for second in seconds:
-                    options[(number, date)] = _flight_leg(db, number, date, True)
-                    options[(second, date)] = _flight_leg(db, second, date, True)
-    if options:
-        context["flight_options"] = [options[k] for k in sorted(options)]
-    return context
-
-
 def _airline_refine(tool: str, actions: list[dict[str, Any]], db: Tau2Db) -> str | None:
     """update_reservation_flights keeping every flight is a cabin change; otherwise a flight change."""
     if tool != "update_reservation_flights":
@@ -370,7 +276,7 @@ AIRLINE = Tau2Domain(
     name="airline",
     records="reservations",
     record_key="reservation_id",
-    record_id=r"\b[A-Z0-9]{6}\b",
+    record_id=RESERVATION_ID,
     write_tools={
         "transfer_to_human_agents": ("transfer", "summary"),
         "send_certificate": ("compensation", "user_id, amount"),
@@ -391,7 +297,7 @@ AIRLINE = Tau2Domain(
         (r"insurance", "refuse"),
         (r"cancel", "refuse-cancel"),
     ),
-    context=_airline_context,
+    context=airline_context,
     refine=_airline_refine,
 )
 
@@ -538,7 +444,7 @@ class Tau2Converter:
             task=Task(
                 input={
                     "text": customer_text(instructions),
-                    "fields": {"customer": user, domain.records: records, **domain.context(db, records, actions, about, request)},
+                    "fields": {"customer": user, domain.records: records, **domain.context(db, records, actions, about, words)},
                 },
                 expected=expected,
                 check=check,

@@ -238,6 +238,47 @@ def test_a_date_change_lists_flight_options_on_the_requested_dates(airline: dict
     assert any(o["origin"] == "IAH" and o["date"] == "2024-05-24" for o in options)
 
 
+def test_no_flight_options_when_the_flights_stay_as_they_are(airline: dict[str, Case]) -> None:
+    # 40: a passenger name; 18: "downgrade ... without changing the flights"; 5: "do NOT want to ... modify your flight".
+    for task in ("40", "18", "5"):
+        assert "flight_options" not in airline[task].task.input["fields"], task
+    # The cabin change still shows what the customer's own flights cost in each cabin.
+    assert all("prices" in s for s in airline["18"].task.input["fields"]["flight_status"])
+
+
+def test_options_are_on_the_day_the_customer_moves_to(airline: dict[str, Case]) -> None:
+    # Task 34: HXDUBJ's outbound (IAH → SFO via JFK, May 18) "on the next day" and the return from SFO (May 22) "by one day".
+    days = {(o["origin"], o["destination"], o["date"]) for o in airline["34"].task.input["fields"]["flight_options"]}
+    assert ("IAH", "SFO", "2024-05-19") in days and ("SFO", "IAH", "2024-05-23") in days
+    assert not {d for _, _, d in days} & {"2024-05-18", "2024-05-22"}
+
+
+def test_a_booking_lists_the_route_and_date_the_customer_names(airline: dict[str, Case]) -> None:
+    # Task 8: "book a one-way flight from ORD to PHL on May 26": the reference flight and its alternatives.
+    direct = {o["flight_number"] for o in airline["8"].task.input["fields"]["flight_options"]
+              if (o["origin"], o["destination"], o["date"]) == ("ORD", "PHL", "2024-05-26")}
+    assert "HAT271" in direct and len(direct) > 1
+
+
+def test_every_option_can_be_booked(airline: dict[str, Case]) -> None:
+    from frames_cli.ingest.tau2_flights import TODAY
+
+    options = [o for c in airline.values() for o in c.task.input["fields"].get("flight_options", [])]
+    assert options and all(o["status"] == "available" and o["date"] > TODAY and "prices" in o for o in options)
+
+
+def test_a_negated_change_asks_for_no_new_flight() -> None:
+    from frames_cli.ingest.tau2_flights import named_routes, requested_routes
+
+    records = [{"reservation_id": "ABC123", "origin": "IAH", "destination": "SEA",
+                "flights": [{"flight_number": "HAT001", "origin": "IAH", "destination": "SEA", "date": "2024-05-23"}]}]
+    assert requested_routes(records, "You do NOT want to cancel or modify your flight.") == []
+    assert requested_routes(records, "You want to push back your flight from IAH to SEA to May 24.") == [
+        ("IAH", "SEA", "2024-05-24", False)]
+    assert named_routes("You want to book a flight from Houston to Seattle on May 24.") == [("IAH", "SEA", "2024-05-24", True)]
+    assert named_routes("You want to book a flight from Houston to Seattle.") == []  # no date: nothing to look up
+
+
 def test_broken_tasks_json_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "tasks.json"
     path.write_text('[\n  {"id": "0"},\n  {"id": 1,,}\n]\n')
