@@ -179,7 +179,7 @@ def eval_command(
             if n_jobs > 1:
                 setup = WorkerSetup(ws, config, run_dir, use_cache=not no_cache)
                 return evaluate_parallel(case_list, skills, setup, jobs=n_jobs, samples=k, ledger=client.ledger, progress=progress)
-            return evaluate(case_list, skills, executor, samples=k, judge=judge, progress=progress)
+            return evaluate(case_list, skills, executor, samples=k, judge=judge, progress=progress, lost_retries=config.eval.lost_retries)
 
         with progress_bar(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", len(case_list) * k, quiet=json_out) as progress:
             report = run(progress)

@@ -29,12 +29,16 @@ _MISSING = object()
 
 @dataclass
 class Verdict:
-    """A check's result: passed or not, a one-line reason, and what grading cost (judge tokens)."""
+    """A check's result: passed or not, a one-line reason, and what grading cost (judge tokens).
+
+    `lost`: the judge's answer was lost (`ChatReply.lost`), so the case has no verdict at all.
+    """
 
     passed: bool
     reason: str
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    lost: bool = False
 
 
 class OutputCheck(Protocol):
@@ -218,7 +222,7 @@ class RubricCheck:
     def __init__(self, judge: ModelClient):
         self.judge = judge
 
-    def request(self, case: Case, output: Any, sample: int = 0) -> ChatRequest:
+    def request(self, case: Case, output: Any, sample: int = 0, retry: int = 0) -> ChatRequest:
         """The judge's ChatRequest for `output` on `case` (prompt `judge`, schema RUBRIC_VERDICT)."""
         from frames_cli.llm.prompts import render
         from frames_cli.llm.schemas import RUBRIC_VERDICT
@@ -232,13 +236,13 @@ class RubricCheck:
             rubric="\n".join(f"- {r}" for r in rubric) if isinstance(rubric, list) else str(rubric),
             answer=json.dumps(output, ensure_ascii=False, indent=1),
         )
-        return ChatRequest("judge", [{"role": "user", "content": prompt}], RUBRIC_VERDICT, sample=sample, tag=case.id)
+        return ChatRequest("judge", [{"role": "user", "content": prompt}], RUBRIC_VERDICT, sample=sample, tag=case.id, retry=retry)
 
     @staticmethod
     def verdict(reply: ChatReply) -> Verdict:
         """Turn the judge's ChatReply into a Verdict."""
         if not reply.ok:
-            return Verdict(False, f"judge failed: {reply.error}", reply.usage, error=f"judge: {reply.error}")
+            return Verdict(False, f"judge failed: {reply.error}", reply.usage, error=f"judge: {reply.error}", lost=reply.lost)
         return Verdict(bool(reply.data["pass"]), _short(str(reply.data.get("reason", ""))), reply.usage)
 
     def check(self, case: Case, output: Any) -> Verdict:

@@ -291,7 +291,8 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
                 cases = unpickled_chunk(chunk)
                 world.cases = SimWorld.from_cases(cases).cases
                 judge = client if any(c.task.check.kind == "rubric" for c in cases) else None
-                results.append(pickle.dumps(evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report).results, pickle.HIGHEST_PROTOCOL))
+                results.append(pickle.dumps(evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report,
+                                                     lost_retries=setup.config.eval.lost_retries).results, pickle.HIGHEST_PROTOCOL))
                 finished += len(cases) * samples
         except _Stopped:
             stopped = True

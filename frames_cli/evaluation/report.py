@@ -36,9 +36,11 @@ def _cells(report: EvalReport, stats: CategoryStats) -> list[str]:
 
 
 def _cost_line(report: EvalReport) -> str:
+    lost = len(report.lost())
     return (
         f"mean tokens per case: {report.mean_prompt_tokens:.0f} prompt + {report.mean_completion_tokens:.0f} completion"
         f" = {report.mean_tokens:.0f}; cost: {_cost(report.cost_usd)}"
+        + (f"; lost: {lost} result(s) got no answer from the model layer, retries included, and count in no rate" if lost else "")
     )
 
 

@@ -34,6 +34,8 @@ class CaseResult:
         usage: agent and judge tokens and USD for this case and sample.
         error: the agent's or judge's failure (crash, timeout, bad JSON, model error); None otherwise.
         trajectory: the agent's steps, for diagnosis.
+        lost: the agent's or the judge's answer was lost (AgentResult.lost, Verdict.lost) on every
+            try: the result is neither a pass nor a failure, and no rate counts it.
     """
 
     case_id: str
@@ -46,13 +48,14 @@ class CaseResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     trajectory: list[dict[str, Any]] = field(default_factory=list)
+    lost: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: every field, `usage` as {prompt_tokens, completion_tokens, cost_usd}."""
         return {
             "case_id": self.case_id, "category": self.category, "sample": self.sample, "passed": self.passed,
             "reason": self.reason, "output": self.output, "skills_used": self.skills_used,
-            "usage": self.usage.to_dict(), "error": self.error, "trajectory": self.trajectory,
+            "usage": self.usage.to_dict(), "error": self.error, "trajectory": self.trajectory, "lost": self.lost,
         }
 
     @classmethod
@@ -66,9 +69,12 @@ class CategoryStats:
     """Results of one category (or of all cases).
 
     Attributes:
-        n_cases: distinct cases; n_results: cases × samples; passed: passing results.
+        n_cases: distinct cases with at least one answered result; n_results: answered results
+            (cases × samples, lost ones left out); passed: passing results.
         pass_rate: passed / n_results (0..1).
-        pass_at_k / pass_hat_k: mean over cases with k = the number of samples; None when k = 1.
+        pass_at_k / pass_hat_k: mean over cases with all k samples answered, k = the number of
+            samples; None when k = 1.
+        lost: results whose answer was lost (CaseResult.lost), counted in no other field.
     """
 
     n_cases: int
@@ -77,9 +83,12 @@ class CategoryStats:
     pass_rate: float
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
+    lost: int = 0
 
 
 def _stats(results: Sequence[CaseResult], k: int) -> CategoryStats:
+    lost = sum(1 for r in results if r.lost)
+    results = [r for r in results if not r.lost]
     per_case: dict[str, list[bool]] = {}
     for r in results:
         per_case.setdefault(r.case_id, []).append(r.passed)
@@ -93,6 +102,7 @@ def _stats(results: Sequence[CaseResult], k: int) -> CategoryStats:
         pass_rate=passed / len(results) if results else 0.0,
         pass_at_k=mean_over_cases(usable, k, pass_at_k) if k > 1 else None,
         pass_hat_k=mean_over_cases(usable, k, pass_hat_k) if k > 1 else None,
+        lost=lost,
     )
 
 
@@ -125,11 +135,13 @@ class EvalReport:
         return self.overall().pass_rate
 
     def _mean(self, attr: str) -> float:
-        return sum(getattr(r.usage, attr) for r in self.results) / len(self.results) if self.results else 0.0
+        # Over answered results: a lost call's tokens (often none) say nothing of what the skills cost.
+        answered = [r for r in self.results if not r.lost]
+        return sum(getattr(r.usage, attr) for r in answered) / len(answered) if answered else 0.0
 
     @property
     def mean_prompt_tokens(self) -> float:
-        """Mean prompt tokens per case and sample (agent + judge)."""
+        """Mean prompt tokens per answered case and sample (agent + judge)."""
         return self._mean("prompt_tokens")
 
     @property
@@ -149,8 +161,12 @@ class EvalReport:
         return sum(costs) if costs else None
 
     def failures(self) -> list[CaseResult]:
-        """The failing results, in order."""
-        return [r for r in self.results if not r.passed]
+        """The failing results, in order (lost ones are no failures: see `lost`)."""
+        return [r for r in self.results if not r.passed and not r.lost]
+
+    def lost(self) -> list[CaseResult]:
+        """The results whose answer was lost on every try, in order."""
+        return [r for r in self.results if r.lost]
 
     def require_answers(self) -> None:
         """Refuse a report in which no case got an answer at all.
@@ -178,6 +194,7 @@ class EvalReport:
             "mean_completion_tokens": self.mean_completion_tokens,
             "mean_tokens": self.mean_tokens,
             "cost_usd": self.cost_usd,
+            "lost": len(self.lost()),
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -195,11 +212,17 @@ def evaluate(
     samples: int = 1,
     judge: ModelClient | None = None,
     progress: Progress | None = None,
+    lost_retries: int = 0,
 ) -> EvalReport:
     """Run `executor` on `cases` `samples` times each with `skills`, blind, and check every answer.
 
     The executor only ever gets `Case.agent_view()`, `PROGRESS_CHUNK` cases per call. Local checks
     (exact, set, contains) run here; rubric checks go to `judge` in one batch per chunk.
+
+    A result whose answer was lost (AgentResult.lost, or the judge's Verdict.lost) is run again,
+    agent and check, up to `lost_retries` times (`eval.lost_retries`), with `retry` = 1, 2, … so
+    the provider is asked afresh (answers that arrived come from the cache). One still lost after
+    that stays in the report marked `lost`: no rate, gate or diagnosis counts it as a failure.
 
     Raises:
         ValueError: `samples` < 1, or rubric cases without a `judge`.
@@ -223,8 +246,31 @@ def evaluate(
                 done += len(agent_results)
                 if progress:
                     progress(done, total)
+        for retry in range(1, lost_retries + 1):
+            if not _run_lost_again(cases, views, skills, executor, by_sample, judge, retry):
+                break
     results = [by_sample[s][i] for i in range(len(cases)) for s in range(samples)]
     return EvalReport(results, samples)
+
+
+def _run_lost_again(cases: Sequence[Case], views: Sequence[Any], skills: SkillSet, executor: Executor, by_sample: list[list[CaseResult]],
+                    judge: ModelClient | None, retry: int) -> bool:
+    """Run every lost result of `by_sample` again (try number `retry`), in place; False when none was lost.
+
+    A retried result keeps the tokens its lost tries cost, so the cost objective sees them.
+    """
+    any_lost = False
+    for sample, results in enumerate(by_sample):
+        at = [i for i, r in enumerate(results) if r.lost]
+        for start in range(0, len(at), PROGRESS_CHUNK):
+            chunk = at[start:start + PROGRESS_CHUNK]
+            any_lost = True
+            agent_results = executor.run([views[i] for i in chunk], skills, sample, retry=retry)
+            again = _check_all([cases[i] for i in chunk], agent_results, sample, judge, retry)
+            for i, new in zip(chunk, again):
+                new.usage.add(results[i].usage)
+                results[i] = new
+    return any_lost
 
 
 @contextlib.contextmanager
@@ -250,12 +296,12 @@ def _old_objects_frozen() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], sample: int, judge: ModelClient | None) -> list[CaseResult]:
+def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], sample: int, judge: ModelClient | None, retry: int = 0) -> list[CaseResult]:
     verdicts: list[Verdict | None] = [None] * len(cases)
     rubric_at: list[int] = []
     for i, (case, result) in enumerate(zip(cases, agent_results)):
         if result.error is not None:
-            verdicts[i] = Verdict(False, f"agent failed: {result.error}", error=result.error)
+            verdicts[i] = Verdict(False, f"{'answer lost' if result.lost else 'agent failed'}: {result.error}", error=result.error, lost=result.lost)
         elif case.task.check.kind == "rubric":
             rubric_at.append(i)
         else:
@@ -263,7 +309,7 @@ def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], samp
     if rubric_at:
         assert judge is not None
         rubric = RubricCheck(judge)
-        replies = judge.chat_many([rubric.request(cases[i], agent_results[i].output, sample) for i in rubric_at])
+        replies = judge.chat_many([rubric.request(cases[i], agent_results[i].output, sample, retry) for i in rubric_at])
         for i, reply in zip(rubric_at, replies):
             verdicts[i] = rubric.verdict(reply)
     out = []
@@ -275,7 +321,7 @@ def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], samp
             CaseResult(
                 case_id=case.id, category=case.category, sample=sample, passed=verdict.passed, reason=verdict.reason,
                 output=result.output, skills_used=list(result.skills_used), usage=usage,
-                error=verdict.error, trajectory=result.trajectory,
+                error=verdict.error, trajectory=result.trajectory, lost=verdict.lost,
             )
         )
     return out

@@ -61,12 +61,14 @@ def evaluate_staged(
     samples: int = 1,
     judge: ModelClient | None = None,
     progress: Progress | None = None,
+    lost_retries: int = 0,
 ) -> StagedOutcome:
     """Evaluate `cases` in the order `staging.order` gives, `staging.batch` cases at a time, until `staging.stop` gives a reason.
 
     Every result is the one `evaluate` gives for that case and sample (each batch is an `evaluate`
     call), so a staged evaluation that runs to the end has the same report, results in case order.
     The rule is asked after every batch but the last (after the last, nothing is left to save).
+    Each batch runs its lost cases again up to `lost_retries` times, as `evaluate` does.
 
     Raises:
         ValueError: duplicate case ids, `staging.order` returned other ids than the pending ones,
@@ -88,7 +90,7 @@ def evaluate_staged(
         ids, pending = ordered[: staging.batch], ordered[staging.batch :]
         done = len(results)
         step = (lambda d, _t, done=done: progress(done + d, total)) if progress else None
-        results += evaluate([by_id[c] for c in ids], skills, executor, samples=samples, judge=judge, progress=step).results
+        results += evaluate([by_id[c] for c in ids], skills, executor, samples=samples, judge=judge, progress=step, lost_retries=lost_retries).results
         if pending:
             why = staging.stop(results, pending)
             if why:

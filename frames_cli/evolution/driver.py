@@ -113,7 +113,10 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         _require_committed_skills(ws, store, options.base, base_sha)
     if run_id is None and not options.force:
         last = latest_finished(ws)
-        if last is not None and last.base == base_sha and last.fingerprint == fingerprint:
+        if last is not None and last.base == base_sha and last.fingerprint == fingerprint and last.lost_results():
+            # Its lost answers were never cached: a new run asks for them again (the rest is cached).
+            on_event(f"run {last.run_id} lost {last.lost_results()} result(s) to the model layer; starting a new run to ask again")
+        elif last is not None and last.base == base_sha and last.fingerprint == fingerprint:
             for line in base_warnings(ws, store.read_files(base_sha), base_sha):
                 on_event(line)
             return EvolveOutcome(last, False, last.branch, [], {}, up_to_date=True)
@@ -363,14 +366,19 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
 
     def run_eval(cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None) -> Evaluation:
         chosen = [cases[c] for c in case_ids]
+        retries = config.eval.lost_retries
         if early is None:
-            reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress)
-            reports[cid].require_answers()
-            return _summarise(reports[cid])
+            report = reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress,
+                                             lost_retries=retries)
+            report.require_answers()
+            _say_lost(cid, report, retries, on_event)
+            return _summarise(report)
         # One batch per round of concurrent calls: the rule is asked as often as the calls allow.
         staging = early.staging(config.llm.concurrency)
-        staged = evaluate_staged(chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress)
+        staged = evaluate_staged(chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress,
+                                 lost_retries=retries)
         staged.report.require_answers()
+        _say_lost(cid, staged.report, retries, on_event)
         evaluation = _summarise(staged.report)
         if staged.skipped:
             evaluation.early_stop = {"evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason}
@@ -405,6 +413,15 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         gate=PerCategoryGate(settings.tolerance, settings.gate, settings.gate_alpha),
         on_event=on_event,
     )
+
+
+def _say_lost(cid: str, report: Any, retries: int, on_event: Callable[[str], None]) -> None:
+    """One line naming the results of `cid`'s evaluation that stayed lost, when there are any."""
+    lost = report.lost()
+    if lost:
+        on_event(f"{cid}: {len(lost)} result(s) lost to the model layer after {retries} retries "
+                 f"({', '.join(sorted({r.case_id for r in lost})[:5])}); left out of its scores and the gate; "
+                 "the next `frames evolve` asks again")
 
 
 def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> str | None:
@@ -527,6 +544,7 @@ def _summarise(report: Any) -> Evaluation:
             "skills_used": list(r.skills_used),
             "trajectory": list(r.trajectory),
             "tokens": r.usage.prompt_tokens + r.usage.completion_tokens,
+            "lost": bool(r.lost),
         }
         for r in report.results
     ]

@@ -73,10 +73,15 @@ def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: I
 
 
 def rejection_rule(gate: Gate, baseline: Outcomes, must_pass: set[str]) -> StopRule:
-    """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason."""
+    """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason.
+
+    A case the child lost is left out of both sides, as the gate leaves it out (evolution/loop.stage_gate).
+    """
 
     def stop(results: list[CaseResult], pending: list[str]) -> str | None:
-        verdict = certain_rejection(gate, baseline, _outcomes(results, must_pass), pending)
+        lost = {r.case_id for r in results if r.lost}
+        compared = {cid: o for cid, o in baseline.items() if cid not in lost}
+        verdict = certain_rejection(gate, compared, _outcomes(results, must_pass), pending)
         return None if verdict is None else _reason(verdict)
 
     return stop
@@ -108,6 +113,8 @@ class EarlyRejection:
 
 
 def _outcomes(results: list[CaseResult], must_pass: set[str]) -> dict[str, CaseOutcome]:
+    """The child's outcomes so far; a case with a lost result has none (it is compared on neither side)."""
+    lost = {r.case_id for r in results if r.lost}
     return outcomes_from_results(
-        ({"case_id": r.case_id, "category": r.category, "sample": r.sample, "passed": r.passed} for r in results), must_pass
+        ({"case_id": r.case_id, "category": r.category, "sample": r.sample, "passed": r.passed} for r in results if r.case_id not in lost), must_pass
     )

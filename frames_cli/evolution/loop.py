@@ -219,7 +219,8 @@ class Evaluation:
         mean_tokens: prompt + completion tokens per case.
         cost_usd: None when a price is unknown.
         results: one dict per case and sample: case_id, category, sample, passed, reason, output,
-            skills_used, trajectory (the agent's steps), tokens (prompt + completion).
+            skills_used, trajectory (the agent's steps), tokens (prompt + completion), lost (its
+            answer never arrived: neither a pass nor a failure; absent in older runs).
         early_stop: None when every case was evaluated; else the child was rejected early:
             {"evaluated": cases run, "skipped": [ids not run], "reason": why the gate was certain}.
             The metrics are then over the evaluated cases only.
@@ -233,10 +234,10 @@ class Evaluation:
     early_stop: dict | None = None
 
     def failing(self) -> dict[str, dict]:
-        """case id → its first failing record (a case fails when any sample fails)."""
+        """case id → its first failing record (a case fails when any sample fails; a lost result is no failure)."""
         out: dict[str, dict] = {}
         for r in self.results:
-            if not r["passed"]:
+            if not r["passed"] and not r.get("lost"):
                 out.setdefault(r["case_id"], r)
         return out
 
@@ -461,15 +462,17 @@ class EvolutionRun:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        base, evaluation = self._outcomes(BASE_ID), self._evaluation(r.child)
+        # A case lost on either side is compared on neither: its missing answer says nothing of the skills.
+        lost = self._lost_ids(BASE_ID) | self._lost_ids(r.child)
+        base, evaluation = self._outcomes(BASE_ID, lost), self._evaluation(r.child)
         if evaluation.early_stop:
-            verdict = certain_rejection(self.ctx.gate, base, self._outcomes(r.child), evaluation.early_stop["skipped"])
+            verdict = certain_rejection(self.ctx.gate, base, self._outcomes(r.child, lost), evaluation.early_stop["skipped"])
             if verdict is None:
                 raise FramesError(f"{r.child} was rejected early, yet its results no longer make the rejection certain")
             verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
         else:
-            verdict = self.ctx.gate.check(base, self._outcomes(r.child))
-        r.gate = verdict.to_json()
+            verdict = self.ctx.gate.check(base, self._outcomes(r.child, lost))
+        r.gate = {**verdict.to_json(), "lost_left_out": sorted(lost)}
         self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
 
     def stage_commit(self, r: RoundRecord) -> None:
@@ -542,10 +545,11 @@ class EvolutionRun:
         cand.pass_rate, cand.per_category = chosen["pass_rate"], dict(chosen["per_category"])
         cand.mean_tokens = ev.mean_tokens if chosen["mean_tokens"] is None else chosen["mean_tokens"]
         cand.cost_usd = ev.cost_usd
+        cand.lost = sum(1 for r in ev.results if r.get("lost"))
         selected = set(self.split.selection) - excluded
         cases: dict[str, set[str]] = {}
         for r in ev.results:
-            if r["case_id"] in selected:
+            if r["case_id"] in selected and not r.get("lost"):
                 cases.setdefault(r["category"], set()).add(r["case_id"])
         cand.case_counts = {cat: len(ids) for cat, ids in sorted(cases.items())}
         cand.samples = self.settings.samples
@@ -579,20 +583,27 @@ class EvolutionRun:
         return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
 
     def _early_rejection(self, parent: str) -> EarlyRejection | None:
-        """What lets the child's evaluation stop once the gate must reject it (None when turned off)."""
+        """What lets the child's evaluation stop once the gate must reject it (None when turned off).
+
+        S0's lost cases are left out of its outcomes, as in the gate; the rule leaves out the
+        child's lost cases as they come (evolution/early.rejection_rule)."""
         if not self.settings.early_rejection:
             return None
         from frames_cli.formats.case import must_pass_ids
 
-        return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID), must_pass_ids(self.ctx.cases.values()), self.settings.tolerance,
-                              self._outcomes(parent))
+        return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID, self._lost_ids(BASE_ID)), must_pass_ids(self.ctx.cases.values()),
+                              self.settings.tolerance, self._outcomes(parent))
 
-    def _outcomes(self, cid: str) -> Outcomes:
+    def _lost_ids(self, cid: str) -> set[str]:
+        """Ids of the cases with a lost result in candidate `cid`'s evaluation on E."""
+        return {r["case_id"] for r in self._evaluation(cid).results if r.get("lost")}
+
+    def _outcomes(self, cid: str, leave_out: frozenset[str] | set[str] = frozenset()) -> Outcomes:
         """Candidate `cid`'s per-case outcomes on the selection set (what the gate judges), with the
-        must-pass marks of the case files."""
+        must-pass marks of the case files; cases in `leave_out` are not compared."""
         from frames_cli.formats.case import must_pass_ids
 
-        gated = set(self.split.selection) - self._excluded()
+        gated = set(self.split.selection) - self._excluded() - leave_out
         results = [r for r in self._evaluation(cid).results if r["case_id"] in gated]
         return outcomes_from_results(results, must_pass_ids(self.ctx.cases.values()))
 

@@ -132,8 +132,10 @@ class Candidate:
             recorded before frames kept it); `n_cases` is their sum.
         samples: k, the samples per case (a rate is over n × k results).
         sets: {"diagnosis" | "selection" | "test": evolution/scoring.Scores JSON ({"pass_rate",
-            "per_category", "mean_tokens", "cases"})}: the same candidate on each set side by side;
-            "test" only once the sealed test set was scored at the end of the run.
+            "per_category", "mean_tokens", "cases", "lost"})}: the same candidate on each set side
+            by side; "test" only once the sealed test set was scored at the end of the run.
+        lost: results (case × sample) of its evaluation on E whose answer was lost to the model
+            layer on every try: left out of every rate, the gate and diagnosis (0 in older runs).
     """
 
     id: str
@@ -159,6 +161,7 @@ class Candidate:
     sets: dict[str, Any] = field(default_factory=dict)
     case_counts: dict[str, int] = field(default_factory=dict)
     samples: int = 1
+    lost: int = 0
 
     @property
     def n_cases(self) -> int | None:
@@ -257,6 +260,10 @@ class RunState:
     def base_candidate(self) -> Candidate | None:
         """S0, the candidate for the base commit, once it is recorded."""
         return next((c for c in self.candidates if c.parent_id is None), None)
+
+    def lost_results(self) -> int:
+        """Results lost to the model layer over every candidate's evaluations (E and the test set)."""
+        return sum(c.lost + int((c.sets.get("test") or {}).get("lost", 0)) for c in self.candidates)
 
     def front_candidates(self) -> list[Candidate]:
         """The front members, in `front` order."""

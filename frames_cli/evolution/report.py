@@ -61,6 +61,7 @@ def run_report_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
     return {
         "simulator_notice": simulator_notice(state.config.get("models", {})),
         "summary": RunSummary.of(state).to_json(),
+        "lost_results": state.lost_results(),
         "menu": menu_json(state, rows),
         "candidates": [c.to_json() for c in state.candidates],
         "rounds": [dataclasses.asdict(story) for story in run_story(state)],
@@ -89,6 +90,8 @@ def run_report_markdown(state: RunState, rows: list[MenuRow], stale: list[str] |
         f"Status **{state.status}**" + (f" ({state.stop_reason})" if state.stop_reason else "")
         + f" after {plural(state.round, 'round')}; base `{state.base[:12]}`; {plural(summary.candidates, 'child candidate')}.",
         f"Spend: {state.spend_tokens:,} tokens, {usd(state.spend_usd)}.",
+        *([f"Lost: {plural(state.lost_results(), 'result')} (case × sample) got no answer from the model layer, retries included; "
+           "they count in no rate, no gate and no diagnosis, and the next `frames evolve` asks for them again."] if state.lost_results() else []),
         f"Pass rate S0 {pct(summary.base_pass_rate)} → best {pct(summary.best_pass_rate)}"
         + (f" ({best.id})" if best else "") + (f", {size} cases of E" if size else "") + ".",
     ]

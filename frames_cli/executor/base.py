@@ -22,6 +22,9 @@ class AgentResult:
         usage: tokens (prompt, completion) and USD the case cost.
         trajectory: steps ``{"step", "state", "action", "result"}`` in order.
         error: why the agent produced no answer (crash, timeout, bad JSON, model failure); None if it answered.
+        lost: the answer was lost to the model layer or the agent's infrastructure, not failed by
+            the agent (see `ChatReply.lost`; a command agent exiting with EX_TEMPFAIL, 75): the
+            evaluation runs the case again, then leaves it out of the scores.
     """
 
     case_id: str
@@ -30,6 +33,7 @@ class AgentResult:
     usage: Usage = field(default_factory=Usage)
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    lost: bool = False
 
 
 class Executor(Protocol):
@@ -43,8 +47,11 @@ class Executor(Protocol):
           whole run (budget spent, bad configuration) raises.
         - `sample` numbers independent attempts at the same case (pass@k); attempt 0 and 1 of the
           same case may differ, attempt 0 twice is the same request (and may be served from cache).
+        - A result whose answer was lost (a provider that kept failing, a reply still malformed
+          after the repair turns) has `lost` set. `evaluate` then runs the case again with
+          `retry` = 1, 2, …, which asks the provider afresh rather than repeating the same call.
     """
 
-    def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0) -> list[AgentResult]:
+    def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0, retry: int = 0) -> list[AgentResult]:
         """Run the agent on every case; see the class contract."""
         ...

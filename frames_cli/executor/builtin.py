@@ -45,7 +45,7 @@ class BuiltinExecutor:
         self.max_loads = config.max_skill_loads
         self.max_turns = config.max_turns
 
-    def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0) -> list[AgentResult]:
+    def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0, retry: int = 0) -> list[AgentResult]:
         """Run the cases concurrently, `CHUNK_PER_SLOT` × `llm.concurrency` per event loop; results in case order.
 
         Chunks bound memory: a conversation holds its prompts from its first turn to its answer, so
@@ -55,7 +55,7 @@ class BuiltinExecutor:
         listing = catalog.text()
 
         async def one(case: AgentCase) -> AgentResult:
-            return await self._conversation(case, catalog, listing, sample)
+            return await self._conversation(case, catalog, listing, sample, retry)
 
         size = CHUNK_PER_SLOT * self.client.config.llm.concurrency
         results: list[AgentResult] = []
@@ -63,7 +63,7 @@ class BuiltinExecutor:
             results += self.client.gather(one, list(cases[start : start + size]))
         return results
 
-    async def _conversation(self, case: AgentCase, catalog: Catalog, listing: str, sample: int) -> AgentResult:
+    async def _conversation(self, case: AgentCase, catalog: Catalog, listing: str, sample: int, retry: int) -> AgentResult:
         first = render(
             "executor_catalog",
             case_id=case.id,
@@ -77,11 +77,11 @@ class BuiltinExecutor:
         state = f"catalog of {len(catalog.ids)} skills"
         asks = 0
         while True:
-            reply = await self.client.achat(ChatRequest("executor", list(messages), EXECUTOR_STEP, sample=sample, tag=case.id))
+            reply = await self.client.achat(ChatRequest("executor", list(messages), EXECUTOR_STEP, sample=sample, tag=case.id, retry=retry))
             usage.add(reply.usage)
             if not reply.ok:
                 trajectory.append(_step(trajectory, state, "model call", f"failed: {reply.error}"))
-                return AgentResult(case.id, None, [], usage, trajectory, error=f"model: {reply.error}")
+                return AgentResult(case.id, None, [], usage, trajectory, error=f"model: {reply.error}", lost=reply.lost)
             data = reply.data
             if "answer" in data:
                 used = catalog.names(data.get("skills_used") or [])

@@ -9,7 +9,10 @@ Protocol with the program:
             "completion_tokens", "cost_usd"}, "trajectory": [steps]}; only "output" is required.
 The skills folder holds `<name>/SKILL.md` for the skill set under evaluation (written fresh for
 each run, so a git ref's skills are what the program sees). A non-zero exit, a timeout or output
-that is not such JSON fails that case with the reason; the other cases go on.
+that is not such JSON fails that case with the reason; the other cases go on. Exit code 75
+(EX_TEMPFAIL of sysexits.h) says the answer was lost (the program's own model call kept failing):
+the case is run again with FRAMES_RETRY set to 1, 2, … and, if it stays lost, left out of the
+scores rather than failed.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
     from frames_cli.formats.skill import SkillSet
 
 STDERR_SHOWN = 300
+#: The exit code by which the program says its answer was lost, not wrong (EX_TEMPFAIL, sysexits.h).
+EXIT_LOST = 75
 
 
 class CommandExecutor:
@@ -52,7 +57,7 @@ class CommandExecutor:
         self.concurrency = max(1, concurrency)
         self.cwd = cwd
 
-    def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0) -> list[AgentResult]:
+    def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0, retry: int = 0) -> list[AgentResult]:
         """Run the program on every case; results in case order. See `Executor`."""
         with tempfile.TemporaryDirectory(prefix="frames-skills-") as tmp:
             folder = Path(tmp) / "skills"
@@ -62,11 +67,11 @@ class CommandExecutor:
                 path.write_bytes(data)
             folder.mkdir(exist_ok=True)
             with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="frames-agent") as pool:
-                return list(pool.map(lambda case: self._one(case, folder, sample), cases))
+                return list(pool.map(lambda case: self._one(case, folder, sample, retry), cases))
 
-    def _one(self, case: AgentCase, folder: Path, sample: int) -> AgentResult:
+    def _one(self, case: AgentCase, folder: Path, sample: int, retry: int) -> AgentResult:
         payload = json.dumps({**case.to_dict(), "sample": sample}, ensure_ascii=False)
-        env = {**os.environ, "FRAMES_SKILLS_DIR": str(folder), "FRAMES_CASE_ID": case.id, "FRAMES_SAMPLE": str(sample)}
+        env = {**os.environ, "FRAMES_SKILLS_DIR": str(folder), "FRAMES_CASE_ID": case.id, "FRAMES_SAMPLE": str(sample), "FRAMES_RETRY": str(retry)}
         try:
             proc = subprocess.Popen(
                 [*self.argv, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -83,7 +88,7 @@ class CommandExecutor:
             return AgentResult(case.id, error=f"agent timed out after {self.timeout_s:g} s")
         if proc.returncode != 0:
             tail = err.decode("utf-8", "replace").strip()[-STDERR_SHOWN:]
-            return AgentResult(case.id, error=f"agent exited with code {proc.returncode}" + (f": {tail}" if tail else ""))
+            return AgentResult(case.id, error=f"agent exited with code {proc.returncode}" + (f": {tail}" if tail else ""), lost=proc.returncode == EXIT_LOST)
         return parse_agent_output(case.id, out.decode("utf-8", "replace"))
 
 

@@ -282,7 +282,7 @@ class ModelClient:
             turn, n = self._call(request, model, messages, usage)
             attempts += n
             if turn.error is not None:
-                return ChatReply(request, None, None, usage, error=turn.error, attempts=attempts)
+                return ChatReply(request, None, None, usage, error=turn.error, attempts=attempts, lost=turn.retriable)
             if request.schema is None:
                 return self._cached(key, model, ChatReply(request, turn.text, None, usage, attempts=attempts))
             try:
@@ -295,7 +295,8 @@ class ModelClient:
                 ]
                 continue
             return self._cached(key, model, ChatReply(request, turn.text, data, usage, attempts=attempts, repaired=repair > 0))
-        return ChatReply(request, None, None, usage, error=f"invalid answer after {self.config.llm.repair_turns} repair turn(s): {'; '.join(errors)}", attempts=attempts)
+        return ChatReply(request, None, None, usage, error=f"invalid answer after {self.config.llm.repair_turns} repair turn(s): {'; '.join(errors)}",
+                         attempts=attempts, lost=True)
 
     def _cached(self, key: str, model: str, reply: ChatReply) -> ChatReply:
         if self.cache is not None:
@@ -306,7 +307,8 @@ class ModelClient:
         """One model turn with retries (worker thread). Returns the outcome and the number of calls made.
 
         A failed outcome's `error` is final and redacted: the provider error for one that is not
-        retried, else "gave up after N attempt(s)" with the last error. A call lost with its
+        retried, else "gave up after N attempt(s)" with the last error (`retriable` kept True, so
+        the reply is marked lost). Attempts are numbered from `request.retry` × (max_retries + 1). A call lost with its
         worker process (`llm.processes`) is re-sent as the same attempt, spool calls included:
         `llm.max_retries` counts provider failures, and the pool bounds losses (MAX_RESTARTS).
 
@@ -319,7 +321,8 @@ class ModelClient:
         spool = model.startswith(providers.SPOOL_PREFIX + "/")
         timeout = self.config.spool.timeout_s + 2 * self.config.spool.poll_s if spool else llm.timeout_s
         max_retries = 0 if spool else llm.max_retries
-        attempt = calls = 0
+        first = attempt = request.retry * (max_retries + 1)
+        calls = 0
         while True:
             self._raise_if_refused(request, model)
             self.ledger.check()
@@ -334,10 +337,11 @@ class ModelClient:
                 return replace(outcome, error=self._redact(f"{model}: {outcome.error}")), calls
             if outcome.lost:
                 continue
-            if attempt == max_retries:
-                return CallOutcome(error=self._redact(f"{model}: gave up after {attempt + 1} attempt(s); last error: {outcome.error}")), calls
+            if attempt - first == max_retries:
+                return CallOutcome(error=self._redact(f"{model}: gave up after {attempt - first + 1} attempt(s); last error: {outcome.error}"),
+                                   retriable=True), calls
             attempt += 1
-            delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - 1))
+            delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - first - 1))
             time.sleep(delay / 2 + random.uniform(0, delay / 2))
 
     def _raise_if_refused(self, request: ChatRequest, model: str) -> None:

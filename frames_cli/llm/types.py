@@ -17,6 +17,10 @@ class ChatRequest:
         schema: JSON Schema the answer must match (see `llm/schemas.py`); None = free text.
         sample: index of an independent sample of the same request (pass@k); part of the cache key.
         tag: free label for the audit log (e.g. a case id); not part of the cache key.
+        retry: how many times the evaluation already re-ran this request because its answer was
+            lost (evaluation/runner.evaluate); its calls' attempt numbers continue after those
+            rounds' attempts, so a provider (or the simulator's fault stream) is asked afresh.
+            Not part of the cache key: a lost answer was never cached.
     """
 
     role: str
@@ -24,6 +28,7 @@ class ChatRequest:
     schema: dict[str, Any] | None = None
     sample: int = 0
     tag: str = ""
+    retry: int = 0
 
 
 @dataclass
@@ -81,6 +86,10 @@ class ChatReply:
         error: why the request failed (after retries or the repair turn); None on success.
         attempts: model calls made (retries and the repair turn count; 0 for a cache hit).
         repaired: the answer became valid only after the repair turn.
+        lost: the request failed for a reason outside the prompt: retriable provider errors (rate
+            limit, timeout, connection, server) on every attempt, or an answer still invalid
+            after the repair turns. False on success and for a final provider error (a bad
+            request, which the prompt may cause).
     """
 
     request: ChatRequest
@@ -91,6 +100,7 @@ class ChatReply:
     error: str | None = None
     attempts: int = 0
     repaired: bool = False
+    lost: bool = False
 
     @property
     def ok(self) -> bool:

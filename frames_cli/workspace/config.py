@@ -178,6 +178,9 @@ class EvalConfig:
     samples: int = _f(1, "k: samples per case (pass@k and pass^k need k > 1)", min=1)
     cases: str = _f("cases/*", "glob of case files, relative to the workspace", inside=True)
     jobs: int = _f(1, "worker processes `frames eval` spreads the cases over (each gets 1/jobs of the budget)", min=1)
+    lost_retries: int = _f(
+        2, "times a case whose answer was lost (provider errors after every retry, a reply still malformed) is run again before it is left out of the scores", min=0
+    )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """A small command agent for tests: behaves by case id and logs what it received.
 
 crash-*: exits 3 with a message on stderr; slow-*: sleeps 30 s; garbage-*: prints non-JSON;
-badfield-*: prints JSON whose skills_used is not a list; otherwise answers with the value for the
+badfield-*: prints JSON whose skills_used is not a list; lost-*: exits 75 (its answer lost) while
+$FRAMES_RETRY is below $AGENT_LOST_UNTIL (default: always), then answers; otherwise answers with the value for the
 case id in the JSON file $AGENT_ANSWERS (or null), naming every skill folder it sees as used.
 Each call's stdin, argv and skills folder listing go to $AGENT_LOG/<case id>-<sample>.json.
 """
@@ -28,6 +29,9 @@ if cid.startswith("slow-"):
 if cid.startswith("garbage-"):
     print("Sure! Here is my answer: cancel it")
     sys.exit(0)
+if cid.startswith("lost-") and int(os.environ["FRAMES_RETRY"]) < int(os.environ.get("AGENT_LOST_UNTIL", "1000")):
+    print("provider unavailable", file=sys.stderr)
+    sys.exit(75)
 if cid.startswith("badfield-"):
     print(json.dumps({"output": 1, "skills_used": "all"}))
     sys.exit(0)
