@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from frames_cli.coldstart.neighbours import Neighbour
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.skill import Skill
 
@@ -17,6 +18,9 @@ class Rewriter(Protocol):
           a failed rewrite is a result, never an exception.
         - A new skill keeps the name and back-links of its verbatim skill (build it with
           `writer.make_skill(name, chunk, body, description, self.mode)`); inputs are not mutated.
+        - `neighbours` maps a skill name to the skills of the whole set it could be mistaken for
+          (`neighbours.closest`), which its description should set it apart from; absent names
+          have none.
 
     Attributes:
         mode: recorded in each new skill's `frames-coldstart` ("model <model string>"), so a
@@ -25,4 +29,4 @@ class Rewriter(Protocol):
 
     mode: str
 
-    def __call__(self, items: list[tuple[Chunk, Skill]]) -> list[tuple[Skill, str | None]]: ...
+    def __call__(self, items: list[tuple[Chunk, Skill]], neighbours: dict[str, list[Neighbour]] | None = None) -> list[tuple[Skill, str | None]]: ...

@@ -12,6 +12,7 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
+from frames_cli.coldstart.neighbours import Neighbour
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.coldstart.writer import make_skill
 from frames_cli.formats.skill import MAX_DESCRIPTION, Skill, scan_protected
@@ -114,7 +115,7 @@ class ModelRewriter:
         self.progress = progress
         self.mode = f"model {config.models.coldstart}"
 
-    def _request(self, chunk: Chunk, skill: Skill, errors: list[str]) -> Any:
+    def _request(self, chunk: Chunk, skill: Skill, errors: list[str], near: list[Neighbour]) -> Any:
         from frames_cli.llm.prompts import render
         from frames_cli.llm.schemas import COLDSTART_REWRITE
         from frames_cli.llm.types import ChatRequest
@@ -130,14 +131,17 @@ class ModelRewriter:
             lines=_lines_attr(chunk),
             heading=" > ".join(chunk.heading),
             section=skill.body.rstrip("\n"),
+            neighbours="\n".join(n.line() for n in near) or "(none)",
             errors=feedback,
         )
         return ChatRequest(role="coldstart", messages=[{"role": "user", "content": prompt}], schema=COLDSTART_REWRITE, tag=skill.name)
 
-    def __call__(self, items: list[tuple[Chunk, Skill]]) -> list[tuple[Skill, str | None]]:
+    def __call__(self, items: list[tuple[Chunk, Skill]], neighbours: dict[str, list[Neighbour]] | None = None) -> list[tuple[Skill, str | None]]:
         """Rewrite every (chunk, verbatim skill); all first attempts go out as one concurrent batch,
         then each retry round batches the rejected ones again. `progress` hears of each section
-        as it settles: rewritten, or rejected for the last time."""
+        as it settles: rewritten, or rejected for the last time. Each prompt lists the skill's
+        `neighbours` (name, file, heading), so its description can set it apart from them."""
+        neighbours = neighbours or {}
         results: list[tuple[Skill, str | None]] = [(skill, "not attempted") for _, skill in items]
         errors: dict[int, list[str]] = {i: [] for i in range(len(items))}
         limit = self.config.evolution.max_body_lines
@@ -147,7 +151,7 @@ class ModelRewriter:
             """One try at section `i`; True when the answer was rejected."""
             nonlocal settled
             chunk, verbatim = items[i]
-            reply = await self.client.achat(self._request(chunk, verbatim, errors[i]))
+            reply = await self.client.achat(self._request(chunk, verbatim, errors[i], neighbours.get(verbatim.name, [])))
             found = [f"the model call failed: {reply.error}"] if not reply.ok else check_rewrite(rule_text(chunk), reply.data, limit)
             if found:
                 errors[i] = found

@@ -15,6 +15,7 @@ from frames_cli.coldstart.base import Rewriter
 from frames_cli.coldstart.coverage import FileCoverage, coverage
 from frames_cli.coldstart.describe import TermWeights, describe
 from frames_cli.coldstart.identity import match_existing
+from frames_cli.coldstart.neighbours import Neighbour, closest
 from frames_cli.coldstart.naming import assign_names
 from frames_cli.coldstart.sectioning import Chunk, cut_document
 from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
@@ -122,6 +123,14 @@ def plan_chunks(docs: list[PolicyDocument], config: FramesConfig, on_disk: dict[
             plan.continues = first.get(key)
         plan.description = describe(plan.chunk, weights[plan.chunk.doc.file], plan.continues)
     return plans
+
+
+def _neighbours(planned: list[Planned]) -> dict[str, list[Neighbour]]:
+    """Every planned skill's closest others by their verbatim catalog lines (`neighbours.closest`),
+    the whole set's, so a model's description can set a skill apart from a look-alike in another
+    document too. Only what is shown to the model depends on other documents, never what is kept."""
+    entries = [(Neighbour(p.name, p.chunk.doc.file, " > ".join(p.chunk.heading) or p.chunk.doc.title), f"{p.name} {p.description}") for p in planned]
+    return closest(entries)
 
 
 def _action(existing: Skill | None | InputError, plan: Planned, mode: str, force: bool) -> str:
@@ -261,7 +270,10 @@ def run_coldstart(
 
     todo = [p for p in planned if p.action in ("create", "update", "force")]
     verbatim = [p.verbatim() for p in todo]
-    outcomes = rewriter([(p.chunk, s) for p, s in zip(todo, verbatim)]) if rewriter and todo else [(s, None) for s in verbatim]
+    if rewriter and todo:
+        outcomes = rewriter([(p.chunk, s) for p, s in zip(todo, verbatim)], _neighbours(planned))
+    else:
+        outcomes = [(s, None) for s in verbatim]
     skills = [skill for skill, _ in outcomes]
     result.rewrite_failures = [(skill.name, error) for skill, error in outcomes if error]
 

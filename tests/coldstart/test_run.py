@@ -289,6 +289,28 @@ def test_model_writes_the_description_and_it_is_checked_like_the_body(policy_wor
     assert cancel.description.startswith("Decides cancel flight: ") and cancel.description.endswith("Use when a request concerns cancel flight.")
 
 
+def test_the_model_is_shown_the_skills_a_description_must_set_apart(policy_workspace) -> None:
+    from frames_cli.coldstart.neighbours import Neighbour, closest
+
+    entries = [(Neighbour(n, "policies/p.md", n), text) for n, text in (
+        ("refunds", "refunds paid to the original card within days"),
+        ("refund-delays", "refunds late after days: call the card issuer"),
+        ("parking", "parking at the office garage"),
+    )]
+    near = closest(entries)
+    assert [n.name for n in near["refunds"]] == ["refund-delays"] and near["parking"] == []
+    assert closest(entries[:1]) == {"refunds": []}
+    root = policy_workspace("airline.md", config_text="models:\n  coldstart: frames-sim/coldstart\n")
+    _write(root, "lounge.md", "# Lounge\n\n## Lounge access for a modify flight request\n\nGold members may use the lounge when a flight is modified.\n")
+    _coldstart(root)
+    (log,) = (root / ".frames" / "coldstart").glob("*/exchanges.jsonl")
+    prompts = {p.split("Skill: ")[1].split("\n")[0]: p for p in (json.loads(line)["messages"][0]["content"] for line in log.read_text().splitlines())}
+    listed = prompts["modify-flight"].split("Neighbouring skills an agent could take for this one (name, policy file: heading):\n")[1].split("\n\n")[0]
+    assert "- book-flight (policies/airline.md: Airline Agent Policy > Book flight)" in listed.split("\n")
+    # A look-alike in another document is listed too.
+    assert "- lounge-access-for-modify-flight-request (policies/lounge.md: Lounge > Lounge access for a modify flight request)" in listed.split("\n")
+
+
 TRAVEL = Path(__file__).parents[2] / "bench" / "data" / "catalog_choice" / "18f-travel"
 
 
