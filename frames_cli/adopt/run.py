@@ -115,10 +115,10 @@ def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dr
     if not files and not nested:
         raise InputError(f"no {SKILL_FILE} found (expected <folder>/<skill>/{SKILL_FILE})", Location(src))
     author = None if dry_run or not commit else _author(ws)
-    reports: list[FileReport] = [FileReport(_shown(ws, p), p.parent.name, "unrepairable", reason=why) for p, why in nested]
+    reports: list[FileReport] = [FileReport(_shown(ws, p, src), p.parent.name, "unrepairable", reason=why) for p, why in nested]
     drafts: list[tuple[Path, Draft | None, str | None, FileReport]] = []
     for path in files:
-        report = FileReport(_shown(ws, path), path.parent.name, "valid")
+        report = FileReport(_shown(ws, path, src), path.parent.name, "valid")
         reports.append(report)
         try:
             text = path.read_bytes().decode("utf-8")
@@ -226,9 +226,15 @@ def _author(ws: Workspace):  # type: ignore[no-untyped-def]
     return identity
 
 
-def _shown(ws: Workspace, path: Path) -> str:
-    """`path` relative to the workspace when inside it, else as given (absolute)."""
-    return ws.relative(path) if _inside(path, ws.root) else str(path)
+def _shown(ws: Workspace, path: Path, src: Path | None = None) -> str:
+    """`path` relative to the workspace when inside it, else from the adopted folder's name down.
+
+    An outside path is never shown absolute: it goes into the commit message, and a host path such
+    as /home/alice/... does not belong in a repository's history.
+    """
+    if _inside(path, ws.root) or src is None:
+        return ws.relative(path)
+    return (Path(src.name) / path.resolve().relative_to(src.resolve())).as_posix()
 
 
 def _message(report: AdoptReport) -> str:

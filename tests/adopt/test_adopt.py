@@ -186,6 +186,10 @@ def test_a_folder_outside_the_workspace_is_copied_in(tmp_path: Path) -> None:
     assert _validate(repo.root / "skills/my-helper") == []
     assert {p: p.read_bytes() for p in source.rglob("*") if p.is_file()} == snapshot
     assert sorted(repo.git("show", "--name-only", "--format=", "HEAD").split()) == ["skills/my-helper/SKILL.md", "skills/my-helper/scripts/run.sh"]
+    # the host's path stays out of the repository's history: the source is named from its folder down
+    assert entry["source"] == "claude-skills/My Helper/SKILL.md"
+    message = repo.git("log", "-1", "--format=%B")
+    assert "(from claude-skills/My Helper/SKILL.md)" in message and str(tmp_path) not in message
 
 
 def test_a_folder_renamed_in_place_moves_its_files(tmp_path: Path) -> None:
