@@ -8,9 +8,10 @@ Four settings side by side, each over 5 seeds (`evolution.seed` and `simulator.s
   and each half alone: merging with the guard off, the guard with merging off.
 Each run evolves on tau2's own train split (30 cases in cases/) and the best front member is then
 scored once on the 20 held-out test cases (bench/data/tau2-airline-split.json), which no decision
-saw. The simulator is a model of LLM behaviour, not an LLM: its diagnosers copy a failing case's
-evidence, so several diagnosers of one case write the same words and merging rarely changes its
-blueprints; the real-model trial's proposals are measured by tests/evolution/test_merge_trial.py.
+saw. The simulator is a model of LLM behaviour, not an LLM: its diagnosers state a failing case's
+rules (or copy its evidence) in the case's own words, so several diagnosers of one case write the
+same words and merging changes its blueprints less than a real model's paraphrases would; the
+real-model trial's proposals are measured by tests/evolution/test_merge_trial.py.
 
 Per setting (mean over seeds, min–max in brackets):
   added/child  lines added to skills/ per accepted child (git diff against its parent)
@@ -18,7 +19,12 @@ Per setting (mean over seeds, min–max in brackets):
   tok/case     mean tokens per case of the best member on the train cases
   train, test  pass rate of the best member on train (evaluation set) and on the held-out test set
 
-Usage: python bench/merge.py [--seeds 0 1 2 3 4] [--max-rounds N]
+--profile strong runs the executor of README's "A strong executor" (bench/sim_calibration.py's
+profile fitted to the real-model trial: it applies a rule that the skill text as a whole supports, so
+a paraphrase serves as well as the case's own words); the default, weak, is the bundled frames.yaml,
+whose executor applies a rule only when one sentence holds 70 % of its words.
+
+Usage: python bench/merge.py [--seeds 0 1 2 3 4] [--max-rounds N] [--profile weak|strong]
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from ablation import fmt_range, snapshot, workspace  # noqa: E402
+from sim_calibration import PROFILES  # noqa: E402
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
@@ -82,6 +89,14 @@ def test_pass_rate(root: Path, commit: str) -> float:
     return json.loads(done.stdout)["overall"]["pass_rate"]
 
 
+def with_profile(root: Path, profile: str) -> Path:
+    """`root` with the simulator settings of `profile` in its frames.yaml (committed by hold_out)."""
+    config = yaml.safe_load((root / "frames.yaml").read_text())
+    config["simulator"].update(PROFILES[profile])
+    (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return root
+
+
 def one_run(root: Path) -> dict:
     hold_out(root)
     state = evolve(Workspace.open(root), EvolveOptions()).state
@@ -103,16 +118,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="weak", help="simulated executor (default: the bundled frames.yaml's)")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory(prefix="frames-merge-") as tmp:
         example = snapshot(Path(tmp))
         for label, overrides in SETTINGS:
-            runs = [one_run(workspace(Path(tmp), example, overrides, seed, args.max_rounds, None)) for seed in args.seeds]
+            runs = [one_run(with_profile(workspace(Path(tmp), example, overrides, seed, args.max_rounds, None), args.profile)) for seed in args.seeds]
             rows.append((label, runs))
             print(f"  {label}: done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    print(f"Merging proposals on the bundled airline example (tau2 train 30 / test 20), simulator (not an LLM); seeds {args.seeds}")
+    print(f"Merging proposals on the bundled airline example (tau2 train 30 / test 20), simulator (not an LLM, {args.profile} executor); seeds {args.seeds}")
     print(f"{'setting':<28} {'accepted':>8} {'added/child':>12} {'changes/bp':>10} {'tok/case':>8} {'train':>22} {'test (S0)':>30}")
     for label, runs in rows:
         added = [a for r in runs for a in r["added"]]
