@@ -22,9 +22,11 @@ Per setting (mean over seeds, min–max in brackets):
 --profile strong runs the executor of README's "A strong executor" (bench/sim_calibration.py's
 profile fitted to the real-model trial: it applies a rule that the skill text as a whole supports, so
 a paraphrase serves as well as the case's own words); the default, weak, is the bundled frames.yaml,
-whose executor applies a rule only when one sentence holds 70 % of its words.
+whose executor applies a rule only when one sentence holds 70 % of its words. --thin cuts the four
+procedure skills to one line each, as in the real-model trial's thin run (the full policy stays in
+policies/): with the strong executor and the verbatim skills S0 is already near its ceiling.
 
-Usage: python bench/merge.py [--seeds 0 1 2 3 4] [--max-rounds N] [--profile weak|strong]
+Usage: python bench/merge.py [--seeds 0 1 2 3 4] [--max-rounds N] [--profile weak|strong] [--thin]
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from ablation import fmt_range, snapshot, workspace  # noqa: E402
-from sim_calibration import PROFILES  # noqa: E402
+from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
@@ -89,11 +91,14 @@ def test_pass_rate(root: Path, commit: str) -> float:
     return json.loads(done.stdout)["overall"]["pass_rate"]
 
 
-def with_profile(root: Path, profile: str) -> Path:
-    """`root` with the simulator settings of `profile` in its frames.yaml (committed by hold_out)."""
+def with_profile(root: Path, profile: str, thin: bool) -> Path:
+    """`root` with the simulator settings of `profile` in its frames.yaml and, if `thin`, the trial's
+    one-line procedure skills (both committed by hold_out)."""
     config = yaml.safe_load((root / "frames.yaml").read_text())
     config["simulator"].update(PROFILES[profile])
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    if thin:
+        thin_skills(root)
     return root
 
 
@@ -119,16 +124,17 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
     parser.add_argument("--profile", choices=sorted(PROFILES), default="weak", help="simulated executor (default: the bundled frames.yaml's)")
+    parser.add_argument("--thin", action="store_true", help="one-line procedure skills, as in the real-model trial's thin run")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory(prefix="frames-merge-") as tmp:
         example = snapshot(Path(tmp))
         for label, overrides in SETTINGS:
-            runs = [one_run(with_profile(workspace(Path(tmp), example, overrides, seed, args.max_rounds, None), args.profile)) for seed in args.seeds]
+            runs = [one_run(with_profile(workspace(Path(tmp), example, overrides, seed, args.max_rounds, None), args.profile, args.thin)) for seed in args.seeds]
             rows.append((label, runs))
             print(f"  {label}: done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    print(f"Merging proposals on the bundled airline example (tau2 train 30 / test 20), simulator (not an LLM, {args.profile} executor); seeds {args.seeds}")
+    print(f"Merging proposals on the bundled airline example (tau2 train 30 / test 20), simulator (not an LLM, {args.profile} executor{', thin skills' if args.thin else ''}); seeds {args.seeds}")
     print(f"{'setting':<28} {'accepted':>8} {'added/child':>12} {'changes/bp':>10} {'tok/case':>8} {'train':>22} {'test (S0)':>30}")
     for label, runs in rows:
         added = [a for r in runs for a in r["added"]]

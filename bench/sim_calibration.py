@@ -47,12 +47,17 @@ def workspace(folder: Path, thin: bool) -> Path:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, folder / name)
     if thin:
-        for name, (description, body) in THIN.items():
-            path = folder / "skills" / name / "SKILL.md"
-            front = path.read_text(encoding="utf-8")[4:].partition("\n---\n")[0]
-            front = re.sub(r"^description: .*$", f"description: '{description}'", front, flags=re.M)
-            path.write_text(f"---\n{front}\n---\n\n{body}", encoding="utf-8")
+        thin_skills(folder)
     return folder
+
+
+def thin_skills(folder: Path) -> None:
+    """Cut the four procedure skills of the example in `folder` to the trial's one-line bodies."""
+    for name, (description, body) in THIN.items():
+        path = folder / "skills" / name / "SKILL.md"
+        front = path.read_text(encoding="utf-8")[4:].partition("\n---\n")[0]
+        front = re.sub(r"^description: .*$", f"description: '{description}'", front, flags=re.M)
+        path.write_text(f"---\n{front}\n---\n\n{body}", encoding="utf-8")
 
 
 def s0(folder: Path, settings: dict, seed: int) -> dict[str, bool]:
