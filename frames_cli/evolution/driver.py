@@ -113,6 +113,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         _require_committed_skills(ws, store, options.base, base_sha)
     if run_id is None and not options.force:
         last = latest_finished(ws)
+        if last is not None and _reports_missing(ws, last):
+            last = _rebuild_ending(ws, store, last, on_event)
         if last is not None and last.base == base_sha and last.fingerprint == fingerprint and last.lost_results():
             # Its lost answers were never cached: a new run asks for them again (the rest is cached).
             on_event(f"run {last.run_id} lost {last.lost_results()} result(s) to the model layer; starting a new run to ask again")
@@ -413,6 +415,38 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         gate=PerCategoryGate(settings.tolerance, settings.gate, settings.gate_alpha),
         on_event=on_event,
     )
+
+
+def _reports_missing(ws: Workspace, state: RunState) -> list[str]:
+    """Names of the finished run's report files that are not in its folder."""
+    from frames_cli.evolution.records import REPORT_FILES
+
+    return [name for name in REPORT_FILES.values() if not (run_dir(ws, state.run_id) / name).is_file()]
+
+
+def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callable[[str], None]) -> RunState:
+    """Redo the end of a finished run from its state: the review branch and the reports.
+
+    A run killed after its final checkpoint (status "finished") but before its branch and reports
+    were written would otherwise stay without them: the next `frames evolve` finds it up to date.
+    Both are functions of the state, so rebuilding them later gives what the run would have written.
+    Under the workspace lock (LockedError, exit 75, while another run holds it).
+    """
+    from frames_cli.evolution.commit import publish_best
+    from frames_cli.evolution.report import write_run_reports
+    from frames_cli.workspace.lock import workspace_lock
+
+    with workspace_lock(ws, state.run_id, "evolve"):
+        state = load_run(ws, state.run_id)
+        missing = _reports_missing(ws, state)
+        if not missing:
+            return state
+        checkpointer = Checkpointer(ws)
+        publish_best(store, state)
+        checkpointer.save(state, checkpointer.memory(state))
+        write_run_reports(ws, store, state)
+    on_event(f"run {state.run_id} ended without {', '.join(missing)}: rebuilt from its state")
+    return state
 
 
 def _say_lost(cid: str, report: Any, retries: int, on_event: Callable[[str], None]) -> None:

@@ -1,10 +1,12 @@
-"""Lost answers in the evolution loop (issue #15 g).
+"""Lost answers in the evolution loop, and reports rebuilt from state (issue #15 g).
 
 Invariants:
 1. A case lost on either side is compared on neither: the gate judges the child on the cases both
    sides answered, and the verdict names the cases left out.
 2. A lost result is no failure to diagnose, and no rate counts it.
 3. A finished run with lost results is not "up to date": the next `frames evolve` starts a new run.
+4. A finished run without its reports (killed after its last checkpoint) gets them and its review
+   branch rebuilt, byte for byte, by the next `frames evolve`.
 """
 
 from __future__ import annotations
@@ -117,3 +119,30 @@ def test_a_lost_case_never_makes_an_early_rejection() -> None:
     assert rule([lost], ["a2", "a3", "a4"]) is None
     failed = CaseResult("a2", "c", 0, False, "wrong")
     assert rule([lost, failed], ["a3", "a4"]) is not None
+
+
+def test_a_run_killed_before_its_reports_gets_them_rebuilt_from_state(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "ws", one_round_config())
+    first = json.loads(run_cli(repo, "--json").stdout)
+    folder = repo.root / ".frames" / "runs" / first["run_id"]
+    written = {name: (folder / name).read_bytes() for name in ("report.json", "report.md", "report.xml")}
+    branch = first["branch"]
+    # What a kill after the final checkpoint leaves: a finished state, no reports, no review branch.
+    for name in written:
+        (folder / name).unlink()
+    state = json.loads((folder / "state.json").read_text())
+    state["branch"] = None
+    (folder / "state.json").write_text(json.dumps(state))
+    if branch:
+        repo.git("branch", "-D", branch)
+
+    again = run_cli(repo)
+
+    assert again.exit_code == 0, again.output
+    assert f"run {first['run_id']} ended without report.json, report.md, report.xml: rebuilt from its state" in again.output
+    assert "up to date" in again.output
+    assert {name: (folder / name).read_bytes() for name in written} == written
+    if branch:
+        assert repo.git("rev-parse", branch) == repo.git("rev-parse", f"refs/heads/{branch}")
+        assert json.loads((folder / "state.json").read_text())["branch"] == branch
+    assert len(list((repo.root / ".frames" / "runs").iterdir())) == 1
