@@ -196,7 +196,7 @@ def eval_command(
     if markdown:
         write_output(markdown, reports.markdown(report) + (f"\n> {notice}\n" if notice else ""))
     if junit:
-        write_output(junit, reports.junit_xml(report))
+        write_output(junit, reports.junit_xml(report, notice=notice))
     if json_out:
         from frames_cli.commands.output import emit_json
 

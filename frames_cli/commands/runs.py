@@ -14,14 +14,14 @@ def register(app: typer.Typer) -> None:
     @guarded
     def runs(repo: RepoOption = None, json_out: JsonOption = False) -> None:
         """List the runs in .frames/runs/, oldest first: status, rounds, tokens and USD spent, pass
-        rate of S0 and of the best front member (a run id begins with its UTC start time; --json adds
+        rate of S0 and of the best front member with the cases n it is over (a run id begins with its UTC start time; --json adds
         the start time, candidates, front size and the review branch). Runs are ordered by start
         time, runs started in the same second by their last state write; the last one listed is the
         newest run, the default of `frames front`. A damaged run record is reported on stderr and
         skipped. Exit 0."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.records import list_runs
-        from frames_cli.evolution.formatting import pct, usd
+        from frames_cli.evolution.formatting import pct, sample_size, usd
         from frames_cli.formats.problems import Problem
         from frames_cli.workspace.layout import Workspace
 
@@ -46,7 +46,8 @@ def register(app: typer.Typer) -> None:
             table.add_column(name, justify="right" if name in ("rounds", "tokens", "USD") else "left", no_wrap=True)
         for s in summaries:
             status = s.status + (f"\n({s.stop_reason})" if s.stop_reason else "")
-            best = f"{pct(s.base_pass_rate)} → {pct(s.best_pass_rate)}" + (f"\n({s.best_id})" if s.best_id else "")
+            under = ", ".join(x for x in (s.best_id, sample_size(s.n_cases, s.samples)) if x)
+            best = f"{pct(s.base_pass_rate)} → {pct(s.best_pass_rate)}" + (f"\n({under})" if under else "")
             table.add_row(s.run_id, status, str(s.rounds), _short_count(s.spend_tokens), usd(s.spend_usd), best)
         console().print(table)
 

@@ -76,7 +76,7 @@ def _print(data: dict[str, Any]) -> None:
     from rich.table import Table
 
     from frames_cli.commands.output import console
-    from frames_cli.evolution.formatting import pct, plural
+    from frames_cli.evolution.formatting import pct, plural, sample_size
 
     out = console()
     out.print(f"workspace {data['root']}")
@@ -117,7 +117,9 @@ def _print(data: dict[str, Any]) -> None:
             out.print(f"  {d['case_id']} (run {d['run']}, round {d['round']}): contradicts {d['passage']!r}", markup=False)
     run = data["last_run"]
     if run:
-        best = f", best pass rate {pct(run['best_pass_rate'])} ({run['best_id']})" if run.get("best_pass_rate") is not None else ""
+        size = sample_size(run.get("n_cases"), run.get("samples", 1))
+        best = (f", best pass rate {pct(run['best_pass_rate'])} ({run['best_id']}{', ' + size if size else ''})"
+                if run.get("best_pass_rate") is not None else "")
         counts = f"{plural(run['rounds'], 'round')}, {plural(run['candidates'], 'candidate')}"
         out.print(f"last run {run['run_id']}: {run['status']}, {counts}{best}", markup=False)
     else:

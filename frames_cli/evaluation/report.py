@@ -92,11 +92,13 @@ def markdown(report: EvalReport, title: str = "frames eval") -> str:
     return "\n".join(lines)
 
 
-def junit_xml(report: EvalReport, name: str = "frames") -> str:
+def junit_xml(report: EvalReport, name: str = "frames", notice: str | None = None) -> str:
     """JUnit XML: one `<testsuite>` per category, one `<testcase>` per case (and sample when k > 1).
 
     A failing case carries `<failure message=reason>`; an agent or judge failure (crash, timeout,
     bad JSON, model error) is an `<error>` instead, so CI tells broken runs from wrong answers.
+    `notice` (the simulator notice, `llm.providers.simulator_notice`) goes into every suite as the
+    `simulator_notice` property and its `<system-out>`, which JUnit consumers show per suite.
     """
     root = ET.Element("testsuites", name=name)
     groups: dict[str, list] = {}
@@ -108,10 +110,14 @@ def junit_xml(report: EvalReport, name: str = "frames") -> str:
         n_err = sum(1 for r in results if not r.passed and r.error)
         n_fail = sum(1 for r in results if not r.passed and not r.error)
         suite = ET.SubElement(root, "testsuite", name=category, tests=str(len(results)), failures=str(n_fail), errors=str(n_err))
+        if notice:
+            ET.SubElement(ET.SubElement(suite, "properties"), "property", name="simulator_notice", value=notice)
         for r in results:
             case = ET.SubElement(suite, "testcase", classname=category, name=_label(report, r.case_id, r.sample))
             if not r.passed:
                 ET.SubElement(case, "error" if r.error else "failure", message=r.reason).text = r.reason
+        if notice:
+            ET.SubElement(suite, "system-out").text = notice
         total, failures, errors = total + len(results), failures + n_fail, errors + n_err
     root.set("tests", str(total))
     root.set("failures", str(failures))

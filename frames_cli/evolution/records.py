@@ -307,7 +307,9 @@ class RunState:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of `frames runs`. Rates 0..1, spend in tokens and USD (None = price unknown)."""
+    """One line of `frames runs`. Rates 0..1, spend in tokens and USD (None = price unknown);
+    `n_cases` the cases the rates are over (the selection set, E when the run does not split; None
+    for runs recorded before frames kept case counts), `samples` the samples per case (k)."""
 
     run_id: str
     status: str
@@ -324,6 +326,8 @@ class RunSummary:
     started: str
     finished: str | None
     branch: str | None
+    n_cases: int | None = None
+    samples: int = 1
 
     @classmethod
     def of(cls, state: RunState) -> RunSummary:
@@ -345,6 +349,8 @@ class RunSummary:
             started=state.started,
             finished=state.finished,
             branch=state.branch,
+            n_cases=base.n_cases if base else None,
+            samples=base.samples if base else 1,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -24,11 +24,18 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
     """JUnit XML of the gate of `cand` (default: the run's best front member), one test case per category.
 
     A category below its floor (1 − ε)·PR(S0) is a failed test case, so CI shows which category
-    regressed. A candidate without gate checks (S0) gives a suite with no test cases.
+    regressed; each case's output gives the rates with the cases n (and k) they are over. A run
+    that used the simulator says so in the suite's `simulator_notice` property and its
+    `<system-out>`, which JUnit consumers (CI test tabs) show. A candidate without gate checks (S0)
+    gives a suite with no test cases.
     """
+    from frames_cli.llm.providers import simulator_notice
+
     cand = cand or state.best()
+    base = state.base_candidate()
     suite_name = f"frames gate {state.run_id}/{cand.id}" if cand else f"frames gate {state.run_id}"
     checks = cand.gate_details.get("checks", []) if cand else []
+    notice = simulator_notice(state.config.get("models", {}))
     root = ET.Element("testsuites", name="frames")
     suite = ET.SubElement(
         root,
@@ -41,14 +48,18 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
     )
     props = ET.SubElement(suite, "properties")
     for key, value in [("run", state.run_id), ("candidate", cand.id if cand else ""), ("commit", cand.commit if cand else ""),
-                       ("tolerance", str(cand.gate_details.get("tolerance", "")) if cand else "")]:
+                       ("tolerance", str(cand.gate_details.get("tolerance", "")) if cand else ""),
+                       *([("simulator_notice", notice)] if notice else [])]:
         ET.SubElement(props, "property", name=key, value=value)
     for check in checks:
         case = ET.SubElement(suite, "testcase", classname="frames.gate", name=check["category"], time="0")
         numbers = f"S0 {pct(check['baseline'])}, candidate {pct(check['child'])}, floor {pct(check['floor'])}"
+        numbers = with_n(numbers, base.case_counts.get(check["category"]) if base else None, base.samples if base else 1)
         if not check["passed"]:
             ET.SubElement(case, "failure", message=f"{check['category']} below the gate floor: {numbers}", type="GateFailure")
         ET.SubElement(case, "system-out").text = numbers
+    if notice:
+        ET.SubElement(suite, "system-out").text = notice
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,10 @@ def test_table_thresholds_and_ci_files(ws: Path, tmp_path: Path) -> None:
     assert md.read_text().startswith("## frames eval")
     suites = {s.name: s.tests for s in JUnitXml.fromfile(str(xml))}
     assert sum(suites.values()) == 10 and suites["compensation"] == 3 and suites["refuse-cancel"] == 2
+    notice = "a simulator of model behaviour, not a model"
+    assert all(notice in {p.name: p.value for p in s.properties()}["simulator_notice"] for s in JUnitXml.fromfile(str(xml)))
+    outs = [s.find("system-out").text for s in ET.parse(xml).getroot().iter("testsuite")]
+    assert len(outs) == len(suites) and all(notice in o for o in outs)
     assert run("--repo", str(ws), "--min-pass-rate", "0").exit_code == 0
 
 

@@ -18,7 +18,9 @@ import dataclasses
 import io
 import json
 import re
+import xml.etree.ElementTree as ET
 
+from junitparser import JUnitXml
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -66,6 +68,19 @@ def test_k_is_shown_when_cases_were_sampled_more_than_once(world):
     front = _invoke(world, "front")
     assert "pass rate (n=8, k=3)" in front.stdout
     assert "E, the run's evaluation set (8 cases × 3 samples)" in " ".join(front.stdout.split())
+
+
+def test_runs_and_status_show_n_beside_the_best_pass_rate(world):
+    state = _with(world)
+    table = [line.split() for line in _invoke(world, "runs").stdout.splitlines()]
+    assert ["(patience)", "(r2c1,", "n=8)"] in table
+    assert json.loads(_invoke(world, "runs", "--json").stdout)[-1]["n_cases"] == 8
+    status = _invoke(world, "status").stdout
+    assert "best pass rate 87.5% (r2c1, n=8)" in status
+    state.candidates = [dataclasses.replace(c, samples=3) for c in state.candidates]
+    save_state(Workspace(world.root), state)
+    assert "best pass rate 87.5% (r2c1, n=8, k=3)" in _invoke(world, "status").stdout
+    assert ["(patience)", "(r2c1,", "n=8,", "k=3)"] in [line.split() for line in _invoke(world, "runs").stdout.splitlines()]
 
 
 # --- 2. reasons and the run's story ----------------------------------------------------------------
@@ -126,7 +141,17 @@ def test_the_simulator_notice_is_in_every_output_of_a_simulated_run(world):
     paths = write_run_reports(Workspace(world.root), GitStore(world.root), state)
     assert notice in json.loads(paths["json"].read_text())["simulator_notice"]
     assert notice in paths["markdown"].read_text()
+    # JUnit consumers (CI test tabs) show a suite's properties and its system-out.
+    (suite,) = JUnitXml.fromfile(str(paths["junit"]))
+    assert notice in {p.name: p.value for p in suite.properties()}["simulator_notice"]
+    assert notice in ET.parse(paths["junit"]).getroot().find("testsuite/system-out").text
+    assert {c.name: c.system_out for c in suite} == {"cancel": "S0 25.0%, candidate 100.0%, floor 23.8% (n=4)",
+                                                     "refund": "S0 75.0%, candidate 75.0%, floor 71.2% (n=4)"}
     _with(world, config={"models": {"executor": "openai/gpt-4.1-mini"}})
+    paths = write_run_reports(Workspace(world.root), GitStore(world.root), load_run(Workspace(world.root), RUN))
+    (suite,) = JUnitXml.fromfile(str(paths["junit"]))
+    assert "simulator_notice" not in {p.name for p in suite.properties()}
+    assert ET.parse(paths["junit"]).getroot().find("testsuite/system-out") is None
     assert json.loads(_invoke(world, "front", "--json").stdout)["simulator_notice"] is None
     assert json.loads(_invoke(world, "review", "r1c1", "--json").stdout)["simulator_notice"] is None
 
@@ -245,7 +270,7 @@ def test_terminal_review_has_no_trailing_spaces(world):
 def test_status_prints_percentages_and_plurals(world):
     _with(world, round=1)
     text = _invoke(world, "status").stdout
-    assert "1 round, 3 candidates, best pass rate 87.5% (r2c1)" in text
+    assert "1 round, 3 candidates, best pass rate 87.5% (r2c1, n=8)" in text
     assert "round(s)" not in text and "0.875" not in text
 
 
