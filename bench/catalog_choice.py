@@ -8,7 +8,9 @@ temporary workspace, renders the catalog exactly as the built-in executor shows 
 - BM25 (rank-bm25's Okapi, k1 = 1.5, b = 0.75) over the catalog lines (`id: name — description`),
   the question as the query, both tokenised by `ingest.text.tokens`;
 - the simulated executor (`frames-sim/executor`): the real first-turn prompt (`executor_catalog`)
-  with the question as the request, and the ids it asks to load, in its order.
+  with the question as the request, and the ids it asks to load, in its order;
+- for reference, not a target: BM25 over the skills' bodies (what an agent would read after
+  loading them), which tells how far the catalog lines are from the sections' own text.
 
 The answer is the skill whose back-links cover the labelled line. Top-1 is the share of questions
 whose answer ranks first, top-3 within the first three (the simulated executor loads three).
@@ -120,6 +122,17 @@ def bm25_ranking(catalog, question: str) -> list[str]:
     return [names[i] for i in order]
 
 
+def body_ranking(skills, question: str) -> list[str]:
+    """Skill names by BM25 score of their bodies for `question`, best first (ties: name order)."""
+    from rank_bm25 import BM25Okapi
+
+    from frames_cli.ingest.text import tokens
+
+    names = sorted(skills)
+    scores = BM25Okapi([tokens(skills[n].body) for n in names]).get_scores(tokens(question))
+    return [names[i] for i in sorted(range(len(names)), key=lambda i: -scores[i])]
+
+
 def sim_ranking(catalog, question: str) -> list[str]:
     """The skills the simulated executor asks to load for `question` (at most 3), in its order."""
     from frames_cli.formats.case import Case, Check, Source, Task
@@ -137,7 +150,8 @@ def sim_ranking(catalog, question: str) -> list[str]:
 
 def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None) -> dict:
     """Measure one set: {"set", "skills", "questions", "bm25": {"top1", "top3"}, "sim": {...},
-    "halves": {"tune"|"held-out": {"questions", "bm25", "sim"}}}; with `half`, that half only."""
+    "bodies": {...}, "halves": {"tune"|"held-out": {"questions", "bm25", "sim", "bodies"}}}; with
+    `half`, that half only."""
     from frames_cli.executor.catalog import Catalog
 
     skills = make_skills(name, model, work)
@@ -147,18 +161,19 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
     if half:
         questions = [q for q in questions if halves[q.text] == half]
     groups = ("all", *HALVES)
-    hits = {g: {"bm25": [0, 0], "sim": [0, 0]} for g in groups}
+    hits = {g: {"bm25": [0, 0], "sim": [0, 0], "bodies": [0, 0]} for g in groups}
     count = dict.fromkeys(groups, 0)
     for q in questions:
         want = answer_of(skills, q)
         count["all"] += 1
         count[halves[q.text]] += 1
-        for method, ranking in (("bm25", bm25_ranking(catalog, q.text)), ("sim", sim_ranking(catalog, q.text))):
+        rankings = (("bm25", bm25_ranking(catalog, q.text)), ("sim", sim_ranking(catalog, q.text)), ("bodies", body_ranking(skills, q.text)))
+        for method, ranking in rankings:
             top1, top3 = ranking[:1] == [want], want in ranking[:TOP]
             for g in ("all", halves[q.text]):
                 hits[g][method][0] += top1
                 hits[g][method][1] += top3
-            if misses and not top1:
+            if misses and not top1 and method != "bodies":
                 print(f"  {name} [{halves[q.text]}] {method} miss: {q.text!r}\n    want {want}, got {ranking[:TOP]}", file=sys.stderr)
 
     def rates(g: str) -> dict:
@@ -188,13 +203,14 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
-    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}")
+    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}")
     for r in results:
         rows = [("all", r)] if args.half else [("all", r), *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
         for label, row in rows:
             print(
                 f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
-                f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} {row['sim']['top3']:>6.1%}"
+                f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} {row['sim']['top3']:>6.1%}   "
+                f"{row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}"
             )
 
 
