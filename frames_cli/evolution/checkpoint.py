@@ -41,6 +41,9 @@ class RoundRecord:
             dropped, duplicate of an existing candidate), "" otherwise.
         batching: how the batches were formed (diagnose.batching_note); "" in older records.
         kind: "failures" (a child from diagnosed failures) or "cost" (a cost-directed child).
+        attribution: the round's attribution steps, in order (stage `attribute`): each
+            `attribution.Attribution.to_json()` of the child it analysed, with "note" (one sentence)
+            and "sub_child" (the id of the sub-child made without the implicated rewrites, or None).
     """
 
     round: int
@@ -56,6 +59,7 @@ class RoundRecord:
     note: str = ""
     batching: str = ""
     kind: str = "failures"
+    attribution: list[dict] = field(default_factory=list)
 
 
 @dataclass

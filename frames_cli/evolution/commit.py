@@ -39,8 +39,9 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
 
     s0, parent = state.candidate(BASE_ID), state.candidate(child.parent_id or BASE_ID)
     verdict = "pass" if child.gate_passed else "fail"
+    cut = f" ({child.cut_from} without {', '.join(sorted(child.left_out))})" if child.cut_from else ""
     summary = (
-        f"frames: {child.id} rewrites {', '.join(child.changed_skills)} "
+        f"frames: {child.id} rewrites {', '.join(child.changed_skills)}{cut} "
         f"({_pct(parent.pass_rate)} → {_pct(child.pass_rate)}, gate {verdict})"
     )
     d = child.diagnosers
@@ -60,6 +61,7 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
                 lines += [f"    worded as: {one_line(w)}" for w in ch.wordings]
             lines += [f"    why: {one_line(why)}" for why in ch.rationales] or ["    why: no rationale given"]
     lines += [f"- {skill}: change dropped ({one_line(why)})" for skill, why in sorted(child.dropped.items())]
+    lines += _left_out_lines(child)
     if r.rejected:
         lines.append("Below the vote threshold: " + ", ".join(f"{k} ({v} of {d})" for k, v in sorted(r.rejected.items())))
     held_out = not (state.checkpoint.get("split") or {}).get("paper", True)
@@ -83,6 +85,14 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
     from frames_cli.llm.audit import Redactor
 
     return Redactor()(commit_message(summary, "\n".join(lines), trailers))
+
+
+def _left_out_lines(child: Candidate) -> list[str]:
+    """For a sub-child: which rewrites of the child it was cut from it leaves out, and the broken cases that implicated each."""
+    if not child.cut_from:
+        return []
+    lines = [f"Left out of {child.cut_from} (it failed the gate or is off the front; its broken cases loaded these rewrites):"]
+    return lines + [f"- {skill}: rewrite left out; implicated by {', '.join(cases)}" for skill, cases in sorted(child.left_out.items())]
 
 
 def _set_lines(state: RunState, s0: Candidate, parent: Candidate, child: Candidate) -> list[str]:
@@ -126,6 +136,10 @@ def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
         "changed_skills": cand.changed_skills,
         "sets": cand.sets,
     }
+    if cand.attribution:
+        metrics["attribution"] = cand.attribution
+    if cand.cut_from:
+        metrics.update(cut_from=cand.cut_from, left_out=cand.left_out)
 
     def edit(note: dict[str, Any]) -> dict[str, Any]:
         runs = note.get("runs") if isinstance(note.get("runs"), dict) else {}

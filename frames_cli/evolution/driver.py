@@ -407,6 +407,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id)),
         record_disputes=lambda disputes: save_disputes(ws, disputes),
         record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
+        earlier_lessons=[x for x in load_lessons(ws) if x.run != state.run_id],
         **_guards(store, state.base, settings, cases.values()),
         accept=accept,
         checkpointer=Checkpointer(ws),

@@ -33,13 +33,15 @@ class Lesson:
 
     Attributes:
         run, round: where it was tried.
-        kind: "gate" (its child failed the gate) or "refused" (the proposal was dropped before the
-            vote: a guard or the validator refused it).
+        kind: "gate" (its child failed the gate), "left-out" (attribution left its rewrite out of a
+            sub-child: cases that loaded it broke; evolution/attribution.py) or "refused" (the
+            proposal was dropped before the vote: a guard or the validator refused it).
         skill: the skill it was for.
         change: the change text as proposed ("" when the refusal line does not carry it).
         reason: why it failed ("r2c1 failed the gate in baggage, cancel"; the refusal's reason).
         case_ids: the cases that motivated it.
-        categories: for "gate", the categories the child broke.
+        categories: for "gate" and "left-out", the categories the child broke.
+        broken: for "left-out", the cases that went from pass to fail and loaded the rewrite.
     """
 
     run: str
@@ -50,6 +52,7 @@ class Lesson:
     reason: str
     case_ids: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    broken: tuple[str, ...] = ()
 
     def line(self) -> str:
         """One prompt line: `<skill>: <change>` — <reason> (the simulator matches the first part)."""
@@ -58,29 +61,51 @@ class Lesson:
 
     def to_json(self) -> dict:
         """Plain JSON (tuples as lists)."""
-        return {**asdict(self), "case_ids": list(self.case_ids), "categories": list(self.categories)}
+        return {**asdict(self), "case_ids": list(self.case_ids), "categories": list(self.categories), "broken": list(self.broken)}
 
     @classmethod
     def from_json(cls, obj: dict) -> Lesson:
         """Inverse of `to_json`."""
-        return cls(**{**obj, "case_ids": tuple(obj.get("case_ids", ())), "categories": tuple(obj.get("categories", ()))})
+        return cls(**{**obj, "case_ids": tuple(obj.get("case_ids", ())), "categories": tuple(obj.get("categories", ())),
+                      "broken": tuple(obj.get("broken", ()))})
 
 
-def round_lessons(run_id: str, r: RoundRecord) -> list[Lesson]:
-    """The lessons of one finished round: every change of its blueprints when its child failed the
-    gate (with the categories it broke), and every proposal refused before the vote."""
+def round_lessons(run_id: str, r: RoundRecord, passed: Iterable[str] = ()) -> list[Lesson]:
+    """The lessons of one finished round: every proposal refused before the vote; every change of a
+    rewrite that attribution left out of a sub-child (with the cases that implicated it); and, when
+    the child failed the gate, every other change of its blueprints (with the categories it broke),
+    unless a sub-child that kept it is among `passed` (ids of candidates that passed the gate)."""
     out: list[Lesson] = []
     for d in r.diagnoses:
         for line in d.get("dropped", []):
             skill = line.split("`")[1] if line.count("`") >= 2 else ""
             out.append(Lesson(run_id, r.round, "refused", skill, "", f"refused: {line}", tuple(d.get("case_ids", ()))))
+    changes = {bp["skill"]: bp["changes"] for bp in r.blueprints}
+    left_out: set[str] = set()
+    for step in r.attribution:
+        if not step.get("sub_child"):
+            continue
+        for skill, cases in step["implicated"].items():
+            left_out.add(skill)
+            reason = f"left out of {step['child']} (it failed in {', '.join(step['categories']) or 'a must-pass case'}): it broke {', '.join(cases)}"
+            for ch in changes.get(skill, []):
+                out.append(Lesson(run_id, r.round, "left-out", skill, ch["change"], reason, tuple(ch["case_ids"]), tuple(step["categories"]), tuple(cases)))
+    kept = {s for step in r.attribution if step.get("sub_child") in set(passed) for s in step["changed"] if s not in step["implicated"]}
     if r.child and r.gate and not r.gate.get("passed", True):
         broken = tuple(c["category"] for c in r.gate.get("checks", []) if not c.get("passed", True))
         reason = f"its child {r.child} failed the gate in {', '.join(broken) or 'some category'}"
-        for bp in r.blueprints:
-            for ch in bp["changes"]:
-                out.append(Lesson(run_id, r.round, "gate", bp["skill"], ch["change"], reason, tuple(ch["case_ids"]), broken))
+        for skill, skill_changes in changes.items():
+            if skill in left_out or skill in kept:
+                continue
+            for ch in skill_changes:
+                out.append(Lesson(run_id, r.round, "gate", skill, ch["change"], reason, tuple(ch["case_ids"]), broken))
     return out
+
+
+def left_out_notes(lessons: Iterable[Lesson], skill: str) -> list[str]:
+    """What the rewriter of `skill` is told about its earlier rewrites that were left out because
+    cases that loaded them broke (kind "left-out"), one line each, newest last, at most MAX_SHOWN."""
+    return [f"{x.change} — {x.reason} (run {x.run}, round {x.round})" for x in lessons if x.kind == "left-out" and x.skill == skill][-MAX_SHOWN:]
 
 
 def tried_section(lessons: Iterable[Lesson]) -> Block:

@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from frames_cli.errors import BudgetExceeded, FramesError, ModelError
 from frames_cli.evolution import commit as commits
+from frames_cli.evolution.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, RoundRecord
 from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
 from frames_cli.evolution.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
 from frames_cli.evolution.disputes import excluded_ids
-from frames_cli.evolution.lessons import Lesson, round_lessons, tried_section
+from frames_cli.evolution.lessons import Lesson, left_out_notes, round_lessons, tried_section
 from frames_cli.evolution.early import EarlyRejection, certain_rejection
 from frames_cli.evolution.front import FrontPoint, pareto_front
-from frames_cli.evolution.gate import Gate, Outcomes, outcomes_from_results
+from frames_cli.evolution.gate import Gate, GateVerdict, Outcomes, outcomes_from_results
 from frames_cli.evolution.guards import CaseValues, PolicyKeeper, RewriteGuard, guard_proposals
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, candidate_id, utc_now
 from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, rewrite
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
     from frames_cli.workspace.config import FramesConfig
 
 #: The stages of one round, in the order the method runs them; each ends with a checkpoint.
-STAGES = ("parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit")
+#: `attribute` makes the sub-children of a child that failed the gate (evolution/attribution.py).
+STAGES = ("parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit", "attribute")
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,8 @@ class Settings:
     started before they existed; `split` is `evolution.split` as a dict (used once, when a new run
     divides its cases); `merge_threshold` is None and `duplicate_threshold` 1.0 in runs started
     before merging existed (they resume as they began: identical wording merged only, the guard
-    nearly off); `guards` is `evolution.guards` likewise ({}: no guard); the rest mean what their config fields say.
+    nearly off); `guards` is `evolution.guards` likewise ({}: no guard); `attribution_steps` is 0
+    (no sub-child) in runs started before attribution existed; the rest mean what their config fields say.
     """
 
     max_rounds: int
@@ -73,6 +76,7 @@ class Settings:
     duplicate_threshold: float = 1.0
     guards: dict = dataclasses.field(default_factory=dict)
     early_rejection: bool = True
+    attribution_steps: int = 0
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -103,6 +107,7 @@ class Settings:
             duplicate_threshold=ev.duplicate_threshold,
             guards=dataclasses.asdict(ev.guards),
             early_rejection=ev.early_rejection,
+            attribution_steps=ev.attribution_steps,
         )
 
     def to_json(self) -> dict:
@@ -180,6 +185,8 @@ class RunContext:
         record_disputes: called with the run's disputes (case id → record) whenever it learns one,
             so later runs and `frames status` know them.
         record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
+        earlier_lessons: the lessons of earlier runs (`.frames/failed-changes.json`); their left-out
+            rewrites are shown to the rewriter of the same skill.
         case_values: the case-value index of evolution/guards.py, or None when that guard is off.
         policy_keeper: the policy sentences of S0's skills, or None when that guard is off.
         on_event: progress messages for people (one line each).
@@ -202,6 +209,7 @@ class RunContext:
     retriever: Callable[[str], "PassageIndex | None"] = lambda _sha: None
     record_disputes: Callable[[dict[str, dict]], None] = lambda _d: None
     record_lessons: Callable[[list[Lesson]], None] = lambda _l: None
+    earlier_lessons: Sequence[Lesson] = ()
     case_values: CaseValues | None = None
     policy_keeper: PolicyKeeper | None = None
     on_event: Callable[[str], None] = lambda _msg: None
@@ -437,7 +445,10 @@ class EvolutionRun:
         limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries, self.settings.duplicate_threshold)
         priors = {b.skill: self.ctx.priors(b.skill) for b in blueprints}
         guard = RewriteGuard(self.ctx.policy_keeper, self.ctx.case_values)
-        outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors, guard=guard)
+        known = [*self.ctx.earlier_lessons, *self.lessons()]
+        left_out = {b.skill: left_out_notes(known, b.skill) for b in blueprints}
+        outcomes = rewrite(self.ctx.client, self._parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors, guard=guard,
+                           left_out=left_out)
         r.outcomes = [o.to_json() for o in outcomes]
         if not any(o.accepted for o in outcomes):
             r.note = "every rewrite was dropped by the validator"
@@ -455,24 +466,14 @@ class EvolutionRun:
             return
         cid = candidate_id(r.round, 1)
         self.ctx.on_event(f"round {r.round}: evaluating {cid} (changes {', '.join(_names(changes))})")
-        self._keep_evaluation(cid, self.ctx.evaluate(cid, self._skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(r.parent)))
+        self._evaluate_child(cid, files, r.parent)
         r.child = cid
 
     def stage_gate(self, r: RoundRecord) -> None:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        # A case lost on either side is compared on neither: its missing answer says nothing of the skills.
-        lost = self._lost_ids(BASE_ID) | self._lost_ids(r.child)
-        base, evaluation = self._outcomes(BASE_ID, lost), self._evaluation(r.child)
-        if evaluation.early_stop:
-            verdict = certain_rejection(self.ctx.gate, base, self._outcomes(r.child, lost), evaluation.early_stop["skipped"])
-            if verdict is None:
-                raise FramesError(f"{r.child} was rejected early, yet its results no longer make the rejection certain")
-            verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
-        else:
-            verdict = self.ctx.gate.check(base, self._outcomes(r.child, lost))
-        r.gate = {**verdict.to_json(), "lost_left_out": sorted(lost)}
+        verdict, r.gate = self._gate_child(r.child)
         self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
 
     def stage_commit(self, r: RoundRecord) -> None:
@@ -481,20 +482,28 @@ class EvolutionRun:
             self.state.stale_rounds += 1
             self.ctx.on_event(f"round {r.round}: no child ({r.note or 'nothing to evaluate'})")
             return
-        evaluation, changes, parent = self._evaluation(r.child), self._changes(r), self.state.candidate(r.parent)
-        child = Candidate(r.child, "", parent.id, r.round)
-        self._score(child, evaluation)
-        self._explain(child, r, changes)
-        child.commit = commits.commit_candidate(self.ctx.store, self.state, child, r, changes, self.memory.models)
-        child.diff_size = self.ctx.store.diff_stat(parent.commit, child.commit).lines_changed
-        self.state.candidates.append(child)
-        before = set(self.state.front)
-        if child.gate_passed:
-            self.ctx.accept(child.id, child.commit, self._skill_set(child.id, {**self._files(parent.id), **changes}))
-        self._update_front()
-        fresh = child.id in self.state.front and child.id not in before
+        fresh = self._commit_child(r, Candidate(r.child, "", r.parent, r.round), self._changes(r), r.gate)
         self.state.stale_rounds = 0 if fresh else self.state.stale_rounds + 1
-        commits.add_metrics_note(self.ctx.store, self.state, child)
+
+    def stage_attribute(self, r: RoundRecord) -> None:
+        """When the child failed the gate (or is off the front) and changed several skills: attribute
+        its broken cases to the rewrites they loaded and make the sub-child without the implicated
+        ones, evaluated, gated and committed like any child; at most `attribution_steps` per round,
+        each step analysing the child the previous one made. A checkpoint follows every step."""
+        while len(r.attribution) < self.settings.attribution_steps:
+            analysed = r.attribution[-1]["sub_child"] if r.attribution else r.child
+            found = analysed and self._attribute(r, self.state.candidate(analysed))
+            if not found:
+                return
+            step = {**found.to_json(), "note": found.note(), "sub_child": None}
+            self.ctx.on_event(f"round {r.round}: attribution {step['note']}")
+            if found.sub_child_possible:
+                step["sub_child"] = self._make_sub_child(r, found)
+            cand = self.state.candidate(analysed)
+            cand.attribution = dict(step)
+            commits.add_metrics_note(self.ctx.store, self.state, cand)
+            r.attribution.append(step)
+            self.save()
 
     # --- helpers -----------------------------------------------------------------------------------
 
@@ -505,7 +514,8 @@ class EvolutionRun:
 
     def lessons(self) -> list[Lesson]:
         """What this run tried and saw fail, round by round (finished rounds only)."""
-        return [lesson for r in self.memory.rounds for lesson in round_lessons(self.state.run_id, r)]
+        passed = [c.id for c in self.state.candidates if c.gate_passed]
+        return [lesson for r in self.memory.rounds for lesson in round_lessons(self.state.run_id, r, passed)]
 
     def _excluded(self) -> set[str]:
         """Cases that count in no set now: disputed and not confirmed by a person, or `label: disputed`."""
@@ -554,10 +564,90 @@ class EvolutionRun:
         cand.case_counts = {cat: len(ids) for cat, ids in sorted(cases.items())}
         cand.samples = self.settings.samples
 
-    def _explain(self, child: Candidate, r: RoundRecord, changes: Mapping[str, bytes]) -> None:
+    def _evaluate_child(self, cid: str, files: Mapping[str, bytes], parent: str) -> None:
+        """Evaluate a child (or sub-child) of `parent` made of `files` on E, blind, and keep its
+        results; with early rejection on, the evaluation stops once the gate must reject it."""
+        self._keep_evaluation(cid, self.ctx.evaluate(cid, self._skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent)))
+
+    def _gate_child(self, cid: str) -> tuple[GateVerdict, dict]:
+        """The gate's verdict on an evaluated child against S0 (never against the parent), and its
+        record (the verdict's JSON with `lost_left_out`). A case lost on either side is compared on
+        neither: its missing answer says nothing of the skills. A child rejected early gets the
+        verdict that is certain whatever its unevaluated cases give.
+
+        Raises:
+            FramesError: the child was rejected early, yet its results no longer make the rejection certain.
+        """
+        lost = self._lost_ids(BASE_ID) | self._lost_ids(cid)
+        base, evaluation = self._outcomes(BASE_ID, lost), self._evaluation(cid)
+        if evaluation.early_stop:
+            verdict = certain_rejection(self.ctx.gate, base, self._outcomes(cid, lost), evaluation.early_stop["skipped"])
+            if verdict is None:
+                raise FramesError(f"{cid} was rejected early, yet its results no longer make the rejection certain")
+            verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
+        else:
+            verdict = self.ctx.gate.check(base, self._outcomes(cid, lost))
+        return verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)}
+
+    def _commit_child(self, r: RoundRecord, child: Candidate, changes: Mapping[str, bytes], gate: dict | None) -> bool:
+        """Score, explain and commit an evaluated child of the round's parent; an accepted child
+        joins the pool and maybe the front. Returns True when it is a new front member."""
+        evaluation, parent = self._evaluation(child.id), self.state.candidate(r.parent)
+        self._score(child, evaluation)
+        self._explain(child, r, changes, gate)
+        child.commit = commits.commit_candidate(self.ctx.store, self.state, child, r, dict(changes), self.memory.models)
+        child.diff_size = self.ctx.store.diff_stat(parent.commit, child.commit).lines_changed
+        self.state.candidates.append(child)
+        before = set(self.state.front)
+        if child.gate_passed:
+            self.ctx.accept(child.id, child.commit, self._skill_set(child.id, {**self._files(parent.id), **changes}))
+        self._update_front()
+        commits.add_metrics_note(self.ctx.store, self.state, child)
+        return child.id in self.state.front and child.id not in before
+
+    def _attribute(self, r: RoundRecord, cand: Candidate) -> Attribution | None:
+        """The attribution of `cand` (the round's child or a sub-child), or None when there is nothing
+        to attribute: it joined the front, or it changed fewer than two skills."""
+        if len(cand.changed_skills) < 2 or cand.id in self.state.front:
+            return None
+        from frames_cli.formats.case import must_pass_ids
+
+        # Disputed cases count nowhere; a case lost on either side says nothing of the rewrites.
+        counted = set(self.memory.eval_case_ids) - self._excluded() - self._lost_ids(r.parent) - self._lost_ids(cand.id)
+        must_pass = must_pass_ids(self.ctx.cases.values())
+        parent_ev, child_ev = self._evaluation(r.parent), self._evaluation(cand.id)
+        parent = outcomes_from_results([x for x in parent_ev.results if x["case_id"] in counted], must_pass)
+        child = outcomes_from_results([x for x in child_ev.results if x["case_id"] in counted], must_pass)
+        if cand.gate_passed:
+            why, categories, mp = "dominated", dominated_categories(self.state.candidate(r.parent).per_category, cand.per_category), []
+        else:
+            why, categories, mp = "gate", cand.failed_categories(), cand.gate_details.get("must_pass_broken", [])
+        catalog = catalog_changes(self._parent_skills(r), self._skill_set(cand.id, self._files(cand.id)), cand.changed_skills)
+        return attribute(cand.id, why, categories, parent, child, loaded_skills(child_ev.results), cand.changed_skills, catalog, mp)
+
+    def _make_sub_child(self, r: RoundRecord, found: Attribution) -> str | None:
+        """Evaluate, gate and commit the sub-child that keeps only `found.kept` of the round's
+        rewrites; returns its id, or None when it equals an existing candidate."""
+        changes = {p: d for p, d in self._changes(r).items() if p.split("/")[1] in found.kept}
+        files = {**self._files(r.parent), **changes}
+        twin = next((c.id for c in self.state.candidates if self._files(c.id) == files), None)
+        if twin:
+            self.ctx.on_event(f"round {r.round}: the sub-child without {', '.join(found.implicated)} is identical to {twin}")
+            return None
+        cid = candidate_id(r.round, 1 + sum(c.round == r.round for c in self.state.candidates))
+        self.ctx.on_event(f"round {r.round}: evaluating {cid} ({found.child} without {', '.join(found.implicated)})")
+        self._evaluate_child(cid, files, r.parent)
+        verdict, gate = self._gate_child(cid)
+        self.ctx.on_event(f"round {r.round}: {cid} gate {verdict.summary()}")
+        sub = Candidate(cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()})
+        if self._commit_child(r, sub, changes, gate):
+            self.state.stale_rounds = 0
+        return cid
+
+    def _explain(self, child: Candidate, r: RoundRecord, changes: Mapping[str, bytes], gate: dict | None) -> None:
         """Fill in what a reviewer needs: gate verdict, blueprints, motivating failures, drops, votes."""
-        child.gate_passed = bool(r.gate and r.gate["passed"])
-        child.gate_details = r.gate or {}
+        child.gate_passed = bool(gate and gate["passed"])
+        child.gate_details = gate or {}
         child.changed_skills = _names(changes)
         child.blueprints = [b for b in r.blueprints if b["skill"] in child.changed_skills]
         child.motivating_case_ids = sorted({c for b in child.blueprints for ch in b["changes"] for c in ch["case_ids"]})
@@ -570,7 +660,7 @@ class EvolutionRun:
         child.dropped = {
             o["skill"]: "; ".join(o["errors"][-1]) if o["errors"] else "the rewrite changed nothing"
             for o in r.outcomes
-            if o["skill"] not in child.changed_skills
+            if o["skill"] not in child.changed_skills and o["skill"] not in child.left_out
         }
         child.dropped_proposals = [line for d in r.diagnoses for line in d["dropped"]]
         child.policy_changes = [c for o in r.outcomes if o["skill"] in child.changed_skills for c in o.get("policy_changes", [])]

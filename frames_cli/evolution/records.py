@@ -136,6 +136,11 @@ class Candidate:
             by side; "test" only once the sealed test set was scored at the end of the run.
         lost: results (case × sample) of its evaluation on E whose answer was lost to the model
             layer on every try: left out of every rate, the gate and diagnosis (0 in older runs).
+        attribution: for a child that failed the gate (or was dominated) and changed several
+            skills: `attribution.Attribution.to_json()` of its analysis plus "sub_child" (the id of
+            the sub-child made without the implicated rewrites, or None) and "note"; {} otherwise.
+        cut_from: for a sub-child, the child whose implicated rewrites it leaves out; None otherwise.
+        left_out: for a sub-child, skill → the broken cases that implicated the rewrite left out.
     """
 
     id: str
@@ -162,6 +167,9 @@ class Candidate:
     case_counts: dict[str, int] = field(default_factory=dict)
     samples: int = 1
     lost: int = 0
+    attribution: dict[str, Any] = field(default_factory=dict)
+    cut_from: str | None = None
+    left_out: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n_cases(self) -> int | None:

@@ -229,6 +229,7 @@ def review_markdown(review: Review) -> str:
         out += [f"**Rejected early:** the gate was certain after {early['evaluated']} of {early['evaluated'] + len(early['skipped'])} cases"
                 f" ({md_text(early['reason'])}), so these {len(early['skipped'])} were not evaluated and its rates cover the evaluated"
                 f" cases only: {skipped}", ""]
+    out += _attribution_lines(cand)
     for o in review.gate_overrides:
         out += [f"**Gate overridden** by {md_text(o['by'])} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {md_text(o['reason'])}", ""]
     if "Frames-Models" in review.trailers:
@@ -267,6 +268,24 @@ def review_markdown(review: Review) -> str:
     out += [f"{fence}diff", review.diff, fence] if review.diff else ["No change under skills/."]
     out += ["", f"To make a branch of it: `{review.promote}`", ""]
     return "\n".join(out)
+
+
+def _attribution_lines(cand: Candidate) -> list[str]:
+    """What attribution (evolution/attribution.py) found: for a sub-child, the rewrites it leaves out
+    and the broken cases that implicated each; for an analysed child, its finding and the sub-child made."""
+    lines = []
+    if cand.cut_from:
+        lines.append(f"**Sub-child** of {cand.cut_from}, which failed the gate or is off the front; it keeps the other rewrites and leaves out:")
+        lines += [f"- `{skill}`: implicated by {', '.join(f'`{c}`' for c in cases)} (pass → fail, loaded it)" for skill, cases in sorted(cand.left_out.items())]
+        lines.append("")
+    a = cand.attribution
+    if a:
+        made = f" Sub-child: {a['sub_child']}." if a.get("sub_child") else " No sub-child was made."
+        lines.append(f"**Attribution** ({'failed the gate' if a['why'] == 'gate' else 'off the front'}): {md_text(a['note'])}.{made}")
+        if a.get("unevaluated"):
+            lines.append(f"({plural(a['unevaluated'], 'case')} of those categories were not evaluated: the child was rejected early.)")
+        lines.append("")
+    return lines
 
 
 def _blueprint_lines(cand: Candidate, skills: dict[str, SkillContext]) -> list[str]:

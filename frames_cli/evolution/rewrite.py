@@ -11,7 +11,7 @@ from frames_cli.errors import FramesError, InputError
 from frames_cli.evolution.consensus import Blueprint
 from frames_cli.evolution.diagnose import SKILL_NAME
 from frames_cli.evolution.prompting import REWRITE_FORMAT, json_block, skill_block
-from frames_cli.sanitize import clean, structure_tags
+from frames_cli.sanitize import clean, escape_tags, one_line, structure_tags
 
 if TYPE_CHECKING:
     from frames_cli.evolution.guards import RewriteGuard
@@ -161,11 +161,14 @@ def _clip(text: str, width: int = 80) -> str:
 
 
 def rewriter_messages(
-    skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill], priors: Sequence[str] = ()
+    skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill], priors: Sequence[str] = (),
+    left_out: Sequence[str] = (),
 ) -> list[dict]:
     """The rewriter's prompt (ARCHITECTURE prompt conventions): the target skill as a block, the
-    blueprint and anchor cases as ```json blocks, siblings as one-line summaries, and the reviewer
-    advice (priors) attached to the skill as a bullet list."""
+    blueprint and anchor cases as ```json blocks, siblings as one-line summaries, the reviewer
+    advice (priors) attached to the skill as a bullet list, and, when there are any, earlier
+    rewrites of this skill that attribution left out because cases that loaded them broke
+    (`lessons.left_out_notes`; the section is absent otherwise, so other prompts stay as they were)."""
     from frames_cli.formats.skill import Skill
     from frames_cli.llm.prompts import render
 
@@ -190,9 +193,21 @@ def rewriter_messages(
         anchors=json_block(anchor_records),
         siblings="\n".join(f"- {s.summary()}" for s in siblings) or "(none)",
         priors="\n".join(f"- {p}" for p in priors) or "(none)",
+        left_out=_left_out_section(left_out),
         answer_format=REWRITE_FORMAT,
     )
     return [{"role": "system", "content": render("rewriter_system")}, {"role": "user", "content": user}]
+
+
+def _left_out_section(notes: Sequence[str]) -> Block:
+    """The rewriter's section of earlier rewrites of its skill that broke cases ("" when none); model text escaped."""
+    from frames_cli.llm.prompts import Block
+
+    if not notes:
+        return Block("")
+    lines = "\n".join(f"- {escape_tags(one_line(n))}" for n in notes)
+    return Block("\nEarlier rewrites of this skill that were left out of a child because cases that loaded them broke "
+                 f"(keep what those cases need; do not repeat what broke them):\n{lines}\n")
 
 
 def rewrite(
@@ -205,6 +220,7 @@ def rewrite(
     round_no: int,
     priors: Mapping[str, Sequence[str]] | None = None,
     guard: RewriteGuard | None = None,
+    left_out: Mapping[str, Sequence[str]] | None = None,
 ) -> list[RewriteOutcome]:
     """Rewrite every blueprint skill concurrently; each skill retries with its errors, then is dropped.
 
@@ -217,6 +233,8 @@ def rewrite(
         priors: skill name → reviewer advice attached to it (context for the rewriter, not rules).
         guard: the guards of evolution/guards.py a valid answer must also pass (policy sentences
             kept, no case value in an added line); their errors are retried like the validator's.
+        left_out: skill name → its earlier rewrites that were left out because cases broke
+            (`lessons.left_out_notes`), shown to its rewriter.
 
     Returns:
         One outcome per blueprint, in order.
@@ -233,7 +251,7 @@ def rewrite(
             return outcome
         siblings = [s for s in parent.values() if s.name != blueprint.skill]
         advice = (priors or {}).get(blueprint.skill, ())
-        messages = rewriter_messages(original, blueprint, anchors.get(blueprint.skill, ()), siblings, advice)
+        messages = rewriter_messages(original, blueprint, anchors.get(blueprint.skill, ()), siblings, advice, (left_out or {}).get(blueprint.skill, ()))
         for attempt in range(limits.retries + 1):
             outcome.attempts += 1
             tag = f"round{round_no}/rewrite/{blueprint.skill}/{attempt}"

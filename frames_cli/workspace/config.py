@@ -145,6 +145,9 @@ class EvolutionConfig:
     max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1)
     merge_threshold: float = _f(0.25, "proposals of different diagnosers whose rules share at least this share of content words (Jaccard) are one change; 1 = only the same words", min=0.01, max=1.0)
     duplicate_threshold: float = _f(0.4, "a rewrite is refused when it has more pairs of rule lines at least this similar (Jaccard, same numbers) than its parent; 1 = only the same words", min=0.01, max=1.0)
+    attribution_steps: int = _f(
+        2, "per round, sub-children made from a child that failed the gate (or is off the front) and changed several skills: each leaves out the rewrites its broken cases loaded (0 = off)", min=0
+    )
     seed: int = _f(0, "seed for batching, sampling and tie-breaking")
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
     split: SplitConfig = field(default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"})

@@ -1,0 +1,133 @@
+"""Attribution on and off: the bundled airline example with τ²-bench's own train/test split, through the simulator.
+
+The 50 bundled cases are split by bench/data/tau2-airline-split.json (τ²-bench's split_tasks.json):
+the 30 train tasks stay in `cases/` and are divided by `evolution.split` into diagnosis and selection
+sets; the 20 test tasks go to `holdout/` and are the sealed test set (`split.test_cases: holdout/*`),
+scored once at the end for S0 and the front. Each seed is a full `frames evolve` (driver API, same
+code path as the command) in a fresh copy with its own empty model cache; the seed sets
+`evolution.seed` and `simulator.seed`. The two settings differ only in `evolution.attribution_steps`
+(the default 2, and 0). The simulator is a model of LLM behaviour, not an LLM.
+
+Per seed and in the mean, side by side:
+  accepted      children that passed the gate (sub-children included; in brackets how many of them
+                are sub-children made by attribution)
+  subs          sub-children made (evaluated) / attribution steps that could implicate no skill
+  test S0→best  pass rate on the sealed test set of S0 and of the best front member
+  tok/accepted  every token the run spent (all roles) divided by its accepted children
+  tokens        every token the run spent
+
+Usage: python bench/attribution.py [--seeds 0 1 2 3 4] [--max-rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.workspace.layout import Workspace  # noqa: E402
+
+EXAMPLE = ("frames.yaml", "policies", "skills", ".gitignore")
+SPLIT = ROOT / "bench" / "data" / "tau2-airline-split.json"
+SETTINGS = [("attribution on (steps 2)", 2), ("attribution off (steps 0)", 0)]
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+
+
+def workspace(folder: Path, seed: int, max_rounds: int, steps: int) -> Path:
+    """A fresh copy of the bundled example: τ²'s train split in cases/, its test split sealed in holdout/."""
+    root = folder / f"seed{seed}-steps{steps}"
+    root.mkdir()
+    for name in EXAMPLE:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    test_ids = {f"tau2-airline-{t}" for t in json.loads(SPLIT.read_text())["test"]}
+    cases = yaml.safe_load((ROOT / "cases" / "tau2-airline.yaml").read_text())
+    for sub, keep in (("cases", False), ("holdout", True)):
+        (root / sub).mkdir()
+        chosen = [c for c in cases if (c["id"] in test_ids) == keep]
+        (root / sub / f"tau2-{sub}.yaml").write_text(yaml.safe_dump(chosen, sort_keys=False, allow_unicode=True))
+    config = yaml.safe_load((root / "frames.yaml").read_text())
+    ev = config["evolution"]
+    ev.update(seed=seed, max_rounds=max_rounds, attribution_steps=steps)
+    ev["split"] = {**ev.get("split", {}), "test": 0.0, "test_cases": "holdout/*"}
+    config["simulator"]["seed"] = seed
+    (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "bench")
+    return root
+
+
+def measure(root: Path) -> dict:
+    """One run's figures (see the module docstring)."""
+    started = time.monotonic()
+    state = evolve(Workspace.open(root), EvolveOptions(force=True)).state
+    seconds = time.monotonic() - started
+    accepted = [c for c in state.candidates if c.parent_id is not None and c.gate_passed]
+    steps = [s for r in state.checkpoint["rounds"] for s in r.get("attribution", [])]
+    s0, best = state.base_candidate(), state.best()
+    test = lambda c: c.sets.get("test", {}).get("pass_rate")  # noqa: E731
+    return {
+        "accepted": len(accepted), "accepted_subs": sum(1 for c in accepted if c.cut_from),
+        "subs": sum(1 for c in state.candidates if c.cut_from),
+        "unattributed": sum(1 for s in steps if not s["implicated"]),
+        "s0": test(s0), "best": test(best), "best_id": best.id, "tokens": state.spend_tokens,
+        "per_accepted": state.spend_tokens / len(accepted) if accepted else None, "rounds": state.round, "seconds": seconds,
+    }
+
+
+def pct(x: float | None) -> str:
+    return "    —" if x is None else f"{100 * x:5.1f}%"
+
+
+def report(name: str, seeds: list[int], rows: list[dict]) -> None:
+    print(f"\n{name}")
+    print("seed  accepted (subs)  subs made / none implicated  test S0 → best (member)   tok/accepted      tokens  rounds")
+    for seed, r in zip(seeds, rows):
+        per = "—" if r["per_accepted"] is None else f"{r['per_accepted']:,.0f}"
+        print(f"{seed:>4}  {r['accepted']:>8} ({r['accepted_subs']})  {r['subs']:>9} / {r['unattributed']:<15}  "
+              f"{pct(r['s0'])} → {pct(r['best'])} ({r['best_id']:>5})  {per:>12}  {r['tokens']:>10,}  {r['rounds']:>6}")
+    accepted = sum(r["accepted"] for r in rows)
+    tokens = sum(r["tokens"] for r in rows)
+    best = [r["best"] or 0.0 for r in rows]
+    s0 = [r["s0"] or 0.0 for r in rows]
+    per = f"{tokens / accepted:,.0f}" if accepted else "—"
+    print(f"mean  accepted {accepted / len(rows):.1f} per run ({sum(r['accepted_subs'] for r in rows)} sub-children in all); "
+          f"test S0 {100 * statistics.mean(s0):.1f}% → best {100 * statistics.mean(best):.1f}% "
+          f"(min {100 * min(best):.1f}, max {100 * max(best):.1f}); tokens per accepted child {per} "
+          f"({tokens:,} tokens, {accepted} accepted); {statistics.mean(r['seconds'] for r in rows):.0f} s per run")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--max-rounds", type=int, default=6)
+    args = parser.parse_args()
+    results: dict[str, list[dict]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, steps in SETTINGS:
+            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, steps)) for seed in args.seeds]
+    print("frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
+    for name, rows in results.items():
+        report(name, args.seeds, rows)
+
+
+if __name__ == "__main__":
+    main()
