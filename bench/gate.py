@@ -10,9 +10,14 @@ workspace as committed at HEAD, each with its own empty model cache:
                              checks that reject, per rule. Two bases: the bundled S0, and the best
                              front member of the seed's evolve run (a skill set that passes most
                              cases, where noise has something to flip).
-  planted-regression-reject  the same re-runs with one category made worse: ⌈n/3⌉ of its cases that
-                             the baseline passed fail every sample. Share rejected, per rule, over
-                             every (re-run, category) where ⌈n/3⌉ such cases exist.
+  planted-regression-reject  the same re-runs with one category made worse: ⌈n/3⌉ of the cases its
+                             base passes (in at least half of all k·(R + 1) samples; the most often
+                             passed first) fail every sample. Share rejected, per rule, over every
+                             (re-run, category) where ⌈n/3⌉ such cases exist. Also printed, as
+                             "planted (any pass)", the definition used before 2026-12-01 15:00:
+                             ⌈n/3⌉ cases the baseline group passed in at least one of its k samples
+                             (mostly cases the base passes one time in ten, whose "regression" no
+                             test can tell from noise: docs/DECISIONS.md).
   early-rejection-saving     two `frames evolve` runs per seed, `evolution.early_rejection` off and
                              on: executor tokens of the rejected children of the second against the
                              same children of the first; decisions-identical compares the gate
@@ -25,12 +30,15 @@ workspace as committed at HEAD, each with its own empty model cache:
 "Before" is the code at revision --before (default: main before issue #12), unpacked with `git
 archive` and run from a subprocess with the same Python; "after" is this checkout.
 
-Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5] [--reruns 6] [--before REV] [--max-rounds N]
+The gate checks are made at every k of --samples, side by side (the same runs and skill sets).
+
+Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10] [--reruns 6] [--before REV] [--max-rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -51,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
 from frames_cli.evolution.records import run_dir  # noqa: E402
+from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
 EXAMPLE = ("frames.yaml", "policies", "skills", "cases")
@@ -132,7 +141,8 @@ def samples_outcomes(root: Path, commit: str | None, samples: int) -> dict[str, 
     from frames_cli.sim.world import SimWorld
 
     ws = Workspace.open(root)
-    config = ws.config()
+    # k·(R + 1) samples of every case are a bench's measurement, not a run: no run budget applies.
+    config = dataclasses.replace(ws.config(), budget=BudgetConfig(max_tokens=None))
     cases = load_counted_cases(ws.root, config.eval.cases)
     skills = SkillSet.from_files(GitStore(ws.root).read_files(commit or "HEAD"))
     with ModelClient(ws, config, use_cache=False, sim_world=SimWorld.from_cases(cases)) as client:
@@ -144,32 +154,45 @@ def group(outcomes: dict[str, CaseOutcome], g: int, k: int) -> dict[str, CaseOut
     return {cid: CaseOutcome(o.category, o.passes[g * k : (g + 1) * k]) for cid, o in outcomes.items()}
 
 
-def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], category: str) -> dict[str, CaseOutcome] | None:
-    """`child` with ⌈n/3⌉ of `category`'s cases that `base` passed failing every sample; None when too few."""
+def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], category: str,
+            long_run: dict[str, CaseOutcome] | None = None) -> dict[str, CaseOutcome] | None:
+    """`child` with ⌈n/3⌉ of `category`'s passing cases failing every sample; None when it has fewer.
+
+    With `long_run` (every sample of the base), a passing case is one the base passes in at least
+    half of them; without it (the old definition), one `base` passed in any of its k samples.
+    """
     ids = [cid for cid, o in base.items() if o.category == category]
     worse = math.ceil(len(ids) / 3)
-    passed = sorted((cid for cid in ids if base[cid].passed), key=lambda c: -base[c].passed)[:worse]
-    if len(passed) < worse:
+    if long_run is None:
+        rate = {cid: base[cid].passed for cid in ids}
+        passing = [cid for cid in ids if base[cid].passed]
+    else:
+        rate = {cid: long_run[cid].passed / len(long_run[cid].passes) for cid in ids}
+        passing = [cid for cid in ids if rate[cid] >= 0.5]
+    chosen = sorted(passing, key=lambda c: -rate[c])[:worse]
+    if len(chosen) < worse:
         return None
     out = dict(child)
-    for cid in passed:
+    for cid in chosen:
         out[cid] = CaseOutcome(category, (False,) * len(child[cid].passes))
     return out
 
 
 def gate_checks(outcomes: dict[str, CaseOutcome], k: int, reruns: int, tally: dict) -> None:
-    """A/A and planted-regression checks of both rules on one evaluation with k·(reruns + 1) samples."""
+    """A/A and planted-regression checks of both rules at k samples on one evaluation with
+    k·(reruns + 1) samples per case."""
     base = group(outcomes, 0, k)
     categories = sorted({o.category for o in base.values()})
     for r in range(1, reruns + 1):
         child = group(outcomes, r, k)
         for rule in RULES:
             gate = PerCategoryGate(0.05, rule, 0.05)
-            tally["aa", rule].append(not gate.check(base, child).passed)
+            tally["aa", rule, k].append(not gate.check(base, child).passed)
             for cat in categories:
-                worse = planted(base, child, cat)
-                if worse is not None:
-                    tally["planted", rule].append(not gate.check(base, worse).passed)
+                for key, long_run in (("planted", outcomes), ("planted-any", None)):
+                    worse = planted(base, child, cat, long_run)
+                    if worse is not None:
+                        tally[key, rule, k].append(not gate.check(base, worse).passed)
 
 
 def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.Namespace, tally: dict) -> None:
@@ -201,11 +224,11 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
         shared, total = prefix_share(run_dir(Workspace.open(root), run_id) / "exchanges.jsonl")
         tally[key][0] += shared
         tally[key][1] += total
-    k = args.samples
-    gate_checks(samples_outcomes(early_root, None, k * (args.reruns + 1)), k, args.reruns, tally)
     best = early.best()
-    if best is not None and best.parent_id is not None:
-        gate_checks(samples_outcomes(early_root, best.commit, k * (args.reruns + 1)), k, args.reruns, tally)
+    bases = [None] + ([best.commit] if best is not None and best.parent_id is not None else [])
+    for commit in bases:
+        for k in args.samples:
+            gate_checks(samples_outcomes(early_root, commit, k * (args.reruns + 1)), k, args.reruns, tally)
 
 
 def share(flags: list[bool]) -> str:
@@ -215,12 +238,12 @@ def share(flags: list[bool]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--samples", type=int, default=5, help="k: samples per case in each A/A and planted gate check")
+    parser.add_argument("--samples", type=int, nargs="+", default=[5, 10], help="k: samples per case in each A/A and planted gate check (several: side by side)")
     parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
     parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
     args = parser.parse_args()
-    tally: dict = {("aa", r): [] for r in RULES} | {("planted", r): [] for r in RULES}
+    tally: dict = {(kind, r, k): [] for kind in ("aa", "planted", "planted-any") for r in RULES for k in args.samples}
     tally.update(children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
                  tokens_before=[], tokens_after=[], prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
@@ -234,14 +257,15 @@ def main() -> None:
     pb, pa = tally["prefix_before"], tally["prefix_after"]
     tb, ta = statistics.mean(tally["tokens_before"]), statistics.mean(tally["tokens_after"])
     print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds {args.seeds};"
-          f" A/A and planted checks at k = {args.samples}, {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
-    print(f"{'aa-false-reject':<28} paper {share(tally['aa', 'paper']):<18} noise-aware {share(tally['aa', 'noise-aware'])}")
-    print(f"{'planted-regression-reject':<28} paper {share(tally['planted', 'paper']):<18} noise-aware {share(tally['planted', 'noise-aware'])}")
-    print(f"{'early-rejection-saving':<28} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
+          f" A/A and planted checks at k = {', '.join(map(str, args.samples))}, {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
+    for k in args.samples:
+        for kind, label in (("aa", "aa-false-reject"), ("planted", "planted-regression-reject"), ("planted-any", "planted (any pass)")):
+            print(f"{label + f' k={k}':<31} paper {share(tally[kind, 'paper', k]):<18} noise-aware {share(tally[kind, 'noise-aware', k])}")
+    print(f"{'early-rejection-saving':<31} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
           f" ({tally['stopped']} stopped early); decisions-identical: {'yes' if tally['identical'] else 'NO'}"
           f" ({tally['children']} children)")
-    print(f"{'tokens-per-run':<28} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles)")
-    print(f"{'cacheable-prefix-share':<28} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters)")
+    print(f"{'tokens-per-run':<31} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles)")
+    print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters)")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 
 

@@ -2,10 +2,14 @@
 
 Both rules keep the FRAMES floor check, PR_c(child) ≥ (1 − ε)·PR_c(S0) for every category c
 (arXiv 2608.01772). The noise-aware rule rejects a category only when, besides falling below its
-floor, its drop is significant in the exact paired test of evolution/paired_test.py at level
-α / m (Bonferroni over the m categories of S0): one flip of a noisy case explains no rejection, and
-a drop the data shows is never accepted. Must-pass cases reject under either rule. The choice and
-its sources are in docs/DECISIONS.md.
+floor, the data show a drop: Bonferroni gives each of the m categories of S0 a level of α / m, and
+a category's level goes to two tests of evolution/paired_test.py, half each: the exact stratified
+test of the category's net drop (`upper_p_value`), and, for each of its n cases, the unconditional
+test that this one case broke (`broken_case_p_value` at α / (2·m·n)). The second half goes to the
+net test too when no single case could reach its share at this k (known before any model call,
+from n, k and m alone). One flip of a noisy case explains no rejection; a drop the data show, even
+one that gains on other cases of the category hide, is not accepted. Must-pass cases reject under
+either rule. The choice and its sources are in docs/DECISIONS.md.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from frames_cli.evolution.paired_test import cases_needed, upper_p_value
+from frames_cli.evolution.paired_test import broken_case_p_value, cases_needed, smallest_broken_case_p, upper_p_value
 
 # Absorbs float noise in (1 − ε)·PR so that a child equal to S0 passes with ε = 0.
 _SLACK = 1e-12
@@ -74,9 +78,15 @@ class CategoryCheck:
         passed: the category passes under the gate's rule.
         n: cases compared; samples: k per case.
         pass_to_fail / fail_to_pass: ids of cases the child passed in fewer / more samples than S0.
-        p_value: one-sided exact p-value of the child being worse than S0 (paired_test.upper_p_value).
-        too_small: the category has fewer cases than the test needs to ever reach α / m at this k.
-        needed: cases the test needs to reach α / m at this k (paired_test.cases_needed).
+        p_value: one-sided exact p-value of the child being worse than S0 over the category's cases
+            (paired_test.upper_p_value).
+        case_p_value: the smallest one-case p-value (paired_test.broken_case_p_value) of its cases;
+            broken: ids of the cases whose one-case p-value reached `case_level` (the noise-aware
+            rule's level per case; 0 when no single case can reach its share at this k).
+        level: the level the noise-aware rule holds `p_value` to (α / m, or α / 2m when the
+            one-case test has the other half).
+        too_small: neither test can ever reach its level here, whatever the child does.
+        needed: the fewest cases (more than n) at which one of them could (0 when not too small).
         why: one phrase saying what decided it.
     """
 
@@ -90,6 +100,10 @@ class CategoryCheck:
     pass_to_fail: list[str] = field(default_factory=list)
     fail_to_pass: list[str] = field(default_factory=list)
     p_value: float | None = None
+    case_p_value: float | None = None
+    broken: list[str] = field(default_factory=list)
+    level: float = 0.0
+    case_level: float = 0.0
     too_small: bool = False
     needed: int = 0
     why: str = ""
@@ -189,8 +203,8 @@ class PerCategoryGate:
         by_category: dict[str, list[str]] = {}
         for cid, outcome in baseline.items():
             by_category.setdefault(outcome.category, []).append(cid)
-        threshold = self.alpha / max(1, len(by_category))
-        checks = [self._category(cat, sorted(ids), baseline, child, threshold) for cat, ids in sorted(by_category.items())]
+        m = max(1, len(by_category))
+        checks = [self._category(cat, sorted(ids), baseline, child, m) for cat, ids in sorted(by_category.items())]
         broken = sorted(
             cid for cid, base in baseline.items()
             if (base.must_pass or (cid in child and child[cid].must_pass)) and _passes(child, cid, base) < base.passed
@@ -198,7 +212,7 @@ class PerCategoryGate:
         passed = all(c.passed for c in checks) and not broken
         return GateVerdict(passed, checks, self.tolerance, self.rule, self.alpha, broken)
 
-    def _category(self, category: str, ids: list[str], baseline: Outcomes, child: Outcomes, threshold: float) -> CategoryCheck:
+    def _category(self, category: str, ids: list[str], baseline: Outcomes, child: Outcomes, m: int) -> CategoryCheck:
         k = len(baseline[ids[0]].passes)
         strata = []
         for cid in ids:
@@ -211,23 +225,60 @@ class PerCategoryGate:
         floor = (1.0 - self.tolerance) * base_rate
         below = child_rate is None or child_rate < floor - _SLACK
         p = upper_p_value(strata, k)
-        needed = cases_needed(k, threshold)
+        level, case_level = noise_levels(len(ids), k, m, self.alpha)
+        case_ps = [broken_case_p_value(a, b, k) for a, b in strata]
+        broken = [cid for cid, q in zip(ids, case_ps) if q <= case_level]
         if not below:
             passed, why = True, "at or above the floor"
         elif child_rate is None:
             passed, why = False, "no result in this category"
         elif self.rule == "paper":
             passed, why = False, "below the floor"
-        elif p <= threshold:
-            passed, why = False, f"below the floor and a significant drop (p = {p:.2g} ≤ α/m = {threshold:.2g})"
+        elif p <= level:
+            passed, why = False, f"below the floor and a significant drop (p = {p:.2g} ≤ {level:.2g})"
+        elif broken:
+            passed, why = False, f"below the floor and case {broken[0]} broke (p = {min(case_ps):.2g} ≤ {case_level:.2g})"
         else:
-            passed, why = True, f"below the floor, but noise explains it (p = {p:.2g} > α/m = {threshold:.2g})"
+            passed, why = True, f"below the floor, but noise explains it (p = {p:.2g} > {level:.2g})"
+        needed = cases_to_judge(len(ids), k, m, self.alpha)
         return CategoryCheck(
             category, base_rate, child_rate, floor, passed, len(ids), k,
             pass_to_fail=[cid for cid, (a, b) in zip(ids, strata) if b < a],
             fail_to_pass=[cid for cid, (a, b) in zip(ids, strata) if b > a],
-            p_value=p, too_small=len(ids) < needed, needed=needed, why=why,
+            p_value=p, case_p_value=min(case_ps), broken=broken, level=level, case_level=case_level,
+            too_small=needed > 0, needed=needed, why=why,
         )
+
+
+def noise_levels(n: int, k: int, m: int, alpha: float) -> tuple[float, float]:
+    """(level of the net-drop test, level of each one-case test) of a category of `n` cases at `k`
+    samples among `m` categories, for the noise-aware rule at family-wise error `alpha`.
+
+    The category's α / m is halved between the two tests (Bonferroni: α / 2m for the net test,
+    α / 2mn for each case) when a case could reach its share at all (4^−k ≤ α / 2mn); otherwise the
+    net test has all of it and the one-case level is 0. Depends on n, k and m only, so it is fixed
+    before any model call and the rule stays monotone in the child's passes.
+    """
+    share = alpha / max(1, m)
+    case = share / (2 * max(1, n))
+    if smallest_broken_case_p(k) <= case:
+        return share / 2, case
+    return share, 0.0
+
+
+def _judgeable(n: int, k: int, m: int, alpha: float) -> bool:
+    """Whether either test of `noise_levels` can ever reach its level (S0 passing every sample, the child none)."""
+    level, case_level = noise_levels(n, k, m, alpha)
+    return case_level > 0 or n >= cases_needed(k, level)
+
+
+def cases_to_judge(n: int, k: int, m: int, alpha: float) -> int:
+    """0 when a category of `n` cases can be judged at k samples among m categories; else the fewest
+    cases above n at which it can (the net test at α / 2m is always reached by then)."""
+    if _judgeable(n, k, m, alpha):
+        return 0
+    bound = max(n + 1, cases_needed(k, alpha / max(1, m) / 2))
+    return next(size for size in range(n + 1, bound + 1) if _judgeable(size, k, m, alpha))
 
 
 def _passes(child: Outcomes, cid: str, base: CaseOutcome) -> int:
@@ -245,14 +296,14 @@ class SmallCategory:
 
 
 def too_small_categories(categories: Mapping[str, int], samples: int, alpha: float) -> list[SmallCategory]:
-    """The categories (name → number of cases) with fewer cases than the exact test needs at level
-    α / m (m = number of categories) with `samples` per case, sorted by name.
+    """The categories (name → number of cases) in which the noise-aware rule can never show a drop
+    with `samples` per case among m = len(categories) categories (`cases_to_judge`), sorted by name.
 
     Known before any model call: the bound is S0 passing every sample and the child none.
     """
-    threshold = alpha / max(1, len(categories))
-    needed = cases_needed(samples, threshold)
-    return [SmallCategory(cat, n, needed) for cat, n in sorted(categories.items()) if n < needed]
+    m = len(categories)
+    small = ((cat, n, cases_to_judge(n, samples, m, alpha)) for cat, n in sorted(categories.items()))
+    return [SmallCategory(cat, n, needed) for cat, n, needed in small if needed]
 
 
 def small_categories_warning(small: list[SmallCategory], samples: int, rule: str) -> str | None:

@@ -12,6 +12,17 @@ McNemar's exact test: only discordant cases (t = 1) vary, each a fair coin.
 
 The p-value only grows when a child's pass count grows (more child passes raise t, and a larger t
 makes A stochastically larger), which early rejection relies on (evolution/early.py).
+
+`broken_case_p_value` is the second test of the noise-aware gate: one case alone, unconditional.
+It asks how likely S0 beats the child by d = a − b samples on one case if both pass it with the
+same unknown probability p. The difference of two independent Binomial(k, p) is a sum of k
+independent steps in {−1, 0, +1} with P(±1) = p(1 − p) ≤ ¼; those step laws are log-concave, so
+every sum of them is symmetric and unimodal, and P(sum ≥ d) for d ≥ 1 grows with each step's
+P(±1) (adding one step changes it by P(±1)·[P(rest = d − 1) − P(rest = d)] ≥ 0). The worst case
+over p is therefore p = ½, where a − b + k is Binomial(2k, ½): p-value = P(Binomial(2k, ½) ≥ k + d),
+valid whatever p is (Barnard's unconditional approach, Biometrika 34 (1947) 123–138; the
+log-concavity of convolutions: Hoggar, J. Combin. Theory B 16 (1974) 248–254). Unlike the
+conditional test it does not let a gain on another case of the category offset a case that broke.
 """
 
 from __future__ import annotations
@@ -76,3 +87,28 @@ def cases_needed(k: int, threshold: float) -> int:
     if k < 1 or not 0 < threshold <= 1:
         raise ValueError("k must be at least 1 and the threshold in (0, 1]")
     return max(1, math.ceil(math.log(1 / threshold) / math.log(math.comb(2 * k, k)) - 1e-12))
+
+
+def broken_case_p_value(a: int, b: int, k: int) -> float:
+    """P(Binomial(2k, ½) ≥ k + a − b): the largest chance, over every pass probability both share,
+    that S0 passes one case at least a − b samples more often than the child (see the module docstring).
+
+    1.0 when the child passed the case at least as often as S0. Grows when b grows, so the gate
+    stays monotone in the child's passes.
+
+    Raises:
+        ValueError: k < 1, or a count outside 0..k.
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    if not (0 <= a <= k and 0 <= b <= k):
+        raise ValueError(f"passes ({a}, {b}) outside 0..{k}")
+    d = a - b
+    if d <= 0:
+        return 1.0
+    return sum(math.comb(2 * k, x) for x in range(k + d, 2 * k + 1)) / 4**k
+
+
+def smallest_broken_case_p(k: int) -> float:
+    """The smallest value `broken_case_p_value` can take at k samples: 4^−k (S0 passed all k, the child none)."""
+    return broken_case_p_value(k, 0, k)

@@ -184,11 +184,13 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
 
 
 def _flips(check: dict | None) -> str:
-    """A category's case-level comparison, `2 / 1 of 5 (p 0.31)`; "—" for checks of older runs."""
+    """A category's case-level comparison, `2 / 1 of 5 (p 0.31)`, with the cases whose one-case test
+    showed they broke; "—" for checks of older runs."""
     if not check or "pass_to_fail" not in check:
         return "—"
     small = ", too few cases" if check.get("too_small") else ""
-    return f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p {check['p_value']:.2g}{small})"
+    broke = f", broke: {', '.join(md_text(cid) for cid in check['broken'])}" if check.get("broken") else ""
+    return f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p {check['p_value']:.2g}{broke}{small})"
 
 
 def gate_line(cand: Candidate) -> str:

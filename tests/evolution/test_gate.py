@@ -6,6 +6,9 @@ Invariants:
 3. A must-pass case that went from pass to fail rejects the child under either rule, and is named.
 4. The warning before a run names every too-small category and the cases it needs.
 5. The exact test equals its definition (enumeration of every split) and McNemar's test at k = 1.
+6. The one-case test's p-value is the largest chance over every shared pass probability, so the
+   noise-aware rule rejects a child as good as S0 at most α of the time, even in the worst case
+   p = ½; it rejects a category where one case broke although a gain on another hides the drop.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from frames_cli.evolution.gate import (
     PerCategoryGate,
     outcomes_from_results,
     small_categories_warning,
+    noise_levels,
     too_small_categories,
 )
-from frames_cli.evolution.paired_test import cases_needed, upper_p_value
+from frames_cli.evolution.paired_test import broken_case_p_value, cases_needed, upper_p_value
 
 
 def outcomes(spec: dict[str, list[str]], must_pass: set[str] = frozenset()) -> dict[str, CaseOutcome]:
@@ -165,3 +169,49 @@ def test_exact_test_equals_its_definition_and_mcnemar():
     # McNemar's exact test: 5 losses, 1 win → P(Bin(6, ½) ≥ 5) = 7/64.
     assert upper_p_value([(1, 0)] * 5 + [(0, 1)] + [(1, 1), (0, 0)], 1) == pytest.approx(7 / 64)
     assert upper_p_value([(1, 1), (0, 0)], 1) == 1.0
+
+
+def _tail(d: int, k: int, p: float) -> float:
+    """P(a − b ≥ d) for a, b independent Binomial(k, p), by enumeration."""
+    law = [math.comb(k, x) * p**x * (1 - p) ** (k - x) for x in range(k + 1)]
+    return sum(law[a] * law[b] for a in range(k + 1) for b in range(k + 1) if a - b >= d)
+
+
+def test_one_case_test_is_the_worst_case_over_every_pass_probability():
+    for k in range(1, 7):
+        for a in range(k + 1):
+            for b in range(a):
+                worst = max(_tail(a - b, k, g / 400) for g in range(401))
+                assert broken_case_p_value(a, b, k) == pytest.approx(worst, rel=1e-9)
+    assert broken_case_p_value(5, 0, 5) == 4.0**-5 and broken_case_p_value(2, 3, 5) == 1.0
+    assert broken_case_p_value(5, 1, 5) < broken_case_p_value(5, 2, 5)  # grows with the child's passes
+
+
+def test_noise_aware_rule_rejects_a_broken_case_that_a_gain_elsewhere_hides():
+    # S0 passed cancel-0 in all 5 samples, the child in none; the child gained one sample on cancel-1.
+    base = outcomes({"cancel": ["11111", "00000"], "book": ["11111"] * 4})
+    child = outcomes({"cancel": ["00000", "00001"], "book": ["11111"] * 4})
+    verdict = PerCategoryGate(0.05, "noise-aware").check(base, child)
+    cancel = next(c for c in verdict.checks if c.category == "cancel")
+    assert cancel.p_value > cancel.level  # the net test alone would let it through
+    assert verdict.failed_categories() == ["cancel"] and cancel.broken == ["cancel-0"]
+    assert "cancel-0 broke" in cancel.why
+    # One sample lost of five on that case is what noise does: accepted.
+    child = outcomes({"cancel": ["01111", "00000"], "book": ["11111"] * 4})
+    assert PerCategoryGate(0.05, "noise-aware").check(base, child).passed
+
+
+def test_levels_leave_small_k_to_the_net_test_and_hold_alpha():
+    # At k ≤ 4 no single case can reach α/2mn among 9 categories: the net test keeps all of α/m.
+    for k in range(1, 5):
+        assert noise_levels(3, k, 9, 0.05) == (0.05 / 9, 0.0)
+    net, case = noise_levels(2, 10, 9, 0.05)
+    assert (net, case) == (pytest.approx(0.05 / 18), pytest.approx(0.05 / 36))
+    # Under the worst case for the one-case test (every case passes with probability ½, in S0 and in
+    # the child alike), the rule rejects a child as good as S0 at most α of the time.
+    rng = random.Random(12)
+    sizes = {"a": 2, "b": 3, "c": 8}
+    gate = PerCategoryGate(0.0, "noise-aware", 0.05)
+    draw = lambda: outcomes({cat: ["".join(rng.choice("01") for _ in range(10)) for _ in range(n)] for cat, n in sizes.items()})  # noqa: E731
+    rejected = sum(not gate.check(draw(), draw()).passed for _ in range(2000))
+    assert rejected / 2000 <= 0.05
