@@ -32,7 +32,7 @@ archive` and run from a subprocess with the same Python; "after" is this checkou
 
 The gate checks are made at every k of --samples, side by side (the same runs and skill sets).
 
-Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10] [--reruns 6] [--before REV] [--max-rounds N]
+Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10 20] [--reruns 6] [--before REV] [--max-rounds N]
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ def share(flags: list[bool]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--samples", type=int, nargs="+", default=[5, 10], help="k: samples per case in each A/A and planted gate check (several: side by side)")
+    parser.add_argument("--samples", type=int, nargs="+", default=[5, 10, 20], help="k: samples per case in each A/A and planted gate check (several: side by side)")
     parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
     parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
@@ -257,7 +257,7 @@ def main() -> None:
     pb, pa = tally["prefix_before"], tally["prefix_after"]
     tb, ta = statistics.mean(tally["tokens_before"]), statistics.mean(tally["tokens_after"])
     print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds {args.seeds};"
-          f" A/A and planted checks at k = {', '.join(map(str, args.samples))}, {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
+          f" A/A and planted checks at k = {', '.join(map(str, args.samples))}; {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
     for k in args.samples:
         for kind, label in (("aa", "aa-false-reject"), ("planted", "planted-regression-reject"), ("planted-any", "planted (any pass)")):
             print(f"{label + f' k={k}':<31} paper {share(tally[kind, 'paper', k]):<18} noise-aware {share(tally[kind, 'noise-aware', k])}")
