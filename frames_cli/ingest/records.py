@@ -31,7 +31,7 @@ import csv
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
@@ -47,6 +47,10 @@ T = TypeVar("T")
 #: Suffix → reader format; `--format` overrides it.
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 _SNIFF_DELIMITERS = ",;\t|"
+
+#: Parsed JSON Lines rows → (records' rows, warnings about the lines merged).
+Regroup = Callable[[list[tuple[Location, Any]]], tuple[list[tuple[Location, Any]], list[Problem]]]
+
 
 def _legacy(byte: int) -> str:
     """One byte of a legacy Western file: Windows-1252 (its 0x80–0x9F are quotes, dashes, €, where
@@ -163,7 +167,8 @@ def _read_delimited(path: Path, lines: list[str], delimiter: str | None, resolve
     return ReadResult(records, problems, list(resolver.used.values()), unused, hints)
 
 
-def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, records: str | None = None, shown: str | None = None) -> ReadResult:
+def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, records: str | None = None, shown: str | None = None,
+                 regroup: Regroup | None = None) -> ReadResult:
     """Read every record of a CSV, TSV, JSON Lines, JSON or YAML file.
 
     Args:
@@ -174,6 +179,8 @@ def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, re
         records: JSON/YAML only: the path of the record list below the top level (`ingest.nested`).
         shown: the file's name in locations and case references (the path relative to the
             workspace); default `path`.
+        regroup: JSON Lines only: turns the parsed lines into the records (several lines into one,
+            e.g. `sessions.group_sessions`) and gives warnings that account for the lines it merged.
 
     Returns:
         the readable records (in file order) and the problems (bad rows as errors, fall-backs as warnings).
@@ -198,7 +205,9 @@ def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, re
     path = Path(shown) if shown is not None else path
     lines, decode_problems = decode_lines(path, data)
     if fmt == "jsonl" and records is None:
-        result = object_records(jsonl_objects(path, lines), resolver, "a JSON object")
+        rows, regrouped = regroup(list(jsonl_objects(path, lines))) if regroup else (jsonl_objects(path, lines), [])
+        result = object_records(rows, resolver, "a JSON object")
+        result.problems.extend(regrouped)
     elif fmt == "jsonl":
         items = [(obj, loc) for loc, obj in jsonl_objects(path, lines)]
         result = object_records(nested_rows([(o, l) for o, l in items if not isinstance(o, Unreadable)], records), resolver, "a JSON object")

@@ -1,6 +1,7 @@
 """`frames ingest trace`: agent traces (JSON Lines or a JSON array) → cases whose diagnosis holds a trajectory excerpt.
 
-One line (or array item, or a file that is one JSON object) is one trace, in either shape:
+One line (or array item, or a file that is one JSON object) is one trace, in either shape (a
+Claude Code session file, one event per line, is one trace per session: `ingest/sessions.py`):
 
 - **steps**: ``{"steps": [{"state": …, "action": …, "result": …}, …], "outcome": "failure", …}``;
   SWE-agent's ``trajectory`` steps carry their result as ``observation``.
@@ -53,6 +54,7 @@ from frames_cli.ingest.account import Account
 from frames_cli.ingest.dedup import make_case
 from frames_cli.ingest.records import FieldResolver, Record, convert_records, read_records
 from frames_cli.ingest.review_log import parse_verdict, rubric_check
+from frames_cli.ingest.sessions import group_sessions
 from frames_cli.ingest.text import ground_rules
 
 KIND = "trace"
@@ -292,7 +294,7 @@ class TraceConverter:
         Raises:
             InputError: the file cannot be read at all.
         """
-        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl", shown=self.shown)
+        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl", shown=self.shown, regroup=group_sessions)
         self.problems, self.account = [], Account()
         return convert_records(read, self._case, self.problems, "trace", self.account, passing=lambda c: not c.diagnosis.symptom)
 

@@ -107,3 +107,38 @@ def test_claude_code_message_id_is_not_read_as_messages(tmp_path: Path):
     assert converter.convert() == []
     assert not any("messageId" in p.message and "messages" in p.message for p in converter.problems if p.severity == "warning")
     assert "neither `steps` nor `messages`" in converter.problems[0].message
+
+
+def _session_lines(*extra: dict) -> str:
+    """A Claude Code session file: a summary event, the ANTHROPIC conversation as message events
+    (the first with a messageId, as Claude Code writes), a sub-agent's side-chain message, `extra`."""
+    events = [{"type": "summary", "summary": "Delete a folder", "leafUuid": "u4"}]
+    for i, message in enumerate(ANTHROPIC):
+        events.append({"type": message["role"], "uuid": f"u{i}", "sessionId": "s1", "message": message,
+                       **({"messageId": "m0"} if i == 0 else {})})
+    events.insert(3, {"type": "assistant", "uuid": "x", "sessionId": "s1", "isSidechain": True,
+                      "message": {"role": "assistant", "content": [{"type": "text", "text": "sub-agent"}]}})
+    return "".join(json.dumps(e) + "\n" for e in [*events, *extra])
+
+
+def test_a_claude_code_session_is_one_trace_with_its_tool_steps(tmp_path: Path):
+    label = {"type": "label", "sessionId": "s1", "outcome": "failure", "expected": "Say that /tmp/x could not be deleted."}
+    path = _write(tmp_path, "session.jsonl", _session_lines(label))
+    converter = TraceConverter(path)
+    (case,) = converter.convert()
+    assert case.task.input["text"] == "Delete /tmp/x" and case.task.expected == "Say that /tmp/x could not be deleted."
+    steps = case.diagnosis.trajectory
+    assert steps[-1]["action"] == {"answer": "Done."}
+    assert case.diagnosis.symptom == "failed at step 2; agent answered 'Done.'"
+    messages = [p.message for p in converter.problems]
+    assert "`summary` event of a Claude Code session file, not a message: left out" in messages
+    assert "lines 2-7 read as Claude Code session 's1': 4 message(s); left out: 1 side-chain message" in messages
+    assert all(p.severity == "warning" for p in converter.problems)
+    assert [(r.location.line, r.fate) for r in converter.account.rows] == [(2, "case")]
+
+
+def test_an_unlabelled_claude_code_session_is_one_skipped_trace_that_says_why(tmp_path: Path):
+    converter = TraceConverter(_write(tmp_path, "session.jsonl", _session_lines()))
+    assert converter.convert() == []
+    (row,) = converter.account.rows
+    assert row.fate == "skipped" and "no outcome" in row.reason
