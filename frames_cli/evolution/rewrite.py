@@ -83,8 +83,8 @@ def validate_rewrite(
     order; a new skill may not create any), description length and characters, and no credential
     (what the audit log's Redactor would remove). Other control, bidirectional and zero-width
     characters are removed from the body and description (`sanitize.clean`). No rule stated
-    twice: the body may not hold more pairs of lines that state one rule than the parent's body
-    held (so near-alike lines the policy already had, such as a fee table, never count). An
+    twice: the body may not hold more pairs of sentences that state one rule than the parent's
+    body held (so near-alike lines the policy already had, such as a fee table, never count). An
     omitted or empty description keeps the current one (a new skill's: the blueprint's).
 
     Args:
@@ -116,8 +116,8 @@ def validate_rewrite(
     duplicates = duplicate_pairs(body, limits.duplicate_threshold)
     if len(duplicates) > len(duplicate_pairs(original.body, limits.duplicate_threshold) if original else []):
         errors += [
-            f"lines {d.first_line} and {d.second_line} state the same rule twice; keep one line that says it all: "
-            f"{_clip(d.first)!r} / {_clip(d.second)!r}"
+            (f"lines {d.first_line} and {d.second_line} state" if d.first_line != d.second_line else f"line {d.first_line} states")
+            + f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / {_clip(d.second)!r}"
             for d in duplicates
         ]
     try:

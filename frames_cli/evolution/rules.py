@@ -193,7 +193,8 @@ def medoid(texts: Sequence[str], members: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class DuplicatePair:
-    """Two lines of a skill body that state the same rule (1-based line numbers in the body)."""
+    """Two sentences of a skill body that state the same rule (1-based body line of each; one line
+    may hold both). `first` and `second` are the sentences, list markers stripped."""
 
     first_line: int
     second_line: int
@@ -201,14 +202,27 @@ class DuplicatePair:
     second: str
 
 
-def duplicate_pairs(body: str, threshold: float) -> list[DuplicatePair]:
-    """Pairs of rule lines in a Markdown body that state the same rule (`same_rule`).
+# A sentence ends at . ! or ? followed by a capital, a quote or a bracket: "e.g. the" and "$1.50"
+# do not end one, and a semicolon's clauses stay one rule.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
-    Rule lines are non-empty text lines (list markers stripped); headings, HTML comments, table rows
-    and code fences are not rules. Lines of fewer than three content words are skipped: "Done."
-    twice is not a duplicated rule.
+
+def rule_sentences(line: str) -> list[str]:
+    """The sentences of one body line (list marker stripped), in order."""
+    text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line.strip())
+    return [part for part in _SENTENCE_BREAK.split(text) if part]
+
+
+def duplicate_pairs(body: str, threshold: float) -> list[DuplicatePair]:
+    """Pairs of rule sentences in a Markdown body that state the same rule (`same_rule`).
+
+    The unit is the sentence, not the line: a line that adds a new rule after restating an old one
+    ("Check that the agent does not change the cabin of one flight only. The agent must not ...")
+    repeats one sentence, and only that sentence should go. Rule text is every non-empty text line
+    (list markers stripped); headings, HTML comments, table rows and code fences are not rules.
+    Sentences of fewer than three content words are skipped: "Done." twice is not a duplicated rule.
     """
-    lines: list[tuple[int, str]] = []
+    found: list[tuple[int, str]] = []
     in_code = False
     for number, raw in enumerate(body.split("\n"), 1):
         line = raw.strip()
@@ -217,12 +231,10 @@ def duplicate_pairs(body: str, threshold: float) -> list[DuplicatePair]:
             continue
         if in_code or not line or line.startswith(("#", "<!--", "|")):
             continue
-        text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
-        if len(token_set(text)) >= 3:
-            lines.append((number, text))
+        found += [(number, text) for text in rule_sentences(line) if len(token_set(text)) >= 3]
     return [
         DuplicatePair(n1, n2, t1, t2)
-        for k, (n1, t1) in enumerate(lines)
-        for n2, t2 in lines[k + 1:]
+        for k, (n1, t1) in enumerate(found)
+        for n2, t2 in found[k + 1:]
         if same_rule(t1, t2, threshold)
     ]

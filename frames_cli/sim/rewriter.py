@@ -14,9 +14,10 @@ from frames_cli.sim.matching import sentence_found, sentence_sets
 _QUOTED_RULE = re.compile(r'Add the rule: "([^"]+)"')
 _OPEN, _CLOSE = PROTECTED_OPEN, PROTECTED_CLOSE
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-# The validator's complaint about a rule written twice (evolution.rewrite); a model told so keeps
-# the first line and drops the repeat.
-_DUPLICATE = re.compile(r"lines (\d+) and (\d+) state the same rule twice")
+# The validator's complaint about a rule written twice (evolution.rewrite): the later line's number
+# and the repeated sentence (quoted by repr, perhaps clipped with "…"); a model told so keeps the
+# first statement and drops the repeated sentence, keeping the rest of its line.
+_DUPLICATE = re.compile(r"lines? (?:\d+ and )?(\d+) states? the same rule twice[^:]*: (['\"]).*?\2 / (['\"])(.*?)\3(?=;|$)", re.M)
 
 #: Filler a verbose model adds: true, harmless and costly (the cost objective should reject it).
 PADDING = (
@@ -32,7 +33,7 @@ def behave(call: SimCall) -> dict[str, Any]:
     With probability p_forget (p_forget_anchored when `Anchor cases:` is non-empty) drops one
     existing rule sentence outside protected regions; appends each quoted rule of the `Blueprint:`
     block not yet in the body; then with probability p_verbose appends a padding paragraph. On a
-    retry that names rules written twice, the later line of each pair is left out.
+    retry that names rules written twice, the repeated sentence of each pair is left out.
     """
     target = next((b for b in reading.skill_blocks(call.prompt) if b.attrs.get("target") == "true"), None)
     if target is None:
@@ -55,7 +56,8 @@ def behave(call: SimCall) -> dict[str, Any]:
 
 
 def _drop_repeats(body: str, prompt: str) -> str:
-    """On a retry that names repeated rules, drop the later line of each pair (1-based body lines).
+    """On a retry that names repeated rules, drop the repeated sentence of each pair from its line
+    (1-based body lines), and the line when nothing else is left of it.
 
     The answer is rebuilt from the same target and blueprint, so its lines are where the rejected
     answer had them; only the last retry message counts (earlier ones were already acted on).
@@ -63,9 +65,22 @@ def _drop_repeats(body: str, prompt: str) -> str:
     last_retry = prompt.rsplit("Your rewrite was rejected by the validator:", 1)
     if len(last_retry) < 2:
         return body
-    repeats = {int(m.group(2)) for m in _DUPLICATE.finditer(last_retry[1])}
     lines = body.split("\n")
-    return "\n".join(line for number, line in enumerate(lines, 1) if number not in repeats)
+    for m in _DUPLICATE.finditer(last_retry[1]):
+        number, repeated = int(m.group(1)), m.group(4).removesuffix("…")
+        if 0 < number <= len(lines) and lines[number - 1] is not None:
+            lines[number - 1] = _without_sentence(lines[number - 1], repeated)
+    return "\n".join(line for line in lines if line is not None)
+
+
+def _without_sentence(line: str, start: str) -> str | None:
+    """`line` without its first sentence that begins with `start`; None when no text is left."""
+    marker = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", line).group(0)
+    parts = _SENTENCE.split(line[len(marker):])
+    kept = [p for i, p in enumerate(parts) if not (p.startswith(start) and all(not q.startswith(start) for q in parts[:i]))]
+    if len(kept) == len(parts):  # the quote is not found word for word: the whole line goes, as before
+        return None
+    return marker + " ".join(kept) if kept else None
 
 
 def _quoted_rules(blueprint: Any) -> Iterator[str]:

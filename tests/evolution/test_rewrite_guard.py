@@ -10,6 +10,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,49 @@ def test_the_rewriter_schema_accepts_an_empty_description():
     from frames_cli.llm.schemas import REWRITE
 
     jsonschema.validate({"body": "x", "description": ""}, REWRITE)
+
+
+RESTATED = (
+    "- Check that the agent does not change the cabin for only some of the flights in a reservation."
+    " The agent must not accept a payment below the actual cost of a change."
+)
+CABIN = "- The agent must never change the cabin for only some of the flights in a reservation."
+
+
+def test_the_repeat_is_a_sentence_and_the_rest_of_its_line_is_a_new_rule():
+    from frames_cli.evolution.rules import duplicate_pairs, rule_sentences
+
+    [pair] = duplicate_pairs(f"# Modify\n\n{CABIN}\n{RESTATED}\n", 0.4)
+    assert (pair.first_line, pair.second_line) == (3, 4)
+    assert pair.second.startswith("Check that the agent") and "payment" not in pair.second
+    # "e.g." and "$1.50" do not end a sentence; a semicolon's clauses stay one rule
+    assert rule_sentences("- Charge $1.50 per bag, e.g. a carry-on; refund it on request.") == ["Charge $1.50 per bag, e.g. a carry-on; refund it on request."]
+
+
+def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(skill):
+    """Validator and simulated rewriter agree on the retry message: the second answer passes and
+    still holds the rule the restating line added."""
+    from frames_cli.llm.prompts import render
+    from frames_cli.sim.base import SimCall
+    from frames_cli.sim.rewriter import behave
+    from frames_cli.sim.world import SimWorld
+    from frames_cli.workspace.config import SimulatorConfig
+
+    parent = parse_skill(CANCEL.replace("- Cancel within 24 hours", CABIN + "\n- Cancel within 24 hours"), Path("skills/cancel-flight/SKILL.md"))
+    answer = parent.body + RESTATED + "\n"
+    text, errors = validate_rewrite(parent, "cancel-flight", {"body": answer}, LIMITS)
+    assert text is None and any("state the same rule twice" in e for e in errors)
+    # The retry shows the target (the parent) again; the simulated model rebuilds the same answer
+    # from it and the blueprint, then acts on the validator's message.
+    blueprint = {"skill": "cancel-flight", "changes": [f'Add the rule: "{RESTATED[2:]}"']}
+    prompt = (
+        f'<skill name="cancel-flight" target="true">\n{parent.body.rstrip()}\n</skill>\n\n'
+        f"Blueprint:\n```json\n{json.dumps(blueprint)}\n```\n\nAnchor cases:\n```json\n[]\n```\n\n"
+        + render("rewriter_retry", errors="\n".join(f"- {e}" for e in errors))
+    )
+    config = SimulatorConfig(p_forget=0.0, p_verbose=0.0)
+    body = behave(SimCall("rewriter", prompt, 0, config, SimWorld()))["body"]
+    text, errors = validate_rewrite(parent, "cancel-flight", {"body": body}, LIMITS)
+    assert errors == [], errors
+    assert "The agent must not accept a payment below the actual cost of a change." in body
+    assert "Check that the agent" not in body and body.count("only some of the flights") == 1
