@@ -68,13 +68,19 @@ def _strings(obj: Any, key: str = "") -> Iterator[tuple[str, str]]:
         yield key, str(obj)
 
 
-def case_values(case: Case) -> tuple[set[str], set[str]]:
-    """(values, person names) that `case`'s record holds: its input text and fields, its expected
-    answer and its diagnosis record. Names are the capitalised words of `*name` fields."""
+def case_texts(case: Case) -> list[tuple[str, str]]:
+    """(key, string) of every text a case's record holds: its input text and fields, its expected
+    answer and its diagnosis record (the texts `case_values` reads)."""
     d = case.diagnosis
+    return list(_strings([case.task.input, case.task.expected, d.symptom, d.cause, d.notes, list(d.evidence)]))
+
+
+def case_values(case: Case) -> tuple[set[str], set[str]]:
+    """(values, person names) that `case`'s record holds (`case_texts`). Names are the capitalised
+    words of `*name` fields."""
     values: set[str] = set()
     names: set[str] = set()
-    for key, text in _strings([case.task.input, case.task.expected, d.symptom, d.cause, d.notes, list(d.evidence)]):
+    for key, text in case_texts(case):
         values |= values_in(text)
         if _NAME_KEY.search(key):
             names |= name_words(text)

@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from frames_cli.casevalues import TOKEN, case_values, policy_values, value_of
+from frames_cli.casevalues import TOKEN, case_texts, case_values, policy_values, value_of, values_in
 from frames_cli.ingest.text import overlap, sentences, token_set
+from frames_cli.secretscan import REDACTED, find_secrets
 
 if TYPE_CHECKING:
     from frames_cli.evolution.consensus import Blueprint
@@ -53,17 +54,24 @@ class CaseValues:
             expected answer, diagnosis record).
         names: person names (words of `*name` fields, as written) → ids of the cases holding them.
         policy: values and name words the policy text states; never flagged.
+        secret: values that lie inside a credential in a case's text (secretscan): still flagged,
+            but named `[REDACTED]` in every reason. Cut out of its context ("aws_secret_access_key
+            = …"), such a value no longer looks like a credential to the scanner that redacts
+            what frames writes, so the reason must not print it.
     """
 
     holders: dict[str, set[str]] = field(default_factory=dict)
     names: dict[str, set[str]] = field(default_factory=dict)
     policy: set[str] = field(default_factory=set)
+    secret: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, cases: Iterable[Case], policy_texts: Iterable[str] = ()) -> CaseValues:
         """Index `cases` (everything a case holds: input, expected, diagnosis) and the policy texts."""
         index = cls()
         for case in cases:
+            for _key, text in case_texts(case):
+                index.secret |= {v for hit in find_secrets(text) for v in values_in(text[hit.start:hit.end])}
             values, names = case_values(case)
             for value in values:
                 index.holders.setdefault(value, set()).add(case.id)
@@ -94,7 +102,10 @@ class CaseValues:
             shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
             return f"case {shown}" if len(ids) == 1 else f"cases {shown}"
 
-        found = ", ".join(f"`{h.value}` (from {held(h.case_ids)})" for h in hits)
+        def shown(token: str) -> str:
+            return REDACTED if value_of(token) in self.secret else token
+
+        found = ", ".join(f"`{shown(h.value)}` (from {held(h.case_ids)})" for h in hits)
         return f"carries a case value: {found}; a rule must hold for every case of its kind"
 
 

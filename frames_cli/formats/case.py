@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,6 +307,9 @@ def _case(record: Any, location: Location | None) -> Case:
     category = record["category"]
     if not isinstance(category, str) or not category.strip():
         raise _RecordError("`category` must be a non-empty string", ("category",))
+    where = _non_finite(record, ())
+    if where is not None:
+        raise _RecordError(f"`{'.'.join(where)}` is not a finite number (NaN or infinity): no answer can match it; write a number or a string", where)
     created = record.get("created", "")
     return Case(
         id=case_id,
@@ -325,6 +329,27 @@ def _case(record: Any, location: Location | None) -> Case:
         label=_label(record.get("label")),
         location=location,
     )
+
+
+def _non_finite(value: Any, key: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The key path of the first NaN or infinity inside `value` (YAML `.nan`, `.inf`), or None.
+
+    Refused because NaN equals nothing (an `exact` check of it can never pass) and neither is
+    JSON, which every record frames writes is.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return key
+    if isinstance(value, dict):
+        items = ((str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((str(i), v) for i, v in enumerate(value))
+    else:
+        return None
+    for name, item in items:
+        found = _non_finite(item, (*key, name))
+        if found is not None:
+            return found
+    return None
 
 
 def _must_pass(value: Any) -> bool | str:

@@ -182,3 +182,18 @@ def test_must_pass_marks_a_case_or_its_whole_category(tmp_path: Path) -> None:
     assert "must_pass" not in (tmp_path / "b.yaml").read_text(encoding="utf-8").split("- id: c2")[0]
     with pytest.raises(InputError, match=r"a.yaml:13: `must_pass` must be true, false or `category`, got 'always'"):
         load_cases([write(tmp_path / "a.yaml", text.replace("must_pass: true", "must_pass: always"))])
+
+
+@pytest.mark.parametrize(("value", "key"), [(".nan", "task.expected"), ("-.inf", "task.expected"), ("{fee: .inf}", "task.input.fields.fee")])
+def test_nan_or_infinity_in_a_case_is_a_located_error(tmp_path: Path, value: str, key: str) -> None:
+    # issue 15: `expected: .nan` passed validate and evolve; NaN equals no answer and is no JSON.
+    if key.endswith("fee"):
+        text = f"- id: n1\n  category: c\n  task:\n    input:\n      text: x\n      fields: {value}\n    expected: 'no'\n    check: {{kind: exact}}\n"
+        line = 6
+    else:
+        text = f"- id: n1\n  category: c\n  task:\n    input: {{text: x}}\n    expected: {value}\n    check: {{kind: exact}}\n"
+        line = 5
+    path = write(tmp_path / "bad.yaml", text)
+    with pytest.raises(InputError) as info:
+        load_cases([path])
+    assert str(info.value).startswith(f"{path}:{line}: `{key}` is not a finite number")
