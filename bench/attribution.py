@@ -16,7 +16,12 @@ Per seed and in the mean, side by side:
   tok/accepted  every token the run spent (all roles) divided by its accepted children
   tokens        every token the run spent
 
-Usage: python bench/attribution.py [--seeds 0 1 2 3 4] [--max-rounds N]
+--profile strong --thin is the setting of the issue's real-model trial as the simulator models it:
+bench/sim_calibration.py's executor profile fitted to that trial and the four procedure skills cut
+to one line each (the full policy stays in policies/); the default is the bundled frames.yaml's weak
+executor and verbatim skills.
+
+Usage: python bench/attribution.py [--seeds 0 1 2 3 4] [--max-rounds N] [--profile weak|strong] [--thin]
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ import yaml
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
@@ -50,7 +58,7 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
 
 
-def workspace(folder: Path, seed: int, max_rounds: int, steps: int) -> Path:
+def workspace(folder: Path, seed: int, max_rounds: int, steps: int, profile: str | None = None, thin: bool = False) -> Path:
     """A fresh copy of the bundled example: τ²'s train split in cases/, its test split sealed in holdout/."""
     root = folder / f"seed{seed}-steps{steps}"
     root.mkdir()
@@ -68,6 +76,10 @@ def workspace(folder: Path, seed: int, max_rounds: int, steps: int) -> Path:
     ev.update(seed=seed, max_rounds=max_rounds, attribution_steps=steps)
     ev["split"] = {**ev.get("split", {}), "test": 0.0, "test_cases": "holdout/*"}
     config["simulator"]["seed"] = seed
+    if profile:
+        config["simulator"].update(PROFILES[profile])
+    if thin:
+        thin_skills(root)
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
@@ -119,12 +131,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=6)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=None, help="simulated executor (default: the bundled frames.yaml's)")
+    parser.add_argument("--thin", action="store_true", help="one-line procedure skills, as in the real-model trial's thin run")
     args = parser.parse_args()
     results: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, steps in SETTINGS:
-            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, steps)) for seed in args.seeds]
-    print("frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
+            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, steps, args.profile, args.thin)) for seed in args.seeds]
+    setting = f"{args.profile or 'bundled (weak)'} executor, {'thin' if args.thin else 'verbatim'} skills"
+    print(f"frames-sim is a model of LLM behaviour, not an LLM ({setting}). τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
     for name, rows in results.items():
         report(name, args.seeds, rows)
 
