@@ -126,7 +126,7 @@ def _rounds_table(state: RunState, stories: list[RoundStory]) -> str:
             child = next((c for c in state.candidates if c.id == s.child), None)
             verdict = "no gate" if s.gate is None else ("gate pass" if s.gate.get("passed") else "gate FAIL")
             front = "joined the front" if s.child in s.joined else (off_front_reason(state, child) if child else "")
-            outcome = f"{s.child} {pct(child.pass_rate) if child else ''}, {verdict}; {front}"
+            outcome = f"{s.child} {pct(child.pass_rate) if child else ''}, {verdict}; {front}" + "".join(f"; attribution: {a}" for a in s.attribution)
         rows.append([str(s.round), s.parent or "—", str(sum(s.proposals.values())), kept, outcome])
     return _table(["round", "parent", "proposals", "kept by the vote (votes)", "outcome"], rows, css="text")
 

@@ -172,6 +172,7 @@ def _round_lines(state: RunState, s: RoundStory) -> list[str]:
              "pass" if c["passed"] else "**FAIL**"] for c in s.gate.get("checks", [])]
     out += ["  " + line for line in markdown_table(["category", "S0", s.child, "floor", "gate"], rows).splitlines()]
     out.append("")
+    out += [f"- Attribution: {md_text(line)}." for line in s.attribution]
     if s.joined or s.left:
         change = [f"{', '.join(s.joined)} joined"] if s.joined else []
         change += [f"{', '.join(s.left)} left (dominated)"] if s.left else []

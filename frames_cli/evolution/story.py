@@ -36,6 +36,8 @@ class RoundStory:
         joined, left: front members that joined / left the front in this round.
         front: the front after the round.
         reason: why the round made no child ("" when it made one).
+        attribution: one line per attribution step (evolution/attribution.py): what it found and
+            the sub-child it made, with that sub-child's gate verdict.
         finished: False for the round in progress when the run stopped.
     """
 
@@ -55,6 +57,7 @@ class RoundStory:
     left: list[str] = field(default_factory=list)
     front: list[str] = field(default_factory=list)
     reason: str = ""
+    attribution: list[str] = field(default_factory=list)
     finished: bool = True
 
 
@@ -72,14 +75,15 @@ def run_story(state: RunState) -> list[RoundStory]:
     """Every round of `state`, oldest first, with the front replayed after each."""
     stories = []
     front = _front(state, upto_round=0)
+    gates = {c.id: c.gate_passed for c in state.candidates}
     for record, finished in round_records(state):
         after = _front(state, upto_round=record["round"]) if finished else front
-        stories.append(_story(record, finished, front, after))
+        stories.append(_story(record, finished, front, after, gates))
         front = after
     return stories
 
 
-def _story(r: dict[str, Any], finished: bool, before: list[str], after: list[str]) -> RoundStory:
+def _story(r: dict[str, Any], finished: bool, before: list[str], after: list[str], gates: dict[str, bool | None]) -> RoundStory:
     diagnoses = r.get("diagnoses", [])
     outcomes = r.get("outcomes", [])
     rewritten = [o["skill"] for o in outcomes if o.get("skill_text") is not None]
@@ -106,8 +110,18 @@ def _story(r: dict[str, Any], finished: bool, before: list[str], after: list[str
         left=[c for c in before if c not in after],
         front=after,
         reason=reason,
+        attribution=[_step_line(step, gates) for step in r.get("attribution", [])],
         finished=finished,
     )
+
+
+def _step_line(step: dict[str, Any], gates: dict[str, bool | None]) -> str:
+    """One attribution step as a sentence: its note, then the sub-child made and its gate verdict."""
+    sub = step.get("sub_child")
+    if not sub:
+        return f"{step['note']}; no sub-child"
+    verdict = {True: "passed the gate", False: "failed the gate"}.get(gates.get(sub), "not gated")
+    return f"{step['note']}; sub-child {sub} without {', '.join(step['implicated'])} {verdict}"
 
 
 def _point(state: RunState, c: Candidate) -> FrontPoint:

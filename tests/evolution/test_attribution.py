@@ -199,6 +199,8 @@ def test_the_sub_child_without_the_breaking_rewrite_joins_the_front(tmp_path: Pa
     assert "Sub-child" in review.output and "luggage" in review.output and "l0" in review.output
     review = CliRunner().invoke(app, ["review", "r1c1", "--repo", str(repo.root)])
     assert "Attribution" in review.output and "Sub-child: r1c2" in review.output
+    story = (repo.root / ".frames" / "runs" / run_id / "report.md").read_text()
+    assert "- Attribution: r1c1: luggage broken by luggage (by l0, l1, l4); sub-child r1c2 without luggage passed the gate." in story
     # 4. the left-out rewrite is remembered: round 2's diagnosers and luggage rewriter see it
     diagnosers = [p for m, p in scripted.prompts if m == "diagnoser"]
     assert "<tried>" not in diagnosers[0]
