@@ -12,7 +12,7 @@ Printed per row:
   lost       results (case × sample) still lost after `eval.lost_retries`, left out of every score
   lost-as-failure  results scored as failures although their answer was lost: a failed result
              whose reason is a model-layer give-up ("gave up after", "invalid answer after")
-  front      the front members as id pass-rate/tokens; `same` when ids, rates, tokens and skill
+  front      the front members as id pass-rate/tokens; `same` when ids, rates, tokens and skills/
              trees (git tree ids) equal the fault-free run's
 
 The totals line: `lost-as-failure=N front-equal-rate-limit=yes|no front-equal-timeout=yes|no`.
@@ -78,7 +78,8 @@ def one_run(root: Path) -> dict:
         for r in json.loads(path.read_text())["results"]:
             if not r["passed"] and not r.get("lost") and any(g in r["reason"] for g in GIVE_UPS):
                 as_failure += 1
-    tree = lambda sha: subprocess.run(["git", "rev-parse", f"{sha}^{{tree}}"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    # The skills/ tree only: frames.yaml, also committed, differs between rows by its fault setting.
+    tree = lambda sha: subprocess.run(["git", "rev-parse", f"{sha}:skills"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()  # noqa: E731
     front = [(c.id, round(c.pass_rate or 0.0, 6), round(c.mean_tokens or 0.0, 3), tree(c.commit)) for c in state.front_candidates()]
     return {"status": state.status + (f" ({state.stop_reason})" if state.stop_reason else ""), "lost": state.lost_results(),
             "lost_as_failure": as_failure, "front": front, "tokens": state.spend_tokens}
