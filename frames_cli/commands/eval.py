@@ -37,6 +37,11 @@ def load_skills(ws: Workspace, ref: str | None) -> tuple[SkillSet, list[Problem]
 
         files, base = GitStore(ws.root).read_files(ref, "skills/"), Path(f"{ref}:")
     skills, dropped = SkillSet.load_valid(files, base=base)
+    if ref is None:
+        from frames_cli.workspace.health import skill_folder_problems
+
+        # Never read, so never offered to the agent; named, so nobody believes they were evaluated.
+        dropped += skill_folder_problems(ws, base)
     if dropped and not skills:
         # Evaluating no skill at all is not what anyone asked for: say why each one failed.
         raise InputError("no skill loads (`frames adopt skills` repairs what it can): " + "; ".join(f"{p.location}: {p.message}" for p in dropped))

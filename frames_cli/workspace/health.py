@@ -81,6 +81,20 @@ def _policies(ws: Workspace, base: Path, problems: list[Problem]) -> list[Policy
     return docs
 
 
+def skill_folder_problems(ws: Workspace, base: Path) -> list[Problem]:
+    """Skill folders of the working tree that `SkillSet.read_dir` passes over without a word: a
+    symlinked folder or SKILL.md (never read), a folder without SKILL.md. Locations under `base`."""
+    problems = []
+    if ws.skills_dir.is_dir():
+        for folder in sorted(ws.skills_dir.iterdir()):
+            link = first_symlink(ws.root, folder / "SKILL.md")
+            if link is not None:
+                problems.append(Problem(Location(base / link.relative_to(ws.root)), f"is a symlink (to {os.readlink(link)}); frames reads no skill through a symlink"))
+            elif folder.is_dir() and not folder.name.startswith(".") and not (folder / "SKILL.md").is_file():
+                problems.append(Problem(Location(base / "skills" / folder.name), "skill folder has no SKILL.md"))
+    return problems
+
+
 def _coverage_problems(cov: list[FileCoverage], base: Path) -> list[Problem]:
     out = []
     for fc in cov:
@@ -111,13 +125,7 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     files = SkillSet.read_dir(ws.skills_dir)
     skills, skill_problems = SkillSet.check_files(files, max_body_lines=config.evolution.max_body_lines, base=base)
     problems += skill_problems
-    if ws.skills_dir.is_dir():
-        for folder in sorted(ws.skills_dir.iterdir()):
-            link = first_symlink(ws.root, folder / "SKILL.md")
-            if link is not None:
-                problems.append(Problem(Location(base / link.relative_to(ws.root)), f"is a symlink (to {os.readlink(link)}); frames reads no skill through a symlink"))
-            elif folder.is_dir() and not folder.name.startswith(".") and not (folder / "SKILL.md").is_file():
-                problems.append(Problem(Location(base / "skills" / folder.name), "skill folder has no SKILL.md"))
+    problems += skill_folder_problems(ws, base)
     for skill in skills.values():
         for ref in skill.references:
             if ref not in skills:

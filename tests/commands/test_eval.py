@@ -138,3 +138,21 @@ def test_jobs_2_gives_the_report_of_one_process_and_one_ledger(ws: Path) -> None
     data = json.loads(single.stdout)
     assert json.loads((run_dir / "report.json").read_text())["results"] == data["results"]
     assert data["model_calls"] == 20
+
+
+def test_a_symlinked_skill_folder_is_not_offered_and_is_named(tmp_path: Path) -> None:
+    # issue 15: a symlinked skill folder was offered to the agent in `frames eval`; then silently skipped.
+    from evolution.conftest import build_repo, skill_text
+
+    repo = build_repo(tmp_path / "ws")
+    outside = tmp_path / "outside" / "linked"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text(skill_text("linked", "An outside skill.", "# Linked\n\n- Outside rule.\n"))
+    (repo.root / "skills" / "linked").symlink_to(outside)
+
+    result = CliRunner().invoke(app, ["eval", "--repo", str(repo.root), "--json"])
+
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [(Path(p["location"]).name, "is a symlink" in p["message"]) for p in data["left_out"]] == [("linked", True)]
+    assert all("linked" not in r["skills_used"] for r in data["results"])
