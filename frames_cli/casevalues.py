@@ -1,4 +1,4 @@
-"""Values that belong to a case rather than to a rule: ids, amounts, dates and times, person names.
+"""Values that belong to a case rather than to a rule: ids, amounts, dates and times, names and places.
 
 Shared by the case-value guard (evolution/guards.py) and the simulator (sim/), so that neither
 package imports the other. See docs/DECISIONS.md (2026-12-01, guards) for what counts as a value.
@@ -16,18 +16,36 @@ if TYPE_CHECKING:
 # ("H8Q05L", "emma_kim_9957", "2024-05-17", "$1,380.00"); trailing punctuation is not part of it.
 TOKEN = re.compile(r"[$€£]?[A-Za-z0-9](?:[A-Za-z0-9_,.\-/:]*[A-Za-z0-9])?")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# A count with its unit written on ("24h", "2pcs", "50kg"): as much a rule value as "24 hours".
+_COUNT_UNIT = re.compile(r"(\d+)(?:h|hrs?|d|min|pcs|kg|lbs?)", re.IGNORECASE)
 _NAME_KEY = re.compile(r"(^|_)name$")
 _NAME_WORD = re.compile(r"[A-Z][a-z]+")
+#: A proper noun as a case's record writes it: a capitalised word ("Dallas", "LaGuardia") or a code
+#: in capitals ("JFK", "TX").
+_PROPER = re.compile(r"[A-Z][A-Za-z]+")
+_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+#: A date or a clock time written out ("May 17", "17th of May, 2024", "3:30 pm"): several tokens
+#: that are one value. Month names must be capitalised ("you may 5 ..." is no date).
+PHRASE = re.compile(
+    rf"\b(?:(?P<m1>{_MONTH})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?!\d)(?:,?\s+\d{{4}}\b)?"
+    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH})\b(?:,?\s+\d{{4}}\b)?"
+    r"|(?P<h>\d{1,2})(?::(?P<mi>\d{2}))?\s*(?P<ap>[ap])\.?m\b\.?)",
+    re.IGNORECASE,
+)
+_ISO_DATE = re.compile(r"\b\d{4}-(\d{2})-(\d{2})\b")
 #: Whole numbers below this, written without a currency sign, are counts ("2 bags", "5 passengers"),
 #: which rules state all the time; larger numbers and any amount with a sign are case values.
 SMALL_COUNT = 100
+#: A field value of at most this many words is a name, a place or a code, not prose.
+SHORT_FIELD_WORDS = 4
 
 
 def value_of(token: str) -> str | None:
     """The normalised value of one `TOKEN` match, or None when it is an ordinary word or a count.
 
     Values: tokens mixing letters and digits (ids, flight numbers), dates and times, amounts (with a
-    currency sign, a decimal part, or ≥ SMALL_COUNT), and all-capital words of five or more letters
+    currency sign, a decimal part, or ≥ SMALL_COUNT; a count with its unit, "24h", is a count), and all-capital words of five or more letters
     (reservation ids without a digit). Case-folded, so "h8q05l" and "H8Q05L" are one value;
     "$1,380.00" and "1380" are one value too.
     """
@@ -36,6 +54,9 @@ def value_of(token: str) -> str | None:
     if not any(ch.isdigit() for ch in bare):
         return bare.casefold() if len(bare) >= 5 and bare.isalpha() and bare.isupper() else None
     plain = bare.replace(",", "")
+    unit = _COUNT_UNIT.fullmatch(plain)
+    if unit is not None and not signed:
+        plain = unit.group(1)
     if _NUMBER.fullmatch(plain):
         number = float(plain)
         if not signed and "." not in plain and number < SMALL_COUNT:
@@ -44,14 +65,54 @@ def value_of(token: str) -> str | None:
     return bare.casefold()
 
 
+def phrase_value(match: re.Match[str]) -> str | None:
+    """The normalised value of one `PHRASE` match: "date 05-17" (month-day; the year is left out, as
+    a written date often omits it) or "time 15:30"; None for a month that is not capitalised."""
+    month = match.group("m1") or match.group("m2")
+    if month is not None:
+        if not month[0].isupper():
+            return None
+        return f"date {_MONTHS.index(month[:3].casefold()) + 1:02d}-{int(match.group('d1') or match.group('d2')):02d}"
+    hour = int(match.group("h")) % 12 + (12 if match.group("ap").casefold() == "p" else 0)
+    return f"time {hour:02d}:{match.group('mi') or '00'}"
+
+
+def phrases(text: str) -> list[tuple[re.Match[str], str]]:
+    """The written-out dates and times of `text` with their values (see `phrase_value`), in order."""
+    return [(m, v) for m in PHRASE.finditer(text) if (v := phrase_value(m)) is not None]
+
+
 def values_in(text: str) -> set[str]:
-    """The normalised values (see `value_of`) that `text` carries."""
-    return {v for v in (value_of(t) for t in TOKEN.findall(text)) if v is not None}
+    """The normalised values that `text` carries: its tokens' (`value_of`), its written-out dates and
+    times (`phrase_value`), and the month-day of each ISO date ("2024-05-17" also holds "May 17")."""
+    out = {v for v in (value_of(t) for t in TOKEN.findall(text)) if v is not None}
+    out |= {v for _, v in phrases(text)}
+    return out | {f"date {m}-{d}" for m, d in _ISO_DATE.findall(text)}
 
 
 def name_words(text: str) -> set[str]:
     """Capitalised words of `text` ("Emma", "Kim"): how person names are compared."""
     return set(_NAME_WORD.findall(text))
+
+
+def proper_nouns(text: str, *, anywhere: bool = False) -> set[str]:
+    """Capitalised words and capital codes of `text` that are whole tokens ("Dallas", "JFK"; not the
+    "HAT" of "HAT090"), except a sentence's or a line's first word (capitalised whatever it is)
+    unless `anywhere` (a record's short field value, where every capital is meant)."""
+    out = set()
+    end = 0  # where the text before the current token was last read up to
+    starts = True
+    for match in TOKEN.finditer(text):
+        gap = text[end : match.start()]
+        if gap.strip(" \t\"'([*-+"):
+            starts = gap.rstrip(" \t\"'([*-+")[-1:] in ".!?:;" or "\n" in gap
+        elif "\n" in gap:
+            starts = True
+        word = match.group(0)
+        if _PROPER.fullmatch(word) and (anywhere or not starts):
+            out.add(word)
+        starts, end = False, match.end()
+    return out
 
 
 def _strings(obj: Any, key: str = "") -> Iterator[tuple[str, str]]:
@@ -76,27 +137,52 @@ def case_texts(case: Case) -> list[tuple[str, str]]:
 
 
 def case_values(case: Case) -> tuple[set[str], set[str]]:
-    """(values, person names) that `case`'s record holds (`case_texts`). Names are the capitalised
-    words of `*name` fields."""
+    """(values, proper nouns) that `case`'s record holds: its input text and fields, its expected
+    answer and its diagnosis record.
+
+    Proper nouns are the names and places of the case, read from its own record rather than from a
+    list: the capitalised words of `*name` fields; the capitalised words and capital codes of every
+    other field value that starts with a capital ("San Antonio", "JFK", "TX"); and, in free text
+    (the request, the evidence), capitalised words that do not start a sentence ("from Philadelphia
+    to LaGuardia"). Words the policy also uses (in any case) are rule words: see `is_rule_word`.
+    """
+    d = case.diagnosis
     values: set[str] = set()
     names: set[str] = set()
-    for key, text in case_texts(case):
+    for key, text in _strings([case.task.input, case.task.expected]):
         values |= values_in(text)
         if _NAME_KEY.search(key):
             names |= name_words(text)
+        else:
+            # A short field value ("San Antonio", "JFK") is a name or a code when it is capitalised;
+            # longer text is prose, whose sentences start with a capital whatever they say.
+            short = len(text.split()) <= SHORT_FIELD_WORDS and text[:1].isupper()
+            names |= proper_nouns(text, anywhere=short)
+    for _, text in _strings([d.symptom, d.cause, d.notes, list(d.evidence)]):
+        values |= values_in(text)
+        names |= proper_nouns(text)
     return values, names
 
 
 def policy_values(texts: Iterable[str]) -> set[str]:
-    """Values and capitalised words that the policy texts state: rule values, never a case's."""
+    """Values the policy texts state and every word they use, case-folded: rule values and rule
+    words, never a case's ("Gold" is a membership level when the policy says "gold")."""
     out: set[str] = set()
     for text in texts:
-        out |= values_in(text) | name_words(text)
+        out |= values_in(text) | {w.casefold() for w in TOKEN.findall(text)}
     return out
 
 
+def is_rule_word(word: str, policy: set[str] | frozenset[str]) -> bool:
+    """Whether a proper noun of a case is a word the policy uses (`policy_values`): then it is no
+    case value ("Silver", "Economy")."""
+    return word.casefold() in policy
+
+
 def without_values(text: str, drop: set[str], names: set[str] = frozenset()) -> str:  # type: ignore[assignment]
-    """`text` without the tokens whose value is in `drop` or that are one of `names`, spaces tidied.
+    """`text` without its written-out dates and times and its tokens whose value is in `drop`, and
+    without every run of capitalised words that holds one of `names` ("New York" when "York" is a
+    name), spaces tidied.
 
     "Agent does not cancel H8Q05L." with H8Q05L dropped → "Agent does not cancel." (the sentence as
     a rule, with the case's facts left out).
@@ -106,6 +192,36 @@ def without_values(text: str, drop: set[str], names: set[str] = frozenset()) -> 
         value = value_of(token)
         return "" if (value is not None and value in drop) or token in names else token
 
+    def keep_run(match: re.Match[str]) -> str:
+        return "" if any(word in names for word in match.group(0).split()) else match.group(0)
+
+    text = PHRASE.sub(lambda m: "" if phrase_value(m) in drop else m.group(0), text)
+    text = re.sub(r"\b[A-Z][A-Za-z]+(?:[ \t]+[A-Z][A-Za-z]+)+\b", keep_run, text)
     stripped = re.sub(r"\(\s*\)", "", TOKEN.sub(keep, text))
     stripped = re.sub(r"[ \t]{2,}", " ", stripped)
     return re.sub(r"[ \t]+([.,;:!?)])", r"\1", stripped).strip()
+
+
+# Words that cannot end a clause: prepositions, articles, conjunctions. A rule whose values were cut
+# out leaves one of them before the punctuation ("is between and.", "assigns payment to.").
+_NEEDS_OBJECT = r"(?:to|from|of|for|at|on|by|with|between|and|or|nor|the|a|an|than|via|into|onto|per|about|within|until)"
+# "to" ends a clause after verbs that take an infinitive left implicit ("if the user wants to.").
+_IMPLICIT_TO = r"(?<!\bwant )(?<!\bwants )(?<!\bask )(?<!\basks )(?<!\bagree )(?<!\bagrees )(?<!\bneed )(?<!\bneeds )(?<!\bhas )(?<!\bhave )(?<!\bchoose )(?<!\bchooses )(?<!\btry )(?<!\btries )(?<!\brefuse )(?<!\brefuses )(?<!\bable )(?<!\bgoing )(?<!\bused )"
+# "is"/"are" end a clause after a pronoun ("leave it as it is.") and nowhere else in a rule.
+_BARE_VERB = r"(?<!\bit )(?<!\bthey )(?<!\bthis )\b(?:is|are|if)"
+_STUB = re.compile(
+    rf"{_IMPLICIT_TO}\b{_NEEDS_OBJECT}[ \t]*(?:[.,;:!?)]|$)|{_BARE_VERB}[ \t]*[.,;!?]"
+    r"|\bbetween[ \t]+(?:and|or)\b|\bfrom[ \t]+(?:to|until)\b|\(\s*\)|\"\s*\"|[$€£](?![\d])"
+    r"|[,;:+&][ \t]*[.,;:!?]",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def stub(text: str) -> str | None:
+    """The words of `text` that show a sentence with its values cut out, or None when it reads whole.
+
+    "The total cost is between and." → "between and"; "Agent assigns payment to." → "to.". Such a
+    line is neither the case's fact (its values are gone) nor a rule a reader can follow.
+    """
+    match = _STUB.search(text)
+    return None if match is None else match.group(0).strip()

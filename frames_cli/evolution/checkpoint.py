@@ -44,6 +44,7 @@ class RoundRecord:
         attribution: the round's attribution steps, in order (stage `attribute`): each
             `attribution.Attribution.to_json()` of the child it analysed, with "note" (one sentence)
             and "sub_child" (the id of the sub-child made without the implicated rewrites, or None).
+        costs: for a cost-directed round, the parent's skills by tokens per case (cost.SkillCost JSON).
     """
 
     round: int
@@ -60,6 +61,7 @@ class RoundRecord:
     batching: str = ""
     kind: str = "failures"
     attribution: list[dict] = field(default_factory=list)
+    costs: list[dict] = field(default_factory=list)
 
 
 @dataclass

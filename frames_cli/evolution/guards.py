@@ -3,11 +3,13 @@
 Two checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIONS.md 2026-12-01):
 
 - `CaseValues` (`case_values`): a proposed rule, or a line a rewrite adds, may not carry a value that
-  a case's record holds (a reservation or order id, a person's name, an amount, a date from that
-  case's input, expected answer or evidence). Such a line is a fact of that case: it cannot help an
-  unseen case, and a reviewer rejects it. A value held by a few cases is still instance data (in
-  τ², one user's reservation ids appear in every task of that user), so "one case" is not required.
-  Values the policy itself states are rule values and always allowed.
+  a case's record holds (a reservation or order id, a person's name, a place, an amount, a date or
+  time, written as digits or in words, from that case's input, expected answer or evidence). Such a
+  line is a fact of that case: it cannot help an unseen case, and a reviewer rejects it. A value
+  held by a few cases is still instance data (in τ², one user's reservation ids appear in every task
+  of that user), so "one case" is not required. Values and words the policy itself states are rule
+  values and always allowed. Nor may a rule read as a sentence whose values were cut out ("The total
+  cost is between and.", `casevalues.stub`): a reviewer cannot merge it and no reader can follow it.
 - `PolicyKeeper` (`policy_sentences`): a rewrite may not remove or change a sentence its skill held
   from the policy at S0 (the back-linked span's sentences that the S0 body contains) unless the
   blueprint asked for exactly that, quoting the sentence and citing cases. Each allowed removal is
@@ -20,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from frames_cli.casevalues import TOKEN, case_texts, case_values, policy_values, value_of, values_in
+from frames_cli.casevalues import TOKEN, case_texts, case_values, is_rule_word, phrases, policy_values, stub, value_of, values_in
 from frames_cli.ingest.text import overlap, sentences, token_set
 from frames_cli.secretscan import REDACTED, find_secrets
 
@@ -30,8 +32,10 @@ if TYPE_CHECKING:
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill, SkillSet
 
-#: Policy sentences with fewer content words than this are headings or labels ("Refund:"), not rules.
+#: Policy sentences with fewer content words than this are headings or labels ("Refund:"), not rules;
+#: a list item is kept whatever its length ("- date of birth" is one field of the profile's list).
 MIN_RULE_WORDS = 3
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
 #: A sentence of the rewrite that holds this share of a removed policy sentence's words (both ways)
 #: is the same rule reworded: reported as "changed" rather than "removed".
 CHANGED_OVERLAP = 0.6
@@ -51,9 +55,10 @@ class CaseValues:
 
     Attributes:
         holders: normalised value → ids of the cases whose record holds it (input text and fields,
-            expected answer, diagnosis record).
-        names: person names (words of `*name` fields, as written) → ids of the cases holding them.
-        policy: values and name words the policy text states; never flagged.
+            expected answer, diagnosis record; written-out dates and times included).
+        names: proper nouns (person names, places, codes, as written; `casevalues.case_values`) →
+            ids of the cases holding them.
+        policy: values the policy text states and its words, case-folded; never flagged.
         secret: values that lie inside a credential in a case's text (secretscan): still flagged,
             but named `[REDACTED]` in every reason. Cut out of its context ("aws_secret_access_key
             = …"), such a value no longer looks like a credential to the scanner that redacts
@@ -81,18 +86,28 @@ class CaseValues:
         return index
 
     def specific(self, text: str) -> list[Hit]:
-        """The values of `text` that some case holds and the policy does not state, in order."""
-        hits: list[Hit] = []
-        for token in TOKEN.findall(text):
+        """The values of `text` that some case holds and the policy does not state, in text order."""
+        found: list[tuple[int, Hit]] = []
+        covered: list[tuple[int, int]] = []
+        for match, value in phrases(text):
+            covered.append(match.span())
+            holders = self.holders.get(value, set())
+            if holders and value not in self.policy:
+                found.append((match.start(), Hit(match.group(0).strip(), tuple(sorted(holders)))))
+        for match in TOKEN.finditer(text):
+            if any(a <= match.start() < b for a, b in covered):
+                continue  # the "17" of "May 17" is part of the date
+            token = match.group(0)
             value = value_of(token)
             if value is not None:
-                key, holders = value, self.holders.get(value, set())
-            elif token in self.names:
-                key, holders = token, self.names[token]
+                holders = self.holders.get(value, set()) if value not in self.policy else set()
             else:
-                continue
-            hit = Hit(token, tuple(sorted(holders))) if holders and key not in self.policy else None
-            if hit is not None and hit not in hits:
+                holders = self.names.get(token, set()) if not is_rule_word(token, self.policy) else set()
+            if holders:
+                found.append((match.start(), Hit(token, tuple(sorted(holders)))))
+        hits: list[Hit] = []
+        for _, hit in sorted(found, key=lambda f: f[0]):
+            if hit not in hits:
                 hits.append(hit)
         return hits
 
@@ -109,9 +124,25 @@ class CaseValues:
         return f"carries a case value: {found}; a rule must hold for every case of its kind"
 
 
+_QUOTED = re.compile(r'"([^"\n]+)"')
+
+
+def stub_reason(text: str) -> str | None:
+    """Why `text` is no rule because its values were cut out (`casevalues.stub`), or None.
+
+    When `text` quotes rule text (`Add the rule: "..."`), only the quoted rules are read: the words
+    around them are an instruction to the rewriter, not skill text.
+    """
+    quoted = _QUOTED.findall(text)
+    # A quoted rule that ends in a colon lost what followed it ("Agent uses the payment id:").
+    words = next((w for w in (stub(q) or (q[-1] if q.endswith(":") else None) for q in quoted) if w is not None), None) if quoted else stub(text)
+    return None if words is None else f"reads as a sentence with its values cut out ({words!r}): a rule must say what to do in words that hold for every case of its kind"
+
+
 def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> list[str]:
     """Drop every proposal whose rule text (its change, and a new skill's description) carries a
-    value only one case holds; the reason goes to the diagnoser result's `dropped`, as other drops do.
+    value some case holds, or reads as a sentence with its values cut out (`stub_reason`); the reason
+    goes to the diagnoser result's `dropped`, as other drops do.
 
     Mutates `results` in place (their `proposals` and `dropped`).
 
@@ -122,11 +153,13 @@ def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> l
     for result in results:
         kept = []
         for p in result.proposals:
-            hits = values.specific(f"{p.change}\n{p.description}")
-            if not hits:
+            text = f"{p.change}\n{p.description}"
+            hits = values.specific(text)
+            why = values.reason(hits) if hits else stub_reason(text)
+            if why is None:
                 kept.append(p)
                 continue
-            line = f"proposal {p.position} for `{p.skill}` (diagnoser {p.diagnoser}): {values.reason(hits)}"
+            line = f"proposal {p.position} for `{p.skill}` (diagnoser {p.diagnoser}): {why}"
             result.dropped.append(line)
             lines.append(line)
         result.proposals = kept
@@ -134,15 +167,17 @@ def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> l
 
 
 def added_line_errors(original: Skill | None, body: str, values: CaseValues) -> list[str]:
-    """Errors for the lines a rewrite adds (lines not in the original body) that carry a case value."""
+    """Errors for the lines a rewrite adds (lines not in the original body) that carry a case value
+    or read as a sentence with its values cut out."""
     before = set(original.body.splitlines()) if original is not None else set()
     errors = []
     for line in body.splitlines():
         if line in before or not line.strip():
             continue
         hits = values.specific(line)
-        if hits:
-            errors.append(f"the added line {line.strip()!r} {values.reason(hits)}; state the rule in general terms")
+        why = values.reason(hits) if hits else stub_reason(line)
+        if why is not None:
+            errors.append(f"the added line {line.strip()!r} {why}; state the rule in general terms")
     return errors
 
 
@@ -163,12 +198,25 @@ def holds(body: str, sentence: str) -> bool:
     return any(wanted in _norm(part) for part in [" ".join(sentences(body)), *sentences(body)])
 
 
+def _items(body: str) -> set[str]:
+    """The list items of a body, compared as `_norm` compares sentences."""
+    return {_norm(m.group(1)) for m in map(_LIST_ITEM.match, body.splitlines()) if m}
+
+
 @dataclass(frozen=True)
 class PolicySentence:
-    """A sentence a skill holds from the policy: its text and the back-link span it came from."""
+    """A sentence a skill holds from the policy: its text and the back-link span it came from.
+
+    `item`: a short list item of the policy ("date of birth"), held as a list item of its own, since
+    its words alone occur all over a body."""
 
     text: str
     source: str  # "policies/airline.md:133-152"
+    item: bool = False
+
+    def held_by(self, body: str) -> bool:
+        """Whether `body` still holds this sentence (`holds`; a short item as one of its list items)."""
+        return _norm(self.text) in _items(body) if self.item else holds(body, self.text)
 
 
 @dataclass(frozen=True)
@@ -214,9 +262,16 @@ class PolicyKeeper:
                 if data is None:
                     continue
                 span = "\n".join(data.decode("utf-8", errors="replace").splitlines()[link.start - 1 : link.end])
-                for sentence in sentences(span):
-                    if len(token_set(sentence)) >= MIN_RULE_WORDS and holds(skill.body, sentence) and all(p.text != sentence for p in found):
-                        found.append(PolicySentence(sentence, f"{link.file}:{link.start}-{link.end}"))
+                source = f"{link.file}:{link.start}-{link.end}"
+                candidates = [PolicySentence(s, source) for s in sentences(span) if len(token_set(s)) >= MIN_RULE_WORDS]
+                candidates += [
+                    PolicySentence(m.group(1), source, item=True)
+                    for m in map(_LIST_ITEM.match, span.splitlines())
+                    if m and 0 < len(token_set(m.group(1))) < MIN_RULE_WORDS
+                ]
+                for ps in candidates:
+                    if ps.held_by(skill.body) and all(p.text != ps.text for p in found):
+                        found.append(ps)
             if found:
                 keeper.kept[skill.name] = found
         return keeper
@@ -239,7 +294,7 @@ class PolicyKeeper:
         changes: list[PolicyChange] = []
         new_sentences = sentences(body)
         for ps in self.kept.get(parent.name, []):
-            if not holds(parent.body, ps.text) or holds(body, ps.text):
+            if not ps.held_by(parent.body) or ps.held_by(body):
                 continue
             reworded = any(min(overlap(ps.text, s), overlap(s, ps.text)) >= CHANGED_OVERLAP for s in new_sentences)
             kind = "changed" if reworded else "removed"

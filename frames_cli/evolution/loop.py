@@ -16,6 +16,7 @@ from frames_cli.evolution.attribution import Attribution, attribute, catalog_cha
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, RoundRecord
 from frames_cli.evolution.consensus import Blueprint, resolve_threshold, vote
 from frames_cli.evolution.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
+from frames_cli.evolution.cost import condense_blueprints, skill_costs
 from frames_cli.evolution.disputes import excluded_ids
 from frames_cli.evolution.lessons import Lesson, left_out_notes, round_lessons, tried_section
 from frames_cli.evolution.early import EarlyRejection, certain_rejection
@@ -77,6 +78,7 @@ class Settings:
     guards: dict = dataclasses.field(default_factory=dict)
     early_rejection: bool = True
     attribution_steps: int = 0
+    cost: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -108,6 +110,7 @@ class Settings:
             guards=dataclasses.asdict(ev.guards),
             early_rejection=ev.early_rejection,
             attribution_steps=ev.attribution_steps,
+            cost=dataclasses.asdict(ev.cost),
         )
 
     def to_json(self) -> dict:
@@ -395,6 +398,9 @@ class EvolutionRun:
         diagnosed = set(self.split.diagnosis) - self._excluded()
         failing = {cid: rec for cid, rec in self._evaluation(r.parent).failing().items() if cid in diagnosed}
         s = self.settings
+        if s.cost.get("enabled") and len(failing) <= s.cost.get("max_failures", 0):
+            self._condense(r, diagnosed, len(failing))
+            return
         r.batches = make_batches(list(failing), s.batch_size, s.diagnosers, s.seed, r.round)
         if not r.batches:
             r.note = "the parent fails no case"
@@ -419,8 +425,22 @@ class EvolutionRun:
         r.diagnoses = [d.to_json() for d in results]
         self._take_disputes(r, results)
 
+    def _condense(self, r: RoundRecord, diagnosed: set[str], failures: int) -> None:
+        """A cost-directed round (evolution/cost.py): blueprints that condense the parent's costliest
+        skills, measured on its diagnosis-set results; no diagnoser is called and nothing is voted."""
+        r.kind = "cost"
+        results = [rec for rec in self._evaluation(r.parent).results if rec["case_id"] in diagnosed]
+        costs = skill_costs(results, self._parent_skills(r))
+        r.blueprints = [b.to_json() for b in condense_blueprints(costs, int(self.settings.cost.get("skills", 1)))]
+        r.costs = [c.to_json() for c in costs]
+        few = "no diagnosis-set case" if failures == 0 else f"{failures} diagnosis-set case{'s' if failures > 1 else ''}"
+        r.note = f"cost-directed: the parent fails {few}" if r.blueprints else f"the parent fails {few} and loads no skill"
+        self.ctx.on_event(f"round {r.round}: {r.note}; condensing {', '.join(c.line() for c in costs[: len(r.blueprints)]) or 'nothing'}")
+
     def stage_vote(self, r: RoundRecord) -> None:
         """Keep skills that at least q distinct diagnosers proposed; merge each into one blueprint."""
+        if r.kind == "cost":
+            return  # its blueprints come from the measured costs, not from votes
         # A disputed case is never turned into a rule, whichever diagnoser cites it.
         excluded = self._excluded()
         proposals = []

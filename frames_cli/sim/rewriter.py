@@ -1,4 +1,4 @@
-"""Simulated rewriter: applies the blueprint's quoted rules, sometimes forgets a rule or pads."""
+"""Simulated rewriter: applies the blueprint's quoted rules, sometimes forgets a rule or states one twice."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from typing import Any, Iterator
 
 from frames_cli.formats.skill import PROTECTED_CLOSE, PROTECTED_OPEN
+from frames_cli.llm.conventions import CONDENSE
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import sentence_found, sentence_sets
@@ -19,12 +20,10 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # first statement and drops the repeated sentence, keeping the rest of its line.
 _DUPLICATE = re.compile(r"lines? (?:\d+ and )?(\d+) states? the same rule twice[^:]*: (['\"]).*?\2 / (['\"])(.*?)\3(?=;|$)", re.M)
 
-#: Filler a verbose model adds: true, harmless and costly (the cost objective should reject it).
-PADDING = (
-    "Read the whole request carefully before acting, and make sure you understand what the customer "
-    "wants. Take your time and double-check each step. Be polite, clear and thorough at all times, "
-    "and explain your reasoning when it helps the customer."
-)
+#: How a verbose model restates a rule it has just written. The real-model trial's rewrites
+#: (../shared/data/real-model-trial/, 7 rewriter answers) add no generic filler; their excess is the
+#: same rule written again in other words (3 of the 7), which the duplicate check refuses.
+RESTATE = "In other words: {rule}"
 
 
 def behave(call: SimCall) -> dict[str, Any]:
@@ -32,8 +31,10 @@ def behave(call: SimCall) -> dict[str, Any]:
 
     With probability p_forget (p_forget_anchored when `Anchor cases:` is non-empty) drops one
     existing rule sentence outside protected regions; appends each quoted rule of the `Blueprint:`
-    block not yet in the body; then with probability p_verbose appends a padding paragraph. On a
-    retry that names rules written twice, the repeated sentence of each pair is left out.
+    block not yet in the body; then with probability p_verbose states the first rule it added a
+    second time (RESTATE). Asked to condense (CONDENSE), it first drops repeated lines and
+    formatting (`_condensed`). On a retry that names rules written twice, the repeated sentence of
+    each pair is left out.
     """
     target = next((b for b in reading.skill_blocks(call.prompt) if b.attrs.get("target") == "true"), None)
     if target is None:
@@ -45,14 +46,37 @@ def behave(call: SimCall) -> dict[str, Any]:
     # Forget before adding, so only a rule that was already there can be lost.
     if rng.random() < (cfg.p_forget_anchored if anchored else cfg.p_forget):
         _forget_one(lines, rng)
+    if CONDENSE in call.prompt:
+        lines = _condensed(lines)
     existing = sentence_sets(target.text)
-    for rule in dict.fromkeys(_quoted_rules(reading.json_after(call.prompt, "Blueprint"))):
-        if not sentence_found(rule, existing):
-            lines.append(f"- {rule}")
-    if rng.random() < cfg.p_verbose:
-        lines += ["", PADDING]
+    added = [r for r in dict.fromkeys(_quoted_rules(reading.json_after(call.prompt, "Blueprint"))) if not sentence_found(r, existing)]
+    lines += [f"- {rule}" for rule in added]
+    if rng.random() < cfg.p_verbose and added:
+        lines.append("- " + RESTATE.format(rule=added[0][:1].lower() + added[0][1:]))
     body = "\n".join(lines).strip("\n")
     return {"body": _drop_repeats(body, call.prompt) + "\n"}
+
+
+def _condensed(lines: list[str]) -> list[str]:
+    """What this model does when asked to condense: it drops a line that restates an earlier one
+    (the same words, `sentence_found`), Markdown emphasis and runs of blank lines. It never rewords a
+    rule, so a condensed skill saves only what repetition and formatting cost."""
+    out: list[str] = []
+    seen: list[frozenset[str]] = []
+    protected = False
+    for line in lines:
+        stripped = line.strip()
+        protected = (protected or stripped == _OPEN) and stripped != _CLOSE
+        if not protected and stripped and not stripped.startswith(("#", "<!--", "```")):
+            text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", stripped).removeprefix(RESTATE.split("{")[0])
+            if sentence_found(text, seen):
+                continue
+            seen.extend(sentence_sets(text))
+            line = line.replace("**", "")
+        if not stripped and out and not out[-1].strip():
+            continue
+        out.append(line)
+    return out
 
 
 def _drop_repeats(body: str, prompt: str) -> str:

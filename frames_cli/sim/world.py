@@ -5,7 +5,8 @@ values taken out (its ids, names, amounts, dates: `casevalues`), is a rule when 
 MIN_RULE_WORDS content words remain ("Agent should refuse to proceed with the cancellation.");
 another case whose evidence says the same in most of the same words needs the same rule. What is
 left of a sentence that is mostly values ("Agent does not cancel H8Q05L." → "Agent does not
-cancel.") is a fact of its case, not a rule: only the case's own line can state it.
+cancel."), or that reads as a sentence with its values cut out ("Agent assigns payment to.",
+`casevalues.stub`), is a fact of its case, not a rule: only the case's own line can state it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
-from frames_cli.casevalues import case_values, policy_values, without_values
+from frames_cli.casevalues import case_values, is_rule_word, policy_values, stub, without_values
 from frames_cli.ingest.text import token_set
 
 if TYPE_CHECKING:
@@ -81,12 +82,13 @@ class SimWorld:
             return known[1]
         values, names = case_values(case)
         drop = values - self.policy
+        own_names = {n for n in names if not is_rule_word(n, self.policy)}
         rules = []
         for sentence in case.diagnosis.evidence:
-            rule = without_values(sentence, drop, names - self.policy)
-            if len(token_set(rule)) >= MIN_RULE_WORDS and rule not in rules:
+            rule = without_values(sentence, drop, own_names)
+            if len(token_set(rule)) >= MIN_RULE_WORDS and stub(rule) is None and rule not in rules:
                 rules.append(rule)
-        facts = CaseFacts(frozenset(values | names), tuple(rules))
+        facts = CaseFacts(frozenset(values | own_names), tuple(rules))
         self._facts[case.id] = (case, facts)
         return facts
 

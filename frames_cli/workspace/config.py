@@ -124,6 +124,15 @@ class GuardsConfig:
 
 
 @dataclass(frozen=True)
+class CostConfig:
+    """Cost-directed children (evolution/cost.py): the front's "same pass rate, fewer tokens" side."""
+
+    enabled: bool = _f(True, "when the parent has few failures, condense its costliest skills instead of diagnosing")
+    max_failures: int = _f(1, "a parent failing at most this many diagnosis-set cases gets a cost-directed child", min=0)
+    skills: int = _f(2, "skills condensed per cost-directed child (the most tokens per case: loads × body tokens)", min=1)
+
+
+@dataclass(frozen=True)
 class EvolutionConfig:
     """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
 
@@ -152,6 +161,7 @@ class EvolutionConfig:
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
     split: SplitConfig = field(default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"})
     guards: GuardsConfig = field(default_factory=GuardsConfig, metadata={"doc": "what a proposal or rewrite may not write"})
+    cost: CostConfig = field(default_factory=CostConfig, metadata={"doc": "cost-directed children when there is little to learn"})
 
 
 @dataclass(frozen=True)
@@ -222,7 +232,7 @@ class SimulatorConfig:
     p_literal: float = _f(0.5, "P(a diagnoser that misses the cause copies the case's evidence, values and all, instead of proposing noise)", min=0.0, max=1.0)
     p_forget: float = _f(0.25, "P(the rewriter drops an existing rule sentence)", min=0.0, max=1.0)
     p_forget_anchored: float = _f(0.08, "the same when anchor cases are in the prompt", min=0.0, max=1.0)
-    p_verbose: float = _f(0.3, "P(the rewriter pads the text)", min=0.0, max=1.0)
+    p_verbose: float = _f(0.3, "P(the rewriter states a rule it adds twice, in other words)", min=0.0, max=1.0)
     latency_s: float = _f(0.0, "seconds each simulated call takes", min=0.0)
     mislabelled: list[str] = _f([], "ids of cases whose expected result the simulated world holds to contradict the policy: a diagnoser that sees the cause (p_insight) disputes the case instead of proposing a rule")
     faults: FaultsConfig = field(default_factory=FaultsConfig, metadata={"doc": "fault injection"})

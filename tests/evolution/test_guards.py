@@ -9,6 +9,11 @@ Invariants:
 4. A blueprint that quotes the sentence, asks to remove it and cites a case may remove it; the
    outcome lists the sentence with the blueprint line that asked.
 5. A line a rewrite adds that carries a case value is an error too.
+6. Places and written-out dates and times are case values, read from the case's own record (its
+   capitalised field values, the capitalised words inside its sentences, its ISO dates); words the
+   policy uses in any case are rule words.
+7. A proposal (or an added line) that reads as a sentence with its values cut out is dropped, not
+   kept as a stub.
 """
 
 from __future__ import annotations
@@ -92,6 +97,57 @@ def test_names_amounts_and_dates_of_a_case_are_case_values() -> None:
     assert [h.value for h in values.specific("The cost must be between $1380 and $1390.")] == ["$1380", "$1390"]
 
 
+def _traveller(case_id: str, text: str, city: str, date: str) -> Case:
+    return case_from_dict(
+        {
+            "id": case_id,
+            "category": "book",
+            "source": {"kind": "test", "ref": case_id},
+            "created": "2026-12-01",
+            "task": {
+                "input": {"text": text, "fields": {"flight": {"origin": "JFK", "city": city, "date": date, "cabin": "economy"}}},
+                "expected": {"actions": []},
+                "check": {"kind": "exact"},
+                "answer_format": "json",
+            },
+            "diagnosis": {"evidence": ["Agent books the Gold member's flight."]},
+        }
+    )
+
+
+def test_places_and_written_dates_from_a_cases_record_are_case_values() -> None:
+    cases = [
+        _traveller("t1", "I fly from Philadelphia to LaGuardia. Gold members fly free.", "San Antonio", "2024-05-17"),
+        _traveller("t2", "Dallas is home. I leave at 3:30 pm.", "Boston", "2024-06-02"),
+    ]
+    values = CaseValues.build(cases, [POLICY + "Gold members get free bags in economy.\n"])
+
+    def found(text: str) -> list[tuple[str, tuple[str, ...]]]:
+        return [(h.value, h.case_ids) for h in values.specific(text)]
+
+    assert found("Book the flight to LaGuardia from JFK on May 17.") == [("LaGuardia", ("t1",)), ("JFK", ("t1", "t2")), ("May 17", ("t1",))]
+    assert found("Flights to San Antonio leave on the 17th of May, 2024.") == [("San", ("t1",)), ("Antonio", ("t1",)), ("17th of May, 2024", ("t1",))]
+    assert found("Leave at 3:30 PM, as Boston wants.") == [("3:30 PM", ("t2",)), ("Boston", ("t2",))]
+    # "Dallas" starts its sentence in t2's text, so t2's record does not say it is a name; "Gold"
+    # and "Economy" are words of the policy; a month with no day is no date.
+    assert found("Dallas: Gold members fly Economy in May.") == []
+
+
+def test_a_proposal_left_as_a_stub_once_its_values_are_cut_is_dropped() -> None:
+    result = _result(
+        'Add the rule: "The total cost that the agent mentions is between and."',
+        'Add the rule: "Agent assigns payment to."',
+        'Add the rule: "Agent uses the payment id:"',
+        'Add the rule: "Charge the payment method the user names, and only if the user wants to."',
+    )
+
+    lines = guard_proposals([result], _values())
+
+    assert [p.position for p in result.proposals] == [3]
+    assert [line.split("(")[2].split(")")[0] for line in lines] == ["'between and'", "'to.'", "':'"]
+    assert all("values cut out" in line for line in lines)
+
+
 def test_values_the_policy_states_and_small_counts_are_rule_values() -> None:
     result = _result('Add the rule: "Offer a certificate of $100 per passenger, within 24 hours, for at most 5 passengers."')
 
@@ -114,6 +170,22 @@ def test_the_keeper_holds_the_back_linked_sentences_the_s0_body_contains() -> No
         "Compensation is a certificate of $100 per passenger.",
     ]  # the first sentence is not in the body, so it is not the skill's to keep
     assert {p.source for p in keeper.kept["cancel-flight"]} == {"policies/airline.md:3-7"}
+
+
+def test_a_short_list_item_of_the_policy_is_kept_as_an_item() -> None:
+    policy = "# Airline policy\n\n## Profile\n\nEach user has a profile containing:\n\n- user id\n- date of birth\n- email\n"
+    span = policy.splitlines()[2:9]
+    body = "## Profile\n\nEach user has a profile containing:\n\n- user id\n- date of birth\n- email\n"
+    link = f"policies/airline.md#L3-L9 sha256:{text_sha256(chr(10).join(span))} Airline policy > Profile"
+    text = f"---\nname: profile\ndescription: The user profile.\nmetadata:\n  frames-backlinks: \"{link}\"\n---\n{body}"
+    s0 = SkillSet.from_files({"skills/profile/SKILL.md": text.encode()})
+    keeper = PolicyKeeper.build(s0, {"policies/airline.md": policy.encode()})
+    plain = _blueprint(('Add the rule: "Check the profile first."', ("c1",)))
+
+    # "email" is still a word of the body (in the added rule), but no longer an item of its list.
+    errors, _ = keeper.check(s0["profile"], body.replace("- email\n", "- Ask for the email before a change.\n"), plain)
+    assert len(errors) == 1 and "'email'" in errors[0]
+    assert keeper.check(s0["profile"], body.replace("- date of birth", "* Date of birth"), plain) == ([], [])
 
 
 def test_dropping_or_weakening_a_policy_sentence_is_an_error_unless_asked() -> None:
@@ -200,6 +272,13 @@ def test_a_rewrite_that_keeps_dropping_it_is_dropped() -> None:
     (outcome,) = rewrite(_Client([dropped, dropped]), s0, [blueprint], {}, RewriteLimits(50, 1), round_no=1, guard=RewriteGuard(keeper))
 
     assert not outcome.accepted and len(outcome.errors) == 2
+
+
+def test_an_added_line_left_as_a_stub_is_an_error() -> None:
+    _, s0 = _keeper()
+    guard = RewriteGuard(values=_values())
+    errors, _ = guard.check(s0["cancel-flight"], BODY + "- Agent assigns payment to.\n", _blueprint(("x", ("c1",))))
+    assert len(errors) == 1 and "values cut out ('to.')" in errors[0]
 
 
 def test_an_added_line_carrying_a_case_value_is_an_error() -> None:

@@ -21,7 +21,7 @@ from frames_cli.llm.prompts import Block, render
 from frames_cli.llm.schemas import DIAGNOSIS, EXECUTOR_STEP, GENERATED_CASES, REWRITE, RUBRIC_VERDICT
 from frames_cli.sim.diagnoser import SPURIOUS_RULES
 from frames_cli.sim.executor import wrong_answer
-from frames_cli.sim.rewriter import PADDING
+from frames_cli.sim.rewriter import RESTATE
 
 BAGS_RULE = "Silver members get 2 free checked bags per passenger in economy."
 CATALOG = (
@@ -147,12 +147,13 @@ def test_rewriter_applies_the_blueprint_and_keeps_protected_text(sim_workspace):
     assert data["body"] == BODY + f"\n- {BAGS_RULE}\n"
 
 
-def test_rewriter_forgets_a_rule_unless_anchored_and_pads(sim_workspace):
+def test_rewriter_forgets_a_rule_unless_anchored_and_restates_one(sim_workspace):
     forgetful = sim_workspace.configured(simulator={"p_forget": 1.0, "p_forget_anchored": 0.0, "p_verbose": 1.0})
     (data,) = ask(sim_workspace, "rewriter", rewriter_prompt([]), REWRITE, forgetful)
     body = data["body"]
     kept = [line for line in ("- Bags are weighed at the desk.", "- Oversize bags cost extra.") if line in body]
-    assert len(kept) == 1 and "- Never waive fees for staff." in body and BAGS_RULE in body and PADDING in body
+    assert len(kept) == 1 and "- Never waive fees for staff." in body and BAGS_RULE in body
+    assert body.rstrip().endswith("- " + RESTATE.format(rule=BAGS_RULE[0].lower() + BAGS_RULE[1:]))
     (anchored,) = ask(sim_workspace, "rewriter", rewriter_prompt([{"case_id": "bags-1"}]), REWRITE, forgetful)
     assert "- Bags are weighed at the desk." in anchored["body"] and "- Oversize bags cost extra." in anchored["body"]
 

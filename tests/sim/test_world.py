@@ -2,7 +2,8 @@
 
 Invariants:
 1. A case's rules are its evidence sentences without its own values (ids, names, amounts, dates);
-   what is left of a sentence that was mostly values is no rule.
+   what is left of a sentence that was mostly values, or that reads as a sentence with its values
+   cut out ("... was made on."), is no rule.
 2. A general rule learnt from one case makes an unseen case that needs the same rule known.
 3. A line carrying one case's values helps that case only: to another case it is about someone else.
 4. A rule that no sentence states but the skills' prose supports counts `policy_reading` (a strong
@@ -34,7 +35,8 @@ def _case(case_id: str, reservation: str, date: str) -> object:
             "diagnosis": {
                 "evidence": [
                     f"Agent does not cancel {reservation}.",
-                    f"Agent refuses to cancel basic economy booking {reservation} made on {date}.",
+                    f"Agent refuses to cancel basic economy booking {reservation} because it was made {date}, over a day ago.",
+                    f"The booking {reservation} was made on {date}.",
                 ]
             },
         }
@@ -51,7 +53,7 @@ def known(case, text: str, policy_reading: float = 0.0) -> float:
 
 
 def test_rules_are_the_evidence_without_the_cases_values() -> None:
-    assert WORLD.facts(A).rules == ("Agent refuses to cancel basic economy booking made on.",)
+    assert WORLD.facts(A).rules == ("Agent refuses to cancel basic economy booking because it was made, over a day ago.",)
     assert WORLD.facts(B).rules == WORLD.facts(A).rules  # the same rule: the two cases share it
     assert {"h8q05l", "2024-05-01"} <= WORLD.facts(A).values
 
@@ -72,4 +74,4 @@ def test_policy_prose_counts_policy_reading() -> None:
     prose = "Cancelling: refuses happen. A booking in basic economy is made once."
     assert known(B, prose) == 0.0
     assert known(B, prose, policy_reading=0.8) == 0.8
-    assert known(B, "A basic economy booking made today: the agent refuses to cancel it. Certificates are worth $100.") == 1.0
+    assert known(B, "A basic economy booking made over a day ago: the agent refuses to cancel it. Certificates are worth $100.") == 1.0
