@@ -56,12 +56,16 @@ def test_worker_processes_answer_as_threads_do(sim_workspace):
     requests = [executor_request(case_id=("bags-1", "cancel-1", "refund-1")[i % 3], sample=i) for i in range(40)]
     outcomes = {}
     for processes in (0, 2):
-        config = sim_workspace.configured(faults={"malformed_json": 0.3}, llm={"concurrency": 6, "processes": processes})
+        # A generous timeout: on a loaded machine (CI, parallel tests) the workers' start-up can take
+        # tens of seconds, and a timed-out call is retried, which this comparison would count.
+        config = sim_workspace.configured(faults={"malformed_json": 0.3}, llm={"concurrency": 6, "processes": processes, "timeout_s": 600.0})
         run_dir = sim_workspace.run_dir / f"p{processes}"
         with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False) as client:
             replies = client.chat_many(requests)
             parents = [parent_of(pid) for pid in client._processes.pids] if client._processes else []
-        log = sorted((e["tag"], e["sample"], e["attempt"], e["reply"], e["usage"]["prompt_tokens"]) for e in read_exchanges(run_dir / "exchanges.jsonl"))
+        exchanges = read_exchanges(run_dir / "exchanges.jsonl")
+        assert [e["error"] for e in exchanges if "error" in e] == [], f"processes={processes}: calls failed"
+        log = sorted((e["tag"], e["sample"], e["attempt"], e["reply"], e["usage"]["prompt_tokens"]) for e in exchanges)
         outcomes[processes] = ([(r.text, r.data, r.usage, r.repaired, r.attempts) for r in replies], log, parents)
     assert outcomes[0][0] == outcomes[2][0] and outcomes[0][1] == outcomes[2][1]
     assert any(repaired for _, _, _, repaired, _ in outcomes[2][0]), "the repair turn ran through the workers too"
