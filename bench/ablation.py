@@ -60,6 +60,19 @@ def snapshot(tmp: Path) -> Path:
     return folder
 
 
+BENCH_GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
+
+
+def commit_all(root: Path, message: str) -> None:
+    """Commit every file under `root` as the bench's author; the first call makes the repository
+    (branch main, .frames/ ignored). Raises CalledProcessError when git fails."""
+    if not (root / ".git").exists():
+        (root / ".gitignore").write_text(".frames/\n")
+        subprocess.run([*BENCH_GIT, "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run([*BENCH_GIT, "add", "."], cwd=root, check=True)
+    subprocess.run([*BENCH_GIT, "commit", "-q", "-m", message], cwd=root, check=True)
+
+
 def workspace(tmp: Path, example: Path, overrides: dict, seed: int, max_rounds: int | None, samples: int | None) -> Path:
     """A fresh git repo holding the bundled example with `overrides` applied to frames.yaml."""
     root = tmp / f"ws-{len(list(tmp.iterdir()))}"
@@ -72,11 +85,7 @@ def workspace(tmp: Path, example: Path, overrides: dict, seed: int, max_rounds: 
     if samples:
         config.setdefault("eval", {})["samples"] = samples
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (root / ".gitignore").write_text(".frames/\n")
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run([*git, "add", "."], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "bundled example"], cwd=root, check=True)
+    commit_all(root, "bundled example")
     return root
 
 

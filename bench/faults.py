@@ -38,7 +38,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ablation import snapshot  # noqa: E402
+from ablation import commit_all, snapshot  # noqa: E402
 
 from frames_cli.errors import FramesError  # noqa: E402
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
@@ -59,11 +59,7 @@ def workspace(tmp: Path, example: Path, kind: str, rate: float, lost_retries: in
     if lost_retries is not None:
         config["eval"]["lost_retries"] = lost_retries
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (root / ".gitignore").write_text(".frames/\n")
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run([*git, "add", "."], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "bundled example"], cwd=root, check=True)
+    commit_all(root, "bundled example")
     return root
 
 

@@ -56,6 +56,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ablation import commit_all  # noqa: E402
+
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
 from frames_cli.evolution.records import run_dir  # noqa: E402
@@ -94,11 +96,7 @@ def workspace(tmp: Path, example: Path, seed: int, evolution: dict, samples: int
     if samples:
         config["eval"]["samples"] = samples
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (root / ".gitignore").write_text(".frames/\n")
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run([*git, "add", "."], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "bundled example"], cwd=root, check=True)
+    commit_all(root, "bundled example")
     return root
 
 

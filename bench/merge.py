@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ablation import fmt_range, snapshot, workspace  # noqa: E402
+from ablation import commit_all, fmt_range, snapshot, workspace  # noqa: E402
 from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
@@ -70,9 +70,7 @@ def hold_out(root: Path) -> None:
     (root / "cases" / "tau2-airline.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] not in test_ids], sort_keys=False))
     (root / "heldout").mkdir()
     (root / "heldout" / "test.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] in test_ids], sort_keys=False))
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "add", "."], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "hold out tau2's test split"], cwd=root, check=True)
+    commit_all(root, "hold out tau2's test split")
 
 
 def added_lines(root: Path, parent: str, child: str) -> int:
