@@ -52,3 +52,29 @@ def agentskills_command() -> str | None:
     PATH; else the one on PATH; None when neither exists."""
     beside = Path(sysconfig.get_path("scripts")) / "agentskills"
     return str(beside) if beside.is_file() else shutil.which("agentskills")
+
+
+#: The provider prefix of the tests' scripted models (`scripted/<role>`).
+SCRIPTED = "scripted"
+
+
+def install_scripted(handler: object) -> None:
+    """Register `handler` (a litellm CustomLLM) as the `scripted/` provider, replacing any earlier
+    one; `remove_scripted` takes it out again."""
+    from litellm.utils import custom_llm_setup
+
+    from frames_cli.llm.providers import litellm_module
+
+    litellm = litellm_module()
+    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != SCRIPTED] + [
+        {"provider": SCRIPTED, "custom_handler": handler}
+    ]
+    custom_llm_setup()
+
+
+def remove_scripted() -> None:
+    """Take the `scripted/` provider out of litellm's provider map."""
+    from frames_cli.llm.providers import litellm_module
+
+    litellm = litellm_module()
+    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != SCRIPTED]

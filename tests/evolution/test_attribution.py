@@ -35,7 +35,7 @@ from frames_cli.evolution.attribution import Attribution, attribute, catalog_cha
 from frames_cli.evolution.checkpoint import RoundRecord
 from frames_cli.evolution.gate import CaseOutcome
 from frames_cli.evolution.lessons import left_out_notes, round_lessons
-from helpers import init_git_repo
+from helpers import init_git_repo, install_scripted, remove_scripted
 
 SEATING_KEPT = "Window seats are assigned at online booking time."
 SEATING_NEW = "Exit row seating requires passengers aged fifteen or older."
@@ -109,18 +109,10 @@ class Scripted:
 
 @pytest.fixture
 def scripted():
-    from litellm.utils import custom_llm_setup
-
-    from frames_cli.llm.providers import litellm_module
-
-    litellm = litellm_module()
     provider = Scripted()
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"] + [
-        {"provider": "scripted", "custom_handler": provider.handler}
-    ]
-    custom_llm_setup()
+    install_scripted(provider.handler)
     yield provider
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"]
+    remove_scripted()
 
 
 def build(root: Path, **evolution: Any):

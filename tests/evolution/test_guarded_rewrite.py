@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from helpers import install_scripted, remove_scripted
+
 from .conftest import CONFIG, build_repo, make_cases
 
 PROTECTED = "Never cancel a flight that has already been flown.\n"
@@ -67,18 +69,10 @@ class Scripted:
 
 @pytest.fixture
 def scripted():
-    from litellm.utils import custom_llm_setup
-
-    from frames_cli.llm.providers import litellm_module
-
-    litellm = litellm_module()
     provider = Scripted()
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"] + [
-        {"provider": "scripted", "custom_handler": provider.handler}
-    ]
-    custom_llm_setup()
+    install_scripted(provider.handler)
     yield provider
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"]
+    remove_scripted()
 
 
 def test_rewriter_cannot_touch_protected_regions_or_unlisted_skills(tmp_path: Path, scripted: Scripted) -> None:

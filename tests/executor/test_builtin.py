@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from helpers import install_scripted, remove_scripted
+
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.catalog import Catalog
@@ -122,24 +124,13 @@ class Scripted:
 
 @pytest.fixture
 def scripted():
-    from litellm.utils import custom_llm_setup
-
-    from frames_cli.llm.providers import litellm_module
-
-    litellm = litellm_module()
-    installed: list[Scripted] = []
-
     def install(answers: list[dict[str, Any]]) -> Scripted:
         provider = Scripted(answers)
-        litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"] + [
-            {"provider": "scripted", "custom_handler": provider.handler}
-        ]
-        custom_llm_setup()
-        installed.append(provider)
+        install_scripted(provider.handler)
         return provider
 
     yield install
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"]
+    remove_scripted()
 
 
 def test_unknown_ids_are_refused_and_asked_again(world, scripted) -> None:
