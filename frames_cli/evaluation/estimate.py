@@ -89,18 +89,22 @@ class Estimate:
 
     @property
     def calls(self) -> int:
+        """Model calls expected, all roles."""
         return sum(r.calls for r in self.roles.values())
 
     @property
     def calls_max(self) -> int:
+        """Model calls the run cannot exceed, all roles."""
         return sum(r.calls_max for r in self.roles.values())
 
     @property
     def tokens(self) -> int:
+        """Tokens expected (prompt + completion), all roles."""
         return sum(r.tokens for r in self.roles.values())
 
     @property
     def max_tokens(self) -> int:
+        """A bound on prompt + completion tokens, all roles."""
         return sum(r.max_tokens for r in self.roles.values())
 
     def usd(self) -> tuple[float | None, float | None]:
