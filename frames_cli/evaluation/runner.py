@@ -213,8 +213,13 @@ def evaluate(
     judge: ModelClient | None = None,
     progress: Progress | None = None,
     lost_retries: int = 0,
+    first_sample: int = 0,
 ) -> EvalReport:
     """Run `executor` on `cases` `samples` times each with `skills`, blind, and check every answer.
+
+    Samples are numbered from `first_sample` (0 for an evaluation; the sequential gate draws
+    samples k, k + 1, … of a case later): a sample's number is part of its model-cache key, so
+    every number is an independent draw.
 
     The executor only ever gets `Case.agent_view()`, `PROGRESS_CHUNK` cases per call. Local checks
     (exact, set, contains) run here; rubric checks go to `judge` in one batch per chunk.
@@ -228,8 +233,8 @@ def evaluate(
         ValueError: `samples` < 1, or rubric cases without a `judge`.
         BudgetExceeded: from the model layer, when the run's budget is spent.
     """
-    if samples < 1:
-        raise ValueError("samples must be at least 1")
+    if samples < 1 or first_sample < 0:
+        raise ValueError("samples must be at least 1 and first_sample at least 0")
     if judge is None and any(c.task.check.kind == "rubric" for c in cases):
         raise ValueError("rubric checks need a judge model client")
     views = [c.agent_view() for c in cases]
@@ -239,22 +244,22 @@ def evaluate(
         for sample in range(samples):
             for start in range(0, len(cases), PROGRESS_CHUNK):
                 chunk = slice(start, start + PROGRESS_CHUNK)
-                agent_results = executor.run(views[chunk], skills, sample)
+                agent_results = executor.run(views[chunk], skills, first_sample + sample)
                 if len(agent_results) != len(views[chunk]):
                     raise ValueError(f"executor returned {len(agent_results)} results for {len(views[chunk])} cases")
-                by_sample[sample] += _check_all(cases[chunk], agent_results, sample, judge)
+                by_sample[sample] += _check_all(cases[chunk], agent_results, first_sample + sample, judge)
                 done += len(agent_results)
                 if progress:
                     progress(done, total)
         for retry in range(1, lost_retries + 1):
-            if not _run_lost_again(cases, views, skills, executor, by_sample, judge, retry):
+            if not _run_lost_again(cases, views, skills, executor, by_sample, judge, retry, first_sample):
                 break
     results = [by_sample[s][i] for i in range(len(cases)) for s in range(samples)]
     return EvalReport(results, samples)
 
 
 def _run_lost_again(cases: Sequence[Case], views: Sequence[Any], skills: SkillSet, executor: Executor, by_sample: list[list[CaseResult]],
-                    judge: ModelClient | None, retry: int) -> bool:
+                    judge: ModelClient | None, retry: int, first_sample: int = 0) -> bool:
     """Run every lost result of `by_sample` again (try number `retry`), in place; False when none was lost.
 
     A retried result keeps the tokens its lost tries cost, so the cost objective sees them.
@@ -265,8 +270,8 @@ def _run_lost_again(cases: Sequence[Case], views: Sequence[Any], skills: SkillSe
         for start in range(0, len(at), PROGRESS_CHUNK):
             chunk = at[start:start + PROGRESS_CHUNK]
             any_lost = True
-            agent_results = executor.run([views[i] for i in chunk], skills, sample, retry=retry)
-            again = _check_all([cases[i] for i in chunk], agent_results, sample, judge, retry)
+            agent_results = executor.run([views[i] for i in chunk], skills, first_sample + sample, retry=retry)
+            again = _check_all([cases[i] for i in chunk], agent_results, first_sample + sample, judge, retry)
             for i, new in zip(chunk, again):
                 new.usage.add(results[i].usage)
                 results[i] = new

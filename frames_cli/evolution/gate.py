@@ -108,6 +108,11 @@ class CategoryCheck:
     needed: int = 0
     why: str = ""
 
+    @property
+    def below_floor(self) -> bool:
+        """The child's rate is under the floor, or it has no result in the category."""
+        return self.child is None or self.child < self.floor - _SLACK
+
 
 @dataclass(frozen=True)
 class GateVerdict:
@@ -118,6 +123,9 @@ class GateVerdict:
         rule: "paper" or "noise-aware"; alpha: the family-wise error rate of the noise-aware rule.
         early_stop: set by evolution/early.py when the child was rejected before its evaluation
             ended: {"evaluated": cases run, "skipped": [case ids], "reason": text}; None otherwise.
+        sequential: set by evolution/sequential.py when the noise-aware gate may draw more samples:
+            {"looks": [samples per case at each look], "alphas": [α spent at each look],
+            "categories": {name: {"samples": k it was decided at, "why": text}}}; None otherwise.
     """
 
     passed: bool
@@ -127,6 +135,7 @@ class GateVerdict:
     alpha: float = 0.05
     must_pass_broken: list[str] = field(default_factory=list)
     early_stop: dict[str, Any] | None = None
+    sequential: dict[str, Any] | None = None
 
     def failed_categories(self) -> list[str]:
         """Names of the categories the gate rejected."""
@@ -159,6 +168,8 @@ class GateVerdict:
         }
         if self.early_stop is not None:
             out["early_stop"] = self.early_stop
+        if self.sequential is not None:
+            out["sequential"] = self.sequential
         return out
 
 
@@ -184,11 +195,15 @@ class PerCategoryGate:
         tolerance: ε in 0..1, relative to S0's rate (0.05 = may lose 5 % of S0's rate).
         rule: "paper" (the floor alone decides) or "noise-aware" (the floor and the exact test).
         alpha: noise-aware only: the chance, over all categories, of rejecting a child as good as S0.
+        family: noise-aware only: m, the number of categories `alpha` is shared among (Bonferroni);
+            0 = the categories of the baseline checked. The sequential gate (evolution/sequential.py)
+            checks some categories at a later look and sets it to all of S0's.
     """
 
     tolerance: float
     rule: str = "paper"
     alpha: float = 0.05
+    family: int = 0
 
     def __post_init__(self) -> None:
         if self.rule not in GATE_RULES:
@@ -203,7 +218,7 @@ class PerCategoryGate:
         by_category: dict[str, list[str]] = {}
         for cid, outcome in baseline.items():
             by_category.setdefault(outcome.category, []).append(cid)
-        m = max(1, len(by_category))
+        m = max(1, self.family or len(by_category))
         checks = [self._category(cat, sorted(ids), baseline, child, m) for cat, ids in sorted(by_category.items())]
         broken = sorted(
             cid for cid, base in baseline.items()

@@ -79,3 +79,25 @@ def test_objects_older_than_the_evaluation_are_frozen_only_while_it_runs(sim_wor
             assert gc.get_freeze_count() >= frozen_before + len(later) - 100
         finally:
             gc.unfreeze()
+
+
+def test_first_sample_numbers_the_draws_and_the_lost_retries_from_there() -> None:
+    """The sequential gate draws samples k, k + 1, … later: the executor sees those numbers (the cache key's)."""
+    from frames_cli.executor.base import AgentResult
+    from frames_cli.formats.case import Case, Check, Source, Task
+    from frames_cli.llm.types import Usage
+
+    seen: list[tuple[int, int]] = []
+
+    class Numbered:
+        def run(self, cases, skills, sample=0, retry=0):
+            seen.append((sample, retry))
+            gone = sample == 6 and retry == 0
+            return [AgentResult(c.id, None if gone else "yes", [], Usage(1, 1), [], "timeout" if gone else None, gone) for c in cases]
+
+    case = Case("a", "c", Source("manual"), "", Task({"text": "a", "fields": {}}, "yes", Check("exact")))
+    report = evaluate([case], SkillSet.from_files({}), Numbered(), samples=2, first_sample=5, lost_retries=1)
+    assert [r.sample for r in report.results] == [5, 6]
+    assert seen == [(5, 0), (6, 0), (6, 1)] and not any(r.lost for r in report.results)
+    with pytest.raises(ValueError, match="first_sample"):
+        evaluate([case], SkillSet.from_files({}), Numbered(), first_sample=-1)

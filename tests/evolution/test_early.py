@@ -177,3 +177,35 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
         if stopped:
             break
     assert stopped, "no child was rejected early in seeds 1-8: the test shows nothing"
+
+
+def test_early_stop_at_the_first_look_never_changes_a_sequential_verdict():
+    """With sequential sampling, early rejection asks the first look (k samples, α_1); the full
+    evaluation replays every look on up to 4k samples. A child stopped early is one the full
+    sequential gate rejects; one it accepts is evaluated in full."""
+    from frames_cli.evolution.sequential import Drawn, SequentialGate
+
+    rng = random.Random(20261202)
+    stopped = later = 0
+    for trial in range(600):
+        k = rng.choice([1, 2, 5])
+        base, child = {}, {}
+        for c in range(rng.randint(1, 4)):
+            p_base, p_child = rng.random(), rng.random()
+            for i in range(rng.randint(1, 7)):
+                must = rng.random() < 0.1
+                base[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_base for _ in range(4 * k)), must)
+                child[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_child for _ in range(4 * k)), must)
+        seq = SequentialGate.plan(PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), "noise-aware", rng.choice([0.05, 0.5])), k, 4 * k)
+        full = seq.decide(Drawn(base), Drawn(child)).verdict
+        first = {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in base.items()}
+        first_child = {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in child.items()}
+        order = lambda done, pending: decisive_order(first, pending, seq.gate.tolerance, done)  # noqa: E731
+        early, evaluated = _staged_decision(seq.first_look(), first, first_child, order, rng.randint(1, 4))
+        if evaluated < len(base):
+            assert not early and not full.passed, (trial, base, child)
+            stopped += 1
+        else:
+            assert full.passed or not early or any(s["samples"] > k for s in full.sequential["categories"].values())
+        later += any(s["samples"] > k for s in full.sequential["categories"].values())
+    assert stopped > 50 and later > 50  # both early stops and later looks were exercised

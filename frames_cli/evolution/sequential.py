@@ -1,0 +1,228 @@
+"""Sequential sampling for the noise-aware gate: more samples where a category is below its floor yet undecided.
+
+At k samples per case the noise-aware rule (evolution/gate.py) often cannot tell a real drop from
+noise: a category below its floor without a significant drop is accepted, whatever it hides. The
+sequential gate looks again with more samples instead. Looks are planned before any model call at
+k, 2k, 4k, … samples per case, the last at `evolution.gate_max_samples`. At each look every
+category not decided yet is checked by the noise-aware rule at that look's share of α; a category
+at or above its floor is accepted there, one the test rejects rejects the child, and one below its
+floor without a significant drop is undecided: its cases get more samples, S0's and the child's,
+up to the next look. At the last look an undecided category is accepted (noise explains it).
+
+The error spent at look j is α·(t_j² − t_{j−1}²), t_j = k_j / k_max: the power family of α-spending
+functions with ρ = 2 (Lan & DeMets, Biometrika 70 (1983) 659–663; Kim & DeMets, Biometrika 74 (1987)
+149–154), little early and most at the last look, where the test has its power. Each look's share
+is tested on its own, as a Bonferroni split over the planned looks: a child as good as S0 is
+rejected only if some (look, category) test rejects, and each of those is a fixed-sample test on
+the first k_j samples with level α_j / m, so the chance is at most Σ_j α_j = α whatever the looks'
+statistics have in common and whichever categories go on. (Lan–DeMets boundaries computed from the
+joint law of the looks are sharper; that law is not known for these exact discrete tests.) Stopping
+to accept never adds a false rejection. Samples are truncated to k_j at look j, so samples of S0
+drawn for an earlier child's later look do not change this child's earlier looks.
+
+The first look is the fixed-k gate at α_1: early rejection (evolution/early.py) stops a child only
+when that look must reject, and a rejection at any look ends the gate, so the decisions stay the
+full evaluation's. With the paper's rule, or `gate_max_samples` ≤ k, there is one look at α.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from frames_cli.evolution.gate import CaseOutcome, CategoryCheck, GateVerdict, PerCategoryGate
+
+#: ρ of the spending function α·t^ρ (Kim & DeMets 1987).
+SPENDING_POWER = 2
+
+
+def look_schedule(samples: int, max_samples: int) -> tuple[int, ...]:
+    """Samples per case at each look: k, 2k, 4k, … below `max_samples`, then `max_samples`; (k,) when max ≤ k.
+
+    Raises:
+        ValueError: samples < 1.
+    """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    looks = [samples]
+    while max_samples > looks[-1]:
+        looks.append(min(2 * looks[-1], max_samples))
+    return tuple(looks)
+
+
+def spending(looks: tuple[int, ...], alpha: float) -> tuple[float, ...]:
+    """α spent at each look: α·(t_j^ρ − t_{j−1}^ρ), t_j = looks[j] / looks[-1]; they sum to α."""
+    cumulative = [alpha * (k / looks[-1]) ** SPENDING_POWER for k in looks]
+    return tuple(c - p for c, p in zip(cumulative, [0.0, *cumulative[:-1]]))
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One side's samples so far, as the sequential gate reads them.
+
+    Attributes:
+        outcomes: case id → its samples from sample 0 up to (not including) its first lost one.
+        lost_at: case id → its first lost sample; a look needing that sample leaves the case out
+            on both sides, as the fixed gate leaves out a lost case.
+    """
+
+    outcomes: dict[str, CaseOutcome]
+    lost_at: dict[str, int] = field(default_factory=dict)
+
+
+def drawn_outcomes(results: Iterable[Mapping[str, Any]], must_pass: Iterable[str] = ()) -> Drawn:
+    """`Drawn` from result records ({case_id, category, sample, passed, lost?}) of any samples."""
+    by_case: dict[str, dict[int, Mapping[str, Any]]] = {}
+    for r in results:
+        by_case.setdefault(r["case_id"], {})[int(r["sample"])] = r
+    marked, outcomes, lost_at = set(must_pass), {}, {}
+    for cid, by in by_case.items():
+        passes: list[bool] = []
+        while len(passes) in by and not by[len(passes)].get("lost"):
+            passes.append(bool(by[len(passes)]["passed"]))
+        if len(passes) in by:
+            lost_at[cid] = len(passes)
+        category = next(iter(by.values()))["category"]
+        outcomes[cid] = CaseOutcome(category, tuple(passes), cid in marked)
+    return Drawn(outcomes, lost_at)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """`verdict` once the gate is decided; else None and `need`: case id → samples per case both sides need first."""
+
+    verdict: GateVerdict | None
+    need: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SequentialGate:
+    """The noise-aware gate with looks at `looks` samples per case and α spent by `spending`.
+
+    Attributes:
+        gate: the noise-aware gate; its `alpha` is the family-wise error over all looks and categories.
+        looks: samples per case at each look (`look_schedule`), k first.
+    """
+
+    gate: PerCategoryGate
+    looks: tuple[int, ...]
+
+    @classmethod
+    def plan(cls, gate: PerCategoryGate, samples: int, max_samples: int) -> SequentialGate | None:
+        """The sequential gate for `gate` at k = `samples`; None when there is one look only (paper rule, or max ≤ k)."""
+        if gate.rule != "noise-aware" or max_samples <= samples:
+            return None
+        return cls(gate, look_schedule(samples, max_samples))
+
+    @property
+    def alphas(self) -> tuple[float, ...]:
+        """α spent at each look."""
+        return spending(self.looks, self.gate.alpha)
+
+    def first_look(self) -> PerCategoryGate:
+        """The gate of the first look (k samples, α_1): the one early rejection asks."""
+        return dataclasses.replace(self.gate, alpha=self.alphas[0])
+
+    def record(self, categories: Mapping[str, dict] | None = None) -> dict[str, Any]:
+        """The `GateVerdict.sequential` record: looks, α per look, and what each category was decided at."""
+        return {"looks": list(self.looks), "alphas": list(self.alphas), "categories": dict(categories or {})}
+
+    def decide(self, baseline: Drawn, child: Drawn) -> Decision:
+        """Replay the looks on the samples drawn so far: the verdict, or the samples the next look needs.
+
+        A case the child has no result for counts as failed in every sample (as in the fixed gate).
+        Pure: the same samples give the same decision, so a resumed run decides as the first did.
+        """
+        cats = {o.category for cid, o in baseline.outcomes.items() if not self._lost(cid, self.looks[0], baseline, child)}
+        m = len(cats)
+        active, decided, history = set(cats), {}, {c: [] for c in cats}
+        for j, k in enumerate(self.looks):
+            ids = sorted(cid for cid, o in baseline.outcomes.items() if o.category in active and not self._lost(cid, k, baseline, child))
+            need = {cid: k for cid in ids
+                    if len(baseline.outcomes[cid].passes) < k or (cid in child.outcomes and len(child.outcomes[cid].passes) < k)}
+            if need:
+                return Decision(None, need)
+            gate = dataclasses.replace(self.gate, alpha=self.alphas[j], family=m)
+            verdict = gate.check({cid: _first(baseline.outcomes[cid], k) for cid in ids},
+                                 {cid: _first(child.outcomes[cid], k) for cid in ids if cid in child.outcomes})
+            checks = {c.category: c for c in verdict.checks}
+            for cat in active - checks.keys():  # every case left lost: its last check stands
+                active.discard(cat)
+            for cat, c in checks.items():
+                history[cat].append((k, c))
+            if not verdict.passed:
+                return Decision(self._verdict(False, {**decided, **checks}, verdict.must_pass_broken, history))
+            for cat, c in checks.items():
+                if not c.below_floor or j == len(self.looks) - 1:
+                    decided[cat] = c
+                    active.discard(cat)
+            if not active:
+                break
+        return Decision(self._verdict(True, decided, [], history))
+
+    def _lost(self, cid: str, k: int, baseline: Drawn, child: Drawn) -> bool:
+        return min(baseline.lost_at.get(cid, math.inf), child.lost_at.get(cid, math.inf)) < k
+
+    def _verdict(self, passed: bool, checks: Mapping[str, CategoryCheck], must_pass_broken: list[str],
+                 history: Mapping[str, list[tuple[int, CategoryCheck]]]) -> GateVerdict:
+        categories = {cat: _story(looks) for cat, looks in sorted(history.items()) if looks}
+        return GateVerdict(passed, [checks[c] for c in sorted(checks)], self.gate.tolerance, self.gate.rule, self.gate.alpha,
+                           sorted(must_pass_broken), sequential=self.record(categories))
+
+
+def _story(looks: list[tuple[int, CategoryCheck]]) -> dict[str, Any]:
+    """How many samples per case a category was decided at, and why it took them."""
+    k, last = looks[-1]
+    if len(looks) == 1:
+        why = f"decided at k = {k}: {last.why}"
+    else:
+        undecided = ", ".join(str(s) for s, _ in looks[:-1])
+        why = f"below its floor without a significant drop at k = {undecided}: sampled to k = {k}; {last.why}"
+    return {"samples": k, "looks": len(looks), "why": why}
+
+
+def _first(outcome: CaseOutcome, k: int) -> CaseOutcome:
+    return dataclasses.replace(outcome, passes=outcome.passes[:k])
+
+
+#: (side: "baseline" or "child", case ids, first sample, samples) → draws them; the next `decide` sees them.
+Draw = Callable[[str, list[str], int, int], None]
+
+
+def sequential_verdict(seq: SequentialGate, read: Callable[[], tuple[Drawn, Drawn]], draw: Draw) -> GateVerdict:
+    """Decide, drawing what each look needs, until the gate is decided.
+
+    `read` gives both sides' samples so far (S0's, the child's); `draw` adds samples to a side. Only
+    the samples a side lacks are drawn (S0's drawn for an earlier child are reused), as distinct
+    samples: indices from the side's current count on. The verdict's `sequential["drawn"]` counts
+    the case-samples drawn for this gate per side.
+
+    Raises:
+        RuntimeError: a draw added none of the samples asked for (the evaluation cannot go on).
+    """
+    drawn = {"baseline": 0, "child": 0}
+    asked: dict[str, int] | None = None
+    while True:
+        baseline, child = read()
+        decision = seq.decide(baseline, child)
+        if decision.verdict is not None:
+            record = {**(decision.verdict.sequential or {}), "drawn": drawn}
+            return dataclasses.replace(decision.verdict, sequential=record)
+        if decision.need == asked:
+            raise RuntimeError("the sequential gate's draw added none of the samples it asked for")
+        asked, progressed = decision.need, False
+        for side, state in (("baseline", baseline), ("child", child)):
+            starts: dict[tuple[int, int], list[str]] = {}
+            for cid, k in decision.need.items():
+                have = len(state.outcomes[cid].passes) if cid in state.outcomes else k
+                if have < k:
+                    starts.setdefault((have, k), []).append(cid)
+            for (start, k), ids in sorted(starts.items()):
+                draw(side, ids, start, k - start)
+                drawn[side] += len(ids) * (k - start)
+                progressed = True
+        if not progressed:
+            raise RuntimeError("the sequential gate asked for samples that no side lacks")

@@ -1,0 +1,159 @@
+"""Sequential sampling for the noise-aware gate (evolution/sequential.py).
+
+Invariants:
+1. Looks are k, 2k, 4k, … up to the maximum; the α spent over them sums to α, most at the last.
+2. A category at or above its floor is decided at the first look; one below it without a
+   significant drop asks for more samples of its cases, on both sides, up to the next look; a drop
+   the data show at a later look rejects; the last look accepts what noise still explains.
+3. Under the null (S0 against fresh samples of S0), the share of rejected children stays ≤ α.
+4. Samples beyond a look are not read at it; a case lost at a sample is left out from the look
+   that needs it on; `sequential_verdict` draws only what a side lacks, from its current count on.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate
+from frames_cli.evolution.sequential import Drawn, SequentialGate, drawn_outcomes, look_schedule, sequential_verdict, spending
+
+
+def _o(category: str, passes: str, must: bool = False) -> CaseOutcome:
+    return CaseOutcome(category, tuple(c == "1" for c in passes), must)
+
+
+def _gate(max_samples: int = 20, k: int = 5, alpha: float = 0.05) -> SequentialGate:
+    seq = SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", alpha), k, max_samples)
+    assert seq is not None
+    return seq
+
+
+def test_looks_double_up_to_the_maximum_and_alpha_is_spent_mostly_at_the_end():
+    assert look_schedule(5, 20) == (5, 10, 20)
+    assert look_schedule(1, 20) == (1, 2, 4, 8, 16, 20)
+    assert look_schedule(5, 5) == (5,) and look_schedule(5, 3) == (5,)
+    spent = spending((5, 10, 20), 0.05)
+    assert sum(spent) == pytest.approx(0.05)
+    assert spent == pytest.approx((0.05 / 16, 0.05 * 3 / 16, 0.05 * 12 / 16))
+    assert spending((5,), 0.05) == pytest.approx((0.05,))
+    assert SequentialGate.plan(PerCategoryGate(0.05, "paper"), 5, 20) is None
+    assert SequentialGate.plan(PerCategoryGate(0.05, "noise-aware"), 5, 5) is None
+    assert _gate().first_look().alpha == pytest.approx(0.05 / 16)
+
+
+def _world(n_other: int = 2) -> tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]:
+    """S0 passes three `drop` cases 3 times in 5 (20 samples given), the child never passes d0 and
+    is S0 on the others; `other` categories are equal on both sides."""
+    base = {f"d{i}": _o("drop", "11010" * 4) for i in range(3)}
+    child = {"d0": _o("drop", "0" * 20), "d1": _o("drop", "11010" * 4), "d2": _o("drop", "11010" * 4)}
+    for c in range(n_other):
+        for i in range(3):
+            base[f"o{c}{i}"] = child[f"o{c}{i}"] = _o(f"other{c}", "10101" * 4)
+    return base, child
+
+
+def _cut(outcomes: dict[str, CaseOutcome], k: int, only: str | None = None) -> dict[str, CaseOutcome]:
+    return {cid: CaseOutcome(o.category, o.passes[:k] if only in (None, o.category) else o.passes[:5], o.must_pass)
+            for cid, o in outcomes.items()}
+
+
+def test_a_category_below_its_floor_without_a_significant_drop_asks_for_more_samples_then_rejects():
+    base, child = _world()
+    seq = _gate()
+    fixed = seq.first_look().check(_cut(base, 5), _cut(child, 5))
+    drop = next(c for c in fixed.checks if c.category == "drop")
+    assert fixed.passed and drop.below_floor  # at k = 5 noise explains it
+    first = seq.decide(Drawn(_cut(base, 5)), Drawn(_cut(child, 5)))
+    assert first.verdict is None and first.need == {"d0": 10, "d1": 10, "d2": 10}  # only the undecided category
+    second = seq.decide(Drawn(_cut(base, 10, "drop")), Drawn(_cut(child, 10, "drop")))
+    assert second.verdict is None and set(second.need) == {"d0", "d1", "d2"} and set(second.need.values()) == {20}
+    verdict = seq.decide(Drawn(_cut(base, 20, "drop")), Drawn(_cut(child, 20, "drop"))).verdict
+    assert verdict is not None and not verdict.passed and verdict.failed_categories() == ["drop"]
+    story = verdict.sequential["categories"]
+    assert story["drop"]["samples"] == 20 and "k = 5, 10" in story["drop"]["why"]
+    assert story["other0"]["samples"] == 5 and story["other0"]["why"].startswith("decided at k = 5")
+    assert verdict.sequential["looks"] == [5, 10, 20] and verdict.alpha == 0.05
+    assert next(c for c in verdict.checks if c.category == "drop").samples == 20
+
+
+def test_the_last_look_accepts_a_dip_noise_still_explains():
+    base = {f"d{i}": _o("drop", "10" * 10) for i in range(3)}
+    child = {"d0": _o("drop", "10" * 10), "d1": _o("drop", "10" * 10), "d2": _o("drop", "00" + "10" * 9)}
+    verdict = _gate().decide(Drawn(base), Drawn(child)).verdict
+    assert verdict is not None and verdict.passed
+    assert verdict.sequential["categories"]["drop"]["samples"] == 20  # it was undecided until the end
+
+
+def test_a_rejection_at_the_first_look_ends_the_gate_and_a_broken_must_pass_case_rejects():
+    base = {"m": _o("a", "11111", must=True), "x": _o("b", "11111")}
+    child = {"m": _o("a", "11110", must=True), "x": _o("b", "11111")}
+    verdict = _gate().decide(Drawn(base), Drawn(child)).verdict
+    assert verdict is not None and not verdict.passed and verdict.must_pass_broken == ["m"]
+
+
+def test_samples_beyond_a_look_are_not_read_there():
+    base, child = _world()
+    seq = _gate()
+    # S0 has 20 samples of every case (drawn for an earlier child); the child has 5: look 1 reads 5 of each.
+    decision = seq.decide(Drawn(base), Drawn(_cut(child, 5)))
+    assert decision.verdict is None and set(decision.need) == {"d0", "d1", "d2"}
+
+
+def test_a_case_lost_at_a_sample_is_left_out_from_the_look_that_needs_it():
+    results = [{"case_id": "a", "category": "c", "sample": s, "passed": True, "lost": s == 7} for s in range(10)]
+    results += [{"case_id": "b", "category": "c", "sample": s, "passed": s % 2 == 0} for s in range(5)]
+    drawn = drawn_outcomes(results, ["b"])
+    assert drawn.outcomes["a"].passes == (True,) * 7 and drawn.lost_at == {"a": 7}
+    assert drawn.outcomes["b"].passes == (True, False, True, False, True) and drawn.outcomes["b"].must_pass
+    base, child = _world()
+    # Lost at sample 7: d0 counts at look 1 (the drop is undecided) and is not drawn for look 2 (left out there).
+    decision = _gate().decide(Drawn(_cut(base, 5)), Drawn(_cut(child, 5), {"d0": 7}))
+    assert decision.need == {"d1": 10, "d2": 10}
+    # Lost at sample 3: left out from look 1 on, so the category is at its floor and decided there.
+    verdict = _gate().decide(Drawn(_cut(base, 5), {"d0": 3}), Drawn(_cut(child, 5))).verdict
+    assert verdict is not None and verdict.passed and verdict.sequential["categories"]["drop"]["samples"] == 5
+
+
+def test_sequential_verdict_draws_only_what_a_side_lacks_from_its_count_on():
+    base, child = _world()
+    have = {"baseline": _cut(base, 10, "drop"), "child": _cut(child, 5)}
+    full = {"baseline": base, "child": child}
+    calls = []
+
+    def draw(side, ids, first, count):
+        calls.append((side, sorted(ids), first, count))
+        for cid in ids:
+            assert len(have[side][cid].passes) == first  # distinct samples: from the current count on
+            have[side][cid] = CaseOutcome(full[side][cid].category, full[side][cid].passes[: first + count])
+
+    verdict = sequential_verdict(_gate(), lambda: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))), draw)
+    assert not verdict.passed
+    assert calls == [("child", ["d0", "d1", "d2"], 5, 5), ("baseline", ["d0", "d1", "d2"], 10, 10), ("child", ["d0", "d1", "d2"], 10, 10)]
+    assert verdict.sequential["drawn"] == {"baseline": 30, "child": 45}
+
+
+def test_a_draw_that_adds_nothing_is_an_error():
+    base, child = _world()
+    with pytest.raises(RuntimeError, match="none of the samples"):
+        sequential_verdict(_gate(), lambda: (Drawn(_cut(base, 5)), Drawn(_cut(child, 5))), lambda *_a: None)
+
+
+def test_children_as_good_as_s0_are_rejected_at_most_alpha_of_the_time():
+    rng = random.Random(12)
+    seq = SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.2), 5, 20)  # α = 0.2: a bound a few hundred trials can check
+    rejected = undecided = 0
+    trials = 300
+    for _ in range(trials):
+        base, child = {}, {}
+        for c in range(3):
+            for i in range(rng.randint(2, 6)):
+                p = rng.choice([0.3, 0.5, 0.7, 0.9])
+                base[f"{c}-{i}"] = CaseOutcome(f"c{c}", tuple(rng.random() < p for _ in range(20)))
+                child[f"{c}-{i}"] = CaseOutcome(f"c{c}", tuple(rng.random() < p for _ in range(20)))
+        verdict = seq.decide(Drawn(base), Drawn(child)).verdict
+        rejected += not verdict.passed
+        undecided += any(s["samples"] > 5 for s in verdict.sequential["categories"].values())
+    assert rejected / trials <= 0.2
+    assert undecided > trials / 4  # the looks beyond the first were exercised
