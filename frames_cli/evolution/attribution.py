@@ -15,7 +15,7 @@ cases both the parent and the child have results for are compared.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -162,7 +162,7 @@ def attribute(
 
 
 def loaded_skills(results: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
-    """case id → the skills its agent loaded in any sample, from result records (loop.Evaluation.results)."""
+    """case id → the skills its agent loaded in any sample, from result records (context.Evaluation.results)."""
     out: dict[str, set[str]] = {}
     for r in results:
         out.setdefault(r["case_id"], set()).update(r.get("skills_used") or ())
@@ -184,8 +184,3 @@ def dominated_categories(parent: Mapping[str, float], child: Mapping[str, float]
     """Categories where a dominated child's pass rate is below its parent's, sorted (none: it lost on cost)."""
     return sorted(c for c, rate in child.items() if c in parent and rate < parent[c])
 
-
-def sub_child_files(parent_files: Mapping[str, bytes], changes: Mapping[str, bytes], keep: Sequence[str]) -> dict[str, bytes]:
-    """The file changes of the sub-child: the child's `changes` of the skills in `keep` only."""
-    kept = set(keep)
-    return {path: data for path, data in changes.items() if path.split("/")[1] in kept and parent_files.get(path) != data}

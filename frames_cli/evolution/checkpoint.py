@@ -69,7 +69,7 @@ class LoopMemory:
     """What the loop keeps between steps beyond RunState's own fields (stored as RunState.checkpoint).
 
     Attributes:
-        settings: the evolution settings the run is fixed to (loop.Settings JSON).
+        settings: the evolution settings the run is fixed to (settings.Settings JSON).
         models: role → model string, for commit trailers.
         eval_case_ids: what every candidate is evaluated on during the run (diagnosis ∪ selection
             set; the paper's evaluation set E when the run does not split), in order.

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
+from frames_cli.evolution.context import Evaluation, RunContext
 from frames_cli.evolution.drift import base_warnings
 from frames_cli.evolution.gate import PerCategoryGate
-from frames_cli.evolution.loop import Evaluation, EvolutionRun, RunContext, Settings, StopRequest
+from frames_cli.evolution.loop import EvolutionRun
 from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
+from frames_cli.evolution.settings import Settings
+from frames_cli.evolution.stop import StopRequest
 from frames_cli.llm.check import require_keys
 from frames_cli.evolution.disputes import load_disputes, open_disputes, save_disputes
 from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_lessons
@@ -279,7 +282,7 @@ def _changed_since(state: RunState, snapshot: dict[str, Any], cases: Iterable[Ca
 
 
 def _snapshot(config: FramesConfig, options: EvolveOptions) -> dict[str, Any]:
-    """The settings a new run is fixed to, as plain JSON: {"evolution": loop.Settings JSON with the
+    """The settings a new run is fixed to, as plain JSON: {"evolution": settings.Settings JSON with the
     `--seed` / `--max-rounds` overrides, "models": {role: model string}, "executor": executor.*}.
 
     Raises:
@@ -561,7 +564,7 @@ def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) ->
     if on.get("case_values"):
         out["case_values"] = CaseValues.build(cases, [data.decode("utf-8", errors="replace") for data in policies.values()])
     if on.get("policy_sentences"):
-        # A base skill that does not load is left out of S0 (loop._skill_set), so it keeps nothing.
+        # A base skill that does not load is left out of S0 (candidates.Candidates.skill_set), so it keeps nothing.
         out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)
     return out
 

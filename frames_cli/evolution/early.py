@@ -75,7 +75,7 @@ def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: I
 def rejection_rule(gate: Gate, baseline: Outcomes, must_pass: set[str]) -> StopRule:
     """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason.
 
-    A case the child lost is left out of both sides, as the gate leaves it out (evolution/loop.stage_gate).
+    A case the child lost is left out of both sides, as the gate leaves it out (evolution/candidates.Candidates.gate_child).
     """
 
     def stop(results: list[CaseResult], pending: list[str]) -> str | None:

@@ -24,7 +24,7 @@ from frames_cli.evaluation.estimate import Estimate, RoleEstimate, add_evaluatio
 from frames_cli.tokens import approx_tokens
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.loop import Settings
+    from frames_cli.evolution.settings import Settings
     from frames_cli.evolution.splits import Split
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill, SkillSet
@@ -41,7 +41,7 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
         cases: case id → case, every case of the split.
         split: the run's sets (splits.Split): candidates are evaluated on diagnosis ∪ selection,
             diagnosers see failures of the diagnosis set, the sealed test set is scored at the end.
-        settings: the run's evolution settings (loop.Settings: rounds, D, B, q, retries, samples).
+        settings: the run's evolution settings (settings.Settings: rounds, D, B, q, retries, samples).
         policy_files: the base commit's `policies/` files, for the retrieved passages' size.
     """
     out = Estimate()

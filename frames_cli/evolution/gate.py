@@ -51,7 +51,7 @@ Outcomes = Mapping[str, CaseOutcome]
 
 
 def outcomes_from_results(results: Iterable[Mapping[str, Any]], must_pass: Iterable[str] = ()) -> dict[str, CaseOutcome]:
-    """Per-case outcomes from result records ({case_id, category, sample, passed}, as in loop.Evaluation).
+    """Per-case outcomes from result records ({case_id, category, sample, passed}, as in context.Evaluation).
 
     Samples are put in sample order; `must_pass` holds the ids of must-pass cases.
     """

@@ -32,7 +32,7 @@ class Scores:
 
 
 def score(results: Sequence[dict], case_ids: Iterable[str]) -> Scores:
-    """The scores of the per-case `results` (loop.Evaluation.results: dicts with case_id, category,
+    """The scores of the per-case `results` (context.Evaluation.results: dicts with case_id, category,
     passed and, since held-out sets exist, tokens) restricted to `case_ids`.
 
     Same formulas as evaluation/runner.EvalReport: a rate is passing results over results, every

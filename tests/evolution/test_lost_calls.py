@@ -17,7 +17,8 @@ from types import SimpleNamespace
 
 from frames_cli.evolution.checkpoint import LoopMemory, RoundRecord
 from frames_cli.evolution.gate import PerCategoryGate
-from frames_cli.evolution.loop import Evaluation, EvolutionRun
+from frames_cli.evolution.context import Evaluation
+from frames_cli.evolution.loop import EvolutionRun
 from frames_cli.evolution.records import RunState
 from frames_cli.evolution.scoring import score
 from frames_cli.formats.case import case_from_dict

@@ -1,0 +1,257 @@
+"""The candidates of one evolve run: their files, skill sets and stored evaluations, their scores, the
+front, and the child pipeline evaluate → gate → commit → attribute that the round's child and its
+sub-children go through."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Mapping
+
+from frames_cli.errors import FramesError
+from frames_cli.evolution import commit as commits
+from frames_cli.evolution.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
+from frames_cli.evolution.context import Evaluation
+from frames_cli.evolution.disputes import excluded_ids
+from frames_cli.evolution.early import EarlyRejection, certain_rejection
+from frames_cli.evolution.front import FrontPoint, pareto_front
+from frames_cli.evolution.gate import GateVerdict, Outcomes, outcomes_from_results
+from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, candidate_id
+from frames_cli.evolution.rewrite import RewriteOutcome, plan_changes
+from frames_cli.evolution.scoring import score
+from frames_cli.workspace.atomic import atomic_write_json
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.checkpoint import LoopMemory, RoundRecord
+    from frames_cli.evolution.context import RunContext
+    from frames_cli.evolution.records import RunState
+    from frames_cli.evolution.settings import Settings
+    from frames_cli.evolution.splits import Split
+    from frames_cli.formats.skill import SkillSet
+
+
+class Candidates:
+    """The candidates of one run and what is done to each: evaluated, gated against S0, explained,
+    committed, scored per set, attributed; the front recomputed as they come.
+
+    The round's stages (evolution/loop.py) call these; the state and memory are the run's own objects,
+    changed in place.
+
+    Args:
+        ctx: the run's collaborators.
+        state: the run's record; `candidates` and `front` are kept here.
+        memory: the loop's progress (case ids of E, disputes, models).
+        settings: the run's evolution settings.
+        base_files: `skills/` files of the base commit.
+        split: the run's diagnosis / selection / test sets.
+    """
+
+    def __init__(self, ctx: RunContext, state: RunState, memory: LoopMemory, settings: Settings, base_files: dict[str, bytes], split: Split):
+        self.ctx = ctx
+        self.state = state
+        self.memory = memory
+        self.settings = settings
+        self.base_files = base_files
+        self.split = split
+        self._skills: dict[str, SkillSet] = {}
+
+    def excluded(self) -> set[str]:
+        """Cases that count in no set now: disputed and not confirmed by a person, or `label: disputed`."""
+        return excluded_ids(self.ctx.cases, self.memory.disputes)
+
+
+    def score_candidate(self, cand: Candidate, ev: Evaluation) -> None:
+        """Score `cand` on the diagnosis and the selection set, disputed cases left out; its headline
+        figures (what the gate and the front use) are the selection set's."""
+        excluded = self.excluded()
+        for name in ("diagnosis", "selection"):
+            cand.sets[name] = score(ev.results, [c for c in self.split.ids(name) if c not in excluded]).to_json()
+        chosen = cand.sets["selection"]
+        cand.pass_rate, cand.per_category = chosen["pass_rate"], dict(chosen["per_category"])
+        cand.mean_tokens = ev.mean_tokens if chosen["mean_tokens"] is None else chosen["mean_tokens"]
+        cand.cost_usd = ev.cost_usd
+        cand.lost = sum(1 for r in ev.results if r.get("lost"))
+        selected = set(self.split.selection) - excluded
+        cases: dict[str, set[str]] = {}
+        for r in ev.results:
+            if r["case_id"] in selected and not r.get("lost"):
+                cases.setdefault(r["category"], set()).add(r["case_id"])
+        cand.case_counts = {cat: len(ids) for cat, ids in sorted(cases.items())}
+        cand.samples = self.settings.samples
+
+    def evaluate_child(self, cid: str, files: Mapping[str, bytes], parent: str) -> None:
+        """Evaluate a child (or sub-child) of `parent` made of `files` on E, blind, and keep its
+        results; with early rejection on, the evaluation stops once the gate must reject it."""
+        self.keep_evaluation(cid, self.ctx.evaluate(cid, self.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent)))
+
+    def gate_child(self, cid: str) -> tuple[GateVerdict, dict]:
+        """The gate's verdict on an evaluated child against S0 (never against the parent), and its
+        record (the verdict's JSON with `lost_left_out`). A case lost on either side is compared on
+        neither: its missing answer says nothing of the skills. A child rejected early gets the
+        verdict that is certain whatever its unevaluated cases give.
+
+        Raises:
+            FramesError: the child was rejected early, yet its results no longer make the rejection certain.
+        """
+        lost = self._lost_ids(BASE_ID) | self._lost_ids(cid)
+        base, evaluation = self._outcomes(BASE_ID, lost), self.evaluation(cid)
+        if evaluation.early_stop:
+            verdict = certain_rejection(self.ctx.gate, base, self._outcomes(cid, lost), evaluation.early_stop["skipped"])
+            if verdict is None:
+                raise FramesError(f"{cid} was rejected early, yet its results no longer make the rejection certain")
+            verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
+        else:
+            verdict = self.ctx.gate.check(base, self._outcomes(cid, lost))
+        return verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)}
+
+    def commit_child(self, r: RoundRecord, child: Candidate, changes: Mapping[str, bytes], gate: dict | None) -> bool:
+        """Score, explain and commit an evaluated child of the round's parent; an accepted child
+        joins the pool and maybe the front. Returns True when it is a new front member."""
+        evaluation, parent = self.evaluation(child.id), self.state.candidate(r.parent)
+        self.score_candidate(child, evaluation)
+        self._explain(child, r, changes, gate)
+        child.commit = commits.commit_candidate(self.ctx.store, self.state, child, r, dict(changes), self.memory.models)
+        child.diff_size = self.ctx.store.diff_stat(parent.commit, child.commit).lines_changed
+        self.state.candidates.append(child)
+        before = set(self.state.front)
+        if child.gate_passed:
+            self.ctx.accept(child.id, child.commit, self.skill_set(child.id, {**self.files(parent.id), **changes}))
+        self.update_front()
+        commits.add_metrics_note(self.ctx.store, self.state, child)
+        return child.id in self.state.front and child.id not in before
+
+    def attribution(self, r: RoundRecord, cand: Candidate) -> Attribution | None:
+        """The attribution of `cand` (the round's child or a sub-child), or None when there is nothing
+        to attribute: it joined the front, or it changed fewer than two skills."""
+        if len(cand.changed_skills) < 2 or cand.id in self.state.front:
+            return None
+        from frames_cli.formats.case import must_pass_ids
+
+        # Disputed cases count nowhere; a case lost on either side says nothing of the rewrites.
+        counted = set(self.memory.eval_case_ids) - self.excluded() - self._lost_ids(r.parent) - self._lost_ids(cand.id)
+        must_pass = must_pass_ids(self.ctx.cases.values())
+        parent_ev, child_ev = self.evaluation(r.parent), self.evaluation(cand.id)
+        parent = outcomes_from_results([x for x in parent_ev.results if x["case_id"] in counted], must_pass)
+        child = outcomes_from_results([x for x in child_ev.results if x["case_id"] in counted], must_pass)
+        if cand.gate_passed:
+            why, categories, mp = "dominated", dominated_categories(self.state.candidate(r.parent).per_category, cand.per_category), []
+        else:
+            why, categories, mp = "gate", cand.failed_categories(), cand.gate_details.get("must_pass_broken", [])
+        catalog = catalog_changes(self.parent_skills(r), self.skill_set(cand.id, self.files(cand.id)), cand.changed_skills)
+        return attribute(cand.id, why, categories, parent, child, loaded_skills(child_ev.results), cand.changed_skills, catalog, mp)
+
+    def make_sub_child(self, r: RoundRecord, found: Attribution) -> tuple[str | None, bool]:
+        """Evaluate, gate and commit the sub-child that keeps only `found.kept` of the round's
+        rewrites; returns (its id, whether it is a new front member), or (None, False) when it
+        equals an existing candidate."""
+        changes = {p: d for p, d in self.child_changes(r).items() if p.split("/")[1] in found.kept}
+        files = {**self.files(r.parent), **changes}
+        twin = self.twin(files)
+        if twin:
+            self.ctx.on_event(f"round {r.round}: the sub-child without {', '.join(found.implicated)} is identical to {twin}")
+            return None, False
+        cid = candidate_id(r.round, 1 + sum(c.round == r.round for c in self.state.candidates))
+        self.ctx.on_event(f"round {r.round}: evaluating {cid} ({found.child} without {', '.join(found.implicated)})")
+        self.evaluate_child(cid, files, r.parent)
+        verdict, gate = self.gate_child(cid)
+        self.ctx.on_event(f"round {r.round}: {cid} gate {verdict.summary()}")
+        sub = Candidate(cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()})
+        return cid, self.commit_child(r, sub, changes, gate)
+
+    def _explain(self, child: Candidate, r: RoundRecord, changes: Mapping[str, bytes], gate: dict | None) -> None:
+        """Fill in what a reviewer needs: gate verdict, blueprints, motivating failures, drops, votes."""
+        child.gate_passed = bool(gate and gate["passed"])
+        child.gate_details = gate or {}
+        child.changed_skills = skill_names(changes)
+        child.blueprints = [b for b in r.blueprints if b["skill"] in child.changed_skills]
+        child.motivating_case_ids = sorted({c for b in child.blueprints for ch in b["changes"] for c in ch["case_ids"]})
+        failing = self.evaluation(r.parent).failing()
+        child.failures = [
+            FailureNote(cid, failing[cid]["category"], failing[cid]["reason"], self.ctx.cases[cid].diagnosis.symptom)
+            for cid in child.motivating_case_ids
+            if cid in failing
+        ]
+        child.dropped = {
+            o["skill"]: "; ".join(o["errors"][-1]) if o["errors"] else "the rewrite changed nothing"
+            for o in r.outcomes
+            if o["skill"] not in child.changed_skills and o["skill"] not in child.left_out
+        }
+        child.dropped_proposals = [line for d in r.diagnoses for line in d["dropped"]]
+        child.policy_changes = [c for o in r.outcomes if o["skill"] in child.changed_skills for c in o.get("policy_changes", [])]
+        child.votes_needed, child.diagnosers = self.settings.vote_threshold, self.settings.diagnosers
+
+    def keep_evaluation(self, cid: str, ev: Evaluation) -> None:
+        """Write `ev` to `<evals_dir>/<cid>.json` (atomically): the per-case results later stages read."""
+        atomic_write_json(self.ctx.evals_dir / f"{cid}.json", ev.to_json())
+
+    def evaluation(self, cid: str) -> Evaluation:
+        """The evaluation kept for `cid` (read from `<evals_dir>/<cid>.json`)."""
+        return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
+
+    def _early_rejection(self, parent: str) -> EarlyRejection | None:
+        """What lets the child's evaluation stop once the gate must reject it (None when turned off).
+
+        S0's lost cases are left out of its outcomes, as in the gate; the rule leaves out the
+        child's lost cases as they come (evolution/early.rejection_rule)."""
+        if not self.settings.early_rejection:
+            return None
+        from frames_cli.formats.case import must_pass_ids
+
+        return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID, self._lost_ids(BASE_ID)), must_pass_ids(self.ctx.cases.values()),
+                              self.settings.tolerance, self._outcomes(parent))
+
+    def _lost_ids(self, cid: str) -> set[str]:
+        """Ids of the cases with a lost result in candidate `cid`'s evaluation on E."""
+        return {r["case_id"] for r in self.evaluation(cid).results if r.get("lost")}
+
+    def _outcomes(self, cid: str, leave_out: frozenset[str] | set[str] = frozenset()) -> Outcomes:
+        """Candidate `cid`'s per-case outcomes on the selection set (what the gate judges), with the
+        must-pass marks of the case files; cases in `leave_out` are not compared."""
+        from frames_cli.formats.case import must_pass_ids
+
+        gated = set(self.split.selection) - self.excluded() - leave_out
+        results = [r for r in self.evaluation(cid).results if r["case_id"] in gated]
+        return outcomes_from_results(results, must_pass_ids(self.ctx.cases.values()))
+
+    def twin(self, files: Mapping[str, bytes]) -> str | None:
+        """The id of the first candidate whose skills/ files are `files`, or None."""
+        return next((c.id for c in self.state.candidates if self.files(c.id) == files), None)
+
+    def files(self, cid: str) -> dict[str, bytes]:
+        """The skills/ files of candidate `cid` (read from its commit)."""
+        return self.base_files if cid == BASE_ID else self.ctx.store.read_files(self.state.candidate(cid).commit)
+
+    def skill_set(self, cid: str, files: Mapping[str, bytes]) -> SkillSet:
+        from frames_cli.formats.skill import SkillSet
+
+        if cid not in self._skills:
+            # A base skill that does not load is left out of every candidate (the driver says so
+            # before the run starts) and stays in their commits as it was.
+            self._skills[cid] = SkillSet.load_valid(files)[0]
+        return self._skills[cid]
+
+    def parent_skills(self, r: RoundRecord) -> SkillSet:
+        return self.skill_set(r.parent, self.files(r.parent))
+
+    def child_changes(self, r: RoundRecord) -> dict[str, bytes]:
+        """The child's file changes; only skills named by this round's vote may appear."""
+        outcomes = [RewriteOutcome.from_json(o) for o in r.outcomes]
+        return plan_changes(self.parent_skills(r), outcomes, {b["skill"] for b in r.blueprints})
+
+    def point(self, c: Candidate) -> FrontPoint:
+        return FrontPoint(c.id, c.pass_rate or 0.0, c.mean_tokens or 0.0, self.state.candidates.index(c))
+
+    def update_front(self) -> None:
+        """Recompute the front over S0 and the accepted children; keep it in creation order
+        (the order the round-robin selector cycles) and mirror it under refs/frames/runs/<run>/front/."""
+        accepted = [c for c in self.state.candidates if c.parent_id is None or c.gate_passed]
+        front = pareto_front([self.point(c) for c in accepted])
+        self.state.front = [p.key for p in sorted(front, key=lambda p: p.order)]
+        commits.publish_front(self.ctx.store, self.state)
+
+
+
+def skill_names(changes: Mapping[str, bytes]) -> list[str]:
+    """Skill names of `skills/<name>/SKILL.md` paths, sorted."""
+    return sorted({path.split("/")[1] for path in changes})
+

@@ -1,0 +1,115 @@
+"""What an evolve run works with (RunContext: git, models, cases, strategies, callbacks) and what its evaluations return (Evaluation)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+from frames_cli.evolution.selection import RoundRobinSelector, Selector
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.checkpoint import Checkpointer
+    from frames_cli.evolution.early import EarlyRejection
+    from frames_cli.evolution.gate import Gate
+    from frames_cli.evolution.guards import CaseValues, PolicyKeeper
+    from frames_cli.evolution.lessons import Lesson
+    from frames_cli.evolution.retrieval import PassageIndex
+    from frames_cli.evolution.stop import StopRequest
+    from frames_cli.formats.case import Case
+    from frames_cli.formats.skill import SkillSet
+    from frames_cli.gitstore.store import GitStore
+    from frames_cli.llm.client import ModelClient
+
+
+@dataclass
+class RunContext:
+    """What one run works with. Everything that reads or writes outside memory is here.
+
+    Attributes:
+        store: git plumbing (candidate commits, refs, notes).
+        client: model calls for diagnoser and rewriter (cache, ledger, audit).
+        evaluate: (candidate id, skills, case ids, early rejection or None) → its evaluation on those
+            cases (see `Evaluation`); with an `EarlyRejection` it may stop once the gate must reject.
+        cases: case id → Case, every case of the run's sets.
+        anchors: (skill name, n) → ids of anchor cases from the regression pool.
+        priors: skill name → reviewer advice attached to it (`priors.yaml`), shown to its rewriter.
+        retriever: parent commit sha → the index diagnosers retrieve context from (policy passages
+            and past skill changes, evolution/retrieval.py), or None when retrieval is off.
+        accept: called with (candidate id, commit sha, skills) when a candidate is accepted (S0, or
+            a child that passed the gate), so the regression pool learns from it.
+        checkpointer: atomic state saves in the run folder.
+        evals_dir: where per-case results of each candidate are kept.
+        stop: the stop request.
+        gate, selector: the strategies.
+        record_disputes: called with the run's disputes (case id → record) whenever it learns one,
+            so later runs and `frames status` know them.
+        record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
+        earlier_lessons: the lessons of earlier runs (`.frames/failed-changes.json`); their left-out
+            rewrites are shown to the rewriter of the same skill.
+        case_values: the case-value index of evolution/guards.py, or None when that guard is off.
+        policy_keeper: the policy sentences of S0's skills, or None when that guard is off.
+        on_event: progress messages for people (one line each).
+        amendments: what diagnosers are told about policy lines that changed under the base's
+            skills since they were written ("" when none; workspace/amendments.diagnoser_notice).
+    """
+
+    store: GitStore
+    client: ModelClient
+    evaluate: Callable[[str, SkillSet, Sequence[str], "EarlyRejection | None"], "Evaluation"]
+    cases: Mapping[str, Case]
+    anchors: Callable[[str, int], list[str]]
+    accept: Callable[[str, str, SkillSet], None]
+    checkpointer: Checkpointer
+    evals_dir: Path
+    stop: StopRequest
+    gate: Gate
+    selector: Selector = RoundRobinSelector()
+    priors: Callable[[str], list[str]] = lambda _skill: []
+    retriever: Callable[[str], "PassageIndex | None"] = lambda _sha: None
+    record_disputes: Callable[[dict[str, dict]], None] = lambda _d: None
+    record_lessons: Callable[[list[Lesson]], None] = lambda _l: None
+    earlier_lessons: Sequence[Lesson] = ()
+    case_values: CaseValues | None = None
+    policy_keeper: PolicyKeeper | None = None
+    on_event: Callable[[str], None] = lambda _msg: None
+    amendments: str = ""
+
+
+@dataclass
+class Evaluation:
+    """A candidate's results on the cases it was evaluated on, and per-case records.
+
+    Attributes:
+        pass_rate: overall, case-weighted, 0..1, over every evaluated case (the loop scores each set
+            from `results`: evolution/scoring.score).
+        per_category: category → pass rate, over every evaluated case.
+        mean_tokens: prompt + completion tokens per case.
+        cost_usd: None when a price is unknown.
+        results: one dict per case and sample: case_id, category, sample, passed, reason, output,
+            skills_used, trajectory (the agent's steps), tokens (prompt + completion), lost (its
+            answer never arrived: neither a pass nor a failure; absent in older runs).
+        early_stop: None when every case was evaluated; else the child was rejected early:
+            {"evaluated": cases run, "skipped": [ids not run], "reason": why the gate was certain}.
+            The metrics are then over the evaluated cases only.
+    """
+
+    pass_rate: float
+    per_category: dict[str, float]
+    mean_tokens: float
+    cost_usd: float | None
+    results: list[dict]
+    early_stop: dict | None = None
+
+    def failing(self) -> dict[str, dict]:
+        """case id → its first failing record (a case fails when any sample fails; a lost result is no failure)."""
+        out: dict[str, dict] = {}
+        for r in self.results:
+            if not r["passed"] and not r.get("lost"):
+                out.setdefault(r["case_id"], r)
+        return out
+
+    def to_json(self) -> dict:
+        """Every field as JSON-ready data (nested dataclasses become dicts)."""
+        return dataclasses.asdict(self)

@@ -1,0 +1,92 @@
+"""The evolution settings a run is fixed to at its start (from `evolution.*` and `eval.samples`), kept in its checkpoint."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from frames_cli.evolution.consensus import resolve_threshold
+
+if TYPE_CHECKING:
+    from frames_cli.workspace.config import FramesConfig
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The evolution settings a run is fixed to (from `evolution.*` and `eval.samples` in frames.yaml).
+
+    `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); `retrieval` is
+    `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
+    retrieval); `gate`, `gate_alpha` and `early_rejection` take the defaults of frames.yaml in runs
+    started before they existed; `split` is `evolution.split` as a dict (used once, when a new run
+    divides its cases); `merge_threshold` is None and `duplicate_threshold` 1.0 in runs started
+    before merging existed (they resume as they began: identical wording merged only, the guard
+    nearly off); `guards` is `evolution.guards` likewise ({}: no guard); `attribution_steps` is 0
+    (no sub-child) in runs started before attribution existed; the rest mean what their config fields say.
+    """
+
+    max_rounds: int
+    patience: int
+    diagnosers: int
+    batch_size: int | str
+    vote_threshold: int
+    tolerance: float
+    regression_sample: int
+    anchor_cases: int
+    rewrite_retries: int
+    max_body_lines: int
+    seed: int
+    samples: int
+    retrieval: dict = dataclasses.field(default_factory=dict)
+    gate: str = "paper"
+    gate_alpha: float = 0.05
+    split: dict = dataclasses.field(default_factory=dict)
+    merge_threshold: float | None = None
+    duplicate_threshold: float = 1.0
+    guards: dict = dataclasses.field(default_factory=dict)
+    early_rejection: bool = True
+    attribution_steps: int = 0
+    cost: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: FramesConfig) -> Settings:
+        """Read the settings from `config`.
+
+        Raises:
+            ConfigError: q exceeds D.
+        """
+        ev = config.evolution
+        return cls(
+            max_rounds=ev.max_rounds,
+            patience=ev.patience,
+            diagnosers=ev.diagnosers,
+            batch_size=ev.batch_size,
+            vote_threshold=resolve_threshold(ev.vote_threshold, ev.diagnosers),
+            tolerance=ev.tolerance,
+            regression_sample=ev.regression_sample,
+            anchor_cases=ev.anchor_cases,
+            rewrite_retries=ev.rewrite_retries,
+            max_body_lines=ev.max_body_lines,
+            seed=ev.seed,
+            samples=config.eval.samples,
+            retrieval=dataclasses.asdict(ev.retrieval),
+            gate=ev.gate,
+            gate_alpha=ev.gate_alpha,
+            split=dataclasses.asdict(ev.split),
+            merge_threshold=ev.merge_threshold,
+            duplicate_threshold=ev.duplicate_threshold,
+            guards=dataclasses.asdict(ev.guards),
+            early_rejection=ev.early_rejection,
+            attribution_steps=ev.attribution_steps,
+            cost=dataclasses.asdict(ev.cost),
+        )
+
+    def to_json(self) -> dict:
+        """Every field as JSON-ready data (nested dataclasses become dicts)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Settings:
+        """The settings a run was started with (a resumed run keeps them, whatever frames.yaml says now)."""
+        return cls(**obj)
