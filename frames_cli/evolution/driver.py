@@ -407,7 +407,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         # Anchor cases come from the diagnosis set only: the rewriter must not see held-out cases.
         anchors=lambda skill, n: [c for c in pool.anchors(skill, len(pool.entries)) if c in diagnosed][:n],
         priors=load_priors(ws.root).for_skill,
-        retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id)),
+        retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id), state.run_id),
         record_disputes=lambda disputes: save_disputes(ws, disputes),
         record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
         earlier_lessons=[x for x in load_lessons(ws) if x.run != state.run_id],
@@ -515,9 +515,10 @@ def _require_committed_skills(ws: Workspace, store: Any, base: str, base_sha: st
 
 
 def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None], policies_dir: Path,
-               failed: Sequence[Any] = ()) -> Callable[[str], Any]:
+               failed: Sequence[Any] = (), run_id: str | None = None) -> Callable[[str], Any]:
     """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit, the
-    skill changes in the parent's history (built once per parent) and `failed` (lessons.Passage of
+    skill changes in the parent's history (built once per parent; run `run_id`'s own children cited
+    by candidate id, `retrieval.change_passages`) and `failed` (lessons.Passage of
     changes earlier runs saw fail), or always None when `evolution.retrieval.enabled` is false or the
     run predates retrieval.
 
@@ -543,7 +544,7 @@ def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[st
 
     def index(sha: str) -> PassageIndex:
         if sha not in built:
-            built[sha] = PassageIndex([*policies, *change_passages(store, sha, config.max_changes), *failed], config)
+            built[sha] = PassageIndex([*policies, *change_passages(store, sha, config.max_changes, run_id), *failed], config)
         return built[sha]
 
     return index

@@ -49,7 +49,8 @@ def retrieved_section(hits: Iterable[Hit]) -> Block:
     """The diagnoser's "Relevant policy and past changes" block, with a blank line after it; "" for no hits.
 
     One `<policy file=".." lines="a-b" heading="..">` block per policy passage (the prompt convention
-    of ARCHITECTURE), one `<change commit=".." summary="..">` block per past change and one
+    of ARCHITECTURE), one `<change commit=".." summary="..">` block per past change (`candidate=".."`
+    for a child of this run) and one
     `<change tried="run <id> round <n>" summary="..">` per change an earlier run saw fail, inside
     `<retrieved>` … `</retrieved>`. Structure tags inside the passages' text and attribute values are escaped as `&lt;`.
     """
@@ -63,7 +64,8 @@ def retrieved_section(hits: Iterable[Hit]) -> Block:
         elif p.kind == "failed":
             opening, closing = f'<change tried="{_attr(p.cite)}" summary="{_attr(p.title)}">', "</change>"
         else:
-            opening, closing = f'<change commit="{p.cite.split()[-1]}" summary="{_attr(p.title)}">', "</change>"
+            what, _, ident = p.cite.partition(" ")  # "commit <sha>", or "candidate <id>" for this run's own children
+            opening, closing = f'<change {what}="{_attr(ident)}" summary="{_attr(p.title)}">', "</change>"
         blocks.append(f"{opening}\n{text}\n{closing}" if text else f"{opening}\n{closing}")
     if not blocks:
         return Block("")

@@ -9,7 +9,10 @@ Two kinds of passage share one index, so their scores for a query are comparable
   first: the changes a person merged into the base branch, and the children of this run that passed
   the gate on the way to the parent. Root commits (the first import of skills) and `frames
   coldstart` commits (trailer `Frames-Command: coldstart`: they copy policy text, which is indexed
-  already) are not changes and are left out. Cited as `commit <12 hex>`.
+  already) are not changes and are left out. Cited as `commit <12 hex>`, except this run's own
+  children, cited as `candidate <id>`: their shas hold the run's start time and id, so citing them
+  would make two runs on the same inputs send different prompts (and the simulator, which draws
+  from the prompt, answer differently).
 
 Skills are not indexed: every diagnoser already sees the whole parent skill set.
 
@@ -259,13 +262,15 @@ def _section_passages(doc: PolicyDocument, section: Section) -> list[Passage]:
     return out
 
 
-def change_passages(store: GitStore, ref: str, max_changes: int) -> list[Passage]:
+def change_passages(store: GitStore, ref: str, max_changes: int, run_id: str | None = None) -> list[Passage]:
     """The past accepted skill changes in the history of `ref`, newest first (see the module docstring).
 
     Args:
         store: the repository.
         ref: the parent candidate's commit.
         max_changes: most commits indexed (0: none).
+        run_id: the run asking; its own children (trailer `Frames-Run: <run_id>`) are cited as
+            `candidate <id>` (trailer `Frames-Candidate`) instead of by sha.
 
     Raises:
         GitError: `ref` names no commit.
@@ -281,7 +286,9 @@ def change_passages(store: GitStore, ref: str, max_changes: int) -> list[Passage
             cut = text.rfind("\n", 0, MAX_CHANGE_CHARS)
             text = text[: cut if cut > 0 else MAX_CHANGE_CHARS] + "\n…"
         names = sorted({p[len(skills_dir) :].split("/")[0] for p in entry.paths if p.startswith(skills_dir)})
-        out.append(Passage(f"commit {entry.sha[:12]}", "change", summary, text, tuple(names)))
+        own = run_id is not None and entry.trailers.get("Frames-Run") == run_id and entry.trailers.get("Frames-Candidate")
+        cite = f"candidate {entry.trailers['Frames-Candidate']}" if own else f"commit {entry.sha[:12]}"
+        out.append(Passage(cite, "change", summary, text, tuple(names)))
     return out
 
 

@@ -5,7 +5,8 @@ Invariants:
 2. A failure unrelated to every passage, or sharing fewer than `min_shared_terms` words, gets nothing.
 3. At most `top_k` passages per batch; each failure's best passage first.
 4. The same inputs give the same hits, in the same order.
-5. Past changes are the non-root, non-coldstart commits that changed skills/, cited `commit <12 hex>`.
+5. Past changes are the non-root, non-coldstart commits that changed skills/, cited `commit <12 hex>`;
+   the asking run's own children are cited `candidate <id>` (their shas differ between two runs).
 6. In a real `frames evolve` round the diagnoser prompt has the section, and the round's diagnosis
    records name exactly the passages the prompt showed; retrieval off leaves both empty.
 7. The simulated diagnoser answers the same with or without the section.
@@ -177,6 +178,23 @@ def test_past_changes_are_non_root_non_coldstart_skill_commits(tmp_path: Path) -
         (f"commit {sha[:12]}", "baggage: add the silver allowance", "Reviewers found silver members charged for a second bag.", ("baggage",))
     ]
     assert change_passages(GitStore(repo.root), "HEAD", 0) == []
+
+
+def test_this_runs_own_children_are_cited_by_candidate_id(tmp_path: Path) -> None:
+    # A child's sha holds the run's start time and id: citing it would give two runs on the same
+    # inputs different diagnoser prompts, and the simulator (which draws from the prompt) different answers.
+    repo = build_repo(tmp_path / "ws", CONFIG)
+    for run, cid in (("20261201-100000-aaaaaa", "r1c1"), ("20261130-090000-bbbbbb", "r2c1")):
+        repo.write("skills/baggage/SKILL.md", (repo.root / "skills/baggage/SKILL.md").read_text() + f"- rule of {cid}\n")
+        repo.git("commit", "-qam", f"frames: {cid} rewrites baggage\n\nbody\n\nFrames-Run: {run}\nFrames-Candidate: {cid}")
+    earlier = repo.git("rev-parse", "HEAD")
+
+    found = change_passages(GitStore(repo.root), "HEAD", 10, "20261201-100000-aaaaaa")
+
+    assert [p.cite for p in found] == [f"commit {earlier[:12]}", "candidate r1c1"]  # another run's child keeps its sha
+    assert [p.cite for p in change_passages(GitStore(repo.root), "HEAD", 10)][1].startswith("commit ")
+    text = retrieved_section([Hit(found[1], 1.0, 1.0, 2.0, ("c",))])
+    assert '<change candidate="r1c1" summary="frames: r1c1 rewrites baggage">\nbody\n</change>' in text
 
 
 def test_past_changes_with_control_characters_in_their_messages(tmp_path: Path) -> None:
