@@ -21,17 +21,20 @@ from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.markup import plain
 from frames_cli.formats.policy import PolicyDocument, Section
 from frames_cli.formats.skill import MAX_DESCRIPTION
-from frames_cli.ingest.text import STOPWORDS, rule_sentences, tokens
+from frames_cli.ingest.text import STOPWORDS, rule_sentences, tokens, word_count
 
 #: Key terms a description lists.
 TERMS = 20
 # Longest leading rule quoted in a description (characters).
 _RULE_CHARS = 220
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|(?<=[。！？])")
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 _ARTICLES = frozenset({"a", "an", "the"})
 _SKIP_LINE = re.compile(r"^\s*(?:\||#{1,6}\s|[-=]{3,}\s*$|```|~~~)")
+# A table-of-contents line: only a link to a place in the same page ("- [Changes made at the
+# airport](#changes-made-at-the-airport)"); it repeats other sections' headings.
+_TOC_LINE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\*\*\[!\]\*\*\s*)?\[[^\]]*\]\(#[^)]*\)[\s.;,]*$")
 # Heading words of boilerplate and reference sections; a heading made only of these (and at least
 # one of `_REFERENCE_CORE`) is reference, not procedure.
 _REFERENCE_CORE = frozenset(
@@ -99,7 +102,7 @@ class TermWeights:
 def _prose(chunk: Chunk) -> str:
     """The chunk's reading text without headings, table rows and code fences."""
     return "\n".join(
-        line for p in chunk.pieces for line in chunk.text(p).split("\n") if line.strip() and not _SKIP_LINE.match(line)
+        line for p in chunk.pieces for line in chunk.text(p).split("\n") if line.strip() and not _SKIP_LINE.match(line) and not _TOC_LINE.match(line)
     )
 
 
@@ -108,7 +111,7 @@ def key_terms(chunk: Chunk, weights: TermWeights, leave_out: set[str], k: int = 
     so "bag" and "bags" are one term), shown in their most frequent written form; stop words,
     generic policy words and `leave_out` (stems the description already says) left out; ties in
     text order."""
-    text = plain("\n".join(chunk.text(p) for p in chunk.pieces))
+    text = plain("\n".join(line for p in chunk.pieces for line in chunk.text(p).split("\n") if not _TOC_LINE.match(line)))
     counts: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = {}
     for raw in _WORD.findall(text):
@@ -136,7 +139,7 @@ def prose_sentences(text: str) -> list[str]:
     joined first, then cut after `.`, `!` or `?`."""
     paragraphs: list[list[str]] = []
     for line in text.split("\n"):
-        if not line.strip() or _SKIP_LINE.match(line):
+        if not line.strip() or _SKIP_LINE.match(line) or _TOC_LINE.match(line):
             paragraphs.append([])
         elif _ITEM_START.match(line) or not paragraphs:
             paragraphs.append([line])
@@ -150,14 +153,17 @@ def prose_sentences(text: str) -> list[str]:
 
 
 def leading_rule(chunk: Chunk) -> str:
-    """The first sentence that states a rule, else the first sentence of five words or more (never
-    a lead-in ending in ":"); "" when the chunk has neither (the subject and terms then carry it)."""
-    found = prose_sentences("\n".join(chunk.text(p) for p in chunk.pieces))
-    full = [s for s in found if len(s.split()) >= 5 and not s.endswith(":")]
-    best = ([s for s in full if rule_sentences(s)] or full or [""])[0]
+    """The first sentence of three words or more that states a rule ("You must sign here."), else
+    the first sentence of five words or more (never a lead-in ending in ":", and without a leading
+    article number such as "第十六条"); "" when the chunk has neither (the subject and terms then
+    carry it)."""
+    found = [strip_numbering(s) for s in prose_sentences("\n".join(chunk.text(p) for p in chunk.pieces))]
+    found = [s for s in found if not s.endswith((":", "："))]
+    rules = [s for s in found if word_count(s) >= 3 and rule_sentences(s)]
+    best = (rules or [s for s in found if word_count(s) >= 5] or [""])[0]
     if len(best) > _RULE_CHARS:
         best = best[:_RULE_CHARS].rsplit(" ", 1)[0] + " …"
-    return best if not best or best.endswith((".", "!", "?", "…")) else best + "."
+    return best if not best or best.endswith((".", "!", "?", "…", "。", "！", "？")) else best + "."
 
 
 def clean(text: str) -> str:
@@ -170,7 +176,7 @@ def clean(text: str) -> str:
 
 def _subject(chunk: Chunk) -> tuple[str, str]:
     """(the section's own heading, its parent heading or ""), as plain text without numbering."""
-    heads = [strip_numbering(plain(h, markers=False)) for h in chunk.heading]
+    heads = [_heading_text(h) for h in chunk.heading]
     if chunk.doc.root.level and heads:
         heads = heads[1:]
     if not heads:
@@ -180,16 +186,21 @@ def _subject(chunk: Chunk) -> tuple[str, str]:
 
 def _sub_headings(chunk: Chunk) -> list[str]:
     """Titles of the headings inside the chunk below its own (the topics it also covers)."""
-    own = len(chunk.heading)
+    own = {_heading_text(h) for h in chunk.heading}
     out: list[str] = []
     for piece in chunk.pieces:
         for line in chunk.text(piece).split("\n"):
             found = re.match(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", line)
             if found:
-                title = strip_numbering(plain(found.group(2), markers=False))
-                if title and title not in out and title not in chunk.heading[:own]:
+                title = _heading_text(found.group(2))
+                if title and title not in out and title not in own:
                     out.append(title)
     return out
+
+
+def _heading_text(heading: str) -> str:
+    """A heading as a description quotes it: plain text, no section number, no trailing ":"."""
+    return strip_numbering(plain(heading, markers=False)).rstrip(": ").strip()
 
 
 # A label line: a short title of its own ending in ":" ("Cabin:", "**Change flights:**"), which heads
@@ -223,11 +234,33 @@ def section_labels(chunk: Chunk) -> list[str]:
     return out
 
 
-def _when(heading: str, parent: str) -> str:
+# A capitalised word inside a sentence (after a lower-case word or a comma): a name ("in Concur").
+_NAME_IN_SENTENCE = re.compile(r"(?<=[a-z,;] )([A-Z][a-z]+)")
+
+
+def as_phrase(heading: str, prose: str) -> str:
+    """`heading` as words inside a sentence: a capitalised word is lower-cased when the section's
+    prose uses it in lower case, and the first word unless the prose writes it as a name
+    ("Booking a Rental Car in Concur" → "booking a rental car in Concur"), so names and acronyms
+    keep their capitals."""
+    lower = {w for w in _WORD.findall(prose) if w.islower()}
+    names = set(_NAME_IN_SENTENCE.findall(prose))
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        capitalised = word[:1].isupper() and word[1:].islower()
+        # The first word is capitalised as any heading's is; it stays so only as a name.
+        common = word.lower() in lower or (match.start() == 0 and word not in names)
+        return word.lower() if capitalised and common else word
+
+    return _WORD.sub(fix, heading)
+
+
+def _when(heading: str, parent: str, prose: str) -> str:
     if heading.rstrip().endswith("?"):
         return f"Use when someone asks: {heading.rstrip()}"
     under = f" ({parent})" if parent else ""
-    return f"Use when a task involves {heading[:1].lower() + heading[1:]}{under}."
+    return f"Use when a task involves {as_phrase(heading, prose)}{under}."
 
 
 def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -> str:
@@ -251,13 +284,13 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -
     if chunk.kind == "general" and states_rules(chunk):
         text = f"General rules of {title}{part} that apply to every task under it: {rule}{listed} Use for any task under {title}."
     elif chunk.kind == "general":
-        text = f"{title}{part}, the introduction: {rule}{listed} Use when a task involves {title[:1].lower() + title[1:]}."
+        text = f"{title}{part}, the introduction: {rule}{listed} Use when a task involves {as_phrase(title, _prose(chunk))}."
     elif is_reference(chunk):
-        text = f"Reference, not a procedure: {heading}{part} of {title}. {rule}{listed} Look up {heading.lower()} here."
+        text = f"Reference, not a procedure: {heading}{part} of {title}. {rule}{listed} Look up {as_phrase(heading, _prose(chunk))} here."
     else:
         where = title if title != heading else ""
         context = f", in {where}" if where else ""
-        text = f"{heading}{part}{context}: {rule}{listed} {_when(heading, parent)}"
+        text = f"{heading}{part}{context}: {rule}{listed} {_when(heading, parent, _prose(chunk))}"
     text = clean(text.replace(" :", ":").replace(":  ", ": "))
     if len(text) > MAX_DESCRIPTION:
         text = text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"

@@ -18,11 +18,12 @@ from anyascii import anyascii
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.markup import plain
 from frames_cli.formats.skill import MAX_NAME
-from frames_cli.ingest.text import STOPWORDS
+from frames_cli.ingest.text import CJK, STOPWORDS
 
 #: Preferred longest name (characters); the spec allows MAX_NAME.
 SOFT_NAME = 48
 _WORD = re.compile(r"[a-z0-9]+")
+_CJK_RUN = re.compile(rf"[{CJK}]+")
 # Section numbers ("2.1.1", "1\\.", "IV.", "A)", "Section 4:", "第一章") say where a heading sits, not what it is about.
 _NUMBERING = re.compile(
     r"^\s*(?:"
@@ -59,7 +60,8 @@ def strip_numbering(title: str) -> str:
 def words(title: str) -> list[str]:
     """The words a name is made of: numbering, markup, question leads and articles left out,
     transliterated to ASCII lowercase."""
-    text = anyascii(plain(strip_numbering(title), markers=False)).lower().replace("'", "").replace("(s)", "s")
+    text = _CJK_RUN.sub(_transliterate_run, plain(strip_numbering(title), markers=False))
+    text = anyascii(text).lower().replace("'", "").replace("(s)", "s")
     found = _WORD.findall(text)
     if found and found[0] in _QUESTION:
         rest = list(found)
@@ -68,6 +70,15 @@ def words(title: str) -> list[str]:
         found = rest
     kept = [w for w in found if w not in _ARTICLES]
     return kept or found
+
+
+def _transliterate_run(match: re.Match[str]) -> str:
+    """A run of CJK characters as one word of syllables ("总则" → "zongze"); a run too long for a
+    name as words of two characters each, so a name is cut between syllables, never inside one."""
+    run = match.group(0)
+    if len(anyascii(run)) <= SOFT_NAME:
+        return f" {anyascii(run)} "
+    return " " + " ".join(anyascii(run[i : i + 2]) for i in range(0, len(run), 2)) + " "
 
 
 def join(parts: list[str], limit: int = SOFT_NAME) -> str:

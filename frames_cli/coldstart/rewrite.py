@@ -68,7 +68,7 @@ def check_description(source: str, description: object) -> list[str]:
     MIN_DESCRIPTION_WORDS words; at least MIN_SHARED_TERMS content words (`ingest.text.tokens`)
     of the section, so it says what this section decides.
     """
-    from frames_cli.ingest.text import tokens
+    from frames_cli.ingest.text import tokens, word_count
 
     text = str(description or "")
     if not text.strip():
@@ -80,7 +80,7 @@ def check_description(source: str, description: object) -> list[str]:
         problems.append("the description must not contain `<`, `>` or `---`")
     if _DESCRIPTION_MARKUP.search(text):
         problems.append("the description must be plain sentences: no template tags, HTML comments, links, table rows or front matter")
-    if len(text.split()) < MIN_DESCRIPTION_WORDS:
+    if word_count(text) < MIN_DESCRIPTION_WORDS:
         problems.append(f"the description must be a sentence of at least {MIN_DESCRIPTION_WORDS} words saying what the skill decides and when to use it")
     shared = set(tokens(text)) & set(tokens(source))
     if len(shared) < MIN_SHARED_TERMS:

@@ -21,7 +21,7 @@ from frames_cli.coldstart.sectioning import Chunk, cut_document
 from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
-from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, Skill, parse_skill_bytes, render_skill
+from frames_cli.formats.skill import GENERATED_KEY, MAX_SKILL_BYTES, SKILL_FILE, Skill, parse_skill_bytes, render_skill
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
@@ -205,6 +205,25 @@ def _refuse_secrets(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]
             )
 
 
+def _refuse_too_big(skills: list[Skill], chunks: dict[str, Chunk]) -> None:
+    """Refuse, before anything is written, a skill its own reader would refuse (over
+    `MAX_SKILL_BYTES`): one block so long that no cut can shrink it, such as a 960 KB one-line
+    policy. Writing it would make every later `frames` command stop at that file.
+
+    Raises:
+        InputError: at the policy file and the chunk's first line (exit 2).
+    """
+    for skill in skills:
+        size = len(render_skill(skill).encode("utf-8"))
+        if size > MAX_SKILL_BYTES and skill.name in chunks:
+            chunk = chunks[skill.name]
+            raise InputError(
+                f"this text would make skill {skill.name} {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit of a skill file, "
+                "and it is one paragraph, list item or table that cannot be cut: split it into paragraphs or under headings",
+                Location(chunk.doc.file, chunk.pieces[0].start),
+            )
+
+
 def commit_text(result: ColdstartResult) -> str:
     """The commit message: a summary line, then the skills made (with their policy files), removed
     and skipped, and a `Frames-Command: coldstart` trailer."""
@@ -277,6 +296,7 @@ def run_coldstart(
     skills = [skill for skill, _ in outcomes]
     result.rewrite_failures = [(skill.name, error) for skill, error in outcomes if error]
 
+    _refuse_too_big(skills, {p.name: p.chunk for p in todo})
     _refuse_secrets(ws, skills, {p.name: p.chunk for p in todo})
     paths: list[str] = []
     for skill in skills:

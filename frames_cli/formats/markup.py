@@ -22,8 +22,12 @@ _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)</h\1>\s*$", re.IGNORECASE)
 # A link whose target was only a template tag (`[text]({% page "/x" %})`) is left as `[text]()`.
 _EMPTY_LINK = re.compile(r"\[([^\]\[]*)\]\([ \t]*\)")
-# Site navigation ("[Next to Booking travel >](...)") on a line of its own is not policy.
-_NAVIGATION = re.compile(r"^\s*\[\s*(?:next|previous|back|prev)\b[^\]]*\]\([^)]*\)(?:\s|<br\s*/?>)*$", re.IGNORECASE)
+# Site navigation ("[Next to Booking travel >](...)", "[Jump to Step 3: What to Consider While
+# Traveling](...)") standing alone is not policy; its text may wrap over lines of its own.
+_NAVIGATION = re.compile(
+    r"^[ \t]*\[\s*(?:next|previous|prev|back|jump to|skip to|return to|go to)\b[^\]\n]*(?:\n[^\]\n]+)*\]\([^)\n]*\)(?:[ \t]|<br\s*/?>)*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)|\[([^\]]+)\]\[[^\]]*\]|<(https?://[^>]+|mailto:[^>]+)>")
@@ -75,13 +79,15 @@ def reading_view(lines: list[str], skip: int = 0, keep: frozenset[int] = frozens
     template tags, HTML comments and `<br>` removed; a link to a template target read as its text;
     navigation-only lines blank; `<hN>` headings as Markdown headings. Lines in `keep` (1-based:
     fenced code) are left as written."""
-    text = "\n".join(lines[skip:])
+    text = "\n".join([""] * skip + lines[skip:])
     text = _TEMPLATE.sub(_blank_keeping_lines, text)
-    out = [""] * skip + text.split("\n")
-    for i, line in enumerate(out):
-        if i >= skip and i + 1 not in keep and _NAVIGATION.match(line):
-            out[i] = ""
-    text = _EMPTY_LINK.sub(r"\1", "\n".join(out))
+
+    def navigation(match: re.Match[str]) -> str:
+        first = text.count("\n", 0, match.start()) + 1
+        inside = range(first, first + match.group(0).count("\n") + 1)
+        return match.group(0) if any(no in keep for no in inside) else _blank_keeping_lines(match)
+
+    text = _EMPTY_LINK.sub(r"\1", _NAVIGATION.sub(navigation, text))
     out = text.split("\n")
     for i, line in enumerate(out):
         if i + 1 in keep:

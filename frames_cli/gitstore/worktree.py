@@ -72,6 +72,9 @@ def commit_paths(root: Path, paths: list[str], message: str, *, author: Identity
             if not specs or not repo.git.status("--porcelain", "--untracked-files=all", "--", *specs).strip():
                 return None
             repo.git.add("--all", "--", *specs)
+            # Files deleted with `git rm` and written again as they were: staged, yet no change.
+            if repo.head.is_valid() and not repo.git.diff("--cached", "--name-only", "HEAD", "--", *specs).strip():
+                return None
             repo.git.commit("--only", "--quiet", "-m", message, "--", *specs, env=env)
             return repo.git.rev_parse("HEAD")
         except GitCommandError as exc:

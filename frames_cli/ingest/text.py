@@ -15,8 +15,11 @@ STOPWORDS = frozenset(
     "get got tell say ask next time".split()
 )
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+# Chinese, Japanese and Korean script, written without spaces between words.
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORD = re.compile(rf"[a-z0-9]+(?:'[a-z]+)?|[{CJK}]+")
+_CJK_RUN = re.compile(rf"[{CJK}]")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 
 # A sentence states a rule when it carries a deontic or eligibility marker; "should" alone is
 # advice in reviewer speech ("you should be friendlier"), so it only counts in "should not/never".
@@ -25,7 +28,9 @@ _RULE = re.compile(
     r"should not|shouldn't|do not|don't|(?:not |in)?eligible|prohibited|forbidden|not permitted|has to|have to|needs? to|"
     r"mandatory|obligatory|compulsory|is (?:not )?permitted|"
     r"per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|at most|at least|"
-    r"no more than|within \d+|but not)\b",
+    r"no more than|within \d+|but not)\b"
+    # Chinese deontic markers (must, shall, must not, prohibited, only): no word boundaries there.
+    r"|必须|应当|不得|禁止|严禁|不准|不应|只能|务必",
     re.IGNORECASE,
 )
 # A quoted span of at least four words is taken as the reviewer quoting the rule itself...
@@ -58,7 +63,21 @@ def _stem(word: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """Lower-case, crudely stemmed words of `text` without stop words."""
-    return [_stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
+    out: list[str] = []
+    for word in _WORD.findall(text.casefold()):
+        if _CJK_RUN.match(word):
+            # No spaces to cut at: overlapping character bigrams, as Lucene's CJKAnalyzer indexes
+            # such text, so a two-character word matches wherever it is written.
+            out += [word[i : i + 2] for i in range(len(word) - 1)] or [word]
+        elif word not in STOPWORDS:
+            out.append(_stem(word))
+    return out
+
+
+def word_count(text: str) -> int:
+    """Words of `text` for length limits: space-separated words, each CJK character counted as one
+    (Chinese words are one to four characters, so this is lenient, never strict)."""
+    return len(_CJK_RUN.sub(" x ", text).split())
 
 
 @functools.lru_cache(maxsize=4096)

@@ -262,3 +262,46 @@ def test_fenced_code_with_blank_lines_is_never_cut_apart() -> None:
     doc = parse_policy(lines, "policies/code.md")
     chunks = cut_document(doc, ColdstartConfig(max_tokens=10, min_tokens=1))
     assert [[(p.start, p.end) for p in c.pieces] for c in chunks] == [[(1, 1)], [(3, 9)], [(11, 11)]]
+
+
+def _described(lines: list[str], heading: str) -> str:
+    doc = parse_policy(lines, "policies/p.md")
+    (chunk,) = [c for c in cut_document(doc, ColdstartConfig(min_tokens=1)) if c.heading and c.heading[-1] == heading]
+    return describe(chunk, TermWeights.of(doc))
+
+
+def test_a_numbered_or_colon_heading_is_neither_listed_as_its_own_topic_nor_quoted_with_its_colon() -> None:
+    text = _described(["# Travel rules", "", "## 1\\. Effective date", "", "This policy takes effect on 1 January. All travelers must follow it."], "1. Effective date")
+    assert text.startswith("Effective date, in Travel rules: All travelers must follow it.") and "Covers" not in text
+    text = _described(["# Templates", "", "## Email Template for Individual Travel:", "", "The total must not exceed the budget for the trip."], "Email Template for Individual Travel:")
+    assert text.startswith("Email Template for Individual Travel, in Templates:") and ":," not in text
+
+
+def test_the_when_clause_lowers_a_title_case_word_only_where_the_section_writes_it_in_lower_case() -> None:
+    text = _described(["# Guide", "", "## Booking a Rental Car in Concur", "", "Book the rental car in Concur, never at the counter."], "Booking a Rental Car in Concur")
+    assert text.endswith("Use when a task involves booking a rental car in Concur.")
+
+
+def test_a_table_of_contents_is_neither_the_leading_rule_nor_key_terms() -> None:
+    text = _described(["# Amendments", "", "## Overview", "", "- [Changes made within 72 hours of departure](#changes-made-within-72-hours)",
+                       "- [Changes at the airport](#changes-at-the-airport)", "", "Travel plans change, and the travel team is ready for that."], "Overview")
+    assert "72 hours" not in text and "airport" not in text and "Travel plans change, and the travel team is ready for that." in text
+
+
+def test_a_short_rule_is_quoted_rather_than_left_out() -> None:
+    assert "You must sign here." in _described(["# Forms", "", "## Gamma", "", "You must sign here."], "Gamma")
+
+
+def test_a_cjk_section_is_described_by_its_own_rule() -> None:
+    from frames_cli.coldstart.rewrite import check_description
+
+    lines = ["# 反洗钱法", "", "## 第二章 金融机构反洗钱义务", "", "第十六条 为了预防洗钱活动，制定本法。金融机构应当按照规定建立客户身份识别制度。"]
+    text = _described(lines, "第二章 金融机构反洗钱义务")
+    assert text.startswith("金融机构反洗钱义务, in 反洗钱法: 金融机构应当按照规定建立客户身份识别制度。") and "Covers" not in text and "第十六条" not in text
+    # A model's Chinese description can pass the check: CJK text has words and shared terms.
+    assert check_description(lines[-1], "金融机构应当建立客户身份识别制度，办理开户时使用。") == []
+
+
+def test_a_long_cjk_heading_is_cut_between_syllables() -> None:
+    name = slug("金融机构应当按照规定建立客户身份识别制度和交易记录保存制度", 48)
+    assert len(name) <= 48 and name.startswith("jinrong-jigou-yingdang-") and all(w in {"jinrong", "jigou", "yingdang", "anzhao", "guiding", "jianli", "kehu", "shenfen", "shibie"} for w in name.split("-"))

@@ -341,3 +341,24 @@ def test_real_travel_policies_read_as_documents(policy_workspace) -> None:
         assert validate(root / "skills" / skill.name) == [], skill.name
     done = runner.invoke(app, ["validate", "--strict", "--repo", str(root)])
     assert done.exit_code == 0, done.output
+
+
+def test_a_paragraph_too_big_for_any_skill_file_is_refused_and_nothing_written(policy_workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 960 KB one-line policy made a skill of 960 KB that every later command refused to read.
+    import frames_cli.coldstart.run as run
+
+    monkeypatch.setattr(run, "MAX_SKILL_BYTES", 2_000)
+    root = policy_workspace(config_text="coldstart:\n  max_tokens: 60\n")
+    _write(root, "one-line.md", "# Fares\n\nShort rule: fares must be approved.\n\n" + "Every fare change must be approved by the duty manager. " * 50 + "\n")
+    done = runner.invoke(app, ["coldstart", "--repo", str(root)])
+    assert done.exit_code == 2 and "policies/one-line.md:5:" in done.output and "over the 2,000-byte limit" in done.output
+    assert not list(root.glob("skills/*/SKILL.md"))
+
+
+def test_skills_removed_with_git_rm_and_written_again_as_they_were_commit_nothing(policy_workspace) -> None:
+    root = policy_workspace("expenses.md")
+    first = _coldstart(root)
+    _git(root, "rm", "-rq", "skills")
+    out = _coldstart(root)
+    assert out["commit"] is None and sorted(out["created"]) == sorted(first["created"])
+    assert _git(root, "status", "--porcelain", "--", "skills") == ""

@@ -115,3 +115,11 @@ def test_template_tags_comments_and_template_links_are_left_out_of_the_reading_v
 def test_line_numbers_match_grep_whatever_separators_a_line_holds(separator: str) -> None:
     data = f"# Policy\n\nPage one.{separator}Still line three.\nLine four.\r\nLine five.\n".encode()
     assert decode_policy(data, "policies/p.md") == ["# Policy", "", f"Page one.{separator}Still line three.", "Line four.", "Line five."]
+
+
+def test_navigation_link_wrapped_over_two_lines_is_left_out() -> None:
+    # 18F's "[Jump to Step 3: What to Consider While\nTraveling]({% page ... %})" became a
+    # description's words and two key terms ("jump", "step").
+    lines = ["[Jump to Step 3: What to Consider While", 'Traveling]({% page "/travel" %})', "", "Plans change.", "```", "[Back to top](#top)", "```"]
+    doc = parse_policy(lines, "policies/t.md")
+    assert doc.view == ["", "", "", "Plans change.", "```", "[Back to top](#top)", "```"]

@@ -69,3 +69,12 @@ def test_an_unclosed_quote_is_reported_where_it_opens() -> None:
     with pytest.raises(InputError) as caught:
         parse_skill('---\nname: "meals\ndescription: d\nlicense: MIT\n---\nbody\n', Path("skills/meals/SKILL.md"))
     assert str(caught.value) == "skills/meals/SKILL.md:2: invalid YAML in front matter: found unexpected end of stream"
+
+
+def test_cjk_text_has_tokens_sentences_and_rules() -> None:
+    from frames_cli.ingest.text import rule_sentences, sentences, tokens, word_count
+
+    assert tokens("机构必须 ID") == ["机构", "构必", "必须", "id"]
+    assert sentences("为了预防洗钱活动。金融机构必须建立制度。") == ["为了预防洗钱活动。", "金融机构必须建立制度。"]
+    assert rule_sentences("为了预防洗钱活动。金融机构必须建立制度。") == ["金融机构必须建立制度。"]
+    assert word_count("金融机构 must do") == 6
