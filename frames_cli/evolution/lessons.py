@@ -102,10 +102,14 @@ def round_lessons(run_id: str, r: RoundRecord, passed: Iterable[str] = ()) -> li
     return out
 
 
-def left_out_notes(lessons: Iterable[Lesson], skill: str) -> list[str]:
+def left_out_notes(lessons: Iterable[Lesson], skill: str, run_id: str) -> list[str]:
     """What the rewriter of `skill` is told about its earlier rewrites that were left out because
-    cases that loaded them broke (kind "left-out"), one line each, newest last, at most MAX_SHOWN."""
-    return [f"{x.change} — {x.reason} (run {x.run}, round {x.round})" for x in lessons if x.kind == "left-out" and x.skill == skill][-MAX_SHOWN:]
+    cases that loaded them broke (kind "left-out"), one line each, newest last, at most MAX_SHOWN.
+
+    Run `run_id`'s own lessons say "this run": a run id holds the start time and random digits, and
+    in the prompt it would make two runs on the same inputs get different answers."""
+    where = lambda x: "this run" if x.run == run_id else f"run {x.run}"  # noqa: E731
+    return [f"{x.change} — {x.reason} ({where(x)}, round {x.round})" for x in lessons if x.kind == "left-out" and x.skill == skill][-MAX_SHOWN:]
 
 
 def tried_section(lessons: Iterable[Lesson]) -> Block:

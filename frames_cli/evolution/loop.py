@@ -237,7 +237,7 @@ class EvolutionRun:
         priors = {b.skill: self.ctx.priors(b.skill) for b in blueprints}
         guard = RewriteGuard(self.ctx.policy_keeper, self.ctx.case_values)
         known = [*self.ctx.earlier_lessons, *self.lessons()]
-        left_out = {b.skill: left_out_notes(known, b.skill) for b in blueprints}
+        left_out = {b.skill: left_out_notes(known, b.skill, self.state.run_id) for b in blueprints}
         outcomes = rewrite(self.ctx.client, self.cands.parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors, guard=guard,
                            left_out=left_out)
         r.outcomes = [o.to_json() for o in outcomes]

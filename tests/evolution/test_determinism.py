@@ -5,6 +5,7 @@ Invariants:
    same prompts, round by round, and end with the same candidates. They differ in run id, start
    time and so in commit shas: none of these may reach a prompt, or the simulator, which draws from
    the prompt, answers differently (a real model would too).
+2. The rewriter's notes on this run's left-out rewrites name the round, not the run id.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from pathlib import Path
 
 from frames_cli.evolution.driver import EvolveOptions, evolve
+from frames_cli.evolution.lessons import Lesson, left_out_notes
 from frames_cli.workspace.layout import Workspace
 
 from .conftest import CONFIG, build_repo
@@ -49,3 +51,16 @@ def test_two_runs_on_the_same_inputs_send_the_same_prompts(tmp_path: Path) -> No
         if shown:
             break
     assert shown, "no run retrieved one of its own children in seeds 2-5: the test shows nothing"
+
+
+def test_left_out_notes_name_this_runs_rounds_without_the_run_id() -> None:
+    # The run id holds the start time: in the rewriter's prompt it made the malformed-JSON row of
+    # bench/faults.py end with different fronts in identical runs.
+    lessons = [
+        Lesson("20261130-090000-bbbbbb", 2, "left-out", "baggage", "Add the rule: old", "left out of r2c1"),
+        Lesson("20261201-100000-aaaaaa", 1, "left-out", "baggage", "Add the rule: new", "left out of r1c1"),
+    ]
+    assert left_out_notes(lessons, "baggage", "20261201-100000-aaaaaa") == [
+        "Add the rule: old — left out of r2c1 (run 20261130-090000-bbbbbb, round 2)",
+        "Add the rule: new — left out of r1c1 (this run, round 1)",
+    ]
