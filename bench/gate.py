@@ -133,7 +133,7 @@ def samples_outcomes(root: Path, commit: str | None, samples: int) -> dict[str, 
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
     from frames_cli.formats.case import load_counted_cases
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld

@@ -14,7 +14,9 @@ from typing import Any
 from frames_cli.adopt.describe import clean, from_text, shorten
 from frames_cli.adopt.frontmatter import Unrepairable, read_front, split_file
 from frames_cli.errors import InputError
-from frames_cli.formats.skill import MAX_DESCRIPTION, Skill, name_problems, parse_skill, render_skill, skill_problems
+from frames_cli.formats.skill import MAX_DESCRIPTION, Skill
+from frames_cli.formats.skill_checks import name_problems, skill_problems
+from frames_cli.formats.skill_file import parse_skill, render_skill
 
 #: Heading of the section that keeps a shortened description's full text, appended to the body.
 FULL_DESCRIPTION_HEADING = "## Full description"

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from frames_cli.coldstart.neighbours import Neighbour
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.coldstart.writer import make_skill
-from frames_cli.formats.skill import MAX_DESCRIPTION, Skill, scan_protected
+from frames_cli.formats.protected import scan_protected
+from frames_cli.formats.skill import MAX_DESCRIPTION, Skill
 from frames_cli.sanitize import clean
 
 if TYPE_CHECKING:

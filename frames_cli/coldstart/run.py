@@ -21,7 +21,8 @@ from frames_cli.coldstart.sectioning import Chunk, cut_document
 from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
-from frames_cli.formats.skill import GENERATED_KEY, MAX_SKILL_BYTES, SKILL_FILE, Skill, parse_skill_bytes, render_skill
+from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, Skill
+from frames_cli.formats.skill_file import MAX_SKILL_BYTES, parse_skill_bytes, render_skill
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport, Progress
     from frames_cli.formats.case import Case
     from frames_cli.formats.problems import Problem
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.layout import Workspace
 
 EVALS_DIR = "evals"
@@ -28,7 +28,7 @@ def load_skills(ws: Workspace, ref: str | None) -> tuple[SkillSet, list[Problem]
         GitError: `ref` names no commit.
     """
     from frames_cli.errors import InputError
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
 
     if ref is None:
         files, base = SkillSet.read_dir(ws.skills_dir), ws.skills_dir.parent
@@ -152,7 +152,7 @@ def eval_command(
         raise InputError(f"the {case_set} set holds no case (see evolution.split in frames.yaml)")
     if dropped:
         from frames_cli.commands.output import err_console
-        from frames_cli.formats.skill import left_out_message
+        from frames_cli.formats.skill_set import left_out_message
 
         err_console().print(left_out_message(dropped, len(skills)), markup=False, soft_wrap=True)
     k = samples or config.eval.samples

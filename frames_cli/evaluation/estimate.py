@@ -24,7 +24,7 @@ from frames_cli.tokens import approx_tokens
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.config import FramesConfig
 
 #: Tokens of the JSON wrapper around an answer ({"answer": ..., "skills_used": [...]}).

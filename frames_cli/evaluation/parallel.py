@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from multiprocessing.synchronize import Event as EventType
 
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
     from frames_cli.llm.ledger import Ledger
     from frames_cli.workspace.config import FramesConfig

@@ -15,7 +15,7 @@ from frames_cli.llm.types import Usage
 if TYPE_CHECKING:
     from frames_cli.executor.base import AgentResult, Executor
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
 
 #: Called after each chunk of cases with (results done, results in all).

@@ -11,7 +11,7 @@ from frames_cli.evaluation.runner import CaseResult, EvalReport, Progress, evalu
 if TYPE_CHECKING:
     from frames_cli.executor.base import Executor
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
 
 #: (results so far, ids of the cases not evaluated yet) → why the evaluation may stop, or None.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from frames_cli.evolution.gate import Outcomes
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
 
 #: Why a child is analysed: it failed the gate, or it passed but sits off the Pareto front.
 WHY = ("gate", "dominated")

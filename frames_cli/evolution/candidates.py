@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.records import RunState
     from frames_cli.evolution.settings import Settings
     from frames_cli.evolution.splits import Split
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
 
 
 class Candidates:
@@ -222,7 +222,7 @@ class Candidates:
         return self.base_files if cid == BASE_ID else self.ctx.store.read_files(self.state.candidate(cid).commit)
 
     def skill_set(self, cid: str, files: Mapping[str, bytes]) -> SkillSet:
-        from frames_cli.formats.skill import SkillSet
+        from frames_cli.formats.skill_set import SkillSet
 
         if cid not in self._skills:
             # A base skill that does not load is left out of every candidate (the driver says so

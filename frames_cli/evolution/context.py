@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.retrieval import PassageIndex
     from frames_cli.evolution.stop import StopRequest
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
     from frames_cli.llm.client import ModelClient
 

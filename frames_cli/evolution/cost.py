@@ -19,7 +19,7 @@ from frames_cli.llm.conventions import CONDENSE
 from frames_cli.tokens import approx_tokens
 
 if TYPE_CHECKING:
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
 
 
 

@@ -14,7 +14,7 @@ from frames_cli.evolution.prompting import DIAGNOSIS_FORMAT, json_block, retriev
 if TYPE_CHECKING:
     from frames_cli.evolution.retrieval import PassageIndex
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ChatReply, ModelClient
 
 #: Agent Skills name rule; a proposed new skill must satisfy it (it also keeps paths inside skills/).

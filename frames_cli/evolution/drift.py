@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR, SkillSet, left_out_message
+from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
+from frames_cli.formats.skill_set import SkillSet, left_out_message
 
 if TYPE_CHECKING:
     from frames_cli.workspace.layout import Workspace

@@ -26,7 +26,7 @@ from frames_cli.evolution.splits import Split, describe_split, split_cases
 if TYPE_CHECKING:
     from frames_cli.evolution.early import EarlyRejection
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -195,7 +195,7 @@ def _estimate_lines(config: FramesConfig, settings: Settings, cases: dict[str, C
     """The new run's estimate (evolution/estimate.py), and a warning when it exceeds the budget: before the first call."""
     from frames_cli.evaluation.estimate import budget_warning
     from frames_cli.evolution.estimate import evolve_estimate
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
 
     estimate = evolve_estimate(cases, split, SkillSet.load_valid(base_files)[0], config, settings, policy_files)
     warning = budget_warning(estimate, config.budget.max_tokens, config.budget.max_usd)
@@ -211,7 +211,7 @@ def estimate(ws: Workspace, options: EvolveOptions) -> Any:
         InputError / ConfigError: bad cases or settings. UnknownRevisionError: no such base.
     """
     from frames_cli.evolution.estimate import evolve_estimate
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
 
     config = ws.config()
@@ -331,7 +331,7 @@ def _amendments(store: Any, base: str, base_files: dict[str, bytes], on_event: C
     base's skills that changed since the skills were written, read at the base commit with its
     history (workspace/amendments.py); "" when none. One event line names the stale skills, so the
     reconciliation is never silent."""
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.amendments import diagnoser_notice, workspace_stale_links
 
     try:
@@ -555,7 +555,7 @@ def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) ->
     case-value index over `cases` and the policy at the base commit, and the policy sentences that
     S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
     from frames_cli.evolution.guards import CaseValues, PolicyKeeper
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
 
     on = settings.guards
     if not any(on.values()):

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from frames_cli.evolution.settings import Settings
     from frames_cli.evolution.splits import Split
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import Skill, SkillSet
+    from frames_cli.formats.skill import Skill
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.config import FramesConfig
 
 DIAGNOSIS_TOKENS_PER_FAILURE = 90

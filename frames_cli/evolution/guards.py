@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from frames_cli.evolution.consensus import Blueprint
     from frames_cli.evolution.diagnose import DiagnoserResult
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import Skill, SkillSet
+    from frames_cli.formats.skill import Skill
+    from frames_cli.formats.skill_set import SkillSet
 
 #: Policy sentences with fewer content words than this are headings or labels ("Refund:"), not rules;
 #: a list item is kept whatever its length ("- date of birth" is one field of the profile's list).

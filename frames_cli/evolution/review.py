@@ -134,7 +134,8 @@ def _skill_context(ws: Workspace, name: str, files: dict[str, bytes], store: Git
     stale ones) and references of skill `name`."""
     from frames_cli.workspace.amendments import working_tree_stale_links
 
-    from frames_cli.formats.skill import parse_skill_bytes, text_sha256
+    from frames_cli.formats.skill import text_sha256
+    from frames_cli.formats.skill_file import parse_skill_bytes
 
     path = f"{SKILLS_PREFIX}{name}/SKILL.md"
     if path not in files:

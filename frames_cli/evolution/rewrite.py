@@ -16,7 +16,8 @@ from frames_cli.sanitize import clean, escape_tags, one_line, structure_tags
 if TYPE_CHECKING:
     from frames_cli.evolution.guards import RewriteGuard
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill import Skill, SkillSet
+    from frames_cli.formats.skill import Skill
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
 
 @dataclass(frozen=True)
@@ -94,7 +95,10 @@ def validate_rewrite(
     Returns:
         (SKILL.md text, []) when valid, else (None, error lines).
     """
-    from frames_cli.formats.skill import Skill, parse_skill, protected_regions, render_skill, skill_problems
+    from frames_cli.formats.protected import protected_regions
+    from frames_cli.formats.skill import Skill
+    from frames_cli.formats.skill_checks import skill_problems
+    from frames_cli.formats.skill_file import parse_skill, render_skill
     from frames_cli.evolution.rules import duplicate_pairs
     from frames_cli.llm.audit import Redactor
 
@@ -306,7 +310,7 @@ def plan_changes(parent: SkillSet, outcomes: Sequence[RewriteOutcome], allowed: 
 
 def render_original(skill: Skill) -> bytes:
     """The parent's SKILL.md bytes as rendered (to tell an unchanged rewrite from a real one)."""
-    from frames_cli.formats.skill import render_skill
+    from frames_cli.formats.skill_file import render_skill
 
     return render_skill(skill).encode("utf-8")
 

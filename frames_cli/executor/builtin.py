@@ -26,7 +26,7 @@ CHUNK_PER_SLOT = 32
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import AgentCase
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
     from frames_cli.workspace.config import ExecutorConfig
 

@@ -6,7 +6,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from frames_cli.formats.skill import Skill, SkillSet
+from frames_cli.formats.skill import Skill
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.prompts import Block
 from frames_cli.sanitize import escape_tags
 

@@ -32,7 +32,7 @@ from frames_cli.llm.types import Usage
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import AgentCase
-    from frames_cli.formats.skill import SkillSet
+    from frames_cli.formats.skill_set import SkillSet
 
 STDERR_SHOWN = 300
 #: The exit code by which the program says its answer was lost, not wrong (EX_TEMPFAIL, sysexits.h).

@@ -17,7 +17,7 @@ from frames_cli.errors import InputError
 from frames_cli.formats.case import Case
 from frames_cli.formats.policy import read_policies
 from frames_cli.formats.problems import Problem
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.formats.case import case_files
 from frames_cli.ingest.account import Account
 from frames_cli.ingest.dedup import StoreResult, store_cases

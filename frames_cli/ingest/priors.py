@@ -31,7 +31,7 @@ from typing import Any
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.text import SafeLoader
 from frames_cli.formats.case import Source
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.ingest.text import tokens
 from frames_cli.workspace.atomic import atomic_write_text
 

@@ -6,7 +6,7 @@ import random
 import re
 from typing import Any, Iterator
 
-from frames_cli.formats.skill import PROTECTED_CLOSE, PROTECTED_OPEN
+from frames_cli.formats.protected import PROTECTED_CLOSE, PROTECTED_OPEN
 from frames_cli.llm.conventions import CONDENSE
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall

@@ -11,7 +11,8 @@ from frames_cli.coldstart.coverage import FileCoverage, backlink_problems, cover
 from frames_cli.errors import ConfigError, InputError, Location
 from frames_cli.formats.policy import PolicyDocument, policy_files, read_policy
 from frames_cli.formats.problems import Problem
-from frames_cli.formats.skill import GENERATED_KEY, SkillSet
+from frames_cli.formats.skill import GENERATED_KEY
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.secretscan import find_secrets
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace

@@ -94,7 +94,7 @@ def test_adopting_the_library_in_place(tmp_path: Path) -> None:
     assert code == 0, err
     assert report["counts"] == {"valid": 7, "repaired": 24, "unrepairable": 0}
     by_skill = {f["skill"]: f for f in report["files"]}
-    from frames_cli.formats.skill import parse_skill
+    from frames_cli.formats.skill_file import parse_skill
 
     for name, kind in DEFECTS.items():
         entry = by_skill[name]

@@ -13,7 +13,7 @@ from helpers import agentskills_command
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 
 runner = CliRunner()
 TIGHT = "coldstart:\n  max_tokens: 120\n  min_tokens: 10\n"

@@ -13,7 +13,7 @@ from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.command import CommandExecutor
 from frames_cli.formats.case import load_cases
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.client import ModelClient
 
 AGENT = [sys.executable, str(Path(__file__).resolve().parents[1] / "executor" / "agent.py")]

@@ -251,7 +251,8 @@ def test_fewer_samples_passed_is_broken_and_must_pass_cases_count_anywhere() -> 
 
 
 def test_helpers_for_catalog_and_dominated_children() -> None:
-    from frames_cli.formats.skill import Skill, SkillSet
+    from frames_cli.formats.skill import Skill
+    from frames_cli.formats.skill_set import SkillSet
 
     def skill_set(**descriptions: str) -> SkillSet:
         return SkillSet([Skill(name=n, description=d, body="b\n", metadata={}) for n, d in descriptions.items()])

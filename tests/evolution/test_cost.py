@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from frames_cli.evolution.cost import condense_blueprints, skill_costs
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.conventions import CONDENSE
 
 from .conftest import CONFIG, build_repo, skill_text

@@ -22,7 +22,7 @@ from frames_cli.evolution.early import certain_rejection, decisive_order, reject
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate
 from frames_cli.executor.base import AgentResult
 from frames_cli.formats.case import Case, Check, Source, Task
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.types import Usage
 
 

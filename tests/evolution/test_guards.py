@@ -27,7 +27,8 @@ from frames_cli.evolution.diagnose import DiagnoserResult, Proposal
 from frames_cli.evolution.guards import CaseValues, PolicyKeeper, RewriteGuard, guard_proposals
 from frames_cli.evolution.rewrite import RewriteLimits, rewrite
 from frames_cli.formats.case import Case, case_from_dict
-from frames_cli.formats.skill import SkillSet, text_sha256
+from frames_cli.formats.skill import text_sha256
+from frames_cli.formats.skill_set import SkillSet
 
 POLICY = """# Airline policy
 

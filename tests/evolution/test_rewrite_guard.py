@@ -17,7 +17,8 @@ import pytest
 
 from frames_cli.errors import FramesError
 from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, validate_rewrite
-from frames_cli.formats.skill import SkillSet, parse_skill
+from frames_cli.formats.skill_file import parse_skill
+from frames_cli.formats.skill_set import SkillSet
 
 SHA = "a" * 64
 CANCEL = f"""---

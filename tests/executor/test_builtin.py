@@ -22,7 +22,7 @@ from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.catalog import Catalog
 from frames_cli.formats.case import load_cases
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.audit import read_exchanges
 from frames_cli.llm.client import ModelClient
 from frames_cli.workspace.config import ExecutorConfig

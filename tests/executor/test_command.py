@@ -12,7 +12,7 @@ import pytest
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.command import CommandExecutor, parse_agent_output
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 
 AGENT = [sys.executable, str(Path(__file__).with_name("agent.py"))]
 MARKER = "ZZ-DIAGNOSIS-MARKER-7f3a"

@@ -9,16 +9,11 @@ import pytest
 from helpers import agentskills_command
 
 from frames_cli.errors import InputError
-from frames_cli.formats.skill import (
-    BackLink,
-    Skill,
-    SkillSet,
-    parse_skill,
-    parse_skill_bytes,
-    protected_regions,
-    render_skill,
-    skill_problems,
-)
+from frames_cli.formats.protected import protected_regions
+from frames_cli.formats.skill import BackLink, Skill
+from frames_cli.formats.skill_checks import skill_problems
+from frames_cli.formats.skill_file import parse_skill, parse_skill_bytes, render_skill
+from frames_cli.formats.skill_set import SkillSet
 
 HAND_WRITTEN = """---
 name: cancel-flight   # trailing comment kept

@@ -64,7 +64,7 @@ def test_cases_sharing_objects_are_written_without_anchors(tmp_path: Path) -> No
 
 
 def test_an_unclosed_quote_is_reported_where_it_opens() -> None:
-    from frames_cli.formats.skill import parse_skill
+    from frames_cli.formats.skill_file import parse_skill
 
     with pytest.raises(InputError) as caught:
         parse_skill('---\nname: "meals\ndescription: d\nlicense: MIT\n---\nbody\n', Path("skills/meals/SKILL.md"))

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from frames_cli.formats.policy import read_policy
-from frames_cli.formats.skill import BackLink, Skill, render_skill
+from frames_cli.formats.skill import BackLink, Skill
+from frames_cli.formats.skill_file import render_skill
 
 DATA = Path(__file__).parent / "data"
 

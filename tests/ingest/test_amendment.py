@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.formats.case import load_cases
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.ingest.amendment import git_versions, section_changes, stale_skills
 
 runner = CliRunner()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from frames_cli.formats.case import Source
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.ingest.priors import Prior, SkillMatcher, attach, load_priors, save_priors
 
 

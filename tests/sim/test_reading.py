@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.executor.catalog import Catalog
-from frames_cli.formats.skill import SkillSet
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.prompts import Block, render
 from frames_cli.sim import reading
 

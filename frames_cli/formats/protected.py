@@ -1,0 +1,65 @@
+"""Protected regions of a skill body: the one definition of the marker syntax, and where the markers are wrong."""
+
+from __future__ import annotations
+
+import re
+
+PROTECTED_OPEN = "<!-- frames:protected -->"
+PROTECTED_CLOSE = "<!-- /frames:protected -->"
+
+#: Anything that reads as a marker, in any case or spacing; only the exact forms above are markers.
+_MARKER_LIKE = re.compile(r"frames\s*:\s*protected", re.IGNORECASE)
+
+
+def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
+    """Find protected regions in a body: the one definition of the marker syntax (validate,
+    coldstart and the rewrite guard all use it). A marker is `PROTECTED_OPEN` or `PROTECTED_CLOSE`
+    alone on its line (surrounding spaces allowed); any other line naming `frames:protected` (no
+    spaces, upper case, inline, extra words) is a problem.
+
+    Returns:
+        (regions, problems): the text between each pair of markers, in order, and (1-based body
+        line, message) for each nesting, unclosed, stray or malformed marker.
+    """
+    regions: list[str] = []
+    problems: list[tuple[int, str]] = []
+    open_line: int | None = None
+    current: list[str] = []
+    for no, line in enumerate(body.splitlines(keepends=True), 1):
+        marker = line.strip()
+        if marker not in (PROTECTED_OPEN, PROTECTED_CLOSE) and _MARKER_LIKE.search(line):
+            # A near miss (`<!--frames:protected-->`, upper case, an inline region) would protect
+            # nothing while its author believes it does: it is an error, never ignored.
+            problems.append((no, f"not a protected-region marker: write `{PROTECTED_OPEN}` and `{PROTECTED_CLOSE}` "
+                                 "exactly, each alone on its line (inline regions are not supported)"))
+            continue
+        if marker == PROTECTED_OPEN:
+            if open_line is not None:
+                problems.append((no, f"protected region opened again before the one at body line {open_line} was closed"))
+                continue
+            open_line, current = no, []
+        elif marker == PROTECTED_CLOSE:
+            if open_line is None:
+                problems.append((no, "`<!-- /frames:protected -->` without an opening marker"))
+                continue
+            regions.append("".join(current))
+            open_line = None
+        elif open_line is not None:
+            current.append(line)
+    if open_line is not None:
+        problems.append((open_line, "protected region is never closed"))
+    return regions, problems
+
+
+def protected_regions(body: str) -> list[str]:
+    """Texts of the protected regions of `body`, in order (markers excluded).
+
+    Raises:
+        ValueError: the markers are not well formed (the message gives the body line).
+    """
+    regions, problems = scan_protected(body)
+    if problems:
+        line, msg = problems[0]
+        raise ValueError(f"body line {line}: {msg}")
+    return regions
+
