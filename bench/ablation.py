@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", "cases")
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout")
 #: (label, evolution overrides); the first row is the defaults, each other row changes one setting.
 SETTINGS = [
     ("defaults (q=2, ε=0.05, B=8)", {}),

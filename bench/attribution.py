@@ -1,9 +1,8 @@
 """Attribution on and off: the bundled airline example with τ²-bench's own train/test split, through the simulator.
 
-The 50 bundled cases are split by bench/data/tau2-airline-split.json (τ²-bench's split_tasks.json):
-the 30 train tasks stay in `cases/` and are divided by `evolution.split` into diagnosis and selection
-sets; the 20 test tasks go to `holdout/` and are the sealed test set (`split.test_cases: holdout/*`),
-scored once at the end for S0 and the front. Each seed is a full `frames evolve` (driver API, same
+The bundled example follows τ²-bench's own split: its 30 train tasks in `cases/` are divided by
+`evolution.split` into diagnosis and selection sets; its 20 test tasks in `holdout/` are the sealed
+test set (`split.test_cases: holdout/*`), scored once at the end for S0 and the front. Each seed is a full `frames evolve` (driver API, same
 code path as the command) in a fresh copy with its own empty model cache; the seed sets
 `evolution.seed` and `simulator.seed`. The two settings differ only in `evolution.attribution_steps`
 (the default 2, and 0). The simulator is a model of LLM behaviour, not an LLM.
@@ -27,7 +26,6 @@ Usage: python bench/attribution.py [--seeds 0 1 2 3 4] [--max-rounds N] [--profi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -49,8 +47,7 @@ from sim_calibration import PROFILES, thin_skills  # noqa: E402
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", ".gitignore")
-SPLIT = ROOT / "bench" / "data" / "tau2-airline-split.json"
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout", ".gitignore")
 SETTINGS = [("attribution on (steps 2)", 2), ("attribution off (steps 0)", 0)]
 
 
@@ -65,16 +62,9 @@ def workspace(folder: Path, seed: int, max_rounds: int, steps: int, profile: str
     for name in EXAMPLE:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
-    test_ids = {f"tau2-airline-{t}" for t in json.loads(SPLIT.read_text())["test"]}
-    cases = yaml.safe_load((ROOT / "cases" / "tau2-airline.yaml").read_text())
-    for sub, keep in (("cases", False), ("holdout", True)):
-        (root / sub).mkdir()
-        chosen = [c for c in cases if (c["id"] in test_ids) == keep]
-        (root / sub / f"tau2-{sub}.yaml").write_text(yaml.safe_dump(chosen, sort_keys=False, allow_unicode=True))
     config = yaml.safe_load((root / "frames.yaml").read_text())
     ev = config["evolution"]
     ev.update(seed=seed, max_rounds=max_rounds, attribution_steps=steps)
-    ev["split"] = {**ev.get("split", {}), "test": 0.0, "test_cases": "holdout/*"}
     config["simulator"]["seed"] = seed
     if profile:
         config["simulator"].update(PROFILES[profile])

@@ -29,7 +29,7 @@ TOLERANCE = 0.25
 def copy_example(root: Path) -> None:
     """The bundled example as a fresh git repository at `root` (one commit, user `bench`)."""
     root.mkdir(parents=True)
-    for name in ("frames.yaml", "policies", "skills", "cases"):
+    for name in ("frames.yaml", "policies", "skills", "cases", "holdout"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
     (root / ".gitignore").write_text(".frames/\n")

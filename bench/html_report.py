@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.browser import find_chromium, open_in_chromium, urls_named  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", "cases", ".gitignore")
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout", ".gitignore")
 SCREENSHOT = ROOT / "docs" / "screenshots" / "report.png"
 
 

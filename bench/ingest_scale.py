@@ -61,7 +61,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
         root.mkdir()
-        for name in ("frames.yaml", "policies", "skills", "cases"):
+        for name in ("frames.yaml", "policies", "skills", "cases", "holdout"):
             src = ROOT / name
             (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
         log = Path(tmp) / "reviews.csv"

@@ -6,8 +6,8 @@ Four settings side by side, each over 5 seeds (`evolution.seed` and `simulator.s
   before   merge_threshold 1 and duplicate_threshold 1: identical wording merged only, the guard off
            (frames before issue #19)
   and each half alone: merging with the guard off, the guard with merging off.
-Each run evolves on tau2's own train split (30 cases in cases/) and the best front member is then
-scored once on the 20 held-out test cases (bench/data/tau2-airline-split.json), which no decision
+Each run evolves on tau2's own train split (the bundled example's 30 cases in cases/) and the best
+front member is then scored once on the 20 test-split cases in holdout/ (sealed), which no decision
 saw. The simulator is a model of LLM behaviour, not an LLM: its diagnosers state a failing case's
 rules (or copy its evidence) in the case's own words, so several diagnosers of one case write the
 same words and merging changes its blueprints less than a real model's paraphrases would; the
@@ -60,17 +60,12 @@ SETTINGS = [
     ("guard only (no merge)", {"merge_threshold": 1.0}),
     ("before (no merge, no guard)", {"merge_threshold": 1.0, "duplicate_threshold": 1.0}),
 ]
-SPLIT = json.loads((ROOT / "bench" / "data" / "tau2-airline-split.json").read_text())
 
 
-def hold_out(root: Path) -> None:
-    """Keep tau2's train cases in cases/ and move the test cases to heldout/ (outside eval.cases)."""
-    cases = yaml.safe_load((root / "cases" / "tau2-airline.yaml").read_text())
-    test_ids = {f"tau2-airline-{t}" for t in SPLIT["test"]}
-    (root / "cases" / "tau2-airline.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] not in test_ids], sort_keys=False))
-    (root / "heldout").mkdir()
-    (root / "heldout" / "test.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] in test_ids], sort_keys=False))
-    commit_all(root, "hold out tau2's test split")
+def settle(root: Path) -> None:
+    """Commit the bench's settings (frames.yaml, thin skills); the bundled example already holds
+    tau2's train split in cases/ and its test split, sealed, in holdout/."""
+    commit_all(root, "bench settings")
 
 
 def added_lines(root: Path, parent: str, child: str) -> int:
@@ -81,7 +76,7 @@ def added_lines(root: Path, parent: str, child: str) -> int:
 def test_pass_rate(root: Path, commit: str) -> float:
     """The held-out pass rate of the skills at `commit`, through `frames eval` (same code path)."""
     done = subprocess.run(
-        [sys.executable, "-m", "frames_cli", "eval", "--ref", commit, "--cases", "heldout/*.yaml", "--json"],
+        [sys.executable, "-m", "frames_cli", "eval", "--ref", commit, "--cases", "holdout/*.yaml", "--json"],
         cwd=root, capture_output=True, text=True,
     )
     if done.returncode != 0:
@@ -91,7 +86,7 @@ def test_pass_rate(root: Path, commit: str) -> float:
 
 def with_profile(root: Path, profile: str, thin: bool) -> Path:
     """`root` with the simulator settings of `profile` in its frames.yaml and, if `thin`, the trial's
-    one-line procedure skills (both committed by hold_out)."""
+    one-line procedure skills (both committed by settle)."""
     config = yaml.safe_load((root / "frames.yaml").read_text())
     config["simulator"].update(PROFILES[profile])
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -101,7 +96,7 @@ def with_profile(root: Path, profile: str, thin: bool) -> Path:
 
 
 def one_run(root: Path) -> dict:
-    hold_out(root)
+    settle(root)
     state = evolve(Workspace.open(root), EvolveOptions()).state
     accepted = [c for c in state.candidates if c.parent_id and c.gate_passed]
     blueprints = [bp for c in state.candidates if c.parent_id for bp in c.blueprints]

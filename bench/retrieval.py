@@ -108,7 +108,7 @@ def main() -> None:
     import rank_bm25  # noqa: F401  (numpy with it: paid once per process, not per index)
 
     print(f"import rank_bm25 (and numpy): {(time.perf_counter() - start) * 1000:.0f} ms")
-    cases = load_cases(sorted((ROOT / "cases").glob("*.yaml")))
+    cases = load_cases(sorted([*(ROOT / "cases").glob("*.yaml"), *(ROOT / "holdout").glob("*.yaml")]))
     records = [Failure(c, {"actions": []}, "expected actions differ").to_prompt() for c in cases]
     batches = [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
     print(f"{len(records)} failures in {len(batches)} batches of up to {BATCH}; settings {RetrievalConfig()}")

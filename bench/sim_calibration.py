@@ -7,7 +7,7 @@ simulator's weak executor (frames.yaml's defaults) and with the strong profile o
 several simulator seeds, and prints the pass rates per τ² split beside the trial's.
 
 Usage: python bench/sim_calibration.py [--seeds 5]
-Needs ../shared/data/tau2-airline/split_tasks.json (τ²-bench's train/test ids; not bundled).
+The bundled example holds τ²-bench's split: train in cases/, test in holdout/.
 Takes a few minutes on 2 CPUs (4 skill sets × profiles × seeds evaluations of 50 cases).
 """
 
@@ -26,7 +26,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SPLIT = ROOT.parent / "shared" / "data" / "tau2-airline" / "split_tasks.json"
+#: τ²-bench's split as the bundled example holds it: case glob per part.
+PARTS = {"train": "cases/*", "test": "holdout/*"}
 #: The real-model trial's S0 (train passed/total, test passed/total); data README of ../shared.
 TRIAL = {"verbatim": ((29, 30), (16, 20)), "thin": ((15, 30), (9, 20))}
 #: The strong profile (README "A strong executor"); the weak one is frames.yaml's defaults.
@@ -41,9 +42,9 @@ THIN = {
 
 
 def workspace(folder: Path, thin: bool) -> Path:
-    """A copy of the bundled example (every case counted, no split), thin skills if asked."""
+    """A copy of the bundled example (cases/ and holdout/), thin skills if asked."""
     folder.mkdir(parents=True)
-    for name in ("frames.yaml", "policies", "skills", "cases"):
+    for name in ("frames.yaml", "policies", "skills", "cases", "holdout"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, folder / name)
     if thin:
@@ -60,12 +61,12 @@ def thin_skills(folder: Path) -> None:
         path.write_text(f"---\n{front}\n---\n\n{body}", encoding="utf-8")
 
 
-def s0(folder: Path, settings: dict, seed: int) -> dict[str, bool]:
-    """case id → passed, for S0 of `folder` with simulator `settings` and `seed` (no cache)."""
+def s0(folder: Path, settings: dict, seed: int, cases: str) -> dict[str, bool]:
+    """case id → passed, for S0 of `folder` on the case glob `cases`, with simulator `settings` and `seed` (no cache)."""
     config = yaml.safe_load((folder / "frames.yaml").read_text(encoding="utf-8"))
     config["simulator"].update(settings, seed=seed)
     (folder / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "frames_cli", "eval", "--json", "--no-cache", "--repo", str(folder)],
+    done = subprocess.run([sys.executable, "-m", "frames_cli", "eval", "--json", "--no-cache", "--cases", cases, "--repo", str(folder)],
                           capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "200"})
     return {r["case_id"]: bool(r["passed"]) for r in json.loads(done.stdout)["results"]}
 
@@ -74,10 +75,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
-    if not SPLIT.is_file():
-        sys.exit(f"needs {SPLIT} (τ²-bench's split_tasks.json)")
-    split = json.loads(SPLIT.read_text(encoding="utf-8"))
-    sets = {name: {f"tau2-airline-{i}" for i in split[name]} for name in ("train", "test")}
     print(f"S0 pass rate per τ² split, simulator over {args.seeds} seeds vs the real-model trial")
     print(f"{'skills':10} {'executor':10} {'train':>16} {'test':>16}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,11 +85,10 @@ def main() -> None:
             for profile, settings in PROFILES.items():
                 passed = {"train": [0, 0], "test": [0, 0]}
                 for seed in range(args.seeds):
-                    for case_id, ok in s0(folder, settings, seed).items():
-                        for name, ids in sets.items():
-                            if case_id in ids:
-                                passed[name][0] += ok
-                                passed[name][1] += 1
+                    for name, cases in PARTS.items():
+                        for ok in s0(folder, settings, seed, cases).values():
+                            passed[name][0] += ok
+                            passed[name][1] += 1
                 cells = [f"{p / n:.1%} ({p}/{n})" if n else "—" for p, n in passed.values()]
                 print(f"{skills:10} {'sim ' + profile:10} {cells[0]:>16} {cells[1]:>16}")
 

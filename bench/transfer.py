@@ -1,11 +1,11 @@
 """Does learning transfer? The bundled airline example with τ²-bench's own train/test split, through the simulator.
 
-The 50 bundled cases are split by τ²-bench's `split_tasks.json` (read from
-../shared/data/tau2-airline/, or --split): the 30 train tasks stay in `cases/` and are divided by
-`evolution.split` into diagnosis and selection sets; the 20 test tasks go to `holdout/` and are the
-sealed test set (`split.test_cases: holdout/*`, `split.test: 0`). Each seed is a full `frames
-evolve` (driver API, same code path) in a fresh copy with its own empty model cache; the seed sets
-`evolution.seed` and `simulator.seed`. The simulator is a model of LLM behaviour, not an LLM.
+The bundled example already follows τ²-bench's own split (tests/fixtures/tau2-airline/split_tasks.json):
+the 30 train tasks in `cases/` are divided by `evolution.split` into diagnosis and selection sets;
+the 20 test tasks in `holdout/` are the sealed test set (`split.test_cases: holdout/*`, `split.test:
+0`). Each seed is a full `frames evolve` (driver API, same code path) in a fresh copy with its own
+empty model cache; the seed sets `evolution.seed` and `simulator.seed`. The simulator is a model of
+LLM behaviour, not an LLM.
 
 Per seed and in the mean, side by side for the guards on and off (`evolution.guards`; when this
 frames has no such setting, only the unguarded column is measured and the output says so):
@@ -15,7 +15,7 @@ frames has no such setting, only the unguarded column is measured and the output
   policy removed   policy sentences (lines of policies/*.md, as S0's skills hold them) the best
                    member's diff removes — target 0
 
-Usage: python bench/transfer.py [--seeds 0 1 2 3 4] [--max-rounds N] [--split PATH]
+Usage: python bench/transfer.py [--seeds 0 1 2 3 4] [--max-rounds N]
 """
 
 from __future__ import annotations
@@ -42,8 +42,7 @@ from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.config import EvolutionConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", ".gitignore")
-DEFAULT_SPLIT = ROOT.parent / "shared" / "data" / "tau2-airline" / "split_tasks.json"
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout", ".gitignore")
 #: Values that identify one case: reservation codes (6 capitals/digits with a digit), user ids
 #: (name_name_1234), amounts ($1,380 / 1380 dollars), ISO dates.
 VALUE = re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b|\b[a-z]+_[a-z]+_\d{3,5}\b|\$\s?\d[\d,]*(?:\.\d+)?|\b\d{4}-\d{2}-\d{2}\b")
@@ -53,24 +52,16 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
-def workspace(folder: Path, split_file: Path, seed: int, max_rounds: int, guards_off: bool) -> Path:
-    """A fresh copy of the bundled example with τ²'s train split in cases/ and its test split in holdout/."""
+def workspace(folder: Path, seed: int, max_rounds: int, guards_off: bool) -> Path:
+    """A fresh copy of the bundled example (τ²'s train split in cases/, its test split sealed in holdout/)."""
     root = folder / f"seed{seed}-{'off' if guards_off else 'on'}"
     root.mkdir()
     for name in EXAMPLE:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
-    split = json.loads(split_file.read_text())
-    cases = yaml.safe_load((ROOT / "cases" / "tau2-airline.yaml").read_text())
-    test_ids = {f"tau2-airline-{t}" for t in split["test"]}
-    (root / "cases").mkdir()
-    (root / "holdout").mkdir()
-    (root / "cases" / "tau2-train.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] not in test_ids], sort_keys=False, allow_unicode=True))
-    (root / "holdout" / "tau2-test.yaml").write_text(yaml.safe_dump([c for c in cases if c["id"] in test_ids], sort_keys=False, allow_unicode=True))
     config = yaml.safe_load((root / "frames.yaml").read_text())
     ev = config["evolution"]
     ev.update(seed=seed, max_rounds=max_rounds)
-    ev["split"] = {**ev.get("split", {}), "test": 0.0, "test_cases": "holdout/*"}
     if guards_off:
         ev["guards"] = {f.name: False for f in dataclasses.fields(guards_config()) if f.type in ("bool", bool)}
     config["simulator"]["seed"] = seed
@@ -136,15 +127,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=6)
-    parser.add_argument("--split", type=Path, default=DEFAULT_SPLIT)
     args = parser.parse_args()
-    if not args.split.is_file():
-        sys.exit(f"error: {args.split}: τ²-bench's split_tasks.json not found (pass --split PATH)")
     settings = [("guards on", False), ("guards off", True)] if guards_config() else [("no guards in this frames", False)]
     results: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, off in settings:
-            results[name] = [measure(workspace(Path(tmp), args.split, seed, args.max_rounds, off)) for seed in args.seeds]
+            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, off)) for seed in args.seeds]
     print("frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
     for name, rows in results.items():
         print(f"\n{name}")

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ("frames.yaml", "policies", "skills", "cases", ".gitignore")
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout", ".gitignore")
 
 
 def git(root: Path, *args: str) -> str:
@@ -96,7 +96,7 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
             break
     assert branch, "no bundled run of seeds 0-4 made a review branch"
     policy = {f"policies/{p.name}": p.read_bytes() for p in (root / "policies").iterdir() if p.suffix == ".md"}
-    values = CaseValues.build(load_cases(sorted((root / "cases").glob("*.yaml"))), [b.decode() for b in policy.values()])
+    values = CaseValues.build(load_cases(sorted([*(root / "cases").glob("*.yaml"), *(root / "holdout").glob("*.yaml")])), [b.decode() for b in policy.values()])
     added = [line[1:] for line in git(root, "diff", "main", branch, "--", "skills/").splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert added and [(line, values.specific(line)) for line in added if values.specific(line)] == []
     keeper = PolicyKeeper.build(SkillSet.from_dir(ROOT / "skills"), policy)

@@ -110,11 +110,14 @@ def test_assertions_and_purpose_never_reach_the_input(airline: dict[str, Case]) 
             assert sentence not in shown, case.id
 
 
-def test_bundled_cases_are_the_converter_output(airline: dict[str, Case]) -> None:
-    bundled = load_cases([ROOT / "cases" / "tau2-airline.yaml"])
-    fresh = list(airline.values())
+def test_bundled_cases_are_the_converter_output_on_tau2s_own_split(airline: dict[str, Case]) -> None:
+    """cases/ holds τ²-bench's 30 train tasks, holdout/ its 20 test tasks (split_tasks.json), converted."""
+    split = json.loads((AIRLINE / "split_tasks.json").read_text())
     strip = lambda c: {**c.to_dict(), "created": ""}  # noqa: E731
-    assert [strip(c) for c in bundled] == [strip(c) for c in fresh]
+    for path, part in ((ROOT / "cases" / "tau2-airline.yaml", "train"), (ROOT / "holdout" / "tau2-airline-test.yaml", "test")):
+        bundled = load_cases([path])
+        assert [strip(c) for c in bundled] == [strip(airline[t]) for t in sorted(split[part], key=int)], path
+    assert sorted(split["train"] + split["test"], key=int) == sorted(airline, key=int)
 
 
 def test_retail_orders_instead_of_reservations() -> None:
