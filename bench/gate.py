@@ -64,7 +64,9 @@ from frames_cli.evolution.records import run_dir  # noqa: E402
 from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", "cases")
+EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout")
+#: The example at BEFORE: all 50 cases in cases/, no holdout/ yet.
+EXAMPLE_BEFORE = ("frames.yaml", "policies", "skills", "cases")
 #: main just before issue #12's first change: the "before" of tokens-per-run and cacheable-prefix-share.
 BEFORE = "3c20bc3"
 RULES = ("paper", "noise-aware")
@@ -213,7 +215,7 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
             tally["rejected"] += 1
             tally["stopped"] += bool(b.gate_details.get("early_stop"))
     tally["identical"] &= len(full.candidates) == len(early.candidates)
-    before_root = workspace(tmp, unpack(args.before, EXAMPLE, tmp / f"example-before-{seed}"), seed, rounds)
+    before_root = workspace(tmp, unpack(args.before, EXAMPLE_BEFORE, tmp / f"example-before-{seed}"), seed, rounds)
     out = subprocess.run([sys.executable, "-c", _BEFORE_RUN, str(before), str(before_root)], check=True, capture_output=True, text=True)
     old = json.loads(out.stdout.strip().splitlines()[-1])
     tally["tokens_before"].append(old["tokens"])
