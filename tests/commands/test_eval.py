@@ -55,7 +55,7 @@ def test_eval_reports_categories_and_rerun_makes_no_model_call(ws: Path) -> None
     assert first.exit_code == 0, first.output
     data = json.loads(first.stdout)
     assert data["model_calls"] == 10 * 2 * 2
-    assert set(data["per_category"]) == {"refuse-cancel", "compensation", "baggage", "refuse", "change-cabin", "book"}
+    assert set(data["per_category"]) == {"refuse-cancel", "compensation", "baggage", "refuse", "change-cabin"}
     assert data["overall"]["n_cases"] == 10 and data["overall"]["pass_at_k"] is not None
     assert data["mean_prompt_tokens"] > 0 and data["cost_usd"] > 0
     second = run("--repo", str(ws), "--json", "--samples", "2")
@@ -76,7 +76,7 @@ def test_table_thresholds_and_ci_files(ws: Path, tmp_path: Path) -> None:
     assert "executor, judge ran on frames-sim, a simulator of model behaviour, not a model" in result.stdout
     assert md.read_text().startswith("## frames eval")
     suites = {s.name: s.tests for s in JUnitXml.fromfile(str(xml))}
-    assert sum(suites.values()) == 10 and suites["compensation"] == 3 and suites["refuse-cancel"] == 2
+    assert sum(suites.values()) == 10 and suites["compensation"] == 2 and suites["refuse-cancel"] == 2
     notice = "a simulator of model behaviour, not a model"
     assert all(notice in {p.name: p.value for p in s.properties()}["simulator_notice"] for s in JUnitXml.fromfile(str(xml)))
     outs = [s.find("system-out").text for s in ET.parse(xml).getroot().iter("testsuite")]
