@@ -239,7 +239,7 @@ def _shown(ws: Workspace, path: Path, src: Path | None = None) -> str:
 
 def _message(report: AdoptReport) -> str:
     """The commit message: a summary, then per skill what changed; a trailer names the command."""
-    from frames_cli.gitstore.store import commit_message
+    from frames_cli.gitstore.message import commit_message
 
     lines = []
     for f in report.files:

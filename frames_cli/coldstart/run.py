@@ -228,7 +228,7 @@ def _refuse_too_big(skills: list[Skill], chunks: dict[str, Chunk]) -> None:
 def commit_text(result: ColdstartResult) -> str:
     """The commit message: a summary line, then the skills made (with their policy files), removed
     and skipped, and a `Frames-Command: coldstart` trailer."""
-    from frames_cli.gitstore.store import commit_message
+    from frames_cli.gitstore.message import commit_message
 
     written = [p for p in result.planned if p.action in ("create", "update", "force")]
     files = sorted({p.chunk.doc.file for p in written})

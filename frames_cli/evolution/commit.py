@@ -13,7 +13,8 @@ from frames_cli.evolution.records import BASE_ID, Candidate, RunState, candidate
 from frames_cli.sanitize import one_line
 
 if TYPE_CHECKING:
-    from frames_cli.gitstore.store import GitStore, Identity
+    from frames_cli.gitstore.identity import Identity
+    from frames_cli.gitstore.store import GitStore
 
 
 def front_ref(run_id: str, cid: str) -> str:
@@ -35,7 +36,7 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
     text (changes, rationales, drop reasons) is `sanitize.one_line` after a prefix, so it cannot
     add a trailer, a comment line or a control character.
     """
-    from frames_cli.gitstore.store import commit_message
+    from frames_cli.gitstore.message import commit_message
 
     s0, parent = state.candidate(BASE_ID), state.candidate(child.parent_id or BASE_ID)
     verdict = "pass" if child.gate_passed else "fail"
@@ -197,7 +198,7 @@ def _edit_note(store: GitStore, sha: str, edit: Callable[[dict[str, Any]], dict[
     """Replace commit `sha`'s frames note with `edit(its JSON object)` as stable, indented JSON,
     under the repository's notes lock (`GitStore.edit_note`: runs of other workspaces write notes
     too); nothing is written when `edit` returns None. Note author: frames unless `author` is given."""
-    from frames_cli.gitstore.store import FRAMES_IDENTITY
+    from frames_cli.gitstore.identity import FRAMES_IDENTITY
 
     def edit_text(text: str | None) -> str | None:
         note = edit(_note_object(text))

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.evolution.formatting import pct, plural, tokens, usd, with_n
 from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.gitstore.store import SKILLS_PREFIX, DiffStat, GitStore
+from frames_cli.gitstore.history import DiffStat
+from frames_cli.gitstore.repo import SKILLS_PREFIX
+from frames_cli.gitstore.store import GitStore
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -15,7 +15,9 @@ from frames_cli.evolution.formatting import label, markdown_table, md_text, pct,
 from frames_cli.evolution.gate import gate_detail
 from frames_cli.evolution.menu import changed_skill_names
 from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.gitstore.store import SKILLS_PREFIX, DiffStat, GitStore
+from frames_cli.gitstore.history import DiffStat
+from frames_cli.gitstore.repo import SKILLS_PREFIX
+from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from frames_cli.errors import GitError
-from frames_cli.gitstore.store import FRAMES_IDENTITY, GitStore, Identity, check_path
+from frames_cli.gitstore.identity import FRAMES_IDENTITY, Identity
+from frames_cli.gitstore.names import check_path
+from frames_cli.gitstore.store import GitStore
 
 
 def is_git_worktree(root: Path) -> bool:

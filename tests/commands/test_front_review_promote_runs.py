@@ -26,7 +26,8 @@ from frames_cli.commands.app import app
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, save_state
 from frames_cli.formats.skill import BackLink, Skill, text_sha256
 from frames_cli.formats.skill_file import render_skill
-from frames_cli.gitstore.store import GitStore, commit_message
+from frames_cli.gitstore.message import commit_message
+from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace
 
 RUN = "20261129-101500-a1b2c3"

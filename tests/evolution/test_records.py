@@ -24,7 +24,8 @@ from frames_cli.evolution.records import (
     review_branch,
     save_state,
 )
-from frames_cli.gitstore.store import GitStore, check_ref_name
+from frames_cli.gitstore.names import check_ref_name
+from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace
 
 RUN_A = "20261128-090000-aaaaaa"

@@ -17,7 +17,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from frames_cli.errors import GitError, InputError
-from frames_cli.gitstore.store import GitStore, Identity, check_path, check_ref_name, commit_message
+from frames_cli.gitstore.identity import Identity
+from frames_cli.gitstore.message import commit_message
+from frames_cli.gitstore.names import check_path, check_ref_name
+from frames_cli.gitstore.store import GitStore
 
 
 def _snapshot(repo) -> dict:
