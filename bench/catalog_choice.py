@@ -5,8 +5,9 @@ with the policy file and line that answers it), this cold-starts the set's polic
 temporary workspace, renders the catalog exactly as the built-in executor shows it
 (`executor.catalog.Catalog.text`), and ranks the skills two ways:
 
-- BM25 (rank-bm25's Okapi, k1 = 1.5, b = 0.75) over the catalog lines (`id: name — description`),
-  the question as the query, both tokenised by `ingest.text.tokens`;
+- BM25 (k1 = 1.5, b = 0.75, rank-bm25's Okapi with Lucene's idf, ln(1 + (N − n + 0.5)/(n + 0.5)),
+  see `LuceneBM25`) over the catalog lines (`id: name — description`), the question as the query,
+  both tokenised by `ingest.text.tokens`; `--idf okapi` ranks with rank-bm25's own idf instead;
 - the simulated executor (`frames-sim/executor`): the real first-turn prompt (`executor_catalog`)
   with the question as the request, and the ids it asks to load, in its order;
 - for reference, not a target: BM25 over the skills' bodies (what an agent would read after
@@ -22,7 +23,7 @@ half a change to coldstart may be judged on while it is being made, `held-out` t
 not look at; both are reported, so a gain that holds only on `tune` shows. `--half` restricts the
 run (and `--misses`) to one half.
 
-    python bench/catalog_choice.py [--set NAME ...] [--model MODEL] [--half tune|held-out] [--misses]
+    python bench/catalog_choice.py [--set NAME ...] [--model MODEL] [--half tune|held-out] [--idf lucene|okapi] [--misses]
 """
 
 from __future__ import annotations
@@ -109,27 +110,52 @@ def answer_of(skills, question: Question) -> str:
     return found[0]
 
 
-def bm25_ranking(catalog, question: str) -> list[str]:
-    """Skill names by BM25 score of their catalog line for `question`, best first (ties: catalog order)."""
+#: Which idf the BM25 ranking uses: "lucene" (default) or "okapi" (rank-bm25's own); set by --idf.
+IDF = {"variant": "lucene"}
+
+
+def _bm25(corpus: list[list[str]]):
+    """A BM25 index over `corpus` (token lists) with the idf chosen by `IDF`.
+
+    rank-bm25's BM25Okapi takes idf = ln((N − n + 0.5)/(n + 0.5)) and replaces a negative value
+    by 0.25 × the mean idf. On a 6-line catalog that is not monotone: a word on 3 of 6 lines gets
+    idf 0, less than a word on 5 of 6 lines (the floor), so "change" or "flight" weighed less than
+    "one". Lucene (and so Elasticsearch and OpenSearch) uses ln(1 + (N − n + 0.5)/(n + 0.5)),
+    positive and falling with n (Lucene's BM25Similarity; Robertson & Zaragoza 2009, §3.2 on the
+    negative-idf problem); a careful evaluator ranks with that.
+    """
+    import math
+
     from rank_bm25 import BM25Okapi
 
+    if IDF["variant"] == "okapi":
+        return BM25Okapi(corpus)
+
+    class LuceneBM25(BM25Okapi):
+        def _calc_idf(self, nd: dict) -> None:
+            for word, n in nd.items():
+                self.idf[word] = math.log(1 + (self.corpus_size - n + 0.5) / (n + 0.5))
+
+    return LuceneBM25(corpus)
+
+
+def bm25_ranking(catalog, question: str) -> list[str]:
+    """Skill names by BM25 score of their catalog line for `question`, best first (ties: catalog order)."""
     from frames_cli.ingest.text import tokens
 
     lines = catalog.text().split("\n")[1:]
     names = list(catalog.ids.values())
-    scores = BM25Okapi([tokens(line) for line in lines]).get_scores(tokens(question))
+    scores = _bm25([tokens(line) for line in lines]).get_scores(tokens(question))
     order = sorted(range(len(names)), key=lambda i: -scores[i])
     return [names[i] for i in order]
 
 
 def body_ranking(skills, question: str) -> list[str]:
     """Skill names by BM25 score of their bodies for `question`, best first (ties: name order)."""
-    from rank_bm25 import BM25Okapi
-
     from frames_cli.ingest.text import tokens
 
     names = sorted(skills)
-    scores = BM25Okapi([tokens(skills[n].body) for n in names]).get_scores(tokens(question))
+    scores = _bm25([tokens(skills[n].body) for n in names]).get_scores(tokens(question))
     return [names[i] for i in sorted(range(len(names)), key=lambda i: -scores[i])]
 
 
@@ -196,7 +222,9 @@ def main() -> None:
     parser.add_argument("--half", choices=HALVES, help="only this half of each set's questions (default: both, reported apart)")
     parser.add_argument("--misses", action="store_true", help="print every question whose answer is not ranked first")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--idf", choices=("lucene", "okapi"), default="lucene", help="BM25's idf: Lucene's (default) or rank-bm25 Okapi's floored one")
     args = parser.parse_args()
+    IDF["variant"] = args.idf
     with tempfile.TemporaryDirectory() as tmp:
         results = [run_set(name, args.model, args.misses, Path(tmp), args.half) for name in args.set or sorted(SETS)]
     if args.json:

@@ -4,7 +4,8 @@ A description is the section's subject, its leading rule (the first sentence tha
 else the first full sentence; never a table row, a lead-in or a lone heading word), the topics it
 covers (its sub-headings and the labels that head a block, "Change cabin:"), the section's key
 terms (words frequent in it and rare in the rest of its document) and when to use it. Reference
-sections (definitions, scope, roles, the domain's basics, ...) say they are reference, and general
+sections (definitions, scope, roles, the domain's basics, ...) say they are reference and name
+what they define (no rule sentence; key terms only when they have no sub-headings), and general
 rules say they apply to every task only when they state rules. Only the document's own text counts, so adding another
 document never changes a description.
 """
@@ -272,21 +273,25 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -
     """
     title = plain(chunk.doc.title, markers=False)
     heading, parent = _subject(chunk)
-    rule = leading_rule(chunk)
-    said = set(tokens(" ".join((title, heading, parent, rule))))
-    terms = key_terms(chunk, weights, said)
-    listed = f" Key terms: {', '.join(terms)}." if terms else ""
+    reference = chunk.kind != "general" and is_reference(chunk)
     subs = _sub_headings(chunk)
     subs += [label for label in section_labels(chunk) if label not in subs]
+    # A reference section defines the data every procedure reads: its rule sentences and frequent
+    # words are the domain's common vocabulary ("reservation", "cabin", "payment") and drew
+    # procedure requests to it (7 of 15 airline misses), so it is named by what it defines.
+    rule = "" if reference else leading_rule(chunk)
+    said = set(tokens(" ".join((title, heading, parent, rule))))
+    terms = [] if reference and subs else key_terms(chunk, weights, said)
+    listed = f" Key terms: {', '.join(terms)}." if terms else ""
     if subs:
-        listed = f" Covers: {'; '.join(subs)}." + listed
+        listed = f" {'Defines' if reference else 'Covers'}: {'; '.join(subs)}." + listed
     part = f" (part {chunk.part} of {chunk.parts}, continues {continues})" if chunk.part > 1 and continues else (f" (part 1 of {chunk.parts})" if chunk.part == 1 else "")
     if chunk.kind == "general" and states_rules(chunk):
         text = f"General rules of {title}{part} that apply to every task under it: {rule}{listed} Use for any task under {title}."
     elif chunk.kind == "general":
         text = f"{title}{part}, the introduction: {rule}{listed} Use when a task involves {as_phrase(title, _prose(chunk))}."
-    elif is_reference(chunk):
-        text = f"Reference, not a procedure: {heading}{part} of {title}. {rule}{listed} Look up {as_phrase(heading, _prose(chunk))} here."
+    elif reference:
+        text = f"Reference, not a procedure: {heading}{part} of {title}.{listed} Look up {as_phrase(heading, _prose(chunk))} here."
     else:
         where = title if title != heading else ""
         context = f", in {where}" if where else ""
