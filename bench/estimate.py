@@ -71,7 +71,7 @@ def main() -> int:
     from frames_cli.evaluation.estimate import evaluation_estimate
     from frames_cli.evolution.driver import EvolveOptions, evolve
     from frames_cli.evolution.driver import estimate as estimate_new_run
-    from frames_cli.formats.case import load_counted_cases
+    from frames_cli.formats.case_files import load_counted_cases
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.config import with_overrides
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel  # noqa: E402
 from frames_cli.evaluation.runner import EvalReport, evaluate  # noqa: E402
 from frames_cli.executor.builtin import BuiltinExecutor  # noqa: E402
-from frames_cli.formats.case import load_cases, write_cases  # noqa: E402
+from frames_cli.formats.case_files import load_cases, write_cases  # noqa: E402
 from frames_cli.formats.skill_set import SkillSet  # noqa: E402
 from frames_cli.llm.client import ModelClient  # noqa: E402
 from frames_cli.llm.ledger import Ledger  # noqa: E402

@@ -134,7 +134,7 @@ def samples_outcomes(root: Path, commit: str | None, samples: int) -> dict[str, 
     """Evaluate the skills of `commit` (None: the base) on every case with `samples` samples, fresh."""
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
-    from frames_cli.formats.case import load_counted_cases
+    from frames_cli.formats.case_files import load_counted_cases
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
     from frames_cli.llm.client import ModelClient

@@ -39,7 +39,7 @@ from frames_cli.evolution.retrieval import (
     change_passages,
     policy_passages,
 )
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.config import RetrievalConfig
 

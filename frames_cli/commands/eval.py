@@ -54,7 +54,7 @@ def load_eval_cases(ws: Workspace, pattern: str) -> list[Case]:
     Raises:
         InputError: no file matches, or a case file is malformed (path:line).
     """
-    from frames_cli.formats.case import load_counted_cases
+    from frames_cli.formats.case_files import load_counted_cases
 
     return load_counted_cases(ws.root, pattern)
 

@@ -45,7 +45,7 @@ def _disputed(ws: Workspace) -> list[dict[str, Any]]:
     the policy passage cited; a case whose file cannot be read is left out here (validate names it)."""
     from frames_cli.errors import InputError
     from frames_cli.evolution.disputes import load_disputes, open_disputes
-    from frames_cli.formats.case import case_files, load_cases
+    from frames_cli.formats.case_files import case_files, load_cases
 
     disputes = load_disputes(ws)
     if not disputes:

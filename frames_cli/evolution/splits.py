@@ -164,7 +164,7 @@ def load_split_cases(root: Path, config: FramesConfig) -> tuple[dict[str, Case],
     Raises:
         InputError: a case file is bad (path:line), `test_cases` matches no file, or no case counts.
     """
-    from frames_cli.formats.case import load_counted_cases
+    from frames_cli.formats.case_files import load_counted_cases
 
     cases = {c.id: c for c in load_counted_cases(root, config.eval.cases)}
     sealed: set[str] = set()

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task, case_files, check_case_files, write_cases
+from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
+from frames_cli.formats.case_files import case_files, check_case_files, write_cases
 from frames_cli.formats.problems import Problem
 
 

@@ -18,7 +18,7 @@ from frames_cli.formats.case import Case
 from frames_cli.formats.policy import read_policies
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.formats.case import case_files
+from frames_cli.formats.case_files import case_files
 from frames_cli.ingest.account import Account
 from frames_cli.ingest.dedup import StoreResult, store_cases
 from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
@@ -152,7 +152,7 @@ def coverage(ws: Workspace, config: FramesConfig, cases: Sequence[Case] | None =
         InputError: a policy document cannot be read.
     """
     if cases is None:
-        from frames_cli.formats.case import check_case_files
+        from frames_cli.formats.case_files import check_case_files
 
         cases = check_case_files(case_files(ws.cases_dir, "*"))[0]
     units = section_units(read_policies(ws.root, ws.policies_dir)) + skill_units(workspace_skills(ws))
@@ -169,7 +169,7 @@ def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
         a case counts once for each distinct source kind it came from (its source and `also_from`);
         `uncovered` is None when a policy document cannot be read (`frames validate` says why).
     """
-    from frames_cli.formats.case import check_case_files
+    from frames_cli.formats.case_files import check_case_files
 
     cases = check_case_files(case_files(ws.cases_dir, "*"))[0]
     by_source = Counter(kind for c in cases for kind in {c.source.kind, *(s.kind for s in c.also_from)})
@@ -200,7 +200,7 @@ def generate(ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: 
         ConfigError: `models.generator` is not set.
         BudgetExceeded: the run's budget ran out.
     """
-    from frames_cli.formats.case import check_case_files
+    from frames_cli.formats.case_files import check_case_files
     from frames_cli.llm.client import ModelClient
 
     categories = sorted({c.category for c in check_case_files(case_files(ws.cases_dir, "*"))[0]})

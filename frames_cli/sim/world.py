@@ -67,7 +67,7 @@ class SimWorld:
         Raises:
             InputError: a case file is malformed (path and line in the message).
         """
-        from frames_cli.formats.case import case_files, load_cases
+        from frames_cli.formats.case_files import case_files, load_cases
 
         return cls.from_cases(load_cases(case_files(workspace.root, config.eval.cases)), policy_texts(workspace))
 

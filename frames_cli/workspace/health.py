@@ -112,7 +112,7 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
 
     Checks: `frames.yaml`; every SKILL.md (spec rules, lints, duplicate names, references to other
     skills, back-links resolving and matching their hashes); every policy document (readable text);
-    coverage of policy text by back-links; case files (when `frames_cli.formats.case` is present).
+    coverage of policy text by back-links; case files (unless `with_cases` is False).
     """
     base = _shown(ws)
     problems: list[Problem] = []
@@ -138,7 +138,7 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     problems += _coverage_problems(cov, base)
     health = Health(config, skills, len(files), [s.name for s in skills.values() if GENERATED_KEY in s.metadata and s.edited], stale, docs, cov)
     if with_cases:
-        from frames_cli.formats.case import case_files, check_case_files
+        from frames_cli.formats.case_files import case_files, check_case_files
 
         cases, case_problems = check_case_files(case_files(ws.root, config.eval.cases))
         health.cases_by_category = dict(sorted(Counter(c.category for c in cases).items()))

@@ -15,7 +15,7 @@ def refuse_invalid_inputs(ws: Workspace) -> list[Problem]:
 
     Skills are not refused: a skill that does not load is left out of the run with a warning
     (docs/DECISIONS.md, 2026-12-01, issue 17), and validate still reports it. Case files are
-    checked by the command's own loading, which runs the same checks (`formats.case`).
+    checked by the command's own loading, which runs the same checks (`formats.case_files`).
 
     Returns:
         The errors under `skills/` that are not about a SKILL.md file's text (a symlinked folder or

@@ -77,7 +77,7 @@ def test_exact_and_contains() -> None:
 
 
 def test_rubric_goes_to_the_judge_model(sim_workspace) -> None:
-    from frames_cli.formats.case import load_cases
+    from frames_cli.formats.case_files import load_cases
 
     cases = {c.id: c for c in load_cases(sorted(sim_workspace.workspace.cases_dir.glob("*.yaml")))}
     rubric_case = cases["refund-1"]

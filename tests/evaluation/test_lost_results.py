@@ -20,7 +20,7 @@ from frames_cli.evaluation import report as reports
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.command import CommandExecutor
-from frames_cli.formats.case import case_from_dict
+from frames_cli.formats.case_record import case_from_dict
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.audit import read_exchanges
 from frames_cli.llm.client import ChatRequest, ModelClient

@@ -23,7 +23,7 @@ from frames_cli.evaluation.allocator import fill_allocator_holes, free_small_blo
 from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel, pickled_chunks
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.audit import read_exchanges
 from frames_cli.llm.client import ModelClient

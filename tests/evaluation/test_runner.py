@@ -12,7 +12,7 @@ import pytest
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.command import CommandExecutor
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.client import ModelClient
 

@@ -73,7 +73,7 @@ def _words(text: str) -> set[str]:
 def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tmp_path: Path) -> None:
     """Issue 11: the bundled main job (its default settings but the seed) learns rules, not case facts."""
     from frames_cli.evolution.guards import CaseValues, PolicyKeeper
-    from frames_cli.formats.case import load_cases
+    from frames_cli.formats.case_files import load_cases
     from frames_cli.formats.skill_set import SkillSet
 
     root = tmp_path / "example"

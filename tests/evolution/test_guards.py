@@ -26,7 +26,8 @@ from frames_cli.evolution.consensus import Blueprint, Change
 from frames_cli.evolution.diagnose import DiagnoserResult, Proposal
 from frames_cli.evolution.guards import CaseValues, PolicyKeeper, RewriteGuard, guard_proposals
 from frames_cli.evolution.rewrite import RewriteLimits, rewrite
-from frames_cli.formats.case import Case, case_from_dict
+from frames_cli.formats.case import Case
+from frames_cli.formats.case_record import case_from_dict
 from frames_cli.formats.skill import text_sha256
 from frames_cli.formats.skill_set import SkillSet
 

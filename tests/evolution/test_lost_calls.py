@@ -21,7 +21,7 @@ from frames_cli.evolution.context import Evaluation
 from frames_cli.evolution.loop import EvolutionRun
 from frames_cli.evolution.records import RunState
 from frames_cli.evolution.scoring import score
-from frames_cli.formats.case import case_from_dict
+from frames_cli.formats.case_record import case_from_dict
 
 from .test_evolve_cron import one_round_config, run_cli
 from .conftest import build_repo

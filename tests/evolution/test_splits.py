@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.errors import ConfigError
 from frames_cli.evolution.splits import SETS, Split, split_cases
-from frames_cli.formats.case import case_from_dict
+from frames_cli.formats.case_record import case_from_dict
 from frames_cli.workspace.config import SplitConfig, parse_config
 
 from .conftest import CONFIG, build_repo, make_cases

@@ -21,7 +21,7 @@ from helpers import install_scripted, remove_scripted
 from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.catalog import Catalog
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.audit import read_exchanges
 from frames_cli.llm.client import ModelClient

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.formats.case import Case, check_case_files, load_cases, load_counted_cases, write_cases
+from frames_cli.formats.case import Case
+from frames_cli.formats.case_files import check_case_files, load_cases, load_counted_cases, write_cases
 
 GOOD_YAML = """\
 - id: c1

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.ingest.amendment import git_versions, section_changes, stale_skills
 

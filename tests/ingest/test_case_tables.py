@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.errors import InputError
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 from frames_cli.ingest.generic import GenericConverter
 from frames_cli.ingest.nested import lookup
 

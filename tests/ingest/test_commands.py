@@ -9,7 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.formats.case import load_cases, write_cases
+from frames_cli.formats.case_files import load_cases, write_cases
 from frames_cli.ingest.dedup import content_key, default_check, make_case, merge_duplicates, store_cases
 
 

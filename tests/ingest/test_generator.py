@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.formats.case import Diagnosis, load_cases
+from frames_cli.formats.case import Diagnosis
+from frames_cli.formats.case_files import load_cases
 from frames_cli.ingest.dedup import make_case
 from frames_cli.ingest.generator import Unit, compute_coverage, validate_generated
 from frames_cli.ingest.pipeline import coverage

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.formats.case import load_cases
+from frames_cli.formats.case_files import load_cases
 from frames_cli.ingest.review_log import ReviewLogConverter, parse_verdict
 from frames_cli.ingest.text import rejected_claims, rule_sentences
 

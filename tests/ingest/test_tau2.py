@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.errors import InputError
-from frames_cli.formats.case import Case, load_cases
+from frames_cli.formats.case import Case
+from frames_cli.formats.case_files import load_cases
 from frames_cli.ingest.tau2 import CUSTOMER_HEADER, Tau2Converter, customer_text
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
-from frames_cli.formats.case import case_from_dict
+from frames_cli.formats.case_record import case_from_dict
 from frames_cli.sim.matching import knowledge
 from frames_cli.sim.world import SimWorld
 
