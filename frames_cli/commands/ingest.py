@@ -42,7 +42,8 @@ def tau2(
     A task that cannot be converted is skipped with `tasks.json:LINE: error: ...` (all or nothing with --strict).
     """
     from frames_cli.ingest.dedup import today
-    from frames_cli.ingest.tau2 import DOMAINS, Tau2Converter
+    from frames_cli.ingest.tau2 import Tau2Converter
+    from frames_cli.ingest.tau2_domains import DOMAINS
     from frames_cli.workspace.layout import Workspace
 
     if domain is not None and domain not in DOMAINS:

@@ -13,7 +13,8 @@ from frames_cli.commands.app import app
 from frames_cli.errors import InputError
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_files import load_cases
-from frames_cli.ingest.tau2 import CUSTOMER_HEADER, Tau2Converter, customer_text
+from frames_cli.ingest.tau2 import Tau2Converter
+from frames_cli.ingest.tau2_customer import CUSTOMER_HEADER, customer_text
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRLINE = ROOT / "tests" / "fixtures" / "tau2-airline"
