@@ -202,11 +202,20 @@ def without_values(text: str, drop: set[str], names: set[str] = frozenset()) -> 
     return re.sub(r"[ \t]+([.,;:!?)])", r"\1", stripped).strip()
 
 
+def holds_value(text: str, drop: set[str] | frozenset[str], names: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether `text` carries one of the values `drop` (normalised, as `values_in` gives them) or one
+    of the proper nouns `names`: what `without_values` would cut out of it."""
+    if any(phrase_value(m) in drop for m in PHRASE.finditer(text)):
+        return True
+    return any((v := value_of(tok)) is not None and v in drop or tok in names for tok in TOKEN.findall(text))
+
+
 # Words that cannot end a clause: prepositions, articles, conjunctions. A rule whose values were cut
 # out leaves one of them before the punctuation ("is between and.", "assigns payment to.").
 _NEEDS_OBJECT = r"(?:to|from|of|for|at|on|by|with|between|and|or|nor|the|a|an|than|via|into|onto|per|about|within|until)"
-# "to" ends a clause after verbs that take an infinitive left implicit ("if the user wants to.").
-_IMPLICIT_TO = r"(?<!\bwant )(?<!\bwants )(?<!\bask )(?<!\basks )(?<!\bagree )(?<!\bagrees )(?<!\bneed )(?<!\bneeds )(?<!\bhas )(?<!\bhave )(?<!\bchoose )(?<!\bchooses )(?<!\btry )(?<!\btries )(?<!\brefuse )(?<!\brefuses )(?<!\bable )(?<!\bgoing )(?<!\bused )"
+# "to" ends a clause after verbs that take an infinitive left implicit ("if the user wants to."), and
+# "for" after "ask" ("the alternative the user asked for.", a rule the real-model trial wrote).
+_IMPLICIT_TO = r"(?<!\bwant )(?<!\bwants )(?<!\bask )(?<!\basks )(?<!\basked )(?<!\bwanted )(?<!\bneeded )(?<!\bagree )(?<!\bagrees )(?<!\bneed )(?<!\bneeds )(?<!\bhas )(?<!\bhave )(?<!\bchoose )(?<!\bchooses )(?<!\btry )(?<!\btries )(?<!\brefuse )(?<!\brefuses )(?<!\bable )(?<!\bgoing )(?<!\bused )"
 # "is"/"are" end a clause after a pronoun ("leave it as it is.") and nowhere else in a rule.
 _BARE_VERB = r"(?<!\bit )(?<!\bthey )(?<!\bthis )\b(?:is|are|if)"
 _STUB = re.compile(

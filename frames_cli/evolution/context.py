@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from frames_cli.evolution.checkpoint import Checkpointer
     from frames_cli.evolution.early import EarlyRejection
     from frames_cli.evolution.gate import Gate
-    from frames_cli.evolution.guards import CaseValues, PolicyKeeper
+    from frames_cli.evolution.guards import CaseValues
+    from frames_cli.evolution.policy_keeper import PolicyKeeper
     from frames_cli.evolution.lessons import Lesson
     from frames_cli.evolution.retrieval import PassageIndex
     from frames_cli.evolution.stop import StopRequest
@@ -48,7 +49,8 @@ class RunContext:
         record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
         earlier_lessons: the lessons of earlier runs (`.frames/failed-changes.json`); their left-out
             rewrites are shown to the rewriter of the same skill.
-        case_values: the case-value index of evolution/guards.py, or None when that guard is off.
+        case_values: the case-value index of evolution/guards.py (with the rule-form check), or None
+            when both guards are off.
         policy_keeper: the policy sentences of S0's skills, or None when that guard is off.
         on_event: progress messages for people (one line each).
         amendments: what diagnosers are told about policy lines that changed under the base's

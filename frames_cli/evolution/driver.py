@@ -554,7 +554,8 @@ def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) ->
     """The RunContext fields of the guards `settings.guards` switches on (evolution/guards.py): the
     case-value index over `cases` and the policy at the base commit, and the policy sentences that
     S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
-    from frames_cli.evolution.guards import CaseValues, PolicyKeeper
+    from frames_cli.evolution.guards import CaseValues
+    from frames_cli.evolution.policy_keeper import PolicyKeeper
     from frames_cli.formats.skill_set import SkillSet
 
     on = settings.guards
@@ -562,8 +563,9 @@ def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) ->
         return {}
     policies = store.read_files(base, "policies/")
     out: dict[str, Any] = {}
-    if on.get("case_values"):
-        out["case_values"] = CaseValues.build(cases, [data.decode("utf-8", errors="replace") for data in policies.values()])
+    if on.get("case_values") or on.get("rule_form"):
+        texts = [data.decode("utf-8", errors="replace") for data in policies.values()]
+        out["case_values"] = CaseValues.build(cases, texts, check_values=bool(on.get("case_values")), check_form=bool(on.get("rule_form")))
     if on.get("policy_sentences"):
         # A base skill that does not load is left out of S0 (candidates.Candidates.skill_set), so it keeps nothing.
         out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)

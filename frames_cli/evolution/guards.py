@@ -1,6 +1,6 @@
 """Guards on what evolution may write: no case facts as rules, no policy sentence dropped silently.
 
-Two checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIONS.md 2026-12-01):
+Three checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIONS.md 2026-12-01):
 
 - `CaseValues` (`case_values`): a proposed rule, or a line a rewrite adds, may not carry a value that
   a case's record holds (a reservation or order id, a person's name, a place, an amount, a date or
@@ -10,36 +10,54 @@ Two checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIONS
   of that user), so "one case" is not required. Values and words the policy itself states are rule
   values and always allowed. Nor may a rule read as a sentence whose values were cut out ("The total
   cost is between and.", `casevalues.stub`): a reviewer cannot merge it and no reader can follow it.
-- `PolicyKeeper` (`policy_sentences`): a rewrite may not remove or change a sentence its skill held
-  from the policy at S0 (the back-linked span's sentences that the S0 body contains) unless the
-  blueprint asked for exactly that, quoting the sentence and citing cases. Each allowed removal is
-  reported with the blueprint line that asked.
+- `CaseValues.why_not` also applies the rule-form check (`rule_form`): a proposed rule, or an added
+  line, that is not a rule for the agent: a note to a grader ("Check that agent refunds ..."), a
+  description of a case's user ("Also user is not a native speaker.", `ruleform.not_a_rule`), or a
+  case's evaluator note copied with its values cut out ("Agent update reservation to economy." from
+  "Agent update reservation OWZ4XL to economy."; `CaseValues.copied_note`).
+- `PolicyKeeper` (`policy_sentences`, evolution/policy_keeper.py): a rewrite may not remove or
+  change a sentence its skill held from the policy at S0 unless the blueprint asked for exactly
+  that. `RewriteGuard` applies it and the text checks to a rewrite.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from frames_cli.casevalues import TOKEN, case_texts, case_values, is_rule_word, phrases, policy_values, stub, value_of, values_in
-from frames_cli.ingest.text import overlap, sentences, token_set
+from frames_cli.casevalues import (
+    TOKEN, case_texts, case_values, holds_value, is_rule_word, phrases, policy_values, stub, value_of, values_in, without_values,
+)
+from frames_cli.ingest.text import sentences, token_set
+from frames_cli.ruleform import first_non_rule
 from frames_cli.secretscan import REDACTED, find_secrets
 
 if TYPE_CHECKING:
     from frames_cli.evolution.consensus import Blueprint
     from frames_cli.evolution.diagnose import DiagnoserResult
+    from frames_cli.evolution.policy_keeper import PolicyChange, PolicyKeeper
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill
-    from frames_cli.formats.skill_set import SkillSet
 
-#: Policy sentences with fewer content words than this are headings or labels ("Refund:"), not rules;
-#: a list item is kept whatever its length ("- date of birth" is one field of the profile's list).
+#: An evaluator note with fewer content words than this, once its values are out, is no text a
+#: rule could copy.
 MIN_RULE_WORDS = 3
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
-#: A sentence of the rewrite that holds this share of a removed policy sentence's words (both ways)
-#: is the same rule reworded: reported as "changed" rather than "removed".
-CHANGED_OVERLAP = 0.6
+#: A rule sentence and a case's evaluator note (each with its values out) that share at least this
+#: share of the larger one's content words are one text: the rule copies the note.
+NOTE_OVERLAP = 0.8
+#: Values named per reason at most; the rest are counted ("and 27 more values").
+MAX_NAMED_VALUES = 5
+
+
+@dataclass(frozen=True)
+class Note:
+    """A sentence of a case's evidence that carries one of its values (a fact of that case): its
+    content words with the values cut out, as a copied rule would read."""
+
+    words: frozenset[str]
+    text: str
+    case_id: str
 
 
 @dataclass(frozen=True)
@@ -64,17 +82,23 @@ class CaseValues:
             but named `[REDACTED]` in every reason. Cut out of its context ("aws_secret_access_key
             = …"), such a value no longer looks like a credential to the scanner that redacts
             what frames writes, so the reason must not print it.
+        notes: the evidence sentences that carry a value of their case (`Note`), for `copied_note`.
+        check_values: `why_not` refuses case values and stubs (`evolution.guards.case_values`).
+        check_form: `why_not` refuses what is not a rule for the agent (`evolution.guards.rule_form`).
     """
 
     holders: dict[str, set[str]] = field(default_factory=dict)
     names: dict[str, set[str]] = field(default_factory=dict)
     policy: set[str] = field(default_factory=set)
     secret: set[str] = field(default_factory=set)
+    notes: list[Note] = field(default_factory=list)
+    check_values: bool = True
+    check_form: bool = True
 
     @classmethod
-    def build(cls, cases: Iterable[Case], policy_texts: Iterable[str] = ()) -> CaseValues:
+    def build(cls, cases: Iterable[Case], policy_texts: Iterable[str] = (), *, check_values: bool = True, check_form: bool = True) -> CaseValues:
         """Index `cases` (everything a case holds: input, expected, diagnosis) and the policy texts."""
-        index = cls()
+        index = cls(policy=policy_values(policy_texts), check_values=check_values, check_form=check_form)
         for case in cases:
             for _key, text in case_texts(case):
                 index.secret |= {v for hit in find_secrets(text) for v in values_in(text[hit.start:hit.end])}
@@ -83,8 +107,55 @@ class CaseValues:
                 index.holders.setdefault(value, set()).add(case.id)
             for word in names:
                 index.names.setdefault(word, set()).add(case.id)
-        index.policy = policy_values(policy_texts)
+            drop = values - index.policy
+            own = {n for n in names if not is_rule_word(n, index.policy)}
+            for sentence in (s for item in case.diagnosis.evidence for s in sentences(item)):
+                if holds_value(sentence, drop, own):
+                    words = token_set(without_values(sentence, drop, own))
+                    if len(words) >= MIN_RULE_WORDS:
+                        index.notes.append(Note(words, sentence, case.id))
         return index
+
+    def copied_note(self, text: str) -> tuple[str, Note] | None:
+        """(sentence of `text`, note) for the first sentence that copies a case's evaluator note with
+        its values cut out: both share at least NOTE_OVERLAP of the larger one's content words. A
+        general rule says more, or other things, than one case's note: it does not match."""
+        for sentence in sentences(text):
+            words = token_set(sentence)
+            if len(words) < MIN_RULE_WORDS:
+                continue
+            for note in self.notes:
+                if len(words & note.words) >= NOTE_OVERLAP * max(len(words), len(note.words)):
+                    return sentence, note
+        return None
+
+    def why_not(self, text: str) -> str | None:
+        """Why `text` (a proposal's rule text or an added line) may not become skill text, or None.
+
+        In turn, as switched on: a case value (`specific`), a stub (`stub_reason`), a sentence that
+        is not a rule for the agent (`ruleform.not_a_rule`), a case's evaluator note copied with its
+        values cut out (`copied_note`). When `text` quotes rules (`Add the rule: "..."`), only the
+        quoted rules are read for the last three.
+        """
+        if self.check_values:
+            hits = self.specific(text)
+            if hits:
+                return self.reason(hits)
+            why = stub_reason(text)
+            if why is not None:
+                return why
+        if not self.check_form:
+            return None
+        rules = " ".join(_QUOTED.findall(text)) or text
+        found = first_non_rule(rules)
+        if found is not None:
+            return f"is not a rule: {found[0]!r} {found[1]}"
+        copied = self.copied_note(rules)
+        if copied is not None:
+            sentence, note = copied
+            return (f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}) with its "
+                    "values cut out; a rule must say what to do in words that hold for every case of its kind")
+        return None
 
     def specific(self, text: str) -> list[Hit]:
         """The values of `text` that some case holds and the policy does not state, in text order."""
@@ -121,8 +192,12 @@ class CaseValues:
         def shown(token: str) -> str:
             return REDACTED if value_of(token) in self.secret else token
 
-        found = ", ".join(f"`{shown(h.value)}` (from {held(h.case_ids)})" for h in hits)
-        return f"carries a case value: {found}; a rule must hold for every case of its kind"
+        found = ", ".join(f"`{shown(h.value)}` (from {held(h.case_ids)})" for h in hits[:MAX_NAMED_VALUES])
+        more = len(hits) - MAX_NAMED_VALUES
+        if more > 0:
+            found += f" and {more} more value{'s' if more > 1 else ''}"
+        kind = "a case value" if len(hits) == 1 else f"{len(hits)} case values"
+        return f"carries {kind}: {found}; a rule must hold for every case of its kind"
 
 
 _QUOTED = re.compile(r'"([^"\n]+)"')
@@ -141,9 +216,9 @@ def stub_reason(text: str) -> str | None:
 
 
 def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> list[str]:
-    """Drop every proposal whose rule text (its change, and a new skill's description) carries a
-    value some case holds, or reads as a sentence with its values cut out (`stub_reason`); the reason
-    goes to the diagnoser result's `dropped`, as other drops do.
+    """Drop every proposal whose rule text (its change, and a new skill's description) `values.why_not`
+    refuses: a value some case holds, a sentence with its values cut out, or what is not a rule for
+    the agent; the reason goes to the diagnoser result's `dropped`, as other drops do.
 
     Mutates `results` in place (their `proposals` and `dropped`).
 
@@ -154,9 +229,7 @@ def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> l
     for result in results:
         kept = []
         for p in result.proposals:
-            text = f"{p.change}\n{p.description}"
-            hits = values.specific(text)
-            why = values.reason(hits) if hits else stub_reason(text)
+            why = values.why_not(f"{p.change}\n{p.description}")
             if why is None:
                 kept.append(p)
                 continue
@@ -168,156 +241,16 @@ def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> l
 
 
 def added_line_errors(original: Skill | None, body: str, values: CaseValues) -> list[str]:
-    """Errors for the lines a rewrite adds (lines not in the original body) that carry a case value
-    or read as a sentence with its values cut out."""
+    """Errors for the lines a rewrite adds (lines not in the original body) that `values.why_not` refuses."""
     before = set(original.body.splitlines()) if original is not None else set()
     errors = []
     for line in body.splitlines():
         if line in before or not line.strip():
             continue
-        hits = values.specific(line)
-        why = values.reason(hits) if hits else stub_reason(line)
+        why = values.why_not(line)
         if why is not None:
             errors.append(f"the added line {line.strip()!r} {why}; state the rule in general terms")
     return errors
-
-
-# --- policy sentences ----------------------------------------------------------------------------
-
-_MARKUP = re.compile(r"[*_`]+")
-
-
-def _norm(text: str) -> str:
-    """Text as compared: Markdown emphasis and code marks out, whitespace collapsed, case-folded,
-    trailing sentence punctuation dropped (rewrapping a line or bulleting it keeps a sentence)."""
-    return " ".join(_MARKUP.sub("", text).split()).casefold().rstrip(".;:!? ")
-
-
-def holds(body: str, sentence: str) -> bool:
-    """Whether `body` contains `sentence` word for word (up to markup, wrapping, case and end punctuation)."""
-    wanted = _norm(sentence)
-    return any(wanted in _norm(part) for part in [" ".join(sentences(body)), *sentences(body)])
-
-
-def _items(body: str) -> set[str]:
-    """The list items of a body, compared as `_norm` compares sentences."""
-    return {_norm(m.group(1)) for m in map(_LIST_ITEM.match, body.splitlines()) if m}
-
-
-@dataclass(frozen=True)
-class PolicySentence:
-    """A sentence a skill holds from the policy: its text and the back-link span it came from.
-
-    `item`: a short list item of the policy ("date of birth"), held as a list item of its own, since
-    its words alone occur all over a body."""
-
-    text: str
-    source: str  # "policies/airline.md:133-152"
-    item: bool = False
-
-    def held_by(self, body: str) -> bool:
-        """Whether `body` still holds this sentence (`holds`; a short item as one of its list items)."""
-        return _norm(self.text) in _items(body) if self.item else holds(body, self.text)
-
-
-@dataclass(frozen=True)
-class PolicyChange:
-    """A policy sentence a rewrite removed or changed, and the blueprint change that asked for it."""
-
-    skill: str
-    sentence: str
-    source: str
-    kind: str  # "removed" | "changed"
-    asked_by: str
-    case_ids: tuple[str, ...]
-
-    def to_json(self) -> dict:
-        """Plain JSON for the run state and the review."""
-        return {**vars(self), "case_ids": list(self.case_ids)}
-
-
-@dataclass
-class PolicyKeeper:
-    """The policy sentences each S0 skill holds (back-linked text, as of S0), and the check of a rewrite.
-
-    Attributes:
-        kept: skill name → the policy sentences its S0 body holds, in body order.
-    """
-
-    kept: dict[str, list[PolicySentence]] = field(default_factory=dict)
-
-    @classmethod
-    def build(cls, s0: SkillSet, policy_files: Mapping[str, bytes]) -> PolicyKeeper:
-        """For every S0 skill, the sentences of its back-linked policy spans that its body holds.
-
-        Args:
-            s0: the base commit's skills.
-            policy_files: workspace-relative path ("policies/airline.md") → bytes at the base commit;
-                a back-link to a file not in it contributes nothing.
-        """
-        keeper = cls()
-        for skill in s0.values():
-            found: list[PolicySentence] = []
-            for link in skill.backlinks:
-                data = policy_files.get(link.file)
-                if data is None:
-                    continue
-                span = "\n".join(data.decode("utf-8", errors="replace").splitlines()[link.start - 1 : link.end])
-                source = f"{link.file}:{link.start}-{link.end}"
-                candidates = [PolicySentence(s, source) for s in sentences(span) if len(token_set(s)) >= MIN_RULE_WORDS]
-                candidates += [
-                    PolicySentence(m.group(1), source, item=True)
-                    for m in map(_LIST_ITEM.match, span.splitlines())
-                    if m and 0 < len(token_set(m.group(1))) < MIN_RULE_WORDS
-                ]
-                for ps in candidates:
-                    if ps.held_by(skill.body) and all(p.text != ps.text for p in found):
-                        found.append(ps)
-            if found:
-                keeper.kept[skill.name] = found
-        return keeper
-
-    def check(self, parent: Skill | None, body: str, blueprint: Blueprint) -> tuple[list[str], list[PolicyChange]]:
-        """Check one rewrite of `parent` (the parent's skill; None for a new skill) into `body`.
-
-        Only sentences the parent still holds are checked (one removed earlier, as a blueprint asked,
-        is not asked for again). A sentence the new body no longer holds is allowed when a change of
-        the blueprint quotes it, asks to remove or reword it, and cites at least one case; otherwise
-        it is an error naming the sentence and its source.
-
-        Returns:
-            (errors, allowed changes): errors for the rewriter's retry; the allowed removals or
-            rewordings, each with the blueprint line that asked.
-        """
-        if parent is None:
-            return [], []
-        errors: list[str] = []
-        changes: list[PolicyChange] = []
-        new_sentences = sentences(body)
-        for ps in self.kept.get(parent.name, []):
-            if not ps.held_by(parent.body) or ps.held_by(body):
-                continue
-            reworded = any(min(overlap(ps.text, s), overlap(s, ps.text)) >= CHANGED_OVERLAP for s in new_sentences)
-            kind = "changed" if reworded else "removed"
-            asking = next((c for c in blueprint.changes if c.case_ids and _asks_for(c.change, ps.text)), None)
-            if asking is None:
-                errors.append(
-                    f"{kind} the policy sentence {ps.text!r} ({ps.source}): a sentence from the policy must stay word for "
-                    "word unless the blueprint asks for exactly that change, quoting it; put it back"
-                )
-            else:
-                changes.append(PolicyChange(parent.name, ps.text, ps.source, kind, asking.change, tuple(asking.case_ids)))
-        return errors, changes
-
-
-# What a change must say to be a request to remove or reword a sentence (beyond quoting it).
-_EDIT_VERB = re.compile(r"\b(remov|delet|drop|replac|reword|rewrit|chang|correct|amend|narrow|relax|weaken)\w*", re.IGNORECASE)
-
-
-def _asks_for(change: str, sentence: str) -> bool:
-    """Whether a blueprint change asks to edit `sentence`: it quotes the sentence word for word and
-    says to remove, replace or reword it ('Add the rule: "<policy sentence>"' does not)."""
-    return _norm(sentence) in _norm(change) and _EDIT_VERB.search(change) is not None
 
 
 @dataclass

@@ -125,7 +125,7 @@ class Candidate:
         dropped_proposals: the round's proposals refused before the vote, one line each with the
             reason (a case value in the rule text, no cited case of the batch, a bad skill name).
         policy_changes: the policy sentences its rewrites removed or changed, each
-            `guards.PolicyChange.to_json()` ({skill, sentence, source, kind, asked_by, case_ids}).
+            `policy_keeper.PolicyChange.to_json()` ({skill, sentence, source, kind, asked_by, case_ids}).
         votes_needed: q as a number of diagnosers, and `diagnosers` D, for "2 of 3 votes".
         case_counts: {category: n}, the cases of the selection set (E when the run does not split)
             each rate in `per_category` is over ({} in runs

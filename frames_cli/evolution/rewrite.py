@@ -41,7 +41,7 @@ class RewriteOutcome:
         attempts: rewriter calls made (1 + retries used).
         errors: per failed attempt, the validator's (or the call's) error lines.
         policy_changes: the policy sentences the accepted rewrite removed or changed, each as
-            `guards.PolicyChange.to_json()` with the blueprint change that asked (usually none).
+            `policy_keeper.PolicyChange.to_json()` with the blueprint change that asked (usually none).
     """
 
     skill: str

@@ -1,12 +1,15 @@
 """The simulator's world: the workspace's cases, the rules they turn on, and the policy's values.
 
-A case turns on rules that other cases share. Each evidence sentence of a case, with the case's own
-values taken out (its ids, names, amounts, dates: `casevalues`), is a rule when at least
-MIN_RULE_WORDS content words remain ("Agent should refuse to proceed with the cancellation.");
-another case whose evidence says the same in most of the same words needs the same rule. What is
-left of a sentence that is mostly values ("Agent does not cancel H8Q05L." → "Agent does not
-cancel."), or that reads as a sentence with its values cut out ("Agent assigns payment to.",
-`casevalues.stub`), is a fact of its case, not a rule: only the case's own line can state it.
+A case turns on rules that other cases share. Each sentence of a case's evidence that carries none
+of the case's own values (its ids, names, amounts, dates: `casevalues`) and has at least
+MIN_RULE_WORDS content words is a rule ("Agent should refuse to proceed with the cancellation.");
+another case whose evidence says the same in most of the same words needs the same rule. A sentence
+that carries a value ("Agent update reservation OWZ4XL to economy.") is a fact of its case, not a
+rule: with the value cut out it reads as a remnant ("Agent update reservation to economy."), which
+no real model's rule looks like (the real-model trial), and only the case's own line can state it.
+Nor is a sentence a rule that `ruleform.not_a_rule` refuses: a note to a grader ("Test that agent
+refuses ...") or about the case's user ("Also user is not a native speaker."). The proposal guard
+drops both kinds, so the world and the guard agree on what a rule is.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
-from frames_cli.casevalues import case_values, is_rule_word, policy_values, stub, without_values
-from frames_cli.ingest.text import token_set
+from frames_cli.casevalues import case_values, holds_value, is_rule_word, policy_values, stub
+from frames_cli.ingest.text import sentences, token_set
+from frames_cli.ruleform import not_a_rule
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -84,10 +88,11 @@ class SimWorld:
         drop = values - self.policy
         own_names = {n for n in names if not is_rule_word(n, self.policy)}
         rules = []
-        for sentence in case.diagnosis.evidence:
-            rule = without_values(sentence, drop, own_names)
-            if len(token_set(rule)) >= MIN_RULE_WORDS and stub(rule) is None and rule not in rules:
-                rules.append(rule)
+        for sentence in (s for item in case.diagnosis.evidence for s in sentences(item)):
+            if holds_value(sentence, drop, own_names) or not_a_rule(sentence) is not None:
+                continue
+            if len(token_set(sentence)) >= MIN_RULE_WORDS and stub(sentence) is None and sentence not in rules:
+                rules.append(sentence)
         facts = CaseFacts(frozenset(values | own_names), tuple(rules))
         self._facts[case.id] = (case, facts)
         return facts

@@ -112,7 +112,7 @@ class SplitConfig:
 
 @dataclass(frozen=True)
 class GuardsConfig:
-    """Guards on what evolution writes (evolution/guards.py). Both are on by default; switch one off
+    """Guards on what evolution writes (evolution/guards.py). All are on by default; switch one off
     only to measure what it prevents (bench/)."""
 
     case_values: bool = _f(
@@ -120,6 +120,9 @@ class GuardsConfig:
     )
     policy_sentences: bool = _f(
         True, "refuse a rewrite that removes or changes a sentence its skill held from the policy at S0, unless the blueprint asks for it citing cases"
+    )
+    rule_form: bool = _f(
+        True, "drop a proposed rule, and refuse a rewritten line, that is not a rule for the agent: a note to a grader (\"Check that agent ...\"), a description of a case's user, or a case's evaluator note with its values cut out"
     )
 
 

@@ -72,7 +72,8 @@ def _words(text: str) -> set[str]:
 
 def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tmp_path: Path) -> None:
     """Issue 11: the bundled main job (its default settings but the seed) learns rules, not case facts."""
-    from frames_cli.evolution.guards import CaseValues, PolicyKeeper
+    from frames_cli.evolution.guards import CaseValues
+    from frames_cli.evolution.policy_keeper import PolicyKeeper
     from frames_cli.formats.case_files import load_cases
     from frames_cli.formats.skill_set import SkillSet
 
@@ -107,6 +108,6 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
 
 
 def _holds(skills, name: str, sentence: str) -> bool:
-    from frames_cli.evolution.guards import holds
+    from frames_cli.evolution.policy_keeper import holds
 
     return name in skills and holds(skills[name].body, sentence)

@@ -24,7 +24,8 @@ from typing import Any
 
 from frames_cli.evolution.consensus import Blueprint, Change
 from frames_cli.evolution.diagnose import DiagnoserResult, Proposal
-from frames_cli.evolution.guards import CaseValues, PolicyKeeper, RewriteGuard, guard_proposals
+from frames_cli.evolution.guards import CaseValues, RewriteGuard, guard_proposals
+from frames_cli.evolution.policy_keeper import PolicyKeeper
 from frames_cli.evolution.rewrite import RewriteLimits, rewrite
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict

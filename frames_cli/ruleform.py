@@ -1,0 +1,84 @@
+"""Sentences that are not rules for the agent: notes to a grader, and a case's scenario.
+
+A benchmark's evaluator text says what a task tests and who its user is. τ²-bench's
+`description.purpose`, which frames shows diagnosers as evidence, reads "Test that agent refuses to
+do a change ...", "Check that agent downgrades all passengers ...", "User wants change flight
+dates.", "Also user is not a native speaker.". Copied into a skill, such a line tells the agent
+nothing it can follow: it addresses someone who grades the agent, or it describes one case. The
+proposal guard (evolution/guards.py) drops it, and the simulator's world (sim/world.py) does not
+count it as a rule a case needs, so that both agree on what a rule is. Shared here so that neither
+package imports the other, as `casevalues` is. See docs/DECISIONS.md (2026-12-01, rules addressed
+to a grader).
+
+What the real-model trial's diagnosers wrote (tests/fixtures/real-model-trial/) shows what must
+pass: rules in the imperative or in general terms, some starting with "Check" ("Check eligibility
+separately for each reservation from its record ..."), none naming the agent in the third person
+as the object of a test.
+"""
+
+from __future__ import annotations
+
+import re
+
+from frames_cli.ingest.text import sentences
+
+# A sentence that sets a test of the agent: one that opens with "Test"/"Testing" ("Test that agent
+# refuses ...", "Testing introducing a new user intent ...", "Test for flight change."), or with
+# check/assess/verify/evaluate/make sure whose object is the agent ("Check that agent ...",
+# "Assess whether the agent ..."), or that names a test of the agent's understanding anywhere
+# ("Complex transaction testing understanding of ..."). "Check eligibility ..." (a rule the
+# real-model trial wrote) checks a reservation, not the agent: it passes.
+_GRADER = re.compile(
+    r"^(?:also,?\s+)?(?:"
+    r"test(?:s|ing)?\b"
+    r"|(?:check(?:s|ing)?|assess(?:es|ing)?|verif(?:y|ies|ying)|evaluat(?:e|es|ing)|make\s+sure|see)\s+"
+    r"(?:that\s+|if\s+|whether\s+|how\s+)?(?:the\s+)?agent\b"
+    r"|instructions\s+should"
+    r")\b",
+    re.IGNORECASE,
+)
+_GRADER_ANYWHERE = re.compile(
+    r"\btest(?:s|ing)\s+(?:of\s+)?(?:the\s+)?(?:agent|understanding|capacity|ability)\b|\bwe\s+expect\s+(?:the\s+)?agent\b",
+    re.IGNORECASE,
+)
+# A sentence to the simulated user: it names the agent in the third person and speaks to "you"
+# ("If the agent refuses to give compensation after you insisted 5 times, ask to be transferred").
+# A rule for the agent says "you" to the agent, never "the agent" beside it.
+_TO_USER = re.compile(r"(?=.*\bthe\s+agent\b)(?=.*\byou\b)", re.IGNORECASE)
+# A sentence about the case's user: τ²'s scenario notes open with a bare "User" and a verb ("User
+# wants ...", "User has 7 reservations.", "Also user is not a native speaker."), where a rule or the
+# policy writes "The user must ...", "If the user ...", "Users ...", "User id". A gendered pronoun
+# names one person ("User thinks she is Gold"): no rule of the policy or the trial uses one.
+_SCENARIO = re.compile(
+    r"^(?:(?:also|then),?\s+)?user\s+(?:will|would|wants|wanted|tries|tried|thinks|thought|is|was|has|had|asks|asked|says|said|"
+    r"claims|claimed|mentions|insists|lies|needs|does|did|first|then|later|eventually|initially)\b",
+    re.IGNORECASE,
+)
+_PERSON = re.compile(r"\b(?:she|he|her|hers|him|his|herself|himself)\b", re.IGNORECASE)
+
+
+def not_a_rule(sentence: str) -> str | None:
+    """Why one sentence is not a rule for the agent, or None when it may be one.
+
+    "addressed to a grader": it sets a test of the agent ("Check that agent refunds ...").
+    "describes a case's user": a scenario note ("User wants ...", "Also user is not a native
+    speaker.") or a sentence about one person ("she", "his"). "addressed to the simulated user": it
+    says "you" beside "the agent" (an instruction to the benchmark's user simulator).
+    """
+    text = re.sub(r"^[\s\"'(*-]+", "", sentence)
+    if _GRADER.match(text) or _GRADER_ANYWHERE.search(text):
+        return "is addressed to a grader (it sets a test of the agent), not to the agent"
+    if _SCENARIO.match(text) or _PERSON.search(text):
+        return "describes a case's user or scenario, not what the agent must do"
+    if _TO_USER.match(text):
+        return "is addressed to the simulated user (it says \"you\" beside \"the agent\"), not to the agent"
+    return None
+
+
+def first_non_rule(text: str) -> tuple[str, str] | None:
+    """(sentence, reason) for the first sentence of `text` that `not_a_rule` refuses, or None."""
+    for sentence in sentences(text):
+        why = not_a_rule(sentence)
+        if why is not None:
+            return sentence, why
+    return None
