@@ -75,6 +75,33 @@ def not_a_rule(sentence: str) -> str | None:
     return None
 
 
+# An obligation or a prohibition: what makes a sentence of an evaluator's note a rule after all
+# ("Flights that have already departed cannot be cancelled.", "All passengers must fly in the same
+# cabin."), where the note's other sentences describe the case ("Only 2 have only 1 passenger.").
+_OBLIGATION = re.compile(
+    r"\b(?:must|mustn't|cannot|can't|can\s+not|may\s+not|should\s+not|shouldn't|never|always|(?:not\s+)?allowed|"
+    r"(?:not\s+)?permitted|required|forbidden|prohibited)\b",
+    re.IGNORECASE,
+)
+
+
+def note_sentences(item: str) -> tuple[list[str], list[str]]:
+    """(rule sentences, other sentences) of one evidence item, as the guard and the simulator read it.
+
+    An item that opens with a sentence `not_a_rule` refuses is an evaluator's note (τ²'s
+    `description.purpose`: "Check that Agent does not cancel NQNU5R. Flights that have already
+    departed cannot be cancelled."): of its sentences, only those that state an obligation or a
+    prohibition are rules. In any other item every sentence that `not_a_rule` lets pass is one.
+    """
+    parts = sentences(item)
+    note = bool(parts) and not_a_rule(parts[0]) is not None
+    rules, other = [], []
+    for sentence in parts:
+        ok = not_a_rule(sentence) is None and (not note or _OBLIGATION.search(sentence) is not None)
+        (rules if ok else other).append(sentence)
+    return rules, other
+
+
 def first_non_rule(text: str) -> tuple[str, str] | None:
     """(sentence, reason) for the first sentence of `text` that `not_a_rule` refuses, or None."""
     for sentence in sentences(text):

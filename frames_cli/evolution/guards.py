@@ -30,7 +30,7 @@ from frames_cli.casevalues import (
     TOKEN, case_texts, case_values, holds_value, is_rule_word, phrases, policy_values, stub, value_of, values_in, without_values,
 )
 from frames_cli.ingest.text import sentences, token_set
-from frames_cli.ruleform import first_non_rule
+from frames_cli.ruleform import first_non_rule, note_sentences
 from frames_cli.secretscan import REDACTED, find_secrets
 
 if TYPE_CHECKING:
@@ -52,8 +52,9 @@ MAX_NAMED_VALUES = 5
 
 @dataclass(frozen=True)
 class Note:
-    """A sentence of a case's evidence that carries one of its values (a fact of that case): its
-    content words with the values cut out, as a copied rule would read."""
+    """A sentence of a case's evidence that is a fact of that case, not a rule: one that carries a
+    value of the case, or a sentence of an evaluator's note that states no obligation
+    (`ruleform.note_sentences`). Its content words with the values cut out, as a copy would read."""
 
     words: frozenset[str]
     text: str
@@ -82,7 +83,7 @@ class CaseValues:
             but named `[REDACTED]` in every reason. Cut out of its context ("aws_secret_access_key
             = …"), such a value no longer looks like a credential to the scanner that redacts
             what frames writes, so the reason must not print it.
-        notes: the evidence sentences that carry a value of their case (`Note`), for `copied_note`.
+        notes: the evidence sentences that are facts of their case (`Note`), for `copied_note`.
         check_values: `why_not` refuses case values and stubs (`evolution.guards.case_values`).
         check_form: `why_not` refuses what is not a rule for the agent (`evolution.guards.rule_form`).
     """
@@ -109,8 +110,11 @@ class CaseValues:
                 index.names.setdefault(word, set()).add(case.id)
             drop = values - index.policy
             own = {n for n in names if not is_rule_word(n, index.policy)}
-            for sentence in (s for item in case.diagnosis.evidence for s in sentences(item)):
-                if holds_value(sentence, drop, own):
+            for item in case.diagnosis.evidence:
+                rules, other = note_sentences(item)
+                # A note's sentences that describe the case, and every sentence that carries a value
+                # of it: a rule that copies one, values cut out or not, is no rule.
+                for sentence in [*other, *(s for s in rules if holds_value(s, drop, own))]:
                     words = token_set(without_values(sentence, drop, own))
                     if len(words) >= MIN_RULE_WORDS:
                         index.notes.append(Note(words, sentence, case.id))
@@ -153,8 +157,8 @@ class CaseValues:
         copied = self.copied_note(rules)
         if copied is not None:
             sentence, note = copied
-            return (f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}) with its "
-                    "values cut out; a rule must say what to do in words that hold for every case of its kind")
+            return (f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}), "
+                    "a fact of that case; a rule must say what to do in words that hold for every case of its kind")
         return None
 
     def specific(self, text: str) -> list[Hit]:

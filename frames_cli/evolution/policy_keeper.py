@@ -48,6 +48,21 @@ def _items(body: str) -> set[str]:
     return {_norm(m.group(1)) for m in map(_LIST_ITEM.match, body.splitlines()) if m}
 
 
+def _joined_sentences(span: str) -> list[str]:
+    """The sentences of a policy span, a short one (fewer than MIN_RULE_WORDS content words, ending
+    in punctuation) joined to the sentence before it on the same line: "... send the message 'YOU
+    ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.' to the user." is one rule, and a
+    rewrite that cuts its tail changes it (alone, the tail would be too short to keep)."""
+    out: list[str] = []
+    for sentence in sentences(span):
+        if (out and len(token_set(sentence)) < MIN_RULE_WORDS and sentence[-1:] in ".!?'\""
+                and re.search(re.escape(out[-1]) + r"[ \t]+" + re.escape(sentence), span)):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
 @dataclass(frozen=True)
 class PolicySentence:
     """A sentence a skill holds from the policy: its text and the back-link span it came from.
@@ -108,7 +123,7 @@ class PolicyKeeper:
                     continue
                 span = "\n".join(data.decode("utf-8", errors="replace").splitlines()[link.start - 1 : link.end])
                 source = f"{link.file}:{link.start}-{link.end}"
-                candidates = [PolicySentence(s, source) for s in sentences(span) if len(token_set(s)) >= MIN_RULE_WORDS]
+                candidates = [PolicySentence(s, source) for s in _joined_sentences(span) if len(token_set(s)) >= MIN_RULE_WORDS]
                 candidates += [
                     PolicySentence(m.group(1), source, item=True)
                     for m in map(_LIST_ITEM.match, span.splitlines())

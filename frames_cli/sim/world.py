@@ -8,8 +8,9 @@ that carries a value ("Agent update reservation OWZ4XL to economy.") is a fact o
 rule: with the value cut out it reads as a remnant ("Agent update reservation to economy."), which
 no real model's rule looks like (the real-model trial), and only the case's own line can state it.
 Nor is a sentence a rule that `ruleform.not_a_rule` refuses: a note to a grader ("Test that agent
-refuses ...") or about the case's user ("Also user is not a native speaker."). The proposal guard
-drops both kinds, so the world and the guard agree on what a rule is.
+refuses ...") or about the case's user ("Also user is not a native speaker."); of the other
+sentences of such a note only an obligation or a prohibition is (`ruleform.note_sentences`). The
+proposal guard drops all of these, so the world and the guard agree on what a rule is.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from frames_cli.casevalues import case_values, holds_value, is_rule_word, policy_values, stub
-from frames_cli.ingest.text import sentences, token_set
-from frames_cli.ruleform import not_a_rule
+from frames_cli.ingest.text import token_set
+from frames_cli.ruleform import note_sentences
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -88,8 +89,8 @@ class SimWorld:
         drop = values - self.policy
         own_names = {n for n in names if not is_rule_word(n, self.policy)}
         rules = []
-        for sentence in (s for item in case.diagnosis.evidence for s in sentences(item)):
-            if holds_value(sentence, drop, own_names) or not_a_rule(sentence) is not None:
+        for sentence in (s for item in case.diagnosis.evidence for s in note_sentences(item)[0]):
+            if holds_value(sentence, drop, own_names):
                 continue
             if len(token_set(sentence)) >= MIN_RULE_WORDS and stub(sentence) is None and sentence not in rules:
                 rules.append(sentence)
