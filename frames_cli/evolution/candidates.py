@@ -19,6 +19,7 @@ from frames_cli.evolution.gate import GateVerdict, Outcomes, outcomes_from_resul
 from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, candidate_id
 from frames_cli.evolution.rewrite import RewriteOutcome, plan_changes
 from frames_cli.evolution.scoring import score
+from frames_cli.evolution.sequential import Drawn, drawn_outcomes, sequential_verdict
 from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
@@ -84,25 +85,53 @@ class Candidates:
         results; with early rejection on, the evaluation stops once the gate must reject it."""
         self.keep_evaluation(cid, self.ctx.evaluate(cid, self.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent)))
 
-    def gate_child(self, cid: str) -> tuple[GateVerdict, dict]:
-        """The gate's verdict on an evaluated child against S0 (never against the parent), and its
-        record (the verdict's JSON with `lost_left_out`). A case lost on either side is compared on
-        neither: its missing answer says nothing of the skills. A child rejected early gets the
-        verdict that is certain whatever its unevaluated cases give.
+    def gate_child(self, cid: str, files: Mapping[str, bytes]) -> tuple[GateVerdict, dict]:
+        """The gate's verdict on an evaluated child (made of `files`) against S0 (never against the
+        parent), and its record (the verdict's JSON with `lost_left_out`). A case lost on either side
+        is compared on neither: its missing answer says nothing of the skills. A child rejected early
+        gets the verdict that is certain whatever its unevaluated cases give. With sequential
+        sampling on, a child not rejected early is decided by evolution/sequential.py, which may
+        draw more samples of S0 and the child (kept in their evaluations' `gate_samples`).
 
         Raises:
             FramesError: the child was rejected early, yet its results no longer make the rejection certain.
         """
+        seq, evaluation = self.ctx.sequential, self.evaluation(cid)
+        if seq is not None and not evaluation.early_stop:
+            verdict = sequential_verdict(seq, lambda: (self._drawn(BASE_ID), self._drawn(cid)),
+                                         lambda side, ids, first, count: self._draw(BASE_ID if side == "baseline" else cid, files, ids, first, count))
+            lost = set(self._drawn(BASE_ID).lost_at) | set(self._drawn(cid).lost_at)
+            return verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)}
         lost = self._lost_ids(BASE_ID) | self._lost_ids(cid)
-        base, evaluation = self._outcomes(BASE_ID, lost), self.evaluation(cid)
+        base = self._outcomes(BASE_ID, lost)
         if evaluation.early_stop:
             verdict = certain_rejection(self.ctx.gate, base, self._outcomes(cid, lost), evaluation.early_stop["skipped"])
             if verdict is None:
                 raise FramesError(f"{cid} was rejected early, yet its results no longer make the rejection certain")
             verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
+            if seq is not None:  # decided at the first look: α there is α_1 of the run's α
+                verdict = dataclasses.replace(verdict, alpha=seq.gate.alpha, sequential=seq.record())
         else:
             verdict = self.ctx.gate.check(base, self._outcomes(cid, lost))
         return verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)}
+
+    def _drawn(self, cid: str) -> Drawn:
+        """Candidate `cid`'s samples on the selection set so far, its evaluation's and the sequential gate's."""
+        from frames_cli.formats.case import must_pass_ids
+
+        gated = set(self.split.selection) - self.excluded()
+        ev = self.evaluation(cid)
+        return drawn_outcomes((r for r in [*ev.results, *ev.gate_samples] if r["case_id"] in gated), must_pass_ids(self.ctx.cases.values()))
+
+    def _draw(self, cid: str, files: Mapping[str, bytes], case_ids: list[str], first: int, count: int) -> None:
+        """Draw samples `first`… (`count` of them) of `case_ids` for candidate `cid` and keep them in its evaluation."""
+        if self.ctx.sample_more is None:
+            raise FramesError("the sequential gate needs more samples, but this run cannot draw them")
+        skills = self.skill_set(cid, self.base_files if cid == BASE_ID else files)
+        drawn = self.ctx.sample_more(cid, skills, case_ids, first, count)
+        ev = self.evaluation(cid)
+        ev.gate_samples.extend(drawn)
+        self.keep_evaluation(cid, ev)
 
     def commit_child(self, r: RoundRecord, child: Candidate, changes: Mapping[str, bytes], gate: dict | None) -> bool:
         """Score, explain and commit an evaluated child of the round's parent; an accepted child
@@ -153,7 +182,7 @@ class Candidates:
         cid = candidate_id(r.round, 1 + sum(c.round == r.round for c in self.state.candidates))
         self.ctx.on_event(f"round {r.round}: evaluating {cid} ({found.child} without {', '.join(found.implicated)})")
         self.evaluate_child(cid, files, r.parent)
-        verdict, gate = self.gate_child(cid)
+        verdict, gate = self.gate_child(cid, files)
         self.ctx.on_event(f"round {r.round}: {cid} gate {verdict.summary()}")
         sub = Candidate(cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()})
         return cid, self.commit_child(r, sub, changes, gate)

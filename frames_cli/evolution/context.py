@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.policy_keeper import PolicyKeeper
     from frames_cli.evolution.lessons import Lesson
     from frames_cli.evolution.retrieval import PassageIndex
+    from frames_cli.evolution.sequential import SequentialGate
     from frames_cli.evolution.stop import StopRequest
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
@@ -43,7 +44,11 @@ class RunContext:
         checkpointer: atomic state saves in the run folder.
         evals_dir: where per-case results of each candidate are kept.
         stop: the stop request.
-        gate, selector: the strategies.
+        gate, selector: the strategies (with sequential sampling, `gate` is its first look).
+        sequential: the noise-aware gate's sequential sampling (evolution/sequential.py), or None
+            when off (paper rule, or `evolution.gate_max_samples` ≤ `eval.samples`).
+        sample_more: (candidate id, skills, case ids, first sample, samples) → the result records
+            (as in `Evaluation.results`) of those samples of those cases: what the sequential gate draws.
         record_disputes: called with the run's disputes (case id → record) whenever it learns one,
             so later runs and `frames status` know them.
         record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
@@ -77,6 +82,8 @@ class RunContext:
     policy_keeper: PolicyKeeper | None = None
     on_event: Callable[[str], None] = lambda _msg: None
     amendments: str = ""
+    sequential: SequentialGate | None = None
+    sample_more: Callable[[str, SkillSet, Sequence[str], int, int], list[dict]] | None = None
 
 
 @dataclass
@@ -95,6 +102,8 @@ class Evaluation:
         early_stop: None when every case was evaluated; else the child was rejected early:
             {"evaluated": cases run, "skipped": [ids not run], "reason": why the gate was certain}.
             The metrics are then over the evaluated cases only.
+        gate_samples: records of the samples the sequential gate drew beyond `eval.samples`
+            (sample ≥ k), as in `results`; read by the gate only, never by a rate, score or the pool.
     """
 
     pass_rate: float
@@ -103,6 +112,7 @@ class Evaluation:
     cost_usd: float | None
     results: list[dict]
     early_stop: dict | None = None
+    gate_samples: list[dict] = dataclasses.field(default_factory=list)
 
     def failing(self) -> dict[str, dict]:
         """case id → its first failing record (a case fails when any sample fails; a lost result is no failure)."""

@@ -15,6 +15,7 @@ from frames_cli.evolution.context import Evaluation, RunContext
 from frames_cli.evolution.drift import base_warnings
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import EvolutionRun
+from frames_cli.evolution.sequential import SequentialGate
 from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
 from frames_cli.evolution.settings import Settings
 from frames_cli.evolution.stop import StopRequest
@@ -391,6 +392,14 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
             reports[cid] = staged.report
         return evaluation
 
+    def sample_more(cid: str, skills: SkillSet, case_ids: Sequence[str], first: int, count: int) -> list[dict]:
+        # Samples `first`… of the cases, for the sequential gate: new sample numbers, so new draws
+        # (a sample's number is in its cache key), counted by the ledger like any evaluation.
+        report = evaluate([cases[c] for c in case_ids], skills, executor, samples=count, first_sample=first, judge=judge,
+                          lost_retries=config.eval.lost_retries)
+        _say_lost(cid, report, config.eval.lost_retries, on_event)
+        return _summarise(report).results
+
     def accept(cid: str, sha: str, skills: SkillSet) -> None:
         # After a resume the report may be gone from memory; evaluating again is answered from the
         # model cache, so it costs nothing and gives the same results.
@@ -416,9 +425,18 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",
         stop=StopRequest(ws.state_dir / STOP_FILE),
-        gate=PerCategoryGate(settings.tolerance, settings.gate, settings.gate_alpha),
+        **_gates(settings),
+        sample_more=sample_more,
         on_event=on_event,
     )
+
+
+def _gates(settings: Settings) -> dict[str, Any]:
+    """The run's gate and, when the noise-aware rule may sample further, its sequential gate (whose
+    first look is then the gate early rejection and the first verdict ask)."""
+    gate = PerCategoryGate(settings.tolerance, settings.gate, settings.gate_alpha)
+    seq = SequentialGate.plan(gate, settings.samples, settings.gate_max_samples)
+    return {"gate": seq.first_look() if seq else gate, "sequential": seq}
 
 
 def _reports_missing(ws: Workspace, state: RunState) -> list[str]:
@@ -469,7 +487,10 @@ def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settin
     counts: dict[str, int] = {}
     for cid in gated:
         counts[cases[cid].category] = counts.get(cases[cid].category, 0) + 1
-    return small_categories_warning(too_small_categories(counts, settings.samples, settings.gate_alpha), settings.samples, settings.gate)
+    seq = _gates(settings)["sequential"]
+    looks = list(zip(seq.looks, seq.alphas)) if seq else []
+    small = too_small_categories(counts, settings.samples, settings.gate_alpha, looks)
+    return small_categories_warning(small, seq.looks[-1] if seq else settings.samples, settings.gate, seq is not None)
 
 
 def _require_models(ws: Workspace, config: FramesConfig, cases: Iterable[Case]) -> None:

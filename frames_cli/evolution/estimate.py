@@ -12,7 +12,10 @@ skills the vote keeps, one child evaluated on E. Assumed, where the settings do 
 - about one skill per diagnoser is rewritten per round (min(D, skills)), once, and answers with
   the whole skill; at most every skill plus ⌊D·B / q⌋ new ones (one proposal per failure each),
   each tried 1 + `rewrite_retries` times;
-- skills keep their current size (a rewrite that adds rules makes later prompts longer).
+- skills keep their current size (a rewrite that adds rules makes later prompts longer);
+- the sequential noise-aware gate (evolution/sequential.py) is counted in the upper bound only:
+  S0 and every child drawing up to `gate_max_samples` samples of every selection case; the
+  expected figures assume every category is decided at the first look.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
     # The test set is scored for S0 and each front member: assumed S0 and half the children.
     front = 1 + math.ceil(rounds / 2)
     add_evaluation(out, test, skills, config, settings.samples, times=front, max_times=1 + rounds)
+    extra = _sequential_samples(settings)
+    if extra:
+        add_evaluation(out, [cases[c] for c in split.selection], skills, config, extra, times=0, max_times=1 + rounds)
     if not diagnosis:
         return out
     batch = len(diagnosis) if settings.batch_size == "all" else min(int(settings.batch_size), len(diagnosis))
@@ -65,7 +71,17 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
         + f"; {settings.diagnosers} diagnosers of {batch} failures per round; about {min(settings.diagnosers, len(skills)) or 1} rewrite(s) "
         "per round; skills keep their current size",
     ]
+    if extra:
+        out.notes.append(f"the sequential gate may draw up to {extra} more sample(s) of each of the {len(split.selection)} selection cases"
+                         f" for S0 and each child (up to {settings.gate_max_samples} per case): in the upper bound, not the expected figures")
     return out
+
+
+def _sequential_samples(settings: Settings) -> int:
+    """Samples per case the sequential gate may add beyond eval.samples (0 when it is off)."""
+    if settings.gate != "noise-aware":
+        return 0
+    return max(0, settings.gate_max_samples - settings.samples)
 
 
 def _diagnosers(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, settings: Settings, batch: int,

@@ -14,7 +14,7 @@ either rule. The choice and its sources are in docs/DECISIONS.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -145,13 +145,18 @@ class GateVerdict:
         """One line for commit messages and tables, e.g. `pass (ε=0.05, 4 categories)`."""
         head = f"ε={self.tolerance:g}" + (f", noise-aware α={self.alpha:g}" if self.rule == "noise-aware" else "")
         if self.passed:
-            return f"pass ({head}, {len(self.checks)} categories)"
+            further = sampled_further(self.sequential)
+            more = "; sampled further: " + ", ".join(f"{c} to k = {s['samples']}" for c, s in further.items()) if further else ""
+            return f"pass ({head}, {len(self.checks)} categories{more})"
         parts = []
         if self.must_pass_broken:
             parts.append("must-pass case(s) failed: " + ", ".join(self.must_pass_broken))
         if self.failed_categories():
             parts.append("below floor in " + ", ".join(self.failed_categories()))
         text = f"fail ({head}): " + "; ".join(parts)
+        further = sampled_further(self.sequential)
+        if further:
+            text += " (sampled further: " + ", ".join(f"{c} to k = {s['samples']}" for c, s in further.items()) + ")"
         if self.early_stop:
             text += f" (decided after {self.early_stop['evaluated']} cases; {len(self.early_stop['skipped'])} not evaluated)"
         return text
@@ -310,19 +315,26 @@ class SmallCategory:
     needed: int
 
 
-def too_small_categories(categories: Mapping[str, int], samples: int, alpha: float) -> list[SmallCategory]:
+def too_small_categories(categories: Mapping[str, int], samples: int, alpha: float,
+                         looks: Sequence[tuple[int, float]] = ()) -> list[SmallCategory]:
     """The categories (name → number of cases) in which the noise-aware rule can never show a drop
     with `samples` per case among m = len(categories) categories (`cases_to_judge`), sorted by name.
 
-    Known before any model call: the bound is S0 passing every sample and the child none.
+    With `looks` ((samples per case, α spent) of each look of the sequential gate,
+    evolution/sequential.py) a category is too small when no look can judge it, and `needed` is
+    the fewest cases at which one could. Known before any model call: the bound is S0 passing
+    every sample and the child none.
     """
     m = len(categories)
-    small = ((cat, n, cases_to_judge(n, samples, m, alpha)) for cat, n in sorted(categories.items()))
+    plan = list(looks) or [(samples, alpha)]
+    small = ((cat, n, min(cases_to_judge(n, k, m, a) for k, a in plan)) for cat, n in sorted(categories.items()))
     return [SmallCategory(cat, n, needed) for cat, n, needed in small if needed]
 
 
-def small_categories_warning(small: list[SmallCategory], samples: int, rule: str) -> str | None:
-    """One warning line naming every too-small category and the cases it needs; None when there are none."""
+def small_categories_warning(small: list[SmallCategory], samples: int, rule: str, sequential: bool = False) -> str | None:
+    """One warning line naming every too-small category and the cases it needs; None when there are none.
+
+    `samples` is k, or with `sequential` the most samples per case the sequential gate may draw."""
     if not small:
         return None
     names = ", ".join(f"{s.category} ({s.n} cases, needs {s.needed})" for s in small)
@@ -331,8 +343,9 @@ def small_categories_warning(small: list[SmallCategory], samples: int, rule: str
         if rule == "noise-aware"
         else "one flip of a noisy case can decide their verdict"
     )
-    return (f"warning: categories too small to judge at k = {samples} sample(s): {names}; {consequence}. "
-            "Add cases to them or raise eval.samples")
+    at = f"even at up to k = {samples} samples (the sequential gate's last look)" if sequential else f"at k = {samples} sample(s)"
+    raise_what = "evolution.gate_max_samples" if sequential else "eval.samples"
+    return f"warning: categories too small to judge {at}: {names}; {consequence}. Add cases to them or raise {raise_what}"
 
 
 def gate_detail(gate: Mapping[str, Any]) -> str:
@@ -353,7 +366,16 @@ def gate_detail(gate: Mapping[str, Any]) -> str:
         parts.append("below the floor but within noise: " + ", ".join(excused))
     if not failed and not broken:
         parts.insert(0, "every category at or above (1 − ε)·S0" if not excused else "no significant drop")
+    further = sampled_further(gate.get("sequential"))
+    if further:
+        parts.append("sampled further: " + ", ".join(f"{c} (to k = {s['samples']})" for c, s in further.items()))
     early = gate.get("early_stop")
     if early:
         parts.append(f"decided early: {len(early['skipped'])} case(s) not evaluated ({early['reason']})")
     return "; ".join(parts)
+
+
+def sampled_further(sequential: Mapping[str, Any] | None) -> dict[str, dict]:
+    """Category → its record ({"samples", "looks", "why"}) for the categories the sequential gate
+    (evolution/sequential.py) sampled beyond the first look; {} when none or not sequential."""
+    return {c: s for c, s in sorted(((sequential or {}).get("categories") or {}).items()) if s.get("looks", 1) > 1}

@@ -54,7 +54,9 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
     for check in checks:
         case = ET.SubElement(suite, "testcase", classname="frames.gate", name=check["category"], time="0")
         numbers = f"S0 {pct(check['baseline'])}, candidate {pct(check['child'])}, floor {pct(check['floor'])}"
-        numbers = with_n(numbers, base.case_counts.get(check["category"]) if base else None, base.samples if base else 1)
+        # A category the sequential gate sampled further was compared on more samples than the run's k.
+        k = check.get("samples") or (base.samples if base else 1)
+        numbers = with_n(numbers, base.case_counts.get(check["category"]) if base else None, k)
         if not check["passed"]:
             ET.SubElement(case, "failure", message=f"{check['category']} below the gate floor: {numbers}", type="GateFailure")
         ET.SubElement(case, "system-out").text = numbers

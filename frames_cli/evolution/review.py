@@ -12,7 +12,7 @@ from frames_cli.errors import InputError
 from frames_cli.evolution.commit import gate_overrides
 from frames_cli.evolution.consensus import Change
 from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, plural, sample_size, tokens, with_n
-from frames_cli.evolution.gate import gate_detail
+from frames_cli.evolution.gate import gate_detail, sampled_further
 from frames_cli.evolution.menu import changed_skill_names
 from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.gitstore.history import DiffStat
@@ -178,7 +178,7 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
         parent_rate = pct(parent.per_category.get(cat)) if parent else "—"
         floor = pct(check["floor"]) if check else "—"
         rows.append([with_n(md_text(cat), counts.get(cat), k), pct(base.per_category.get(cat)), parent_rate,
-                     pct(cand.per_category.get(cat)), floor, verdict, _flips(check)])
+                     pct(cand.per_category.get(cat)), floor, verdict, _flips(check, k)])
     parent_overall = pct(parent.pass_rate) if parent else "—"
     rows.append([with_n("**overall**", base.n_cases, k), pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", "", ""])
     parent_tokens = tokens(parent.mean_tokens) if parent else "—"
@@ -186,14 +186,32 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _flips(check: dict | None) -> str:
+def _flips(check: dict | None, k: int) -> str:
     """A category's case-level comparison, `2 / 1 of 5 (p 0.31)`, with the cases whose one-case test
-    showed they broke; "—" for checks of older runs."""
+    showed they broke, and the samples per case when the sequential gate compared more than the
+    run's `k`; "—" for checks of older runs."""
     if not check or "pass_to_fail" not in check:
         return "—"
     small = ", too few cases" if check.get("too_small") else ""
     broke = f", broke: {', '.join(md_text(cid) for cid in check['broken'])}" if check.get("broken") else ""
-    return f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p {check['p_value']:.2g}{broke}{small})"
+    more = f", at k = {check['samples']}" if check.get("samples", k) != k else ""
+    return f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p {check['p_value']:.2g}{more}{broke}{small})"
+
+
+def _sequential_lines(sequential: dict | None) -> list[str]:
+    """What the sequential gate drew and why: per category sampled beyond the first look, the
+    samples per case it was decided at; and the samples drawn for this gate per side."""
+    if not sequential:
+        return []
+    looks = ", ".join(f"{k} (α {a:.2g})" for k, a in zip(sequential["looks"], sequential["alphas"]))
+    further = sampled_further(sequential)
+    drawn = sequential.get("drawn") or {}
+    head = f"**Sequential gate:** looks at {looks} samples per case"
+    if not further:
+        return [head + f"; every category was decided at the first look ({sequential['looks'][0]} samples).", ""]
+    out = [head + f"; {drawn.get('child', 0)} more case-samples of this candidate and {drawn.get('baseline', 0)} of S0 were drawn for it:", ""]
+    out += [f"- {md_text(cat)}: {s['samples']} samples per case — {md_text(s['why'])}" for cat, s in further.items()]
+    return [*out, ""]
 
 
 def gate_line(cand: Candidate) -> str:
@@ -234,6 +252,7 @@ def review_markdown(review: Review) -> str:
         out += [f"**Rejected early:** the gate was certain after {early['evaluated']} of {early['evaluated'] + len(early['skipped'])} cases"
                 f" ({md_text(early['reason'])}), so these {len(early['skipped'])} were not evaluated and its rates cover the evaluated"
                 f" cases only: {skipped}", ""]
+    out += _sequential_lines(cand.gate_details.get("sequential"))
     out += _attribution_lines(cand)
     for o in review.gate_overrides:
         out += [f"**Gate overridden** by {md_text(o['by'])} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {md_text(o['reason'])}", ""]

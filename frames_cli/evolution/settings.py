@@ -23,7 +23,8 @@ class Settings:
     divides its cases); `merge_threshold` is None and `duplicate_threshold` 1.0 in runs started
     before merging existed (they resume as they began: identical wording merged only, the guard
     nearly off); `guards` is `evolution.guards` likewise ({}: no guard); `attribution_steps` is 0
-    (no sub-child) in runs started before attribution existed; the rest mean what their config fields say.
+    (no sub-child) in runs started before attribution existed; `gate_max_samples` is 0 (no sequential
+    sampling) in runs started before it existed; the rest mean what their config fields say.
     """
 
     max_rounds: int
@@ -46,6 +47,7 @@ class Settings:
     duplicate_threshold: float = 1.0
     guards: dict = dataclasses.field(default_factory=dict)
     early_rejection: bool = True
+    gate_max_samples: int = 0
     attribution_steps: int = 0
     cost: dict = dataclasses.field(default_factory=dict)
 
@@ -78,6 +80,7 @@ class Settings:
             duplicate_threshold=ev.duplicate_threshold,
             guards=dataclasses.asdict(ev.guards),
             early_rejection=ev.early_rejection,
+            gate_max_samples=ev.gate_max_samples,
             attribution_steps=ev.attribution_steps,
             cost=dataclasses.asdict(ev.cost),
         )

@@ -157,3 +157,29 @@ def test_children_as_good_as_s0_are_rejected_at_most_alpha_of_the_time():
         undecided += any(s["samples"] > 5 for s in verdict.sequential["categories"].values())
     assert rejected / trials <= 0.2
     assert undecided > trials / 4  # the looks beyond the first were exercised
+
+
+def test_the_verdict_says_what_was_sampled_further_in_its_summary_and_detail():
+    from frames_cli.evolution.gate import gate_detail
+
+    base, child = _world()
+    verdict = _gate().decide(Drawn(base), Drawn(child)).verdict
+    assert "sampled further: drop to k = 20" in verdict.summary()
+    record = verdict.to_json()
+    assert record["sequential"]["categories"]["drop"]["looks"] == 3
+    assert "sampled further: drop (to k = 20)" in gate_detail(record)
+    alike = _gate().decide(Drawn(base), Drawn(dict(base))).verdict
+    assert alike.passed and "sampled further" not in alike.summary() and "sampled further" not in gate_detail(alike.to_json())
+
+
+def test_a_category_too_small_at_k_but_judged_at_a_later_look_gets_no_warning():
+    from frames_cli.evolution.gate import small_categories_warning, too_small_categories
+
+    seq = _gate(20, 1)
+    looks = list(zip(seq.looks, seq.alphas))
+    counts = {"one": 1, "two": 2, "big": 12}
+    assert [s.category for s in too_small_categories(counts, 1, 0.05)] == ["one", "two"]  # k = 1 alone
+    assert too_small_categories(counts, 1, 0.05, looks) == []  # by k = 16 or 20 one case can show a drop
+    tiny = too_small_categories(counts, 1, 0.05, list(zip(_gate(2, 1).looks, _gate(2, 1).alphas)))
+    text = small_categories_warning(tiny, 2, "noise-aware", sequential=True)
+    assert "even at up to k = 2 samples" in text and "evolution.gate_max_samples" in text and "one (1 cases" in text
