@@ -15,9 +15,20 @@ workspace as committed at HEAD, each with its own empty model cache:
                              passed first) fail every sample. Share rejected, per rule, over every
                              (re-run, category) where ⌈n/3⌉ such cases exist. Also printed, as
                              "planted (any pass)", the definition used before 2026-12-01 15:00:
-                             ⌈n/3⌉ cases the baseline group passed in at least one of its k samples
+                             ⌈n/3⌉ cases the baseline group passed in at least one of its samples
                              (mostly cases the base passes one time in ten, whose "regression" no
                              test can tell from noise: docs/DECISIONS.md).
+                             Every rule judges the same children: the paper's and the noise-aware
+                             rule at each fixed k of --samples (the first k samples of each
+                             group), and the sequential noise-aware gate (evolution/sequential.py)
+                             from --sequential-start samples up to --sequential-max (each group
+                             holds max(--samples, --sequential-max) samples; look j reads the
+                             first k_j of them).
+  tokens per gate check      evaluation tokens (agent + judge) of the samples an A/A check compared
+                             on the child's side: every case at k for a fixed k; for the sequential
+                             gate every case at its first look and an undecided category's cases
+                             up to the look that decided it. S0's extra samples are drawn once per
+                             run and shared by its children; the largest S0 needed is printed.
   early-rejection-saving     two `frames evolve` runs per seed, `evolution.early_rejection` off and
                              on: executor tokens of the rejected children of the second against the
                              same children of the first; decisions-identical compares the gate
@@ -30,9 +41,11 @@ workspace as committed at HEAD, each with its own empty model cache:
 "Before" is the code at revision --before (default: main before issue #12), unpacked with `git
 archive` and run from a subprocess with the same Python; "after" is this checkout.
 
-The gate checks are made at every k of --samples, side by side (the same runs and skill sets).
+The gate checks are made at every k of --samples and sequentially, side by side (the same runs,
+skill sets and children).
 
-Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10 20] [--reruns 6] [--before REV] [--max-rounds N]
+Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10 20] [--sequential-start 5] [--sequential-max 20]
+                            [--reruns 6] [--before REV] [--max-rounds N]
 """
 
 from __future__ import annotations
@@ -61,6 +74,7 @@ from ablation import commit_all  # noqa: E402
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
 from frames_cli.evolution.records import run_dir  # noqa: E402
+from frames_cli.evolution.sequential import Drawn, SequentialGate  # noqa: E402
 from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
@@ -130,8 +144,9 @@ def prefix_share(exchanges: Path) -> tuple[int, int]:
     return shared, total
 
 
-def samples_outcomes(root: Path, commit: str | None, samples: int) -> dict[str, CaseOutcome]:
-    """Evaluate the skills of `commit` (None: the base) on every case with `samples` samples, fresh."""
+def samples_outcomes(root: Path, commit: str | None, samples: int) -> tuple[dict[str, CaseOutcome], dict[str, list[int]]]:
+    """Evaluate the skills of `commit` (None: the base) on every case with `samples` samples, fresh:
+    the outcomes, and case id → evaluation tokens (prompt + completion, agent and judge) per sample."""
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
     from frames_cli.formats.case_files import load_counted_cases
@@ -147,7 +162,10 @@ def samples_outcomes(root: Path, commit: str | None, samples: int) -> dict[str, 
     skills = SkillSet.from_files(GitStore(ws.root).read_files(commit or "HEAD"))
     with ModelClient(ws, config, use_cache=False, sim_world=SimWorld.from_cases(cases)) as client:
         report = evaluate(cases, skills, make_executor(ws, config, client), samples=samples)
-    return outcomes_from_results(r.to_dict() for r in report.results)
+    spent: dict[str, list[int]] = {}
+    for r in report.results:
+        spent.setdefault(r.case_id, []).append(r.usage.prompt_tokens + r.usage.completion_tokens)
+    return outcomes_from_results(r.to_dict() for r in report.results), spent
 
 
 def group(outcomes: dict[str, CaseOutcome], g: int, k: int) -> dict[str, CaseOutcome]:
@@ -178,21 +196,42 @@ def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], categor
     return out
 
 
-def gate_checks(outcomes: dict[str, CaseOutcome], k: int, reruns: int, tally: dict) -> None:
-    """A/A and planted-regression checks of both rules at k samples on one evaluation with
-    k·(reruns + 1) samples per case."""
-    base = group(outcomes, 0, k)
-    categories = sorted({o.category for o in base.values()})
-    for r in range(1, reruns + 1):
-        child = group(outcomes, r, k)
-        for rule in RULES:
-            gate = PerCategoryGate(0.05, rule, 0.05)
-            tally["aa", rule, k].append(not gate.check(base, child).passed)
-            for cat in categories:
-                for key, long_run in (("planted", outcomes), ("planted-any", None)):
-                    worse = planted(base, child, cat, long_run)
-                    if worse is not None:
-                        tally[key, rule, k].append(not gate.check(base, worse).passed)
+def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], group_size: int, args: argparse.Namespace, tally: dict) -> None:
+    """A/A and planted-regression checks on one evaluation with `group_size`·(reruns + 1) samples
+    per case, cut into reruns + 1 groups: both fixed rules at each k of --samples (the group's first
+    k samples), and the sequential noise-aware gate from --sequential-start to --sequential-max
+    samples (it reads the first k_j of each group at look j). Tokens per check: the child side's
+    evaluation tokens of the samples the check compared (the fixed gate: every case at k; the
+    sequential gate: every case at the first look, an undecided category's cases up to its look)."""
+    full = group(outcomes, 0, group_size)
+    categories = sorted({o.category for o in full.values()})
+    seq = SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.05), args.sequential_start, args.sequential_max)
+    base_tokens = {cid: t[:group_size] for cid, t in spent.items()}
+    for r in range(1, args.reruns + 1):
+        rerun = group(outcomes, r, group_size)
+        child_tokens = {cid: t[r * group_size : (r + 1) * group_size] for cid, t in spent.items()}
+        children = [("aa", None, rerun)]
+        for cat in categories:
+            for key, long_run in (("planted", outcomes), ("planted-any", None)):
+                worse = planted(full, rerun, cat, long_run)
+                if worse is not None:
+                    children.append((key, cat, worse))
+        for key, _cat, child in children:
+            for k in args.samples:
+                for rule in RULES:
+                    gate = PerCategoryGate(0.05, rule, 0.05)
+                    tally[key, rule, k].append(not gate.check(group(full, 0, k), group(child, 0, k)).passed)
+                if key == "aa":
+                    tally["tokens", k].append(sum(sum(t[:k]) for t in child_tokens.values()))
+            if seq is None:
+                continue
+            verdict = seq.decide(Drawn(full), Drawn(child)).verdict
+            tally[key, "sequential"].append(not verdict.passed)
+            if key == "aa":
+                used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", args.sequential_start) for cid, o in full.items()}
+                tally["tokens", "sequential"].append(sum(sum(child_tokens[cid][:k]) for cid, k in used.items()))
+                tally["base_samples"].append(max(used.values()))
+                tally["sampled_further"].append(sum(s["samples"] > args.sequential_start for s in verdict.sequential["categories"].values()))
 
 
 def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.Namespace, tally: dict) -> None:
@@ -226,9 +265,9 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
         tally[key][1] += total
     best = early.best()
     bases = [None] + ([best.commit] if best is not None and best.parent_id is not None else [])
+    size = max(*args.samples, args.sequential_max)
     for commit in bases:
-        for k in args.samples:
-            gate_checks(samples_outcomes(early_root, commit, k * (args.reruns + 1)), k, args.reruns, tally)
+        gate_checks(*samples_outcomes(early_root, commit, size * (args.reruns + 1)), size, args, tally)
 
 
 def share(flags: list[bool]) -> str:
@@ -242,9 +281,14 @@ def main() -> None:
     parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
     parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
+    parser.add_argument("--sequential-start", type=int, default=5, help="k of the sequential noise-aware gate's first look")
+    parser.add_argument("--sequential-max", type=int, default=20, help="evolution.gate_max_samples of the sequential gate")
     args = parser.parse_args()
-    tally: dict = {(kind, r, k): [] for kind in ("aa", "planted", "planted-any") for r in RULES for k in args.samples}
-    tally.update(children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
+    kinds = ("aa", "planted", "planted-any")
+    tally: dict = {(kind, r, k): [] for kind in kinds for r in RULES for k in args.samples}
+    tally.update({(kind, "sequential"): [] for kind in kinds})
+    tally.update({("tokens", k): [] for k in [*args.samples, "sequential"]})
+    tally.update(base_samples=[], sampled_further=[], children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
                  tokens_before=[], tokens_after=[], prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="frames-gate-bench-") as tmp:
@@ -258,9 +302,20 @@ def main() -> None:
     tb, ta = statistics.mean(tally["tokens_before"]), statistics.mean(tally["tokens_after"])
     print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds {args.seeds};"
           f" A/A and planted checks at k = {', '.join(map(str, args.samples))}; {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
+    seq = f"noise-aware sequential k={args.sequential_start}→{args.sequential_max}"
+    for kind, label, target in (("aa", "aa-false-reject", "≤ 0.05"), ("planted", "planted-regression-reject", "≥ 0.95"),
+                                ("planted-any", "planted (any pass)", "")):
+        print(f"{label}{f' (target {target})' if target else ''}")
+        for k in args.samples:
+            print(f"  k={k:<4} paper {share(tally[kind, 'paper', k]):<18} noise-aware fixed {share(tally[kind, 'noise-aware', k])}")
+        print(f"  {seq:<40} {share(tally[kind, 'sequential'])}")
+    print("evaluation tokens per A/A gate check (child side, mean)")
     for k in args.samples:
-        for kind, label in (("aa", "aa-false-reject"), ("planted", "planted-regression-reject"), ("planted-any", "planted (any pass)")):
-            print(f"{label + f' k={k}':<31} paper {share(tally[kind, 'paper', k]):<18} noise-aware {share(tally[kind, 'noise-aware', k])}")
+        print(f"  fixed k={k:<4} {statistics.mean(tally['tokens', k]):>12,.0f}")
+    sq = statistics.mean(tally["tokens", "sequential"])
+    top = max(args.samples)
+    print(f"  {seq:<40} {sq:>12,.0f}  ({sq / statistics.mean(tally['tokens', top]):.2f}× fixed k={top}); categories sampled further per check:"
+          f" mean {statistics.mean(tally['sampled_further']):.2f}; S0 needed up to {max(tally['base_samples'])} samples per case")
     print(f"{'early-rejection-saving':<31} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
           f" ({tally['stopped']} stopped early); decisions-identical: {'yes' if tally['identical'] else 'NO'}"
           f" ({tally['children']} children)")
