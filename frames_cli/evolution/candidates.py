@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from frames_cli.errors import FramesError
 from frames_cli.evolution import commit as commits
@@ -85,8 +85,8 @@ class Candidates:
         results; with early rejection on, the evaluation stops once the gate must reject it."""
         self.keep_evaluation(cid, self.ctx.evaluate(cid, self.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent)))
 
-    def gate_child(self, cid: str, files: Mapping[str, bytes]) -> tuple[GateVerdict, dict]:
-        """The gate's verdict on an evaluated child (made of `files`) against S0 (never against the
+    def gate_child(self, cid: str, files: Callable[[], Mapping[str, bytes]]) -> tuple[GateVerdict, dict]:
+        """The gate's verdict on an evaluated child (made of `files()`, read only to draw samples) against S0 (never against the
         parent), and its record (the verdict's JSON with `lost_left_out`). A case lost on either side
         is compared on neither: its missing answer says nothing of the skills. A child rejected early
         gets the verdict that is certain whatever its unevaluated cases give. With sequential
@@ -123,11 +123,11 @@ class Candidates:
         ev = self.evaluation(cid)
         return drawn_outcomes((r for r in [*ev.results, *ev.gate_samples] if r["case_id"] in gated), must_pass_ids(self.ctx.cases.values()))
 
-    def _draw(self, cid: str, files: Mapping[str, bytes], case_ids: list[str], first: int, count: int) -> None:
+    def _draw(self, cid: str, files: Callable[[], Mapping[str, bytes]], case_ids: list[str], first: int, count: int) -> None:
         """Draw samples `first`… (`count` of them) of `case_ids` for candidate `cid` and keep them in its evaluation."""
         if self.ctx.sample_more is None:
             raise FramesError("the sequential gate needs more samples, but this run cannot draw them")
-        skills = self.skill_set(cid, self.base_files if cid == BASE_ID else files)
+        skills = self.skill_set(cid, self.base_files if cid == BASE_ID else files())
         drawn = self.ctx.sample_more(cid, skills, case_ids, first, count)
         ev = self.evaluation(cid)
         ev.gate_samples.extend(drawn)
@@ -182,7 +182,7 @@ class Candidates:
         cid = candidate_id(r.round, 1 + sum(c.round == r.round for c in self.state.candidates))
         self.ctx.on_event(f"round {r.round}: evaluating {cid} ({found.child} without {', '.join(found.implicated)})")
         self.evaluate_child(cid, files, r.parent)
-        verdict, gate = self.gate_child(cid, files)
+        verdict, gate = self.gate_child(cid, lambda: files)
         self.ctx.on_event(f"round {r.round}: {cid} gate {verdict.summary()}")
         sub = Candidate(cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()})
         return cid, self.commit_child(r, sub, changes, gate)
