@@ -266,7 +266,7 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
     best = early.best()
     bases = [None] + ([best.commit] if best is not None and best.parent_id is not None else [])
     size = max(*args.samples, args.sequential_max)
-    for commit in bases:
+    for commit in bases if not args.skip_checks else ():
         gate_checks(*samples_outcomes(early_root, commit, size * (args.reruns + 1)), size, args, tally)
 
 
@@ -281,6 +281,7 @@ def main() -> None:
     parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
     parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
+    parser.add_argument("--skip-checks", action="store_true", help="leave out the A/A and planted checks (only the evolve runs' figures)")
     parser.add_argument("--sequential-start", type=int, default=5, help="k of the sequential noise-aware gate's first look")
     parser.add_argument("--sequential-max", type=int, default=20, help="evolution.gate_max_samples of the sequential gate")
     args = parser.parse_args()
@@ -303,19 +304,20 @@ def main() -> None:
     print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds {args.seeds};"
           f" A/A and planted checks at k = {', '.join(map(str, args.samples))}; {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
     seq = f"noise-aware sequential k={args.sequential_start}→{args.sequential_max}"
-    for kind, label, target in (("aa", "aa-false-reject", "≤ 0.05"), ("planted", "planted-regression-reject", "≥ 0.95"),
-                                ("planted-any", "planted (any pass)", "")):
-        print(f"{label}{f' (target {target})' if target else ''}")
+    if not args.skip_checks:
+        for kind, label, target in (("aa", "aa-false-reject", "≤ 0.05"), ("planted", "planted-regression-reject", "≥ 0.95"),
+                                    ("planted-any", "planted (any pass)", "")):
+            print(f"{label}{f' (target {target})' if target else ''}")
+            for k in args.samples:
+                print(f"  k={k:<4} paper {share(tally[kind, 'paper', k]):<18} noise-aware fixed {share(tally[kind, 'noise-aware', k])}")
+            print(f"  {seq:<40} {share(tally[kind, 'sequential'])}")
+        print("evaluation tokens per A/A gate check (child side, mean)")
         for k in args.samples:
-            print(f"  k={k:<4} paper {share(tally[kind, 'paper', k]):<18} noise-aware fixed {share(tally[kind, 'noise-aware', k])}")
-        print(f"  {seq:<40} {share(tally[kind, 'sequential'])}")
-    print("evaluation tokens per A/A gate check (child side, mean)")
-    for k in args.samples:
-        print(f"  fixed k={k:<4} {statistics.mean(tally['tokens', k]):>12,.0f}")
-    sq = statistics.mean(tally["tokens", "sequential"])
-    top = max(args.samples)
-    print(f"  {seq:<40} {sq:>12,.0f}  ({sq / statistics.mean(tally['tokens', top]):.2f}× fixed k={top}); categories sampled further per check:"
-          f" mean {statistics.mean(tally['sampled_further']):.2f}; S0 needed up to {max(tally['base_samples'])} samples per case")
+            print(f"  fixed k={k:<4} {statistics.mean(tally['tokens', k]):>12,.0f}")
+        sq = statistics.mean(tally["tokens", "sequential"])
+        top = max(args.samples)
+        print(f"  {seq:<40} {sq:>12,.0f}  ({sq / statistics.mean(tally['tokens', top]):.2f}× fixed k={top}); categories sampled further per check:"
+              f" mean {statistics.mean(tally['sampled_further']):.2f}; S0 needed up to {max(tally['base_samples'])} samples per case")
     print(f"{'early-rejection-saving':<31} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
           f" ({tally['stopped']} stopped early); decisions-identical: {'yes' if tally['identical'] else 'NO'}"
           f" ({tally['children']} children)")

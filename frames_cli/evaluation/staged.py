@@ -29,11 +29,14 @@ class Staging:
             batch is its head), so the order can follow the results so far.
         stop: asked after each batch; a reason ends the evaluation there.
         batch: cases per batch (all their samples are evaluated together).
+        settle: asked once when `stop` gave a reason: the pending cases to evaluate anyway (what
+            the records of a stopped evaluation need), in the order to evaluate them; None: none.
     """
 
     order: OrderRule
     stop: StopRule
     batch: int
+    settle: OrderRule | None = None
 
 
 @dataclass
@@ -45,11 +48,13 @@ class StagedOutcome:
             (with nothing skipped, exactly `evaluate`'s report).
         skipped: ids of the cases not evaluated, in evaluation order ([] when the evaluation ran to the end).
         reason: the stop rule's reason ("" when nothing was skipped).
+        settled: ids of the cases `staging.settle` had evaluated after the stop, in evaluation order.
     """
 
     report: EvalReport
     skipped: list[str] = field(default_factory=list)
     reason: str = ""
+    settled: list[str] = field(default_factory=list)
 
 
 def evaluate_staged(
@@ -68,10 +73,12 @@ def evaluate_staged(
     Every result is the one `evaluate` gives for that case and sample (each batch is an `evaluate`
     call), so a staged evaluation that runs to the end has the same report, results in case order.
     The rule is asked after every batch but the last (after the last, nothing is left to save).
+    Once it stops, the cases `staging.settle` names are evaluated too (one more `evaluate` call).
     Each batch runs its lost cases again up to `lost_retries` times, as `evaluate` does.
 
     Raises:
-        ValueError: duplicate case ids, `staging.order` returned other ids than the pending ones,
+        ValueError: duplicate case ids, `staging.order` returned other ids than the pending ones
+            (or `staging.settle` ids that are not pending),
             `batch` < 1, or as `evaluate`.
         BudgetExceeded: from the model layer.
     """
@@ -82,7 +89,7 @@ def evaluate_staged(
         raise ValueError("batch must be at least 1")
     results: list[CaseResult] = []
     total = len(cases) * samples
-    pending, skipped, reason = [c.id for c in cases], [], ""
+    pending, skipped, reason, settled = [c.id for c in cases], [], "", []
     while pending:
         ordered = staging.order(results, pending)
         if sorted(ordered) != sorted(pending):
@@ -94,9 +101,16 @@ def evaluate_staged(
         if pending:
             why = staging.stop(results, pending)
             if why:
-                skipped, reason = pending, why
+                settled = staging.settle(results, pending) if staging.settle else []
+                if not set(settled) <= set(pending) or len(set(settled)) != len(settled):
+                    raise ValueError("the settle rule must name pending cases, each once")
+                if settled:
+                    results += evaluate([by_id[c] for c in settled], skills, executor, samples=samples, judge=judge,
+                                        lost_retries=lost_retries).results
+                skipped, reason = [c for c in pending if c not in set(settled)], why
                 break
     position = {c.id: i for i, c in enumerate(cases)}
     results.sort(key=lambda r: (position[r.case_id], r.sample))
-    left = set(skipped)
-    return StagedOutcome(EvalReport(results, samples), [c.id for c in cases if c.id in left], reason)
+    left, extra = set(skipped), set(settled)
+    return StagedOutcome(EvalReport(results, samples), [c.id for c in cases if c.id in left], reason if skipped else "",
+                         [c.id for c in cases if c.id in extra])

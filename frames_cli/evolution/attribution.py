@@ -44,7 +44,8 @@ class Attribution:
         catalog: changed skills whose catalog line changed (new skill or new description): every
             broken case implicates them.
         unattributed: broken cases that loaded none of the changed skills (implicating nothing).
-        unevaluated: cases of `categories` the child has no result for (rejected early).
+        unevaluated: cases of `categories` the parent passed and the child has no result for
+            (rejected early; 0 when the early stop evaluated them after all: evolution/early.cases_to_settle).
     """
 
     child: str
@@ -146,7 +147,7 @@ def attribute(
             continue
         after = child_outcomes.get(cid)
         if after is None:
-            unevaluated += 1
+            unevaluated += before.passed > 0
             continue
         if after.passed < before.passed:
             broken[cid] = tuple(sorted((set(loaded.get(cid, ())) & changed_set) | catalog_set))

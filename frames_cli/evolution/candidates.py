@@ -83,7 +83,7 @@ class Candidates:
     def evaluate_child(self, cid: str, files: Mapping[str, bytes], parent: str) -> None:
         """Evaluate a child (or sub-child) of `parent` made of `files` on E, blind, and keep its
         results; with early rejection on, the evaluation stops once the gate must reject it."""
-        self.keep_evaluation(cid, self.ctx.evaluate(cid, self.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent)))
+        self.keep_evaluation(cid, self.ctx.evaluate(cid, self.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent, files)))
 
     def gate_child(self, cid: str, files: Callable[[], Mapping[str, bytes]]) -> tuple[GateVerdict, dict]:
         """The gate's verdict on an evaluated child (made of `files()`, read only to draw samples) against S0 (never against the
@@ -217,17 +217,28 @@ class Candidates:
         """The evaluation kept for `cid` (read from `<evals_dir>/<cid>.json`)."""
         return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
 
-    def _early_rejection(self, parent: str) -> EarlyRejection | None:
-        """What lets the child's evaluation stop once the gate must reject it (None when turned off).
+    def _early_rejection(self, parent: str, files: Mapping[str, bytes]) -> EarlyRejection | None:
+        """What lets the child (made of `files`) stop its evaluation once the gate must reject it
+        (None when turned off).
 
         S0's lost cases are left out of its outcomes, as in the gate; the rule leaves out the
-        child's lost cases as they come (evolution/early.rejection_rule)."""
+        child's lost cases as they come (evolution/early.rejection_rule). When attribution may
+        analyse the child (it is on and the child changes several skills), the parent's outcomes
+        on the cases attribution counts go along, so that the cases it needs are evaluated after
+        the stop (evolution/early.cases_to_settle)."""
         if not self.settings.early_rejection:
             return None
         from frames_cli.formats.case import must_pass_ids
 
-        return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID, self._lost_ids(BASE_ID)), must_pass_ids(self.ctx.cases.values()),
-                              self.settings.tolerance, self._outcomes(parent))
+        must_pass = must_pass_ids(self.ctx.cases.values())
+        before = self.files(parent)
+        changed = {path.split("/")[1] for path in set(files) | set(before) if files.get(path) != before.get(path)}
+        analysed = None
+        if self.settings.attribution_steps > 0 and len(changed) >= 2:
+            counted = set(self.memory.eval_case_ids) - self.excluded() - self._lost_ids(parent)
+            analysed = outcomes_from_results([x for x in self.evaluation(parent).results if x["case_id"] in counted], must_pass)
+        return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID, self._lost_ids(BASE_ID)), must_pass,
+                              self.settings.tolerance, self._outcomes(parent), analysed)
 
     def _lost_ids(self, cid: str) -> set[str]:
         """Ids of the cases with a lost result in candidate `cid`'s evaluation on E."""

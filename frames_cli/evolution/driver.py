@@ -387,7 +387,8 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         _say_lost(cid, staged.report, retries, on_event)
         evaluation = _summarise(staged.report)
         if staged.skipped:
-            evaluation.early_stop = {"evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason}
+            evaluation.early_stop = {"evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason,
+                                     "settled": staged.settled}
         else:
             reports[cid] = staged.report
         return evaluation

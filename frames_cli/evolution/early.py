@@ -72,6 +72,42 @@ def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: I
     return None if verdict.passed else verdict
 
 
+def cases_to_settle(gate: Gate, baseline: Outcomes, done: Outcomes, pending: Sequence[str], parent: Outcomes) -> list[str]:
+    """The `pending` cases a child rejected early must still be evaluated on so that attribution
+    (evolution/attribution.py) analyses it as it would the full evaluation, in `pending` order.
+
+    The decision is certain already; what is not is which categories fail (attribution analyses
+    those, and the rewriter is later told them in the left-out lessons) and which of their cases
+    went from pass to fail against the parent. A category fails in the full evaluation when it
+    fails with every pending case passing (best completion), and passes when it passes with every
+    pending case failing (worst completion): the gate is monotone in the child's passes and a
+    category's check reads its own cases only. So the cases needed are: every pending case of a
+    category neither completion decides; every pending must-pass case S0 passed (it may break);
+    and every pending case the parent (its outcomes on every case attribution counts) passed in a
+    category that fails or is undecided. A case the parent never passed cannot break.
+    """
+    def completion(passed: bool) -> dict[str, CaseOutcome]:
+        filled = dict(done)
+        for cid in pending:
+            base = baseline.get(cid)
+            if base is not None:
+                filled[cid] = CaseOutcome(base.category, (passed,) * len(base.passes), base.must_pass)
+        return filled
+
+    best = {c.category: c.passed for c in gate.check(baseline, completion(True)).checks}
+    worst = {c.category: c.passed for c in gate.check(baseline, completion(False)).checks}
+    undecided = {cat for cat, ok in best.items() if ok and not worst.get(cat, False)}
+    analysed = undecided | {cat for cat, ok in best.items() if not ok}
+    needed = []
+    for cid in pending:
+        base = baseline.get(cid)
+        if base is not None and (base.category in undecided or (base.must_pass and base.passed)):
+            needed.append(cid)
+        elif cid in parent and parent[cid].passed and parent[cid].category in analysed:
+            needed.append(cid)
+    return needed
+
+
 def rejection_rule(gate: Gate, baseline: Outcomes, must_pass: set[str]) -> StopRule:
     """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason.
 
@@ -95,21 +131,37 @@ def _reason(verdict: GateVerdict) -> str:
 
 @dataclass(frozen=True)
 class EarlyRejection:
-    """What a child's evaluation needs to stop early: the gate, S0's and the parent's outcomes, the must-pass ids and ε."""
+    """What a child's evaluation needs to stop early: the gate, S0's and the parent's outcomes, the must-pass ids and ε.
+
+    Attributes:
+        parent: the parent's outcomes on the gate's cases (guides the order), or None.
+        analysed_parent: the parent's outcomes on every case attribution counts, when attribution
+            may analyse this child (it changed several skills); None when it will not.
+    """
 
     gate: Gate
     baseline: Outcomes
     must_pass: set[str]
     tolerance: float
     parent: Outcomes | None = None
+    analysed_parent: Outcomes | None = None
 
     def staging(self, batch: int) -> Staging:
-        """The decisive order (following the results so far), the rejection rule, and `batch` cases per stage."""
+        """The decisive order (following the results so far), the rejection rule, `batch` cases per
+        stage, and once stopped the cases attribution still needs (`cases_to_settle`; none when
+        `analysed_parent` is None)."""
 
         def order(results: list[CaseResult], pending: list[str]) -> list[str]:
             return decisive_order(self.baseline, pending, self.tolerance, _outcomes(results, self.must_pass), self.parent)
 
-        return Staging(order, rejection_rule(self.gate, self.baseline, self.must_pass), batch)
+        def settle(results: list[CaseResult], pending: list[str]) -> list[str]:
+            if self.analysed_parent is None:  # nothing reads the failing categories of an unanalysed child
+                return []
+            lost = {r.case_id for r in results if r.lost}
+            compared = {cid: o for cid, o in self.baseline.items() if cid not in lost}
+            return cases_to_settle(self.gate, compared, _outcomes(results, self.must_pass), pending, self.analysed_parent)
+
+        return Staging(order, rejection_rule(self.gate, self.baseline, self.must_pass), batch, settle)
 
 
 def _outcomes(results: list[CaseResult], must_pass: set[str]) -> dict[str, CaseOutcome]:

@@ -251,7 +251,9 @@ def review_markdown(review: Review) -> str:
         skipped = ", ".join(f"`{md_text(c)}`" for c in early["skipped"])
         out += [f"**Rejected early:** the gate was certain after {early['evaluated']} of {early['evaluated'] + len(early['skipped'])} cases"
                 f" ({md_text(early['reason'])}), so these {len(early['skipped'])} were not evaluated and its rates cover the evaluated"
-                f" cases only: {skipped}", ""]
+                f" cases only: {skipped}"
+                + (f". {len(early['settled'])} more were evaluated after the stop, as attribution needs them to analyse the child as the"
+                   " full evaluation would" if early.get("settled") else ""), ""]
     out += _sequential_lines(cand.gate_details.get("sequential"))
     out += _attribution_lines(cand)
     for o in review.gate_overrides:

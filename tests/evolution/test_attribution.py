@@ -236,8 +236,8 @@ def test_a_changed_catalog_line_is_implicated_by_every_broken_case() -> None:
 
 
 def test_a_child_rejected_early_is_judged_on_the_cases_it_has() -> None:
-    parent = {"a": o("x", True), "b": o("x", True), "c": o("x", True)}
-    child = {"a": o("x", False)}  # b and c were never evaluated
+    parent = {"a": o("x", True), "b": o("x", True), "c": o("x", True), "d": o("x", False)}
+    child = {"a": o("x", False)}  # b, c and d were never evaluated; d, failed by the parent, cannot have broken
     found = attribute("r1c1", "gate", ["x"], parent, child, {"a": {"s1"}}, ["s1", "s2"])
     assert found.broken == {"a": ("s1",)} and found.unevaluated == 2 and found.kept == ("s2",)
 

@@ -151,32 +151,34 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
 
     from .conftest import CONFIG, build_repo
 
-    stopped = []
+    stopped, analysed = [], []
     for seed in range(1, 9):
-        states = {}
-        for early in (False, True):
-            config = copy.deepcopy(CONFIG)
-            # Attribution off: it sees only the cases a child rejected early has, so the sub-children
-            # it makes (and the rounds after) may differ from a full evaluation's (test_attribution.py).
-            config["evolution"].update(tolerance=0.0, early_rejection=early, max_rounds=5, patience=5, seed=seed, attribution_steps=0)
-            repo = build_repo(tmp_path / f"{seed}-{early}", config)
-            states[early] = evolve(Workspace.open(repo.root), EvolveOptions()).state
-        full, staged = states[False], states[True]
-        same = lambda c: (c.id, c.gate_passed, c.changed_skills, c.diff_size)  # noqa: E731
-        assert [same(c) for c in full.candidates] == [same(c) for c in staged.candidates], f"seed {seed}"
-        for a, b in zip(full.candidates, staged.candidates):
-            if b.gate_passed or b.parent_id is None:
-                assert (a.pass_rate, a.per_category, a.mean_tokens) == (b.pass_rate, b.per_category, b.mean_tokens)
-        evals = tmp_path / f"{seed}-True" / ".frames" / "runs" / staged.run_id / "evals"
-        for c in (c for c in staged.candidates if c.gate_details.get("early_stop")):
-            early = c.gate_details["early_stop"]
-            assert not c.gate_passed and early["skipped"] and early["reason"]
-            ran = {r["case_id"] for r in json.loads((evals / f"{c.id}.json").read_text())["results"]}
-            assert ran.isdisjoint(early["skipped"]) and len(ran) == early["evaluated"]
-            stopped.append(c.id)
-        if stopped:
+        # Attribution off and on: on, the cases it needs are evaluated after the stop
+        # (early.cases_to_settle), so its sub-children and the rounds after are the full evaluation's too.
+        for steps in (0, 2):
+            states = {}
+            for early in (False, True):
+                config = copy.deepcopy(CONFIG)
+                config["evolution"].update(tolerance=0.0, early_rejection=early, max_rounds=5, patience=5, seed=seed, attribution_steps=steps)
+                repo = build_repo(tmp_path / f"{seed}-{steps}-{early}", config)
+                states[early] = evolve(Workspace.open(repo.root), EvolveOptions()).state
+            full, staged = states[False], states[True]
+            same = lambda c: (c.id, c.gate_passed, c.changed_skills, c.diff_size, c.failed_categories(), c.cut_from, c.left_out)  # noqa: E731
+            assert [same(c) for c in full.candidates] == [same(c) for c in staged.candidates], f"seed {seed}, attribution {steps}"
+            for a, b in zip(full.candidates, staged.candidates):
+                if b.gate_passed or b.parent_id is None:
+                    assert (a.pass_rate, a.per_category, a.mean_tokens) == (b.pass_rate, b.per_category, b.mean_tokens)
+            analysed += [c.id for c in staged.candidates if c.attribution]
+            evals = tmp_path / f"{seed}-{steps}-True" / ".frames" / "runs" / staged.run_id / "evals"
+            for c in (c for c in staged.candidates if c.gate_details.get("early_stop")):
+                early = c.gate_details["early_stop"]
+                assert not c.gate_passed and early["skipped"] and early["reason"]
+                ran = {r["case_id"] for r in json.loads((evals / f"{c.id}.json").read_text())["results"]}
+                assert ran.isdisjoint(early["skipped"]) and len(ran) == early["evaluated"] and set(early["settled"]) <= ran
+                stopped.append(c.id)
+        if stopped and analysed:
             break
-    assert stopped, "no child was rejected early in seeds 1-8: the test shows nothing"
+    assert stopped and analysed, "no child was rejected early, or none analysed, in seeds 1-8: the test shows nothing"
 
 
 def test_early_stop_at_the_first_look_never_changes_a_sequential_verdict():
@@ -209,3 +211,79 @@ def test_early_stop_at_the_first_look_never_changes_a_sequential_verdict():
             assert full.passed or not early or any(s["samples"] > k for s in full.sequential["categories"].values())
         later += any(s["samples"] > k for s in full.sequential["categories"].values())
     assert stopped > 50 and later > 50  # both early stops and later looks were exercised
+
+
+def test_cases_to_settle_names_what_the_records_of_an_early_stop_still_need():
+    from frames_cli.evolution.early import cases_to_settle
+
+    o = lambda cat, passes, must=False: CaseOutcome(cat, tuple(passes), must)  # noqa: E731
+    base = {"f1": o("fail", [1]), "f2": o("fail", [1]), "f3": o("fail", [0]), "f4": o("fail", [1]),
+            "u1": o("open", [1]), "u2": o("open", [1]), "u3": o("open", [0]),
+            "p1": o("safe", [1]), "p2": o("safe", [0]), "p3": o("safe", [0]), "m1": o("safe", [1], True)}
+    gate = PerCategoryGate(0.0)
+    # "fail": two of three S0 passes lost already, so it fails whatever f4 gives; "open": one of two
+    # S0 passes lost, so u2 decides it; "safe" (the child gained p3) passes whatever its pending cases
+    # give, but m1 is must-pass and S0 passed it.
+    done = {"f1": o("fail", [0]), "f2": o("fail", [0]), "u1": o("open", [0]), "p1": o("safe", [1]), "p3": o("safe", [1])}
+    pending = ["f3", "f4", "u2", "u3", "p2", "m1"]
+    parent = {cid: o(b.category, [0], b.must_pass) for cid, b in base.items()}
+    assert cases_to_settle(gate, base, done, pending, parent) == ["u2", "u3", "m1"]
+    # Attribution analyses "fail" and "open": also the pending cases there that the parent passed.
+    parent = {cid: o(b.category, [1 if cid in ("f4", "f3") else 0], b.must_pass) for cid, b in base.items()}
+    parent["d1"] = o("fail", [1])  # a diagnosis-set case the gate does not judge
+    assert cases_to_settle(gate, base, done, [*pending, "d1"], parent) == ["f3", "f4", "u2", "u3", "m1", "d1"]
+
+
+def test_early_stop_with_settled_cases_gives_the_full_evaluations_records():
+    """After the stop and the settled cases, the verdict's failing categories and broken must-pass
+    cases are the full evaluation's, and so is attribution's analysis (broken cases, implicated skills)."""
+    from frames_cli.evolution.attribution import attribute
+    from frames_cli.evolution.early import cases_to_settle
+
+    rng = random.Random(20261203)
+    settled_any = stopped = 0
+    for trial in range(800):
+        base, child = _random_world(rng)
+        parent = {cid: CaseOutcome(o.category, tuple(rng.random() < 0.5 for _ in o.passes), o.must_pass) for cid, o in base.items()}
+        gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), rng.choice(["paper", "noise-aware"]), rng.choice([0.05, 0.5]))
+        done, pending = {}, list(base)
+        batch = rng.randint(1, 4)
+        while pending:
+            pending = decisive_order(base, pending, gate.tolerance, done, parent)
+            done.update({cid: child[cid] for cid in pending[:batch]})
+            pending = pending[batch:]
+            if pending and certain_rejection(gate, base, done, pending) is not None:
+                break
+        if not pending:
+            continue
+        stopped += 1
+        extra = cases_to_settle(gate, base, done, pending, parent)
+        settled_any += bool(extra)
+        done.update({cid: child[cid] for cid in extra})
+        left = [cid for cid in pending if cid not in extra]
+        early, full = certain_rejection(gate, base, done, left), gate.check(base, child)
+        assert early is not None and not full.passed
+        assert early.failed_categories() == full.failed_categories(), trial
+        assert early.must_pass_broken == full.must_pass_broken, trial
+        loaded = {cid: {f"s{ord(cid[-1]) % 3}"} for cid in base}
+        got = attribute("c", "gate", early.failed_categories(), parent, done, loaded, ["s0", "s1", "s2"], (), early.must_pass_broken)
+        want = attribute("c", "gate", full.failed_categories(), parent, child, loaded, ["s0", "s1", "s2"], (), full.must_pass_broken)
+        assert got == want, trial
+    assert stopped > 100 and settled_any > 30  # both exercised
+
+
+def test_a_stopped_staged_evaluation_still_evaluates_the_cases_settle_names():
+    cases = [_case(f"x{i}", "cancel" if i < 4 else "book") for i in range(8)]
+    answers = {c.id: ["yes", "yes"] for c in cases}
+    answers["x1"] = ["no", "no"]
+    skills = SkillSet.from_files({})
+    full = evaluate(cases, skills, _Scripted(answers), samples=2)
+    s0 = {c.id: CaseOutcome(c.category, (True, True)) for c in cases}
+    executor = _Scripted(answers)
+    staging = Staging(lambda _r, p: p, rejection_rule(PerCategoryGate(0.05), s0, set()), 2, lambda _r, p: [p[-1], p[0]])
+    outcome = evaluate_staged(cases, skills, executor, staging, samples=2)
+    assert outcome.settled == ["x2", "x7"] and outcome.skipped == ["x3", "x4", "x5", "x6"]
+    assert executor.ran == ["x0", "x1", "x7", "x2"]
+    assert [r.to_dict() for r in outcome.report.results] == [r.to_dict() for r in full.results if r.case_id in ("x0", "x1", "x2", "x7")]
+    with pytest.raises(ValueError, match="settle rule"):
+        evaluate_staged(cases, skills, _Scripted(answers), Staging(lambda _r, p: p, staging.stop, 2, lambda _r, _p: ["x0"]), samples=2)
