@@ -31,8 +31,9 @@ workspace as committed at HEAD, each with its own empty model cache:
                              run and shared by its children; the largest S0 needed is printed.
   early-rejection-saving     two `frames evolve` runs per seed, `evolution.early_rejection` off and
                              on: executor tokens of the rejected children of the second against the
-                             same children of the first; decisions-identical compares the gate
-                             decision of every child of every seed between the two runs.
+                             same children of the first (the cases evaluated after a stop for
+                             attribution included); decisions-identical compares the gate decision
+                             of every child of every seed between the two runs.
   tokens-per-run             spend of the whole evolve run (all roles, ledger), before and after.
   cacheable-prefix-share     share of the executor prompt characters that lie in the prefix shared
                              by every executor request of the same evaluation (from the runs'
@@ -253,6 +254,8 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
             tally["rejected_early"] += eval_tokens(early_evals[b.id])
             tally["rejected"] += 1
             tally["stopped"] += bool(b.gate_details.get("early_stop"))
+            tally["settled"] += len((b.gate_details.get("early_stop") or {}).get("settled", []))
+            tally["skipped"] += len((b.gate_details.get("early_stop") or {}).get("skipped", []))
     tally["identical"] &= len(full.candidates) == len(early.candidates)
     before_root = workspace(tmp, unpack(args.before, EXAMPLE_BEFORE, tmp / f"example-before-{seed}"), seed, rounds)
     out = subprocess.run([sys.executable, "-c", _BEFORE_RUN, str(before), str(before_root)], check=True, capture_output=True, text=True)
@@ -289,7 +292,7 @@ def main() -> None:
     tally: dict = {(kind, r, k): [] for kind in kinds for r in RULES for k in args.samples}
     tally.update({(kind, "sequential"): [] for kind in kinds})
     tally.update({("tokens", k): [] for k in [*args.samples, "sequential"]})
-    tally.update(base_samples=[], sampled_further=[], children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
+    tally.update(base_samples=[], sampled_further=[], settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
                  tokens_before=[], tokens_after=[], prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="frames-gate-bench-") as tmp:
@@ -319,7 +322,8 @@ def main() -> None:
         print(f"  {seq:<40} {sq:>12,.0f}  ({sq / statistics.mean(tally['tokens', top]):.2f}× fixed k={top}); categories sampled further per check:"
               f" mean {statistics.mean(tally['sampled_further']):.2f}; S0 needed up to {max(tally['base_samples'])} samples per case")
     print(f"{'early-rejection-saving':<31} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
-          f" ({tally['stopped']} stopped early); decisions-identical: {'yes' if tally['identical'] else 'NO'}"
+          f" ({tally['stopped']} stopped early; {tally['skipped']} cases skipped, {tally['settled']} evaluated after the stop for attribution);"
+          f" decisions-identical: {'yes' if tally['identical'] else 'NO'}"
           f" ({tally['children']} children)")
     print(f"{'tokens-per-run':<31} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles)")
     print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters)")
