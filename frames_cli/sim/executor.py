@@ -13,9 +13,9 @@ from typing import Any
 
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
-from frames_cli.sim.matching import knowledge, ranked, skill_text
+from frames_cli.sim.matching import bm25_ranked, knowledge, skill_text
 
-#: Skills the simulated agent asks for in its first turn (the most relevant ones that share words).
+#: Skills the simulated agent asks for in its first turn (the best BM25 scores among those sharing words).
 LOADS = 3
 # Tool-call names that only read state (tau2 naming); any other action writes.
 _READ_PREFIXES = ("get_", "search_", "list_", "find_", "calculate", "think")
@@ -41,7 +41,7 @@ def behave(call: SimCall) -> dict[str, Any]:
         return {"answer": None, "skills_used": []}
     if not blocks:
         entries = reading.catalog(call.prompt)
-        best = ranked(_query(case), ((sid, skill_text(name, desc)) for sid, name, desc in entries))
+        best = bm25_ranked(_query(case), ((sid, skill_text(name, desc)) for sid, name, desc in entries))
         if best:
             return {"load": [sid for sid, _ in best[:LOADS]]}
     cfg = call.config

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from frames_cli.casevalues import values_in
 from frames_cli.ingest.text import sentences, tokens
@@ -90,13 +90,42 @@ def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str]
 def ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple[str, int]]:
     """Candidates (key, text) that share words with `query`, most shared distinct words first.
 
-    The one relevance function of the simulator: the executor picks skills to load with it and the
-    diagnoser picks the skill to fix with it, so an insightful fix lands where the executor looks.
-    Ties keep the candidates' order.
+    The diagnoser's relevance function: it picks the skill to fix with it. Ties keep the
+    candidates' order.
     """
     wanted = set(tokens(query))
     scored = [(key, len(wanted & _token_set(text))) for key, text in candidates]
     return sorted((s for s in scored if s[1] > 0), key=lambda s: -s[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _bm25_index(texts: tuple[str, ...]) -> Any:
+    # One catalog is shown for every case of a round: index it once.
+    from rank_bm25 import BM25Okapi
+
+    return BM25Okapi([tokens(t) for t in texts])
+
+
+def bm25_ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple[str, float]]:
+    """Candidates (key, text) that share words with `query`, highest Okapi BM25 score first.
+
+    The executor's choice of skills from a catalog: the candidates' texts are the corpus (one
+    document each, `ingest.text.tokens`), scored by rank-bm25's `BM25Okapi` (k1 = 1.5, b = 0.75,
+    idf = ln((N − n + 0.5)/(n + 0.5)), floored at 0.25 × the mean idf; Robertson & Zaragoza 2009,
+    "The Probabilistic Relevance Framework: BM25 and Beyond"). Chosen because it agrees best with
+    the skills a real model loaded in the real-model trial (`bench/sim_choice.py`, DECISIONS).
+    Only candidates sharing a token with `query` are returned (a floored idf can make a score ≤ 0,
+    which is still a shared word); ties keep the candidates' order. Scores are unitless.
+    """
+    pairs = list(candidates)
+    words = tokens(query)
+    wanted = set(words)
+    if not any(wanted & _token_set(text) for _, text in pairs):
+        return []
+    # A word the query repeats counts each time (rank-bm25 sums over the query's tokens).
+    scores = _bm25_index(tuple(text for _, text in pairs)).get_scores(words)
+    scored = [(key, float(score)) for (key, text), score in zip(pairs, scores) if wanted & _token_set(text)]
+    return sorted(scored, key=lambda s: -s[1])
 
 
 def skill_text(name: str, description: str) -> str:
