@@ -74,7 +74,7 @@ from ablation import commit_all  # noqa: E402
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
-from frames_cli.evolution.records import run_dir  # noqa: E402
+from frames_cli.evolution.runs import run_dir  # noqa: E402
 from frames_cli.evolution.sequential import Drawn, SequentialGate  # noqa: E402
 from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402

@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         when git fails; 75 when another run holds the lock."""
         from frames_cli.coldstart.run import run_coldstart
         from frames_cli.commands.output import emit_json, progress_bar
-        from frames_cli.evolution.records import new_run_id
+        from frames_cli.evolution.run_ids import new_run_id
         from frames_cli.workspace.layout import Workspace
         from frames_cli.workspace.lock import workspace_lock
 

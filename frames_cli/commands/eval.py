@@ -128,7 +128,7 @@ def eval_command(
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
     from frames_cli.llm.providers import simulator_notice
-    from frames_cli.evolution.records import new_run_id
+    from frames_cli.evolution.run_ids import new_run_id
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
     from frames_cli.workspace.atomic import atomic_write_json

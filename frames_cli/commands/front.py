@@ -24,7 +24,8 @@ def register(app: typer.Typer) -> None:
         S0 (★ marks the best). Without RUN, the newest run: the one started last (the last line of
         `frames runs`), not the highest id. Exit 0, 2 when there is no such run."""
         from frames_cli.commands.output import console, emit_json
-        from frames_cli.evolution.records import BASE_ID, load_run, newest_run
+        from frames_cli.evolution.run_ids import BASE_ID
+        from frames_cli.evolution.runs import load_run, newest_run
         from frames_cli.evolution.formatting import plural
         from frames_cli.evolution.menu import deploy_menu, menu_json, print_menu
         from frames_cli.errors import InputError

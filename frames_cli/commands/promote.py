@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.errors import GitError, InputError
         from frames_cli.evolution.commit import record_gate_override
         from frames_cli.evolution.formatting import plural
-        from frames_cli.evolution.records import find_candidate
+        from frames_cli.evolution.runs import find_candidate
         from frames_cli.evolution.story import off_front_reason
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace

@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.errors import InputError
         from frames_cli.evolution.html_report import render_html_report
         from frames_cli.evolution.menu import deploy_menu
-        from frames_cli.evolution.records import load_run, newest_run, run_dir
+        from frames_cli.evolution.runs import load_run, newest_run, run_dir
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 

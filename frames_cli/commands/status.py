@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 def _last_run(ws: Workspace) -> dict[str, Any] | None:
     """The newest run's summary (`RunSummary.to_json()`); None when there is no run."""
-    from frames_cli.evolution.records import RunSummary, newest_run
+    from frames_cli.evolution.records import RunSummary
+    from frames_cli.evolution.runs import newest_run
 
     state = newest_run(ws, problems=[])
     return RunSummary.of(state).to_json() if state else None

@@ -16,7 +16,8 @@ from frames_cli.evolution.disputes import excluded_ids
 from frames_cli.evolution.early import EarlyRejection, certain_rejection
 from frames_cli.evolution.front import FrontPoint, pareto_front
 from frames_cli.evolution.gate import GateVerdict, Outcomes, outcomes_from_results
-from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, candidate_id
+from frames_cli.evolution.records import Candidate, FailureNote
+from frames_cli.evolution.run_ids import BASE_ID, candidate_id
 from frames_cli.evolution.rewrite import RewriteOutcome, plan_changes
 from frames_cli.evolution.scoring import score
 from frames_cli.evolution.sequential import Drawn, drawn_outcomes, sequential_verdict

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.records import load_runs, run_dir, save_state, state_written_ns
+from frames_cli.evolution.runs import load_runs, run_dir, save_state, state_written_ns
 
 if TYPE_CHECKING:
     from frames_cli.evolution.records import RunState

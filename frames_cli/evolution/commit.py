@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from frames_cli.evolution.checkpoint import RoundRecord
 from frames_cli.evolution.consensus import Blueprint
 from frames_cli.evolution.gate import gate_detail
-from frames_cli.evolution.records import BASE_ID, Candidate, RunState, candidate_ref, review_branch
+from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.evolution.run_ids import BASE_ID, candidate_ref, review_branch
 from frames_cli.sanitize import one_line
 
 if TYPE_CHECKING:

@@ -16,7 +16,9 @@ from frames_cli.evolution.drift import base_warnings
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import EvolutionRun
 from frames_cli.evolution.sequential import SequentialGate
-from frames_cli.evolution.records import RunState, load_run, new_run_id, run_dir
+from frames_cli.evolution.records import RunState
+from frames_cli.evolution.run_ids import new_run_id
+from frames_cli.evolution.runs import load_run, run_dir
 from frames_cli.evolution.settings import Settings
 from frames_cli.evolution.stop import StopRequest
 from frames_cli.llm.check import require_keys
@@ -442,7 +444,7 @@ def _gates(settings: Settings) -> dict[str, Any]:
 
 def _reports_missing(ws: Workspace, state: RunState) -> list[str]:
     """Names of the finished run's report files that are not in its folder."""
-    from frames_cli.evolution.records import REPORT_FILES
+    from frames_cli.evolution.runs import REPORT_FILES
 
     return [name for name in REPORT_FILES.values() if not (run_dir(ws, state.run_id) / name).is_file()]
 

@@ -14,7 +14,8 @@ from frames_cli.evolution.diagnose import DiagnoserResult, Failure, batching_not
 from frames_cli.evolution.cost import condense_blueprints, skill_costs
 from frames_cli.evolution.lessons import Lesson, left_out_notes, round_lessons, tried_section
 from frames_cli.evolution.guards import RewriteGuard, guard_proposals
-from frames_cli.evolution.records import BASE_ID, Candidate, RunState, candidate_id, utc_now
+from frames_cli.evolution.records import Candidate, RunState, utc_now
+from frames_cli.evolution.run_ids import BASE_ID, candidate_id
 from frames_cli.evolution.rewrite import RewriteLimits, rewrite
 from frames_cli.evolution.scoring import score
 from frames_cli.evolution.splits import Split

@@ -1,75 +1,23 @@
-"""Run records: the `.frames/runs/<run-id>/` layout, the persisted RunState and Candidate schema, run listing.
-
-Layout of one run folder (docs/ARCHITECTURE.md):
-    state.json       RunState, rewritten atomically after every step (the checkpoint)
-    ledger.json      spend per role (llm/ledger.py)
-    exchanges.jsonl  audit log of model exchanges (llm/audit.py)
-    report.json, report.md, report.xml   the final reports (evolution/report.py)
+"""Run records: the persisted RunState and Candidate schema (state.json), and a run's summary.
 
 `state.json` carries `schema` (SCHEMA_VERSION); a file from a newer frames is refused, not guessed at.
-Candidate commits live at `refs/frames/runs/<run-id>/<candidate-id>`; the review branch is `frames/<run-id>`.
+Run and candidate ids, refs and the review branch are evolution/run_ids.py; the run folders
+(saving, reading, listing runs) evolution/runs.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
-import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from frames_cli.errors import GitError, InputError, Location
-from frames_cli.formats.problems import Problem
-from frames_cli.workspace.atomic import atomic_write_json
-from frames_cli.workspace.layout import Workspace
-
-if TYPE_CHECKING:
-    from frames_cli.gitstore.store import GitStore
+from frames_cli.errors import InputError, Location
+from frames_cli.evolution.run_ids import CANDIDATE_ID_RE, RUN_ID_RE
+from frames_cli.evolution.strict_json import fields_from
 
 SCHEMA_VERSION = 1
-STATE_FILE = "state.json"
-REPORT_FILES = {"json": "report.json", "markdown": "report.md", "junit": "report.xml"}
 STATUSES = ("running", "finished", "stopped", "failed")
-BASE_ID = "r0c0"
-RUN_ID_RE = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
-CANDIDATE_ID_RE = re.compile(r"^r(\d+)c(\d+)$")
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """A fresh run id `YYYYMMDD-HHMMSS-<6 hex>` (UTC time, random suffix); ids sort by start time."""
-    now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def check_run_id(run_id: str) -> str:
-    """Return `run_id` if it has the run id format (so it is safe in paths and ref names).
-
-    Raises:
-        InputError: anything else, for example a path like "../x".
-    """
-    if not RUN_ID_RE.match(run_id):
-        raise InputError(f"not a run id (expected YYYYMMDD-HHMMSS-xxxxxx): {run_id!r}")
-    return run_id
-
-
-def candidate_id(round_no: int, index: int) -> str:
-    """The id of the `index`-th child made in round `round_no` ("r2c1"); S0 is BASE_ID ("r0c0")."""
-    return f"r{round_no}c{index}"
-
-
-def candidate_ref(run_id: str, cand_id: str) -> str:
-    """The ref that keeps a candidate's commit: `refs/frames/runs/<run-id>/<candidate-id>`."""
-    if not CANDIDATE_ID_RE.match(cand_id):
-        raise InputError(f"not a candidate id (expected r<round>c<n>): {cand_id!r}")
-    return f"refs/frames/runs/{check_run_id(run_id)}/{cand_id}"
-
-
-def review_branch(run_id: str) -> str:
-    """The review branch name of a run: `frames/<run-id>`."""
-    return f"frames/{check_run_id(run_id)}"
 
 
 def utc_now() -> str:
@@ -196,8 +144,8 @@ class Candidate:
         Raises:
             InputError: at `where`, for a missing or unknown key or a value of the wrong kind.
         """
-        values = _fields_from(cls, data, where)
-        values["failures"] = [FailureNote(**_fields_from(FailureNote, f, where)) for f in values.get("failures", [])]
+        values = fields_from(cls, data, where)
+        values["failures"] = [FailureNote(**fields_from(FailureNote, f, where)) for f in values.get("failures", [])]
         if not CANDIDATE_ID_RE.match(str(values["id"])):
             raise InputError(f"bad candidate id {values['id']!r}", where)
         return cls(**values)
@@ -298,7 +246,7 @@ class RunState:
         """
         if isinstance(data, dict) and isinstance(data.get("schema"), int) and data["schema"] > SCHEMA_VERSION:
             raise InputError(f"run state schema {data['schema']} is newer than this frames ({SCHEMA_VERSION}); upgrade frames", where)
-        values = _fields_from(cls, data, where)
+        values = fields_from(cls, data, where)
         if not isinstance(values["run_id"], str) or not RUN_ID_RE.match(values["run_id"]):
             raise InputError(f"bad run id {values['run_id']!r}", where)
         if values["status"] not in STATUSES:
@@ -364,195 +312,3 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON with the field names as keys (`frames runs --json`)."""
         return dataclasses.asdict(self)
-
-
-def run_dir(ws: Workspace, run_id: str) -> Path:
-    """`.frames/runs/<run-id>/` (InputError when `run_id` is not a run id)."""
-    return ws.runs_dir / check_run_id(run_id)
-
-
-def save_state(ws: Workspace, state: RunState) -> Path:
-    """Write `state` to its run folder's state.json atomically; returns the path."""
-    path = run_dir(ws, state.run_id) / STATE_FILE
-    atomic_write_json(path, state.to_json())
-    return path
-
-
-def read_state(path: Path) -> RunState:
-    """Load a state.json file.
-
-    Raises:
-        InputError: `path:line: message` for unreadable JSON or a bad record.
-    """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read run state: {exc.strerror}", Location(path)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", Location(path, exc.lineno)) from None
-    return RunState.from_json(data, Location(path))
-
-
-def load_run(ws: Workspace, run_id: str) -> RunState:
-    """The state of run `run_id`.
-
-    Raises:
-        InputError: no such run (the message names the known runs), or its state.json is bad.
-    """
-    path = run_dir(ws, run_id) / STATE_FILE
-    if not path.is_file():
-        known = ", ".join(s.name for s in _run_dirs(ws)) or "none"
-        raise InputError(f"no run {run_id} (runs: {known})", Location(ws.relative(ws.runs_dir)))
-    return read_state(path)
-
-
-def list_runs(ws: Workspace, problems: list[Problem] | None = None) -> list[RunSummary]:
-    """Summaries of every run in `.frames/runs/`, oldest first (the order of `load_runs`).
-
-    Args:
-        problems: when given, a run whose state.json is unreadable is skipped and reported here
-            (so one damaged run does not hide the others); when None, it raises.
-
-    Raises:
-        InputError: a damaged state.json, when `problems` is None.
-    """
-    return [RunSummary.of(state) for state in load_runs(ws, problems)]
-
-
-def load_runs(ws: Workspace, problems: list[Problem] | None = None) -> list[RunState]:
-    """The states of every run, oldest first; `problems` as in `list_runs`.
-
-    The order is the one meaning of "newest run" in frames (`newest_run`, `frames front`, `frames
-    status`, a bare candidate id, the run `frames evolve` resumes): by `started`, and runs started in
-    the same second by the write time of their state.json. Not by run id: two runs started in the
-    same second have ids in random order (the suffix), and runs of the same workspace hold its lock
-    one after the other, so of two such runs the later one wrote its state last.
-    """
-    keyed: list[tuple[tuple[str, int], RunState]] = []
-    for folder in _run_dirs(ws):
-        try:
-            state = read_state(folder / STATE_FILE)
-        except InputError as exc:
-            if problems is None:
-                raise
-            problems.append(Problem(exc.location or Location(folder), exc.message))
-            continue
-        # `started` is ISO 8601 UTC as utc_now writes it, so its text sorts in time order.
-        keyed.append(((state.started, state_written_ns(ws, state.run_id)), state))
-    return [state for _, state in sorted(keyed, key=lambda pair: pair[0])]
-
-
-def newest_run(ws: Workspace, problems: list[Problem] | None = None) -> RunState | None:
-    """The newest run in the order of `load_runs` (latest start), or None when there is none;
-    `problems` as in `list_runs`."""
-    states = load_runs(ws, problems)
-    return states[-1] if states else None
-
-
-def state_written_ns(ws: Workspace, run_id: str) -> int:
-    """When the run's state.json was last written, in nanoseconds since the epoch: it orders runs
-    whose recorded times tie, as those resolve to the second.
-
-    Raises:
-        OSError: the file is gone.
-    """
-    return (run_dir(ws, run_id) / STATE_FILE).stat().st_mtime_ns
-
-
-def _run_dirs(ws: Workspace) -> list[Path]:
-    """Run folders that hold a state.json, sorted by id."""
-    if not ws.runs_dir.is_dir():
-        return []
-    return sorted(p for p in ws.runs_dir.iterdir() if RUN_ID_RE.match(p.name) and (p / STATE_FILE).is_file())
-
-
-def _fields_from(cls: type, data: Any, where: Location) -> dict[str, Any]:
-    """The keyword arguments of dataclass `cls` from the JSON object `data`.
-
-    Raises:
-        InputError: `data` is not an object, lacks a field without default, has an unknown key, or a
-            value whose JSON kind (object, list, string, number, bool) contradicts the field's type.
-    """
-    name = cls.__name__
-    if not isinstance(data, dict):
-        raise InputError(f"{name}: expected a JSON object, got {type(data).__name__}", where)
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise InputError(f"{name}: unknown keys {', '.join(unknown)}", where)
-    missing = [
-        f.name
-        for f in known.values()
-        if f.name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-    if missing:
-        raise InputError(f"{name}: missing keys {', '.join(missing)}", where)
-    for key, value in data.items():
-        kinds = _json_kinds(str(known[key].type))
-        # bool is an int to isinstance, but `true` is no pass rate or round number.
-        if kinds and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
-            raise InputError(f"{name}.{key}: expected {known[key].type}, got {json.dumps(value)[:60]}", where)
-    return dict(data)
-
-
-def _json_kinds(annotation: str) -> tuple[type, ...]:
-    """The Python types JSON produces for a field annotation (a string: `from __future__` is on);
-    () when the annotation is not one of the simple kinds (then the value is not checked)."""
-    kinds: list[type] = []
-    for part in annotation.split("|"):
-        head = part.strip().split("[", 1)[0]
-        if head not in _JSON_KINDS:
-            return ()
-        kinds += _JSON_KINDS[head]
-    return tuple(kinds)
-
-
-_JSON_KINDS: dict[str, tuple[type, ...]] = {
-    "None": (type(None),),
-    "bool": (bool,),
-    "int": (int,),
-    "float": (int, float),
-    "str": (str,),
-    "list": (list,),
-    "dict": (dict,),
-}
-
-
-def find_candidate(ws: Workspace, spec: str, store: GitStore | None = None) -> tuple[RunState, Candidate]:
-    """The run and candidate that `spec` names, for `frames review` and `frames promote`.
-
-    `spec` is `<run-id>/<candidate-id>`; a bare candidate id ("r2c1"), taken from the newest run that
-    has it; or any git revision of a candidate commit (a sha, `frames/<run-id>`), matched against
-    every run's candidates, newest run first (needs `store`).
-
-    Raises:
-        InputError: nothing matches (the message says what was tried).
-    """
-    run_part, _, cand_part = spec.partition("/")
-    if cand_part and RUN_ID_RE.match(run_part):
-        # One named run: read its state alone, not every run's.
-        state = load_run(ws, run_part)
-        return state, state.candidate(cand_part)
-    states = load_runs(ws, problems=[])
-    if not states:
-        raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
-    newest_first = states[::-1]
-    if CANDIDATE_ID_RE.match(spec):
-        for state in newest_first:
-            match = next((c for c in state.candidates if c.id == spec), None)
-            if match:
-                return state, match
-        raise InputError(f"no run has a candidate {spec!r}")
-    if store is None:
-        raise InputError(f"not a candidate id (r<round>c<n> or <run-id>/<candidate-id>): {spec!r}")
-    try:
-        sha = store.resolve(spec)
-    except GitError:
-        raise InputError(f"{spec!r} is neither a candidate id nor a commit of this repository") from None
-    for state in newest_first:
-        match = next((c for c in state.candidates if c.commit == sha), None)
-        if match:
-            return state, match
-    raise InputError(f"commit {sha[:12]} ({spec}) is not a candidate of any run")

@@ -13,7 +13,8 @@ from typing import Any
 
 from frames_cli.evolution.formatting import markdown_table, md_text, pct, plural, sample_size, usd, with_n
 from frames_cli.evolution.menu import MenuRow, deploy_menu, menu_cells, menu_json, menu_notes, set_counts_cells
-from frames_cli.evolution.records import REPORT_FILES, Candidate, RunState, RunSummary, run_dir
+from frames_cli.evolution.records import Candidate, RunState, RunSummary
+from frames_cli.evolution.runs import REPORT_FILES, run_dir
 from frames_cli.evolution.story import RoundStory, next_steps, off_front_reason, problems, run_story
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text

@@ -23,7 +23,9 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.records import BASE_ID, Candidate, FailureNote, RunState, save_state
+from frames_cli.evolution.records import Candidate, FailureNote, RunState
+from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.runs import save_state
 from frames_cli.formats.skill import BackLink, Skill, text_sha256
 from frames_cli.formats.skill_file import render_skill
 from frames_cli.gitstore.message import commit_message

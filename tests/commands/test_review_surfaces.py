@@ -26,7 +26,9 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.evolution.menu import MenuRow, print_menu
-from frames_cli.evolution.records import BASE_ID, Candidate, RunState, load_run, save_state
+from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.runs import load_run, save_state
 from frames_cli.evolution.report import write_run_reports
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace

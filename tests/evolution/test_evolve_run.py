@@ -56,7 +56,7 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
     assert after == before
     menu = json.loads(result.stdout)
     run_id = menu["run_id"]
-    from frames_cli.evolution.records import load_run
+    from frames_cli.evolution.runs import load_run
     from frames_cli.workspace.layout import Workspace
 
     state = load_run(Workspace.open(repo.root), run_id)
@@ -165,7 +165,7 @@ def _evolve_in_child(root: Path, crash_after: int | None) -> int:
 
 def _outcome(repo: EvolveRepo) -> tuple[list, int]:
     """(front as (id, pass rate, tokens, skills tree), real model calls) of the repo's only run."""
-    from frames_cli.evolution.records import load_runs
+    from frames_cli.evolution.runs import load_runs
     from frames_cli.workspace.layout import Workspace
 
     (state,) = load_runs(Workspace.open(repo.root))

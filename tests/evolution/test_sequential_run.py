@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.evolution.driver import EvolveOptions, evolve
-from frames_cli.evolution.records import BASE_ID
+from frames_cli.evolution.run_ids import BASE_ID
 from frames_cli.workspace.layout import Workspace
 
 from .conftest import CONFIG, build_repo
