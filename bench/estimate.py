@@ -3,10 +3,16 @@
 Usage: python bench/estimate.py [--seeds N]   (default 1: the bundled settings, seed 0). Copies the
 bundled example (frames.yaml, policies/, skills/, cases/) into a temporary git repository, and per
 seed: estimates a new evolve run, runs it on the simulator without the cache, and compares the
-ledger with the estimate per role; then the same for one `frames eval` of the base skills.
-Prints calls (expected, at most, real) and tokens (expected, real, real ÷ expected). Checks what
-issue 17 asks: real tokens within ±25 % of the expected tokens, real calls never above the
-estimate's maximum (per role and in total); exits 1 when a check fails.
+ledger with the estimate per role. Then once more, seed 0, with nothing that ends a run or a
+child's evaluation early (patience = max_rounds, early rejection and attribution off): the run
+the full-run figure describes. Then one `frames eval` of the base skills.
+
+Prints calls (expected, at most, real) and tokens (the short run's and the full run's expected,
+real, real ÷ full, at most). Checks what the estimate promises (evolution/estimate.py,
+docs/DECISIONS.md "What `--estimate` promises"): real calls and tokens never above the maximum
+(per role and in total); every evolve run's real tokens between 0.75 × the short run's and
+1.25 × the full run's; the full-length run and the eval within ±25 % of the expected figure.
+Exits 1 when a check fails.
 """
 
 from __future__ import annotations
@@ -26,12 +32,19 @@ ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 0.25
 
 
-def copy_example(root: Path) -> None:
-    """The bundled example as a fresh git repository at `root` (one commit, user `bench`)."""
+def copy_example(root: Path, evolution: dict | None = None) -> None:
+    """The bundled example as a fresh git repository at `root` (one commit, user `bench`), with
+    `evolution` overrides in its frames.yaml."""
+    import yaml
+
     root.mkdir(parents=True)
     for name in ("frames.yaml", "policies", "skills", "cases", "holdout"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    if evolution:
+        config = yaml.safe_load((root / "frames.yaml").read_text())
+        config["evolution"].update(evolution)
+        (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     (root / ".gitignore").write_text(".frames/\n")
     git = ["git", "-C", str(root), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
@@ -39,28 +52,39 @@ def copy_example(root: Path) -> None:
     subprocess.run([*git, "commit", "-q", "-m", "bundled example"], check=True)
 
 
-def compare(label: str, estimate: Estimate, ledger: dict) -> list[str]:
-    """Print one table row per role and the total; return the failed checks."""
+def compare(label: str, estimate: Estimate, ledger: dict, full_length: bool) -> list[str]:
+    """Print one table row per role and the total; return the failed checks. `full_length`: the
+    run had nothing to end it early, so its tokens must be within ±TOLERANCE of the full-run figure;
+    otherwise between (1 − TOLERANCE) × the short run's and (1 + TOLERANCE) × the full run's."""
     failures = []
     roles = ledger["roles"]
+    short = estimate.short
     print(f"\n{label}")
-    print(f"{'role':<10} {'calls':>7} {'at most':>8} {'real':>6} {'tokens est.':>12} {'real':>12} {'real/est.':>9}")
-    rows = [(name, estimate.roles.get(name), roles.get(name, {})) for name in sorted(set(estimate.roles) | set(roles))]
-    for name, est, real in rows:
+    print(f"{'role':<10} {'calls':>7} {'at most':>8} {'real':>6} {'tok. short':>11} {'tok. full':>11} {'real':>11} {'real/full':>9} {'at most':>15}")
+    for name in sorted(set(estimate.roles) | set(roles)):
+        est, real = estimate.roles.get(name), roles.get(name, {})
         calls, tokens = real.get("calls", 0), real.get("prompt_tokens", 0) + real.get("completion_tokens", 0)
-        e_calls, e_max, e_tokens = (est.calls, est.calls_max, est.tokens) if est else (0, 0, 0)
+        e_calls, e_max, e_tokens, e_max_tokens = (est.calls, est.calls_max, est.tokens, est.max_tokens) if est else (0, 0, 0, 0)
+        low = f"{short.roles[name].tokens:,}" if short and name in short.roles else "—"
         ratio = tokens / e_tokens if e_tokens else float("inf")
-        print(f"{name:<10} {e_calls:>7,} {e_max:>8,} {calls:>6,} {e_tokens:>12,} {tokens:>12,} {ratio:>9.3f}")
+        print(f"{name:<10} {e_calls:>7,} {e_max:>8,} {calls:>6,} {low:>11} {e_tokens:>11,} {tokens:>11,} {ratio:>9.3f} {e_max_tokens:>15,}")
         if calls > e_max:
             failures.append(f"{label}: {name} made {calls} calls, above the estimate's maximum {e_max}")
+        if tokens > e_max_tokens:
+            failures.append(f"{label}: {name} spent {tokens:,} tokens, above the estimate's maximum {e_max_tokens:,}")
     total = ledger["total_tokens"]
     calls = sum(r.get("calls", 0) for r in roles.values())
     ratio = total / estimate.tokens
-    print(f"{'total':<10} {estimate.calls:>7,} {estimate.calls_max:>8,} {calls:>6,} {estimate.tokens:>12,} {total:>12,} {ratio:>9.3f}")
+    low = short.tokens if short else estimate.tokens
+    print(f"{'total':<10} {estimate.calls:>7,} {estimate.calls_max:>8,} {calls:>6,} {f'{low:,}' if short else '—':>11} {estimate.tokens:>11,} {total:>11,} {ratio:>9.3f} {estimate.max_tokens:>15,}")
     if calls > estimate.calls_max:
         failures.append(f"{label}: {calls} calls, above the estimate's maximum {estimate.calls_max}")
-    if abs(ratio - 1) > TOLERANCE:
-        failures.append(f"{label}: real tokens are {ratio:.3f} × the estimate, outside ±{TOLERANCE:.0%}")
+    if total > estimate.max_tokens:
+        failures.append(f"{label}: {total:,} tokens, above the estimate's maximum {estimate.max_tokens:,}")
+    if full_length and abs(ratio - 1) > TOLERANCE:
+        failures.append(f"{label}: real tokens are {ratio:.3f} × the full-run estimate, outside ±{TOLERANCE:.0%}")
+    if not full_length and not (1 - TOLERANCE) * low <= total <= (1 + TOLERANCE) * estimate.tokens:
+        failures.append(f"{label}: real tokens {total:,} outside [{1 - TOLERANCE:g} × {low:,}, {1 + TOLERANCE:g} × {estimate.tokens:,}]")
     return failures
 
 
@@ -80,13 +104,18 @@ def main() -> int:
         root = Path(tmp) / "ws"
         copy_example(root)
         ws = Workspace.open(root)
-        for seed in range(args.seeds):
+        copy_example(Path(tmp) / "full-length", {"patience": ws.config().evolution.max_rounds, "early_rejection": False, "attribution_steps": 0})
+        full = Workspace.open(Path(tmp) / "full-length")
+        runs = [(ws, seed, False) for seed in range(args.seeds)] + [(full, 0, True)]
+        for where, seed, full_length in runs:
             options = EvolveOptions(seed=seed, use_cache=False, force=True)
-            estimate = estimate_new_run(ws, options)
-            outcome = evolve(ws, options)
-            ledger = json.loads((ws.runs_dir / outcome.state.run_id / "ledger.json").read_text())
-            label = f"frames evolve, seed {seed}: {outcome.state.round} rounds ({outcome.state.stop_reason}), {len(outcome.state.candidates)} candidates"
-            failures += compare(label, estimate, ledger)
+            estimate = estimate_new_run(where, options)
+            outcome = evolve(where, options)
+            ledger = json.loads((where.runs_dir / outcome.state.run_id / "ledger.json").read_text())
+            kind = "full length (patience = max_rounds, no early rejection, no attribution)" if full_length else "bundled settings"
+            label = (f"frames evolve, seed {seed}, {kind}: {outcome.state.round} rounds ({outcome.state.stop_reason}), "
+                     f"{len(outcome.state.candidates)} candidates")
+            failures += compare(label, estimate, ledger, full_length)
 
         from frames_cli.evaluation.runner import evaluate
         from frames_cli.executor.factory import make_executor
@@ -100,7 +129,7 @@ def main() -> int:
         run_dir = ws.state_dir / "evals" / "bench-estimate"
         with ModelClient(ws, with_overrides(config, "llm", cache=False), run_dir=run_dir, sim_world=SimWorld.from_cases(cases)) as client:
             evaluate(cases, skills, make_executor(ws, config, client), samples=config.eval.samples)
-        failures += compare("frames eval of the base skills", estimate, client.ledger.to_dict())
+        failures += compare("frames eval of the base skills", estimate, client.ledger.to_dict(), True)
     for failure in failures:
         print(f"FAILED: {failure}")
     print("all checks hold" if not failures else f"{len(failures)} check(s) failed")

@@ -4,7 +4,9 @@ The figures come from the prompts frames would send (rendered from the current s
 tokens ⌈chars / 4⌉ as `frames_cli.tokens`), the settings, and a few stated assumptions about the
 model's answers; no model is called. Two figures per role:
 
-- `calls_max`: a bound the run cannot exceed (every turn the settings allow, every repair turn);
+- `calls_max` / `max_tokens`: a bound the run cannot exceed (every turn the settings allow, every
+  repair turn, every lost result run again `eval.lost_retries` times); calls are calls that
+  answered, as the ledger counts them (an attempt that failed costs no token);
 - `prompt_tokens` / `completion_tokens`: the expected spend of the usual path (below).
 
 Executor, per case and sample (the built-in agent, executor/builtin.py): expected 2 calls, the
@@ -75,11 +77,14 @@ class Estimate:
     Attributes:
         roles: role → its estimate. models: role → model string.
         notes: the assumptions that matter for this run (one line each).
+        short: for `frames evolve`, the expected spend of the shortest usual run (it stops at
+            patience; evolution/estimate.py), whose bounds are not used; None for `frames eval`.
     """
 
     roles: dict[str, RoleEstimate] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    short: Estimate | None = None
 
     def role(self, name: str, model: str | None) -> RoleEstimate:
         """The estimate of role `name` (created empty on first use)."""
@@ -123,21 +128,32 @@ class Estimate:
         return expected, bound
 
     def to_json(self) -> dict:
-        """JSON-ready form: totals, per role, USD (None when unknown), notes."""
+        """JSON-ready form: totals, per role, USD (None when unknown), notes; `short` (calls, tokens,
+        usd and per-role calls and tokens of the short run) for `frames evolve`, else None."""
         usd, usd_max = self.usd()
+        short = None if self.short is None else {
+            "calls": self.short.calls, "tokens": self.short.tokens, "usd": self.short.usd()[0],
+            "roles": {name: {"calls": r.calls, "tokens": r.tokens} for name, r in self.short.roles.items()},
+        }
         return {
             "calls": self.calls, "calls_max": self.calls_max, "tokens": self.tokens, "max_tokens": self.max_tokens,
-            "usd": usd, "usd_max": usd_max, "notes": self.notes,
+            "usd": usd, "usd_max": usd_max, "short": short, "notes": self.notes,
             "roles": {name: {"model": self.models.get(name), "calls": r.calls, "calls_max": r.calls_max, "prompt_tokens": r.prompt_tokens,
                              "completion_tokens": r.completion_tokens, "max_tokens": r.max_tokens} for name, r in self.roles.items()},
         }
 
     def summary(self) -> str:
-        """One line: calls at most, tokens expected and at most, price where known."""
+        """One line: calls at most, tokens expected (from the short run's, for evolve) and at most, price where known."""
         usd, usd_max = self.usd()
         price = f"about ${usd:,.2f} (at most ${usd_max:,.2f})" if usd is not None else "price unknown (litellm has no price for a model)"
-        return (f"estimate: at most {self.calls_max:,} model calls (about {self.calls:,}), about {self.tokens:,} tokens "
-                f"(at most {self.max_tokens:,}), {price}")
+        if self.short is None:
+            return (f"estimate: at most {self.calls_max:,} model calls (about {self.calls:,}), about {self.tokens:,} tokens "
+                    f"(at most {self.max_tokens:,}), {price}")
+        short_usd = self.short.usd()[0]
+        low = f"${short_usd:,.2f}–" if short_usd is not None and usd is not None else ""
+        return (f"estimate: at most {self.calls_max:,} model calls (about {self.short.calls:,}–{self.calls:,}), "
+                f"about {self.short.tokens:,}–{self.tokens:,} tokens (at most {self.max_tokens:,}), "
+                + (f"about {low}${usd:,.2f} (at most ${usd_max:,.2f})" if usd is not None else price))
 
 
 def evaluation_estimate(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, samples: int) -> Estimate:
@@ -152,7 +168,8 @@ def add_evaluation(out: Estimate, cases: Sequence[Case], skills: SkillSet, confi
     """Add `times` evaluations (`max_times` at most, default `times`) of `skills` on `cases` × `samples` to `out`."""
     if not cases:
         return
-    bound = (times if max_times is None else max_times) * samples
+    # A lost result is evaluated again, whole conversation, up to `eval.lost_retries` times.
+    bound = (times if max_times is None else max_times) * samples * (1 + config.eval.lost_retries)
     if config.executor.kind == "builtin":
         out.role("executor", config.models.executor).add(_executor(cases, skills, config), times * samples, bound)
     rubric = [c for c in cases if c.task.check.kind == "rubric"]

@@ -1,11 +1,24 @@
 """What `frames evolve` will spend before it runs, following the loop's stages (evaluation/estimate.py for the idea).
 
 A new run evaluates S0, then at most `max_rounds` rounds of: D diagnoser calls, rewrites of the
-skills the vote keeps, one child evaluated on E. Assumed, where the settings do not say:
+skills the vote keeps, one child evaluated on E (plus up to `attribution_steps` sub-children).
+How many rounds run and how much of each child is evaluated depend on the answers, so the
+estimate gives the expected spend of the two ends of the usual path, and a bound:
 
-- every round reaches `max_rounds` and makes a child (patience or "no change" end runs sooner);
-  each candidate is evaluated on the diagnosis and selection sets; the sealed test set is scored
-  for S0 and, assumed, half the children (at most all: the front);
+- **about (the full run)**: every round runs (`max_rounds`) and makes one child, evaluated in full;
+  the sealed test set is scored for S0 and, assumed, half the children. The budget warning uses it.
+- **from (the short run)**: the run stops at patience, after min(`patience`, `max_rounds`) rounds in
+  which no child joins the front; with early rejection each child is rejected after its first
+  stage (`llm.concurrency` cases, the least a staged evaluation runs; attribution may then settle
+  a few more, not counted); the test set is scored for S0 alone. A round that makes no child, or
+  a budget stop, spends less still.
+- **at most**: every round, every sub-child attribution may make, each evaluated in full, every
+  turn, repair turn, rewrite retry and lost-result retry (evaluation/estimate.py), the test set
+  scored for every candidate. No run exceeds it.
+
+Assumed in every figure, where the settings do not say:
+
+- each candidate is evaluated on the diagnosis and selection sets;
 - each diagnoser sees a full batch of min(B, cases) failures (records as diagnose.Failure shows
   them, with the expected answer as the output and a two-step trajectory) and answers with
   DIAGNOSIS_TOKENS_PER_FAILURE tokens per failure; retrieval adds `top_k` policy passages;
@@ -39,38 +52,55 @@ DIAGNOSIS_TOKENS_PER_FAILURE = 90
 
 def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, config: FramesConfig, settings: Settings,
                     policy_files: Mapping[str, bytes] | None = None) -> Estimate:
-    """The spend of a new run from `skills` (S0) on `split` of `cases` (module docstring).
+    """The spend of a new run from `skills` (S0) on `split` of `cases` (module docstring): the full
+    run's expected figures and the bounds, with the short run's expected figures as `short`.
 
     Args:
         cases: case id → case, every case of the split.
         split: the run's sets (splits.Split): candidates are evaluated on diagnosis ∪ selection,
             diagnosers see failures of the diagnosis set, the sealed test set is scored at the end.
-        settings: the run's evolution settings (settings.Settings: rounds, D, B, q, retries, samples).
+        settings: the run's evolution settings (settings.Settings: rounds, patience, D, B, q,
+            retries, samples, early rejection, attribution steps).
         policy_files: the base commit's `policies/` files, for the retrieved passages' size.
     """
-    out = Estimate()
     rounds = settings.max_rounds
+    children = rounds * (1 + settings.attribution_steps)  # every child and sub-child the run may make
     evaluated = [cases[c] for c in split.evaluated()]
     diagnosis = [cases[c] for c in split.diagnosis]
     test = [cases[c] for c in split.test]
-    add_evaluation(out, evaluated, skills, config, settings.samples, times=1 + rounds)
+    out = Estimate()
+    add_evaluation(out, evaluated, skills, config, settings.samples, times=1 + rounds, max_times=1 + children)
     # The test set is scored for S0 and each front member: assumed S0 and half the children.
     front = 1 + math.ceil(rounds / 2)
-    add_evaluation(out, test, skills, config, settings.samples, times=front, max_times=1 + rounds)
+    add_evaluation(out, test, skills, config, settings.samples, times=front, max_times=1 + children)
     extra = _sequential_samples(settings)
     if extra:
-        add_evaluation(out, [cases[c] for c in split.selection], skills, config, extra, times=0, max_times=1 + rounds)
-    if not diagnosis:
-        return out
-    batch = len(diagnosis) if settings.batch_size == "all" else min(int(settings.batch_size), len(diagnosis))
-    out.role("diagnoser", config.models.diagnoser).add(_diagnosers(diagnosis, skills, config, settings, batch, policy_files or {}), rounds)
-    out.role("rewriter", config.models.rewriter).add(_rewrites(diagnosis, skills, config, settings, batch), rounds)
+        add_evaluation(out, [cases[c] for c in split.selection], skills, config, extra, times=0, max_times=1 + children)
+    short_rounds = min(settings.patience, rounds)
+    out.short = short = Estimate()
+    add_evaluation(short, evaluated, skills, config, settings.samples)
+    stage = evaluated[: config.llm.concurrency] if settings.early_rejection else evaluated
+    add_evaluation(short, stage, skills, config, settings.samples, times=short_rounds)
+    add_evaluation(short, test, skills, config, settings.samples)
+    batch = 0
+    if diagnosis:
+        batch = len(diagnosis) if settings.batch_size == "all" else min(int(settings.batch_size), len(diagnosis))
+        diagnosers = _diagnosers(diagnosis, skills, config, settings, batch, policy_files or {})
+        rewrites = _rewrites(diagnosis, skills, config, settings, batch)
+        for est, n in ((out, rounds), (short, short_rounds)):
+            est.role("diagnoser", config.models.diagnoser).add(diagnosers, n)
+            est.role("rewriter", config.models.rewriter).add(rewrites, n)
+    first = f"the first {len(stage)} cases of each child (early rejection)" if settings.early_rejection else "each child in full"
     out.notes = [
-        f"{1 + rounds} evaluations of {len(evaluated)} cases × {settings.samples} sample(s) (S0 and one child per round, "
-        f"{rounds} rounds at most)" + (f", the {len(test)} sealed test cases scored for {front} front member(s) (at most {1 + rounds})" if test else "")
-        + f"; {settings.diagnosers} diagnosers of {batch} failures per round; about {min(settings.diagnosers, len(skills)) or 1} rewrite(s) "
-        "per round; skills keep their current size",
+        f"about: {1 + rounds} evaluations of {len(evaluated)} cases × {settings.samples} sample(s) (S0 and one child per round, "
+        f"all {rounds} rounds)" + (f", the {len(test)} sealed test cases scored for {front} front member(s)" if test else ""),
+        f"from: the run stops at patience after {short_rounds} round(s): S0 in full and {first}" + (", the test set for S0" if test else ""),
+        f"at most: {1 + children} evaluations (up to {settings.attribution_steps} sub-children per round), each lost result "
+        f"run again up to {config.eval.lost_retries} time(s)",
     ]
+    if diagnosis:
+        out.notes.append(f"{settings.diagnosers} diagnosers of {batch} failures per round; about {min(settings.diagnosers, len(skills)) or 1} "
+                         "rewrite(s) per round; skills keep their current size")
     if extra:
         out.notes.append(f"the sequential gate may draw up to {extra} more sample(s) of each of the {len(split.selection)} selection cases"
                          f" for S0 and each child (up to {settings.gate_max_samples} per case): in the upper bound, not the expected figures")

@@ -5,6 +5,9 @@ Invariants:
 2. A real run never makes more calls than the estimate's maximum, per role and in total.
 3. A run whose estimate exceeds the budget says so before the first call.
 4. The default token budget is one the bundled settings' estimate stays well inside.
+5. The bound counts every sub-child attribution may make and every lost-result retry; the short
+   run (stops at patience, children rejected at their first stage) is below the full run, and
+   equals it when patience and early rejection cannot shorten anything.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 
-from .conftest import CONFIG, build_repo
+from .conftest import CONFIG, build_repo, make_cases
 
 
 def _written(root: Path) -> list[Path]:
@@ -80,3 +83,37 @@ def test_the_default_budget_holds_the_bundled_settings_with_room() -> None:
     estimate = json.loads(result.stdout)
     assert estimate["budget"]["max_tokens"] == DEFAULT_MAX_TOKENS
     assert estimate["tokens"] * 4 < DEFAULT_MAX_TOKENS
+
+
+def _estimates(tmp_path: Path, **evolution) -> tuple[dict, dict]:
+    """(evolve --estimate, eval --estimate) JSON for the test workspace with `evolution` overrides."""
+    config = copy.deepcopy(CONFIG)
+    config["evolution"].update(evolution)
+    repo = build_repo(tmp_path / "ws", config=config)
+    runner = CliRunner()
+    run = runner.invoke(app, ["evolve", "--estimate", "--json", "--repo", str(repo.root)])
+    one = runner.invoke(app, ["eval", "--estimate", "--json", "--repo", str(repo.root)])
+    assert run.exit_code == 0 and one.exit_code == 0, run.output + one.output
+    return json.loads(run.stdout), json.loads(one.stdout)
+
+
+def test_the_bound_counts_sub_children_and_lost_result_retries(tmp_path: Path) -> None:
+    from frames_cli.workspace.config import FramesConfig
+
+    run, one = _estimates(tmp_path, max_rounds=3, attribution_steps=2)
+    defaults = FramesConfig()
+    per_case = (defaults.executor.max_turns + 1) * (1 + defaults.llm.repair_turns) * (1 + defaults.eval.lost_retries)
+    assert one["calls_max"] == len(make_cases()) * per_case
+    # S0, then per round the child and up to two sub-children, each evaluated in full at most.
+    assert run["roles"]["executor"]["calls_max"] == (1 + 3 * 3) * one["calls_max"]
+
+
+def test_the_short_run_stops_at_patience_and_rejects_children_early(tmp_path: Path) -> None:
+    run, one = _estimates(tmp_path / "a", max_rounds=4, patience=2, early_rejection=True)
+    short = run["short"]
+    assert one["calls"] < short["calls"] < run["calls"] and short["tokens"] < run["tokens"]
+    # Patience 2 of 4 rounds: half the full run's diagnoser calls; S0 in full and 8 cases (llm.concurrency) of each child.
+    assert short["roles"]["diagnoser"]["calls"] * 2 == run["roles"]["diagnoser"]["calls"]
+    assert short["roles"]["executor"]["calls"] == one["calls"] + 2 * 8 * one["calls"] // len(make_cases())
+    full, _ = _estimates(tmp_path / "b", max_rounds=4, patience=4, early_rejection=False)
+    assert (full["short"]["calls"], full["short"]["tokens"]) == (full["calls"], full["tokens"])  # nothing can end it sooner
