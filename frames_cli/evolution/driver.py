@@ -374,7 +374,7 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
 
     def run_eval(cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None) -> Evaluation:
         chosen = [cases[c] for c in case_ids]
-        retries = config.eval.lost_retries
+        retries = settings.lost_retries  # the run's own, fixed at its start like every setting
         if early is None:
             report = reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress,
                                              lost_retries=retries)

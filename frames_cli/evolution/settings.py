@@ -1,4 +1,4 @@
-"""The evolution settings a run is fixed to at its start (from `evolution.*` and `eval.samples`), kept in its checkpoint."""
+"""The evolution settings a run is fixed to at its start (from `evolution.*`, `eval.samples` and `eval.lost_retries`), kept in its checkpoint."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Settings:
-    """The evolution settings a run is fixed to (from `evolution.*` and `eval.samples` in frames.yaml).
+    """The evolution settings a run is fixed to (from `evolution.*`, `eval.samples` and `eval.lost_retries` in frames.yaml).
 
     `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); `retrieval` is
     `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
@@ -24,7 +24,10 @@ class Settings:
     before merging existed (they resume as they began: identical wording merged only, the guard
     nearly off); `guards` is `evolution.guards` likewise ({}: no guard); `attribution_steps` is 0
     (no sub-child) in runs started before attribution existed; `gate_max_samples` is 0 (no sequential
-    sampling) in runs started before it existed; the rest mean what their config fields say.
+    sampling) in runs started before it existed; `lost_retries` is `eval.lost_retries`, and 2 (its
+    default) in runs started before it was fixed at the start (they read frames.yaml on every
+    resume; a retry only asks again for an answer the run would otherwise leave out); the rest mean
+    what their config fields say.
     """
 
     max_rounds: int
@@ -50,6 +53,7 @@ class Settings:
     gate_max_samples: int = 0
     attribution_steps: int = 0
     cost: dict = dataclasses.field(default_factory=dict)
+    lost_retries: int = 2
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -83,6 +87,7 @@ class Settings:
             gate_max_samples=ev.gate_max_samples,
             attribution_steps=ev.attribution_steps,
             cost=dataclasses.asdict(ev.cost),
+            lost_retries=config.eval.lost_retries,
         )
 
     def to_json(self) -> dict:

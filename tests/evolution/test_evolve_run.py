@@ -227,6 +227,36 @@ def test_resuming_after_settings_or_cases_changed_says_so(evolve_repo: EvolveRep
     ) in " ".join(resumed.stderr.split())
 
 
+def test_a_resumed_run_keeps_the_lost_retries_it_started_with(tmp_path: Path) -> None:
+    # eval.lost_retries was once read from frames.yaml on every resume, unlike every other setting.
+    import copy
+
+    import yaml
+
+    config = copy.deepcopy(CONFIG)
+    config["llm"]["max_retries"] = 0  # attempt numbers are then the lost-result retry numbers
+    config["eval"] = {"lost_retries": 0}
+    config["simulator"]["faults"] = {"timeout": 0.1}
+    repo = build_repo(tmp_path / "ws", config)
+    (repo.root / ".frames").mkdir()
+    (repo.root / ".frames" / "STOP").touch()
+    stopped = json.loads(run_cli(repo, "--json").stdout)
+    assert stopped["status"] == "stopped"
+    config["eval"]["lost_retries"] = 3
+    (repo.root / "frames.yaml").write_text(yaml.safe_dump(config))
+
+    resumed = run_cli(repo, "--max-rounds", "1", "--json")
+
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["resumed"] and "changed since" in resumed.stderr
+    run = repo.root / ".frames" / "runs" / stopped["run_id"]
+    exchanges = [json.loads(line) for line in (run / "exchanges.jsonl").read_text().splitlines()]
+    resumed_at = next(i for i, e in enumerate(exchanges) if e["role"] == "diagnoser")  # the stop came after S0's evaluation
+    assert any(e["role"] == "executor" and e.get("error") for e in exchanges[resumed_at:])  # the resumed run lost results
+    assert {e["attempt"] for e in exchanges} == {0}  # and asked for none of them again
+    assert json.loads((run / "state.json").read_text())["config"]["evolution"]["lost_retries"] == 0
+
+
 def test_budget_ends_the_run_between_calls(tmp_path: Path) -> None:
     import yaml
 
