@@ -88,8 +88,9 @@ def _print(data: dict[str, Any]) -> None:
             out.print(f"  {link['skill']}: {link['file']}:{link['start']}-{link['end']} {link['heading']}".rstrip(), markup=False)
             for line in link["changed"]:
                 out.print(f"      {line}", markup=False)
-        out.print("  the next `frames evolve` shows these lines to its diagnosers; or `frames coldstart` regenerates "
-                  "the skills from the new text (an edited skill only with --force, losing its edits)", markup=False)
+        out.print("  the next `frames evolve` shows these lines to its diagnosers; or\n"
+                  "  `frames coldstart` regenerates the skills from the new text (an edited skill\n"
+                  "  only with --force, losing its edits)", markup=False)
     cases = data["cases_by_category"]
     if cases:
         table = Table("category", "cases")
@@ -102,27 +103,29 @@ def _print(data: dict[str, Any]) -> None:
         sources = ", ".join(f"{kind} {n}" for kind, n in data["cases_by_source"].items())
         out.print(f"cases by source: {sources}" + (f" ({data['unreviewed']} waiting for review)" if data["unreviewed"] else ""))
     if data["uncovered"]:
-        out.print(f"policy sections no case covers ({len(data['uncovered'])}; `frames ingest generate` writes cases for them):")
+        out.print(f"policy sections no case covers ({len(data['uncovered'])}; `frames ingest generate` writes cases):")
         for unit in data["uncovered"]:
             out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
     if data.get("awaiting_review"):
-        out.print(f"policy sections only cases waiting for review cover ({len(data['awaiting_review'])}; they count once "
-                  "a person sets `reviewed: true`):", markup=False)
+        out.print(f"policy sections only cases waiting for review cover ({len(data['awaiting_review'])}; they count\n"
+                  "once a person sets `reviewed: true`):", markup=False)
         for unit in data["awaiting_review"]:
             out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
     for fc in data["coverage"]:
         out.print(f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one skill")
     if data["disputed"]:
-        out.print(f"disputed labels ({len(data['disputed'])}; out of every gate and front until `label: confirmed` or `label: disputed` is set in the case file):")
+        out.print(f"disputed labels ({len(data['disputed'])}; out of every gate and front until the case file\n"
+                  "sets `label: confirmed` or `label: disputed`):", markup=False)
         for d in data["disputed"]:
             out.print(f"  {d['case_id']} (run {d['run']}, round {d['round']}): contradicts {d['passage']!r}", markup=False)
     run = data["last_run"]
     if run:
         size = sample_size(run.get("n_cases"), run.get("samples", 1))
-        best = (f", best pass rate {pct(run['best_pass_rate'])} ({run['best_id']}{', ' + size if size else ''})"
-                if run.get("best_pass_rate") is not None else "")
         counts = f"{plural(run['rounds'], 'round')}, {plural(run['candidates'], 'candidate')}"
-        out.print(f"last run {run['run_id']}: {run['status']}, {counts}{best}", markup=False)
+        # Two lines: one was 97 characters, and a terminal of 80 broke it mid-phrase.
+        out.print(f"last run {run['run_id']}: {run['status']}, {counts}", markup=False)
+        if run.get("best_pass_rate") is not None:
+            out.print(f"  best pass rate {pct(run['best_pass_rate'])} ({run['best_id']}{', ' + size if size else ''})", markup=False)
     else:
         out.print("last run: none")
     out.print(f"{plural(data['errors'], 'error')}, {plural(data['warnings'], 'warning')} (details: frames validate)")

@@ -92,7 +92,7 @@ def _stale(skill: str, link: BackLink, now: list[str], older: list[list[str]]) -
     if then is None:
         shown = [f"+{line}" for line in now[link.start - 1 : link.end]]
         return StaleLink(skill, link.file, link.start, link.end, link.heading,
-                         ["(the text it was written from is not in the git history; the lines there now:)", *shown], found=False)
+                         ["(its source text is not in the git history; the lines there now:)", *shown], found=False)
     changed: list[str] = []
     for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(None, then, now, autojunk=False).get_opcodes():
         # Keep changes inside the span, and insertions at its edges (a rule added right after it).

@@ -272,8 +272,19 @@ def test_terminal_review_has_no_trailing_spaces(world):
 def test_status_prints_percentages_and_plurals(world):
     _with(world, round=1)
     text = _invoke(world, "status").stdout
-    assert "1 round, 3 candidates, best pass rate 87.5% (r2c1, n=8)" in text
+    assert ": finished, 1 round, 3 candidates\n  best pass rate 87.5% (r2c1, n=8)\n" in text
     assert "round(s)" not in text and "0.875" not in text
+
+
+def test_status_lines_fit_80_columns(world):
+    # Printed without wrapping (a wide terminal), every line but the workspace path fits 80
+    # columns, so an 80-column terminal breaks none of them mid-phrase.
+    _with(world, round=1)
+    result = CliRunner().invoke(app, ["status", "--repo", str(world.root)], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("workspace ") and any(line.startswith("last run ") for line in lines)
+    assert [line for line in lines[1:] if len(line) > 80] == [], "\n".join(lines)
 
 
 def test_evolve_progress_bar_counts_real_work():

@@ -41,7 +41,7 @@ def test_changed_lines_of_a_span_come_from_the_history():
 def test_a_version_missing_from_the_history_is_said_so():
     new = OLD[:3] + ["Two free bags."] + OLD[4:]
     (link,) = stale_links([_skill(4, 5, OLD)], lambda _f: new, lambda _f: [new])
-    assert not link.found and link.changed[0].startswith("(the text it was written from is not in the git history")
+    assert not link.found and link.changed[0].startswith("(its source text is not in the git history")
     assert link.changed[1:] == ["+Two free bags.", "+Extra bags cost 50."]
 
 
