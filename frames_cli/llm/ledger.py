@@ -12,6 +12,9 @@ from frames_cli.errors import BudgetExceeded
 from frames_cli.llm.types import Usage
 from frames_cli.workspace.atomic import atomic_write_json
 
+#: pico-USD per USD: the ledger's unit of account.
+PICO = 10**12
+
 
 @dataclass
 class RoleTotals:
@@ -24,7 +27,8 @@ class RoleTotals:
         prompt_tokens / completion_tokens: tokens of the calls made.
         cached_prompt_tokens: the part of `prompt_tokens` providers read from their prompt cache
             (priced at the cached rate in `cost_usd` where litellm knows it).
-        cost_usd: USD of the calls whose price litellm knows.
+        cost_usd: USD of the calls whose price litellm knows (summed in pico-USD integers by the
+            Ledger, so calls finishing in another order give the same total to the last digit).
         unpriced_calls: calls whose price was unknown (their cost is missing from `cost_usd`).
     """
 
@@ -44,6 +48,10 @@ class Ledger:
     Thread-safe. `check()` is called before every model call: when the tokens or USD spent reach a
     limit it raises BudgetExceeded, so a run stops between calls; calls already in flight still
     finish and are recorded (the total may pass the limit by at most their size).
+
+    USD is added as whole pico-USD (each call's cost rounded to 1e-12 USD): float sums depend on
+    the order of their terms, and calls finish in an order the threads decide, so two identical
+    runs once recorded $0.3130251 and $0.31302509999999995.
     """
 
     def __init__(self, max_tokens: int | None = None, max_usd: float | None = None, path: Path | None = None):
@@ -51,6 +59,7 @@ class Ledger:
         self.max_usd = max_usd
         self.path = path
         self.roles: dict[str, RoleTotals] = {}
+        self._pico_usd: dict[str, int] = {}  # role → cost_usd in pico-USD: integer sums do not depend on order
         self._lock = threading.Lock()
         if path is not None and Path(path).exists():
             self._load(Path(path))
@@ -58,6 +67,12 @@ class Ledger:
     def _load(self, path: Path) -> None:
         data = json.loads(path.read_text(encoding="utf-8"))
         self.roles = {role: RoleTotals(**totals) for role, totals in data.get("roles", {}).items()}
+        self._pico_usd = {role: _pico(t.cost_usd) for role, t in self.roles.items()}
+
+    def _add_usd(self, role: str, usd: float) -> None:
+        """Add `usd` to `role`'s cost (lock held)."""
+        self._pico_usd[role] = self._pico_usd.get(role, 0) + _pico(usd)
+        self._role(role).cost_usd = self._pico_usd[role] / PICO
 
     def _role(self, role: str) -> RoleTotals:
         return self.roles.setdefault(role, RoleTotals())
@@ -73,7 +88,7 @@ class Ledger:
             if usage.cost_usd is None:
                 totals.unpriced_calls += 1
             else:
-                totals.cost_usd += usage.cost_usd
+                self._add_usd(role, usage.cost_usd)
 
     def record_cached(self, role: str) -> None:
         """Count one request of `role` answered from the cache (no tokens, no cost)."""
@@ -94,7 +109,10 @@ class Ledger:
             for role, totals in roles.items():
                 mine = self._role(role)
                 for name, value in totals.items():
-                    setattr(mine, name, getattr(mine, name) + value)
+                    if name == "cost_usd":
+                        self._add_usd(role, value)
+                    else:
+                        setattr(mine, name, getattr(mine, name) + value)
 
     @property
     def total_tokens(self) -> int:
@@ -104,7 +122,7 @@ class Ledger:
     @property
     def total_usd(self) -> float:
         """USD of the priced calls of the run."""
-        return sum(t.cost_usd for t in self.roles.values())
+        return sum(self._pico_usd.values()) / PICO
 
     def check(self) -> None:
         """Raise BudgetExceeded when a limit is reached; otherwise return.
@@ -131,3 +149,8 @@ class Ledger:
         """Write `ledger.json` atomically (no-op without a path)."""
         if self.path is not None:
             atomic_write_json(self.path, self.to_dict())
+
+
+def _pico(usd: float) -> int:
+    """`usd` in whole pico-USD (rounded to the nearest)."""
+    return round(usd * PICO)
