@@ -399,8 +399,8 @@ def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, m
         # Samples `first`… of the cases, for the sequential gate: new sample numbers, so new draws
         # (a sample's number is in its cache key), counted by the ledger like any evaluation.
         report = evaluate([cases[c] for c in case_ids], skills, executor, samples=count, first_sample=first, judge=judge,
-                          lost_retries=config.eval.lost_retries)
-        _say_lost(cid, report, config.eval.lost_retries, on_event)
+                          lost_retries=settings.lost_retries)
+        _say_lost(cid, report, settings.lost_retries, on_event)
         return _summarise(report).results
 
     def accept(cid: str, sha: str, skills: SkillSet) -> None:
