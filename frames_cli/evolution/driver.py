@@ -1,42 +1,30 @@
-"""Opening an evolve run: base commit, new run or resume, the diagnosis / selection / test sets, the lock, and the run's collaborators."""
+"""Opening an evolve run: base commit, new run or resume, the diagnosis / selection / test sets, the lock (its collaborators: evolution/collaborators.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
-from frames_cli.evolution.context import Evaluation, RunContext
+from frames_cli.evolution.collaborators import build_context, gates
+from frames_cli.evolution.disputes import load_disputes, open_disputes
 from frames_cli.evolution.drift import base_warnings
-from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.loop import EvolutionRun
-from frames_cli.evolution.sequential import SequentialGate
 from frames_cli.evolution.records import RunState
 from frames_cli.evolution.run_ids import new_run_id
 from frames_cli.evolution.runs import load_run, run_dir
 from frames_cli.evolution.settings import Settings
-from frames_cli.evolution.stop import StopRequest
-from frames_cli.llm.check import require_keys
-from frames_cli.evolution.disputes import load_disputes, open_disputes, save_disputes
-from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_lessons
+from frames_cli.evolution.snapshot import changed_since, run_fingerprint, run_snapshot
 from frames_cli.evolution.splits import Split, describe_split, split_cases
+from frames_cli.llm.check import require_keys
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.early import EarlyRejection
     from frames_cli.formats.case import Case
-    from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
-
-#: `touch .frames/STOP` asks a running evolve to stop after its current step (the file is consumed).
-STOP_FILE = "STOP"
-#: Roles whose model strings go into the Frames-Models trailer.
-MODEL_ROLES = ("executor", "diagnoser", "rewriter", "judge")
 
 
 @dataclass(frozen=True)
@@ -109,7 +97,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     store = GitStore(ws.root)
     base_sha = store.resolve(options.base)
     cases, sealed = _load_cases(ws, config)
-    snapshot = _snapshot(config, options)
+    snapshot = run_snapshot(config, seed=options.seed, max_rounds=options.max_rounds)
     fingerprint = run_fingerprint(cases.values(), snapshot)
     _require_models(ws, config, cases.values())
     for problem in refuse_invalid_inputs(ws):
@@ -161,10 +149,10 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         warning = _small_categories(cases, list(split.selection), settings)
         if warning:
             on_event(warning)
-        ctx = _context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
+        ctx = build_context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
         ctx.amendments = _amendments(store, state.base, base_files, on_event)
         if resumed:
-            changed = _changed_since(state, snapshot, cases.values())
+            changed = changed_since(state, snapshot, cases.values())
             if changed:
                 on_event(f"warning: {', '.join(changed)} changed since run {run_id} started; it goes on as it started, "
                          "and the next `frames evolve` after it finishes uses the new ones")
@@ -221,7 +209,7 @@ def estimate(ws: Workspace, options: EvolveOptions) -> Any:
     store = GitStore(ws.root)
     base = store.resolve(options.base)
     cases, sealed = _load_cases(ws, config)
-    settings = Settings.from_json(_snapshot(config, options)["evolution"])
+    settings = Settings.from_json(run_snapshot(config, seed=options.seed, max_rounds=options.max_rounds)["evolution"])
     return evolve_estimate(cases, _new_split(cases, sealed, settings), SkillSet.load_valid(store.read_files(base))[0], config, settings,
                            store.read_files(base, "policies/"))
 
@@ -245,7 +233,7 @@ def _discard(ws: Workspace, store: Any, state: RunState) -> None:
 
 def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: str, snapshot: dict[str, Any],
                 fingerprint: str) -> tuple[RunState, LoopMemory, bool]:
-    """Load the run to resume, or make a new one fixed to `snapshot` (see `_snapshot`).
+    """Load the run to resume, or make a new one fixed to `snapshot` (see `snapshot.run_snapshot`).
 
     Raises:
         InputError: the run is not resumable, or `options.seed` differs from the resumed run's seed.
@@ -267,54 +255,6 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
     settings = snapshot["evolution"]
     state = RunState(run_id=run_id, base=base_sha, seed=settings["seed"], config=snapshot, fingerprint=fingerprint)
     return state, LoopMemory(settings=dict(settings), models=dict(snapshot["models"])), False
-
-
-def _changed_since(state: RunState, snapshot: dict[str, Any], cases: Iterable[Case]) -> list[str]:
-    """What differs between a resumed run's start and now, as names ("frames.yaml's evolution
-    settings", "the cases"); empty when nothing does. A run is fixed to its start, so a user who
-    edited frames.yaml or the cases must be told the edit waits for the next run. `--max-rounds`
-    and `--seed` given now are overrides, not changes."""
-
-    def comparable(name: str, section: Any) -> Any:
-        return {k: v for k, v in section.items() if k not in ("max_rounds", "seed")} if name == "evolution" and section else section
-
-    changed = [f"frames.yaml's {name} settings" for name in sorted(snapshot) if comparable(name, snapshot[name]) != comparable(name, state.config.get(name))]
-    if state.fingerprint and run_fingerprint(cases, state.config) != state.fingerprint:
-        changed.append("the cases")
-    return changed
-
-
-def _snapshot(config: FramesConfig, options: EvolveOptions) -> dict[str, Any]:
-    """The settings a new run is fixed to, as plain JSON: {"evolution": settings.Settings JSON with the
-    `--seed` / `--max-rounds` overrides, "models": {role: model string}, "executor": executor.*}.
-
-    Raises:
-        ConfigError: q exceeds D.
-    """
-    from frames_cli.workspace.config import with_overrides
-
-    overrides = {k: v for k, v in (("seed", options.seed), ("max_rounds", options.max_rounds)) if v is not None}
-    settings = Settings.from_config(with_overrides(config, "evolution", **overrides))
-    return {
-        "evolution": settings.to_json(),
-        "models": {role: getattr(config.models, role) for role in MODEL_ROLES},
-        "executor": dataclasses.asdict(config.executor),
-    }
-
-
-def run_fingerprint(cases: Iterable[Case], snapshot: dict[str, Any]) -> str:
-    """sha256 hex over the counted cases (sorted by id, each as its canonical case-file record) and
-    the settings snapshot. Two runs with the same base and fingerprint do the same work, so
-    `frames evolve` skips the second (see EvolveOptions.force)."""
-    digest = hashlib.sha256(_canonical(snapshot))
-    for case in sorted(cases, key=lambda c: c.id):
-        digest.update(b"\n" + _canonical(case.to_dict()))
-    return digest.hexdigest()
-
-
-def _canonical(obj: Any) -> bytes:
-    """Canonical JSON (sorted keys, no spaces, UTF-8): equal data, equal bytes."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _load_cases(ws: Workspace, config: FramesConfig) -> tuple[dict[str, Case], set[str]]:
@@ -350,98 +290,6 @@ def _amendments(store: Any, base: str, base_files: dict[str, bytes], on_event: C
     return diagnoser_notice(links)
 
 
-def _context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
-             cases: dict[str, Case], use_cache: bool, on_event: Callable[[str], None], progress: Any) -> RunContext:
-    """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
-    from frames_cli.executor.factory import make_executor
-    from frames_cli.evaluation.pool import RegressionPool
-    from frames_cli.evaluation.runner import evaluate
-    from frames_cli.evaluation.staged import evaluate_staged
-    from frames_cli.ingest.priors import load_priors
-    from frames_cli.llm.client import ModelClient
-    from frames_cli.sim.world import SimWorld, policy_texts
-
-    folder = run_dir(ws, state.run_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
-    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(list(cases.values()), policy_texts(ws)))
-    executor = make_executor(ws, config, client)
-    judge = client if config.models.judge else None
-    pool = RegressionPool.load(ws)
-    reports: dict[str, Any] = {}
-    split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
-    diagnosed = set(split.diagnosis)
-
-    def run_eval(cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None) -> Evaluation:
-        chosen = [cases[c] for c in case_ids]
-        retries = settings.lost_retries  # the run's own, fixed at its start like every setting
-        if early is None:
-            report = reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress,
-                                             lost_retries=retries)
-            report.require_answers()
-            _say_lost(cid, report, retries, on_event)
-            return _summarise(report)
-        # One batch per round of concurrent calls: the rule is asked as often as the calls allow.
-        staging = early.staging(config.llm.concurrency)
-        staged = evaluate_staged(chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress,
-                                 lost_retries=retries)
-        staged.report.require_answers()
-        _say_lost(cid, staged.report, retries, on_event)
-        evaluation = _summarise(staged.report)
-        if staged.skipped:
-            evaluation.early_stop = {"evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason,
-                                     "settled": staged.settled}
-        else:
-            reports[cid] = staged.report
-        return evaluation
-
-    def sample_more(cid: str, skills: SkillSet, case_ids: Sequence[str], first: int, count: int) -> list[dict]:
-        # Samples `first`… of the cases, for the sequential gate: new sample numbers, so new draws
-        # (a sample's number is in its cache key), counted by the ledger like any evaluation.
-        report = evaluate([cases[c] for c in case_ids], skills, executor, samples=count, first_sample=first, judge=judge,
-                          lost_retries=settings.lost_retries)
-        _say_lost(cid, report, settings.lost_retries, on_event)
-        return _summarise(report).results
-
-    def accept(cid: str, sha: str, skills: SkillSet) -> None:
-        # After a resume the report may be gone from memory; evaluating again is answered from the
-        # model cache, so it costs nothing and gives the same results.
-        if cid not in reports:
-            run_eval(cid, skills, memory.eval_case_ids)
-        pool.add(reports[cid], sha)
-        pool.save()
-
-    return RunContext(
-        store=store,
-        client=client,
-        evaluate=run_eval,
-        cases=cases,
-        # Anchor cases come from the diagnosis set only: the rewriter must not see held-out cases.
-        anchors=lambda skill, n: [c for c in pool.anchors(skill, len(pool.entries)) if c in diagnosed][:n],
-        priors=load_priors(ws.root).for_skill,
-        retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id), state.run_id),
-        record_disputes=lambda disputes: save_disputes(ws, disputes),
-        record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
-        earlier_lessons=[x for x in load_lessons(ws) if x.run != state.run_id],
-        **_guards(store, state.base, settings, cases.values()),
-        accept=accept,
-        checkpointer=Checkpointer(ws),
-        evals_dir=folder / "evals",
-        stop=StopRequest(ws.state_dir / STOP_FILE),
-        **_gates(settings),
-        sample_more=sample_more,
-        on_event=on_event,
-    )
-
-
-def _gates(settings: Settings) -> dict[str, Any]:
-    """The run's gate and, when the noise-aware rule may sample further, its sequential gate (whose
-    first look is then the gate early rejection and the first verdict ask)."""
-    gate = PerCategoryGate(settings.tolerance, settings.gate, settings.gate_alpha)
-    seq = SequentialGate.plan(gate, settings.samples, settings.gate_max_samples)
-    return {"gate": seq.first_look() if seq else gate, "sequential": seq}
-
-
 def _reports_missing(ws: Workspace, state: RunState) -> list[str]:
     """Names of the finished run's report files that are not in its folder."""
     from frames_cli.evolution.runs import REPORT_FILES
@@ -474,15 +322,6 @@ def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callab
     return state
 
 
-def _say_lost(cid: str, report: Any, retries: int, on_event: Callable[[str], None]) -> None:
-    """One line naming the results of `cid`'s evaluation that stayed lost, when there are any."""
-    lost = report.lost()
-    if lost:
-        on_event(f"{cid}: {len(lost)} result(s) lost to the model layer after {retries} retries "
-                 f"({', '.join(sorted({r.case_id for r in lost})[:5])}); left out of its scores and the gate; "
-                 "the next `frames evolve` asks again")
-
-
 def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> str | None:
     """The warning naming every category of the gated cases too small to judge, or None (before any model call)."""
     from frames_cli.evolution.gate import small_categories_warning, too_small_categories
@@ -490,7 +329,7 @@ def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settin
     counts: dict[str, int] = {}
     for cid in gated:
         counts[cases[cid].category] = counts.get(cases[cid].category, 0) + 1
-    seq = _gates(settings)["sequential"]
+    seq = gates(settings)["sequential"]
     looks = list(zip(seq.looks, seq.alphas)) if seq else []
     small = too_small_categories(counts, settings.samples, settings.gate_alpha, looks)
     return small_categories_warning(small, seq.looks[-1] if seq else settings.samples, settings.gate, seq is not None)
@@ -536,82 +375,3 @@ def _require_committed_skills(ws: Workspace, store: Any, base: str, base_sha: st
         "(frames evolve reads S0's skills from the base commit)",
         Location(ws.skills_dir),
     )
-
-
-def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None], policies_dir: Path,
-               failed: Sequence[Any] = (), run_id: str | None = None) -> Callable[[str], Any]:
-    """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit, the
-    skill changes in the parent's history (built once per parent; run `run_id`'s own children cited
-    by candidate id, `retrieval.change_passages`) and `failed` (lessons.Passage of
-    changes earlier runs saw fail), or always None when `evolution.retrieval.enabled` is false or the
-    run predates retrieval.
-
-    A policy document that cannot be read is left out of the index, with one event line naming it.
-    When the base commit has no file under `policies/` but the working tree's `policies_dir` has
-    some (a symlinked folder, which git stores as a link, or documents not committed), one event
-    line says that no policy is indexed.
-    """
-    if not settings.retrieval.get("enabled"):
-        return lambda _sha: None
-    from frames_cli.evolution.retrieval import PassageIndex, change_passages, policy_passages
-    from frames_cli.workspace.config import RetrievalConfig
-
-    config = RetrievalConfig(**settings.retrieval)
-    files = store.read_files(base, "policies/")
-    policies, problems = policy_passages(files)
-    for problem in problems:
-        on_event(f"retrieval: left out {problem}")
-    if not files and policies_dir.is_dir() and any(p.is_file() for p in policies_dir.rglob("*")):
-        link = " is a symlink (git stores the link, not the documents)" if policies_dir.is_symlink() else " has documents not committed there"
-        on_event(f"retrieval: no policy passage indexed: {base[:12]} has no file under policies/, whose working-tree folder{link}")
-    built: dict[str, PassageIndex] = {}
-
-    def index(sha: str) -> PassageIndex:
-        if sha not in built:
-            built[sha] = PassageIndex([*policies, *change_passages(store, sha, config.max_changes, run_id), *failed], config)
-        return built[sha]
-
-    return index
-
-
-def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) -> dict[str, Any]:
-    """The RunContext fields of the guards `settings.guards` switches on (evolution/guards.py): the
-    case-value index over `cases` and the policy at the base commit, and the policy sentences that
-    S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
-    from frames_cli.evolution.guards import CaseValues
-    from frames_cli.evolution.policy_keeper import PolicyKeeper
-    from frames_cli.formats.skill_set import SkillSet
-
-    on = settings.guards
-    if not any(on.values()):
-        return {}
-    policies = store.read_files(base, "policies/")
-    out: dict[str, Any] = {}
-    if on.get("case_values") or on.get("rule_form"):
-        texts = [data.decode("utf-8", errors="replace") for data in policies.values()]
-        out["case_values"] = CaseValues.build(cases, texts, check_values=bool(on.get("case_values")), check_form=bool(on.get("rule_form")))
-    if on.get("policy_sentences"):
-        # A base skill that does not load is left out of S0 (candidates.Candidates.skill_set), so it keeps nothing.
-        out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)
-    return out
-
-
-def _summarise(report: Any) -> Evaluation:
-    """The loop's view of an EvalReport: metrics and per-case records (JSON-safe)."""
-    results = [
-        {
-            "case_id": r.case_id,
-            "category": r.category,
-            "sample": r.sample,
-            "passed": bool(r.passed),
-            "reason": r.reason or "",
-            "output": r.output,
-            "skills_used": list(r.skills_used),
-            "trajectory": list(r.trajectory),
-            "tokens": r.usage.prompt_tokens + r.usage.completion_tokens,
-            "lost": bool(r.lost),
-        }
-        for r in report.results
-    ]
-    per_category = {cat: stats.pass_rate for cat, stats in report.per_category().items()}
-    return Evaluation(report.pass_rate, per_category, report.mean_tokens, report.cost_usd, results)

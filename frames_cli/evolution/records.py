@@ -169,7 +169,7 @@ class RunState:
         seed: the run's seed.
         config: snapshot of the settings the run started with (plain JSON of FramesConfig parts).
         fingerprint: sha256 hex of the run's inputs besides the base (the counted cases and `config`;
-            see driver.run_fingerprint); None for runs recorded before frames kept it.
+            see snapshot.run_fingerprint); None for runs recorded before frames kept it.
         started, finished: ISO 8601 UTC times; `finished` None while running.
         spend_tokens: prompt + completion tokens spent on every role so far.
         spend_usd: USD spent so far where prices are known; None when no price was known.

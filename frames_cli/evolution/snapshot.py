@@ -1,0 +1,66 @@
+"""What a new evolve run is fixed to (the settings snapshot), its fingerprint, and what changed since a resumed run began."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Iterable
+
+from frames_cli.evolution.records import RunState
+from frames_cli.evolution.settings import Settings
+
+if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
+    from frames_cli.workspace.config import FramesConfig
+
+#: Roles whose model strings go into the Frames-Models trailer.
+MODEL_ROLES = ("executor", "diagnoser", "rewriter", "judge")
+
+
+def changed_since(state: RunState, snapshot: dict[str, Any], cases: Iterable[Case]) -> list[str]:
+    """What differs between a resumed run's start and now, as names ("frames.yaml's evolution
+    settings", "the cases"); empty when nothing does. A run is fixed to its start, so a user who
+    edited frames.yaml or the cases must be told the edit waits for the next run. `--max-rounds`
+    and `--seed` given now are overrides, not changes."""
+
+    def comparable(name: str, section: Any) -> Any:
+        return {k: v for k, v in section.items() if k not in ("max_rounds", "seed")} if name == "evolution" and section else section
+
+    changed = [f"frames.yaml's {name} settings" for name in sorted(snapshot) if comparable(name, snapshot[name]) != comparable(name, state.config.get(name))]
+    if state.fingerprint and run_fingerprint(cases, state.config) != state.fingerprint:
+        changed.append("the cases")
+    return changed
+
+
+def run_snapshot(config: FramesConfig, *, seed: int | None = None, max_rounds: int | None = None) -> dict[str, Any]:
+    """The settings a new run is fixed to, as plain JSON: {"evolution": settings.Settings JSON with the
+    `--seed` / `--max-rounds` overrides, "models": {role: model string}, "executor": executor.*}.
+
+    Raises:
+        ConfigError: q exceeds D.
+    """
+    from frames_cli.workspace.config import with_overrides
+
+    overrides = {k: v for k, v in (("seed", seed), ("max_rounds", max_rounds)) if v is not None}
+    settings = Settings.from_config(with_overrides(config, "evolution", **overrides))
+    return {
+        "evolution": settings.to_json(),
+        "models": {role: getattr(config.models, role) for role in MODEL_ROLES},
+        "executor": dataclasses.asdict(config.executor),
+    }
+
+
+def run_fingerprint(cases: Iterable[Case], snapshot: dict[str, Any]) -> str:
+    """sha256 hex over the counted cases (sorted by id, each as its canonical case-file record) and
+    the settings snapshot. Two runs with the same base and fingerprint do the same work, so
+    `frames evolve` skips the second (see driver.EvolveOptions.force)."""
+    digest = hashlib.sha256(_canonical(snapshot))
+    for case in sorted(cases, key=lambda c: c.id):
+        digest.update(b"\n" + _canonical(case.to_dict()))
+    return digest.hexdigest()
+
+
+def _canonical(obj: Any) -> bytes:
+    """Canonical JSON (sorted keys, no spaces, UTF-8): equal data, equal bytes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
