@@ -11,7 +11,8 @@ Prints calls (expected, at most, real) and tokens (the short run's and the full 
 real, real ÷ full, at most). Checks what the estimate promises (evolution/estimate.py,
 docs/DECISIONS.md "What `--estimate` promises"): real calls and tokens never above the maximum
 (per role and in total); every evolve run's real tokens between 0.75 × the short run's and
-1.25 × the full run's; the full-length run and the eval within ±25 % of the expected figure.
+1.25 × the full run's; the full-length run (when each of its rounds made a child, as the
+full-run figure assumes) and the eval within ±25 % of the expected figure.
 Exits 1 when a check fails.
 """
 
@@ -113,9 +114,14 @@ def main() -> int:
             outcome = evolve(where, options)
             ledger = json.loads((where.runs_dir / outcome.state.run_id / "ledger.json").read_text())
             kind = "full length (patience = max_rounds, no early rejection, no attribution)" if full_length else "bundled settings"
+            childless = outcome.state.round + 1 - len(outcome.state.candidates)
             label = (f"frames evolve, seed {seed}, {kind}: {outcome.state.round} rounds ({outcome.state.stop_reason}), "
                      f"{len(outcome.state.candidates)} candidates")
-            failures += compare(label, estimate, ledger, full_length)
+            if full_length and childless > 0:
+                # The full-run figure is one child per round; a round whose rewrites were all
+                # dropped made none, and the figure does not describe this run: range check only.
+                label += f"; {childless} round(s) made no child, so only the range is checked"
+            failures += compare(label, estimate, ledger, full_length and childless <= 0)
 
         from frames_cli.evaluation.runner import evaluate
         from frames_cli.executor.factory import make_executor
