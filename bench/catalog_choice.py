@@ -74,7 +74,7 @@ def make_skills(name: str, model: str | None, work: Path):
     """Cold-start set `name`'s policies in a fresh workspace under `work`; returns its SkillSet."""
     from frames_cli.coldstart.run import run_coldstart
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.workspace.config import load_config
+    from frames_cli.workspace.config_file import load_config
     from frames_cli.workspace.create import init_workspace
     from frames_cli.workspace.layout import Workspace
 

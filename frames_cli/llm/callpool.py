@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.llm import providers
 from frames_cli.llm.calls import CallOutcome, invoke
-from frames_cli.workspace.config import LLMConfig, check_calls_per_process
+from frames_cli.workspace.config import LLMConfig
+from frames_cli.workspace.config_file import check_calls_per_process
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from frames_cli.errors import InputError, Location
 from frames_cli.workspace.atomic import atomic_write_text
-from frames_cli.workspace.config import CONFIG_FILE, load_config, render_config
+from frames_cli.workspace.config import CONFIG_FILE
+from frames_cli.workspace.config_file import load_config, render_config
 
 GITIGNORE_LINE = ".frames/"
 

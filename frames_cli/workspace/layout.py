@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frames_cli.errors import InputError, Location
-from frames_cli.workspace.config import CONFIG_FILE, FramesConfig, load_config
+from frames_cli.workspace.config import CONFIG_FILE, FramesConfig
+from frames_cli.workspace.config_file import load_config
 
 STATE_DIR = ".frames"
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.workspace.config import FramesConfig, load_config, render_config
+from frames_cli.workspace.config import FramesConfig
+from frames_cli.workspace.config_file import load_config, render_config
 
 runner = CliRunner()
 

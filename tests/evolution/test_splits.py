@@ -23,7 +23,8 @@ from frames_cli.commands.app import app
 from frames_cli.errors import ConfigError
 from frames_cli.evolution.splits import SETS, Split, split_cases
 from frames_cli.formats.case_record import case_from_dict
-from frames_cli.workspace.config import SplitConfig, parse_config
+from frames_cli.workspace.config import SplitConfig
+from frames_cli.workspace.config_file import parse_config
 
 from .conftest import CONFIG, build_repo, make_cases
 

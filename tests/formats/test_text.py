@@ -9,7 +9,7 @@ import pytest
 from frames_cli.errors import ConfigError, InputError
 from frames_cli.formats.case_files import dump_cases, load_cases
 from frames_cli.formats.case_record import case_from_dict
-from frames_cli.workspace.config import load_config, parse_config
+from frames_cli.workspace.config_file import load_config, parse_config
 
 CASE = """\
 - id: c1

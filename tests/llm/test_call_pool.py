@@ -251,7 +251,8 @@ print(client.chat(executor_request()).ok)
 
 def test_too_many_calls_in_flight_per_worker_is_a_config_error(sim_workspace):
     from frames_cli.errors import ConfigError
-    from frames_cli.workspace.config import MAX_CALLS_PER_PROCESS, parse_config
+    from frames_cli.workspace.config import MAX_CALLS_PER_PROCESS
+    from frames_cli.workspace.config_file import parse_config
 
     too_many = 2 * MAX_CALLS_PER_PROCESS + 1
     with pytest.raises(ConfigError, match="needs `llm.processes` of at least 3") as raised:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from frames_cli.errors import ConfigError
-from frames_cli.workspace.config import FramesConfig, parse_config, render_config
+from frames_cli.workspace.config import FramesConfig
+from frames_cli.workspace.config_file import parse_config, render_config
 
 
 def test_rendered_template_parses_back_to_the_defaults() -> None:

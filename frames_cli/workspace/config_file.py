@@ -1,0 +1,229 @@
+"""`frames.yaml` ↔ FramesConfig: parsing with `path:line` errors (types, ranges, paths, q ≤ D), loading, and the commented template `frames init` writes."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import reprlib
+import types
+import typing
+from pathlib import Path, PurePosixPath
+from typing import Any, Union
+
+import yaml
+
+from frames_cli.errors import ConfigError, Location
+from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
+from frames_cli.formats.yamlbounds import check_yaml_bounds
+from frames_cli.workspace.config import CONFIG_FILE, MAX_CALLS_PER_PROCESS, EvolutionConfig, ExecutorConfig, FramesConfig, LLMConfig, SplitConfig
+
+#: Largest frames.yaml read; the template `frames init` writes is about 8 KB.
+MAX_CONFIG_BYTES = 1_000_000
+
+
+def _type_name(tp: Any) -> str:
+    names = []
+    for arg in typing.get_args(tp) or (tp,):
+        if arg is type(None):
+            names.append("null")
+        elif typing.get_origin(arg) is list:
+            names.append("list of strings")
+        else:
+            names.append({int: "integer", float: "number", str: "string", bool: "true/false"}.get(arg, str(arg)))
+    return " or ".join(names)
+
+
+def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> Any:
+    """Turn one YAML scalar/sequence node into a value of type `tp`, or raise ConfigError."""
+    args = typing.get_args(tp) if typing.get_origin(tp) in (Union, types.UnionType) else (tp,)
+    try:
+        value = load_yaml_node(node) if not isinstance(node, yaml.MappingNode) else None
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(f"`{key}`: {exc.problem}", loc) from None
+
+    def bad() -> ConfigError:
+        # Made only when raised, and with a shortened repr: a long value must not be copied whole.
+        return ConfigError(f"`{key}` must be {_type_name(tp)}, got {reprlib.repr(value)}", loc)
+
+    if isinstance(node, yaml.MappingNode):
+        raise bad()
+    if value is None:
+        if type(None) in args:
+            return None
+        raise bad()
+    for arg in args:
+        if typing.get_origin(arg) is list:
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return list(value)
+        elif arg is bool:
+            if isinstance(value, bool):
+                return value
+        elif arg is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                _check_range(value, key, meta, loc)
+                return value
+        elif arg is float:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if not math.isfinite(value):
+                    raise ConfigError(f"`{key}` must be a finite number, got {value}", loc)
+                _check_range(float(value), key, meta, loc)
+                return float(value)
+        elif arg is str:
+            if isinstance(value, str):
+                if "choices" in meta and value not in meta["choices"]:
+                    raise ConfigError(f"`{key}` must be one of {', '.join(meta['choices'])}, got {value!r}", loc)
+                if int in args and value != "all":
+                    raise ConfigError(f"`{key}` must be a whole number or `all`, got {value!r}", loc)
+                if meta.get("model"):
+                    _check_model(value, key, loc)
+                if meta.get("inside"):
+                    _check_inside(value, key, loc)
+                return value
+    raise bad()
+
+
+def _check_inside(value: str, key: str, loc: Location) -> None:
+    """A path or glob setting must stay inside the workspace: relative, without `..`."""
+    if PurePosixPath(value).is_absolute() or Path(value).is_absolute() or ".." in PurePosixPath(value).parts or not value.strip():
+        raise ConfigError(f"`{key}` must be a path relative to the workspace, inside it (no `..`), got {value!r}", loc)
+
+
+def _check_model(model: str, key: str, loc: Location) -> None:
+    """A simulator model must name a role the simulator plays; other providers check their own names."""
+    from frames_cli.llm.providers import SIM_PREFIX, SIM_ROLES
+
+    prefix, _, role = model.partition("/")
+    if prefix == SIM_PREFIX and role not in SIM_ROLES:
+        raise ConfigError(f"`{key}`: the simulator plays no role {role!r} (known: {', '.join(f'{SIM_PREFIX}/{r}' for r in SIM_ROLES)})", loc)
+
+
+def _check_range(value: float, key: str, meta: dict, loc: Location) -> None:
+    if "min" in meta and value < meta["min"]:
+        raise ConfigError(f"`{key}` must be at least {meta['min']}, got {value}", loc)
+    if "max" in meta and value > meta["max"]:
+        raise ConfigError(f"`{key}` must be at most {meta['max']}, got {value}", loc)
+
+
+def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
+    loc = Location(path, node.start_mark.line + 1)
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(f"`{prefix or 'frames.yaml'}` must be a mapping of settings", loc)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key = key_node.value
+        full = f"{prefix}.{key}" if prefix else key
+        kloc = Location(path, key_node.start_mark.line + 1)
+        if key not in fields:
+            known = ", ".join(sorted(fields))
+            raise ConfigError(f"unknown key `{full}` (known here: {known})", kloc)
+        if key in values:
+            raise ConfigError(f"duplicate key `{full}`", kloc)
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp):
+            values[key] = _build(tp, value_node, full, path)
+        else:
+            values[key] = _convert(value_node, tp, full, dict(fields[key].metadata), Location(path, value_node.start_mark.line + 1))
+    built = cls(**values)
+    if isinstance(built, LLMConfig):
+        check_calls_per_process(built, loc)
+    if isinstance(built, SplitConfig) and built.selection + built.test > 0.9:
+        raise ConfigError(f"`{prefix}.selection` + `{prefix}.test` is {built.selection + built.test:g}; at most 0.9, so that cases are left to diagnose", loc)
+    if isinstance(built, EvolutionConfig):
+        check_votes(built, loc)
+    if isinstance(built, ExecutorConfig) and built.kind == "command" and not built.command:
+        raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", loc)
+    return built
+
+
+def check_votes(evolution: EvolutionConfig, loc: Location | None) -> None:
+    """Refuse a vote threshold q above the number of diagnosers D: no skill could ever be rewritten.
+
+    Raises:
+        ConfigError: at `loc` (the `evolution` block of frames.yaml; None for a config built in code).
+    """
+    q, d = evolution.vote_threshold, evolution.diagnosers
+    if isinstance(q, int) and q > d:
+        raise ConfigError(f"`evolution.vote_threshold` {q} is more than `evolution.diagnosers` {d}: no skill could get enough votes", loc)
+
+
+def check_calls_per_process(llm: LLMConfig, loc: Location | None) -> None:
+    """Refuse more than MAX_CALLS_PER_PROCESS calls in flight per `llm.processes` worker.
+
+    Raises:
+        ConfigError: at `loc` (the `llm` block of frames.yaml; None for a config built in code).
+    """
+    if llm.processes and llm.concurrency > llm.processes * MAX_CALLS_PER_PROCESS:
+        need = -(-llm.concurrency // MAX_CALLS_PER_PROCESS)
+        raise ConfigError(f"`llm.concurrency` {llm.concurrency} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} calls in flight per worker process at most)", loc)
+
+
+def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:
+    """Parse the text of a `frames.yaml`; missing keys take their defaults.
+
+    Raises:
+        ConfigError: YAML syntax error, a text too large, too deep or an alias bomb
+            (formats/yamlbounds.py), unknown or duplicate key, wrong type, NaN or infinity,
+            out-of-range value, a path setting outside the workspace, q above D; the message names
+            `path` and the line.
+    """
+    path = Path(path)
+    check_yaml_bounds(text, path, error=ConfigError, max_bytes=MAX_CONFIG_BYTES)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc.problem or exc}", Location(path, yaml_error_line(exc, text))) from None
+    if node is None:
+        return FramesConfig()
+    return _build(FramesConfig, node, "", path)
+
+
+def load_config(root: Path) -> FramesConfig:
+    """Load `<root>/frames.yaml`, or the defaults when the file does not exist.
+
+    Raises:
+        ConfigError: the file is unreadable, not UTF-8, or invalid (see `parse_config`).
+    """
+    path = Path(root) / CONFIG_FILE
+    if path.is_symlink() and not path.resolve().is_relative_to(Path(root).resolve()):
+        raise ConfigError(f"is a symlink (to {os.readlink(path)}); frames reads its settings only from the workspace", Location(path))
+    if not path.exists():
+        return FramesConfig()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", Location(path)) from None
+    return parse_config(decode_utf8(data, path, error=ConfigError), path)
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("\n...").removesuffix("...").strip()
+
+
+def render_config(config: FramesConfig | None = None) -> str:
+    """Render `config` (default: the defaults) as commented YAML, every setting with its meaning."""
+    config = config or FramesConfig()
+    lines = [
+        "# frames settings. Every key is listed with its default; delete a key to use the default.",
+        "# Reference: `frames init` writes this file; `frames validate` checks it.",
+    ]
+
+    def emit(obj: Any, indent: int) -> None:
+        pad = "  " * indent
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            doc = f.metadata.get("doc", "")
+            if dataclasses.is_dataclass(value):
+                if indent == 0:
+                    lines.append("")
+                lines.append(f"{pad}{f.name}:  # {doc}" if doc else f"{pad}{f.name}:")
+                emit(value, indent + 1)
+            else:
+                lines.append(f"{pad}{f.name}: {_yaml_scalar(value)}  # {doc}")
+
+    emit(config, 0)
+    return "\n".join(lines) + "\n"
