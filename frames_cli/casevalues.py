@@ -6,6 +6,7 @@ package imports the other. See docs/DECISIONS.md (2026-12-01, guards) for what c
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
@@ -95,11 +96,44 @@ def name_words(text: str) -> set[str]:
     return set(_NAME_WORD.findall(text))
 
 
+@functools.lru_cache(maxsize=1)
+def _common_words() -> frozenset[str]:
+    """The lower-case entries of Webster's Second International (the `english-words` package's
+    `web2` list, about 235,000 words): words a dictionary writes in lower case, so common words,
+    not names. Read once, on first use (about 0.1 s)."""
+    from english_words import get_english_words_set
+
+    return frozenset(w for w in get_english_words_set(["web2"], lower=False) if w.islower())
+
+
+def common_word(word: str) -> bool:
+    """Whether a capitalised word of free text is a common English word written with a capital
+    ("New", "DOB": the dictionary has "new", "dob"), not a name ("Philadelphia", "LaGuardia").
+    A word the dictionary writes only with a capital ("English", "Boston") counts as a name."""
+    return word.casefold() in _common_words()
+
+
 def proper_nouns(text: str, *, anywhere: bool = False) -> set[str]:
-    """Capitalised words and capital codes of `text` that are whole tokens ("Dallas", "JFK"; not the
-    "HAT" of "HAT090"), except a sentence's or a line's first word (capitalised whatever it is)
-    unless `anywhere` (a record's short field value, where every capital is meant)."""
-    out = set()
+    """Names in `text`: runs of capitalised words and capital codes that are whole tokens ("Dallas",
+    "JFK"; not the "HAT" of "HAT090"), except a sentence's or a line's first word (capitalised
+    whatever it is) unless `anywhere` (a record's short field value, where every capital is meant).
+
+    Consecutive capitalised words (one space apart) are one name ("New York", "Raj Sanchez"), which
+    a text carries when it holds the whole run; each word of the run that is not a common word is a
+    name alone too ("Sanchez"). A single capitalised word of free text that is a common word
+    (`common_word`: "New", "DOB") is no name.
+    """
+    out: set[str] = set()
+    run: list[str] = []
+
+    def close() -> None:
+        if len(run) > 1:
+            out.add(" ".join(run))
+            out.update(w for w in run if not common_word(w))  # "Vegas" of "Las Vegas" names it alone
+        elif run and (anywhere or not common_word(run[0])):
+            out.add(run[0])
+        run.clear()
+
     end = 0  # where the text before the current token was last read up to
     starts = True
     for match in TOKEN.finditer(text):
@@ -109,9 +143,13 @@ def proper_nouns(text: str, *, anywhere: bool = False) -> set[str]:
         elif "\n" in gap:
             starts = True
         word = match.group(0)
-        if _PROPER.fullmatch(word) and (anywhere or not starts):
-            out.add(word)
+        proper = _PROPER.fullmatch(word) is not None and (anywhere or not starts)
+        if not (proper and run and gap in (" ", "\t")):
+            close()
+        if proper:
+            run.append(word)
         starts, end = False, match.end()
+    close()
     return out
 
 
@@ -175,8 +213,13 @@ def policy_values(texts: Iterable[str]) -> set[str]:
 
 def is_rule_word(word: str, policy: set[str] | frozenset[str]) -> bool:
     """Whether a proper noun of a case is a word the policy uses (`policy_values`): then it is no
-    case value ("Silver", "Economy")."""
-    return word.casefold() in policy
+    case value ("Silver", "Economy"); a run of words when the policy uses each ("Basic Economy")."""
+    return all(w.casefold() in policy for w in word.split())
+
+
+def name_phrases(names: Iterable[str]) -> list[str]:
+    """The names of several words ("New York") among `names`, longest first."""
+    return sorted((n for n in names if " " in n), key=len, reverse=True)
 
 
 def without_values(text: str, drop: set[str], names: set[str] = frozenset()) -> str:  # type: ignore[assignment]
@@ -192,8 +235,11 @@ def without_values(text: str, drop: set[str], names: set[str] = frozenset()) -> 
         value = value_of(token)
         return "" if (value is not None and value in drop) or token in names else token
 
+    runs = name_phrases(names)
+
     def keep_run(match: re.Match[str]) -> str:
-        return "" if any(word in names for word in match.group(0).split()) else match.group(0)
+        run = match.group(0)
+        return "" if any(word in names for word in run.split()) or any(p in run for p in runs) else run
 
     text = PHRASE.sub(lambda m: "" if phrase_value(m) in drop else m.group(0), text)
     text = re.sub(r"\b[A-Z][A-Za-z]+(?:[ \t]+[A-Z][A-Za-z]+)+\b", keep_run, text)
@@ -205,7 +251,7 @@ def without_values(text: str, drop: set[str], names: set[str] = frozenset()) -> 
 def holds_value(text: str, drop: set[str] | frozenset[str], names: set[str] | frozenset[str] = frozenset()) -> bool:
     """Whether `text` carries one of the values `drop` (normalised, as `values_in` gives them) or one
     of the proper nouns `names`: what `without_values` would cut out of it."""
-    if any(phrase_value(m) in drop for m in PHRASE.finditer(text)):
+    if any(phrase_value(m) in drop for m in PHRASE.finditer(text)) or any(p in text for p in name_phrases(names)):
         return True
     return any((v := value_of(tok)) is not None and v in drop or tok in names for tok in TOKEN.findall(text))
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from frames_cli.casevalues import (
-    TOKEN, case_texts, case_values, holds_value, is_rule_word, phrases, policy_values, stub, value_of, values_in, without_values,
+    TOKEN, case_texts, case_values, holds_value, is_rule_word, name_phrases, phrases, policy_values, stub, value_of, values_in, without_values,
 )
 from frames_cli.ingest.text import sentences, token_set
 from frames_cli.ruleform import first_non_rule, note_sentences
@@ -170,9 +170,14 @@ class CaseValues:
             holders = self.holders.get(value, set())
             if holders and value not in self.policy:
                 found.append((match.start(), Hit(match.group(0).strip(), tuple(sorted(holders)))))
+        for phrase in name_phrases(self.names):
+            for match in re.finditer(r"(?<![\w])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w])", text):
+                if not any(a <= match.start() < b for a, b in covered) and not is_rule_word(phrase, self.policy):
+                    covered.append(match.span())
+                    found.append((match.start(), Hit(match.group(0), tuple(sorted(self.names[phrase])))))
         for match in TOKEN.finditer(text):
             if any(a <= match.start() < b for a, b in covered):
-                continue  # the "17" of "May 17" is part of the date
+                continue  # the "17" of "May 17" is part of the date, "York" of "New York" part of the name
             token = match.group(0)
             value = value_of(token)
             if value is not None:
