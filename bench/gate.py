@@ -207,7 +207,6 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
     full = group(outcomes, 0, group_size)
     categories = sorted({o.category for o in full.values()})
     seq = SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.05), args.sequential_start, args.sequential_max)
-    base_tokens = {cid: t[:group_size] for cid, t in spent.items()}
     for r in range(1, args.reruns + 1):
         rerun = group(outcomes, r, group_size)
         child_tokens = {cid: t[r * group_size : (r + 1) * group_size] for cid, t in spent.items()}

@@ -22,7 +22,7 @@ from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.markup import plain
 from frames_cli.formats.policy import PolicyDocument, Section
 from frames_cli.formats.skill import MAX_DESCRIPTION
-from frames_cli.ingest.text import STOPWORDS, rule_sentences, tokens, word_count
+from frames_cli.ingest.text import rule_sentences, tokens, word_count
 
 #: Key terms a description lists.
 TERMS = 20

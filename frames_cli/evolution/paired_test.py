@@ -28,7 +28,7 @@ conditional test it does not let a gain on another case of the category offset a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 
 def _stratum_law(t: int, k: int) -> tuple[int, list[float]]:

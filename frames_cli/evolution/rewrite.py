@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.prompts import Block
 
 @dataclass(frozen=True)
 class RewriteLimits:
