@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -46,8 +45,8 @@ from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
+from bundled import copy_example  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout", ".gitignore")
 SETTINGS = [("attribution on (steps 2)", 2), ("attribution off (steps 0)", 0)]
 
 
@@ -58,10 +57,7 @@ def git(root: Path, *args: str) -> None:
 def workspace(folder: Path, seed: int, max_rounds: int, steps: int, profile: str | None = None, thin: bool = False) -> Path:
     """A fresh copy of the bundled example: τ²'s train split in cases/, its test split sealed in holdout/."""
     root = folder / f"seed{seed}-steps{steps}"
-    root.mkdir()
-    for name in EXAMPLE:
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    copy_example(root)
     config = yaml.safe_load((root / "frames.yaml").read_text())
     ev = config["evolution"]
     ev.update(seed=seed, max_rounds=max_rounds, attribution_steps=steps)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,8 +27,8 @@ from pathlib import Path
 
 from frames_cli.evaluation.estimate import Estimate
 from frames_cli.workspace.layout import Workspace
+import bundled
 
-ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 0.25
 
 
@@ -38,15 +37,11 @@ def copy_example(root: Path, evolution: dict | None = None) -> None:
     `evolution` overrides in its frames.yaml."""
     import yaml
 
-    root.mkdir(parents=True)
-    for name in ("frames.yaml", "policies", "skills", "cases", "holdout"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    bundled.copy_example(root)
     if evolution:
         config = yaml.safe_load((root / "frames.yaml").read_text())
         config["evolution"].update(evolution)
         (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (root / ".gitignore").write_text(".frames/\n")
     git = ["git", "-C", str(root), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     subprocess.run([*git, "add", "."], check=True)

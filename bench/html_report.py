@@ -13,7 +13,6 @@ the browser logged, and how long rendering took. The screenshot goes to docs/scr
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.browser import find_chromium, open_in_chromium, urls_named  # noqa: E402
+from bundled import copy_example  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout", ".gitignore")
 SCREENSHOT = ROOT / "docs" / "screenshots" / "report.png"
 
 
@@ -42,10 +41,7 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "example"
-        root.mkdir()
-        for name in EXAMPLE:
-            src = ROOT / name
-            (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+        copy_example(root)
         git = lambda *a: subprocess.run(["git", *a], cwd=root, check=True, capture_output=True)  # noqa: E731
         git("init", "-q", "-b", "main")
         git("add", ".")

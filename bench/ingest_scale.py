@@ -19,7 +19,6 @@ import csv
 import io
 import os
 import resource
-import shutil
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from frames_cli.ingest import pipeline  # noqa: E402
 from frames_cli.ingest.review_log import ReviewLogConverter  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
+from bundled import copy_example  # noqa: E402
 
 SOURCE = ROOT / "tests" / "ingest" / "data" / "reviews-week12.csv"
 
@@ -60,10 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
-        root.mkdir()
-        for name in ("frames.yaml", "policies", "skills", "cases", "holdout"):
-            src = ROOT / name
-            (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+        copy_example(root)
         log = Path(tmp) / "reviews.csv"
         build_log(log, args.rows)
         ws = Workspace.open(root)

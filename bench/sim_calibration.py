@@ -17,15 +17,14 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import yaml
+from bundled import copy_example
 
-ROOT = Path(__file__).resolve().parents[1]
 #: τ²-bench's split as the bundled example holds it: case glob per part.
 PARTS = {"train": "cases/*", "test": "holdout/*"}
 #: The real-model trial's S0 (train passed/total, test passed/total); data README of ../shared.
@@ -43,10 +42,7 @@ THIN = {
 
 def workspace(folder: Path, thin: bool) -> Path:
     """A copy of the bundled example (cases/ and holdout/), thin skills if asked."""
-    folder.mkdir(parents=True)
-    for name in ("frames.yaml", "policies", "skills", "cases", "holdout"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, folder / name)
+    copy_example(folder)
     if thin:
         thin_skills(folder)
     return folder

@@ -25,7 +25,6 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -41,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.config import EvolutionConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
+from bundled import copy_example  # noqa: E402
 
-EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout", ".gitignore")
 #: Values that identify one case: reservation codes (6 capitals/digits with a digit), user ids
 #: (name_name_1234), amounts ($1,380 / 1380 dollars), ISO dates.
 VALUE = re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b|\b[a-z]+_[a-z]+_\d{3,5}\b|\$\s?\d[\d,]*(?:\.\d+)?|\b\d{4}-\d{2}-\d{2}\b")
@@ -55,10 +54,7 @@ def git(root: Path, *args: str) -> str:
 def workspace(folder: Path, seed: int, max_rounds: int, guards_off: bool) -> Path:
     """A fresh copy of the bundled example (τ²'s train split in cases/, its test split sealed in holdout/)."""
     root = folder / f"seed{seed}-{'off' if guards_off else 'on'}"
-    root.mkdir()
-    for name in EXAMPLE:
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    copy_example(root)
     config = yaml.safe_load((root / "frames.yaml").read_text())
     ev = config["evolution"]
     ev.update(seed=seed, max_rounds=max_rounds)
