@@ -263,6 +263,8 @@ class Candidates:
         return self.base_files if cid == BASE_ID else self.ctx.store.read_files(self.state.candidate(cid).commit)
 
     def skill_set(self, cid: str, files: Mapping[str, bytes]) -> SkillSet:
+        """The loadable skills of candidate `cid` from its skills/ `files` (path -> bytes), built once per
+        candidate and kept; skills that do not load are left out, as the driver reported at start."""
         from frames_cli.formats.skill_set import SkillSet
 
         if cid not in self._skills:
@@ -272,6 +274,7 @@ class Candidates:
         return self._skills[cid]
 
     def parent_skills(self, r: RoundRecord) -> SkillSet:
+        """The skill set of round `r`'s parent candidate."""
         return self.skill_set(r.parent, self.files(r.parent))
 
     def child_changes(self, r: RoundRecord) -> dict[str, bytes]:
@@ -280,6 +283,8 @@ class Candidates:
         return plan_changes(self.parent_skills(r), outcomes, {b["skill"] for b in r.blueprints})
 
     def point(self, c: Candidate) -> FrontPoint:
+        """Candidate `c` as a point of the Pareto front: pass rate (0..1) on the selection set, mean
+        tokens per case, and its creation order (0 for S0); an unscored candidate counts as 0."""
         return FrontPoint(c.id, c.pass_rate or 0.0, c.mean_tokens or 0.0, self.state.candidates.index(c))
 
     def update_front(self) -> None:
