@@ -5,13 +5,15 @@ A name is the heading's words (section numbers, question leads such as "How do I
 out, non-Latin script transliterated by `anyascii`), at most `SOFT_NAME` characters, cut only
 between words and never after a dangling "and"/"of"/"other". A heading that says nothing alone
 ("Questions", "Overview") takes its parent's words. Two sections that would share a name take
-their parent headings, then the document title; a numeric suffix is the last resort for headings
-that are identical all the way up.
+their parent headings, then the document title, then the file's path (two documents with one
+title), then the section's two most frequent words (two sections of one file with one heading
+path); a numeric suffix is the last resort, for sections that say the same.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 from anyascii import anyascii
 
@@ -35,7 +37,14 @@ _NUMBERING = re.compile(
 )
 _QUESTION = frozenset("how what when where which who why can could should do does did is are will may".split())
 _LEAD = _QUESTION | frozenset("i we you if to my am our happens".split())
+_WH = frozenset("how what when where which who why".split())
 _ARTICLES = frozenset({"a", "an", "the"})
+_PLURAL = re.compile(r"(?<=([A-Za-z]))\((?:s|es)\)")
+_AMPERSAND = re.compile(r"(?<=[a-z])&(?=[a-z])")
+# "Meals and Incidental Expenses (M&IE)": an abbreviation in parentheses spelled by the initials
+# of the words before it repeats them; the name keeps the words.
+_ABBREVIATION = re.compile(r"\s*\(([A-Z][A-Z&/.]{1,7})\)")
+_JOINERS = frozenset("and of for the in on to &".split())
 # A name must not end on a word that needs the words cut after it.
 _RULE_WORDS = frozenset("must never always only should shall cannot".split())
 _DANGLING = frozenset("a an the and or of to for from in on at by with but than other as into about is are my your our their if".split())
@@ -61,15 +70,31 @@ def words(title: str) -> list[str]:
     """The words a name is made of: numbering, markup, question leads and articles left out,
     transliterated to ASCII lowercase."""
     text = _CJK_RUN.sub(_transliterate_run, plain(strip_numbering(title), markers=False))
-    text = anyascii(text).lower().replace("'", "").replace("(s)", "s")
-    found = _WORD.findall(text)
+    text = _drop_abbreviation(anyascii(text))
+    # "Form(s)" reads "forms", "Certificates(s)" stays "certificates"; "M&IE" is one word.
+    text = _PLURAL.sub(lambda m: "" if m.group(1).lower() == "s" else "s", text).lower().replace("'", "")
+    found = _WORD.findall(_AMPERSAND.sub("", text))
     if found and found[0] in _QUESTION:
-        rest = list(found)
-        while len(rest) > 1 and rest[0] in _LEAD:
+        rest = found[1:]
+        # A second question word starts the subject ("What if who is traveling changes?").
+        while len(rest) > 1 and rest[0] in _LEAD and rest[0] not in _WH:
             rest.pop(0)
-        found = rest
+        found = rest or found
     kept = [w for w in found if w not in _ARTICLES]
     return kept or found
+
+
+def _drop_abbreviation(text: str) -> str:
+    """`text` without a parenthesised abbreviation whose letters are the initials of the words
+    just before it ("Meals and Incidental Expenses (M&IE)" → "Meals and Incidental Expenses")."""
+
+    def repl(match: re.Match[str]) -> str:
+        letters = [c for c in match.group(1) if c.isalpha()]
+        before = [w for w in re.findall(r"[A-Za-z]+", text[: match.start()]) if w.lower() not in _JOINERS]
+        initials = [w[0].upper() for w in before[-len(letters) :]]
+        return "" if len(before) >= len(letters) and initials == letters else match.group(0)
+
+    return _ABBREVIATION.sub(repl, text)
 
 
 def _transliterate_run(match: re.Match[str]) -> str:
@@ -142,7 +167,24 @@ def candidates(chunk: Chunk) -> list[str]:
         name = join(title[:3] + [w for h in heads[-2:-1] for w in h[:3]] + last, MAX_NAME)
         if name not in out:
             out.append(name)
+    # Documents with the same title (two "Travel Policy" files) differ by their file.
+    name = join(file_words(chunk.doc.file) + last, MAX_NAME)
+    if name not in out:
+        out.append(name)
+    # Two sections of one file with the same heading path differ by what they say.
+    name = join(last + part_lead(chunk, last), MAX_NAME)
+    if name not in out:
+        out.append(name)
     return out or ["section"]
+
+
+def file_words(file: str) -> list[str]:
+    """The words of a policy file's path below `policies/`, suffix left out, every word kept
+    ("policies/eu/agency-a.md" → ["eu", "agency", "a"]): what tells apart two documents that share
+    their title."""
+    path = PurePosixPath(file)
+    parts = path.parts[1:-1] if path.parts[:1] == ("policies",) else path.parts[:-1]
+    return _WORD.findall(anyascii(" ".join((*parts, path.stem))).lower())
 
 
 def assign_names(chunks: list[Chunk], fixed: dict[int, str] | None = None, reserved: frozenset[str] = frozenset()) -> list[str]:
