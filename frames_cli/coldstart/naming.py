@@ -26,10 +26,11 @@ from frames_cli.ingest.text import CJK, STOPWORDS
 SOFT_NAME = 48
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK_RUN = re.compile(rf"[{CJK}]+")
-# Section numbers ("2.1.1", "1\\.", "IV.", "A)", "Section 4:", "第一章") say where a heading sits, not what it is about.
+# Section numbers ("2.1.1", "1\\.", "IV.", "A)", "Section 4:", "Appendix B -", "第一章") say where a heading sits, not what it is about.
 _NUMBERING = re.compile(
     r"^\s*(?:"
     r"第[0-9〇零一二三四五六七八九十百千]+[章节節条條款编編篇部]\s*"
+    r"|(?:appendix|annex|attachment|exhibit)\s+(?:[A-Z]|[0-9]+)\b\s*(?:[-–—:.)]\s*)?"
     r"|(?:(?:section|article|chapter|part|step|§)\s*[0-9]+(?:\.[0-9]+)*[.:)]?"
     r"|\d+(?:\.\d+)+\\?\.?|\d+\\?[.)]|[IVXLC]+\\?[.)]|[A-Z]\\?[.)])\s+"
     r")(?=\S)",

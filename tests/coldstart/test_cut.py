@@ -186,6 +186,8 @@ def test_slug() -> None:
         ("Required training (OLU)", "required-training-olu"),  # not the initials: kept
         ("AT&T billing", "att-billing"),
         ("What if who is traveling changes?", "who-is-traveling-changes"),  # the second question word is the subject
+        ("Appendix B - After-hours emergency travel authorizations", "after-hours-emergency-travel-authorizations"),  # a numbering like "Section 4:"
+        ("Annex 2: Fees", "fees"),
         ("Beneficial ownership requirements for legal entity customers and trusts", "beneficial-ownership-requirements-for-legal"),
     ],
 )
