@@ -2,7 +2,8 @@
 spec, unique, and stable across runs.
 
 A name is the heading's words (section numbers, question leads such as "How do I" and articles left
-out, non-Latin script transliterated by `anyascii`), at most `SOFT_NAME` characters, cut only
+out, non-Latin script transliterated by `anyascii`): all of them when they fit the spec's
+MAX_NAME, else the first clause when that fits, else at most `SOFT_NAME` characters, cut only
 between words and never after a dangling "and"/"of"/"other". A heading that says nothing alone
 ("Questions", "Overview") takes its parent's words. Two sections that would share a name take
 their parent headings, then the document title, then the file's path (two documents with one
@@ -127,12 +128,30 @@ def slug(text: str, limit: int = MAX_NAME) -> str:
     return join(words(text), limit) or "section"
 
 
+# Where a heading's first clause ends: ", but", ";", a spaced dash, a colon or a question mark
+# followed by more text. A plain comma is not one: it mostly separates a list's items.
+_CLAUSE_END = re.compile(r",\s+but\b|;|\s[-–—]\s|[:?]\s")
+
+
+def heading_words(title: str) -> list[str]:
+    """The words of `title` a name keeps (see `words`): all of them when they fit MAX_NAME, else
+    its first clause when that fits ("Changes made before going to the airport or train station,
+    but after the flight has been ticketed" → changes-made-before-going-to-airport-or-train-station),
+    else all of them for `join` to cut between words. So a heading that fits is never cut
+    mid-phrase ("...-from-location-other-than-home", not "...-from-location")."""
+    found = words(title)
+    if len("-".join(found)) <= MAX_NAME:
+        return found
+    first = words(_CLAUSE_END.split(strip_numbering(title), 1)[0])
+    return first if first and len("-".join(first)) <= MAX_NAME else found
+
+
 def _heads(chunk: Chunk) -> list[list[str]]:
     """Words of each heading of the chunk's path, document title first; a general chunk has the title only."""
     titles = (chunk.doc.title,) if chunk.kind == "general" or not chunk.heading else chunk.heading
     if chunk.doc.root.level == 0 and chunk.kind != "general" and chunk.heading:
         titles = (chunk.doc.title, *titles)
-    return [w for w in (words(t) for t in titles) if w]
+    return [w for w in (heading_words(t) for t in titles) if w]
 
 
 def part_lead(chunk: Chunk, base: list[str]) -> list[str]:
@@ -160,7 +179,8 @@ def candidates(chunk: Chunk) -> list[str]:
         base = above + last
         if chunk.part > 1:
             base = base + part_lead(chunk, base)
-        name = join(base, MAX_NAME if k > 1 else SOFT_NAME)
+        # The heading alone is kept whole when it fits the spec; only a longer one is cut short.
+        name = join(base, MAX_NAME if k > 1 or len("-".join(base)) <= MAX_NAME else SOFT_NAME)
         if name and name not in out:
             out.append(name)
     title = words(chunk.doc.title)

@@ -196,6 +196,22 @@ def test_names_are_short_whole_words_without_numbers(heading: str, name: str) ->
     assert not name.endswith(("-for", "-and", "-other", "-of", "-to"))
 
 
+@pytest.mark.parametrize(
+    "heading, name",
+    [
+        # fits the spec's 64 characters: kept whole, not cut to "...-from-location"
+        ("What if I am returning to or traveling from a location other than home?", "returning-to-or-traveling-from-location-other-than-home"),
+        # too long: its first clause, whole ("train station", not "train")
+        ("Changes made before going to the airport or train station, but after the flight has been ticketed", "changes-made-before-going-to-airport-or-train-station"),
+        # too long and one clause: cut between words at the soft limit
+        ("Note about travel to a training, conference, speaking event, large team IRL, or international", "note-about-travel-to-training-conference"),
+    ],
+)
+def test_a_heading_name_keeps_whole_phrases(heading: str, name: str) -> None:
+    doc = parse_policy(["# Guide", "", f"## {heading}", "Ask the travel team first."], "policies/guide.md")
+    assert assign_names(cut_document(doc, ColdstartConfig(min_tokens=1))) == [name]
+
+
 def test_generic_heading_takes_its_parents_words() -> None:
     doc = parse_policy(["# Moving", "", "## Short-term relocation", "Tell HR two weeks ahead.", "", "### Questions?", "Ask the people team by email."], "policies/moving.md")
     names = assign_names(cut_document(doc, ColdstartConfig(min_tokens=1, max_tokens=12)))
