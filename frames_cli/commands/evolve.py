@@ -83,6 +83,8 @@ def register(app: typer.Typer) -> None:
             best = state.best()
             if outcome.branch and best is not None:
                 out.print(f"review branch: {outcome.branch}  (frames review {state.run_id}/{best.id})")
+            elif state.status == "finished" and any(c.parent_id is not None for c in state.front_candidates()):
+                out.print("no front member beat S0 by more than noise; no review branch was made")
             elif state.status == "finished":
                 out.print("no candidate beat S0; no review branch was made")
             if state.status == "stopped":

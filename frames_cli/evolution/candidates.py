@@ -16,6 +16,7 @@ from frames_cli.evolution.disputes import excluded_ids
 from frames_cli.evolution.early import EarlyRejection, certain_rejection
 from frames_cli.evolution.front import FrontPoint, pareto_front
 from frames_cli.evolution.gate import GateVerdict, Outcomes, outcomes_from_results
+from frames_cli.evolution.recommend import gain_p_value
 from frames_cli.evolution.records import Candidate, FailureNote
 from frames_cli.evolution.run_ids import BASE_ID, candidate_id
 from frames_cli.evolution.rewrite import RewriteOutcome, plan_changes
@@ -80,6 +81,16 @@ class Candidates:
                 cases.setdefault(r["category"], set()).add(r["case_id"])
         cand.case_counts = {cat: len(ids) for cat, ids in sorted(cases.items())}
         cand.samples = self.settings.samples
+        # A child rejected early was not scored on every case: no gain to test (and it is off the front).
+        cand.gain_p = None if cand.parent_id is None or ev.early_stop else self._gain_p(ev)
+
+    def _gain_p(self, ev: Evaluation) -> float:
+        """The child of evaluation `ev` against S0 on the selection set (recommend.gain_p_value); a case
+        lost on either side is compared on neither."""
+        lost = self._lost_ids(BASE_ID) | {r["case_id"] for r in ev.results if r.get("lost")}
+        gated = set(self.split.selection) - self.excluded() - lost
+        child = outcomes_from_results(r for r in ev.results if r["case_id"] in gated)
+        return gain_p_value(self._outcomes(BASE_ID, lost), child, self.settings.samples)
 
     def evaluate_child(self, cid: str, files: Mapping[str, bytes], parent: str) -> None:
         """Evaluate a child (or sub-child) of `parent` made of `files` on E, blind, and keep its

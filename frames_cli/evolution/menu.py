@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.evolution.formatting import pct, plural, tokens, usd, with_n
+from frames_cli.evolution.recommend import recommendation_note
 from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.gitstore.history import DiffStat
 from frames_cli.gitstore.repo import SKILLS_PREFIX
@@ -172,6 +173,7 @@ def menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[li
     measures: list[tuple[str, Callable[[MenuRow], str]]] = [
         (with_n("pass rate" + (", selection set" if sizes else ""), base.n_cases if base else None, k), lambda r: pct(r.candidate.pass_rate)),
         ("Δ vs S0", lambda r: delta(r.candidate)),
+        *([("p of gain", lambda r: "—" if r.candidate.gain_p is None else f"{r.candidate.gain_p:.3g}")] if state.recommend_alpha < 1 else []),
         *((with_n(f"  {names[name]}", n, k), on_set(name)) for name, n in sizes.items()),
         *((with_n(f"  {cat}", counts.get(cat), k), lambda r, cat=cat: pct(r.candidate.per_category.get(cat))) for cat in categories(state)),
         ("tokens/case", lambda r: tokens(r.candidate.mean_tokens)),
@@ -200,6 +202,9 @@ def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
          f"Rates, tokens and cost/eval are on E, the run's evaluation set ({cases}{samples}); cost/eval is the executor's cost "
          "of one evaluation on it."),
     ]
+    why = recommendation_note(state)
+    if why:
+        notes.append(why)
     changed = [row for row in menu_columns(state, rows) if row.changed_skills]
     if changed:
         notes.append("Skills changed against S0:")

@@ -89,6 +89,9 @@ class Candidate:
             the sub-child made without the implicated rewrites, or None) and "note"; {} otherwise.
         cut_from: for a sub-child, the child whose implicated rewrites it leaves out; None otherwise.
         left_out: for a sub-child, skill → the broken cases that implicated the rewrite left out.
+        gain_p: the one-sided exact p-value of its gain over S0 on the selection set
+            (recommend.gain_p_value); None for S0, a child not fully evaluated (rejected early) and
+            candidates of runs recorded before frames kept it.
     """
 
     id: str
@@ -118,6 +121,7 @@ class Candidate:
     attribution: dict[str, Any] = field(default_factory=dict)
     cut_from: str | None = None
     left_out: dict[str, list[str]] = field(default_factory=dict)
+    gain_p: float | None = None
 
     @property
     def n_cases(self) -> int | None:
@@ -225,11 +229,33 @@ class RunState:
         """The front members, in `front` order."""
         return [self.candidate(cid) for cid in self.front]
 
+    @property
+    def recommend_alpha(self) -> float:
+        """α of `evolution.recommend_alpha` the run started with; 1.0 (the paper's rule) for runs
+        recorded before frames kept it."""
+        return float(self.config.get("evolution", {}).get("recommend_alpha", 1.0))
+
+    def children_evaluated(self) -> int:
+        """How many children (sub-children included) were evaluated on the selection set."""
+        return sum(1 for c in self.candidates if c.parent_id is not None and c.evaluated)
+
+    def recommendation_bar(self) -> float:
+        """The p-value a child's gain must reach to be recommended: α / m over the m children
+        evaluated (Bonferroni; evolution/recommend.py), α itself before any child."""
+        return self.recommend_alpha / max(1, self.children_evaluated())
+
     def best(self) -> Candidate | None:
-        """The front member with the highest pass rate (fewer mean tokens, then older, break ties)."""
-        members = [c for c in self.front_candidates() if c.evaluated]
+        """The member the run recommends (★, the review branch): of the front members whose gain over
+        S0 is significant (`gain_p` at most `recommendation_bar()`; every member when α is 1, the
+        paper's rule), the highest pass rate, then fewer mean tokens, then the older. S0 when no
+        member qualifies (even if S0 itself is off the front: nothing better is shown); None before
+        S0 is evaluated."""
+        alpha, bar = self.recommend_alpha, self.recommendation_bar()
+        members = [c for c in self.front_candidates() if c.evaluated
+                   and (c.parent_id is None or alpha >= 1 or (c.gain_p is not None and c.gain_p <= bar))]
+        base = self.base_candidate()
         if not members:
-            return None
+            return base if base is not None and base.evaluated else None
         return max(members, key=lambda c: (c.pass_rate, -(c.mean_tokens or 0.0), -self.candidates.index(c)))
 
     def to_json(self) -> dict[str, Any]:

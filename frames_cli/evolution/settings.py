@@ -26,7 +26,9 @@ class Settings:
     (no sub-child) in runs started before attribution existed; `gate_max_samples` is 0 (no sequential
     sampling) in runs started before it existed; `lost_retries` is `eval.lost_retries`, and 2 (its
     default) in runs started before it was fixed at the start (they read frames.yaml on every
-    resume; a retry only asks again for an answer the run would otherwise leave out); the rest mean
+    resume; a retry only asks again for an answer the run would otherwise leave out); `recommend_alpha`
+    is 1.0 (the highest pass rate is the best member, as in the paper) in runs started before it
+    existed; the rest mean
     what their config fields say.
     """
 
@@ -54,6 +56,7 @@ class Settings:
     attribution_steps: int = 0
     cost: dict = dataclasses.field(default_factory=dict)
     lost_retries: int = 2
+    recommend_alpha: float = 1.0
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -84,6 +87,7 @@ class Settings:
             duplicate_threshold=ev.duplicate_threshold,
             guards=dataclasses.asdict(ev.guards),
             early_rejection=ev.early_rejection,
+            recommend_alpha=ev.recommend_alpha,
             gate_max_samples=ev.gate_max_samples,
             attribution_steps=ev.attribution_steps,
             cost=dataclasses.asdict(ev.cost),

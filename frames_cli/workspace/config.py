@@ -140,6 +140,9 @@ class EvolutionConfig:
     gate_max_samples: int = _f(
         20, "noise-aware gate: a category below its floor without a significant drop gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α spent over the looks (≤ eval.samples = off)", min=1
     )
+    recommend_alpha: float = _f(
+        0.05, "the best member (★, the review branch) must beat S0 on the selection set by a gain an exact paired test finds significant at this level, Bonferroni over the children the run evaluated; 1 = the highest pass rate (the paper)", min=1e-6, max=1.0
+    )
     regression_sample: int = _f(100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0)
     anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0)
     rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0)

@@ -71,7 +71,10 @@ def _words(text: str) -> set[str]:
 
 
 def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tmp_path: Path) -> None:
-    """Issue 11: the bundled main job (its default settings but the seed) learns rules, not case facts."""
+    """Issue 11: the bundled main job (its default settings but the seed and the recommendation rule)
+    learns rules, not case facts. The paper's rule (recommend_alpha 1) makes the highest-rate member
+    the review branch, so the lines the guards let through are judged even when no gain is
+    significant (by default no branch is made then)."""
     from frames_cli.evolution.guards import CaseValues
     from frames_cli.evolution.policy_keeper import PolicyKeeper
     from frames_cli.formats.case_files import load_cases
@@ -82,6 +85,10 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
     for name in EXAMPLE:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    settings = root / "frames.yaml"
+    text = settings.read_text(encoding="utf-8")
+    assert "  recommend_alpha: 0.05" in text
+    settings.write_text(text.replace("  recommend_alpha: 0.05", "  recommend_alpha: 1.0"), encoding="utf-8")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
     git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "bundled example")

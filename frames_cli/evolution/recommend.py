@@ -1,0 +1,58 @@
+"""Which front member a run recommends: one whose gain over S0 on the selection set is more than noise.
+
+The front's highest pass rate is the maximum over every child the run made, each scored on the
+same selection set, so it is biased upwards (the winner's curse; the figures that showed it on
+the bundled example are in docs/DECISIONS.md). A member is therefore recommended (★ in the deploy menu, the review branch)
+only when the exact one-sided paired test of paired_test.upper_p_value, with the child's passes in
+S0's place, finds its gain over S0 significant at α / m, where m is the number of children the run
+evaluated (Bonferroni: the front is chosen from all of them on the same cases; Dunn, JASA 56 (1961)
+52–64). `evolution.recommend_alpha` is α; 1 gives the paper's rule (the highest pass rate).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+from frames_cli.evolution.paired_test import upper_p_value
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.gate import CaseOutcome
+    from frames_cli.evolution.records import RunState
+
+
+def gain_p_value(base: Mapping[str, CaseOutcome], child: Mapping[str, CaseOutcome], k: int) -> float:
+    """The one-sided p-value of "the child passes more often than S0" over the cases both were scored on.
+
+    `base` and `child` map case id → outcome (evolution/gate.outcomes_from_results); each side's
+    first `k` samples of a case are compared (the gate's extra samples of some categories are left
+    out, so every case weighs the same). Cases only one side has (lost, or left unevaluated by early
+    rejection) are not compared. 1.0 when no case differs.
+
+    Raises:
+        ValueError: k < 1.
+    """
+    strata = []
+    for case_id in sorted(base.keys() & child.keys()):
+        a, b = base[case_id].passes[:k], child[case_id].passes[:k]
+        if len(a) == k and len(b) == k:
+            strata.append((sum(b), sum(a)))
+    return upper_p_value(strata, k)
+
+
+def recommendation_note(state: RunState) -> str | None:
+    """One line on why the best member is what it is, for the deploy menu and the reports; None when
+    the run uses the paper's rule (α = 1) or made no child."""
+    alpha, bar, children = state.recommend_alpha, state.recommendation_bar(), state.children_evaluated()
+    if alpha >= 1 or not children:
+        return None
+    test = (f"★ needs a gain over S0 on the selection set with p ≤ {alpha:g} / {children} = {bar:.4g} "
+            "(exact one-sided paired test, Bonferroni over the children evaluated)")
+    best = state.best()
+    if best is not None and best.parent_id is not None:
+        return f"{test}; {best.id} has p = {best.gain_p:.4g}."
+    rivals = [c for c in state.front_candidates() if c.parent_id is not None and c.gain_p is not None]
+    if not rivals:
+        return f"{test}; no member besides S0 is on the front, so S0 stays the recommendation."
+    top = min(rivals, key=lambda c: (c.gain_p, -(c.pass_rate or 0.0)))
+    return (f"{test}. No front member has one (smallest: {top.id}, p = {top.gain_p:.4g}), so S0 stays the "
+            "recommendation and no review branch is made; `frames review` still shows every member's diff.")
