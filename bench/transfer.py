@@ -9,11 +9,14 @@ LLM behaviour, not an LLM.
 
 Per seed and in the mean, side by side for the guards on and off (`evolution.guards`; when this
 frames has no such setting, only the unguarded column is measured and the output says so):
-  test S0 → best   pass rate on the sealed test set of S0 and of the best front member; gain in points
-  case-specific    share of the lines the best member adds under skills/ that carry a value found in
-                   only one case's input (a reservation id, a user id, an amount, a date) — target 0
-  policy removed   policy sentences (lines of policies/*.md, as S0's skills hold them) the best
-                   member's diff removes — target 0
+  test S0 → best   pass rate on the sealed test set of S0 and of the best member (the one the run
+                   recommends: a significant gain over S0, evolution.recommend_alpha; else S0); gain in points
+  → highest rate   the same for the front member of highest pass rate (the paper's rule), with the
+                   p-value of its gain on the selection set
+  case-specific    share of the lines the highest-rate member adds under skills/ that carry a value
+                   found in only one case's input (a reservation id, a user id, an amount, a date) — target 0
+  policy removed   policy sentences (lines of policies/*.md, as S0's skills hold them) the
+                   highest-rate member's diff removes — target 0
 
 Usage: python bench/transfer.py [--seeds 0 1 2 3 4] [--max-rounds N]
 """
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.records import Candidate, RunState  # noqa: E402
 from frames_cli.workspace.config import EvolutionConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 from bundled import copy_example  # noqa: E402
@@ -102,17 +106,41 @@ def policy_lines(root: Path) -> set[str]:
     return {line.strip() for p in (root / "policies").glob("*.md") for line in p.read_text().splitlines() if len(line.strip()) > 20}
 
 
+def highest_rate(state: RunState) -> Candidate:
+    """The front member the paper's rule would pick (recommend_alpha 1: the highest pass rate)."""
+    paper = {**state.config, "evolution": {**state.config.get("evolution", {}), "recommend_alpha": 1.0}}
+    return dataclasses.replace(state, config=paper).best()
+
+
 def measure(root: Path) -> dict:
     state = evolve(Workspace.open(root), EvolveOptions(force=True)).state
-    s0, best = state.base_candidate(), state.best()
-    added, removed = diff_lines(root, state.base, best.commit) if best.id != s0.id else ([], [])
+    s0, best, top = state.base_candidate(), state.best(), highest_rate(state)
+    added, removed = diff_lines(root, state.base, top.commit) if top.id != s0.id else ([], [])
     values = single_case_values(root)
     specific = [line for line in added if any(v in line for v in VALUE.findall(line) if v in values)]
     policy = policy_lines(root)
     dropped = [line for line in removed if line in policy and line not in added]
     test = lambda c: c.sets.get("test", {}).get("pass_rate")  # noqa: E731
-    return {"s0": test(s0), "best": test(best), "best_id": best.id, "added": len(added), "specific": len(specific),
-            "removed_policy": len(dropped), "rounds": state.round, "example": specific[:1]}
+    return {"s0": test(s0), "best": test(best), "best_id": best.id, "top": test(top), "top_id": top.id, "top_p": top.gain_p,
+            "added": len(added), "specific": len(specific), "removed_policy": len(dropped), "rounds": state.round,
+            "example": specific[:1]}
+
+
+def shared_rules(root: Path) -> tuple[int, int, int, int]:
+    """How much a rule learnt on the train cases can help the sealed ones in the simulator's world:
+    (sealed cases with a rule some train case also has, sealed cases, such rules, rules of the
+    sealed cases). Rules and "the same rule" are the simulator's own (`SimWorld.facts`,
+    `matching.sentence_found`)."""
+    from frames_cli.formats.case_files import load_cases
+    from frames_cli.sim.matching import sentence_found, sentence_sets
+    from frames_cli.sim.world import SimWorld, policy_texts
+
+    train = load_cases(sorted((root / "cases").glob("*.yaml")))
+    sealed = load_cases(sorted((root / "holdout").glob("*.yaml")))
+    world = SimWorld.from_cases([*train, *sealed], policy_texts(Workspace.open(root)))
+    learnt = [s for case in train for rule in world.facts(case).rules for s in sentence_sets(rule)]
+    hits = {case.id: [sentence_found(rule, learnt) for rule in world.facts(case).rules] for case in sealed}
+    return sum(any(h) for h in hits.values()), len(sealed), sum(map(sum, hits.values())), sum(map(len, hits.values()))
 
 
 def pct(x: float | None) -> str:
@@ -127,22 +155,29 @@ def main() -> None:
     settings = [("guards on", False), ("guards off", True)] if guards_config() else [("no guards in this frames", False)]
     results: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        shared = shared_rules(workspace(Path(tmp) / "world", 0, args.max_rounds, False))
         for name, off in settings:
             results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, off)) for seed in args.seeds]
     print("frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
+    cases, n_sealed, rules, n_rules = shared
+    print(f"In the simulator's world {cases} of the {n_sealed} sealed cases turn on a rule a train case also has "
+          f"({rules} of their {n_rules} rules): at most that much can a rule learnt on the train cases help them.")
     for name, rows in results.items():
         print(f"\n{name}")
-        print("seed  test S0 → best (member)      gain   added  case-specific  policy removed  rounds")
+        print("seed  test S0 → best (member)     gain | → highest rate (member, p of gain)     gain | added  case-specific  policy removed  rounds")
         for seed, r in zip(args.seeds, rows):
-            gain = 100 * ((r["best"] or 0) - (r["s0"] or 0))
+            gain, top_gain = (100 * ((r[k] or 0) - (r["s0"] or 0)) for k in ("best", "top"))
             share = r["specific"] / r["added"] if r["added"] else 0.0
-            print(f"{seed:>4}  {pct(r['s0'])} → {pct(r['best'])} ({r['best_id']:>5})  {gain:+6.1f}  {r['added']:>5}  "
-                  f"{100 * share:5.1f}% ({r['specific']:>2})  {r['removed_policy']:>14}  {r['rounds']:>6}")
-        gains = [100 * ((r["best"] or 0) - (r["s0"] or 0)) for r in rows]
+            p = "—" if r["top_p"] is None else f"{r['top_p']:.3f}"
+            print(f"{seed:>4}  {pct(r['s0'])} → {pct(r['best'])} ({r['best_id']:>5}) {gain:+6.1f} | → {pct(r['top'])} ({r['top_id']:>5}, "
+                  f"p {p:>5}) {top_gain:+15.1f} | {r['added']:>5}  {100 * share:5.1f}% ({r['specific']:>2})  {r['removed_policy']:>14}  {r['rounds']:>6}")
+        for key, label in (("best", "best member (recommended)"), ("top", "highest-rate member (the paper's rule)")):
+            gains = [100 * ((r[key] or 0) - (r["s0"] or 0)) for r in rows]
+            print(f"mean  test gain of the {label} {statistics.mean(gains):+.1f} pt (min {min(gains):+.1f}, max {max(gains):+.1f}); "
+                  f"below S0 on {sum(g < 0 for g in gains)} of {len(gains)} seeds")
         added = sum(r["added"] for r in rows)
         specific = sum(r["specific"] for r in rows)
-        print(f"mean  test gain {statistics.mean(gains):+.1f} pt (min {min(gains):+.1f}, max {max(gains):+.1f}); "
-              f"case-specific {100 * specific / added if added else 0:.1f}% of {added} added lines; "
+        print(f"      highest-rate members' diffs: case-specific {100 * specific / added if added else 0:.1f}% of {added} added lines; "
               f"policy sentences removed {sum(r['removed_policy'] for r in rows)}")
         examples = [r["example"][0] for r in rows if r["example"]]
         if examples:
