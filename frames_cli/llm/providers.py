@@ -160,6 +160,7 @@ def litellm_module() -> Any:
                 for provider in ours:
                     if provider.models:
                         litellm.register_model({k: dict(v) for k, v in provider.models.items()})
+                complete_response_models()
             finally:
                 if enabled:
                     gc.enable()
@@ -172,6 +173,29 @@ def litellm_module() -> Any:
             gc.freeze()
             _litellm = litellm
     return _litellm
+
+
+def complete_response_models() -> int:
+    """Build now, in one thread, the pydantic models of litellm's responses that it leaves to be
+    built on first use (`Usage`, `ModelResponse`, `Message`, … of `litellm.types.utils`; about 0.1 s).
+
+    pydantic's lazy `model_rebuild` is not thread-safe (pydantic issue #13419): when the first
+    responses of a process are made by several threads at once, one of them can find the class
+    half rebuilt and fail with "type object 'Usage' has no attribute '__pydantic_core_schema__'",
+    which litellm reports as an APIConnectionError. Every call-pool worker and `frames eval --jobs`
+    worker answers its first calls from several threads, and forked workers share what is built
+    here. Returns how many models were built (0 when litellm built them all already).
+    """
+    import inspect
+
+    import pydantic
+    from litellm.types import utils
+
+    pending = [c for c in vars(utils).values() if inspect.isclass(c) and issubclass(c, pydantic.BaseModel)
+               and c.__module__ == utils.__name__ and not c.__pydantic_complete__]
+    for model in pending:
+        model.model_rebuild()
+    return len(pending)
 
 
 def set_litellm_environment() -> None:

@@ -6,6 +6,9 @@ Invariants:
 2. With the flag set, litellm still prices the reply (`response_cost`), so the ledger's USD holds.
 3. litellm's import runs with the cycle collector paused (one full collection, ours, instead of
    several), which is running again afterwards, and the heap it leaves is frozen.
+4. Once litellm is imported, no response model of `litellm.types.utils` is left for pydantic to
+   build on first use, where threads racing to build it failed calls ("type object 'Usage' has
+   no attribute '__pydantic_core_schema__'").
 """
 
 from __future__ import annotations
@@ -76,3 +79,17 @@ def test_litellm_is_imported_with_the_collector_paused_then_restored(collector, 
     done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, collector], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == expected.split()
+
+
+def test_litellm_response_models_are_built_before_any_thread_calls():
+    code = (
+        "import inspect, pydantic\n"
+        "from frames_cli.llm import providers\n"
+        "providers.litellm_module()\n"
+        "from litellm.types import utils\n"
+        "models = [c for c in vars(utils).values() if inspect.isclass(c) and issubclass(c, pydantic.BaseModel) and c.__module__ == utils.__name__]\n"
+        "print(len(models), [c.__name__ for c in models if not c.__pydantic_complete__])\n"
+    )
+    # A fresh interpreter: in this one another test may already have built them by using them.
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
+    assert int(out[0]) > 10 and out[1].strip() == "[]"
