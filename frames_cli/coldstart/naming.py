@@ -173,7 +173,7 @@ def candidates(chunk: Chunk) -> list[str]:
     last = heads[-1]
     out: list[str] = []
     for k in range(1, len(heads) + 1):
-        above = [w for h in heads[-k:-1] for w in h[:3]]
+        above = _prefix(heads[-k:-1], last)
         if k == 1 and "-".join(last) in _GENERIC and len(heads) > 1:
             continue
         base = above + last
@@ -185,7 +185,7 @@ def candidates(chunk: Chunk) -> list[str]:
             out.append(name)
     title = words(chunk.doc.title)
     if title and title != heads[0]:
-        name = join(title[:3] + [w for h in heads[-2:-1] for w in h[:3]] + last, MAX_NAME)
+        name = join(_prefix([title, *heads[-2:-1]], last), MAX_NAME)
         if name not in out:
             out.append(name)
     # Documents with the same title (two "Travel Policy" files) differ by their file.
@@ -197,6 +197,23 @@ def candidates(chunk: Chunk) -> list[str]:
     if name not in out:
         out.append(name)
     return out or ["section"]
+
+
+def _prefix(parents: list[list[str]], last: list[str]) -> list[str]:
+    """The parent headings' words put before `last`: whole when the name then fits MAX_NAME, else
+    each parent's first three words without a dangling last word, so "Get access to Concur" >
+    "Frequently asked questions" is get-access-to-concur-..., never get-access-to-frequently-...
+    (which says something else)."""
+    whole = [w for h in parents for w in h]
+    if len("-".join(whole + last)) <= MAX_NAME:
+        return whole
+    out: list[str] = []
+    for h in parents:
+        cut = h[:3]
+        while len(cut) > 1 and cut[-1] in _DANGLING:
+            cut = cut[:-1]
+        out += cut
+    return out
 
 
 def file_words(file: str) -> list[str]:

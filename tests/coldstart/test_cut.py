@@ -212,6 +212,13 @@ def test_a_heading_name_keeps_whole_phrases(heading: str, name: str) -> None:
     assert assign_names(cut_document(doc, ColdstartConfig(min_tokens=1))) == [name]
 
 
+def test_a_parent_heading_before_a_generic_one_is_not_cut_mid_phrase() -> None:
+    # 18F: "Get access to Concur" > "Frequently Asked questions" was get-access-to-frequently-asked-questions.
+    doc = parse_policy(["# Get access to Concur", "", "Ask the travel team for a vendor ID first.", "", "## Frequently Asked questions", "Your user type is traveler."], "policies/access.md")
+    names = assign_names(cut_document(doc, ColdstartConfig(min_tokens=1)))
+    assert names[-1] == "get-access-to-concur-frequently-asked-questions"
+
+
 def test_generic_heading_takes_its_parents_words() -> None:
     doc = parse_policy(["# Moving", "", "## Short-term relocation", "Tell HR two weeks ahead.", "", "### Questions?", "Ask the people team by email."], "policies/moving.md")
     names = assign_names(cut_document(doc, ColdstartConfig(min_tokens=1, max_tokens=12)))
