@@ -34,18 +34,22 @@ workspace as committed at HEAD, each with its own empty model cache:
                              same children of the first (the cases evaluated after a stop for
                              attribution included); decisions-identical compares the gate decision
                              of every child of every seed between the two runs.
-  tokens-per-run             spend of the whole evolve run (all roles, ledger), before and after.
+  tokens-per-run             spend of the whole evolve run (all roles, ledger), before and after,
+                             both on the same cases: HEAD's cases/ (τ²'s 30 train tasks), no
+                             sealed set. The bundled run as shipped (the same 30 cases and 20
+                             sealed test cases scored once at the end) is printed beside it.
   cacheable-prefix-share     share of the executor prompt characters that lie in the prefix shared
-                             by every executor request of the same evaluation (from the runs'
-                             exchanges.jsonl; the simulator counts ⌈characters / 4⌉ tokens).
+                             by every executor request of the same evaluation (from the before and
+                             after runs' exchanges.jsonl; the simulator counts ⌈characters / 4⌉ tokens).
 
 "Before" is the code at revision --before (default: main before issue #12), unpacked with `git
-archive` and run from a subprocess with the same Python; "after" is this checkout.
+archive` and run from a subprocess with the same Python, with its own frames.yaml, policies and
+skills (its cases/ held all 50 τ² tasks; it gets HEAD's 30 instead); "after" is this checkout.
 
 The gate checks are made at every k of --samples and sequentially, side by side (the same runs,
 skill sets and children).
 
-Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10 20] [--sequential-start 5] [--sequential-max 20]
+Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10 20 40] [--sequential-start 5] [--sequential-max 40]
                             [--reruns 6] [--before REV] [--max-rounds N]
 """
 
@@ -80,8 +84,10 @@ from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
 EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout")
-#: The example at BEFORE: all 50 cases in cases/, no holdout/ yet.
-EXAMPLE_BEFORE = ("frames.yaml", "policies", "skills", "cases")
+#: What the "before" runs take from revision BEFORE: its settings, policies and skills. Their cases
+#: are HEAD's cases/ (τ²'s 30 train tasks): BEFORE's cases/ held all 50 tasks, so its runs
+#: evaluated 50 cases where HEAD's evaluate 30 (and seal the 20 test tasks).
+EXAMPLE_BEFORE = ("frames.yaml", "policies", "skills")
 #: main just before issue #12's first change: the "before" of tokens-per-run and cacheable-prefix-share.
 BEFORE = "3c20bc3"
 RULES = ("paper", "noise-aware")
@@ -101,6 +107,18 @@ def unpack(rev: str, paths: tuple[str, ...], into: Path) -> Path:
     archive = subprocess.run(["git", "archive", rev, *paths], cwd=ROOT, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
+
+
+def same_cases(example: Path, before: Path, into: Path) -> tuple[Path, Path]:
+    """(HEAD's example, BEFORE's example) with the same cases for tokens-per-run and
+    cacheable-prefix-share: HEAD's cases/ in both, no sealed holdout/ in HEAD's (BEFORE has none)."""
+    after = into / "after"
+    shutil.copytree(example, after, ignore=shutil.ignore_patterns("holdout"))
+    config = yaml.safe_load((after / "frames.yaml").read_text())
+    config["evolution"]["split"]["test_cases"] = None
+    (after / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    shutil.copytree(example / "cases", before / "cases")
+    return after, before
 
 
 def workspace(tmp: Path, example: Path, seed: int, evolution: dict, samples: int | None = None) -> Path:
@@ -256,12 +274,16 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
             tally["settled"] += len((b.gate_details.get("early_stop") or {}).get("settled", []))
             tally["skipped"] += len((b.gate_details.get("early_stop") or {}).get("skipped", []))
     tally["identical"] &= len(full.candidates) == len(early.candidates)
-    before_root = workspace(tmp, unpack(args.before, EXAMPLE_BEFORE, tmp / f"example-before-{seed}"), seed, rounds)
+    after_example, before_example = same_cases(example, unpack(args.before, EXAMPLE_BEFORE, tmp / f"example-before-{seed}"), tmp / f"same-{seed}")
+    before_root = workspace(tmp, before_example, seed, rounds)
     out = subprocess.run([sys.executable, "-c", _BEFORE_RUN, str(before), str(before_root)], check=True, capture_output=True, text=True)
     old = json.loads(out.stdout.strip().splitlines()[-1])
+    after_root = workspace(tmp, after_example, seed, rounds)
+    after = evolve(Workspace.open(after_root), EvolveOptions()).state
     tally["tokens_before"].append(old["tokens"])
-    tally["tokens_after"].append(early.spend_tokens)
-    for key, root, run_id in (("prefix_before", before_root, old["run_id"]), ("prefix_after", early_root, early.run_id)):
+    tally["tokens_after"].append(after.spend_tokens)
+    tally["tokens_bundled"].append(early.spend_tokens)
+    for key, root, run_id in (("prefix_before", before_root, old["run_id"]), ("prefix_after", after_root, after.run_id)):
         shared, total = prefix_share(run_dir(Workspace.open(root), run_id) / "exchanges.jsonl")
         tally[key][0] += shared
         tally[key][1] += total
@@ -279,20 +301,20 @@ def share(flags: list[bool]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--samples", type=int, nargs="+", default=[5, 10, 20], help="k: samples per case in each A/A and planted gate check (several: side by side)")
+    parser.add_argument("--samples", type=int, nargs="+", default=[5, 10, 20, 40], help="k: samples per case in each A/A and planted gate check (several: side by side)")
     parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
     parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
     parser.add_argument("--skip-checks", action="store_true", help="leave out the A/A and planted checks (only the evolve runs' figures)")
     parser.add_argument("--sequential-start", type=int, default=5, help="k of the sequential noise-aware gate's first look")
-    parser.add_argument("--sequential-max", type=int, default=20, help="evolution.gate_max_samples of the sequential gate")
+    parser.add_argument("--sequential-max", type=int, default=40, help="evolution.gate_max_samples of the sequential gate")
     args = parser.parse_args()
     kinds = ("aa", "planted", "planted-any")
     tally: dict = {(kind, r, k): [] for kind in kinds for r in RULES for k in args.samples}
     tally.update({(kind, "sequential"): [] for kind in kinds})
     tally.update({("tokens", k): [] for k in [*args.samples, "sequential"]})
     tally.update(base_samples=[], sampled_further=[], settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
-                 tokens_before=[], tokens_after=[], prefix_before=[0, 0], prefix_after=[0, 0])
+                 tokens_before=[], tokens_after=[], tokens_bundled=[], prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="frames-gate-bench-") as tmp:
         example = unpack("HEAD", EXAMPLE, Path(tmp) / "example")
@@ -317,15 +339,17 @@ def main() -> None:
         for k in args.samples:
             print(f"  fixed k={k:<4} {statistics.mean(tally['tokens', k]):>12,.0f}")
         sq = statistics.mean(tally["tokens", "sequential"])
-        top = max(args.samples)
-        print(f"  {seq:<40} {sq:>12,.0f}  ({sq / statistics.mean(tally['tokens', top]):.2f}× fixed k={top}); categories sampled further per check:"
+        against = ", ".join(f"{sq / statistics.mean(tally['tokens', k]):.2f}× fixed k={k}" for k in args.samples)
+        print(f"  {seq:<40} {sq:>12,.0f}  ({against}); categories sampled further per check:"
               f" mean {statistics.mean(tally['sampled_further']):.2f}; S0 needed up to {max(tally['base_samples'])} samples per case")
     print(f"{'early-rejection-saving':<31} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
           f" ({tally['stopped']} stopped early; {tally['skipped']} cases skipped, {tally['settled']} evaluated after the stop for attribution);"
           f" decisions-identical: {'yes' if tally['identical'] else 'NO'}"
           f" ({tally['children']} children)")
-    print(f"{'tokens-per-run':<31} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles)")
-    print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters)")
+    print(f"{'tokens-per-run':<31} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles;"
+          f" both on HEAD's cases/ (30 cases), no sealed set, each revision's own settings)")
+    print(f"{'':<31} the bundled run as shipped (30 cases, 20 sealed holdout cases scored at the end): {statistics.mean(tally['tokens_bundled']):,.0f}")
+    print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters; the same two runs)")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 
 

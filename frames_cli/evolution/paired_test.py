@@ -112,3 +112,39 @@ def broken_case_p_value(a: int, b: int, k: int) -> float:
 def smallest_broken_case_p(k: int) -> float:
     """The smallest value `broken_case_p_value` can take at k samples: 4^−k (S0 passed all k, the child none)."""
     return broken_case_p_value(k, 0, k)
+
+
+
+def broken_cases_p_value(strata: Iterable[tuple[int, int]], k: int, broken: int) -> float:
+    """The p-value of "`broken` of these cases are ones S0 passes at least half the time and the
+    child fails every time", for `strata` of (a, b): S0's and the child's passes of k samples per case.
+
+    Small means the data rule that regression out. A case the child passed in some sample cannot
+    be one the child fails every time, so only the cases with b = 0 are candidates; when fewer
+    than `broken` are left the alternative is impossible (0.0). Otherwise the alternative is the
+    union, over sets B of `broken` candidates, of "S0 passes each case of B with probability
+    ≥ ½"; there S0's passes on B are at least Binomial(|B|·k, ½) in the stochastic order, so
+    P(Binomial(|B|·k, ½) ≤ Σ_B a) bounds the chance of so few. Rejecting every set's alternative at
+    level β rejects the union at level β (an intersection–union test: Berger, Technometrics 24
+    (1982) 295–300), and the set of candidates S0 passed most is the hardest: its bound is returned.
+
+    1.0 when `broken` < 1. Never grows when the child passes more (fewer candidates), so early
+    acceptance only gets easier for a better child.
+
+    Raises:
+        ValueError: k < 1, or a count outside 0..k.
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    candidates = []
+    for a, b in strata:
+        if not (0 <= a <= k and 0 <= b <= k):
+            raise ValueError(f"passes ({a}, {b}) outside 0..{k}")
+        if b == 0:
+            candidates.append(a)
+    if broken < 1:
+        return 1.0
+    if len(candidates) < broken:
+        return 0.0
+    n, most = broken * k, sum(sorted(candidates, reverse=True)[:broken])
+    return min(1.0, sum(math.comb(n, x) for x in range(most + 1)) / 2**n)

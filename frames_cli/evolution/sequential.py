@@ -1,13 +1,20 @@
-"""Sequential sampling for the noise-aware gate: more samples where a category is below its floor yet undecided.
+"""Sequential sampling for the noise-aware gate: more samples where a category is not decided yet.
 
 At k samples per case the noise-aware rule (evolution/gate.py) often cannot tell a real drop from
-noise: a category below its floor without a significant drop is accepted, whatever it hides. The
-sequential gate looks again with more samples instead. Looks are planned before any model call at
-k, 2k, 4k, … samples per case, the last at `evolution.gate_max_samples`. At each look every
-category not decided yet is checked by the noise-aware rule at that look's share of α; a category
-at or above its floor is accepted there, one the test rejects rejects the child, and one below its
-floor without a significant drop is undecided: its cases get more samples, S0's and the child's,
-up to the next look. At the last look an undecided category is accepted (noise explains it).
+noise. The sequential gate looks again with more samples instead. Looks are planned before any
+model call at k, 2k, 4k, … samples per case, the last at `evolution.gate_max_samples`. It is a
+one-sided group-sequential test with two boundaries (Jennison & Turnbull, "Group Sequential
+Methods with Applications to Clinical Trials", 2000, ch. 4 and 7; Pampallona & Tsiatis, JSPI 42
+(1994) 19–35). At each look every category not decided yet is checked:
+
+- rejection: the noise-aware rule at that look's share of α; if it rejects, the child is rejected
+  and the gate ends;
+- early acceptance (interim looks only): the data rule out, at that look's share of β, the
+  regression the gate is built to catch: ⌈n/3⌉ of the category's n cases (the issue's "made
+  worse by at least a third of its cases") broken, i.e. S0 passes each at least half the time and
+  the child fails it every time (`paired_test.broken_cases_p_value`);
+- otherwise the category is undecided: its cases get more samples, S0's and the child's, up to
+  the next look. At the last look what the rejection test does not reject is accepted.
 
 The error spent at look j is α·(t_j² − t_{j−1}²), t_j = k_j / k_max: the power family of α-spending
 functions with ρ = 2 (Lan & DeMets, Biometrika 70 (1983) 659–663; Kim & DeMets, Biometrika 74 (1987)
@@ -16,9 +23,17 @@ is tested on its own, as a Bonferroni split over the planned looks: a child as g
 rejected only if some (look, category) test rejects, and each of those is a fixed-sample test on
 the first k_j samples with level α_j / m, so the chance is at most Σ_j α_j = α whatever the looks'
 statistics have in common and whichever categories go on. (Lan–DeMets boundaries computed from the
-joint law of the looks are sharper; that law is not known for these exact discrete tests.) Stopping
-to accept never adds a false rejection. Samples are truncated to k_j at look j, so samples of S0
-drawn for an earlier child's later look do not change this child's earlier looks.
+joint law of the looks are sharper; that law is not known for these exact discrete tests.)
+Accepting early never adds a false rejection (the acceptance boundary is non-binding), so the
+bound holds whatever that boundary is.
+
+β is spent the same way, β·(t_j² − t_{j−1}²) with β = REGRESSION_BETA: a category that holds the
+regression above is accepted early at look j with chance at most β_j (a level-β_j test of it), so
+over the interim looks early acceptance costs at most Σ β_j < β of power against it, whatever the
+rest of the category does. Before, a category at or above its floor was accepted at the first
+look; a regression that noise lifted to the floor at k samples then got through (docs/DECISIONS.md).
+Samples are truncated to k_j at look j, so samples of S0 drawn for an earlier child's later look
+do not change this child's earlier looks.
 
 The first look is the fixed-k gate at α_1: early rejection (evolution/early.py) stops a child only
 when that look must reject, and a rejection at any look ends the gate, so the decisions stay the
@@ -31,12 +46,19 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from frames_cli.evolution.gate import CaseOutcome, CategoryCheck, GateVerdict, PerCategoryGate
+from frames_cli.evolution.paired_test import broken_cases_p_value
 
-#: ρ of the spending function α·t^ρ (Kim & DeMets 1987).
+#: ρ of the spending function t^ρ (Kim & DeMets 1987), for α and β alike.
 SPENDING_POWER = 2
+#: The regression the sequential gate is built to catch (issue #12: "one category made worse by at
+#: least a third of its cases"): this share of a category's cases, rounded up, broken.
+REGRESSION_SHARE = Fraction(1, 3)
+#: β: the most power early acceptance may cost against that regression (the issue asks for 0.95).
+REGRESSION_BETA = 0.05
 
 
 def look_schedule(samples: int, max_samples: int) -> tuple[int, ...]:
@@ -122,6 +144,12 @@ class SequentialGate:
         """α spent at each look."""
         return spending(self.looks, self.gate.alpha)
 
+    @property
+    def betas(self) -> tuple[float, ...]:
+        """β spent at each look by early acceptance; the last look's share is never used (it accepts
+        whatever the rejection test does not reject)."""
+        return spending(self.looks, REGRESSION_BETA)
+
     def first_look(self) -> PerCategoryGate:
         """The gate of the first look (k samples, α_1): the one early rejection asks."""
         return dataclasses.replace(self.gate, alpha=self.alphas[0])
@@ -138,7 +166,7 @@ class SequentialGate:
         """
         cats = {o.category for cid, o in baseline.outcomes.items() if not self._lost(cid, self.looks[0], baseline, child)}
         m = len(cats)
-        active, decided, history = set(cats), {}, {c: [] for c in cats}
+        active, decided, history, cleared = set(cats), {}, {c: [] for c in cats}, {}
         for j, k in enumerate(self.looks):
             ids = sorted(cid for cid, o in baseline.outcomes.items() if o.category in active and not self._lost(cid, k, baseline, child))
             need = {cid: k for cid in ids
@@ -155,32 +183,45 @@ class SequentialGate:
                 history[cat].append((k, c))
             if not verdict.passed:
                 return Decision(self._verdict(False, {**decided, **checks}, verdict.must_pass_broken, history))
+            last = j == len(self.looks) - 1
             for cat, c in checks.items():
-                if not c.below_floor or j == len(self.looks) - 1:
+                p = None if last else self._regression_p(cat, ids, k, baseline, child)
+                if last or p <= self.betas[j]:
                     decided[cat] = c
                     active.discard(cat)
+                    if p is not None:
+                        cleared[cat] = f"no broken third of its cases (p = {p:.2g} ≤ β = {self.betas[j]:.2g})"
             if not active:
                 break
-        return Decision(self._verdict(True, decided, [], history))
+        return Decision(self._verdict(True, decided, [], history, cleared))
+
+    def _regression_p(self, category: str, ids: list[str], k: int, baseline: Drawn, child: Drawn) -> float:
+        """The p-value, on the first k samples, of ⌈n·REGRESSION_SHARE⌉ of the category's n cases
+        having broken (`paired_test.broken_cases_p_value`): at most β_j accepts early at look j."""
+        strata = [(_first(baseline.outcomes[cid], k).passed, _first(child.outcomes[cid], k).passed if cid in child.outcomes else 0)
+                  for cid in ids if baseline.outcomes[cid].category == category]
+        return broken_cases_p_value(strata, k, math.ceil(len(strata) * REGRESSION_SHARE))
 
     def _lost(self, cid: str, k: int, baseline: Drawn, child: Drawn) -> bool:
         return min(baseline.lost_at.get(cid, math.inf), child.lost_at.get(cid, math.inf)) < k
 
     def _verdict(self, passed: bool, checks: Mapping[str, CategoryCheck], must_pass_broken: list[str],
-                 history: Mapping[str, list[tuple[int, CategoryCheck]]]) -> GateVerdict:
-        categories = {cat: _story(looks) for cat, looks in sorted(history.items()) if looks}
+                 history: Mapping[str, list[tuple[int, CategoryCheck]]], cleared: Mapping[str, str] | None = None) -> GateVerdict:
+        categories = {cat: _story(looks, (cleared or {}).get(cat)) for cat, looks in sorted(history.items()) if looks}
         return GateVerdict(passed, [checks[c] for c in sorted(checks)], self.gate.tolerance, self.gate.rule, self.gate.alpha,
                            sorted(must_pass_broken), sequential=self.record(categories))
 
 
-def _story(looks: list[tuple[int, CategoryCheck]]) -> dict[str, Any]:
-    """How many samples per case a category was decided at, and why it took them."""
+def _story(looks: list[tuple[int, CategoryCheck]], cleared: str | None = None) -> dict[str, Any]:
+    """How many samples per case a category was decided at, and why it took them (`cleared`: why it
+    was accepted before the last look)."""
     k, last = looks[-1]
+    reason = last.why + (f"; {cleared}" if cleared else "")
     if len(looks) == 1:
-        why = f"decided at k = {k}: {last.why}"
+        why = f"decided at k = {k}: {reason}"
     else:
         undecided = ", ".join(str(s) for s, _ in looks[:-1])
-        why = f"below its floor without a significant drop at k = {undecided}: sampled to k = {k}; {last.why}"
+        why = f"no significant drop, but a broken third of its cases not ruled out at k = {undecided}: sampled to k = {k}; {reason}"
     return {"samples": k, "looks": len(looks), "why": why}
 
 

@@ -138,7 +138,7 @@ class EvolutionConfig:
     gate_alpha: float = _f(0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0)
     early_rejection: bool = _f(True, "stop evaluating a child once the gate must reject it (the decision is the full evaluation's)")
     gate_max_samples: int = _f(
-        20, "noise-aware gate: a category below its floor without a significant drop gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α spent over the looks (≤ eval.samples = off)", min=1
+        40, "noise-aware gate: a category whose samples neither show a significant drop nor rule out a third of its cases broken gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α and β spent over the looks (≤ eval.samples = off)", min=1
     )
     recommend_alpha: float = _f(
         0.05, "the best member (★, the review branch) must beat S0 on the selection set by a gain an exact paired test finds significant at this level, Bonferroni over the children the run evaluated; 1 = the highest pass rate (the paper)", min=1e-6, max=1.0

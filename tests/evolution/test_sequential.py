@@ -2,16 +2,21 @@
 
 Invariants:
 1. Looks are k, 2k, 4k, … up to the maximum; the α spent over them sums to α, most at the last.
-2. A category at or above its floor is decided at the first look; one below it without a
-   significant drop asks for more samples of its cases, on both sides, up to the next look; a drop
-   the data show at a later look rejects; the last look accepts what noise still explains.
-3. Under the null (S0 against fresh samples of S0), the share of rejected children stays ≤ α.
+2. A category is accepted at an interim look only when its samples rule out, at that look's β, a
+   third of its cases broken (S0 passing each at least half the time, the child never), whatever
+   its floor says; otherwise, without a significant drop, it asks for more samples of its cases,
+   on both sides, up to the next look; a drop the data show at a later look rejects; the last look
+   accepts what noise still explains.
+3. Under the null (S0 against fresh samples of S0), the share of rejected children stays ≤ α; a
+   category with a third of its cases broken is accepted early at most Σ β_j of the time.
 4. Samples beyond a look are not read at it; a case lost at a sample is left out from the look
    that needs it on; `sequential_verdict` draws only what a side lacks, from its current count on.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 
 import pytest
@@ -80,10 +85,63 @@ def test_a_category_below_its_floor_without_a_significant_drop_asks_for_more_sam
 
 def test_the_last_look_accepts_a_dip_noise_still_explains():
     base = {f"d{i}": _o("drop", "10" * 10) for i in range(3)}
-    child = {"d0": _o("drop", "10" * 10), "d1": _o("drop", "10" * 10), "d2": _o("drop", "00" + "10" * 9)}
+    # The child fails d2 in its first 10 samples (a broken case is not ruled out before the last look), then passes it.
+    child = {"d0": _o("drop", "10" * 10), "d1": _o("drop", "10" * 10), "d2": _o("drop", "0" * 10 + "10" * 5)}
     verdict = _gate().decide(Drawn(base), Drawn(child)).verdict
     assert verdict is not None and verdict.passed
     assert verdict.sequential["categories"]["drop"]["samples"] == 20  # it was undecided until the end
+
+
+def test_a_category_at_its_floor_that_may_hide_a_broken_case_is_not_accepted_at_the_first_look():
+    # S0 passes d0 3 times in 5, the child never; a gain on d1 lifts the category to S0's rate at k = 5.
+    base = {"d0": _o("drop", "10110" * 8), "d1": _o("drop", "00000" + "01000" * 7), "d2": _o("drop", "10000" * 8)}
+    child = {"d0": _o("drop", "0" * 40), "d1": _o("drop", "11100" + "01000" * 7), "d2": _o("drop", "10000" * 8)}
+    seq = _gate(40)
+    first = seq.first_look().check(_cut(base, 5), _cut(child, 5))
+    assert first.passed and not first.checks[0].below_floor  # the rule before: accepted here
+    decision = seq.decide(Drawn(_cut(base, 5)), Drawn(_cut(child, 5)))
+    assert decision.verdict is None and set(decision.need) == {"d0", "d1", "d2"}
+    verdict = seq.decide(Drawn(base), Drawn(child)).verdict
+    assert not verdict.passed and verdict.failed_categories() == ["drop"]
+    assert verdict.checks[0].samples > 5 and "a broken third of its cases not ruled out at k = 5" in verdict.sequential["categories"]["drop"]["why"]
+
+
+def test_a_category_clear_of_broken_cases_is_accepted_at_the_first_look_even_below_its_floor():
+    # The child passes every case at least once (no case can be one it fails every time) but less often than S0.
+    base = {f"d{i}": _o("drop", "11110") for i in range(3)}
+    child = {f"d{i}": _o("drop", "10010") for i in range(3)}
+    seq = _gate()
+    verdict = seq.decide(Drawn(base), Drawn(child)).verdict
+    check = verdict.checks[0]
+    assert verdict.passed and check.below_floor and check.samples == 5
+    assert "no broken third of its cases (p = 0 ≤ β" in verdict.sequential["categories"]["drop"]["why"]
+    # One case the child never passed, S0 passed 4 times in 5: not ruled out at β_1, so sampled further.
+    child["d0"] = _o("drop", "00000")
+    assert seq.decide(Drawn(base), Drawn(child)).need == {"d0": 10, "d1": 10, "d2": 10}
+
+
+def test_a_category_with_a_third_of_its_cases_broken_is_accepted_early_at_most_the_beta_spent(monkeypatch):
+    import frames_cli.evolution.sequential as sequential
+
+    monkeypatch.setattr(sequential, "REGRESSION_BETA", 0.3)  # a bound a few hundred trials can check
+    rng = random.Random(7)
+    seq = _gate(40)
+    interim = sum(seq.betas[:-1])
+    early = trials = 0
+    for _ in range(400):
+        n = rng.randint(2, 7)
+        base, child = {}, {}
+        for i in range(n):
+            p = rng.choice([0.1, 0.3, 0.5])
+            base[f"x{i}"] = CaseOutcome("c", tuple(rng.random() < p for _ in range(40)))
+            child[f"x{i}"] = CaseOutcome("c", tuple(rng.random() < p for _ in range(40)))
+        for i in range(math.ceil(n / 3)):  # broken: S0 passes it half the time (the hardest case), the child never
+            base[f"x{i}"] = CaseOutcome("c", tuple(rng.random() < 0.5 for _ in range(40)))
+            child[f"x{i}"] = CaseOutcome("c", (False,) * 40)
+        verdict = seq.decide(Drawn(base), Drawn(child)).verdict
+        trials += 1
+        early += verdict.passed and verdict.checks[0].samples < 40
+    assert early / trials <= interim + 0.05  # Σ β_j over the interim looks, with room for 400 trials
 
 
 def test_a_rejection_at_the_first_look_ends_the_gate_and_a_broken_must_pass_case_rejects():
@@ -149,7 +207,7 @@ def test_children_as_good_as_s0_are_rejected_at_most_alpha_of_the_time():
         base, child = {}, {}
         for c in range(3):
             for i in range(rng.randint(2, 6)):
-                p = rng.choice([0.3, 0.5, 0.7, 0.9])
+                p = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9])
                 base[f"{c}-{i}"] = CaseOutcome(f"c{c}", tuple(rng.random() < p for _ in range(20)))
                 child[f"{c}-{i}"] = CaseOutcome(f"c{c}", tuple(rng.random() < p for _ in range(20)))
         verdict = seq.decide(Drawn(base), Drawn(child)).verdict
@@ -183,3 +241,32 @@ def test_a_category_too_small_at_k_but_judged_at_a_later_look_gets_no_warning():
     tiny = too_small_categories(counts, 1, 0.05, list(zip(_gate(2, 1).looks, _gate(2, 1).alphas)))
     text = small_categories_warning(tiny, 2, "noise-aware", sequential=True)
     assert "even at up to k = 2 samples" in text and "evolution.gate_max_samples" in text and "one (1 cases" in text
+
+
+def test_the_broken_cases_p_value_holds_its_level_at_every_pass_probability_of_the_alternative():
+    from frames_cli.evolution.paired_test import broken_cases_p_value
+
+    k = 4
+    assert broken_cases_p_value([(3, 1), (4, 2)], k, 1) == 0.0  # the child passed both: neither can be broken
+    assert broken_cases_p_value([(3, 0), (4, 2)], k, 1) == pytest.approx(15 / 16)  # P(Binomial(4, ½) ≤ 3)
+    assert broken_cases_p_value([(1, 0), (0, 0), (2, 0)], k, 2) == pytest.approx(93 / 256)  # the two S0 passed most: P(Binomial(8, ½) ≤ 3)
+    assert broken_cases_p_value([(1, 0)], k, 0) == 1.0
+    with pytest.raises(ValueError):
+        broken_cases_p_value([(5, 0)], k, 1)
+    # Exactly, by enumeration: two broken cases (S0 passes each with probability p ≥ ½, the child
+    # never) beside one free case; the test at level β rejects at most β of the time.
+    for p, q_free, beta in itertools.product((0.5, 0.7, 1.0), (0.0, 0.5), (0.05, 0.2)):
+        law = [math.comb(k, x) * p**x * (1 - p) ** (k - x) for x in range(k + 1)]
+        free = [math.comb(k, x) * 0.5**k for x in range(k + 1)]
+        child_free = [math.comb(k, x) * q_free**x * (1 - q_free) ** (k - x) for x in range(k + 1)]
+        reject = sum(law[a1] * law[a2] * free[a3] * child_free[b3]
+                     for a1, a2, a3, b3 in itertools.product(range(k + 1), repeat=4)
+                     if broken_cases_p_value([(a1, 0), (a2, 0), (a3, b3)], k, 2) <= beta)
+        assert reject <= beta + 1e-12
+    # More child passes never raise it (so early acceptance only gets easier for a better child).
+    rng = random.Random(3)
+    for _ in range(200):
+        strata = [(rng.randint(0, k), rng.randint(0, k)) for _ in range(rng.randint(1, 6))]
+        better = [(a, min(k, b + rng.randint(0, 1))) for a, b in strata]
+        r = rng.randint(1, 3)
+        assert broken_cases_p_value(better, k, r) <= broken_cases_p_value(strata, k, r)
