@@ -59,8 +59,9 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
             report.require_answers()
             _say_lost(cid, report, retries, on_event)
             return _summarise(report)
-        # One batch per round of concurrent calls: the rule is asked as often as the calls allow.
-        staging = early.staging(config.llm.concurrency)
+        # One batch per round of concurrent calls (as many as at the run's start, so a resume stops
+        # after the same cases): the rule is asked as often as the calls allow.
+        staging = early.staging(settings.stage_cases or config.llm.concurrency)
         staged = evaluate_staged(chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress,
                                  lost_retries=retries)
         staged.report.require_answers()

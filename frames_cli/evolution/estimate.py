@@ -79,7 +79,7 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
     short_rounds = min(settings.patience, rounds)
     out.short = short = Estimate()
     add_evaluation(short, evaluated, skills, config, settings.samples)
-    stage = evaluated[: config.llm.concurrency] if settings.early_rejection else evaluated
+    stage = evaluated[: settings.stage_cases or config.llm.concurrency] if settings.early_rejection else evaluated
     add_evaluation(short, stage, skills, config, settings.samples, times=short_rounds)
     add_evaluation(short, test, skills, config, settings.samples)
     batch = 0

@@ -28,7 +28,10 @@ class Settings:
     default) in runs started before it was fixed at the start (they read frames.yaml on every
     resume; a retry only asks again for an answer the run would otherwise leave out); `recommend_alpha`
     is 1.0 (the highest pass rate is the best member, as in the paper) in runs started before it
-    existed; the rest mean
+    existed; `stage_cases` is `llm.concurrency` at the start: the cases a child's staged evaluation
+    runs between two looks of early rejection, fixed so that a resume with another concurrency
+    stops a child after the same cases (0 in runs started before it was fixed: they use
+    `llm.concurrency` as read at each start); the rest mean
     what their config fields say.
     """
 
@@ -57,6 +60,7 @@ class Settings:
     cost: dict = dataclasses.field(default_factory=dict)
     lost_retries: int = 2
     recommend_alpha: float = 1.0
+    stage_cases: int = 0
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -88,6 +92,7 @@ class Settings:
             guards=dataclasses.asdict(ev.guards),
             early_rejection=ev.early_rejection,
             recommend_alpha=ev.recommend_alpha,
+            stage_cases=config.llm.concurrency,
             gate_max_samples=ev.gate_max_samples,
             attribution_steps=ev.attribution_steps,
             cost=dataclasses.asdict(ev.cost),

@@ -257,6 +257,35 @@ def test_a_resumed_run_keeps_the_lost_retries_it_started_with(tmp_path: Path) ->
     assert json.loads((run / "state.json").read_text())["config"]["evolution"]["lost_retries"] == 0
 
 
+def test_a_resumed_run_stages_early_rejection_as_it_started(tmp_path: Path, monkeypatch) -> None:
+    # Early rejection looks after each batch of llm.concurrency cases; read at each start, a resume
+    # with another concurrency stopped a child after other cases than the run would have.
+    import copy
+
+    import yaml
+
+    from frames_cli.evolution.early import EarlyRejection
+
+    batches: list[int] = []
+    staging = EarlyRejection.staging
+    monkeypatch.setattr(EarlyRejection, "staging", lambda self, batch: batches.append(batch) or staging(self, batch))
+    config = copy.deepcopy(CONFIG)
+    config["llm"]["concurrency"] = 2
+    repo = build_repo(tmp_path / "ws", config)
+    (repo.root / ".frames").mkdir()
+    (repo.root / ".frames" / "STOP").touch()
+    stopped = json.loads(run_cli(repo, "--json").stdout)
+    assert stopped["status"] == "stopped" and batches == []
+    config["llm"]["concurrency"] = 8
+    (repo.root / "frames.yaml").write_text(yaml.safe_dump(config))
+
+    resumed = run_cli(repo, "--max-rounds", "2", "--json")
+
+    assert resumed.exit_code == 0, resumed.output
+    assert batches and set(batches) == {2}
+    assert json.loads((repo.root / ".frames" / "runs" / stopped["run_id"] / "state.json").read_text())["config"]["evolution"]["stage_cases"] == 2
+
+
 def test_budget_ends_the_run_between_calls(tmp_path: Path) -> None:
     import yaml
 
