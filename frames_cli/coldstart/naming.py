@@ -41,7 +41,7 @@ _QUESTION = frozenset("how what when where which who why can could should do doe
 _LEAD = _QUESTION | frozenset("i we you if to my am our happens".split())
 _WH = frozenset("how what when where which who why".split())
 _ARTICLES = frozenset({"a", "an", "the"})
-_PLURAL = re.compile(r"(?<=([A-Za-z]))\((?:s|es)\)")
+_PLURAL = re.compile(r"(?<=([A-Za-z]))\((s|es)\)")
 _AMPERSAND = re.compile(r"(?<=[a-z])&(?=[a-z])")
 # "Meals and Incidental Expenses (M&IE)": an abbreviation in parentheses spelled by the initials
 # of the words before it repeats them; the name keeps the words.
@@ -73,8 +73,8 @@ def words(title: str) -> list[str]:
     transliterated to ASCII lowercase."""
     text = _CJK_RUN.sub(_transliterate_run, plain(strip_numbering(title), markers=False))
     text = _drop_abbreviation(anyascii(text))
-    # "Form(s)" reads "forms", "Certificates(s)" stays "certificates"; "M&IE" is one word.
-    text = _PLURAL.sub(lambda m: "" if m.group(1).lower() == "s" else "s", text).lower().replace("'", "")
+    # "Form(s)" reads "forms", "Tax(es)" "taxes", "Certificates(s)" stays "certificates"; "M&IE" is one word.
+    text = _PLURAL.sub(lambda m: "" if m.group(2) == "s" and m.group(1).lower() == "s" else m.group(2), text).lower().replace("'", "")
     found = _WORD.findall(_AMPERSAND.sub("", text))
     if found and found[0] in _QUESTION:
         rest = found[1:]

@@ -181,6 +181,7 @@ def test_slug() -> None:
         ("How do I create a \"Voucher from authorization\"?", "create-voucher-from-authorization"),
         ("Email completed form(s) to the team", "email-completed-forms-to-team"),
         ("Email Completed Form(s) and Certificates(s)", "email-completed-forms-and-certificates"),  # 18F: no "certificatess"
+        ("Tax(es) and fee(s)", "taxes-and-fees"),
         ("Meals and Incidental Expenses (M&IE)", "meals-and-incidental-expenses"),  # the abbreviation repeats the words
         ("Know Your Customer (KYC) checks", "know-your-customer-checks"),
         ("Required training (OLU)", "required-training-olu"),  # not the initials: kept
