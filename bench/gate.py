@@ -17,7 +17,10 @@ workspace as committed at HEAD, each with its own empty model cache:
                              "planted (any pass)", the definition used before 2026-12-01 15:00:
                              ⌈n/3⌉ cases the baseline group passed in at least one of its samples
                              (mostly cases the base passes one time in ten, whose "regression" no
-                             test can tell from noise: docs/DECISIONS.md).
+                             test can tell from noise: docs/DECISIONS.md). And "planted
+                             (partial)": the same cases as planted-regression-reject, but the
+                             child keeps its own pass in every fourth sample of them (a case
+                             made worse, not always failing).
                              Every rule judges the same children: the paper's and the noise-aware
                              rule at each fixed k of --samples (the first k samples of each
                              group), and the sequential noise-aware gate (evolution/sequential.py)
@@ -192,11 +195,12 @@ def group(outcomes: dict[str, CaseOutcome], g: int, k: int) -> dict[str, CaseOut
 
 
 def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], category: str,
-            long_run: dict[str, CaseOutcome] | None = None) -> dict[str, CaseOutcome] | None:
+            long_run: dict[str, CaseOutcome] | None = None, keep: int = 0) -> dict[str, CaseOutcome] | None:
     """`child` with ⌈n/3⌉ of `category`'s passing cases failing every sample; None when it has fewer.
 
     With `long_run` (every sample of the base), a passing case is one the base passes in at least
-    half of them; without it (the old definition), one `base` passed in any of its k samples.
+    half of them; without it (the old definition), one `base` passed in any of its k samples. With
+    `keep` > 0 the break is partial: the child keeps its own pass in samples 0, keep, 2·keep, …
     """
     ids = [cid for cid, o in base.items() if o.category == category]
     worse = math.ceil(len(ids) / 3)
@@ -211,7 +215,7 @@ def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], categor
         return None
     out = dict(child)
     for cid in chosen:
-        out[cid] = CaseOutcome(category, (False,) * len(child[cid].passes))
+        out[cid] = CaseOutcome(category, tuple(bool(keep) and p and i % keep == 0 for i, p in enumerate(child[cid].passes)))
     return out
 
 
@@ -230,8 +234,8 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
         child_tokens = {cid: t[r * group_size : (r + 1) * group_size] for cid, t in spent.items()}
         children = [("aa", None, rerun)]
         for cat in categories:
-            for key, long_run in (("planted", outcomes), ("planted-any", None)):
-                worse = planted(full, rerun, cat, long_run)
+            for key, long_run, keep in (("planted", outcomes, 0), ("planted-any", None, 0), ("planted-partial", outcomes, 4)):
+                worse = planted(full, rerun, cat, long_run, keep)
                 if worse is not None:
                     children.append((key, cat, worse))
         for key, _cat, child in children:
@@ -309,7 +313,7 @@ def main() -> None:
     parser.add_argument("--sequential-start", type=int, default=5, help="k of the sequential noise-aware gate's first look")
     parser.add_argument("--sequential-max", type=int, default=40, help="evolution.gate_max_samples of the sequential gate")
     args = parser.parse_args()
-    kinds = ("aa", "planted", "planted-any")
+    kinds = ("aa", "planted", "planted-any", "planted-partial")
     tally: dict = {(kind, r, k): [] for kind in kinds for r in RULES for k in args.samples}
     tally.update({(kind, "sequential"): [] for kind in kinds})
     tally.update({("tokens", k): [] for k in [*args.samples, "sequential"]})
@@ -330,7 +334,8 @@ def main() -> None:
     seq = f"noise-aware sequential k={args.sequential_start}→{args.sequential_max}"
     if not args.skip_checks:
         for kind, label, target in (("aa", "aa-false-reject", "≤ 0.05"), ("planted", "planted-regression-reject", "≥ 0.95"),
-                                    ("planted-any", "planted (any pass)", "")):
+                                    ("planted-any", "planted (any pass)", ""),
+                                    ("planted-partial", "planted (partial: the child keeps 1 pass in 4 of the cases)", "")):
             print(f"{label}{f' (target {target})' if target else ''}")
             for k in args.samples:
                 print(f"  k={k:<4} paper {share(tally[kind, 'paper', k]):<18} noise-aware fixed {share(tally[kind, 'noise-aware', k])}")

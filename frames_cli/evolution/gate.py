@@ -124,7 +124,8 @@ class GateVerdict:
         early_stop: set by evolution/early.py when the child was rejected before its evaluation
             ended: {"evaluated": cases run, "skipped": [case ids], "reason": text}; None otherwise.
         sequential: set by evolution/sequential.py when the noise-aware gate may draw more samples:
-            {"looks": [samples per case at each look], "alphas": [α spent at each look],
+            {"looks": [samples per case at each look], "alphas": [α spent at each look], "betas": [β
+            spent at each look by early acceptance; absent in runs before it],
             "categories": {name: {"samples": k it was decided at, "why": text}}}; None otherwise.
     """
 

@@ -117,7 +117,8 @@ def smallest_broken_case_p(k: int) -> float:
 
 def broken_cases_p_value(strata: Iterable[tuple[int, int]], k: int, broken: int) -> float:
     """The p-value of "`broken` of these cases are ones S0 passes at least half the time and the
-    child fails every time", for `strata` of (a, b): S0's and the child's passes of k samples per case.
+    child fails every time", for `strata` of (a, b): S0's passes of k samples per case and the
+    child's passes (of any number of samples: only b = 0 matters).
 
     Small means the data rule that regression out. A case the child passed in some sample cannot
     be one the child fails every time, so only the cases with b = 0 are candidates; when fewer
@@ -127,6 +128,7 @@ def broken_cases_p_value(strata: Iterable[tuple[int, int]], k: int, broken: int)
     P(Binomial(|B|·k, ½) ≤ Σ_B a) bounds the chance of so few. Rejecting every set's alternative at
     level β rejects the union at level β (an intersection–union test: Berger, Technometrics 24
     (1982) 295–300), and the set of candidates S0 passed most is the hardest: its bound is returned.
+    S0's and the child's samples are independent, so the child's side may have fewer samples.
 
     1.0 when `broken` < 1. Never grows when the child passes more (fewer candidates), so early
     acceptance only gets easier for a better child.

@@ -203,7 +203,9 @@ def _sequential_lines(sequential: dict | None) -> list[str]:
     samples per case it was decided at; and the samples drawn for this gate per side."""
     if not sequential:
         return []
-    looks = ", ".join(f"{k} (α {a:.2g})" for k, a in zip(sequential["looks"], sequential["alphas"]))
+    betas = sequential.get("betas") or [None] * len(sequential["looks"])  # runs before early acceptance had a β
+    looks = ", ".join(f"{k} (α {a:.2g}" + (f", β {b:.2g})" if b is not None and j < len(betas) - 1 else ")")
+                      for j, (k, a, b) in enumerate(zip(sequential["looks"], sequential["alphas"], betas)))
     further = sampled_further(sequential)
     drawn = sequential.get("drawn") or {}
     head = f"**Sequential gate:** looks at {looks} samples per case"

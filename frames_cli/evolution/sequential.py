@@ -9,10 +9,14 @@ Methods with Applications to Clinical Trials", 2000, ch. 4 and 7; Pampallona & T
 
 - rejection: the noise-aware rule at that look's share of α; if it rejects, the child is rejected
   and the gate ends;
-- early acceptance (interim looks only): the data rule out, at that look's share of β, the
-  regression the gate is built to catch: ⌈n/3⌉ of the category's n cases (the issue's "made
-  worse by at least a third of its cases") broken, i.e. S0 passes each at least half the time and
-  the child fails it every time (`paired_test.broken_cases_p_value`);
+- early acceptance (interim looks only): the category is at or above its floor, and the data rule
+  out, at that look's share of β, the regression the gate is built to catch: ⌈n/3⌉ of the
+  category's n cases (the issue's "made worse by at least a third of its cases") broken, i.e. S0
+  passes each at least half the time and the child fails it every time
+  (`paired_test.broken_cases_p_value`). That test reads the child's k_j samples and S0's first
+  `gate_max_samples`: S0 is sampled once for all children, so the few cases it needs are drawn
+  for S0 alone (`Decision.baseline_need`). The floor guards what the test does not: a drop spread
+  over many cases, or a case the child still passes now and then;
 - otherwise the category is undecided: its cases get more samples, S0's and the child's, up to
   the next look. At the last look what the rejection test does not reject is accepted.
 
@@ -31,7 +35,8 @@ bound holds whatever that boundary is.
 regression above is accepted early at look j with chance at most β_j (a level-β_j test of it), so
 over the interim looks early acceptance costs at most Σ β_j < β of power against it, whatever the
 rest of the category does. Before, a category at or above its floor was accepted at the first
-look; a regression that noise lifted to the floor at k samples then got through (docs/DECISIONS.md).
+look; a broken case that a gain elsewhere lifted to the floor at k samples then got through
+(docs/DECISIONS.md).
 Samples are truncated to k_j at look j, so samples of S0 drawn for an earlier child's later look
 do not change this child's earlier looks.
 
@@ -114,10 +119,13 @@ def drawn_outcomes(results: Iterable[Mapping[str, Any]], must_pass: Iterable[str
 
 @dataclass(frozen=True)
 class Decision:
-    """`verdict` once the gate is decided; else None and `need`: case id → samples per case both sides need first."""
+    """`verdict` once the gate is decided; else None, `need`: case id → samples per case both sides
+    need first, and `baseline_need`: case id → samples per case S0 alone needs first (the
+    early-acceptance test reads S0's first max samples of a case)."""
 
     verdict: GateVerdict | None
     need: dict[str, int] = field(default_factory=dict)
+    baseline_need: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -155,8 +163,8 @@ class SequentialGate:
         return dataclasses.replace(self.gate, alpha=self.alphas[0])
 
     def record(self, categories: Mapping[str, dict] | None = None) -> dict[str, Any]:
-        """The `GateVerdict.sequential` record: looks, α per look, and what each category was decided at."""
-        return {"looks": list(self.looks), "alphas": list(self.alphas), "categories": dict(categories or {})}
+        """The `GateVerdict.sequential` record: looks, α and β per look, and what each category was decided at."""
+        return {"looks": list(self.looks), "alphas": list(self.alphas), "betas": list(self.betas), "categories": dict(categories or {})}
 
     def decide(self, baseline: Drawn, child: Drawn) -> Decision:
         """Replay the looks on the samples drawn so far: the verdict, or the samples the next look needs.
@@ -183,24 +191,45 @@ class SequentialGate:
                 history[cat].append((k, c))
             if not verdict.passed:
                 return Decision(self._verdict(False, {**decided, **checks}, verdict.must_pass_broken, history))
-            last = j == len(self.looks) - 1
+            last, more = j == len(self.looks) - 1, {}
             for cat, c in checks.items():
-                p = None if last else self._regression_p(cat, ids, k, baseline, child)
-                if last or p <= self.betas[j]:
-                    decided[cat] = c
-                    active.discard(cat)
-                    if p is not None:
-                        cleared[cat] = f"no broken third of its cases (p = {p:.2g} ≤ β = {self.betas[j]:.2g})"
+                p = None
+                if not last:
+                    if c.below_floor:
+                        continue
+                    p = self._regression_p(cat, ids, k, baseline, child, more)
+                    if p is None or p > self.betas[j]:
+                        continue
+                    cleared[cat] = f"no broken third of its cases (p = {p:.2g} ≤ β = {self.betas[j]:.2g})"
+                decided[cat] = c
+                active.discard(cat)
+            if more:
+                return Decision(None, baseline_need=more)
             if not active:
                 break
         return Decision(self._verdict(True, decided, [], history, cleared))
 
-    def _regression_p(self, category: str, ids: list[str], k: int, baseline: Drawn, child: Drawn) -> float:
-        """The p-value, on the first k samples, of ⌈n·REGRESSION_SHARE⌉ of the category's n cases
-        having broken (`paired_test.broken_cases_p_value`): at most β_j accepts early at look j."""
-        strata = [(_first(baseline.outcomes[cid], k).passed, _first(child.outcomes[cid], k).passed if cid in child.outcomes else 0)
-                  for cid in ids if baseline.outcomes[cid].category == category]
-        return broken_cases_p_value(strata, k, math.ceil(len(strata) * REGRESSION_SHARE))
+    def _regression_p(self, category: str, ids: list[str], k: int, baseline: Drawn, child: Drawn,
+                      more: dict[str, int]) -> float | None:
+        """The p-value of ⌈n·REGRESSION_SHARE⌉ of the category's n cases having broken
+        (`paired_test.broken_cases_p_value`): the child's first k samples, S0's first `looks[-1]`
+        (S0 is sampled once for every child, so its side may be measured as well as the last look
+        allows). None, with the S0 samples it lacks added to `more`, when S0 has too few yet. A
+        sample of S0 lost before then counts as passed (the test can only get harder)."""
+        full = self.looks[-1]
+        mine = [cid for cid in ids if baseline.outcomes[cid].category == category]
+        b = {cid: _first(child.outcomes[cid], k).passed if cid in child.outcomes else 0 for cid in mine}
+        strata = []
+        for cid in mine:
+            have = baseline.outcomes[cid].passes[:full]
+            if b[cid] == 0 and len(have) < full:
+                if cid not in baseline.lost_at:
+                    more[cid] = full
+                    continue
+            strata.append((sum(have) + full - len(have), b[cid]))
+        if any(cid in more for cid in mine):
+            return None
+        return broken_cases_p_value(strata, full, math.ceil(len(mine) * REGRESSION_SHARE))
 
     def _lost(self, cid: str, k: int, baseline: Drawn, child: Drawn) -> bool:
         return min(baseline.lost_at.get(cid, math.inf), child.lost_at.get(cid, math.inf)) < k
@@ -252,12 +281,14 @@ def sequential_verdict(seq: SequentialGate, read: Callable[[], tuple[Drawn, Draw
         if decision.verdict is not None:
             record = {**(decision.verdict.sequential or {}), "drawn": drawn}
             return dataclasses.replace(decision.verdict, sequential=record)
-        if decision.need == asked:
+        if (decision.need, decision.baseline_need) == asked:
             raise RuntimeError("the sequential gate's draw added none of the samples it asked for")
-        asked, progressed = decision.need, False
+        asked, progressed = (decision.need, decision.baseline_need), False
         for side, state in (("baseline", baseline), ("child", child)):
             starts: dict[tuple[int, int], list[str]] = {}
-            for cid, k in decision.need.items():
+            needs = {**decision.need, **{c: max(k, decision.need.get(c, 0)) for c, k in decision.baseline_need.items()}} \
+                if side == "baseline" else decision.need
+            for cid, k in needs.items():
                 have = len(state.outcomes[cid].passes) if cid in state.outcomes else k
                 if have < k:
                     starts.setdefault((have, k), []).append(cid)

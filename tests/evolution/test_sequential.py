@@ -2,11 +2,12 @@
 
 Invariants:
 1. Looks are k, 2k, 4k, … up to the maximum; the α spent over them sums to α, most at the last.
-2. A category is accepted at an interim look only when its samples rule out, at that look's β, a
-   third of its cases broken (S0 passing each at least half the time, the child never), whatever
-   its floor says; otherwise, without a significant drop, it asks for more samples of its cases,
-   on both sides, up to the next look; a drop the data show at a later look rejects; the last look
-   accepts what noise still explains.
+2. A category is accepted at an interim look only when it is at or above its floor and its
+   samples rule out, at that look's β, a third of its cases broken (S0 passing each at least half
+   the time, the child never; S0's side read on its first max samples, drawn for S0 alone);
+   otherwise, without a significant drop, it asks for more samples of its cases, on both sides,
+   up to the next look; a drop the data show at a later look rejects; the last look accepts what
+   noise still explains.
 3. Under the null (S0 against fresh samples of S0), the share of rejected children stays ≤ α; a
    category with a third of its cases broken is accepted early at most Σ β_j of the time.
 4. Samples beyond a look are not read at it; a case lost at a sample is left out from the look
@@ -80,6 +81,7 @@ def test_a_category_below_its_floor_without_a_significant_drop_asks_for_more_sam
     assert story["drop"]["samples"] == 20 and "k = 5, 10" in story["drop"]["why"]
     assert story["other0"]["samples"] == 5 and story["other0"]["why"].startswith("decided at k = 5")
     assert verdict.sequential["looks"] == [5, 10, 20] and verdict.alpha == 0.05
+    assert verdict.sequential["betas"] == pytest.approx([0.05 / 16, 0.05 * 3 / 16, 0.05 * 12 / 16])
     assert next(c for c in verdict.checks if c.category == "drop").samples == 20
 
 
@@ -99,25 +101,33 @@ def test_a_category_at_its_floor_that_may_hide_a_broken_case_is_not_accepted_at_
     seq = _gate(40)
     first = seq.first_look().check(_cut(base, 5), _cut(child, 5))
     assert first.passed and not first.checks[0].below_floor  # the rule before: accepted here
+    # The test reads S0's first 40 samples of d0 (a case the child never passed): S0 has 5 so far.
     decision = seq.decide(Drawn(_cut(base, 5)), Drawn(_cut(child, 5)))
-    assert decision.verdict is None and set(decision.need) == {"d0", "d1", "d2"}
+    assert decision.verdict is None and decision.baseline_need == {"d0": 40} and not decision.need
+    # S0 passes d0 24 times in 40: a broken d0 is not ruled out, so the child is sampled to k = 10.
+    decision = seq.decide(Drawn(base), Drawn(_cut(child, 5)))
+    assert decision.verdict is None and decision.need == {"d0": 10, "d1": 10, "d2": 10}
     verdict = seq.decide(Drawn(base), Drawn(child)).verdict
     assert not verdict.passed and verdict.failed_categories() == ["drop"]
     assert verdict.checks[0].samples > 5 and "a broken third of its cases not ruled out at k = 5" in verdict.sequential["categories"]["drop"]["why"]
 
 
-def test_a_category_clear_of_broken_cases_is_accepted_at_the_first_look_even_below_its_floor():
-    # The child passes every case at least once (no case can be one it fails every time) but less often than S0.
+def test_a_category_at_its_floor_and_clear_of_broken_cases_is_accepted_at_the_first_look():
+    seq = _gate(40)
+    # The child passes every case at least once: none can be one it fails every time.
     base = {f"d{i}": _o("drop", "11110") for i in range(3)}
-    child = {f"d{i}": _o("drop", "10010") for i in range(3)}
-    seq = _gate()
+    child = {"d0": _o("drop", "11110"), "d1": _o("drop", "11101"), "d2": _o("drop", "10111")}
     verdict = seq.decide(Drawn(base), Drawn(child)).verdict
-    check = verdict.checks[0]
-    assert verdict.passed and check.below_floor and check.samples == 5
+    assert verdict.passed and verdict.checks[0].samples == 5
     assert "no broken third of its cases (p = 0 ≤ β" in verdict.sequential["categories"]["drop"]["why"]
-    # One case the child never passed, S0 passed 4 times in 5: not ruled out at β_1, so sampled further.
-    child["d0"] = _o("drop", "00000")
-    assert seq.decide(Drawn(base), Drawn(child)).need == {"d0": 10, "d1": 10, "d2": 10}
+    # Below its floor it is not accepted early, whatever else: its cases get more samples.
+    below = {f"d{i}": _o("drop", "10010") for i in range(3)}
+    assert seq.decide(Drawn(base), Drawn(below)).need == {"d0": 10, "d1": 10, "d2": 10}
+    # A case the child never passed is cleared by S0's 40 samples when S0 rarely passes it (1 in 40).
+    base = {"d0": _o("drop", "00001" + "0" * 35), "d1": _o("drop", "11110" * 8), "d2": _o("drop", "11110" * 8)}
+    child = {"d0": _o("drop", "00000"), "d1": _o("drop", "11111"), "d2": _o("drop", "11110")}
+    verdict = seq.decide(Drawn(base), Drawn(child)).verdict
+    assert verdict.passed and verdict.checks[0].samples == 5
 
 
 def test_a_category_with_a_third_of_its_cases_broken_is_accepted_early_at_most_the_beta_spent(monkeypatch):
@@ -270,3 +280,20 @@ def test_the_broken_cases_p_value_holds_its_level_at_every_pass_probability_of_t
         better = [(a, min(k, b + rng.randint(0, 1))) for a, b in strata]
         r = rng.randint(1, 3)
         assert broken_cases_p_value(better, k, r) <= broken_cases_p_value(strata, k, r)
+
+
+def test_sequential_verdict_draws_the_samples_of_s0_that_early_acceptance_reads_for_s0_alone():
+    base = {"d0": _o("drop", "10110" * 8), "d1": _o("drop", "00000" + "01000" * 7), "d2": _o("drop", "10000" * 8)}
+    child = {"d0": _o("drop", "0" * 40), "d1": _o("drop", "11100" + "01000" * 7), "d2": _o("drop", "10000" * 8)}
+    have = {"baseline": _cut(base, 5), "child": _cut(child, 5)}
+    full = {"baseline": base, "child": child}
+    calls = []
+
+    def draw(side, ids, first, count):
+        calls.append((side, sorted(ids), first, count))
+        for cid in ids:
+            have[side][cid] = CaseOutcome(full[side][cid].category, full[side][cid].passes[: first + count])
+
+    verdict = sequential_verdict(_gate(40), lambda: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))), draw)
+    assert calls[0] == ("baseline", ["d0"], 5, 35)  # S0 only, the case the child never passed
+    assert ("child", ["d0", "d1", "d2"], 5, 5) in calls and not verdict.passed

@@ -70,7 +70,8 @@ def test_an_undecided_category_is_sampled_further_with_new_calls(tmp_path: Path)
     child = further[0]
     review = runner.invoke(app, ["review", f"{state.run_id}/{child.id}", "--markdown", "-", "--repo", str(repo.root)])
     assert review.exit_code == 0, review.output
-    assert "**Sequential gate:** looks at 2" in review.stdout and "samples per case —" in review.stdout
+    assert "**Sequential gate:** looks at 2 (α" in review.stdout and "samples per case —" in review.stdout
+    assert ", β " in review.stdout  # the early-acceptance share of each interim look
 
 
 def test_the_estimate_bounds_the_extra_samples_without_expecting_them(tmp_path: Path) -> None:
