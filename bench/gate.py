@@ -7,9 +7,10 @@ workspace as committed at HEAD, each with its own empty model cache:
                              with k·(R + 1) samples per case (the simulated executor answers each
                              sample with an independent draw), cut into R + 1 groups of k; group 0
                              is the baseline, groups 1..R are R re-runs. Share of those R gate
-                             checks that reject, per rule. Two bases: the bundled S0, and the best
-                             front member of the seed's evolve run (a skill set that passes most
-                             cases, where noise has something to flip).
+                             checks that reject, per rule. Two bases: the bundled S0, and the front
+                             member of the seed's evolve run with the highest selection pass rate
+                             (a skill set that passes most cases, where noise has something to
+                             flip), whether or not the run recommends it.
   planted-regression-reject  the same re-runs with one category made worse: ⌈n/3⌉ of the cases its
                              base passes (in at least half of all k·(R + 1) samples; the most often
                              passed first) fail every sample. Share rejected, per rule, over every
@@ -291,8 +292,11 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
         shared, total = prefix_share(run_dir(Workspace.open(root), run_id) / "exchanges.jsonl")
         tally[key][0] += shared
         tally[key][1] += total
-    best = early.best()
-    bases = [None] + ([best.commit] if best is not None and best.parent_id is not None else [])
+    # The front member with the highest selection pass rate, recommended or not (`best()` now
+    # recommends only a significant gain over S0): a skill set that passes many cases.
+    best = max((c for c in early.front_candidates() if c.parent_id is not None and c.evaluated),
+               key=lambda c: (c.pass_rate, -(c.mean_tokens or 0.0)), default=None)
+    bases = [None] + ([best.commit] if best is not None else [])
     size = max(*args.samples, args.sequential_max)
     for commit in bases if not args.skip_checks else ():
         gate_checks(*samples_outcomes(early_root, commit, size * (args.reruns + 1)), size, args, tally)
