@@ -117,9 +117,11 @@ def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(sim_wo
 def test_the_first_worker_to_fail_stops_the_others(sim_workspace, cases, skills, tmp_path: Path) -> None:
     # Worker 0's cases are padded (~12,000 tokens a call): it spends its half of the budget in
     # about 7 calls. Worker 1's 10 cases (20 calls, ~68,000 tokens) fit in its half, but take at
-    # least 5 s at 0.25 s a call: it is stopped long before, since its results would be thrown away.
+    # least 10 s at 0.5 s a call: it is stopped long before, since its results would be thrown away.
+    # (At 0.25 s a call, a worker 0 that started a few seconds late on a loaded machine let worker
+    # 1 make 14 to 16 calls first.)
     padded = [dataclasses.replace(c, task=dataclasses.replace(c.task, input={**c.task.input, "text": c.task.input["text"] + " filler" * 5000})) for c in cases[:10]]
-    config = sim_workspace.configured(budget={"max_tokens": 160_000}, llm={"concurrency": 1}, simulator={"latency_s": 0.25})
+    config = sim_workspace.configured(budget={"max_tokens": 160_000}, llm={"concurrency": 1}, simulator={"latency_s": 0.5})
     ledger = Ledger()
     with pytest.raises(BudgetExceeded, match="token budget spent"):
         evaluate_parallel([*padded, *cases[10:20]], skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "run", use_cache=False), jobs=2, ledger=ledger)
