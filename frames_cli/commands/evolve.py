@@ -51,6 +51,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.evolution.driver import evolve as run_evolve
         from frames_cli.evolution.formatting import plural
         from frames_cli.evolution.menu import menu_json, print_menu
+        from frames_cli.evolution.recommend import declined
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
@@ -83,7 +84,7 @@ def register(app: typer.Typer) -> None:
             best = state.best()
             if outcome.branch and best is not None:
                 out.print(f"review branch: {outcome.branch}  (frames review {state.run_id}/{best.id})")
-            elif state.status == "finished" and any(c.parent_id is not None for c in state.front_candidates()):
+            elif state.status == "finished" and declined(state):
                 out.print("no front member beat S0 by more than noise; no review branch was made")
             elif state.status == "finished":
                 out.print("no candidate beat S0; no review branch was made")

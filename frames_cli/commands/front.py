@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.evolution.runs import load_run, newest_run
         from frames_cli.evolution.formatting import plural
         from frames_cli.evolution.menu import deploy_menu, menu_json, print_menu
+        from frames_cli.evolution.recommend import declined
         from frames_cli.errors import InputError
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
@@ -48,5 +49,7 @@ def register(app: typer.Typer) -> None:
         if best is not None and best.id != BASE_ID:
             out.print(f"Review the best: frames review {state.run_id}/{best.id}")
             out.print(f"Make it a branch: frames promote {state.run_id}/{best.id}")
+        elif declined(state):
+            out.print("No front member beat S0 by more than noise (see the ★ note above): S0 is still the best.")
         elif base is not None:
             out.print("No child has joined the front yet: S0 is still the best.")

@@ -85,10 +85,12 @@ class Candidates:
         cand.gain_p = None if cand.parent_id is None or ev.early_stop else self._gain_p(ev)
 
     def _gain_p(self, ev: Evaluation) -> float:
-        """The child of evaluation `ev` against S0 on the selection set (recommend.gain_p_value); a case
-        lost on either side is compared on neither."""
+        """The child of evaluation `ev` against S0 on the selection cases no diagnoser saw
+        (recommend.gain_p_value); a case lost on either side is compared on neither."""
         lost = self._lost_ids(BASE_ID) | {r["case_id"] for r in ev.results if r.get("lost")}
-        gated = set(self.split.selection) - self.excluded() - lost
+        # A diagnosed case is rewritten for because S0 failed it: re-drawn, it regresses to its
+        # mean, a gain the exact test would count as real (recommend.py).
+        gated = set(self.split.selection) - set(self.split.diagnosis) - self.excluded() - lost
         child = outcomes_from_results(r for r in ev.results if r["case_id"] in gated)
         return gain_p_value(self._outcomes(BASE_ID, lost), child, self.settings.samples)
 

@@ -58,6 +58,7 @@ class MenuRow:
             "changed_skills": self.changed_skills,
             "diff_size": self.diff_size,
             "best": self.best,
+            "gain_p": c.gain_p,
         }
 
 
@@ -133,7 +134,8 @@ def menu_columns(state: RunState, rows: list[MenuRow]) -> list[MenuRow]:
     columns = [row for row in rows if row.candidate.parent_id is not None]
     s0_row = next((row for row in rows if row.candidate.parent_id is None), None)
     if base is not None:
-        columns.insert(0, s0_row or MenuRow(base, [], 0, False))
+        best = state.best()
+        columns.insert(0, s0_row or MenuRow(base, [], 0, best is not None and best.id == base.id))
     return columns
 
 
@@ -276,11 +278,12 @@ def print_menu(out: Console, state: RunState, rows: list[MenuRow]) -> None:
 
 def menu_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
     """The deploy menu as JSON: run id, status, base, categories, S0's results (with its case counts
-    per category and samples per case), the front rows, the review branch, and `simulator_notice`
+    per category and samples per case), the front rows (each with `gain_p`), `best` (the recommended
+    member's id), `recommendation` ({alpha, bar, children, note}), the review branch, and `simulator_notice`
     (the caveat when a role ran on frames-sim, else null)."""
     from frames_cli.llm.providers import simulator_notice
 
-    base = state.base_candidate()
+    base, best = state.base_candidate(), state.best()
     return {
         "simulator_notice": simulator_notice(state.config.get("models", {})),
         "run_id": state.run_id,
@@ -291,5 +294,8 @@ def menu_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
                "sets": base.sets, "case_counts": base.case_counts, "samples": base.samples} if base else None,
         "sets": (state.checkpoint.get("split") or {}).get("counts", {}),
         "front": [row.to_json() for row in rows],
+        "best": best.id if best else None,
+        "recommendation": {"alpha": state.recommend_alpha, "bar": state.recommendation_bar(), "children": state.children_evaluated(),
+                           "note": recommendation_note(state)},
         "branch": state.branch,
     }

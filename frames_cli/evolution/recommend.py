@@ -7,6 +7,12 @@ only when the exact one-sided paired test of paired_test.upper_p_value, with the
 S0's place, finds its gain over S0 significant at α / m, where m is the number of children the run
 evaluated (Bonferroni: the front is chosen from all of them on the same cases; Dunn, JASA 56 (1961)
 52–64). `evolution.recommend_alpha` is α; 1 gives the paper's rule (the highest pass rate).
+
+The test reads only the selection cases that are not in the diagnosis set (the categories split,
+not kept whole): a child is written for the cases S0 failed, and such a case, drawn again, tends to
+pass whatever the change (regression to the mean), so the exchangeability the test needs does not
+hold on diagnosed cases. With no such case (every category kept whole, or the paper's single set E)
+no gain can be tested, and S0 stays the best member unless α is 1.
 """
 
 from __future__ import annotations
@@ -39,14 +45,35 @@ def gain_p_value(base: Mapping[str, CaseOutcome], child: Mapping[str, CaseOutcom
     return upper_p_value(strata, k)
 
 
+def blind_cases(state: RunState) -> int | None:
+    """How many selection cases no diagnoser saw (what `gain_p_value` compares); None when the run
+    recorded no split."""
+    split = state.checkpoint.get("split") or {}
+    if "selection" not in split:
+        return None
+    return len(set(split["selection"]) - set(split.get("diagnosis", [])))
+
+
+def declined(state: RunState) -> bool:
+    """True when the recommendation rule kept S0 although a child is on the front (α below 1)."""
+    best = state.best()
+    return (state.recommend_alpha < 1 and best is not None and best.parent_id is None
+            and any(c.parent_id is not None for c in state.front_candidates()))
+
+
 def recommendation_note(state: RunState) -> str | None:
     """One line on why the best member is what it is, for the deploy menu and the reports; None when
     the run uses the paper's rule (α = 1) or made no child."""
     alpha, bar, children = state.recommend_alpha, state.recommendation_bar(), state.children_evaluated()
     if alpha >= 1 or not children:
         return None
-    test = (f"★ needs a gain over S0 on the selection set with p ≤ {alpha:g} / {children} = {bar:.4g} "
+    blind = blind_cases(state)
+    where = "the selection set" if blind is None else f"the {blind} selection cases no diagnoser saw"
+    test = (f"★ needs a gain over S0 on {where} with p ≤ {alpha:g} / {children} = {bar:.4g} "
             "(exact one-sided paired test, Bonferroni over the children evaluated)")
+    if blind == 0:
+        return (f"{test}; every selection case was also diagnosed (categories kept whole, or the single set E), so no "
+                "gain can be tested and S0 stays the recommendation; `evolution.recommend_alpha: 1` is the paper's rule.")
     best = state.best()
     if best is not None and best.parent_id is not None:
         return f"{test}; {best.id} has p = {best.gain_p:.4g}."
@@ -55,4 +82,5 @@ def recommendation_note(state: RunState) -> str | None:
         return f"{test}; no member besides S0 is on the front, so S0 stays the recommendation."
     top = min(rivals, key=lambda c: (c.gain_p, -(c.pass_rate or 0.0)))
     return (f"{test}. No front member has one (smallest: {top.id}, p = {top.gain_p:.4g}), so S0 stays the "
-            "recommendation and no review branch is made; `frames review` still shows every member's diff.")
+            "recommendation and no review branch is made; frames review still shows every member's diff, and more "
+            "selection cases or eval.samples above 1 give the test power.")

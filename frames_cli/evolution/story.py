@@ -13,6 +13,7 @@ from typing import Any
 
 from frames_cli.evolution.formatting import pct, plural, tokens
 from frames_cli.evolution.front import FrontPoint, dominates, pareto_front
+from frames_cli.evolution.recommend import declined
 from frames_cli.evolution.records import Candidate, RunState
 
 
@@ -206,6 +207,9 @@ def next_steps(state: RunState, stale: list[str] | None = None) -> list[str]:
         ]
         if len(state.front) > 1:
             steps.append("Other front members trade pass rate for tokens per case; review them the same way if cost matters more.")
+    elif state.status == "finished" and declined(state):
+        steps.append("No front member beat S0 by more than noise on the selection cases no diagnoser saw (the ★ note above). "
+                     "More selection cases or `eval.samples` above 1 give the test power; `frames review` shows each member's diff.")
     elif state.status == "finished":
         steps.append("No candidate beat S0. Read the reasons per round above; add cases for the failing categories "
                      "(`frames ingest ...`), or raise `evolution.max_rounds` or `evolution.diagnosers`, and run `frames evolve` again.")

@@ -84,3 +84,15 @@ def test_s0_off_the_front_is_still_the_recommendation_when_no_gain_is_significan
     assert state.best().id == BASE_ID
     early = _run(0.05, ("r1c1", 0.45, None))  # rejected early: no p-value, never recommended
     assert early.best().id == BASE_ID
+
+
+def test_the_note_names_the_cases_no_diagnoser_saw_and_says_when_there_are_none():
+    from frames_cli.evolution.recommend import blind_cases, declined
+
+    state = _run(0.05, ("r1c1", 0.45, 0.25))
+    state.checkpoint = {"split": {"diagnosis": ["a", "b", "c"], "selection": ["b", "c", "d", "e"]}}
+    assert blind_cases(state) == 2 and declined(state)
+    assert "on the 2 selection cases no diagnoser saw" in recommendation_note(state)
+    state.checkpoint = {"split": {"diagnosis": ["a", "b"], "selection": ["a", "b"]}}  # the paper's single set E
+    assert blind_cases(state) == 0 and "no gain can be tested" in recommendation_note(state)
+    assert not declined(_run(1.0, ("r1c1", 0.45, 0.25)))
