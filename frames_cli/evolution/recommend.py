@@ -23,7 +23,7 @@ from frames_cli.evolution.paired_test import upper_p_value
 
 if TYPE_CHECKING:
     from frames_cli.evolution.gate import CaseOutcome
-    from frames_cli.evolution.records import RunState
+    from frames_cli.evolution.records import Candidate, RunState
 
 
 def gain_p_value(base: Mapping[str, CaseOutcome], child: Mapping[str, CaseOutcome], k: int) -> float:
@@ -84,3 +84,15 @@ def recommendation_note(state: RunState) -> str | None:
     return (f"{test}. No front member has one (smallest: {top.id}, p = {top.gain_p:.4g}), so S0 stays the "
             "recommendation and no review branch is made; frames review still shows every member's diff, and more "
             "selection cases or eval.samples above 1 give the test power.")
+
+
+def member_line(state: RunState, cand: Candidate) -> str | None:
+    """One line for `frames review`: the candidate's gain test against the recommendation bar, and
+    whether it is the run's best member; None for S0, under the paper's rule (α = 1) or without a p."""
+    if cand.parent_id is None or state.recommend_alpha >= 1 or cand.gain_p is None:
+        return None
+    best, bar, blind = state.best(), state.recommendation_bar(), blind_cases(state)
+    where = "the selection set" if blind is None else f"the {blind} selection cases no diagnoser saw"
+    verdict = ("recommended: it is the run's best member" if best is not None and best.id == cand.id else
+               f"not recommended (the run's best member is {'S0' if best is None or best.parent_id is None else best.id})")
+    return f"p = {cand.gain_p:.4g} on {where}, against a bar of {state.recommend_alpha:g} / {state.children_evaluated()} = {bar:.4g}: {verdict}"

@@ -14,6 +14,7 @@ from frames_cli.evolution.consensus import Change
 from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, plural, sample_size, tokens, with_n
 from frames_cli.evolution.gate import gate_detail, sampled_further
 from frames_cli.evolution.menu import changed_skill_names
+from frames_cli.evolution.recommend import member_line
 from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.gitstore.history import DiffStat
 from frames_cli.gitstore.repo import SKILLS_PREFIX
@@ -57,6 +58,8 @@ class Review:
         gate_overrides: the `frames promote --override-gate` records of this candidate
             (evolution.commit.gate_overrides), oldest first.
         simulator_notice: the caveat when a role of the run ran on frames-sim, else None.
+        recommendation: `recommend.member_line`: the candidate's gain test against the run's
+            recommendation bar, and whether it is the best member (None for S0 or at α = 1).
         disputed: the run's disputed labels (evolution/disputes.py), `{"case_id", "passage",
             "reason", "round", "diagnoser", ...}` each: cases left out of the gate and the front.
     """
@@ -74,11 +77,13 @@ class Review:
     gate_overrides: list[dict[str, Any]] = field(default_factory=list)
     simulator_notice: str | None = None
     disputed: list[dict[str, Any]] = field(default_factory=list)
+    recommendation: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for `frames review --json`: the run, the three candidates (Candidate.to_json),
         the changed skills' context, the unified diff and its size in lines, trailers, promote,
-        gate overrides, disputed labels; `simulator_notice` first (null when no role ran on the simulator)."""
+        gate overrides, disputed labels, the recommendation line (null under the paper's rule);
+        `simulator_notice` first (null when no role ran on the simulator)."""
         return {
             "simulator_notice": self.simulator_notice,
             "run_id": self.run_id,
@@ -93,6 +98,7 @@ class Review:
             "promote": self.promote,
             "gate_overrides": self.gate_overrides,
             "disputed": self.disputed,
+            "recommendation": self.recommendation,
         }
 
 
@@ -128,6 +134,7 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
         gate_overrides=gate_overrides(store, state, cand),
         simulator_notice=simulator_notice(state.config.get("models", {})),
         disputed=[{"case_id": cid, **rec} for cid, rec in sorted((state.checkpoint.get("disputes") or {}).items())],
+        recommendation=member_line(state, cand),
     )
 
 
@@ -247,6 +254,7 @@ def review_markdown(review: Review) -> str:
         *([f"> {md_text(review.simulator_notice)}", ""] if review.simulator_notice else []),
         f"**Gate:** {gate_line(cand)}",
         "",
+        *([f"**Gain over S0:** {md_text(review.recommendation)}", ""] if review.recommendation else []),
     ]
     early = cand.gate_details.get("early_stop")
     if early:

@@ -96,3 +96,14 @@ def test_the_note_names_the_cases_no_diagnoser_saw_and_says_when_there_are_none(
     state.checkpoint = {"split": {"diagnosis": ["a", "b"], "selection": ["a", "b"]}}  # the paper's single set E
     assert blind_cases(state) == 0 and "no gain can be tested" in recommendation_note(state)
     assert not declined(_run(1.0, ("r1c1", 0.45, 0.25)))
+
+
+def test_a_members_review_line_says_whether_it_is_recommended():
+    from frames_cli.evolution.recommend import member_line
+
+    state = _run(0.05, ("r1c1", 0.45, 0.01), ("r2c1", 0.50, 0.2))
+    assert member_line(state, state.candidate("r1c1")).endswith("recommended: it is the run's best member")
+    assert "p = 0.2 on the selection set, against a bar of 0.05 / 2 = 0.025: not recommended (the run's best member is r1c1)" \
+        == member_line(state, state.candidate("r2c1"))
+    assert member_line(state, state.base_candidate()) is None
+    assert member_line(_run(1.0, ("r1c1", 0.45, 0.01)), _run(1.0, ("r1c1", 0.45, 0.01)).candidate("r1c1")) is None
