@@ -104,12 +104,18 @@ class _Scripted:
         return [AgentResult(c.id, self.answers[c.id][sample], [], Usage(10, 1), []) for c in cases]
 
 
-def test_staged_evaluation_equals_evaluate_and_records_what_it_skipped():
+def _eight_cases():
+    """Eight cases (four cancel, four book), answered right in both samples but x1, no skills, and
+    their full evaluation: (cases, answers, skills, full report)."""
     cases = [_case(f"x{i}", "cancel" if i < 4 else "book") for i in range(8)]
     answers = {c.id: ["yes", "yes"] for c in cases}
     answers["x1"] = ["no", "no"]
     skills = SkillSet.from_files({})
-    full = evaluate(cases, skills, _Scripted(answers), samples=2)
+    return cases, answers, skills, evaluate(cases, skills, _Scripted(answers), samples=2)
+
+
+def test_staged_evaluation_equals_evaluate_and_records_what_it_skipped():
+    cases, answers, skills, full = _eight_cases()
     never = evaluate_staged(cases, skills, _Scripted(answers), Staging(lambda _r, p: list(reversed(p)), lambda _r, _p: None, 3), samples=2)
     assert never.skipped == [] and never.report.to_json() == full.to_json()
 
@@ -273,11 +279,7 @@ def test_early_stop_with_settled_cases_gives_the_full_evaluations_records():
 
 
 def test_a_stopped_staged_evaluation_still_evaluates_the_cases_settle_names():
-    cases = [_case(f"x{i}", "cancel" if i < 4 else "book") for i in range(8)]
-    answers = {c.id: ["yes", "yes"] for c in cases}
-    answers["x1"] = ["no", "no"]
-    skills = SkillSet.from_files({})
-    full = evaluate(cases, skills, _Scripted(answers), samples=2)
+    cases, answers, skills, full = _eight_cases()
     s0 = {c.id: CaseOutcome(c.category, (True, True)) for c in cases}
     executor = _Scripted(answers)
     staging = Staging(lambda _r, p: p, rejection_rule(PerCategoryGate(0.05), s0, set()), 2, lambda _r, p: [p[-1], p[0]])
