@@ -8,10 +8,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 # Function words carry no topic; without this list BM25 and overlap match on "the" and "to".
+# Every question word is one ("how", "why" and "where" too): a user's "How do I ...?" otherwise
+# matched each FAQ heading "How to ..." and "How should I ...?" rather than the section it asked about.
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does for from had has have he her his i if in into is it its "
     "me my no not of on or our she so than that the their them then there these they this to too up us was we were "
-    "what when which who will with would you your yes also just any all some per please use new make sure "
+    "what when which who whom whose how why where will with would you your yes also just any all some per please use new make sure "
     "get got tell say ask next time".split()
 )
 

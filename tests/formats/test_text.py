@@ -79,3 +79,13 @@ def test_cjk_text_has_tokens_sentences_and_rules() -> None:
     assert sentences("为了预防洗钱活动。金融机构必须建立制度。") == ["为了预防洗钱活动。", "金融机构必须建立制度。"]
     assert rule_sentences("为了预防洗钱活动。金融机构必须建立制度。") == ["金融机构必须建立制度。"]
     assert word_count("金融机构 must do") == 6
+
+
+def test_question_words_carry_no_topic() -> None:
+    """"How", "why" and "where" are stop words like "what" and "who": a user's "How do I claim it?"
+    shares nothing with an FAQ heading "How to book a hotel" (issue 13: it drew such questions)."""
+    from frames_cli.ingest.text import tokens
+    from frames_cli.sim.matching import bm25_ranked
+
+    assert tokens("How, why, where, whom and whose?") == []
+    assert [key for key, _ in bm25_ranked("How do I claim it?", [("faq", "How to book a hotel"), ("claims", "Claim your expenses")])] == ["claims"]
