@@ -8,6 +8,7 @@ decision is exactly the full evaluation's. A child that passes is always evaluat
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -61,7 +62,9 @@ def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: I
     """The gate's verdict when the child is rejected whatever the `pending` cases give; None otherwise.
 
     The verdict is the one on the best completion (every pending case passing every sample), so its
-    failed categories and broken must-pass cases fail in every completion.
+    failed categories and broken must-pass cases fail in every completion. Its case lists
+    (`pass_to_fail`, `fail_to_pass`) name evaluated cases only: a pending case "better than S0" in
+    the best completion is an assumption, not a result.
     """
     best = dict(done)
     for cid in pending:
@@ -69,7 +72,11 @@ def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: I
         if base is not None:  # cases the gate does not judge (diagnosis set only) cannot change it
             best[cid] = CaseOutcome(base.category, (True,) * len(base.passes), base.must_pass)
     verdict = gate.check(baseline, best)
-    return None if verdict.passed else verdict
+    if verdict.passed:
+        return None
+    assumed = set(pending)
+    checks = [dataclasses.replace(c, fail_to_pass=[cid for cid in c.fail_to_pass if cid not in assumed]) for c in verdict.checks]
+    return dataclasses.replace(verdict, checks=checks)
 
 
 def cases_to_settle(gate: Gate, baseline: Outcomes, done: Outcomes, pending: Sequence[str], parent: Outcomes) -> list[str]:

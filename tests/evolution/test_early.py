@@ -240,6 +240,18 @@ def test_cases_to_settle_names_what_the_records_of_an_early_stop_still_need():
     assert cases_to_settle(gate, base, done, [*pending, "d1"], parent) == ["f3", "f4", "u2", "u3", "m1", "d1"]
 
 
+def test_an_early_verdict_names_only_evaluated_cases_as_better_or_worse():
+    o = lambda cat, passes: CaseOutcome(cat, tuple(passes))  # noqa: E731
+    base = {"a1": o("a", [1]), "a2": o("a", [1]), "b1": o("b", [0]), "b2": o("b", [0]), "b3": o("b", [1])}
+    done = {"a1": o("a", [0]), "a2": o("a", [0]), "b1": o("b", [1])}
+    verdict = certain_rejection(PerCategoryGate(0.05), base, done, ["b2", "b3"])
+    assert verdict is not None and verdict.failed_categories() == ["a"]
+    checks = {c.category: c for c in verdict.checks}
+    assert checks["a"].pass_to_fail == ["a1", "a2"]
+    # b2 passes in the best completion that decided the rejection, but it was never evaluated.
+    assert checks["b"].fail_to_pass == ["b1"]
+
+
 def test_early_stop_with_settled_cases_gives_the_full_evaluations_records():
     """After the stop and the settled cases, the verdict's failing categories and broken must-pass
     cases are the full evaluation's, and so is attribution's analysis (broken cases, implicated skills)."""
