@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from frames_cli.evolution.formatting import plural
 from frames_cli.evolution.paired_test import broken_case_p_value, cases_needed, smallest_broken_case_p, upper_p_value
 
 # Absorbs float noise in (1 − ε)·PR so that a child equal to S0 passes with ε = 0.
@@ -338,7 +339,7 @@ def small_categories_warning(small: list[SmallCategory], samples: int, rule: str
     `samples` is k, or with `sequential` the most samples per case the sequential gate may draw."""
     if not small:
         return None
-    names = ", ".join(f"{s.category} ({s.n} cases, needs {s.needed})" for s in small)
+    names = ", ".join(f"{s.category} ({plural(s.n, 'case')}, needs {s.needed})" for s in small)
     consequence = (
         "the noise-aware gate cannot show a drop in them, so only must-pass cases can reject a child there"
         if rule == "noise-aware"

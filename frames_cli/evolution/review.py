@@ -205,6 +205,21 @@ def _flips(check: dict | None, k: int) -> str:
     return f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p {check['p_value']:.2g}{more}{broke}{small})"
 
 
+def _changed_case_lines(gate: dict) -> list[str]:
+    """The cases the gate compared that went from pass to fail and from fail to pass against S0, per
+    category (a case passed in fewer / more of its samples than S0 passed it); [] when none or for
+    verdicts of older runs."""
+    checks = [c for c in gate.get("checks", []) if c.get("pass_to_fail") or c.get("fail_to_pass")]
+    if not checks:
+        return []
+    out = ["", "Cases the gate compared that changed against S0 (pass → fail: the child passed it in fewer samples than S0):", ""]
+    for c in checks:
+        worse = ", ".join(f"`{md_text(cid)}`" for cid in c.get("pass_to_fail", [])) or "none"
+        better = ", ".join(f"`{md_text(cid)}`" for cid in c.get("fail_to_pass", [])) or "none"
+        out.append(f"- {md_text(c['category'])}: pass → fail {worse}; fail → pass {better}")
+    return out
+
+
 def _sequential_lines(sequential: dict | None) -> list[str]:
     """What the sequential gate drew and why: per category sampled beyond the first look, the
     samples per case it was decided at; and the samples drawn for this gate per side."""
@@ -275,6 +290,7 @@ def review_markdown(review: Review) -> str:
         "",
         markdown_table(*_results_cells(review)),
     ]
+    out += _changed_case_lines(cand.gate_details)
     out += ["", "### Failures that motivated it", ""]
     notes = {f.case_id: f for f in cand.failures}
     ids = cand.motivating_case_ids or sorted(notes)

@@ -53,6 +53,14 @@ def _gate(passed: dict[str, tuple[float, float]], eps: float = 0.05) -> dict:
     return {"passed": all(c["passed"] for c in checks), "tolerance": eps, "checks": checks}
 
 
+def _with_flips(gate: dict, flips: dict[str, tuple[list[str], list[str]]]) -> dict:
+    """`gate` with the case-level record of each category: (pass → fail ids, fail → pass ids)."""
+    for check in gate["checks"]:
+        worse, better = flips[check["category"]]
+        check.update(pass_to_fail=worse, fail_to_pass=better, n=4, samples=1, p_value=0.5)
+    return gate
+
+
 def _blueprint(skill: str, change: str, cases: list[str], votes: int, new: bool = False) -> dict:
     return {
         "skill": skill,
@@ -112,7 +120,8 @@ def world_template(git_repo_factory, tmp_path_factory):
     )
     c12 = Candidate(
         "r1c2", r1c2, BASE_ID, 1, 0.625, {"cancel": 0.75, "refund": 0.5}, 90.0, 0.009,
-        gate_passed=False, gate_details=_gate({"cancel": (0.25, 0.75), "refund": (0.75, 0.5)}),
+        gate_passed=False, gate_details=_with_flips(_gate({"cancel": (0.25, 0.75), "refund": (0.75, 0.5)}),
+                                                    {"cancel": ([], ["case-1", "case-2"]), "refund": (["case-4"], [])}),
         changed_skills=["refund"], blueprints=[_blueprint("refund", "Refund to cash when asked.", ["case-3"], 2)],
         motivating_case_ids=["case-3"], failures=[FailureNote("case-3", "refund", "expected 'cash'")], diff_size=2,
         votes_needed=2, diagnosers=3,
@@ -261,6 +270,9 @@ def test_review_of_a_rejected_candidate_shows_the_failed_category_and_stale_poli
     assert "**FAIL** — below (1 − ε)·S0 in refund" in text
     assert "| refund | 75.0% | 75.0% | 50.0% | 71.2% | **FAIL** |" in text
     assert "policies/airline.md:8 Airline Policy > Refund (policy text changed since)" in text
+    # The cases that decided it are named, not only counted.
+    assert "- refund: pass → fail `case-4`; fail → pass none" in text
+    assert "- cancel: pass → fail none; fail → pass `case-1`, `case-2`" in text
 
 
 def test_review_by_commit_json_and_terminal(world):

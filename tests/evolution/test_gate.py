@@ -149,6 +149,27 @@ def test_warning_names_every_too_small_category_with_the_cases_it_needs():
     assert small_categories_warning(too_small_categories(counts, samples=5, alpha=0.05), 5, "paper") is None
 
 
+def test_evolve_names_every_too_small_category_before_its_first_model_call(tmp_path, monkeypatch):
+    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.llm.answer import Answerer
+    from frames_cli.workspace.layout import Workspace
+
+    from .conftest import CONFIG, build_repo, make_cases
+
+    # cancel keeps its 8 cases; baggage 3 and compensation 1: at k = 1 among 3 categories the
+    # exact test needs 6 cases (2^-6 ≤ 0.05 / 3).
+    cases = [c for c in make_cases() if c["category"] == "cancel" or c["id"] in ("baggage-4-0", "baggage-4-1", "baggage-5-0", "compensation-8-0")]
+    repo = build_repo(tmp_path / "ws", {**CONFIG, "evolution": {**CONFIG["evolution"], "max_rounds": 1}}, cases)
+    calls, events = [], []
+    lookup = Answerer.lookup  # every request, cached or not, on every path of the model client
+    monkeypatch.setattr(Answerer, "lookup", lambda self, request: calls.append(request) or lookup(self, request))
+    evolve(Workspace.open(repo.root), EvolveOptions(), on_event=lambda m: events.append((m, len(calls))))
+    (warning, calls_before), = [(m, n) for m, n in events if "too small to judge" in m]
+    assert calls_before == 0 and calls  # before the first model call, in a run that made calls
+    assert "baggage (3 cases, needs 6), compensation (1 case, needs 6)" in warning and "cancel" not in warning
+    assert "one flip of a noisy case can decide their verdict" in warning  # the paper's rule, the default
+
+
 def _enumerated_p(strata: list[tuple[int, int]], k: int) -> float:
     """P(ΣA ≥ Σa) by enumerating every way to deal each case's 2k results between S0 and the child."""
     observed = sum(a for a, _ in strata)

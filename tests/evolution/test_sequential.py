@@ -250,7 +250,7 @@ def test_a_category_too_small_at_k_but_judged_at_a_later_look_gets_no_warning():
     assert too_small_categories(counts, 1, 0.05, looks) == []  # by k = 16 or 20 one case can show a drop
     tiny = too_small_categories(counts, 1, 0.05, list(zip(_gate(2, 1).looks, _gate(2, 1).alphas)))
     text = small_categories_warning(tiny, 2, "noise-aware", sequential=True)
-    assert "even at up to k = 2 samples" in text and "evolution.gate_max_samples" in text and "one (1 cases" in text
+    assert "even at up to k = 2 samples" in text and "evolution.gate_max_samples" in text and "one (1 case, needs" in text
 
 
 def test_the_broken_cases_p_value_holds_its_level_at_every_pass_probability_of_the_alternative():
