@@ -25,7 +25,8 @@ workspace as committed at HEAD, each with its own empty model cache:
                              Every rule judges the same children: the paper's and the noise-aware
                              rule at each fixed k of --samples (the first k samples of each
                              group), and the sequential noise-aware gate (evolution/sequential.py)
-                             from --sequential-start samples up to --sequential-max (each group
+                             from each --sequential-start (1, the bundled example's eval.samples,
+                             and 5) up to --sequential-max (each group
                              holds max(--samples, --sequential-max) samples; look j reads the
                              first k_j of them).
   tokens per gate check      evaluation tokens (agent + judge) of the samples an A/A check compared
@@ -33,7 +34,8 @@ workspace as committed at HEAD, each with its own empty model cache:
                              gate every case at its first look and an undecided category's cases
                              up to the look that decided it. S0's extra samples are drawn once per
                              run and shared by its children; the largest S0 needed is printed.
-  early-rejection-saving     two `frames evolve` runs per seed, `evolution.early_rejection` off and
+  early-rejection-saving     two `frames evolve` runs per seed (the bundled settings: the default
+                             `evolution.gate: paper`), `evolution.early_rejection` off and
                              on: executor tokens of the rejected children of the second against the
                              same children of the first (the cases evaluated after a stop for
                              attribution included); decisions-identical compares the gate decision
@@ -41,7 +43,10 @@ workspace as committed at HEAD, each with its own empty model cache:
   tokens-per-run             spend of the whole evolve run (all roles, ledger), before and after,
                              both on the same cases: HEAD's cases/ (τ²'s 30 train tasks), no
                              sealed set. The bundled run as shipped (the same 30 cases and 20
-                             sealed test cases scored once at the end) is printed beside it.
+                             sealed test cases scored once at the end) is printed beside it,
+                             and that run again with `evolution.gate: noise-aware` (the
+                             sequential gate from the bundled eval.samples, 1, to 40): its
+                             tokens and how many of its children were rejected, early or not.
   cacheable-prefix-share     share of the executor prompt characters that lie in the prefix shared
                              by every executor request of the same evaluation (from the before and
                              after runs' exchanges.jsonl; the simulator counts ⌈characters / 4⌉ tokens).
@@ -53,7 +58,7 @@ skills (its cases/ held all 50 τ² tasks; it gets HEAD's 30 instead); "after" i
 The gate checks are made at every k of --samples and sequentially, side by side (the same runs,
 skill sets and children).
 
-Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 5 10 20 40] [--sequential-start 5] [--sequential-max 40]
+Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 1 5 10 20 40] [--sequential-start 1 5] [--sequential-max 40]
                             [--reruns 6] [--before REV] [--max-rounds N]
 """
 
@@ -229,7 +234,7 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
     sequential gate: every case at the first look, an undecided category's cases up to its look)."""
     full = group(outcomes, 0, group_size)
     categories = sorted({o.category for o in full.values()})
-    seq = SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.05), args.sequential_start, args.sequential_max)
+    plans = {start: SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.05), start, args.sequential_max) for start in args.sequential_start}
     for r in range(1, args.reruns + 1):
         rerun = group(outcomes, r, group_size)
         child_tokens = {cid: t[r * group_size : (r + 1) * group_size] for cid, t in spent.items()}
@@ -246,15 +251,16 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
                     tally[key, rule, k].append(not gate.check(group(full, 0, k), group(child, 0, k)).passed)
                 if key == "aa":
                     tally["tokens", k].append(sum(sum(t[:k]) for t in child_tokens.values()))
-            if seq is None:
-                continue
-            verdict = seq.decide(Drawn(full), Drawn(child)).verdict
-            tally[key, "sequential"].append(not verdict.passed)
-            if key == "aa":
-                used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", args.sequential_start) for cid, o in full.items()}
-                tally["tokens", "sequential"].append(sum(sum(child_tokens[cid][:k]) for cid, k in used.items()))
-                tally["base_samples"].append(max(used.values()))
-                tally["sampled_further"].append(sum(s["samples"] > args.sequential_start for s in verdict.sequential["categories"].values()))
+            for start, seq in plans.items():
+                if seq is None:
+                    continue
+                verdict = seq.decide(Drawn(full), Drawn(child)).verdict
+                tally[key, "sequential", start].append(not verdict.passed)
+                if key == "aa":
+                    used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start) for cid, o in full.items()}
+                    tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k]) for cid, k in used.items()))
+                    tally["base_samples", start].append(max(used.values()))
+                    tally["sampled_further", start].append(sum(s["samples"] > start for s in verdict.sequential["categories"].values()))
 
 
 def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.Namespace, tally: dict) -> None:
@@ -288,6 +294,16 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
     tally["tokens_before"].append(old["tokens"])
     tally["tokens_after"].append(after.spend_tokens)
     tally["tokens_bundled"].append(early.spend_tokens)
+    # The same bundled run with the noise-aware rule, as `evolution.gate: noise-aware` alone gives it
+    # (sequential from eval.samples up to gate_max_samples): what choosing it as the default would cost.
+    aware_root = workspace(tmp, example, seed, {**rounds, "gate": "noise-aware"})
+    aware = evolve(Workspace.open(aware_root), EvolveOptions()).state
+    tally["tokens_aware"].append(aware.spend_tokens)
+    for c in aware.candidates:
+        if c.parent_id is not None:
+            tally["aware_children"] += 1
+            tally["aware_rejected"] += not c.gate_passed
+            tally["aware_stopped"] += bool(c.gate_details.get("early_stop"))
     for key, root, run_id in (("prefix_before", before_root, old["run_id"]), ("prefix_after", after_root, after.run_id)):
         shared, total = prefix_share(run_dir(Workspace.open(root), run_id) / "exchanges.jsonl")
         tally[key][0] += shared
@@ -309,20 +325,23 @@ def share(flags: list[bool]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--samples", type=int, nargs="+", default=[5, 10, 20, 40], help="k: samples per case in each A/A and planted gate check (several: side by side)")
+    parser.add_argument("--samples", type=int, nargs="+", default=[1, 5, 10, 20, 40], help="k: samples per case in each A/A and planted gate check (several: side by side)")
     parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
     parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
     parser.add_argument("--skip-checks", action="store_true", help="leave out the A/A and planted checks (only the evolve runs' figures)")
-    parser.add_argument("--sequential-start", type=int, default=5, help="k of the sequential noise-aware gate's first look")
+    parser.add_argument("--sequential-start", type=int, nargs="+", default=[1, 5],
+                        help="k of the sequential noise-aware gate's first look (several: side by side; 1 is the bundled example's eval.samples)")
     parser.add_argument("--sequential-max", type=int, default=40, help="evolution.gate_max_samples of the sequential gate")
     args = parser.parse_args()
     kinds = ("aa", "planted", "planted-any", "planted-partial")
     tally: dict = {(kind, r, k): [] for kind in kinds for r in RULES for k in args.samples}
-    tally.update({(kind, "sequential"): [] for kind in kinds})
-    tally.update({("tokens", k): [] for k in [*args.samples, "sequential"]})
-    tally.update(base_samples=[], sampled_further=[], settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
-                 tokens_before=[], tokens_after=[], tokens_bundled=[], prefix_before=[0, 0], prefix_after=[0, 0])
+    tally.update({(kind, "sequential", start): [] for kind in kinds for start in args.sequential_start})
+    tally.update({("tokens", k): [] for k in args.samples})
+    tally.update({("tokens", "sequential", start): [] for start in args.sequential_start})
+    tally.update({(key, start): [] for key in ("base_samples", "sampled_further") for start in args.sequential_start})
+    tally.update(settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
+                 tokens_before=[], tokens_after=[], tokens_bundled=[], tokens_aware=[], aware_children=0, aware_rejected=0, aware_stopped=0, prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="frames-gate-bench-") as tmp:
         example = unpack("HEAD", EXAMPLE, Path(tmp) / "example")
@@ -335,7 +354,7 @@ def main() -> None:
     tb, ta = statistics.mean(tally["tokens_before"]), statistics.mean(tally["tokens_after"])
     print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds {args.seeds};"
           f" A/A and planted checks at k = {', '.join(map(str, args.samples))}; {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
-    seq = f"noise-aware sequential k={args.sequential_start}→{args.sequential_max}"
+    seqs = {start: f"noise-aware sequential k={start}→{args.sequential_max}" for start in args.sequential_start}
     if not args.skip_checks:
         for kind, label, target in (("aa", "aa-false-reject", "≤ 0.05"), ("planted", "planted-regression-reject", "≥ 0.95"),
                                     ("planted-any", "planted (any pass)", ""),
@@ -343,14 +362,16 @@ def main() -> None:
             print(f"{label}{f' (target {target})' if target else ''}")
             for k in args.samples:
                 print(f"  k={k:<4} paper {share(tally[kind, 'paper', k]):<18} noise-aware fixed {share(tally[kind, 'noise-aware', k])}")
-            print(f"  {seq:<40} {share(tally[kind, 'sequential'])}")
+            for start, seq in seqs.items():
+                print(f"  {seq:<40} {share(tally[kind, 'sequential', start])}")
         print("evaluation tokens per A/A gate check (child side, mean)")
         for k in args.samples:
             print(f"  fixed k={k:<4} {statistics.mean(tally['tokens', k]):>12,.0f}")
-        sq = statistics.mean(tally["tokens", "sequential"])
-        against = ", ".join(f"{sq / statistics.mean(tally['tokens', k]):.2f}× fixed k={k}" for k in args.samples)
-        print(f"  {seq:<40} {sq:>12,.0f}  ({against}); categories sampled further per check:"
-              f" mean {statistics.mean(tally['sampled_further']):.2f}; S0 needed up to {max(tally['base_samples'])} samples per case")
+        for start, seq in seqs.items():
+            sq = statistics.mean(tally["tokens", "sequential", start])
+            against = ", ".join(f"{sq / statistics.mean(tally['tokens', k]):.2f}× fixed k={k}" for k in args.samples)
+            print(f"  {seq:<40} {sq:>12,.0f}  ({against}); categories sampled further per check:"
+                  f" mean {statistics.mean(tally['sampled_further', start]):.2f}; S0 needed up to {max(tally['base_samples', start])} samples per case")
     print(f"{'early-rejection-saving':<31} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
           f" ({tally['stopped']} stopped early; {tally['skipped']} cases skipped, {tally['settled']} evaluated after the stop for attribution);"
           f" decisions-identical: {'yes' if tally['identical'] else 'NO'}"
@@ -358,6 +379,10 @@ def main() -> None:
     print(f"{'tokens-per-run':<31} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles;"
           f" both on HEAD's cases/ (30 cases), no sealed set, each revision's own settings)")
     print(f"{'':<31} the bundled run as shipped (30 cases, 20 sealed holdout cases scored at the end): {statistics.mean(tally['tokens_bundled']):,.0f}")
+    tw = statistics.mean(tally["tokens_aware"])
+    print(f"{'':<31} the same with evolution.gate: noise-aware (sequential k = eval.samples → gate_max_samples): {tw:,.0f}"
+          f" ({tw / statistics.mean(tally['tokens_bundled']):.2f}×); {tally['aware_rejected']} of {tally['aware_children']} children rejected,"
+          f" {tally['aware_stopped']} of them early")
     print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters; the same two runs)")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 
