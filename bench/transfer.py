@@ -18,7 +18,12 @@ frames has no such setting, only the unguarded column is measured and the output
   policy removed   policy sentences (lines of policies/*.md, as S0's skills hold them) the
                    highest-rate member's diff removes — target 0
 
-Usage: python bench/transfer.py [--seeds 0 1 2 3 4] [--max-rounds N]
+--profile strong --thin is the real-model trial's setting as the simulator models it (the strong
+executor profile of bench/sim_calibration.py, the four procedure skills cut to one line): there a
+diagnoser that reads the retrieved policy can put a case's deciding passage back, and the passage is
+shared by the sealed cases that turn on it.
+
+Usage: python bench/transfer.py [--seeds 0 1 2 3 4] [--max-rounds N] [--profile weak|strong] [--thin]
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from frames_cli.evolution.records import Candidate, RunState  # noqa: E402
 from frames_cli.workspace.config import EvolutionConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 from bundled import copy_example  # noqa: E402
+from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 #: Values that identify one case: reservation codes (6 capitals/digits with a digit), user ids
 #: (name_name_1234), amounts ($1,380 / 1380 dollars), ISO dates.
@@ -55,8 +61,9 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
-def workspace(folder: Path, seed: int, max_rounds: int, guards_off: bool) -> Path:
-    """A fresh copy of the bundled example (τ²'s train split in cases/, its test split sealed in holdout/)."""
+def workspace(folder: Path, seed: int, max_rounds: int, guards_off: bool, profile: str | None = None, thin: bool = False) -> Path:
+    """A fresh copy of the bundled example (τ²'s train split in cases/, its test split sealed in holdout/),
+    with the simulator `profile` of sim_calibration (None: frames.yaml's) and thin procedure skills if asked."""
     root = folder / f"seed{seed}-{'off' if guards_off else 'on'}"
     copy_example(root)
     config = yaml.safe_load((root / "frames.yaml").read_text())
@@ -65,6 +72,9 @@ def workspace(folder: Path, seed: int, max_rounds: int, guards_off: bool) -> Pat
     if guards_off:
         ev["guards"] = {f.name: False for f in dataclasses.fields(guards_config()) if f.type in ("bool", bool)}
     config["simulator"]["seed"] = seed
+    config["simulator"].update(PROFILES[profile] if profile else {})
+    if thin:
+        thin_skills(root)
     (root / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
@@ -126,11 +136,11 @@ def measure(root: Path) -> dict:
             "example": specific[:1]}
 
 
-def shared_rules(root: Path) -> tuple[int, int, int, int]:
+def shared_rules(root: Path) -> tuple[int, int, int, int, int]:
     """How much a rule learnt on the train cases can help the sealed ones in the simulator's world:
     (sealed cases with a rule some train case also has, sealed cases, such rules, rules of the
-    sealed cases). Rules and "the same rule" are the simulator's own (`SimWorld.facts`,
-    `matching.sentence_found`)."""
+    sealed cases, sealed cases whose deciding policy passage a train case also turns on). Rules,
+    passages and "the same rule" are the simulator's own (`SimWorld.facts`, `matching.sentence_found`)."""
     from frames_cli.formats.case_files import load_cases
     from frames_cli.sim.matching import sentence_found, sentence_sets
     from frames_cli.sim.world import SimWorld, policy_texts
@@ -140,7 +150,9 @@ def shared_rules(root: Path) -> tuple[int, int, int, int]:
     world = SimWorld.from_cases([*train, *sealed], policy_texts(Workspace.open(root)))
     learnt = [s for case in train for rule in world.facts(case).rules for s in sentence_sets(rule)]
     hits = {case.id: [sentence_found(rule, learnt) for rule in world.facts(case).rules] for case in sealed}
-    return sum(any(h) for h in hits.values()), len(sealed), sum(map(sum, hits.values())), sum(map(len, hits.values()))
+    passages = {p for case in train for p in world.facts(case).passages}
+    on_passage = sum(any(p in passages for p in world.facts(case).passages) for case in sealed)
+    return sum(any(h) for h in hits.values()), len(sealed), sum(map(sum, hits.values())), sum(map(len, hits.values())), on_passage
 
 
 def pct(x: float | None) -> str:
@@ -151,17 +163,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=6)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=None, help="simulated executor (default: the bundled frames.yaml's)")
+    parser.add_argument("--thin", action="store_true", help="one-line procedure skills, as in the real-model trial's thin run")
     args = parser.parse_args()
     settings = [("guards on", False), ("guards off", True)] if guards_config() else [("no guards in this frames", False)]
     results: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         shared = shared_rules(workspace(Path(tmp) / "world", 0, args.max_rounds, False))
         for name, off in settings:
-            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, off)) for seed in args.seeds]
-    print("frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
-    cases, n_sealed, rules, n_rules = shared
+            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, off, args.profile, args.thin)) for seed in args.seeds]
+    setting = f"{args.profile or 'bundled (weak)'} executor, {'thin' if args.thin else 'verbatim'} skills"
+    print(f"frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed); {setting}.")
+    cases, n_sealed, rules, n_rules, on_passage = shared
     print(f"In the simulator's world {cases} of the {n_sealed} sealed cases turn on a rule a train case also has "
-          f"({rules} of their {n_rules} rules): at most that much can a rule learnt on the train cases help them.")
+          f"({rules} of their {n_rules} rules), and {on_passage} on a policy passage a train case also turns on "
+          "(which only a model that reads policy prose, policy_reading > 0, can use).")
     for name, rows in results.items():
         print(f"\n{name}")
         print("seed  test S0 → best (member)     gain | → highest rate (member, p of gain)     gain | added  case-specific  policy removed  rounds")

@@ -49,6 +49,7 @@ def behave(call: SimCall) -> dict[str, Any]:
     (p_insight) is disputed, citing its evidence as the passage, and gets no proposal.
     """
     tried = reading.block_text(call.prompt, TRIED_OPEN, TRIED_CLOSE)
+    shown = sentence_sets(reading.block_text(call.prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE))
     prompt = reading.without_block(call.prompt, TRIED_OPEN, TRIED_CLOSE)
     call = dataclasses.replace(call, prompt=reading.without_block(prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE), _digest="")
     failures = reading.json_after(call.prompt, "Failures")
@@ -65,6 +66,7 @@ def behave(call: SimCall) -> dict[str, Any]:
         evidence = _evidence(failure, call)
         case = call.world.get(case_id)
         rules = [r for r in call.world.facts(case).rules if not sentence_found(r, stated)] if case is not None else []
+        restore = _restorable(call.world.facts(case).passages, shown, stated) if case is not None else []
         rng = call.rng(case_id, "insight")
         best = ranked(" ".join([_text(failure.get("input")), *evidence]), skills) if evidence else []
         insight = rng.random() < call.config.p_insight
@@ -73,9 +75,9 @@ def behave(call: SimCall) -> dict[str, Any]:
             disputes.append({"case_id": case_id, "passage": passage, "reason": f"The expected result of {case_id} contradicts this passage."})
             continue
         if insight:
-            if not (best and rules):
+            if not (best and (rules or restore)):
                 continue
-            skill, change = best[0][0], " ".join(quote_rule(r) for r in rules)
+            skill, change = best[0][0], " ".join(quote_rule(r) for r in [*rules, *restore])
             rationale = f"The skill does not state the rule that decides {case_id}."
         elif best and rng.random() < call.config.p_literal:
             skill, change = best[0][0], " ".join(quote_rule(s) for s in evidence)
@@ -88,6 +90,12 @@ def behave(call: SimCall) -> dict[str, Any]:
             continue
         proposals.append({"skill": skill, "change": change, "rationale": rationale, "case_ids": [case_id]})
     return {"proposals": proposals, "disputes": disputes}
+
+
+def _restorable(passages: tuple[tuple[str, ...], ...], shown: tuple[frozenset[str], ...], stated: list[frozenset[str]]) -> list[str]:
+    """The statements of the case's deciding policy passages that the prompt's retrieved policy
+    shows and no skill block states: what a diagnoser that reads the policy can put back."""
+    return [s for passage in passages for s in passage if sentence_found(s, shown) and not sentence_found(s, stated)]
 
 
 def _evidence(failure: dict[str, Any], call: SimCall) -> list[str]:

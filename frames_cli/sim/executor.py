@@ -15,8 +15,6 @@ from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import bm25_ranked, knowledge, skill_text
 
-#: Skills the simulated agent asks for in its first turn (the best BM25 scores among those sharing words).
-LOADS = 3
 # Tool-call names that only read state (tau2 naming); any other action writes.
 _READ_PREFIXES = ("get_", "search_", "list_", "find_", "calculate", "think")
 _GENERIC_WRONG = "I am sorry, I cannot help with that request."
@@ -43,10 +41,10 @@ def behave(call: SimCall) -> dict[str, Any]:
         entries = reading.catalog(call.prompt)
         best = bm25_ranked(_query(case), ((sid, skill_text(name, desc)) for sid, name, desc in entries))
         if best:
-            return {"load": [sid for sid, _ in best[:LOADS]]}
+            return {"load": [sid for sid, _ in best[: call.config.loads]]}
     cfg = call.config
     facts = call.world.facts(case)
-    known = knowledge(case.diagnosis.evidence, facts.rules, facts.values, call.world.policy, [b.text for b in blocks], cfg.policy_reading)
+    known = knowledge(case.diagnosis.evidence, facts.rules, facts.values, call.world.policy, [b.text for b in blocks], cfg.policy_reading, facts.passages)
     p_correct = cfg.floor + (cfg.ceiling - cfg.floor) * known
     rng = call.rng(case.id, "answer")
     answer = case.task.expected if rng.random() < p_correct else wrong_answer(case.task.expected, rng)

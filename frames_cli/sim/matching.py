@@ -12,9 +12,6 @@ from frames_cli.ingest.text import sentences, tokens
 #: share of its distinct content words (stop words dropped, crude stems): 0.7 tolerates a rewriter's
 #: rewording of a few words but not a different rule that shares the topic.
 FOUND_THRESHOLD = 0.7
-#: A rule no one sentence states still shows through policy prose when the loaded skills' text,
-#: taken whole, holds at least this share of its content words (`ingest.evidence_match`'s default).
-POLICY_SUPPORT = 0.4
 
 
 # Skills and evidence recur across thousands of calls of a run; tokenising them once keeps the
@@ -57,34 +54,28 @@ def sentence_sets(text: str) -> tuple[frozenset[str], ...]:
     return _sentences(text).sets
 
 
-def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str], policy: frozenset[str], texts: Sequence[str], policy_reading: float) -> float:
+def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str], policy: frozenset[str], texts: Sequence[str], policy_reading: float, passages: Sequence[Sequence[str]] = ()) -> float:
     """How much (0..1) of what a case turns on the agent knows from the skill `texts` it loaded.
 
     Only sentences that apply to the case count: a sentence carrying a value that neither the case
-    (`own`) nor the policy holds is about another case. Two ways to know:
+    (`own`) nor the policy holds is about another case. Three ways to know, the largest counts:
     - literally: the share of the case's own evidence sentences found in one applicable sentence
       (a line copied from this case: it helps this case only);
-    - by rule: per rule of the case (world.CaseFacts.rules), 1 when one applicable sentence states
-      it, `policy_reading` when none does but the applicable text as a whole holds POLICY_SUPPORT of
-      its words (the rule is there in policy prose, for a model that reads prose well), else 0;
-      averaged over the rules.
-    The larger of the two. 1.0 when the case has no evidence (nothing a skill could say decides it).
+    - by rule: the share of the case's rules (world.CaseFacts.rules) that one applicable sentence
+      states (a general rule learnt from one case helps every case that needs it);
+    - by reading the policy: `policy_reading` × the share of the statements of the case's deciding
+      `passages` (world.CaseFacts.passages; averaged over them) that one applicable sentence holds
+      (a model that reads prose well applies a section it has in front of it).
+    1.0 when the case has no evidence (nothing a skill could say decides it).
     """
     if not evidence:
         return 1.0
     allowed = own | policy
     usable = [tokens_ for text in texts for tokens_, values in zip(_sentences(text).sets, _sentences(text).values) if values <= allowed]
     literal = sum(not _token_set(e) or sentence_found(e, usable) for e in evidence) / len(evidence)
-    if not rules:
-        return literal
-    whole = frozenset().union(*usable)
-    by_rule = 0.0
-    for rule in rules:
-        if sentence_found(rule, usable):
-            by_rule += 1.0
-        elif policy_reading and len(_token_set(rule) & whole) >= POLICY_SUPPORT * len(_token_set(rule)):
-            by_rule += policy_reading
-    return max(literal, by_rule / len(rules))
+    by_rule = sum(sentence_found(rule, usable) for rule in rules) / len(rules) if rules else 0.0
+    read = sum(sum(sentence_found(s, usable) for s in p) / len(p) for p in passages) / len(passages) if passages else 0.0
+    return max(literal, by_rule, policy_reading * read)
 
 
 def ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple[str, int]]:

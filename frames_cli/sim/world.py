@@ -11,6 +11,15 @@ Nor is a sentence a rule that `ruleform.not_a_rule` refuses: a note to a grader 
 refuses ...") or about the case's user ("Also user is not a native speaker."); of the other
 sentences of such a note only an obligation or a prohibition is (`ruleform.note_sentences`). The
 proposal guard drops all of these, so the world and the guard agree on what a rule is.
+
+A case is also decided by a passage of the policy: the section (split at headings) its evidence
+matches best, which every case about the same procedure shares. A model that reads policy prose
+(`simulator.policy_reading` > 0, the strong profile of README) knows a case to the share of that
+section's statements its loaded skills hold, whether or not any rule of the case is stated: the
+real-model trial's model passed 29 of 30 train cases on the verbatim policy and half of them once
+the four procedure skills were cut to one line. A weak model (0) gets nothing from prose. So
+putting a section's statements back into a cut skill helps every case that turns on the section,
+including cases no diagnoser saw.
 """
 
 from __future__ import annotations
@@ -19,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 from frames_cli.casevalues import case_values, holds_value, is_rule_word, policy_values, stub
-from frames_cli.ingest.text import token_set
+from frames_cli.ingest.text import sentences, token_set
 from frames_cli.ruleform import note_sentences
+from frames_cli.sim.matching import bm25_ranked
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -29,6 +39,8 @@ if TYPE_CHECKING:
 
 #: Content words an evidence sentence must keep, once its case's values are out, to be a rule.
 MIN_RULE_WORDS = 3
+#: Content words a case's evidence must share with a policy passage for the passage to decide it.
+PASSAGE_WORDS = 2
 
 
 @dataclass(frozen=True)
@@ -38,10 +50,13 @@ class CaseFacts:
     Attributes:
         values: the values and person names its record holds (`casevalues.case_values`).
         rules: its evidence sentences as rules (the case's values taken out), in evidence order.
+        passages: the policy passage that decides it (`SimWorld.deciding`: a tuple of the
+            section's statements), or () when the world has no policy or none matches.
     """
 
     values: frozenset[str]
     rules: tuple[str, ...]
+    passages: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass
@@ -55,6 +70,7 @@ class SimWorld:
 
     cases: dict[str, Case] = field(default_factory=dict)
     policy: frozenset[str] = frozenset()
+    passages: tuple[tuple[str, ...], ...] = ()
     # No lock: the world is pickled to `llm.processes` workers, and two threads that race here
     # compute the same facts (one dict assignment wins).
     _facts: dict[str, tuple[Case, CaseFacts]] = field(default_factory=dict, repr=False)
@@ -62,7 +78,8 @@ class SimWorld:
     @classmethod
     def from_cases(cls, cases: Iterable[Case], policy_texts: Iterable[str] = ()) -> SimWorld:
         """A world of `cases` (a later duplicate id wins) and the policy documents' texts."""
-        return cls({c.id: c for c in cases}, frozenset(policy_values(policy_texts)))
+        texts = list(policy_texts)
+        return cls({c.id: c for c in cases}, frozenset(policy_values(texts)), tuple(p for text in texts for p in passages_of(text)))
 
     @classmethod
     def from_workspace(cls, workspace: Workspace, config: FramesConfig) -> SimWorld:
@@ -94,9 +111,39 @@ class SimWorld:
                 continue
             if len(token_set(sentence)) >= MIN_RULE_WORDS and stub(sentence) is None and sentence not in rules:
                 rules.append(sentence)
-        facts = CaseFacts(frozenset(values | own_names), tuple(rules))
+        passage = self.deciding(" ".join(case.diagnosis.evidence))
+        facts = CaseFacts(frozenset(values | own_names), tuple(rules), (passage,) if passage else ())
         self._facts[case.id] = (case, facts)
         return facts
+
+    def deciding(self, evidence: str) -> tuple[str, ...] | None:
+        """The policy passage (a section's statements) that decides a case with this `evidence`, or None.
+
+        The passage of the highest Okapi BM25 score for the evidence (`matching.bm25_ranked`, the
+        executor's relevance function; each passage one document), if it shares at least
+        PASSAGE_WORDS content words with it. None when the world has no policy.
+        """
+        if not self.passages:
+            return None
+        best = bm25_ranked(evidence, ((i, " ".join(p)) for i, p in enumerate(self.passages)))
+        if best and len(token_set(" ".join(self.passages[best[0][0]])) & token_set(evidence)) >= PASSAGE_WORDS:
+            return self.passages[best[0][0]]
+        return None
+
+
+def passages_of(text: str) -> list[tuple[str, ...]]:
+    """The sections of a policy text (split at Markdown headings) as their statements: sentences of
+    MIN_RULE_WORDS content words or more, heading lines left out; sections without one are dropped."""
+    out, current = [], []
+    for line in text.splitlines() + ["#"]:
+        if line.lstrip().startswith("#"):
+            statements = [s for s in sentences("\n".join(current)) if len(token_set(s)) >= MIN_RULE_WORDS]
+            if statements:
+                out.append(tuple(statements))
+            current = []
+        else:
+            current.append(line)
+    return out
 
 
 def policy_texts(workspace: Workspace) -> list[str]:

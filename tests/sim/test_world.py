@@ -7,8 +7,7 @@ Invariants:
    the case's user a rule; a rule sentence inside such a note still is.
 2. A general rule learnt from one case makes an unseen case that needs the same rule known.
 3. A line carrying one case's values helps that case only: to another case it is about someone else.
-4. A rule that no sentence states but the skills' prose supports counts `policy_reading` (a strong
-   model reads policy prose; a weak one, at 0, does not).
+(How a strong model reads policy prose, `policy_reading`: tests/sim/test_policy_reading.py.)
 """
 
 from __future__ import annotations
@@ -78,10 +77,3 @@ def test_a_case_specific_line_helps_its_own_case_only() -> None:
     literal = "\n".join(f"- {e}" for e in A.diagnosis.evidence if "H8Q05L" in e)
     assert known(A, literal) > 0
     assert known(B, literal) == 0.0
-
-
-def test_policy_prose_counts_policy_reading() -> None:
-    prose = "Cancelling: refuses happen. A booking in basic economy is made once."
-    assert known(B, prose) == 0.0
-    assert known(B, prose, policy_reading=0.8) == 0.8
-    assert known(B, "A basic economy booking made over a day ago: the agent refuses to cancel it. Certificates are worth $100.") == 1.0

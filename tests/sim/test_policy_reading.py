@@ -1,0 +1,102 @@
+"""A strong simulated model reads the policy: a case is decided by a policy passage that other cases share.
+
+Invariants:
+1. A case's deciding passage is the policy section (split at headings) its evidence matches best.
+2. With `policy_reading` > 0 the executor knows a case to the share of that passage's statements
+   its loaded skills hold; a one-line skill that only names the procedure holds none of them, and a
+   weak model (`policy_reading` 0) gets nothing from prose at all.
+3. Putting a passage's statements back helps every case that turns on it, including one no
+   diagnoser saw: learning through the policy transfers.
+4. A diagnoser that finds a failure's cause proposes the deciding passage's statements that the
+   retrieved policy shows and no skill states, and only those.
+"""
+
+from __future__ import annotations
+
+import json
+
+from frames_cli.formats.case_record import case_from_dict
+from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN
+from frames_cli.sim import diagnoser
+from frames_cli.sim.base import SimCall
+from frames_cli.sim.matching import knowledge
+from frames_cli.sim.world import SimWorld, passages_of
+from frames_cli.workspace.config import SimulatorConfig
+
+CANCEL = [
+    "The agent must obtain the user id and the reservation id before cancelling.",
+    "A reservation can be cancelled only when the booking was made within the last 24 hours.",
+    "Business class flights can be cancelled at any time.",
+]
+BAGGAGE = ["Gold members get four free checked bags per passenger.", "Regular members pay fifty dollars for each checked bag."]
+POLICY = "# Airline policy\n\n## Cancel flight\n\n" + "\n".join(CANCEL) + "\n\n## Baggage\n\n" + "\n".join(BAGGAGE) + "\n"
+
+
+def _case(case_id: str, reservation: str, evidence: str) -> object:
+    return case_from_dict(
+        {
+            "id": case_id,
+            "category": "cancel",
+            "source": {"kind": "test", "ref": case_id},
+            "created": "2026-12-01",
+            "task": {"input": {"text": f"Please cancel {reservation}."}, "expected": {"actions": []}, "check": {"kind": "exact"}, "answer_format": "json"},
+            "diagnosis": {"evidence": [f"Agent does not cancel {reservation}.", evidence]},
+        }
+    )
+
+
+SEEN = _case("seen", "H8Q05L", "The booking was made more than 24 hours ago, so the cancellation is refused.")
+UNSEEN = _case("unseen", "ZZ9ABC", "Agent refuses the cancellation: the reservation was booked two days ago.")
+WORLD = SimWorld.from_cases([SEEN, UNSEEN], [POLICY])
+
+
+def known(case, text: str, policy_reading: float = 1.0) -> float:
+    facts = WORLD.facts(case)
+    return knowledge(case.diagnosis.evidence, facts.rules, facts.values, WORLD.policy, [text], policy_reading, facts.passages)
+
+
+def test_passages_are_the_sections_statements_without_headings() -> None:
+    assert passages_of(POLICY) == [tuple(CANCEL), tuple(BAGGAGE)]
+
+
+def test_a_case_is_decided_by_the_section_its_evidence_matches() -> None:
+    assert WORLD.facts(SEEN).passages == (tuple(CANCEL),)
+    assert WORLD.facts(UNSEEN).passages == (tuple(CANCEL),)
+
+
+def test_a_strong_model_knows_a_case_from_its_passage_a_weak_one_does_not() -> None:
+    verbatim = "\n".join(CANCEL)
+    assert known(SEEN, verbatim) == 1.0
+    assert known(SEEN, verbatim, policy_reading=0.0) == 0.0
+    assert known(SEEN, "Help the user cancel a reservation.") == 0.0
+    assert known(SEEN, "\n".join(BAGGAGE)) == 0.0
+    assert known(SEEN, CANCEL[1]) == 1 / 3
+
+
+def test_putting_the_passage_back_helps_a_case_no_diagnoser_saw() -> None:
+    thin = "Help the user cancel a reservation."
+    restored = thin + "\n" + "\n".join(f"- {s}" for s in CANCEL[:2])
+    assert known(UNSEEN, thin) == 0.0
+    assert known(UNSEEN, restored) == 2 / 3
+
+
+def _diagnoser_prompt(skill_body: str, retrieved: str) -> str:
+    skills = f'<skill name="cancel-flight">\n{skill_body}\n</skill>\n\n<skill name="baggage">\n' + "\n".join(BAGGAGE) + "\n</skill>"
+    failures = [{"case_id": "seen", "category": "cancel", "input": {"text": "Please cancel H8Q05L."}, "diagnosis": {"evidence": list(SEEN.diagnosis.evidence)}}]
+    block = f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" heading="Cancel flight">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n'
+    return f"Skills:\n\n{skills}\n\n{block}Failures:\n```json\n{json.dumps(failures)}\n```\n"
+
+
+def _proposed(prompt: str) -> list[str]:
+    reply = diagnoser.behave(SimCall("diagnoser", prompt, 0, SimulatorConfig(p_insight=1.0), WORLD))
+    return [p["change"] for p in reply["proposals"]]
+
+
+def test_a_diagnoser_puts_back_the_statements_the_retrieved_policy_shows_and_no_skill_states() -> None:
+    shown = "\n".join(CANCEL[1:])
+    rules = WORLD.facts(SEEN).rules  # the case's own rule comes first, as without a policy
+    thin = "Help the user cancel a reservation."
+    assert _proposed(_diagnoser_prompt(thin, shown)) == [" ".join(diagnoser.quote_rule(s) for s in [*rules, *CANCEL[1:]])]
+    # Stated already (the verbatim skill), or not shown to it: nothing to put back.
+    assert _proposed(_diagnoser_prompt(thin + "\n" + "\n".join(CANCEL), shown)) == [" ".join(map(diagnoser.quote_rule, rules))]
+    assert _proposed(_diagnoser_prompt(thin, "Business flights are nice.")) == [" ".join(map(diagnoser.quote_rule, rules))]
