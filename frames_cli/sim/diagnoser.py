@@ -8,7 +8,7 @@ from typing import Any
 from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN, TRIED_CLOSE, TRIED_OPEN
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
-from frames_cli.sim.matching import ranked, sentence_found, sentence_sets, skill_text
+from frames_cli.sim.matching import bm25_ranked, ranked, sentence_found, sentence_sets, skill_text
 
 #: Plausible rules that fix nothing in a policy domain: what an unlucky diagnoser proposes.
 SPURIOUS_RULES = (
@@ -29,27 +29,29 @@ def quote_rule(sentence: str) -> str:
 
 
 def behave(call: SimCall) -> dict[str, Any]:
-    """DIAGNOSIS JSON: at most one proposal per failure of the `Failures:` block.
+    """DIAGNOSIS JSON: per failure of the `Failures:` block, one proposal, or one per skill it fixes.
 
     Per failure, drawn in turn:
     - with probability p_insight, the diagnoser finds the cause: it proposes the case's rules
       (world.CaseFacts.rules: its evidence with the case's own values taken out) that no skill
       block states yet, for the skill that best matches the case (the relevance function the
-      executor loads skills with). A case whose rules are all stated already, or that has none,
-      gets no proposal: the diagnoser cannot explain it.
+      executor loads skills with); and the statements of the case's deciding policy section
+      (world.CaseFacts.passages) that a retrieved `<policy>` block shows and no skill block
+      states, for the skill that block's heading names (`_restorable`). A case with neither gets
+      no proposal: the diagnoser cannot explain it.
     - otherwise, with probability p_literal, it copies the case's evidence as rule text, values
       and all: a line that helps that one case (what the case-value guard is for);
     - otherwise it adds a spurious rule to a skill drawn at random.
 
-    The retrieved "Relevant policy and past changes" block is not read, and the draws are made as if
-    it were not in the prompt: this model finds a failure's cause from its evidence alone, so the
-    retrieved context changes nothing it does (see docs/DECISIONS.md). The block of changes the run
-    already tried and saw fail is read, outside the draws: a proposal it lists (same skill and
-    change) is not made again. A case of `simulator.mislabelled` whose cause the diagnoser finds
-    (p_insight) is disputed, citing its evidence as the passage, and gets no proposal.
+    The draws are made as if the retrieved "Relevant policy and past changes" block were not in
+    the prompt, so retrieval changes what an insightful diagnoser can quote, never what it draws;
+    with skills that hold the policy verbatim there is nothing to put back. The block of changes
+    the run already tried and saw fail is read, outside the draws: a proposal it lists (same skill
+    and change) is not made again. A case of `simulator.mislabelled` whose cause the diagnoser
+    finds (p_insight) is disputed, citing its evidence as the passage, and gets no proposal.
     """
     tried = reading.block_text(call.prompt, TRIED_OPEN, TRIED_CLOSE)
-    shown = sentence_sets(reading.block_text(call.prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE))
+    shown = reading.policy_blocks(reading.block_text(call.prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE))
     prompt = reading.without_block(call.prompt, TRIED_OPEN, TRIED_CLOSE)
     call = dataclasses.replace(call, prompt=reading.without_block(prompt, RETRIEVED_OPEN, RETRIEVED_CLOSE), _digest="")
     failures = reading.json_after(call.prompt, "Failures")
@@ -66,7 +68,7 @@ def behave(call: SimCall) -> dict[str, Any]:
         evidence = _evidence(failure, call)
         case = call.world.get(case_id)
         rules = [r for r in call.world.facts(case).rules if not sentence_found(r, stated)] if case is not None else []
-        restore = _restorable(call.world.facts(case).passages, shown, stated) if case is not None else []
+        restore = _restorable(call.world.facts(case).passages, shown, stated, skills) if case is not None else {}
         rng = call.rng(case_id, "insight")
         best = ranked(" ".join([_text(failure.get("input")), *evidence]), skills) if evidence else []
         insight = rng.random() < call.config.p_insight
@@ -75,27 +77,38 @@ def behave(call: SimCall) -> dict[str, Any]:
             disputes.append({"case_id": case_id, "passage": passage, "reason": f"The expected result of {case_id} contradicts this passage."})
             continue
         if insight:
-            if not (best and (rules or restore)):
+            if not best:
                 continue
-            skill, change = best[0][0], " ".join(quote_rule(r) for r in [*rules, *restore])
-            rationale = f"The skill does not state the rule that decides {case_id}."
+            wanted = {best[0][0]: list(rules)} if rules else {}
+            for skill, statements in restore.items():
+                wanted.setdefault(skill or best[0][0], []).extend(statements)
+            made = [(skill, " ".join(map(quote_rule, texts)), f"The skill does not state the rule that decides {case_id}.") for skill, texts in wanted.items()]
         elif best and rng.random() < call.config.p_literal:
-            skill, change = best[0][0], " ".join(quote_rule(s) for s in evidence)
-            rationale = f"The skill does not say what {case_id} expects."
+            made = [(best[0][0], " ".join(quote_rule(s) for s in evidence), f"The skill does not say what {case_id} expects.")]
         else:
-            skill = rng.choice(blocks).name
-            change = quote_rule(rng.choice(SPURIOUS_RULES))
-            rationale = f"The reply in {case_id} may have confused the customer."
-        if f"{skill}: {change}" in tried:
-            continue
-        proposals.append({"skill": skill, "change": change, "rationale": rationale, "case_ids": [case_id]})
+            made = [(rng.choice(blocks).name, quote_rule(rng.choice(SPURIOUS_RULES)), f"The reply in {case_id} may have confused the customer.")]
+        for skill, change, rationale in made:
+            if f"{skill}: {change}" not in tried:
+                proposals.append({"skill": skill, "change": change, "rationale": rationale, "case_ids": [case_id]})
     return {"proposals": proposals, "disputes": disputes}
 
 
-def _restorable(passages: tuple[tuple[str, ...], ...], shown: tuple[frozenset[str], ...], stated: list[frozenset[str]]) -> list[str]:
-    """The statements of the case's deciding policy passages that the prompt's retrieved policy
-    shows and no skill block states: what a diagnoser that reads the policy can put back."""
-    return [s for passage in passages for s in passage if sentence_found(s, shown) and not sentence_found(s, stated)]
+def _restorable(
+    passages: tuple[tuple[str, ...], ...], shown: list[tuple[dict[str, str], str]], stated: list[frozenset[str]], skills: list[tuple[str, str]]
+) -> dict[str | None, list[str]]:
+    """The statements of the case's deciding policy passages that a retrieved `<policy>` block of
+    the prompt shows and no skill block states (what a diagnoser that reads the policy can put
+    back), by the skill they go to: the one whose catalog line best matches the last part of that
+    block's heading ("Airline Agent Policy > Book flight" → book-flight, Okapi BM25), None when no
+    skill shares a word with it."""
+    out: dict[str | None, list[str]] = {}
+    for attrs, text in shown:
+        sets = sentence_sets(text)
+        home = bm25_ranked(attrs.get("heading", "").rpartition(">")[2], skills)
+        for statement in (s for passage in passages for s in passage):
+            if sentence_found(statement, sets) and not sentence_found(statement, stated) and statement not in {t for v in out.values() for t in v}:
+                out.setdefault(home[0][0] if home else None, []).append(statement)
+    return out
 
 
 def _evidence(failure: dict[str, Any], call: SimCall) -> list[str]:

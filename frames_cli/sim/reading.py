@@ -71,9 +71,14 @@ def catalog(prompt: str) -> list[tuple[str, str, str]]:
 
 
 def policy_block(prompt: str) -> tuple[dict[str, str], str] | None:
-    """The `<policy file=.. heading=..>` block (generator, coldstart): attributes and section text."""
-    match = _POLICY.search(prompt)
-    return (dict(_ATTR.findall(match.group(1))), match.group(2)) if match else None
+    """The first `<policy file=.. heading=..>` block (generator, coldstart): attributes and section text."""
+    blocks = policy_blocks(prompt)
+    return blocks[0] if blocks else None
+
+
+def policy_blocks(prompt: str) -> list[tuple[dict[str, str], str]]:
+    """Every `<policy ...>` block (a diagnoser's retrieved passages), in order: attributes and text."""
+    return [(dict(_ATTR.findall(m.group(1))), m.group(2)) for m in _POLICY.finditer(prompt)]
 
 
 def without_block(prompt: str, opening: str, closing: str) -> str:

@@ -39,6 +39,7 @@ from frames_cli.evolution.retrieval import (
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.config import RetrievalConfig
 from frames_cli.workspace.config_file import parse_config
+from frames_cli.sim.world import passages_of
 
 from .conftest import CONFIG, build_repo, make_cases
 
@@ -246,8 +247,13 @@ def test_a_real_round_shows_and_records_the_retrieved_context(tmp_path: Path) ->
 
     off, off_prompts = _evolve(tmp_path / "off", {"enabled": False})
     assert all(d["retrieved"] == [] for d in off["diagnoses"]) and not any("<retrieved>" in p for p in off_prompts)
-    # The simulated diagnoser reads past the section: the same batches get the same proposals.
-    assert [d["proposals"] for d in off["diagnoses"]] == [d["proposals"] for d in record["diagnoses"]]
+    # The simulated diagnoser draws as if the section were not there: every proposal made without
+    # it is made with it, and what the section adds is policy text that no skill states.
+    policy = {s for p in passages_of(POLICY) for s in p}
+    for without, with_ in zip(off["diagnoses"], record["diagnoses"]):
+        quoted = lambda proposals: {(p["skill"], q) for p in proposals for q in re.findall(r'Add the rule: "([^"]+)"', p["change"])}  # noqa: E731
+        assert quoted(without["proposals"]) <= quoted(with_["proposals"])
+        assert {q for _, q in quoted(with_["proposals"]) - quoted(without["proposals"])} <= policy
 
 
 def test_a_symlinked_policies_folder_is_reported_not_silently_skipped(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ Invariants:
 3. Putting a passage's statements back helps every case that turns on it, including one no
    diagnoser saw: learning through the policy transfers.
 4. A diagnoser that finds a failure's cause proposes the deciding passage's statements that the
-   retrieved policy shows and no skill states, and only those.
+   retrieved policy shows and no skill states, and only those, for the skill the passage's
+   heading names.
 """
 
 from __future__ import annotations
@@ -81,22 +82,28 @@ def test_putting_the_passage_back_helps_a_case_no_diagnoser_saw() -> None:
 
 
 def _diagnoser_prompt(skill_body: str, retrieved: str) -> str:
-    skills = f'<skill name="cancel-flight">\n{skill_body}\n</skill>\n\n<skill name="baggage">\n' + "\n".join(BAGGAGE) + "\n</skill>"
+    skills = (
+        f'<skill name="refund-and-cancel" description="Cancelling a reservation: when a booking may be refunded.">\n{skill_body}\n</skill>\n\n'
+        '<skill name="baggage" description="Checked bags and their fees.">\n' + "\n".join(BAGGAGE) + "\n</skill>\n\n"
+        '<skill name="cancel-flight" description="Cancel flight: help a user.">\nHelp the user.\n</skill>'
+    )
     failures = [{"case_id": "seen", "category": "cancel", "input": {"text": "Please cancel H8Q05L."}, "diagnosis": {"evidence": list(SEEN.diagnosis.evidence)}}]
-    block = f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" heading="Cancel flight">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n'
+    block = f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" heading="Airline policy > Cancel flight">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n'
     return f"Skills:\n\n{skills}\n\n{block}Failures:\n```json\n{json.dumps(failures)}\n```\n"
 
 
-def _proposed(prompt: str) -> list[str]:
+def _proposed(prompt: str) -> list[tuple[str, str]]:
     reply = diagnoser.behave(SimCall("diagnoser", prompt, 0, SimulatorConfig(p_insight=1.0), WORLD))
-    return [p["change"] for p in reply["proposals"]]
+    return [(p["skill"], p["change"]) for p in reply["proposals"]]
 
 
 def test_a_diagnoser_puts_back_the_statements_the_retrieved_policy_shows_and_no_skill_states() -> None:
     shown = "\n".join(CANCEL[1:])
-    rules = WORLD.facts(SEEN).rules  # the case's own rule comes first, as without a policy
-    thin = "Help the user cancel a reservation."
-    assert _proposed(_diagnoser_prompt(thin, shown)) == [" ".join(diagnoser.quote_rule(s) for s in [*rules, *CANCEL[1:]])]
-    # Stated already (the verbatim skill), or not shown to it: nothing to put back.
-    assert _proposed(_diagnoser_prompt(thin + "\n" + "\n".join(CANCEL), shown)) == [" ".join(map(diagnoser.quote_rule, rules))]
-    assert _proposed(_diagnoser_prompt(thin, "Business flights are nice.")) == [" ".join(map(diagnoser.quote_rule, rules))]
+    rules = " ".join(map(diagnoser.quote_rule, WORLD.facts(SEEN).rules))  # the case's own rule, as without a policy
+    thin = "Cancel a reservation when asked."
+    # The case's rule goes to the skill that matches the case; the statements to the skill the
+    # passage's heading names.
+    assert _proposed(_diagnoser_prompt(thin, shown)) == [("refund-and-cancel", rules), ("cancel-flight", " ".join(map(diagnoser.quote_rule, CANCEL[1:])))]
+    # Stated already (in any skill), or not shown to it: nothing to put back.
+    assert _proposed(_diagnoser_prompt(thin + "\n" + "\n".join(CANCEL), shown)) == [("refund-and-cancel", rules)]
+    assert _proposed(_diagnoser_prompt(thin, "Business flights are nice.")) == [("refund-and-cancel", rules)]
