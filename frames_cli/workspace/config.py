@@ -132,7 +132,7 @@ class EvolutionConfig:
     vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1)
     tolerance: float = _f(0.05, "ε: relative per-category tolerance of the gate against S0", min=0.0, max=1.0)
     gate: str = _f(
-        "paper", "gate rule: `paper` (below (1 − ε)·S0 rejects) or `noise-aware` (rejects only a drop an exact paired test finds significant)",
+        "paper", "gate rule: `paper` (below (1 − ε)·S0 rejects; in a small category one flip of a noisy case can decide) or `noise-aware` (rejects only a drop an exact paired test finds significant, sampling further where unsure: a verdict a re-run keeps, for several times the tokens; README)",
         choices=("paper", "noise-aware"),
     )
     gate_alpha: float = _f(0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0)
