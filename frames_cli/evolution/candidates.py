@@ -99,21 +99,26 @@ class Candidates:
         results; with early rejection on, the evaluation stops once the gate must reject it."""
         self.keep_evaluation(cid, self.ctx.evaluate(cid, self.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent, files)))
 
-    def gate_child(self, cid: str, files: Callable[[], Mapping[str, bytes]]) -> tuple[GateVerdict, dict]:
+    def gate_child(self, cid: str, files: Callable[[], Mapping[str, bytes]], parent: str) -> tuple[GateVerdict, dict]:
         """The gate's verdict on an evaluated child (made of `files()`, read only to draw samples) against S0 (never against the
         parent), and its record (the verdict's JSON with `lost_left_out`). A case lost on either side
         is compared on neither: its missing answer says nothing of the skills. A child rejected early
         gets the verdict that is certain whatever its unevaluated cases give. With sequential
         sampling on, a child not rejected early is decided by evolution/sequential.py, which may
-        draw more samples of S0 and the child (kept in their evaluations' `gate_samples`).
+        draw more samples of S0 and the child (kept in their evaluations' `gate_samples`); with
+        early rejection on, a look's samples of the child come in stages and stop once its
+        rejection is certain (and, when attribution may analyse the child, once its failing
+        categories are too). `parent` is the child's parent.
 
         Raises:
             FramesError: the child was rejected early, yet its results no longer make the rejection certain.
         """
         seq, evaluation = self.ctx.sequential, self.evaluation(cid)
         if seq is not None and not evaluation.early_stop:
+            stage = (self.settings.stage_cases or self.ctx.client.config.llm.concurrency) if self.settings.early_rejection else 0
             verdict = sequential_verdict(seq, lambda: (self._drawn(BASE_ID), self._drawn(cid)),
-                                         lambda side, ids, first, count: self._draw(BASE_ID if side == "baseline" else cid, files, ids, first, count))
+                                         lambda side, ids, first, count: self._draw(BASE_ID if side == "baseline" else cid, files, ids, first, count),
+                                         stage, self._analysed(parent, files()))
             lost = set(self._drawn(BASE_ID).lost_at) | set(self._drawn(cid).lost_at)
             return verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)}
         lost = self._lost_ids(BASE_ID) | self._lost_ids(cid)
@@ -196,7 +201,7 @@ class Candidates:
         cid = candidate_id(r.round, 1 + sum(c.round == r.round for c in self.state.candidates))
         self.ctx.on_event(f"round {r.round}: evaluating {cid} ({found.child} without {', '.join(found.implicated)})")
         self.evaluate_child(cid, files, r.parent)
-        verdict, gate = self.gate_child(cid, lambda: files)
+        verdict, gate = self.gate_child(cid, lambda: files, r.parent)
         self.ctx.on_event(f"round {r.round}: {cid} gate {verdict.summary()}")
         sub = Candidate(cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()})
         return cid, self.commit_child(r, sub, changes, gate)
@@ -245,14 +250,19 @@ class Candidates:
         from frames_cli.formats.case import must_pass_ids
 
         must_pass = must_pass_ids(self.ctx.cases.values())
-        before = self.files(parent)
-        changed = {path.split("/")[1] for path in set(files) | set(before) if files.get(path) != before.get(path)}
         analysed = None
-        if self.settings.attribution_steps > 0 and len(changed) >= 2:
+        if self._analysed(parent, files):
             counted = set(self.memory.eval_case_ids) - self.excluded() - self._lost_ids(parent)
             analysed = outcomes_from_results([x for x in self.evaluation(parent).results if x["case_id"] in counted], must_pass)
         return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID, self._lost_ids(BASE_ID)), must_pass,
                               self.settings.tolerance, self._outcomes(parent), analysed)
+
+    def _analysed(self, parent: str, files: Mapping[str, bytes]) -> bool:
+        """Whether attribution may analyse the child of `parent` made of `files`: it is on and the
+        child changes several skills (then a rejection's failing categories must be the full evaluation's)."""
+        before = self.files(parent)
+        changed = {path.split("/")[1] for path in set(files) | set(before) if files.get(path) != before.get(path)}
+        return self.settings.attribution_steps > 0 and len(changed) >= 2
 
     def _lost_ids(self, cid: str) -> set[str]:
         """Ids of the cases with a lost result in candidate `cid`'s evaluation on E."""

@@ -127,7 +127,9 @@ class GateVerdict:
         sequential: set by evolution/sequential.py when the noise-aware gate may draw more samples:
             {"looks": [samples per case at each look], "alphas": [α spent at each look], "betas": [β
             spent at each look by early acceptance; absent in runs before it],
-            "categories": {name: {"samples": k it was decided at, "why": text}}}; None otherwise.
+            "categories": {name: {"samples": k it was decided at, "why": text}}, "drawn": {side:
+            case-samples drawn}, and "stopped": {"look": k, "skipped": [case ids not sampled to k],
+            "reason": text} when early rejection stopped a look's draws}; None otherwise.
     """
 
     passed: bool
@@ -161,6 +163,9 @@ class GateVerdict:
             text += " (sampled further: " + ", ".join(f"{c} to k = {s['samples']}" for c, s in further.items()) + ")"
         if self.early_stop:
             text += f" (decided after {self.early_stop['evaluated']} cases; {len(self.early_stop['skipped'])} not evaluated)"
+        stopped = (self.sequential or {}).get("stopped")
+        if stopped:
+            text += f" (decided at k = {stopped['look']} before {len(stopped['skipped'])} case(s) were sampled to it)"
         return text
 
     def to_json(self) -> dict:
@@ -374,6 +379,9 @@ def gate_detail(gate: Mapping[str, Any]) -> str:
     early = gate.get("early_stop")
     if early:
         parts.append(f"decided early: {len(early['skipped'])} case(s) not evaluated ({early['reason']})")
+    stopped = (gate.get("sequential") or {}).get("stopped")
+    if stopped:
+        parts.append(f"decided early at k = {stopped['look']}: {len(stopped['skipped'])} case(s) not sampled to it")
     return "; ".join(parts)
 
 

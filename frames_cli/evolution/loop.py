@@ -265,7 +265,7 @@ class EvolutionRun:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        verdict, r.gate = self.cands.gate_child(r.child, lambda: {**self.cands.files(r.parent), **self.cands.child_changes(r)})
+        verdict, r.gate = self.cands.gate_child(r.child, lambda: {**self.cands.files(r.parent), **self.cands.child_changes(r)}, r.parent)
         self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
 
     def stage_commit(self, r: RoundRecord) -> None:

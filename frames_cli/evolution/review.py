@@ -235,6 +235,11 @@ def _sequential_lines(sequential: dict | None) -> list[str]:
         return [head + f"; every category was decided at the first look ({sequential['looks'][0]} samples).", ""]
     out = [head + f"; {drawn.get('child', 0)} more case-samples of this candidate and {drawn.get('baseline', 0)} of S0 were drawn for it:", ""]
     out += [f"- {md_text(cat)}: {s['samples']} samples per case — {md_text(s['why'])}" for cat, s in further.items()]
+    stopped = sequential.get("stopped")
+    if stopped:
+        skipped = ", ".join(f"`{md_text(c)}`" for c in stopped["skipped"])
+        out += ["", f"Rejected early at k = {stopped['look']}: the rejection was certain whatever their samples gave, so these"
+                    f" {len(stopped['skipped'])} case(s) were not sampled to it: {skipped}"]
     return [*out, ""]
 
 

@@ -209,6 +209,42 @@ class SequentialGate:
                 break
         return Decision(self._verdict(True, decided, [], history, cleared))
 
+    def certain_rejection(self, baseline: Drawn, child: Drawn, need: Mapping[str, int]) -> GateVerdict | None:
+        """The verdict when the look that asked for `need` (`decide`'s) rejects the child whatever the
+        samples it still lacks give; None otherwise (or while S0 lacks samples of that look).
+
+        The verdict is the one on the child's best completion (every missing sample passing). Looks
+        before this one read none of the missing samples, and the noise-aware rule is monotone in
+        the child's passes, so the best completion rejecting at this look means every completion
+        does: the decision is the full draw's. Its case lists name drawn samples' cases only.
+        """
+        if any(cid in baseline.outcomes and len(baseline.outcomes[cid].passes) < k for cid, k in need.items()):
+            return None
+        verdict = self.decide(baseline, completion(child, need, True)).verdict
+        if verdict is None or verdict.passed:
+            return None
+        assumed = set(missing(child, need))
+        checks = [dataclasses.replace(c, fail_to_pass=[cid for cid in c.fail_to_pass if cid not in assumed]) for c in verdict.checks]
+        return dataclasses.replace(verdict, checks=checks)
+
+    def to_settle(self, baseline: Drawn, child: Drawn, need: Mapping[str, int]) -> list[str]:
+        """Once `certain_rejection` holds: the cases of `missing(child, need)` whose samples the
+        verdict's failing categories and broken must-pass cases still depend on (what attribution
+        reads of a rejected child), sorted.
+
+        A category failing in the best completion fails in the full draw, one passing in the worst
+        completion passes (monotone, and a category's check reads its own cases only); so the
+        cases needed are those of a category that fails only in the worst completion, and the
+        must-pass cases broken only in the worst completion.
+        """
+        best = self.decide(baseline, completion(child, need, True)).verdict
+        worst = self.decide(baseline, completion(child, need, False)).verdict
+        if best is None or worst is None:
+            return []
+        open_categories = set(worst.failed_categories()) - set(best.failed_categories())
+        open_cases = set(worst.must_pass_broken) - set(best.must_pass_broken)
+        return sorted(cid for cid in missing(child, need) if cid in open_cases or child.outcomes[cid].category in open_categories)
+
     def _regression_p(self, category: str, ids: list[str], k: int, baseline: Drawn, child: Drawn,
                       more: dict[str, int]) -> float | None:
         """The p-value of ⌈n·REGRESSION_SHARE⌉ of the category's n cases having broken
@@ -258,11 +294,51 @@ def _first(outcome: CaseOutcome, k: int) -> CaseOutcome:
     return dataclasses.replace(outcome, passes=outcome.passes[:k])
 
 
+def missing(child: Drawn, need: Mapping[str, int]) -> dict[str, int]:
+    """Case id → samples per case the child lacks of what `need` (a look's) asks, for the cases it
+    has results for (a case it has none for counts as failed and is not drawn)."""
+    return {cid: k for cid, k in need.items() if cid in child.outcomes and len(child.outcomes[cid].passes) < k}
+
+
+def completion(child: Drawn, need: Mapping[str, int], passed: bool) -> Drawn:
+    """`child` with every sample `need` asks of it and it lacks filled in as passed (the best
+    completion) or failed (the worst)."""
+    filled = dict(child.outcomes)
+    for cid, k in missing(child, need).items():
+        o = filled[cid]
+        filled[cid] = dataclasses.replace(o, passes=o.passes + (passed,) * (k - len(o.passes)))
+    return Drawn(filled, dict(child.lost_at))
+
+
+def look_order(baseline: Drawn, child: Drawn, need: Mapping[str, int], tolerance: float) -> list[str]:
+    """The cases of `missing(child, need)` in the order that decides a look's rejection soonest.
+
+    Category by category (a category's tests are decided once most of its cases are known), the
+    one the child is predicted to clear its floor by the least first: its cases' rates so far
+    carried to the look's k, against (1 − ε) times S0's passes there. Within a category, the cases
+    the child trails S0 on the most first (those a one-case test may find broken). Ties by id.
+    """
+    lacking = missing(child, need)
+    k = max(need.values(), default=0)
+    slack: dict[str, float] = {child.outcomes[cid].category: 0.0 for cid in lacking}
+    trail: dict[str, float] = {}
+    for cid, base in baseline.outcomes.items():
+        if base.category not in slack:
+            continue
+        own = child.outcomes[cid].passes[:k] if cid in child.outcomes else ()
+        rate = sum(own) / len(own) if own else 0.0
+        s0 = base.passes[:k]
+        trail[cid] = rate - sum(s0) / max(1, len(s0))
+        slack[base.category] += sum(own) + (k - len(own)) * rate - (1.0 - tolerance) * sum(s0)
+    return sorted(lacking, key=lambda cid: (slack[child.outcomes[cid].category], child.outcomes[cid].category, trail[cid], cid))
+
+
 #: (side: "baseline" or "child", case ids, first sample, samples) → draws them; the next `decide` sees them.
 Draw = Callable[[str, list[str], int, int], None]
 
 
-def sequential_verdict(seq: SequentialGate, read: Callable[[], tuple[Drawn, Drawn]], draw: Draw) -> GateVerdict:
+def sequential_verdict(seq: SequentialGate, read: Callable[[], tuple[Drawn, Drawn]], draw: Draw,
+                       stage: int = 0, settle: bool = False) -> GateVerdict:
     """Decide, drawing what each look needs, until the gate is decided.
 
     `read` gives both sides' samples so far (S0's, the child's); `draw` adds samples to a side. Only
@@ -270,24 +346,44 @@ def sequential_verdict(seq: SequentialGate, read: Callable[[], tuple[Drawn, Draw
     samples: indices from the side's current count on. The verdict's `sequential["drawn"]` counts
     the case-samples drawn for this gate per side.
 
+    With `stage` > 0 (early rejection), a look draws the child's samples `stage` cases at a time,
+    in `look_order`, S0's first, and stops once `SequentialGate.certain_rejection` holds: the
+    decision is the full draw's; `sequential["stopped"]` records the look, the cases whose samples
+    were not drawn and why. With `settle`, the cases `to_settle` names are drawn before it stops,
+    so the verdict's failing categories and broken must-pass cases are the full draw's too.
+
     Raises:
         RuntimeError: a draw added none of the samples asked for (the evaluation cannot go on).
     """
     drawn = {"baseline": 0, "child": 0}
-    asked: dict[str, int] | None = None
+    asked: tuple | None = None
     while True:
         baseline, child = read()
         decision = seq.decide(baseline, child)
         if decision.verdict is not None:
             record = {**(decision.verdict.sequential or {}), "drawn": drawn}
             return dataclasses.replace(decision.verdict, sequential=record)
-        if (decision.need, decision.baseline_need) == asked:
+        need = decision.need
+        if stage and need and any(len(baseline.outcomes[c].passes) < k for c, k in need.items()):
+            need = {}  # S0's samples of the look first; the child's then come stage by stage
+        elif stage and need:
+            early = seq.certain_rejection(baseline, child, need)
+            if early is None:
+                need = {cid: need[cid] for cid in look_order(baseline, child, need, seq.gate.tolerance)[:stage]}
+            else:
+                extra = seq.to_settle(baseline, child, need) if settle else []
+                if not extra:
+                    left = missing(child, need)
+                    stopped = {"look": max(left.values()), "skipped": sorted(left), "reason": early.summary()}
+                    return dataclasses.replace(early, sequential={**(early.sequential or {}), "drawn": drawn, "stopped": stopped})
+                need = {cid: need[cid] for cid in extra}
+        if (need, decision.baseline_need) == asked:
             raise RuntimeError("the sequential gate's draw added none of the samples it asked for")
-        asked, progressed = (decision.need, decision.baseline_need), False
+        asked, progressed = (need, decision.baseline_need), False
         for side, state in (("baseline", baseline), ("child", child)):
             starts: dict[tuple[int, int], list[str]] = {}
             needs = {**decision.need, **{c: max(k, decision.need.get(c, 0)) for c, k in decision.baseline_need.items()}} \
-                if side == "baseline" else decision.need
+                if side == "baseline" else need
             for cid, k in needs.items():
                 have = len(state.outcomes[cid].passes) if cid in state.outcomes else k
                 if have < k:

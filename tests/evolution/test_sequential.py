@@ -297,3 +297,55 @@ def test_sequential_verdict_draws_the_samples_of_s0_that_early_acceptance_reads_
     verdict = sequential_verdict(_gate(40), lambda: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))), draw)
     assert calls[0] == ("baseline", ["d0"], 5, 35)  # S0 only, the case the child never passed
     assert ("child", ["d0", "d1", "d2"], 5, 5) in calls and not verdict.passed
+
+
+def _drawer(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], k: int):
+    """(read, draw, have) over full sample tables: both sides start with their first k samples, and
+    each draw reveals the next samples asked for."""
+    full = {"baseline": base, "child": child}
+    have = {side: {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in table.items()} for side, table in full.items()}
+
+    def draw(side, ids, first, count):
+        for cid in ids:
+            assert len(have[side][cid].passes) == first
+            o = full[side][cid]
+            have[side][cid] = CaseOutcome(o.category, o.passes[: first + count], o.must_pass)
+
+    return (lambda: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"])))), draw, have
+
+
+def test_early_rejection_inside_a_look_never_changes_a_verdict_and_settles_what_attribution_reads():
+    """Over random worlds, the staged draws with early rejection decide as the full draws; with
+    `settle`, the rejection's failing categories and broken must-pass cases are the full draws' too;
+    a child the full draws accept is sampled in full."""
+    rng = random.Random(20261204)
+    stopped = saved = 0
+    for trial in range(400):
+        k = rng.choice([1, 2, 5])
+        base, child = {}, {}
+        for c in range(rng.randint(1, 4)):
+            p_base = rng.random()
+            p_child = p_base * rng.choice([0.0, 0.3, 0.7, 1.0])
+            for i in range(rng.randint(1, 7)):
+                must = rng.random() < 0.1
+                base[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_base for _ in range(8 * k)), must)
+                child[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_child for _ in range(8 * k)), must)
+        seq = SequentialGate.plan(PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), "noise-aware", rng.choice([0.05, 0.5])), k, 8 * k)
+        read, draw, _ = _drawer(base, child, k)
+        full = sequential_verdict(seq, read, draw)
+        settle = bool(trial % 2)
+        read, draw, have = _drawer(base, child, k)
+        early = sequential_verdict(seq, read, draw, stage=rng.randint(1, 3), settle=settle)
+        assert early.passed == full.passed, trial
+        if early.passed:
+            assert early.sequential["drawn"] == full.sequential["drawn"]
+            continue
+        if settle:
+            assert early.failed_categories() == full.failed_categories(), trial
+            assert early.must_pass_broken == full.must_pass_broken, trial
+        stop = early.sequential.get("stopped")
+        if stop:
+            stopped += 1
+            saved += early.sequential["drawn"]["child"] < full.sequential["drawn"]["child"]
+            assert all(len(have["child"][cid].passes) < stop["look"] for cid in stop["skipped"])
+    assert stopped > 30 and saved > 30  # early stops inside looks were exercised, and saved draws
