@@ -88,7 +88,7 @@ from ablation import commit_all  # noqa: E402
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
 from frames_cli.evolution.runs import run_dir  # noqa: E402
-from frames_cli.evolution.sequential import Drawn, SequentialGate  # noqa: E402
+from frames_cli.evolution.sequential import Drawn, SequentialGate, sequential_verdict  # noqa: E402
 from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
@@ -225,6 +225,32 @@ def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], categor
     return out
 
 
+def staged_replay(seq: SequentialGate, base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], tokens: dict[str, list[int]],
+                  stage: int) -> tuple[bool, int, int]:
+    """The sequential gate on one child, its samples drawn as a run draws them: (passed, the child's
+    evaluation tokens with every look drawn in full, the same with early rejection inside the looks,
+    `stage` cases at a time). Both start from the first look's k samples of every case; S0's side
+    is not counted (drawn once per run)."""
+    k = seq.looks[0]
+    spent = {}
+    for label, staged in (("full", 0), ("early", stage)):
+        have = {"baseline": {c: CaseOutcome(o.category, o.passes[:k]) for c, o in base.items()},
+                "child": {c: CaseOutcome(o.category, o.passes[:k]) for c, o in child.items()}}
+        drawn = {c: k for c in child}
+
+        def draw(side, ids, first, count, have=have, drawn=drawn):
+            for c in ids:
+                o = (base if side == "baseline" else child)[c]
+                have[side][c] = CaseOutcome(o.category, o.passes[: first + count])
+                if side == "child":
+                    drawn[c] = first + count
+
+        verdict = sequential_verdict(seq, lambda have=have: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))), draw, staged)
+        spent[label] = (verdict.passed, sum(sum(tokens[c][:n]) for c, n in drawn.items()))
+    assert spent["full"][0] == spent["early"][0], "early rejection inside a look changed a verdict"
+    return spent["full"][0], spent["full"][1], spent["early"][1]
+
+
 def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], group_size: int, args: argparse.Namespace, tally: dict) -> None:
     """A/A and planted-regression checks on one evaluation with `group_size`·(reruns + 1) samples
     per case, cut into reruns + 1 groups: both fixed rules at each k of --samples (the group's first
@@ -256,6 +282,13 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
                     continue
                 verdict = seq.decide(Drawn(full), Drawn(child)).verdict
                 tally[key, "sequential", start].append(not verdict.passed)
+                if key in ("aa", "planted"):
+                    passed, whole, early = staged_replay(seq, full, child, child_tokens, args.stage)
+                    tally["look_identical"] &= passed == verdict.passed
+                    if not passed:
+                        tally["look_full", start] += whole
+                        tally["look_early", start] += early
+                        tally["look_rejected", start] += 1
                 if key == "aa":
                     used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start) for cid, o in full.items()}
                     tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k]) for cid, k in used.items()))
@@ -332,6 +365,7 @@ def main() -> None:
     parser.add_argument("--skip-checks", action="store_true", help="leave out the A/A and planted checks (only the evolve runs' figures)")
     parser.add_argument("--sequential-start", type=int, nargs="+", default=[1, 5],
                         help="k of the sequential noise-aware gate's first look (several: side by side; 1 is the bundled example's eval.samples)")
+    parser.add_argument("--stage", type=int, default=8, help="cases per stage of early rejection inside a look (the bundled llm.concurrency)")
     parser.add_argument("--sequential-max", type=int, default=40, help="evolution.gate_max_samples of the sequential gate")
     args = parser.parse_args()
     kinds = ("aa", "planted", "planted-any", "planted-partial")
@@ -340,6 +374,8 @@ def main() -> None:
     tally.update({("tokens", k): [] for k in args.samples})
     tally.update({("tokens", "sequential", start): [] for start in args.sequential_start})
     tally.update({(key, start): [] for key in ("base_samples", "sampled_further") for start in args.sequential_start})
+    tally.update({(key, start): 0 for key in ("look_full", "look_early", "look_rejected") for start in args.sequential_start})
+    tally["look_identical"] = True
     tally.update(settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
                  tokens_before=[], tokens_after=[], tokens_bundled=[], tokens_aware=[], aware_children=0, aware_rejected=0, aware_stopped=0, prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
@@ -372,7 +408,13 @@ def main() -> None:
             against = ", ".join(f"{sq / statistics.mean(tally['tokens', k]):.2f}× fixed k={k}" for k in args.samples)
             print(f"  {seq:<40} {sq:>12,.0f}  ({against}); categories sampled further per check:"
                   f" mean {statistics.mean(tally['sampled_further', start]):.2f}; S0 needed up to {max(tally['base_samples', start])} samples per case")
-    print(f"{'early-rejection-saving':<31} {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
+    if not args.skip_checks:
+        for start, seq in seqs.items():
+            full_t, early_t = tally["look_full", start], tally["look_early", start]
+            print(f"{'early-rejection-saving':<31} {seq}: {1 - early_t / full_t if full_t else float('nan'):.3f} of the child's evaluation"
+                  f" tokens on the {tally['look_rejected', start]} rejected A/A and planted children (looks drawn {args.stage} cases at a time,"
+                  f" against every look drawn in full); decisions-identical: {'yes' if tally['look_identical'] else 'NO'}")
+    print(f"{'early-rejection-saving':<31} the bundled runs (evolution.gate: paper, the default): {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
           f" ({tally['stopped']} stopped early; {tally['skipped']} cases skipped, {tally['settled']} evaluated after the stop for attribution);"
           f" decisions-identical: {'yes' if tally['identical'] else 'NO'}"
           f" ({tally['children']} children)")
