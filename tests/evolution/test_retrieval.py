@@ -37,9 +37,9 @@ from frames_cli.evolution.retrieval import (
     policy_passages,
 )
 from frames_cli.gitstore.store import GitStore
+from frames_cli.sim.world import passages_of
 from frames_cli.workspace.config import RetrievalConfig
 from frames_cli.workspace.config_file import parse_config
-from frames_cli.sim.world import passages_of
 
 from .conftest import CONFIG, build_repo, make_cases
 
