@@ -11,7 +11,9 @@ Per seed and in the mean, side by side:
   accepted      children that passed the gate (sub-children included; in brackets how many of them
                 are sub-children made by attribution)
   subs          sub-children made (evaluated) / attribution steps that could implicate no skill
-  test S0→best  pass rate on the sealed test set of S0 and of the best front member
+  test S0→best  pass rate on the sealed test set of S0 and of the front member of highest pass rate
+                (the paper's rule: what attribution adds to the front, whether or not the run
+                recommends it; bench/transfer.py reports the recommended member)
   tok/accepted  every token the run spent (all roles) divided by its accepted children
   tokens        every token the run spent
 
@@ -42,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from sim_calibration import PROFILES, thin_skills  # noqa: E402
+from transfer import highest_rate  # noqa: E402
 
 from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
@@ -80,7 +83,7 @@ def measure(root: Path) -> dict:
     seconds = time.monotonic() - started
     accepted = [c for c in state.candidates if c.parent_id is not None and c.gate_passed]
     steps = [s for r in state.checkpoint["rounds"] for s in r.get("attribution", [])]
-    s0, best = state.base_candidate(), state.best()
+    s0, best = state.base_candidate(), highest_rate(state)
     test = lambda c: c.sets.get("test", {}).get("pass_rate")  # noqa: E731
     return {
         "accepted": len(accepted), "accepted_subs": sum(1 for c in accepted if c.cut_from),
