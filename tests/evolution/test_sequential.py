@@ -349,3 +349,23 @@ def test_early_rejection_inside_a_look_never_changes_a_verdict_and_settles_what_
             saved += early.sequential["drawn"]["child"] < full.sequential["drawn"]["child"]
             assert all(len(have["child"][cid].passes) < stop["look"] for cid in stop["skipped"])
     assert stopped > 30 and saved > 30  # early stops inside looks were exercised, and saved draws
+
+
+def test_a_look_stopped_early_is_said_in_the_summary_the_detail_and_the_review():
+    from frames_cli.evolution.gate import gate_detail
+    from frames_cli.evolution.review import _sequential_lines
+
+    # "drop": S0 always passes d0, the child never; "dip": the child a little below S0 on three
+    # cases. Both are undecided at k = 5; at k = 10 d0 alone makes the rejection certain.
+    base = {"d0": _o("drop", "1" * 20), **{f"p{i}": _o("dip", "10101" * 4) for i in range(3)}}
+    child = {"d0": _o("drop", "0" * 20), **{f"p{i}": _o("dip", "10100" * 4) for i in range(3)}}
+    read, draw, have = _drawer(base, child, 5)
+    verdict = sequential_verdict(_gate(), read, draw, stage=1)
+    assert not verdict.passed and verdict.failed_categories() == ["drop"]
+    assert verdict.sequential["stopped"]["look"] == 10 and verdict.sequential["stopped"]["skipped"] == ["p0", "p1", "p2"]
+    assert all(len(have["child"][f"p{i}"].passes) == 5 for i in range(3)) and len(have["child"]["d0"].passes) == 10
+    assert "decided at k = 10 before 3 case(s) were sampled to it" in verdict.summary()
+    assert "decided early at k = 10: 3 case(s) not sampled to it" in gate_detail(verdict.to_json())
+    assert any("Rejected early at k = 10" in line and "`p0`, `p1`, `p2`" in line for line in _sequential_lines(verdict.to_json()["sequential"]))
+    read, draw, _ = _drawer(base, child, 5)
+    assert not sequential_verdict(_gate(), read, draw).passed  # the full draws reject it too
