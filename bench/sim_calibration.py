@@ -30,7 +30,7 @@ PARTS = {"train": "cases/*", "test": "holdout/*"}
 #: The real-model trial's S0 (train passed/total, test passed/total); data README of ../shared.
 TRIAL = {"verbatim": ((29, 30), (16, 20)), "thin": ((15, 30), (9, 20))}
 #: The strong profile (README "A strong executor"); the weak one is frames.yaml's defaults.
-PROFILES = {"weak": {}, "strong": {"floor": 0.3, "ceiling": 0.99, "policy_reading": 1.0, "loads": 4}}
+PROFILES = {"weak": {}, "strong": {"floor": 0.4, "ceiling": 0.99, "policy_reading": 1.0, "loads": 4}}
 #: The thin skills of the trial (airline-thin-r*c1.diff): description and one-line body.
 THIN = {
     "book-flight": ("Book flight: help a user book a new reservation. Use when a task involves booking a flight.", "## Book flight\n\nHelp the user book a new flight reservation.\n"),

@@ -1,14 +1,15 @@
-"""Simulated diagnoser: per failure, the case's missing rules (p_insight), else its evidence copied, else noise."""
+"""Simulated diagnoser: per failure, the case's missing rules and policy statements (p_insight), else its evidence copied, else noise."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
+from frames_cli.ingest.text import token_set as _token_set
 from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN, TRIED_CLOSE, TRIED_OPEN
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
-from frames_cli.sim.matching import bm25_ranked, ranked, sentence_found, sentence_sets, skill_text
+from frames_cli.sim.matching import ranked, sentence_found, sentence_sets, skill_text
 
 #: Plausible rules that fix nothing in a policy domain: what an unlucky diagnoser proposes.
 SPURIOUS_RULES = (
@@ -37,7 +38,8 @@ def behave(call: SimCall) -> dict[str, Any]:
       block states yet, for the skill that best matches the case (the relevance function the
       executor loads skills with); and the statements of the case's deciding policy section
       (world.CaseFacts.passages) that a retrieved `<policy>` block shows and no skill block
-      states, for the skill that block's heading names (`_restorable`). A case with neither gets
+      states, for the skill that block's heading names (`_restorable`; the case's best skill
+      when no one skill leads). A case with neither gets
       no proposal: the diagnoser cannot explain it.
     - otherwise, with probability p_literal, it copies the case's evidence as rule text, values
       and all: a line that helps that one case (what the case-value guard is for);
@@ -97,17 +99,26 @@ def _restorable(
     passages: tuple[tuple[str, ...], ...], shown: list[tuple[dict[str, str], str]], stated: list[frozenset[str]], skills: list[tuple[str, str]]
 ) -> dict[str | None, list[str]]:
     """The statements of the case's deciding policy passages that a retrieved `<policy>` block of
-    the prompt shows and no skill block states (what a diagnoser that reads the policy can put
-    back), by the skill they go to: the one whose catalog line best matches the last part of that
-    block's heading ("Airline Agent Policy > Book flight" → book-flight, Okapi BM25), None when no
-    skill shares a word with it."""
+    the prompt shows word for word and no skill block states (what a diagnoser that reads the
+    policy can put back), by the skill they go to: the one whose catalog line shares the most
+    words with that block's heading below the document title ("Airline Agent Policy > Domain
+    Basic > User" → "Domain Basic User"), None when no skill or more than one leads.
+
+    Word for word (the same content words), because a retrieved block holds the policy's own
+    lines: a sentence of another section that merely resembles one (70 % of its words) is that
+    other section's, and would put its rule in the wrong skill.
+    """
     out: dict[str | None, list[str]] = {}
+    taken: set[str] = set()
     for attrs, text in shown:
-        sets = sentence_sets(text)
-        home = bm25_ranked(attrs.get("heading", "").rpartition(">")[2], skills)
+        lines = {frozenset(t) for t in sentence_sets(text)}
+        path = attrs.get("heading", "").split(">")
+        home = ranked(" ".join(path[1:] or path), skills)
+        target = home[0][0] if home and (len(home) == 1 or home[0][1] > home[1][1]) else None
         for statement in (s for passage in passages for s in passage):
-            if sentence_found(statement, sets) and not sentence_found(statement, stated) and statement not in {t for v in out.values() for t in v}:
-                out.setdefault(home[0][0] if home else None, []).append(statement)
+            if statement not in taken and _token_set(statement) in lines and not sentence_found(statement, stated):
+                out.setdefault(target, []).append(statement)
+                taken.add(statement)
     return out
 
 

@@ -224,7 +224,7 @@ class SimulatorConfig:
         0.0, "how much of the policy section that decides a case the executor applies when its loaded skills hold it, without a sentence stating the case's rule (0 = a weak model; README: a strong model)", min=0.0, max=1.0
     )
     loads: int = _f(3, "skills the simulated executor loads per case: the best Okapi BM25 matches of its catalog lines (at most `executor.max_skill_loads`)", min=1)
-    p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure: the case's rules, without its values)", min=0.0, max=1.0)
+    p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure: the case's rules, without its values, and its policy section's statements that the retrieved policy shows and no skill states)", min=0.0, max=1.0)
     p_literal: float = _f(0.5, "P(a diagnoser that misses the cause copies the case's evidence, values and all, instead of proposing noise)", min=0.0, max=1.0)
     p_forget: float = _f(0.25, "P(the rewriter drops an existing rule sentence)", min=0.0, max=1.0)
     p_forget_anchored: float = _f(0.08, "the same when anchor cases are in the prompt", min=0.0, max=1.0)

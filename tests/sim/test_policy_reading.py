@@ -81,14 +81,14 @@ def test_putting_the_passage_back_helps_a_case_no_diagnoser_saw() -> None:
     assert known(UNSEEN, restored) == 2 / 3
 
 
-def _diagnoser_prompt(skill_body: str, retrieved: str) -> str:
+def _diagnoser_prompt(skill_body: str, retrieved: str, heading: str = "Airline policy > Cancel flight") -> str:
     skills = (
         f'<skill name="refund-and-cancel" description="Cancelling a reservation: when a booking may be refunded.">\n{skill_body}\n</skill>\n\n'
         '<skill name="baggage" description="Checked bags and their fees.">\n' + "\n".join(BAGGAGE) + "\n</skill>\n\n"
         '<skill name="cancel-flight" description="Cancel flight: help a user.">\nHelp the user.\n</skill>'
     )
     failures = [{"case_id": "seen", "category": "cancel", "input": {"text": "Please cancel H8Q05L."}, "diagnosis": {"evidence": list(SEEN.diagnosis.evidence)}}]
-    block = f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" heading="Airline policy > Cancel flight">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n'
+    block = f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" heading="{heading}">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n'
     return f"Skills:\n\n{skills}\n\n{block}Failures:\n```json\n{json.dumps(failures)}\n```\n"
 
 
@@ -107,3 +107,16 @@ def test_a_diagnoser_puts_back_the_statements_the_retrieved_policy_shows_and_no_
     # Stated already (in any skill), or not shown to it: nothing to put back.
     assert _proposed(_diagnoser_prompt(thin + "\n" + "\n".join(CANCEL), shown)) == [("refund-and-cancel", rules)]
     assert _proposed(_diagnoser_prompt(thin, "Business flights are nice.")) == [("refund-and-cancel", rules)]
+
+
+def test_a_sentence_that_only_resembles_a_statement_is_not_put_back() -> None:
+    # Another section's sentence sharing most of a Cancel statement's words is that section's rule.
+    rules = " ".join(map(diagnoser.quote_rule, WORLD.facts(SEEN).rules))
+    lookalike = "A reservation can be cancelled only when the booking was made within the last 24 hours or by phone."
+    assert _proposed(_diagnoser_prompt("Cancel a reservation when asked.", lookalike, "Airline policy > Baggage")) == [("refund-and-cancel", rules)]
+
+
+def test_statements_whose_heading_names_no_one_skill_go_to_the_case_s_skill() -> None:
+    rules = WORLD.facts(SEEN).rules
+    proposals = _proposed(_diagnoser_prompt("Cancel a reservation when asked.", CANCEL[2], "Airline policy"))
+    assert proposals == [("refund-and-cancel", " ".join(map(diagnoser.quote_rule, [*rules, CANCEL[2]])))]
