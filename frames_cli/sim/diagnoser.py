@@ -30,7 +30,8 @@ def quote_rule(sentence: str) -> str:
 
 
 def behave(call: SimCall) -> dict[str, Any]:
-    """DIAGNOSIS JSON: per failure of the `Failures:` block, one proposal, or one per skill it fixes.
+    """DIAGNOSIS JSON: per failure of the `Failures:` block, one proposal, or (with insight) one for
+    the case's rules and one per skill that policy statements go back to.
 
     Per failure, drawn in turn:
     - with probability p_insight, the diagnoser finds the cause: it proposes the case's rules
@@ -81,10 +82,11 @@ def behave(call: SimCall) -> dict[str, Any]:
         if insight:
             if not best:
                 continue
-            wanted = {best[0][0]: list(rules)} if rules else {}
-            for skill, statements in restore.items():
-                wanted.setdefault(skill or best[0][0], []).extend(statements)
-            made = [(skill, " ".join(map(quote_rule, texts)), f"The skill does not state the rule that decides {case_id}.") for skill, texts in wanted.items()]
+            # The case's rules and the policy's statements are separate proposals, so that a guard
+            # that drops one (a copied evaluator line) does not take the other with it.
+            made = [(best[0][0], " ".join(map(quote_rule, rules)), f"The skill does not state the rule that decides {case_id}.")] if rules else []
+            made += [(skill or best[0][0], " ".join(map(quote_rule, texts)), f"The skill leaves out the policy passage that decides {case_id}.")
+                     for skill, texts in restore.items()]
         elif best and rng.random() < call.config.p_literal:
             made = [(best[0][0], " ".join(quote_rule(s) for s in evidence), f"The skill does not say what {case_id} expects.")]
         else:
