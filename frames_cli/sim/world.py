@@ -146,17 +146,26 @@ def _passage_index(passages: tuple[tuple[str, ...], ...]) -> Any:
 
 
 def passages_of(text: str) -> list[tuple[str, ...]]:
-    """The sections of a policy text (split at Markdown headings) as their statements: sentences of
-    MIN_RULE_WORDS content words or more, heading lines left out; sections without one are dropped."""
-    out, current = [], []
-    for line in text.splitlines() + ["#"]:
-        if line.lstrip().startswith("#"):
-            statements = [s for s in sentences("\n".join(current)) if len(token_set(s)) >= MIN_RULE_WORDS]
-            if statements:
-                out.append(tuple(statements))
-            current = []
-        else:
-            current.append(line)
+    """The sections of a policy text as their statements, in document order.
+
+    Each heading's own lines (up to its first sub-heading), read as `formats.policy.parse_policy`
+    reads a Markdown policy (ATX and setext headings; a `#` line inside fenced code is no heading;
+    front matter, template tags and HTML comments are not text), split into `ingest.text`
+    sentences of MIN_RULE_WORDS content words or more; the preamble before the first heading is a
+    section too, and a section without one statement is dropped.
+    """
+    from frames_cli.formats.policy import parse_policy, split_lines
+
+    doc = parse_policy(split_lines(text), "policy.md")
+    out: list[tuple[str, ...]] = []
+    stack = [doc.root]
+    while stack:
+        section = stack.pop()
+        own = doc.view[section.start - 1 + doc.heading_lines(section) : section.own_end]
+        statements = tuple(s for s in sentences("\n".join(own)) if len(token_set(s)) >= MIN_RULE_WORDS)
+        if statements:
+            out.append(statements)
+        stack.extend(reversed(section.children))
     return out
 
 

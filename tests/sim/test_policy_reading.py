@@ -120,3 +120,13 @@ def test_statements_whose_heading_names_no_one_skill_go_to_the_case_s_skill() ->
     rules = WORLD.facts(SEEN).rules
     proposals = _proposed(_diagnoser_prompt("Cancel a reservation when asked.", CANCEL[2], "Airline policy"))
     assert proposals == [("refund-and-cancel", " ".join(map(diagnoser.quote_rule, rules))), ("refund-and-cancel", diagnoser.quote_rule(CANCEL[2]))]
+
+
+def test_passages_are_read_as_the_policy_parser_reads_markdown() -> None:
+    # Setext headings split; a `#` line inside fenced code does not; front matter is not a statement.
+    text = (
+        "---\ntitle: Airline policy for every agent\nlayout: default page\n---\n\n"
+        "Cancel flight\n=============\n\n" + CANCEL[0] + "\n\n```\n# the agent must not split here at all\n```\n" + CANCEL[1] + "\n\n"
+        "Baggage\n-------\n\n" + BAGGAGE[0] + "\n"
+    )
+    assert passages_of(text) == [(CANCEL[0], "the agent must not split here at all", CANCEL[1]), (BAGGAGE[0],)]
