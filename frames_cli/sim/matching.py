@@ -63,9 +63,10 @@ def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str]
       (a line copied from this case: it helps this case only);
     - by rule: the share of the case's rules (world.CaseFacts.rules) that one applicable sentence
       states (a general rule learnt from one case helps every case that needs it);
-    - by reading the policy: `policy_reading` × the share of the statements of the case's deciding
-      `passages` (world.CaseFacts.passages; averaged over them) that one applicable sentence holds
-      (a model that reads prose well applies a section it has in front of it).
+    - by reading the policy: `policy_reading` × the share of the `passages` statements the case
+      turns on (world.CaseFacts.passages: those of its deciding section that its evidence
+      touches; averaged over passages) that one applicable sentence holds (a model that reads
+      prose well applies the policy it has in front of it).
     1.0 when the case has no evidence (nothing a skill could say decides it).
     """
     if not evidence:

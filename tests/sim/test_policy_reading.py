@@ -2,8 +2,8 @@
 
 Invariants:
 1. A case's deciding passage is the policy section (split at headings) its evidence matches best.
-2. With `policy_reading` > 0 the executor knows a case to the share of that passage's statements
-   its loaded skills hold; a one-line skill that only names the procedure holds none of them, and a
+2. With `policy_reading` > 0 the executor knows a case to the share of the passage's statements
+   it turns on (those its evidence touches) that its loaded skills hold; a one-line skill that only names the procedure holds none of them, and a
    weak model (`policy_reading` 0) gets nothing from prose at all.
 3. Putting a passage's statements back helps every case that turns on it, including one no
    diagnoser saw: learning through the policy transfers.
@@ -21,7 +21,7 @@ from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN
 from frames_cli.sim import diagnoser
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import knowledge
-from frames_cli.sim.world import SimWorld, passages_of
+from frames_cli.sim.world import SimWorld, needed, passages_of
 from frames_cli.workspace.config import SimulatorConfig
 
 CANCEL = [
@@ -60,9 +60,11 @@ def test_passages_are_the_sections_statements_without_headings() -> None:
     assert passages_of(POLICY) == [tuple(CANCEL), tuple(BAGGAGE)]
 
 
-def test_a_case_is_decided_by_the_section_its_evidence_matches() -> None:
-    assert WORLD.facts(SEEN).passages == (tuple(CANCEL),)
-    assert WORLD.facts(UNSEEN).passages == (tuple(CANCEL),)
+def test_a_case_turns_on_the_statements_of_its_section_that_its_evidence_touches() -> None:
+    # Section: Cancel (not Baggage); statements: those sharing NEEDED_WORDS words with the evidence.
+    assert WORLD.facts(SEEN).passages == ((CANCEL[1],),)
+    assert WORLD.facts(UNSEEN).passages == ((CANCEL[0], CANCEL[1]),)
+    assert needed(tuple(CANCEL), "Nothing in common here.") == tuple(CANCEL)  # none touched: the whole section
 
 
 def test_a_strong_model_knows_a_case_from_its_passage_a_weak_one_does_not() -> None:
@@ -71,14 +73,15 @@ def test_a_strong_model_knows_a_case_from_its_passage_a_weak_one_does_not() -> N
     assert known(SEEN, verbatim, policy_reading=0.0) == 0.0
     assert known(SEEN, "Help the user cancel a reservation.") == 0.0
     assert known(SEEN, "\n".join(BAGGAGE)) == 0.0
-    assert known(SEEN, CANCEL[1]) == 1 / 3
+    assert known(SEEN, CANCEL[1]) == 1.0
+    assert known(SEEN, CANCEL[2]) == 0.0  # a statement of its section it does not turn on
 
 
 def test_putting_the_passage_back_helps_a_case_no_diagnoser_saw() -> None:
     thin = "Help the user cancel a reservation."
-    restored = thin + "\n" + "\n".join(f"- {s}" for s in CANCEL[:2])
+    restored = thin + "\n" + f"- {CANCEL[1]}"  # what a diagnoser of SEEN puts back
     assert known(UNSEEN, thin) == 0.0
-    assert known(UNSEEN, restored) == 2 / 3
+    assert known(UNSEEN, restored) == 1 / 2
 
 
 def _diagnoser_prompt(skill_body: str, retrieved: str, heading: str = "Airline policy > Cancel flight") -> str:
@@ -98,12 +101,12 @@ def _proposed(prompt: str) -> list[tuple[str, str]]:
 
 
 def test_a_diagnoser_puts_back_the_statements_the_retrieved_policy_shows_and_no_skill_states() -> None:
-    shown = "\n".join(CANCEL[1:])
+    shown = "\n".join(CANCEL)
     rules = " ".join(map(diagnoser.quote_rule, WORLD.facts(SEEN).rules))  # the case's own rule, as without a policy
     thin = "Cancel a reservation when asked."
-    # The case's rule goes to the skill that matches the case; the statements to the skill the
-    # passage's heading names.
-    assert _proposed(_diagnoser_prompt(thin, shown)) == [("refund-and-cancel", rules), ("cancel-flight", " ".join(map(diagnoser.quote_rule, CANCEL[1:])))]
+    # The case's rule goes to the skill that matches the case; the statement it turns on (not the
+    # whole section) to the skill the passage's heading names.
+    assert _proposed(_diagnoser_prompt(thin, shown)) == [("refund-and-cancel", rules), ("cancel-flight", diagnoser.quote_rule(CANCEL[1]))]
     # Stated already (in any skill), or not shown to it: nothing to put back.
     assert _proposed(_diagnoser_prompt(thin + "\n" + "\n".join(CANCEL), shown)) == [("refund-and-cancel", rules)]
     assert _proposed(_diagnoser_prompt(thin, "Business flights are nice.")) == [("refund-and-cancel", rules)]
@@ -118,8 +121,8 @@ def test_a_sentence_that_only_resembles_a_statement_is_not_put_back() -> None:
 
 def test_statements_whose_heading_names_no_one_skill_go_to_the_case_s_skill() -> None:
     rules = WORLD.facts(SEEN).rules
-    proposals = _proposed(_diagnoser_prompt("Cancel a reservation when asked.", CANCEL[2], "Airline policy"))
-    assert proposals == [("refund-and-cancel", " ".join(map(diagnoser.quote_rule, rules))), ("refund-and-cancel", diagnoser.quote_rule(CANCEL[2]))]
+    proposals = _proposed(_diagnoser_prompt("Cancel a reservation when asked.", CANCEL[1], "Airline policy"))
+    assert proposals == [("refund-and-cancel", " ".join(map(diagnoser.quote_rule, rules))), ("refund-and-cancel", diagnoser.quote_rule(CANCEL[1]))]
 
 
 def test_passages_are_read_as_the_policy_parser_reads_markdown() -> None:
