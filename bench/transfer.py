@@ -20,8 +20,8 @@ frames has no such setting, only the unguarded column is measured and the output
 
 --profile strong --thin is the real-model trial's setting as the simulator models it (the strong
 executor profile of bench/sim_calibration.py, the four procedure skills cut to one line): there a
-diagnoser that reads the retrieved policy can put a case's deciding passage back, and the passage is
-shared by the sealed cases that turn on it.
+diagnoser that reads the retrieved policy can put back the policy statements a case turns on, and a
+statement helps every sealed case that turns on it too.
 
 Usage: python bench/transfer.py [--seeds 0 1 2 3 4] [--max-rounds N] [--profile weak|strong] [--thin]
 """
@@ -139,8 +139,8 @@ def measure(root: Path) -> dict:
 def shared_rules(root: Path) -> tuple[int, int, int, int, int]:
     """How much a rule learnt on the train cases can help the sealed ones in the simulator's world:
     (sealed cases with a rule some train case also has, sealed cases, such rules, rules of the
-    sealed cases, sealed cases whose deciding policy passage a train case also turns on). Rules,
-    passages and "the same rule" are the simulator's own (`SimWorld.facts`, `matching.sentence_found`)."""
+    sealed cases, sealed cases that turn on a policy statement some train case also turns on). Rules,
+    statements and "the same rule" are the simulator's own (`SimWorld.facts`, `matching.sentence_found`)."""
     from frames_cli.formats.case_files import load_cases
     from frames_cli.sim.matching import sentence_found, sentence_sets
     from frames_cli.sim.world import SimWorld, policy_texts
@@ -150,9 +150,9 @@ def shared_rules(root: Path) -> tuple[int, int, int, int, int]:
     world = SimWorld.from_cases([*train, *sealed], policy_texts(Workspace.open(root)))
     learnt = [s for case in train for rule in world.facts(case).rules for s in sentence_sets(rule)]
     hits = {case.id: [sentence_found(rule, learnt) for rule in world.facts(case).rules] for case in sealed}
-    passages = {p for case in train for p in world.facts(case).passages}
-    on_passage = sum(any(p in passages for p in world.facts(case).passages) for case in sealed)
-    return sum(any(h) for h in hits.values()), len(sealed), sum(map(sum, hits.values())), sum(map(len, hits.values())), on_passage
+    needed = {s for case in train for s in world.facts(case).statements}
+    on_policy = sum(any(s in needed for s in world.facts(case).statements) for case in sealed)
+    return sum(any(h) for h in hits.values()), len(sealed), sum(map(sum, hits.values())), sum(map(len, hits.values())), on_policy
 
 
 def pct(x: float | None) -> str:
@@ -174,9 +174,9 @@ def main() -> None:
             results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, off, args.profile, args.thin)) for seed in args.seeds]
     setting = f"{args.profile or 'bundled (weak)'} executor, {'thin' if args.thin else 'verbatim'} skills"
     print(f"frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed); {setting}.")
-    cases, n_sealed, rules, n_rules, on_passage = shared
+    cases, n_sealed, rules, n_rules, on_policy = shared
     print(f"In the simulator's world {cases} of the {n_sealed} sealed cases turn on a rule a train case also has "
-          f"({rules} of their {n_rules} rules), and {on_passage} on a policy passage a train case also turns on "
+          f"({rules} of their {n_rules} rules), and {on_policy} on a policy statement a train case also turns on "
           "(which only a model that reads policy prose, policy_reading > 0, can use).")
     for name, rows in results.items():
         print(f"\n{name}")

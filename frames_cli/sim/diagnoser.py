@@ -38,7 +38,7 @@ def behave(call: SimCall) -> dict[str, Any]:
       (world.CaseFacts.rules: its evidence with the case's own values taken out) that no skill
       block states yet, for the skill that best matches the case (the relevance function the
       executor loads skills with); and the statements of the case's deciding policy section
-      (world.CaseFacts.passages) that a retrieved `<policy>` block shows and no skill block
+      (world.CaseFacts.statements) that a retrieved `<policy>` block shows and no skill block
       states, for the skill that block's heading names (`_restorable`; the case's best skill
       when no one skill leads). A case with neither gets
       no proposal: the diagnoser cannot explain it.
@@ -71,7 +71,7 @@ def behave(call: SimCall) -> dict[str, Any]:
         evidence = _evidence(failure, call)
         case = call.world.get(case_id)
         rules = [r for r in call.world.facts(case).rules if not sentence_found(r, stated)] if case is not None else []
-        restore = _restorable(call.world.facts(case).passages, shown, stated, skills) if case is not None else {}
+        restore = _restorable(call.world.facts(case).statements, shown, stated, skills) if case is not None else {}
         rng = call.rng(case_id, "insight")
         best = ranked(" ".join([_text(failure.get("input")), *evidence]), skills) if evidence else []
         insight = rng.random() < call.config.p_insight
@@ -98,9 +98,9 @@ def behave(call: SimCall) -> dict[str, Any]:
 
 
 def _restorable(
-    passages: tuple[tuple[str, ...], ...], shown: list[tuple[dict[str, str], str]], stated: list[frozenset[str]], skills: list[tuple[str, str]]
+    statements: tuple[str, ...], shown: list[tuple[dict[str, str], str]], stated: list[frozenset[str]], skills: list[tuple[str, str]]
 ) -> dict[str | None, list[str]]:
-    """The statements of the case's deciding policy passages that a retrieved `<policy>` block of
+    """The policy `statements` the case turns on that a retrieved `<policy>` block of
     the prompt shows word for word and no skill block states (what a diagnoser that reads the
     policy can put back), by the skill they go to: the one whose catalog line shares the most
     words with that block's heading below the document title ("Airline Agent Policy > Domain
@@ -113,11 +113,11 @@ def _restorable(
     out: dict[str | None, list[str]] = {}
     taken: set[str] = set()
     for attrs, text in shown:
-        lines = {frozenset(t) for t in sentence_sets(text)}
+        lines = set(sentence_sets(text))
         path = attrs.get("heading", "").split(">")
         home = ranked(" ".join(path[1:] or path), skills)
         target = home[0][0] if home and (len(home) == 1 or home[0][1] > home[1][1]) else None
-        for statement in (s for passage in passages for s in passage):
+        for statement in statements:
             if statement not in taken and _token_set(statement) in lines and not sentence_found(statement, stated):
                 out.setdefault(target, []).append(statement)
                 taken.add(statement)

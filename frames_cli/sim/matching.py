@@ -54,7 +54,7 @@ def sentence_sets(text: str) -> tuple[frozenset[str], ...]:
     return _sentences(text).sets
 
 
-def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str], policy: frozenset[str], texts: Sequence[str], policy_reading: float, passages: Sequence[Sequence[str]] = ()) -> float:
+def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str], policy: frozenset[str], texts: Sequence[str], policy_reading: float, statements: Sequence[str] = ()) -> float:
     """How much (0..1) of what a case turns on the agent knows from the skill `texts` it loaded.
 
     Only sentences that apply to the case count: a sentence carrying a value that neither the case
@@ -63,10 +63,10 @@ def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str]
       (a line copied from this case: it helps this case only);
     - by rule: the share of the case's rules (world.CaseFacts.rules) that one applicable sentence
       states (a general rule learnt from one case helps every case that needs it);
-    - by reading the policy: `policy_reading` × the share of the `passages` statements the case
-      turns on (world.CaseFacts.passages: those of its deciding section that its evidence
-      touches; averaged over passages) that one applicable sentence holds (a model that reads
-      prose well applies the policy it has in front of it).
+    - by reading the policy: `policy_reading` × the share of the policy `statements` the case
+      turns on (world.CaseFacts.statements: those of its deciding section that its evidence
+      touches) that one applicable sentence holds (a model that reads prose well applies the
+      policy it has in front of it).
     1.0 when the case has no evidence (nothing a skill could say decides it).
     """
     if not evidence:
@@ -75,7 +75,7 @@ def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str]
     usable = [tokens_ for text in texts for tokens_, values in zip(_sentences(text).sets, _sentences(text).values) if values <= allowed]
     literal = sum(not _token_set(e) or sentence_found(e, usable) for e in evidence) / len(evidence)
     by_rule = sum(sentence_found(rule, usable) for rule in rules) / len(rules) if rules else 0.0
-    read = sum(sum(sentence_found(s, usable) for s in p) / len(p) for p in passages) / len(passages) if passages else 0.0
+    read = sum(sentence_found(s, usable) for s in statements) / len(statements) if statements else 0.0
     return max(literal, by_rule, policy_reading * read)
 
 

@@ -54,14 +54,13 @@ class CaseFacts:
     Attributes:
         values: the values and person names its record holds (`casevalues.case_values`).
         rules: its evidence sentences as rules (the case's values taken out), in evidence order.
-        passages: the statements it turns on of the policy passage that decides it
-            (`SimWorld.deciding`, `needed`), one tuple, or () when the world has no policy or
-            none matches.
+        statements: the statements it turns on of the policy passage that decides it
+            (`SimWorld.deciding`, `needed`); () when the world has no policy or none matches.
     """
 
     values: frozenset[str]
     rules: tuple[str, ...]
-    passages: tuple[tuple[str, ...], ...] = ()
+    statements: tuple[str, ...] = ()
 
 
 @dataclass
@@ -119,7 +118,7 @@ class SimWorld:
                 rules.append(sentence)
         evidence = " ".join(case.diagnosis.evidence)
         passage = self.deciding(evidence)
-        facts = CaseFacts(frozenset(values | own_names), tuple(rules), (needed(passage, evidence),) if passage else ())
+        facts = CaseFacts(frozenset(values | own_names), tuple(rules), needed(passage, evidence) if passage else ())
         self._facts[case.id] = (case, facts)
         return facts
 

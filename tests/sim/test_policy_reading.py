@@ -53,7 +53,7 @@ WORLD = SimWorld.from_cases([SEEN, UNSEEN], [POLICY])
 
 def known(case, text: str, policy_reading: float = 1.0) -> float:
     facts = WORLD.facts(case)
-    return knowledge(case.diagnosis.evidence, facts.rules, facts.values, WORLD.policy, [text], policy_reading, facts.passages)
+    return knowledge(case.diagnosis.evidence, facts.rules, facts.values, WORLD.policy, [text], policy_reading, facts.statements)
 
 
 def test_passages_are_the_sections_statements_without_headings() -> None:
@@ -62,8 +62,8 @@ def test_passages_are_the_sections_statements_without_headings() -> None:
 
 def test_a_case_turns_on_the_statements_of_its_section_that_its_evidence_touches() -> None:
     # Section: Cancel (not Baggage); statements: those sharing NEEDED_WORDS words with the evidence.
-    assert WORLD.facts(SEEN).passages == ((CANCEL[1],),)
-    assert WORLD.facts(UNSEEN).passages == ((CANCEL[0], CANCEL[1]),)
+    assert WORLD.facts(SEEN).statements == (CANCEL[1],)
+    assert WORLD.facts(UNSEEN).statements == (CANCEL[0], CANCEL[1])
     assert needed(tuple(CANCEL), "Nothing in common here.") == tuple(CANCEL)  # none touched: the whole section
 
 
