@@ -16,7 +16,12 @@ temporary workspace, renders the catalog exactly as the built-in executor shows 
 The answer is the skill whose back-links cover the labelled line. Top-1 is the share of questions
 whose answer ranks first, top-3 within the first three (the simulated executor loads three).
 With `--model frames-sim/coldstart` the skills are made by that model (the coldstart rewrite with
-the model's descriptions) instead of verbatim.
+the model's descriptions) instead of verbatim. With `--model spool/coldstart` each set's requests
+go to the spool provider, answered from a recording: `<set>.coldstart-answers.jsonl` beside the
+questions holds, per request the rewrite sends, its spool id, messages and the answer a model gave
+(`--record` writes it after a run answered live, with `--work` and `--wait` long enough to answer).
+A request the recording lacks (the prompt changed since) times out after `--wait` seconds and that
+section stays verbatim; the row says how many sections the model rewrote.
 
 Each set is split in two halves by the sha256 of the question text (`half_of`): `tune` is the
 half a change to coldstart may be judged on while it is being made, `held-out` the half it must
@@ -24,6 +29,7 @@ not look at; both are reported, so a gain that holds only on `tune` shows. `--ha
 run (and `--misses`) to one half.
 
     python bench/catalog_choice.py [--set NAME ...] [--model MODEL] [--half tune|held-out] [--idf lucene|okapi] [--misses]
+    python bench/catalog_choice.py --model spool/coldstart [--work DIR --wait SECONDS --record]
 """
 
 from __future__ import annotations
@@ -70,10 +76,49 @@ def half_of(questions: list[Question]) -> dict[str, str]:
     return {t: HALVES[0] if i < cut else HALVES[1] for i, t in enumerate(texts)}
 
 
-def make_skills(name: str, model: str | None, work: Path):
-    """Cold-start set `name`'s policies in a fresh workspace under `work`; returns its SkillSet."""
+def answers_file(name: str) -> Path:
+    """The recorded spool answers of set `name`'s coldstart requests (JSONL: id, messages, answer)."""
+    return DATA / f"{name}.coldstart-answers.jsonl"
+
+
+def replay_answers(name: str, spool: Path) -> int:
+    """Put set `name`'s recorded answers into the spool folder as `<id>.answer.txt`; returns how many."""
+    path = answers_file(name)
+    if not path.exists():
+        return 0
+    spool.mkdir(parents=True, exist_ok=True)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        (spool / f"{row['id']}.answer.txt").write_text(row["answer"], encoding="utf-8")
+    return len(rows)
+
+
+def record_answers(name: str, spool: Path) -> int:
+    """Write every answered request of the spool folder to set `name`'s recording, sorted by id
+    (kept entries whose request did not come again are kept too); returns the entries written."""
+    path = answers_file(name)
+    rows = {}
+    if path.exists():
+        rows = {r["id"]: r for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
+    for request in sorted(spool.glob("*.request.json")):
+        asked = json.loads(request.read_text(encoding="utf-8"))
+        answer = spool / asked["answer_file"]
+        if answer.exists() and answer.stat().st_size:
+            rows[asked["id"]] = {"id": asked["id"], "model": asked["model"], "messages": asked["messages"], "answer": answer.read_text(encoding="utf-8")}
+    path.write_text("".join(json.dumps(rows[k], ensure_ascii=False) + "\n" for k in sorted(rows)), encoding="utf-8")
+    return len(rows)
+
+
+def make_skills(name: str, model: str | None, work: Path, wait: float = 1.0, record: bool = False):
+    """Cold-start set `name`'s policies in a fresh workspace under `work`.
+
+    With a `spool/` model the recorded answers are put in the workspace's spool folder first, each
+    request waits at most `wait` seconds for its answer, and with `record` the answered requests are
+    written back to the recording. Returns (SkillSet, rewrite failures as (skill, reason) pairs).
+    """
     from frames_cli.coldstart.run import run_coldstart
     from frames_cli.formats.skill_set import SkillSet
+    from frames_cli.workspace.config import with_overrides
     from frames_cli.workspace.config_file import load_config
     from frames_cli.workspace.create import init_workspace
     from frames_cli.workspace.layout import Workspace
@@ -87,15 +132,23 @@ def make_skills(name: str, model: str | None, work: Path):
         (root / "frames.yaml").write_text(text)
     ws = Workspace.open(root)
     config = load_config(root)
-    if model:
-        from frames_cli.coldstart.rewrite import ModelRewriter
-        from frames_cli.llm.client import ModelClient
-
-        with ModelClient(ws, config, run_dir=ws.state_dir / "bench") as client:
-            run_coldstart(ws, config, rewriter=ModelRewriter(client, config), commit=False)
-    else:
+    if not model:
         run_coldstart(ws, config, commit=False)
-    return SkillSet.from_dir(ws.skills_dir)
+        return SkillSet.from_dir(ws.skills_dir), []
+    from frames_cli.coldstart.rewrite import ModelRewriter
+    from frames_cli.llm.client import ModelClient
+
+    spool = root / config.spool.dir
+    if model.startswith("spool/"):
+        replay_answers(name, spool)
+        # Every section's request is out at once, so whoever answers sees them all.
+        config = with_overrides(config, "llm", concurrency=256)
+        config = with_overrides(config, "spool", timeout_s=wait, poll_s=min(1.0, wait / 4))
+    with ModelClient(ws, config, run_dir=ws.state_dir / "bench") as client:
+        result = run_coldstart(ws, config, rewriter=ModelRewriter(client, config), commit=False)
+    if record and model.startswith("spool/"):
+        print(f"{name}: {record_answers(name, spool)} answers recorded in {answers_file(name).relative_to(ROOT)}", file=sys.stderr)
+    return SkillSet.from_dir(ws.skills_dir), result.rewrite_failures
 
 
 def answer_of(skills, question: Question) -> str:
@@ -174,13 +227,16 @@ def sim_ranking(catalog, question: str) -> list[str]:
     return catalog.names(reply.get("load") or [])
 
 
-def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None) -> dict:
-    """Measure one set: {"set", "skills", "questions", "bm25": {"top1", "top3"}, "sim": {...},
-    "bodies": {...}, "halves": {"tune"|"held-out": {"questions", "bm25", "sim", "bodies"}}}; with
-    `half`, that half only."""
+def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 1.0, record: bool = False) -> dict:
+    """Measure one set: {"set", "skills", "rewritten", "questions", "bm25": {"top1", "top3"},
+    "sim": {...}, "bodies": {...}, "halves": {"tune"|"held-out": {"questions", "bm25", "sim",
+    "bodies"}}}; with `half`, that half only. `rewritten` is the number of skills the model
+    rewrote (None when verbatim)."""
     from frames_cli.executor.catalog import Catalog
 
-    skills = make_skills(name, model, work)
+    skills, failures = make_skills(name, model, work, wait, record)
+    for skill, why in failures:
+        print(f"  {name}: {skill} kept verbatim: {why[:200]}", file=sys.stderr)
     catalog = Catalog.of(skills)
     questions = load_questions(name)
     halves = half_of(questions)
@@ -209,6 +265,7 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
     return {
         "set": name,
         "skills": len(skills),
+        "rewritten": len(skills) - len(failures) if model else None,
         "questions": count["all"],
         **rates("all"),
         "halves": {g: {"questions": count[g], **rates(g)} for g in HALVES if count[g]},
@@ -223,14 +280,24 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="print every question whose answer is not ranked first")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--idf", choices=("lucene", "okapi"), default="lucene", help="BM25's idf: Lucene's (default) or rank-bm25 Okapi's floored one")
+    parser.add_argument("--work", type=Path, help="build the workspaces in this (new) folder and keep them, e.g. to answer a spool live (default: a temporary folder)")
+    parser.add_argument("--wait", type=float, default=1.0, help="spool models: seconds a request waits for its answer (default 1: replay only)")
+    parser.add_argument("--record", action="store_true", help="spool models: write the answered requests to the set's recording")
     args = parser.parse_args()
     IDF["variant"] = args.idf
-    with tempfile.TemporaryDirectory() as tmp:
-        results = [run_set(name, args.model, args.misses, Path(tmp), args.half) for name in args.set or sorted(SETS)]
+    if args.work:
+        args.work.mkdir(parents=True)
+        results = [run_set(name, args.model, args.misses, args.work, args.half, args.wait, args.record) for name in args.set or sorted(SETS)]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            results = [run_set(name, args.model, args.misses, Path(tmp), args.half, args.wait, args.record) for name in args.set or sorted(SETS)]
     if args.json:
         print(json.dumps(results, indent=2))
         return
     print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
+    for r in results:
+        if r["rewritten"] is not None:
+            print(f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills (the rest are verbatim)")
     print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}")
     for r in results:
         rows = [("all", r)] if args.half else [("all", r), *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]

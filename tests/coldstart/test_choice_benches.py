@@ -50,3 +50,46 @@ def test_sim_choice_replays_a_first_turn_and_ranks_its_catalog(tmp_path: Path) -
     entries = turns[0][2]
     for rule in ("sim", "okapi", "lucene"):
         assert sc.rank(rule, turns[0][1], entries)[0] == "s2"
+
+
+def test_catalog_choice_replays_recorded_coldstart_answers(tmp_path: Path, monkeypatch) -> None:
+    cc = _load("catalog_choice")
+    policies = tmp_path / "set"
+    policies.mkdir()
+    (policies / "leave.md").write_text(
+        "# Leave policy\n\n## Annual leave\n\nStaff take at most 25 days of annual leave a year.\n"
+        "A request for more than 10 days in a row needs the manager's approval.\n\n"
+        "## Sick leave\n\nStaff who are ill for more than 3 days send a doctor's note to the manager.\n"
+    )
+    monkeypatch.setattr(cc, "SETS", {"leave": policies})
+    monkeypatch.setattr(cc, "DATA", tmp_path / "data")
+    (tmp_path / "data").mkdir()
+
+    verbatim, failures = cc.make_skills("leave", None, tmp_path / "verbatim")
+    assert sorted(verbatim) == ["annual-leave", "sick-leave"] and failures == []
+
+    # Nothing recorded: every request times out and its section stays verbatim.
+    skills, failures = cc.make_skills("leave", "spool/coldstart", tmp_path / "first", wait=0.05)
+    assert len(failures) == len(skills) == 2 and all("no answer" in why for _, why in failures)
+
+    # Answer each request as a model would, then record the answered requests.
+    spool = tmp_path / "first" / "leave" / ".frames" / "spool"
+    for request in spool.glob("*.request.json"):
+        asked = json.loads(request.read_text())
+        prompt = asked["messages"][0]["content"]
+        name = prompt.split("Skill: ", 1)[1].split("\n", 1)[0]
+        days = "25 days, 10 days in a row" if "annual" in name else "more than 3 days"
+        answer = {"body": f"1. Check the leave asked for against the limits ({days}).\n", "description": f"Decides whether staff leave is allowed: {days}. Use when someone asks for leave."}
+        (spool / asked["answer_file"]).write_text(json.dumps(answer))
+    # Each section asked three times: the first attempt and coldstart.rewrite_retries retries.
+    assert cc.record_answers("leave", spool) == len(list(spool.glob("*.request.json"))) == 6
+    recorded = [json.loads(line) for line in cc.answers_file("leave").read_text().splitlines()]
+    assert [r["id"] for r in recorded] == sorted(r["id"] for r in recorded) and all(r["messages"] and r["answer"] for r in recorded)
+
+    # A fresh workspace replays the recording: both sections are rewritten, with the model's descriptions.
+    skills, failures = cc.make_skills("leave", "spool/coldstart", tmp_path / "second", wait=0.05)
+    assert failures == []
+    assert sorted(s.description for s in skills.values()) == [
+        "Decides whether staff leave is allowed: 25 days, 10 days in a row. Use when someone asks for leave.",
+        "Decides whether staff leave is allowed: more than 3 days. Use when someone asks for leave.",
+    ]
