@@ -17,7 +17,7 @@ The answer is the skill whose back-links cover the labelled line. Top-1 is the s
 whose answer ranks first, top-3 within the first three (the simulated executor loads three).
 With `--model frames-sim/coldstart` the skills are made by that model (the coldstart rewrite with
 the model's descriptions) instead of verbatim. With `--model spool/coldstart` each set's requests
-go to the spool provider, answered from a recording: `<set>.coldstart-answers.jsonl` beside the
+go to the spool provider, answered from a recording: `<set>.spool-answers.jsonl` beside the
 questions holds, per request the rewrite sends, its spool id, messages and the answer a model gave
 (`--record` writes it after a run answered live, with `--work` and `--wait` long enough to answer).
 A request the recording lacks (the prompt changed since) times out after `--wait` seconds and that
@@ -77,8 +77,9 @@ def half_of(questions: list[Question]) -> dict[str, str]:
 
 
 def answers_file(name: str) -> Path:
-    """The recorded spool answers of set `name`'s coldstart requests (JSONL: id, messages, answer)."""
-    return DATA / f"{name}.coldstart-answers.jsonl"
+    """The recorded spool answers of set `name` (JSONL: id, model, messages, answer), coldstart
+    rewrites and executor first turns alike: a request's id is the hash of its messages."""
+    return DATA / f"{name}.spool-answers.jsonl"
 
 
 def replay_answers(name: str, spool: Path) -> int:
@@ -94,8 +95,8 @@ def replay_answers(name: str, spool: Path) -> int:
 
 
 def record_answers(name: str, spool: Path) -> int:
-    """Write every answered request of the spool folder to set `name`'s recording, sorted by id
-    (kept entries whose request did not come again are kept too); returns the entries written."""
+    """Add every answered request of the spool folder to set `name`'s recording, sorted by id
+    (entries already there stay: a replayed request writes no request file); returns the entries."""
     path = answers_file(name)
     rows = {}
     if path.exists():
@@ -109,46 +110,90 @@ def record_answers(name: str, spool: Path) -> int:
     return len(rows)
 
 
-def make_skills(name: str, model: str | None, work: Path, wait: float = 1.0, record: bool = False):
-    """Cold-start set `name`'s policies in a fresh workspace under `work`.
+@dataclass
+class Bench:
+    """One set's workspace under `work`: its policies, the models of the roles measured, and a
+    model client when a role has a model. Models named `spool/...` answer from the recording
+    (`replay_answers`) and wait at most `wait` seconds for an answer it lacks. Use as a context
+    manager; on leaving, `record` adds the answered spool requests to the recording."""
 
-    With a `spool/` model the recorded answers are put in the workspace's spool folder first, each
-    request waits at most `wait` seconds for its answer, and with `record` the answered requests are
-    written back to the recording. Returns (SkillSet, rewrite failures as (skill, reason) pairs).
-    """
-    from frames_cli.coldstart.run import run_coldstart
-    from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.workspace.config import with_overrides
-    from frames_cli.workspace.config_file import load_config
-    from frames_cli.workspace.create import init_workspace
-    from frames_cli.workspace.layout import Workspace
+    name: str
+    work: Path
+    model: str | None = None
+    executor: str | None = None
+    wait: float = 1.0
+    record: bool = False
 
-    root = work / name
-    init_workspace(root)
-    for path in sorted(SETS[name].glob("*.md")):
-        shutil.copy(path, root / "policies" / path.name)
-    if model:
-        text = (root / "frames.yaml").read_text().replace("  coldstart: null", f"  coldstart: {model}")
+    def __enter__(self) -> "Bench":
+        from frames_cli.workspace.config import with_overrides
+        from frames_cli.workspace.config_file import load_config
+        from frames_cli.workspace.create import init_workspace
+        from frames_cli.workspace.layout import Workspace
+
+        root = self.work / self.name
+        init_workspace(root)
+        for path in sorted(SETS[self.name].glob("*.md")):
+            shutil.copy(path, root / "policies" / path.name)
+        text = (root / "frames.yaml").read_text()
+        if self.model:
+            text = text.replace("  coldstart: null", f"  coldstart: {self.model}")
+        if self.executor:
+            text = text.replace("  executor: null", f"  executor: {self.executor}", 1)
         (root / "frames.yaml").write_text(text)
-    ws = Workspace.open(root)
-    config = load_config(root)
-    if not model:
-        run_coldstart(ws, config, commit=False)
-        return SkillSet.from_dir(ws.skills_dir), []
-    from frames_cli.coldstart.rewrite import ModelRewriter
-    from frames_cli.llm.client import ModelClient
+        self.ws = Workspace.open(root)
+        self.config = load_config(root)
+        self.spool = root / self.config.spool.dir
+        self.client = None
+        if any((m or "").startswith("spool/") for m in (self.model, self.executor)):
+            replay_answers(self.name, self.spool)
+            # Every request is out at once, so whoever answers sees them all.
+            self.config = with_overrides(self.config, "llm", concurrency=256)
+            self.config = with_overrides(self.config, "spool", timeout_s=self.wait, poll_s=min(1.0, self.wait / 4))
+        if self.model or self.executor:
+            from frames_cli.llm.client import ModelClient
 
-    spool = root / config.spool.dir
-    if model.startswith("spool/"):
-        replay_answers(name, spool)
-        # Every section's request is out at once, so whoever answers sees them all.
-        config = with_overrides(config, "llm", concurrency=256)
-        config = with_overrides(config, "spool", timeout_s=wait, poll_s=min(1.0, wait / 4))
-    with ModelClient(ws, config, run_dir=ws.state_dir / "bench") as client:
-        result = run_coldstart(ws, config, rewriter=ModelRewriter(client, config), commit=False)
-    if record and model.startswith("spool/"):
-        print(f"{name}: {record_answers(name, spool)} answers recorded in {answers_file(name).relative_to(ROOT)}", file=sys.stderr)
-    return SkillSet.from_dir(ws.skills_dir), result.rewrite_failures
+            self.client = ModelClient(self.ws, self.config, run_dir=self.ws.state_dir / "bench").__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.client:
+            self.client.__exit__(*exc)
+        if self.record and self.spool.exists():
+            print(f"{self.name}: {record_answers(self.name, self.spool)} answers recorded in {answers_file(self.name)}", file=sys.stderr)
+
+    def skills(self):
+        """Cold-start the policies (verbatim, or rewritten by `model`); returns (SkillSet, rewrite
+        failures as (skill, reason) pairs)."""
+        from frames_cli.coldstart.run import run_coldstart
+        from frames_cli.formats.skill_set import SkillSet
+
+        if not self.model:
+            run_coldstart(self.ws, self.config, commit=False)
+            return SkillSet.from_dir(self.ws.skills_dir), []
+        from frames_cli.coldstart.rewrite import ModelRewriter
+
+        result = run_coldstart(self.ws, self.config, rewriter=ModelRewriter(self.client, self.config), commit=False)
+        return SkillSet.from_dir(self.ws.skills_dir), result.rewrite_failures
+
+    def model_rankings(self, catalog, questions: list[str]) -> dict[str, list[str]]:
+        """Question → the skills the `executor` model asks to load (at most TOP), in its order,
+        from the first turn exactly as the built-in executor sends it (`first_turn`); [] when it
+        loads nothing or its call failed."""
+        from frames_cli.llm.schemas import EXECUTOR_STEP
+        from frames_cli.llm.types import ChatRequest
+
+        requests = [ChatRequest("executor", [{"role": "user", "content": first_turn(catalog, q)}], EXECUTOR_STEP, tag="q") for q in questions]
+        replies = self.client.chat_many(requests)
+        for reason in sorted({r.error for r in replies if not r.ok}):
+            print(f"  {self.name}: {sum(r.error == reason for r in replies)} executor call(s) failed: {reason[:200]}", file=sys.stderr)
+        return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else [] for q, r in zip(questions, replies)}
+
+
+def make_skills(name: str, model: str | None, work: Path, wait: float = 1.0, record: bool = False):
+    """Cold-start set `name`'s policies in a fresh workspace under `work` (see `Bench`); returns
+    (SkillSet, rewrite failures as (skill, reason) pairs)."""
+    with Bench(name, work, model, wait=wait, record=record) as bench:
+        return bench.skills()
 
 
 def answer_of(skills, question: Question) -> str:
@@ -212,45 +257,55 @@ def body_ranking(skills, question: str) -> list[str]:
     return [names[i] for i in sorted(range(len(names)), key=lambda i: -scores[i])]
 
 
+def first_turn(catalog, question: str) -> str:
+    """The built-in executor's first message for a case whose request is `question` (case id "q")."""
+    from frames_cli.llm.prompts import render
+
+    return render("executor_catalog", case_id="q", catalog=catalog.text(), request=question, answer_format="JSON", max_loads=TOP)
+
+
 def sim_ranking(catalog, question: str) -> list[str]:
     """The skills the simulated executor asks to load for `question` (at most 3), in its order."""
     from frames_cli.formats.case import Case, Check, Source, Task
-    from frames_cli.llm.prompts import render
     from frames_cli.sim import executor
     from frames_cli.sim.base import SimCall
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import SimulatorConfig
 
     case = Case("q", "bench", Source("bench"), "2026-12-01", Task({"text": question}, None, Check("exact", {})))
-    prompt = render("executor_catalog", case_id="q", catalog=catalog.text(), request=question, answer_format="JSON", max_loads=TOP)
-    reply = executor.behave(SimCall("executor", prompt, 0, SimulatorConfig(), SimWorld.from_cases([case])))
+    reply = executor.behave(SimCall("executor", first_turn(catalog, question), 0, SimulatorConfig(), SimWorld.from_cases([case])))
     return catalog.names(reply.get("load") or [])
 
 
-def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 1.0, record: bool = False) -> dict:
+def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 1.0, record: bool = False, executor: str | None = None) -> dict:
     """Measure one set: {"set", "skills", "rewritten", "questions", "bm25": {"top1", "top3"},
-    "sim": {...}, "bodies": {...}, "halves": {"tune"|"held-out": {"questions", "bm25", "sim",
-    "bodies"}}}; with `half`, that half only. `rewritten` is the number of skills the model
-    rewrote (None when verbatim)."""
+    "sim": {...}, "bodies": {...}, ["model": {...},] "halves": {"tune"|"held-out": {"questions",
+    "bm25", ...}}}; with `half`, that half only. `rewritten` is the number of skills the model
+    rewrote (None when verbatim); "model" is the `executor` model's choice, when one is named."""
     from frames_cli.executor.catalog import Catalog
 
-    skills, failures = make_skills(name, model, work, wait, record)
-    for skill, why in failures:
-        print(f"  {name}: {skill} kept verbatim: {why[:200]}", file=sys.stderr)
-    catalog = Catalog.of(skills)
-    questions = load_questions(name)
-    halves = half_of(questions)
-    if half:
-        questions = [q for q in questions if halves[q.text] == half]
+    with Bench(name, work, model, executor, wait, record) as bench:
+        skills, failures = bench.skills()
+        for skill, why in failures:
+            print(f"  {name}: {skill} kept verbatim: {why[:200]}", file=sys.stderr)
+        catalog = Catalog.of(skills)
+        questions = load_questions(name)
+        halves = half_of(questions)
+        if half:
+            questions = [q for q in questions if halves[q.text] == half]
+        chosen = bench.model_rankings(catalog, list(dict.fromkeys(q.text for q in questions))) if executor else {}
+    methods = ("bm25", "sim", "bodies", *(("model",) if executor else ()))
     groups = ("all", *HALVES)
-    hits = {g: {"bm25": [0, 0], "sim": [0, 0], "bodies": [0, 0]} for g in groups}
+    hits = {g: {m: [0, 0] for m in methods} for g in groups}
     count = dict.fromkeys(groups, 0)
     for q in questions:
         want = answer_of(skills, q)
         count["all"] += 1
         count[halves[q.text]] += 1
-        rankings = (("bm25", bm25_ranking(catalog, q.text)), ("sim", sim_ranking(catalog, q.text)), ("bodies", body_ranking(skills, q.text)))
-        for method, ranking in rankings:
+        rankings = {"bm25": bm25_ranking(catalog, q.text), "sim": sim_ranking(catalog, q.text), "bodies": body_ranking(skills, q.text)}
+        if executor:
+            rankings["model"] = chosen[q.text]
+        for method, ranking in rankings.items():
             top1, top3 = ranking[:1] == [want], want in ranking[:TOP]
             for g in ("all", halves[q.text]):
                 hits[g][method][0] += top1
@@ -283,14 +338,18 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="build the workspaces in this (new) folder and keep them, e.g. to answer a spool live (default: a temporary folder)")
     parser.add_argument("--wait", type=float, default=1.0, help="spool models: seconds a request waits for its answer (default 1: replay only)")
     parser.add_argument("--record", action="store_true", help="spool models: write the answered requests to the set's recording")
+    parser.add_argument("--executor", help="also rank by this model's choice from the executor's first turn (e.g. spool/executor: the recorded answers)")
     args = parser.parse_args()
+    if args.executor and not args.executor.startswith("spool/"):
+        # The simulated executor needs its world (the case) built by `sim_ranking`: that is the sim column.
+        parser.error("--executor takes a spool/ model (the recorded answers); the simulated executor is the sim column")
     IDF["variant"] = args.idf
     if args.work:
         args.work.mkdir(parents=True)
-        results = [run_set(name, args.model, args.misses, args.work, args.half, args.wait, args.record) for name in args.set or sorted(SETS)]
+        results = [run_set(name, args.model, args.misses, args.work, args.half, args.wait, args.record, args.executor) for name in args.set or sorted(SETS)]
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            results = [run_set(name, args.model, args.misses, Path(tmp), args.half, args.wait, args.record) for name in args.set or sorted(SETS)]
+            results = [run_set(name, args.model, args.misses, Path(tmp), args.half, args.wait, args.record, args.executor) for name in args.set or sorted(SETS)]
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -298,15 +357,19 @@ def main() -> None:
     for r in results:
         if r["rewritten"] is not None:
             print(f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills (the rest are verbatim)")
-    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}")
+    extra = f"   {'model top-1':>11} {'top-3':>6}" if args.executor else ""
+    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
     for r in results:
         rows = [("all", r)] if args.half else [("all", r), *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
         for label, row in rows:
+            model = f"   {row['model']['top1']:>11.1%} {row['model']['top3']:>6.1%}" if args.executor else ""
             print(
                 f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
                 f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} {row['sim']['top3']:>6.1%}   "
-                f"{row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}"
+                f"{row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}{model}"
             )
+    if args.executor:
+        print(f"model: the skills {args.executor} asked to load on the executor's first turn (a request it has no answer for counts as a miss)")
 
 
 if __name__ == "__main__":

@@ -93,3 +93,32 @@ def test_catalog_choice_replays_recorded_coldstart_answers(tmp_path: Path, monke
         "Decides whether staff leave is allowed: 25 days, 10 days in a row. Use when someone asks for leave.",
         "Decides whether staff leave is allowed: more than 3 days. Use when someone asks for leave.",
     ]
+
+
+def test_catalog_choice_replays_a_models_choice_from_the_executors_first_turn(tmp_path: Path, monkeypatch) -> None:
+    from frames_cli.executor.catalog import Catalog
+
+    cc = _load("catalog_choice")
+    policies = tmp_path / "set"
+    policies.mkdir()
+    (policies / "leave.md").write_text("# Leave\n\n## Annual leave\n\nStaff take at most 25 days a year.\n\n## Sick leave\n\nIll staff send a doctor's note after 3 days.\n")
+    monkeypatch.setattr(cc, "SETS", {"leave": policies})
+    monkeypatch.setattr(cc, "DATA", tmp_path / "data")
+    (tmp_path / "data").mkdir()
+    question = "I have the flu, what do I send my manager?"
+
+    with cc.Bench("leave", tmp_path / "first", executor="spool/executor", wait=0.05, record=True) as bench:
+        skills, _ = bench.skills()
+        catalog = Catalog.of(skills)
+        assert bench.model_rankings(catalog, [question]) == {question: []}
+        # The request is the built-in executor's first turn; answer it as a model would.
+        (request,) = bench.spool.glob("*.request.json")
+        asked = json.loads(request.read_text())
+        assert asked["messages"][0]["content"] == cc.first_turn(catalog, question)
+        sick = next(i for i, n in catalog.ids.items() if n == "sick-leave")
+        (bench.spool / asked["answer_file"]).write_text(json.dumps({"load": [sick]}))
+    assert len(cc.answers_file("leave").read_text().splitlines()) == 1
+
+    with cc.Bench("leave", tmp_path / "second", executor="spool/executor", wait=0.05) as bench:
+        skills, _ = bench.skills()
+        assert bench.model_rankings(Catalog.of(skills), [question]) == {question: ["sick-leave"]}
