@@ -17,7 +17,7 @@ The answer is the skill whose back-links cover the labelled line. Top-1 is the s
 whose answer ranks first, top-3 within the first three (the simulated executor loads three).
 With `--model frames-sim/coldstart` the skills are made by that model (the coldstart rewrite with
 the model's descriptions) instead of verbatim. With `--model spool/coldstart` each set's requests
-go to the spool provider, answered from a recording: `<set>.spool-answers.jsonl` beside the
+go to the spool provider, answered from a recording: `<set>.spool-answers.jsonl.xz` beside the
 questions holds, per request the rewrite sends, its spool id, messages and the answer a model gave
 (`--record` writes it after a run answered live, with `--work` and `--wait` long enough to answer).
 A request the recording lacks (the prompt changed since) times out after `--wait` seconds and that
@@ -77,36 +77,47 @@ def half_of(questions: list[Question]) -> dict[str, str]:
 
 
 def answers_file(name: str) -> Path:
-    """The recorded spool answers of set `name` (JSONL: id, model, messages, answer), coldstart
-    rewrites and executor first turns alike: a request's id is the hash of its messages."""
-    return DATA / f"{name}.spool-answers.jsonl"
+    """The recorded spool answers of set `name`, coldstart rewrites and executor first turns alike
+    (xz-compressed JSONL, one {id, model, messages, answer} per request: an id is the hash of its
+    messages). Compressed because every executor request repeats the whole catalog (18F: 122 ×
+    40 KB, 5.5 MB as text); xz's window spans many requests, gzip's 32 KB does not (72 KB / 1.6 MB)."""
+    return DATA / f"{name}.spool-answers.jsonl.xz"
+
+
+def read_answers(name: str) -> dict[str, dict]:
+    """Set `name`'s recording as {id: entry}; {} when there is none."""
+    import lzma
+
+    path = answers_file(name)
+    if not path.exists():
+        return {}
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        return {r["id"]: r for r in (json.loads(line) for line in f if line.strip())}
 
 
 def replay_answers(name: str, spool: Path) -> int:
     """Put set `name`'s recorded answers into the spool folder as `<id>.answer.txt`; returns how many."""
-    path = answers_file(name)
-    if not path.exists():
-        return 0
+    rows = read_answers(name)
     spool.mkdir(parents=True, exist_ok=True)
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for row in rows:
-        (spool / f"{row['id']}.answer.txt").write_text(row["answer"], encoding="utf-8")
+    for rid, row in rows.items():
+        (spool / f"{rid}.answer.txt").write_text(row["answer"], encoding="utf-8")
     return len(rows)
 
 
 def record_answers(name: str, spool: Path) -> int:
     """Add every answered request of the spool folder to set `name`'s recording, sorted by id
-    (entries already there stay: a replayed request writes no request file); returns the entries."""
-    path = answers_file(name)
-    rows = {}
-    if path.exists():
-        rows = {r["id"]: r for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
+    (entries already there stay: a replayed request writes no request file); returns the entries.
+    The xz format carries no time, so the same entries give the same bytes."""
+    import lzma
+
+    rows = read_answers(name)
     for request in sorted(spool.glob("*.request.json")):
         asked = json.loads(request.read_text(encoding="utf-8"))
         answer = spool / asked["answer_file"]
         if answer.exists() and answer.stat().st_size:
             rows[asked["id"]] = {"id": asked["id"], "model": asked["model"], "messages": asked["messages"], "answer": answer.read_text(encoding="utf-8")}
-    path.write_text("".join(json.dumps(rows[k], ensure_ascii=False) + "\n" for k in sorted(rows)), encoding="utf-8")
+    text = "".join(json.dumps(rows[k], ensure_ascii=False) + "\n" for k in sorted(rows))
+    answers_file(name).write_bytes(lzma.compress(text.encode("utf-8"), preset=9))
     return len(rows)
 
 
@@ -178,7 +189,7 @@ class Bench:
     def model_rankings(self, catalog, questions: list[str]) -> dict[str, list[str]]:
         """Question → the skills the `executor` model asks to load (at most TOP), in its order,
         from the first turn exactly as the built-in executor sends it (`first_turn`); [] when it
-        loads nothing or its call failed."""
+        loads nothing, None when its call failed (a spool request with no recorded answer)."""
         from frames_cli.llm.schemas import EXECUTOR_STEP
         from frames_cli.llm.types import ChatRequest
 
@@ -186,7 +197,7 @@ class Bench:
         replies = self.client.chat_many(requests)
         for reason in sorted({r.error for r in replies if not r.ok}):
             print(f"  {self.name}: {sum(r.error == reason for r in replies)} executor call(s) failed: {reason[:200]}", file=sys.stderr)
-        return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else [] for q, r in zip(questions, replies)}
+        return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else None for q, r in zip(questions, replies)}
 
 
 def make_skills(name: str, model: str | None, work: Path, wait: float = 1.0, record: bool = False):
@@ -296,26 +307,27 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
         chosen = bench.model_rankings(catalog, list(dict.fromkeys(q.text for q in questions))) if executor else {}
     methods = ("bm25", "sim", "bodies", *(("model",) if executor else ()))
     groups = ("all", *HALVES)
-    hits = {g: {m: [0, 0] for m in methods} for g in groups}
+    # [top-1 hits, top-3 hits, questions ranked]: the model ranks only the questions it answered.
+    hits = {g: {m: [0, 0, 0] for m in methods} for g in groups}
     count = dict.fromkeys(groups, 0)
     for q in questions:
         want = answer_of(skills, q)
         count["all"] += 1
         count[halves[q.text]] += 1
         rankings = {"bm25": bm25_ranking(catalog, q.text), "sim": sim_ranking(catalog, q.text), "bodies": body_ranking(skills, q.text)}
-        if executor:
+        if executor and chosen[q.text] is not None:
             rankings["model"] = chosen[q.text]
         for method, ranking in rankings.items():
             top1, top3 = ranking[:1] == [want], want in ranking[:TOP]
             for g in ("all", halves[q.text]):
                 hits[g][method][0] += top1
                 hits[g][method][1] += top3
+                hits[g][method][2] += 1
             if misses and not top1 and method != "bodies":
                 print(f"  {name} [{halves[q.text]}] {method} miss: {q.text!r}\n    want {want}, got {ranking[:TOP]}", file=sys.stderr)
 
     def rates(g: str) -> dict:
-        n = max(1, count[g])
-        return {m: {"top1": round(h[0] / n, 3), "top3": round(h[1] / n, 3)} for m, h in hits[g].items()}
+        return {m: {"top1": round(h[0] / max(1, h[2]), 3), "top3": round(h[1] / max(1, h[2]), 3), "ranked": h[2]} for m, h in hits[g].items()}
 
     return {
         "set": name,
@@ -357,19 +369,20 @@ def main() -> None:
     for r in results:
         if r["rewritten"] is not None:
             print(f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills (the rest are verbatim)")
-    extra = f"   {'model top-1':>11} {'top-3':>6}" if args.executor else ""
+    extra = f"   {'model top-1':>11} {'top-3':>6} {'of':>4}" if args.executor else ""
     print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
     for r in results:
         rows = [("all", r)] if args.half else [("all", r), *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
         for label, row in rows:
-            model = f"   {row['model']['top1']:>11.1%} {row['model']['top3']:>6.1%}" if args.executor else ""
+            m = row.get("model", {})
+            model = (f"   {m['top1']:>11.1%} {m['top3']:>6.1%} {m['ranked']:>4}" if m.get("ranked") else f"   {'-':>11} {'-':>6} {0:>4}") if args.executor else ""
             print(
                 f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
                 f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} {row['sim']['top3']:>6.1%}   "
                 f"{row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}{model}"
             )
     if args.executor:
-        print(f"model: the skills {args.executor} asked to load on the executor's first turn (a request it has no answer for counts as a miss)")
+        print(f"model: the skills {args.executor} asked to load on the executor's first turn, over the `of` questions it answered (the recording holds no answer for the others)")
 
 
 if __name__ == "__main__":

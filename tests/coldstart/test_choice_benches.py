@@ -83,7 +83,7 @@ def test_catalog_choice_replays_recorded_coldstart_answers(tmp_path: Path, monke
         (spool / asked["answer_file"]).write_text(json.dumps(answer))
     # Each section asked three times: the first attempt and coldstart.rewrite_retries retries.
     assert cc.record_answers("leave", spool) == len(list(spool.glob("*.request.json"))) == 6
-    recorded = [json.loads(line) for line in cc.answers_file("leave").read_text().splitlines()]
+    recorded = list(cc.read_answers("leave").values())
     assert [r["id"] for r in recorded] == sorted(r["id"] for r in recorded) and all(r["messages"] and r["answer"] for r in recorded)
 
     # A fresh workspace replays the recording: both sections are rewritten, with the model's descriptions.
@@ -110,14 +110,14 @@ def test_catalog_choice_replays_a_models_choice_from_the_executors_first_turn(tm
     with cc.Bench("leave", tmp_path / "first", executor="spool/executor", wait=0.05, record=True) as bench:
         skills, _ = bench.skills()
         catalog = Catalog.of(skills)
-        assert bench.model_rankings(catalog, [question]) == {question: []}
+        assert bench.model_rankings(catalog, [question]) == {question: None}
         # The request is the built-in executor's first turn; answer it as a model would.
         (request,) = bench.spool.glob("*.request.json")
         asked = json.loads(request.read_text())
         assert asked["messages"][0]["content"] == cc.first_turn(catalog, question)
         sick = next(i for i, n in catalog.ids.items() if n == "sick-leave")
         (bench.spool / asked["answer_file"]).write_text(json.dumps({"load": [sick]}))
-    assert len(cc.answers_file("leave").read_text().splitlines()) == 1
+    assert len(cc.read_answers("leave")) == 1
 
     with cc.Bench("leave", tmp_path / "second", executor="spool/executor", wait=0.05) as bench:
         skills, _ = bench.skills()
