@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory
 from frames_cli.evolution.context import Evaluation, RunContext
@@ -11,6 +11,7 @@ from frames_cli.evolution.disputes import save_disputes
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_lessons
 from frames_cli.evolution.records import RunState
+from frames_cli.evolution.rules import policy_keys
 from frames_cli.evolution.runs import run_dir
 from frames_cli.evolution.sequential import SequentialGate
 from frames_cli.evolution.settings import Settings
@@ -90,6 +91,7 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
         pool.add(reports[cid], sha)
         pool.save()
 
+    policies = store.read_files(state.base, "policies/")
     return RunContext(
         store=store,
         client=client,
@@ -102,7 +104,8 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
         record_disputes=lambda disputes: save_disputes(ws, disputes),
         record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
         earlier_lessons=[x for x in load_lessons(ws) if x.run != state.run_id],
-        **_guards(store, state.base, settings, cases.values()),
+        **_guards(store, state.base, settings, cases.values(), policies),
+        policy_sentences=policy_keys([data.decode("utf-8", errors="replace") for data in policies.values()]),
         accept=accept,
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",
@@ -166,7 +169,7 @@ def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[st
     return index
 
 
-def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) -> dict[str, Any]:
+def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case], policies: Mapping[str, bytes]) -> dict[str, Any]:
     """The RunContext fields of the guards `settings.guards` switches on (evolution/guards.py): the
     case-value index over `cases` and the policy at the base commit, and the policy sentences that
     S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
@@ -177,7 +180,6 @@ def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case]) ->
     on = settings.guards
     if not any(on.values()):
         return {}
-    policies = store.read_files(base, "policies/")
     out: dict[str, Any] = {}
     if on.get("case_values") or on.get("rule_form"):
         texts = [data.decode("utf-8", errors="replace") for data in policies.values()]

@@ -234,7 +234,7 @@ class EvolutionRun:
             return
         n = self.settings.anchor_cases
         anchors = {b.skill: [self.ctx.cases[c] for c in self.ctx.anchors(b.skill, n) if c in self.ctx.cases] for b in blueprints}
-        limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries, self.settings.duplicate_threshold)
+        limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries, self.settings.duplicate_threshold, self.ctx.policy_sentences)
         priors = {b.skill: self.ctx.priors(b.skill) for b in blueprints}
         guard = RewriteGuard(self.ctx.policy_keeper, self.ctx.case_values)
         known = [*self.ctx.earlier_lessons, *self.lessons()]

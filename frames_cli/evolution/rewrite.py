@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 class RewriteLimits:
     """What a rewrite may produce. `max_body_lines` from `evolution.max_body_lines`; `retries` from
     `evolution.rewrite_retries` (extra attempts after the first); `duplicate_threshold` from
-    `evolution.duplicate_threshold` (see `evolution.rules.duplicate_pairs`)."""
+    `evolution.duplicate_threshold` (see `evolution.rules.duplicate_pairs`); `policy`: the
+    `rules.policy_keys` of the base commit's policy documents, whose distinct sentences are never a
+    duplicate of each other."""
 
     max_body_lines: int
     retries: int
     duplicate_threshold: float = 0.4
+    policy: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -118,8 +121,8 @@ def validate_rewrite(
     lines = body.count("\n")
     if lines > limits.max_body_lines:
         errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")
-    duplicates = duplicate_pairs(body, limits.duplicate_threshold)
-    if len(duplicates) > len(duplicate_pairs(original.body, limits.duplicate_threshold) if original else []):
+    duplicates = duplicate_pairs(body, limits.duplicate_threshold, limits.policy)
+    if len(duplicates) > len(duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy) if original else []):
         errors += [
             (f"lines {d.first_line} and {d.second_line} state" if d.first_line != d.second_line else f"line {d.first_line} states")
             + f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / {_clip(d.second)!r}"

@@ -213,7 +213,19 @@ def rule_sentences(line: str) -> list[str]:
     return [part for part in _SENTENCE_BREAK.split(text) if part]
 
 
-def duplicate_pairs(body: str, threshold: float) -> list[DuplicatePair]:
+def sentence_key(text: str) -> str:
+    """A sentence as `policy_keys` and `duplicate_pairs` compare it: emphasis marks and closing
+    punctuation left out, lower case, one space between words."""
+    return " ".join(re.sub(r"[*_`]", "", text).lower().split()).rstrip(".!?;:, ")
+
+
+def policy_keys(texts: Sequence[str]) -> frozenset[str]:
+    """The `sentence_key` of every sentence of the policy documents `texts`, split line by line as
+    `duplicate_pairs` splits a skill body."""
+    return frozenset(sentence_key(part) for text in texts for line in text.splitlines() for part in rule_sentences(line))
+
+
+def duplicate_pairs(body: str, threshold: float, policy: frozenset[str] = frozenset()) -> list[DuplicatePair]:
     """Pairs of rule sentences in a Markdown body that state the same rule (`same_rule`).
 
     The unit is the sentence, not the line: a line that adds a new rule after restating an old one
@@ -221,6 +233,10 @@ def duplicate_pairs(body: str, threshold: float) -> list[DuplicatePair]:
     repeats one sentence, and only that sentence should go. Rule text is every non-empty text line
     (list markers stripped); headings, HTML comments, table rows and code fences are not rules.
     Sentences of fewer than three content words are skipped: "Done." twice is not a duplicated rule.
+    Two different sentences that are both in the policy (`policy`, from `policy_keys`) are two of
+    its rules, however alike ("If the price ... is higher ..., the user is required to pay for the
+    difference." / "... is lower ..., the user ... should be refunded the difference."); one policy
+    sentence written twice is still a repeat.
     """
     found: list[tuple[int, str]] = []
     in_code = False
@@ -232,9 +248,14 @@ def duplicate_pairs(body: str, threshold: float) -> list[DuplicatePair]:
         if in_code or not line or line.startswith(("#", "<!--", "|")):
             continue
         found += [(number, text) for text in rule_sentences(line) if len(token_set(text)) >= 3]
+
+    def both_policy(a: str, b: str) -> bool:
+        ka, kb = sentence_key(a), sentence_key(b)
+        return ka != kb and ka in policy and kb in policy
+
     return [
         DuplicatePair(n1, n2, t1, t2)
         for k, (n1, t1) in enumerate(found)
         for n2, t2 in found[k + 1:]
-        if same_rule(t1, t2, threshold)
+        if same_rule(t1, t2, threshold) and not both_policy(t1, t2)
     ]

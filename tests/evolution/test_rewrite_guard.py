@@ -10,12 +10,14 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from frames_cli.errors import FramesError
+from frames_cli.evolution import rules
 from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, validate_rewrite
 from frames_cli.formats.skill_file import parse_skill
 from frames_cli.formats.skill_set import SkillSet
@@ -180,3 +182,18 @@ def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(
     assert errors == [], errors
     assert "The agent must not accept a payment below the actual cost of a change." in body
     assert "Check that the agent" not in body and body.count("only some of the flights") == 1
+
+
+def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
+    # A cut skill gets the policy's two cabin-change price rules back: alike by words, two rules.
+    policy = (Path(__file__).parents[2] / "policies" / "airline.md").read_text()
+    higher, lower = (line[2:] for line in policy.splitlines() if "price after cabin change is" in line)
+    body = skill.body + f"- {higher}\n- {lower}\n"
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
+    assert text is None and any("the same rule twice" in e for e in errors)
+    with_policy = dataclasses.replace(LIMITS, policy=rules.policy_keys([policy]))
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, with_policy)
+    assert errors == [] and higher in text and lower in text
+    # One policy sentence written twice is still a repeat.
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": body + f"- {higher}\n"}, with_policy)
+    assert text is None and any("the same rule twice" in e for e in errors)
