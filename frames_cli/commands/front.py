@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
             out.print(f"Review the best: frames review {state.run_id}/{best.id}")
             out.print(f"Make it a branch: frames promote {state.run_id}/{best.id}")
         elif declined(state):
-            out.print("No front member beat S0 by more than noise (see the ★ note above): S0 is still the best.")
+            # Prose, not a command to copy: wrapped at the terminal's width (the console soft-wraps).
+            out.print("No front member beat S0 by more than noise (see the ★ note above): S0 is still the best.", soft_wrap=False)
         elif base is not None:
             out.print("No child has joined the front yet: S0 is still the best.")
