@@ -3,33 +3,36 @@
 For each question set in bench/data/catalog_choice/ (questions in a user's words, each labelled
 with the policy file and line that answers it), this cold-starts the set's policies into a
 temporary workspace, renders the catalog exactly as the built-in executor shows it
-(`executor.catalog.Catalog.text`), and ranks the skills two ways:
+(`executor.catalog.Catalog.text`), and ranks the skills these ways:
 
 - BM25 (k1 = 1.5, b = 0.75, rank-bm25's Okapi with Lucene's idf, ln(1 + (N − n + 0.5)/(n + 0.5)),
   see `LuceneBM25`) over the catalog lines (`id: name — description`), the question as the query,
   both tokenised by `ingest.text.tokens`; `--idf okapi` ranks with rank-bm25's own idf instead;
 - the simulated executor (`frames-sim/executor`): the real first-turn prompt (`executor_catalog`)
   with the question as the request, and the ids it asks to load, in its order;
+- with `--executor spool/executor`, a model's choice: the same first-turn prompt sent through
+  the spool provider, answered from the set's recording (below);
 - for reference, not a target: BM25 over the skills' bodies (what an agent would read after
   loading them), which tells how far the catalog lines are from the sections' own text.
 
 The answer is the skill whose back-links cover the labelled line. Top-1 is the share of questions
 whose answer ranks first, top-3 within the first three (the simulated executor loads three).
 With `--model frames-sim/coldstart` the skills are made by that model (the coldstart rewrite with
-the model's descriptions) instead of verbatim. With `--model spool/coldstart` each set's requests
-go to the spool provider, answered from a recording: `<set>.spool-answers.jsonl.xz` beside the
-questions holds, per request the rewrite sends, its spool id, messages and the answer a model gave
-(`--record` writes it after a run answered live, with `--work` and `--wait` long enough to answer).
-A request the recording lacks (the prompt changed since) times out after `--wait` seconds and that
-section stays verbatim; the row says how many sections the model rewrote.
+the model's descriptions) instead of verbatim. With `--model spool/coldstart` (and `--executor
+spool/executor`) the requests go to the spool provider, answered from a recording:
+`<set>.spool-answers.jsonl.xz` beside the questions holds, per request, its spool id, messages and
+the answer a model gave (`spool_replay`; `--record` adds a run answered live, with `--work` and a
+`--wait` long enough to answer). A request the recording lacks (its prompt changed since) waits
+`--wait` seconds: a section then stays verbatim (the output says how many the model rewrote), a
+question is left out of the model's column (`of` says over how many it is).
 
 Each set is split in two halves by the sha256 of the question text (`half_of`): `tune` is the
 half a change to coldstart may be judged on while it is being made, `held-out` the half it must
 not look at; both are reported, so a gain that holds only on `tune` shows. `--half` restricts the
 run (and `--misses`) to one half.
 
-    python bench/catalog_choice.py [--set NAME ...] [--model MODEL] [--half tune|held-out] [--idf lucene|okapi] [--misses]
-    python bench/catalog_choice.py --model spool/coldstart [--work DIR --wait SECONDS --record]
+    python bench/catalog_choice.py [--set NAME ...] [--model MODEL] [--executor spool/executor] [--half tune|held-out]
+                                   [--idf lucene|okapi] [--misses] [--json] [--work DIR --wait SECONDS --record]
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spool_replay  # noqa: E402  (a sibling of this script, not an installed module)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "catalog_choice"
@@ -77,62 +83,27 @@ def half_of(questions: list[Question]) -> dict[str, str]:
 
 
 def answers_file(name: str) -> Path:
-    """The recorded spool answers of set `name`, coldstart rewrites and executor first turns alike
-    (xz-compressed JSONL, one {id, model, messages, answer} per request: an id is the hash of its
-    messages). Compressed because every executor request repeats the whole catalog (18F: 122 ×
-    40 KB, 5.5 MB as text); xz's window spans many requests, gzip's 32 KB does not (72 KB / 1.6 MB)."""
+    """The recorded spool answers of set `name` (`spool_replay`), coldstart rewrites and executor
+    first turns alike. Compressed with xz because every executor request repeats the whole
+    catalog (18F: 244 requests, 10.5 MB as text, 78 KB in xz; gzip's 32 KB window cannot span
+    two 35-47 KB catalogs: 3.1 MB)."""
     return DATA / f"{name}.spool-answers.jsonl.xz"
-
-
-def read_answers(name: str) -> dict[str, dict]:
-    """Set `name`'s recording as {id: entry}; {} when there is none."""
-    import lzma
-
-    path = answers_file(name)
-    if not path.exists():
-        return {}
-    with lzma.open(path, "rt", encoding="utf-8") as f:
-        return {r["id"]: r for r in (json.loads(line) for line in f if line.strip())}
-
-
-def replay_answers(name: str, spool: Path) -> int:
-    """Put set `name`'s recorded answers into the spool folder as `<id>.answer.txt`; returns how many."""
-    rows = read_answers(name)
-    spool.mkdir(parents=True, exist_ok=True)
-    for rid, row in rows.items():
-        (spool / f"{rid}.answer.txt").write_text(row["answer"], encoding="utf-8")
-    return len(rows)
-
-
-def record_answers(name: str, spool: Path) -> int:
-    """Add every answered request of the spool folder to set `name`'s recording, sorted by id
-    (entries already there stay: a replayed request writes no request file); returns the entries.
-    The xz format carries no time, so the same entries give the same bytes."""
-    import lzma
-
-    rows = read_answers(name)
-    for request in sorted(spool.glob("*.request.json")):
-        asked = json.loads(request.read_text(encoding="utf-8"))
-        answer = spool / asked["answer_file"]
-        if answer.exists() and answer.stat().st_size:
-            rows[asked["id"]] = {"id": asked["id"], "model": asked["model"], "messages": asked["messages"], "answer": answer.read_text(encoding="utf-8")}
-    text = "".join(json.dumps(rows[k], ensure_ascii=False) + "\n" for k in sorted(rows))
-    answers_file(name).write_bytes(lzma.compress(text.encode("utf-8"), preset=9))
-    return len(rows)
 
 
 @dataclass
 class Bench:
-    """One set's workspace under `work`: its policies, the models of the roles measured, and a
-    model client when a role has a model. Models named `spool/...` answer from the recording
-    (`replay_answers`) and wait at most `wait` seconds for an answer it lacks. Use as a context
-    manager; on leaving, `record` adds the answered spool requests to the recording."""
+    """One set's workspace under `work`: its policies, the models of the roles measured (`model`
+    for coldstart, `executor` for the first turn), and a model client when a role has one. With a
+    `spool/...` model the set's recording is replayed first, and a request waits at most `wait`
+    seconds for an answer (long enough for a loaded machine to see a recorded one; a person
+    answering live needs much more). Use as a context manager; on leaving, `record` adds the
+    answered spool requests to the recording."""
 
     name: str
     work: Path
     model: str | None = None
     executor: str | None = None
-    wait: float = 1.0
+    wait: float = 5.0
     record: bool = False
 
     def __enter__(self) -> "Bench":
@@ -145,21 +116,16 @@ class Bench:
         init_workspace(root)
         for path in sorted(SETS[self.name].glob("*.md")):
             shutil.copy(path, root / "policies" / path.name)
-        text = (root / "frames.yaml").read_text()
-        if self.model:
-            text = text.replace("  coldstart: null", f"  coldstart: {self.model}")
-        if self.executor:
-            text = text.replace("  executor: null", f"  executor: {self.executor}", 1)
-        (root / "frames.yaml").write_text(text)
         self.ws = Workspace.open(root)
-        self.config = load_config(root)
+        self.config = with_overrides(load_config(root), "models", coldstart=self.model, executor=self.executor)
         self.spool = root / self.config.spool.dir
+        self.recorded: dict[str, dict] = {}
         self.client = None
         if any((m or "").startswith("spool/") for m in (self.model, self.executor)):
-            replay_answers(self.name, self.spool)
+            self.recorded = spool_replay.replay(answers_file(self.name), self.spool)
             # Every request is out at once, so whoever answers sees them all.
             self.config = with_overrides(self.config, "llm", concurrency=256)
-            self.config = with_overrides(self.config, "spool", timeout_s=self.wait, poll_s=min(1.0, self.wait / 4))
+            self.config = with_overrides(self.config, "spool", timeout_s=self.wait, poll_s=min(0.05, self.wait / 4))
         if self.model or self.executor:
             from frames_cli.llm.client import ModelClient
 
@@ -170,7 +136,7 @@ class Bench:
         if self.client:
             self.client.__exit__(*exc)
         if self.record and self.spool.exists():
-            print(f"{self.name}: {record_answers(self.name, self.spool)} answers recorded in {answers_file(self.name)}", file=sys.stderr)
+            print(f"{self.name}: {spool_replay.record(answers_file(self.name), self.spool)} answers recorded in {answers_file(self.name)}", file=sys.stderr)
 
     def skills(self):
         """Cold-start the policies (verbatim, or rewritten by `model`); returns (SkillSet, rewrite
@@ -186,25 +152,28 @@ class Bench:
         result = run_coldstart(self.ws, self.config, rewriter=ModelRewriter(self.client, self.config), commit=False)
         return SkillSet.from_dir(self.ws.skills_dir), result.rewrite_failures
 
-    def model_rankings(self, catalog, questions: list[str]) -> dict[str, list[str]]:
+    def model_rankings(self, catalog, questions: list[str]) -> dict[str, list[str] | None]:
         """Question → the skills the `executor` model asks to load (at most TOP), in its order,
         from the first turn exactly as the built-in executor sends it (`first_turn`); [] when it
-        loads nothing, None when its call failed (a spool request with no recorded answer)."""
+        loads nothing, None when the recording holds no answer for it.
+
+        Raises:
+            SystemExit: a recorded answer was not taken within `wait` seconds (a busy machine):
+                the figures would count a recorded question as unanswered.
+        """
         from frames_cli.llm.schemas import EXECUTOR_STEP
+        from frames_cli.llm.spool import spool_id
         from frames_cli.llm.types import ChatRequest
 
         requests = [ChatRequest("executor", [{"role": "user", "content": first_turn(catalog, q)}], EXECUTOR_STEP, tag="q") for q in questions]
         replies = self.client.chat_many(requests)
+        name = (self.executor or "").removeprefix("spool/")
+        late = [q for q, rq, r in zip(questions, requests, replies) if not r.ok and spool_id(name, rq.messages, 0) in self.recorded]
+        if late:
+            raise SystemExit(f"{self.name}: {len(late)} recorded answer(s) not taken within {self.wait} s (first: {late[0]!r}); run again with a longer --wait")
         for reason in sorted({r.error for r in replies if not r.ok}):
-            print(f"  {self.name}: {sum(r.error == reason for r in replies)} executor call(s) failed: {reason[:200]}", file=sys.stderr)
+            print(f"  {self.name}: {sum(r.error == reason for r in replies)} executor call(s) without an answer: {reason[:200]}", file=sys.stderr)
         return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else None for q, r in zip(questions, replies)}
-
-
-def make_skills(name: str, model: str | None, work: Path, wait: float = 1.0, record: bool = False):
-    """Cold-start set `name`'s policies in a fresh workspace under `work` (see `Bench`); returns
-    (SkillSet, rewrite failures as (skill, reason) pairs)."""
-    with Bench(name, work, model, wait=wait, record=record) as bench:
-        return bench.skills()
 
 
 def answer_of(skills, question: Question) -> str:
@@ -233,8 +202,6 @@ def _bm25(corpus: list[list[str]]):
     positive and falling with n (Lucene's BM25Similarity; Robertson & Zaragoza 2009, §3.2 on the
     negative-idf problem); a careful evaluator ranks with that.
     """
-    import math
-
     from rank_bm25 import BM25Okapi
 
     if IDF["variant"] == "okapi":
@@ -288,7 +255,7 @@ def sim_ranking(catalog, question: str) -> list[str]:
     return catalog.names(reply.get("load") or [])
 
 
-def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 1.0, record: bool = False, executor: str | None = None) -> dict:
+def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 5.0, record: bool = False, executor: str | None = None) -> dict:
     """Measure one set: {"set", "skills", "rewritten", "questions", "bm25": {"top1", "top3"},
     "sim": {...}, "bodies": {...}, ["model": {...},] "halves": {"tune"|"held-out": {"questions",
     "bm25", ...}}}; with `half`, that half only. `rewritten` is the number of skills the model
@@ -348,7 +315,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--idf", choices=("lucene", "okapi"), default="lucene", help="BM25's idf: Lucene's (default) or rank-bm25 Okapi's floored one")
     parser.add_argument("--work", type=Path, help="build the workspaces in this (new) folder and keep them, e.g. to answer a spool live (default: a temporary folder)")
-    parser.add_argument("--wait", type=float, default=1.0, help="spool models: seconds a request waits for its answer (default 1: replay only)")
+    parser.add_argument("--wait", type=float, default=5.0, help="spool models: seconds a request waits for its answer (default 5: replay only)")
     parser.add_argument("--record", action="store_true", help="spool models: write the answered requests to the set's recording")
     parser.add_argument("--executor", help="also rank by this model's choice from the executor's first turn (e.g. spool/executor: the recorded answers)")
     args = parser.parse_args()
@@ -368,7 +335,8 @@ def main() -> None:
     print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
     for r in results:
         if r["rewritten"] is not None:
-            print(f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills (the rest are verbatim)")
+            left = r["skills"] - r["rewritten"]
+            print(f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills" + (f"; {left} kept verbatim" if left else ""))
     extra = f"   {'model top-1':>11} {'top-3':>6} {'of':>4}" if args.executor else ""
     print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
     for r in results:

@@ -92,8 +92,9 @@ def check_description(source: str, description: object) -> list[str]:
 def rule_text(chunk: Chunk) -> str:
     """The chunk's policy text as the prompt shows it (`Chunk.text`: markup left out), without
     headings: what a rewrite must keep (headings become the name). Not the file's raw lines: a
-    number inside a template tag or an image path ("_img/travel/11-book-hotel-now.png") is not
-    policy, and the model, which never saw it, could only meet the check by inventing a step 11."""
+    number inside a template tag (18F's `{% image "_img/travel/11-book-hotel-now.png" ... %}`) is
+    not shown to the model, which could only meet the check by inventing a step 11. Numbers the
+    prompt shows, link targets and Markdown image paths included, are still required."""
     return "\n".join(line for p in chunk.pieces for line in chunk.text(p).splitlines() if not line.lstrip().startswith("#"))
 
 
