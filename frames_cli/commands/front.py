@@ -23,7 +23,9 @@ def register(app: typer.Typer) -> None:
         per category, mean tokens per case, cost, the skills it changes and its diff size against
         S0 (★ marks the best). Without RUN, the newest run: the one started last (the last line of
         `frames runs`), not the highest id. Exit 0, 2 when there is no such run."""
-        from frames_cli.commands.output import console, emit_json
+        from rich.text import Text
+
+        from frames_cli.commands.output import console, emit_json, print_trimmed
         from frames_cli.evolution.run_ids import BASE_ID
         from frames_cli.evolution.runs import load_run, newest_run
         from frames_cli.evolution.formatting import plural
@@ -50,7 +52,7 @@ def register(app: typer.Typer) -> None:
             out.print(f"Review the best: frames review {state.run_id}/{best.id}")
             out.print(f"Make it a branch: frames promote {state.run_id}/{best.id}")
         elif declined(state):
-            # Prose, not a command to copy: wrapped at the terminal's width (the console soft-wraps).
-            out.print("No front member beat S0 by more than noise (see the ★ note above): S0 is still the best.", soft_wrap=False)
+            # Prose, not a command to copy: wrapped at the terminal's width, without rich's padding.
+            print_trimmed(Text("No front member beat S0 by more than noise (see the ★ note above): S0 is still the best."))
         elif base is not None:
             out.print("No child has joined the front yet: S0 is still the best.")

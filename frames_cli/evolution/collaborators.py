@@ -11,7 +11,7 @@ from frames_cli.evolution.disputes import save_disputes
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_lessons
 from frames_cli.evolution.records import RunState
-from frames_cli.evolution.rules import policy_keys
+from frames_cli.evolution.policy_sentences import policy_sections
 from frames_cli.evolution.runs import run_dir
 from frames_cli.evolution.sequential import SequentialGate
 from frames_cli.evolution.settings import Settings
@@ -105,7 +105,7 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
         record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
         earlier_lessons=[x for x in load_lessons(ws) if x.run != state.run_id],
         **_guards(store, state.base, settings, cases.values(), policies),
-        policy_sentences=policy_keys([data.decode("utf-8", errors="replace") for data in policies.values()]),
+        policy_sentences=policy_sections(policies),
         accept=accept,
         checkpointer=Checkpointer(ws),
         evals_dir=folder / "evals",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
@@ -57,8 +57,9 @@ class RunContext:
         case_values: the case-value index of evolution/guards.py (with the rule-form check), or None
             when both guards are off.
         policy_keeper: the policy sentences of S0's skills, or None when that guard is off.
-        policy_sentences: `evolution.rules.policy_keys` of the base commit's policy documents: the
-            rewrite's duplicate check never counts two of them as one rule stated twice.
+        policy_sentences: the base commit's policy sentences by section
+            (`evolution.policy_sentences.policy_sections`): the rewrite's duplicate check never
+            counts two that one section holds side by side as one rule stated twice.
         on_event: progress messages for people (one line each).
         amendments: what diagnosers are told about policy lines that changed under the base's
             skills since they were written ("" when none; workspace/amendments.diagnoser_notice).
@@ -82,7 +83,7 @@ class RunContext:
     earlier_lessons: Sequence[Lesson] = ()
     case_values: CaseValues | None = None
     policy_keeper: PolicyKeeper | None = None
-    policy_sentences: frozenset[str] = frozenset()
+    policy_sentences: Mapping[str, frozenset[str]] = field(default_factory=dict)
     on_event: Callable[[str], None] = lambda _msg: None
     amendments: str = ""
     sequential: SequentialGate | None = None

@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 class RewriteLimits:
     """What a rewrite may produce. `max_body_lines` from `evolution.max_body_lines`; `retries` from
     `evolution.rewrite_retries` (extra attempts after the first); `duplicate_threshold` from
-    `evolution.duplicate_threshold` (see `evolution.rules.duplicate_pairs`); `policy`: the
-    `rules.policy_keys` of the base commit's policy documents, whose distinct sentences are never a
-    duplicate of each other."""
+    `evolution.duplicate_threshold` (see `evolution.rules.duplicate_pairs`); `policy`: the base
+    commit's policy sentences by section (`evolution.policy_sentences.policy_sections`): two that
+    one section holds side by side are never a duplicate of each other."""
 
     max_body_lines: int
     retries: int
     duplicate_threshold: float = 0.4
-    policy: frozenset[str] = frozenset()
+    policy: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -8,7 +8,7 @@ real-model trial's proposals (docs/DECISIONS.md, "One rule, one line"); no model
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from frames_cli.ingest.text import token_set
@@ -208,24 +208,18 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
 def rule_sentences(line: str) -> list[str]:
-    """The sentences of one body line (list marker stripped), in order."""
-    text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line.strip())
+    """The sentences of one body line (blockquote marks, list marker and task box stripped), in order."""
+    text = re.sub(r"^(?:>\s*)*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[[ xX]\]\s+)?", "", line.strip())
     return [part for part in _SENTENCE_BREAK.split(text) if part]
 
 
 def sentence_key(text: str) -> str:
-    """A sentence as `policy_keys` and `duplicate_pairs` compare it: emphasis marks and closing
-    punctuation left out, lower case, one space between words."""
+    """A sentence as `duplicate_pairs` compares it with the policy's (`policy_sentences`): emphasis
+    marks and closing punctuation left out, lower case, one space between words."""
     return " ".join(re.sub(r"[*_`]", "", text).lower().split()).rstrip(".!?;:, ")
 
 
-def policy_keys(texts: Sequence[str]) -> frozenset[str]:
-    """The `sentence_key` of every sentence of the policy documents `texts`, split line by line as
-    `duplicate_pairs` splits a skill body."""
-    return frozenset(sentence_key(part) for text in texts for line in text.splitlines() for part in rule_sentences(line))
-
-
-def duplicate_pairs(body: str, threshold: float, policy: frozenset[str] = frozenset()) -> list[DuplicatePair]:
+def duplicate_pairs(body: str, threshold: float, policy: Mapping[str, frozenset[str]] | None = None) -> list[DuplicatePair]:
     """Pairs of rule sentences in a Markdown body that state the same rule (`same_rule`).
 
     The unit is the sentence, not the line: a line that adds a new rule after restating an old one
@@ -233,11 +227,13 @@ def duplicate_pairs(body: str, threshold: float, policy: frozenset[str] = frozen
     repeats one sentence, and only that sentence should go. Rule text is every non-empty text line
     (list markers stripped); headings, HTML comments, table rows and code fences are not rules.
     Sentences of fewer than three content words are skipped: "Done." twice is not a duplicated rule.
-    Two different sentences that are both in the policy (`policy`, from `policy_keys`) are two of
-    its rules, however alike ("If the price ... is higher ..., the user is required to pay for the
-    difference." / "... is lower ..., the user ... should be refunded the difference."); one policy
-    sentence written twice is still a repeat.
+    Two different sentences that one section of the policy holds side by side (`policy`, from
+    `policy_sentences.policy_sections`) are two of its rules, however alike ("If the price ... is
+    higher ..., the user is required to pay for the difference." / "... is lower ..., the user ...
+    should be refunded the difference."); one policy sentence written twice, or a rule the policy
+    restates in another section, is still a repeat.
     """
+    policy = policy or {}
     found: list[tuple[int, str]] = []
     in_code = False
     for number, raw in enumerate(body.split("\n"), 1):
@@ -249,13 +245,13 @@ def duplicate_pairs(body: str, threshold: float, policy: frozenset[str] = frozen
             continue
         found += [(number, text) for text in rule_sentences(line) if len(token_set(text)) >= 3]
 
-    def both_policy(a: str, b: str) -> bool:
+    def side_by_side(a: str, b: str) -> bool:
         ka, kb = sentence_key(a), sentence_key(b)
-        return ka != kb and ka in policy and kb in policy
+        return ka != kb and bool(policy.get(ka, frozenset()) & policy.get(kb, frozenset()))
 
     return [
         DuplicatePair(n1, n2, t1, t2)
         for k, (n1, t1) in enumerate(found)
         for n2, t2 in found[k + 1:]
-        if same_rule(t1, t2, threshold) and not both_policy(t1, t2)
+        if same_rule(t1, t2, threshold) and not side_by_side(t1, t2)
     ]

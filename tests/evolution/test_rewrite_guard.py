@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import FramesError
-from frames_cli.evolution import rules
 from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, validate_rewrite
 from frames_cli.formats.skill_file import parse_skill
 from frames_cli.formats.skill_set import SkillSet
@@ -186,14 +185,42 @@ def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(
 
 def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
     # A cut skill gets the policy's two cabin-change price rules back: alike by words, two rules.
-    policy = (Path(__file__).parents[2] / "policies" / "airline.md").read_text()
-    higher, lower = (line[2:] for line in policy.splitlines() if "price after cabin change is" in line)
+    from frames_cli.evolution.policy_sentences import policy_sections
+
+    policy = (Path(__file__).parents[2] / "policies" / "airline.md").read_bytes()
+    higher, lower = (line[2:] for line in policy.decode().splitlines() if "price after cabin change is" in line)
     body = skill.body + f"- {higher}\n- {lower}\n"
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
     assert text is None and any("the same rule twice" in e for e in errors)
-    with_policy = dataclasses.replace(LIMITS, policy=rules.policy_keys([policy]))
+    files = {"policies/airline.md": policy, "policies/LICENSE": b"If the price is higher the user pays the difference, and so on."}
+    with_policy = dataclasses.replace(LIMITS, policy=policy_sections(files))
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, with_policy)
     assert errors == [] and higher in text and lower in text
-    # One policy sentence written twice is still a repeat.
+    # Emphasis, case and the full stop do not hide them from the policy; a blockquote neither.
+    variant = skill.body + f"- **{higher[:-1]}**\n> {lower.lower()}\n"
+    assert validate_rewrite(skill, "cancel-flight", {"body": variant}, with_policy)[1] == []
+    # One policy sentence written twice is still a repeat; so is a rule the policy restates in
+    # another section ("All payment methods ..." under Book flight, "The payment method ..." under Modify flight).
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body + f"- {higher}\n"}, with_policy)
     assert text is None and any("the same rule twice" in e for e in errors)
+    payment = [line[2:] for line in policy.decode().splitlines() if "must already be in user profile" in line]
+    assert len(payment) == 2
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": skill.body + "".join(f"- {p}\n" for p in payment)}, with_policy)
+    assert text is None and any("the same rule twice" in e for e in errors)
+
+
+def test_policy_sections_read_the_policy_as_coldstart_does():
+    from frames_cli.evolution.policy_sentences import policy_sections
+    from frames_cli.evolution.rules import sentence_key
+
+    policy = (
+        "---\ntitle: Fees\n---\n# Fees\n\n## Bags\n\nEach extra bag costs 50 dollars for an economy\n"
+        "passenger on every flight. {% include 'note.html' %}\n\n- Each extra bag costs 30 dollars for a business passenger.\n"
+        "  It is paid on every flight of the reservation.\n\n| Bag | Fee |\n|---|---|\n| extra | 50 |\n"
+    )
+    sections = policy_sections({"policies/fees.md": policy.encode(), "policies/.hidden.md": b"A hidden sentence about bags and fees here."})
+    # A hard-wrapped paragraph is one sentence, a list item takes its continuation line, the tag is not text.
+    assert sentence_key("Each extra bag costs 50 dollars for an economy passenger on every flight.") in sections
+    assert sentence_key("It is paid on every flight of the reservation.") in sections
+    assert not any("hidden" in key or "title" in key or "|" in key or "include" in key for key in sections)
+    assert len({place for places in sections.values() for place in places}) == 1
