@@ -38,6 +38,7 @@ run (and `--misses`) to one half.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -324,11 +325,11 @@ def main() -> None:
         parser.error("--executor takes a spool/ model (the recorded answers); the simulated executor is the sim column")
     IDF["variant"] = args.idf
     if args.work:
+        if args.work.exists():
+            parser.error(f"--work {args.work}: exists; name a new folder (its workspaces are built from scratch)")
         args.work.mkdir(parents=True)
-        results = [run_set(name, args.model, args.misses, args.work, args.half, args.wait, args.record, args.executor) for name in args.set or sorted(SETS)]
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            results = [run_set(name, args.model, args.misses, Path(tmp), args.half, args.wait, args.record, args.executor) for name in args.set or sorted(SETS)]
+    with contextlib.nullcontext(args.work) if args.work else tempfile.TemporaryDirectory() as work:
+        results = [run_set(name, args.model, args.misses, Path(work), args.half, args.wait, args.record, args.executor) for name in args.set or sorted(SETS)]
     if args.json:
         print(json.dumps(results, indent=2))
         return

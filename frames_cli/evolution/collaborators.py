@@ -100,7 +100,7 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
         # Anchor cases come from the diagnosis set only: the rewriter must not see held-out cases.
         anchors=lambda skill, n: [c for c in pool.anchors(skill, len(pool.entries)) if c in diagnosed][:n],
         priors=load_priors(ws.root).for_skill,
-        retriever=_retriever(store, state.base, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id), state.run_id),
+        retriever=_retriever(store, state.base, policies, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id), state.run_id),
         record_disputes=lambda disputes: save_disputes(ws, disputes),
         record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
         earlier_lessons=[x for x in load_lessons(ws) if x.run != state.run_id],
@@ -133,9 +133,10 @@ def _say_lost(cid: str, report: Any, retries: int, on_event: Callable[[str], Non
                  "the next `frames evolve` asks again")
 
 
-def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[str], None], policies_dir: Path,
+def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Settings, on_event: Callable[[str], None], policies_dir: Path,
                failed: Sequence[Any] = (), run_id: str | None = None) -> Callable[[str], Any]:
-    """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit, the
+    """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit
+    (`files`, as `store.read_files(base, "policies/")` gives them), the
     skill changes in the parent's history (built once per parent; run `run_id`'s own children cited
     by candidate id, `retrieval.change_passages`) and `failed` (lessons.Passage of
     changes earlier runs saw fail), or always None when `evolution.retrieval.enabled` is false or the
@@ -152,7 +153,6 @@ def _retriever(store: Any, base: str, settings: Settings, on_event: Callable[[st
     from frames_cli.workspace.config import RetrievalConfig
 
     config = RetrievalConfig(**settings.retrieval)
-    files = store.read_files(base, "policies/")
     policies, problems = policy_passages(files)
     for problem in problems:
         on_event(f"retrieval: left out {problem}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 
 from frames_cli.evolution.rules import rule_sentences, sentence_key
 
@@ -49,23 +48,16 @@ def policy_sections(files: Mapping[str, bytes]) -> dict[str, frozenset[str]]:
             and comments left out, the text a skill body is made of); companion files (LICENSE,
             README, ...), hidden files and files that are not readable policy are skipped.
     """
-    from frames_cli.errors import InputError
-    from frames_cli.formats.policy import decode_policy, is_companion, parse_policy
+    from frames_cli.formats.policy import parse_policy_files
 
     found: dict[str, set[str]] = {}
-    for file, data in sorted(files.items()):
-        pure = PurePosixPath(file)
-        if is_companion(pure) or any(part.startswith(".") for part in pure.parts):
-            continue
-        try:
-            doc = parse_policy(decode_policy(data, file), file)
-        except InputError:
-            continue  # retrieval names unreadable policy; here it only exempts nothing
+    # Unreadable policy is named by retrieval (`policy_passages`); here it only exempts nothing.
+    for doc in parse_policy_files(files)[0]:
         stack = [doc.root]
         while stack:
             section = stack.pop()
             stack.extend(section.children)
-            where = f"{file}:{section.start}"
+            where = f"{doc.file}:{section.start}"
             for block in _blocks(doc.view[section.start - 1 : section.own_end]):
                 for sentence in rule_sentences(block):
                     found.setdefault(sentence_key(sentence), set()).add(where)

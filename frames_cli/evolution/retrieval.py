@@ -45,10 +45,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.errors import InputError
 from frames_cli.ingest.text import tokens
 
 if TYPE_CHECKING:
@@ -217,21 +215,10 @@ def policy_passages(files: Mapping[str, bytes]) -> tuple[list[Passage], list[str
         UTF-8, too large, empty) is left out and named in `problems` as `path[:line]: message`.
         Companion files (LICENSE*, README*, SOURCE*, ...) and hidden files are skipped silently.
     """
-    from frames_cli.formats.policy import decode_policy, is_companion, parse_policy
+    from frames_cli.formats.policy import parse_policy_files
 
-    passages: list[Passage] = []
-    problems: list[str] = []
-    for file, data in sorted(files.items()):
-        pure = PurePosixPath(file)
-        if is_companion(pure) or any(part.startswith(".") for part in pure.parts):
-            continue
-        try:
-            doc = parse_policy(decode_policy(data, file), file)
-        except InputError as exc:
-            problems.append(str(exc))
-            continue
-        passages.extend(_section_passages(doc, doc.root))
-    return passages, problems
+    docs, problems = parse_policy_files(files)
+    return [p for doc in docs for p in _section_passages(doc, doc.root)], problems
 
 
 def _section_passages(doc: PolicyDocument, section: Section) -> list[Passage]:

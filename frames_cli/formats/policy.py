@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.markup import front_matter, plain, reading_view
@@ -245,6 +246,29 @@ def read_policy(path: Path, file: str, *, max_bytes: int = MAX_POLICY_BYTES) -> 
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", Location(file)) from None
     return parse_policy(decode_policy(data, file, max_bytes=max_bytes), file)
+
+
+def parse_policy_files(files: Mapping[str, bytes]) -> tuple[list[PolicyDocument], list[str]]:
+    """Parse the policy documents among `files` (workspace-relative path → bytes, as
+    `GitStore.read_files(commit, "policies/")` gives), in path order.
+
+    Companion files (`is_companion`) and hidden files are skipped silently, as `skip_reason` has it.
+
+    Returns:
+        (documents, problems): a file that cannot be read as policy (binary, not UTF-8, too large,
+        empty; see `decode_policy`) is left out and named in `problems` as `path[:line]: message`.
+    """
+    docs: list[PolicyDocument] = []
+    problems: list[str] = []
+    for file, data in sorted(files.items()):
+        pure = PurePosixPath(file)
+        if is_companion(pure) or any(part.startswith(".") for part in pure.parts):
+            continue
+        try:
+            docs.append(parse_policy(decode_policy(data, file), file))
+        except InputError as exc:
+            problems.append(str(exc))
+    return docs, problems
 
 
 def skip_reason(path: Path, policies_dir: Path) -> str | None:
