@@ -19,7 +19,7 @@ Per setting (mean over seeds, min–max in brackets):
   tok/case     mean tokens per case of the best member on the train cases
   train, test  pass rate of the best member on train (evaluation set) and on the held-out test set
 
---profile strong runs the executor of README's "A strong executor" (bench/sim_calibration.py's
+--profile strong runs the strong executor of docs/simulator.md (bench/sim_calibration.py's
 profile fitted to the real-model trial: it applies a rule that the skill text as a whole supports, so
 a paraphrase serves as well as the case's own words); the default, weak, is the bundled frames.yaml,
 whose executor applies a rule only when one sentence holds 70 % of its words. --thin cuts the four

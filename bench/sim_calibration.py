@@ -3,7 +3,7 @@
 The trial ran S0 of the bundled airline example with a large language model as the executor: 29/30
 train and 16/20 test cases with the verbatim policy skills, 15/30 and 9/20 with the four procedure
 skills cut to one line ("thin" skills). This script evaluates the same two skill sets with the
-simulator's weak executor (frames.yaml's defaults) and with the strong profile of README.md, over
+simulator's weak executor (frames.yaml's defaults) and with the strong profile of docs/simulator.md, over
 several simulator seeds, and prints the pass rates per τ² split beside the trial's.
 
 Usage: python bench/sim_calibration.py [--seeds 5]
@@ -29,7 +29,7 @@ from bundled import copy_example
 PARTS = {"train": "cases/*", "test": "holdout/*"}
 #: The real-model trial's S0 (train passed/total, test passed/total); data README of ../shared.
 TRIAL = {"verbatim": ((29, 30), (16, 20)), "thin": ((15, 30), (9, 20))}
-#: The strong profile (README "A strong executor"); the weak one is frames.yaml's defaults.
+#: The strong profile (docs/simulator.md); the weak one is frames.yaml's defaults.
 PROFILES = {"weak": {}, "strong": {"floor": 0.4, "ceiling": 0.99, "policy_reading": 1.0, "loads": 4}}
 #: The thin skills of the trial (airline-thin-r*c1.diff): description and one-line body.
 THIN = {

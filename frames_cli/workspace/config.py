@@ -132,7 +132,7 @@ class EvolutionConfig:
     vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1)
     tolerance: float = _f(0.05, "ε: relative per-category tolerance of the gate against S0", min=0.0, max=1.0)
     gate: str = _f(
-        "paper", "gate rule: `paper` (below (1 − ε)·S0 rejects; in a small category one flip of a noisy case can decide) or `noise-aware` (rejects only a drop an exact paired test finds significant, sampling further where unsure: a verdict a re-run keeps, for several times the tokens; README)",
+        "paper", "gate rule: `paper` (below (1 − ε)·S0 rejects; in a small category one flip of a noisy case can decide) or `noise-aware` (rejects only a drop an exact paired test finds significant, sampling further where unsure: a verdict a re-run keeps, for several times the tokens; docs/method.md)",
         choices=("paper", "noise-aware"),
     )
     gate_alpha: float = _f(0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0)
@@ -221,7 +221,7 @@ class SimulatorConfig:
     floor: float = _f(0.1, "P(correct) of the executor when its skills tell it nothing about the case", min=0.0, max=1.0)
     ceiling: float = _f(0.95, "P(correct) when its skills state every rule the case turns on", min=0.0, max=1.0)
     policy_reading: float = _f(
-        0.0, "how much of the policy section that decides a case the executor applies when its loaded skills hold it, without a sentence stating the case's rule (0 = a weak model; README: a strong model)", min=0.0, max=1.0
+        0.0, "how much of the policy section that decides a case the executor applies when its loaded skills hold it, without a sentence stating the case's rule (0 = a weak model; docs/simulator.md: a strong model)", min=0.0, max=1.0
     )
     loads: int = _f(3, "skills the simulated executor loads per case: the best Okapi BM25 matches of its catalog lines (at most `executor.max_skill_loads`)", min=1)
     p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure: the case's rules, without its values, and its policy section's statements that the retrieved policy shows and no skill states)", min=0.0, max=1.0)
