@@ -8,8 +8,31 @@ from frames_cli.errors import InputError, Location
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.config import CONFIG_FILE
 from frames_cli.workspace.config_file import load_config, render_config
+from frames_cli.workspace.layout import find_workspace_root, repository_root
 
 GITIGNORE_LINE = ".frames/"
+
+
+def refuse_nested(root: Path) -> None:
+    """Refuse a workspace inside another one: `frames init` in `skills/` would make a second
+    `frames.yaml` that commands run there would take for the real one.
+
+    Raises:
+        InputError: a parent folder of `root`, in the same git repository, holds `frames.yaml`.
+    """
+    existing = root
+    while not existing.exists():
+        existing = existing.parent
+    top = repository_root(existing)
+    if top is None or root == top:
+        return
+    outer = find_workspace_root(root.parent)
+    if outer is not None:
+        raise InputError(
+            f"inside the frames workspace at {outer}; run frames commands there (they find it from any "
+            "subfolder), or give a folder outside it",
+            Location(root),
+        )
 
 
 def init_workspace(root: Path) -> list[str]:
@@ -24,10 +47,12 @@ def init_workspace(root: Path) -> list[str]:
 
     Raises:
         ConfigError: an existing `frames.yaml` is invalid (it is left as it is).
-        InputError: `root` exists and is not a folder.
+        InputError: `root` exists and is not a folder, or lies inside another workspace (a
+            `frames.yaml` in a parent folder of the same repository); nothing is written.
     """
     if root.exists() and not root.is_dir():
         raise InputError("exists and is not a folder", Location(root))
+    refuse_nested(root)
     created: list[str] = []
     if not root.exists():
         root.mkdir(parents=True)

@@ -24,16 +24,25 @@ class Workspace:
 
     @classmethod
     def open(cls, repo: Path | None = None) -> Workspace:
-        """Open the workspace at `repo` (default: the current folder).
+        """Open the workspace that holds `repo` (default: the current folder), as git finds its repository.
+
+        The workspace is the nearest folder, `repo` itself or one of its parents, that holds
+        `frames.yaml`; the search stops at the root of the git repository `repo` lies in (the
+        folder holding `.git`), so a workspace in a monorepo's subfolder is found from its
+        `skills/` and never one of another repository. Outside any git repository only `repo`
+        itself is looked at.
 
         Raises:
-            InputError: the folder does not exist or has no `frames.yaml` (exit code 2).
+            InputError: the folder does not exist, or no `frames.yaml` is found (exit code 2).
         """
-        root = Path(repo or Path.cwd()).resolve()
-        if not root.is_dir():
-            raise InputError("no such folder", Location(root))
-        if not (root / CONFIG_FILE).is_file():
-            raise InputError(f"not a frames workspace: no {CONFIG_FILE} (run `frames init` first)", Location(root))
+        start = Path(repo or Path.cwd()).resolve()
+        if not start.is_dir():
+            raise InputError("no such folder", Location(start))
+        root = find_workspace_root(start)
+        if root is None:
+            top = repository_root(start)
+            where = f"here or in a parent folder up to the repository root {top}" if top and top != start else "here"
+            raise InputError(f"not a frames workspace: no {CONFIG_FILE} {where} (run `frames init` first)", Location(start))
         return cls(root)
 
     def config(self) -> FramesConfig:
@@ -107,3 +116,34 @@ class Workspace:
             return Path(path).resolve().relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+
+def repository_root(start: Path) -> Path | None:
+    """The top folder of the git working tree `start` lies in (the one holding `.git`, a folder or
+    a file as in linked worktrees and submodules), or None outside any repository.
+
+    Args:
+        start: an absolute, resolved folder.
+    """
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def find_workspace_root(start: Path) -> Path | None:
+    """The nearest folder from `start` upwards that holds `frames.yaml`, not above the repository
+    root (see `Workspace.open`); None when there is none.
+
+    Args:
+        start: an absolute, resolved folder.
+    """
+    top = repository_root(start)
+    if top is None:
+        return start if (start / CONFIG_FILE).is_file() else None
+    for folder in (start, *start.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder
+        if folder == top:
+            return None
+    return None

@@ -212,7 +212,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "not-a-workspace",
         lambda r: (r / "frames.yaml").unlink(),
         ["status"], 2,
-        "error: {root}: not a frames workspace: no frames.yaml (run `frames init` first)",
+        "error: {root}: not a frames workspace: no frames.yaml here (run `frames init` first)",
     ),
     (
         "not-a-git-repository",
