@@ -13,7 +13,7 @@ from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, gu
 def register(app: typer.Typer) -> None:
     """Add `frames adopt` to `app`."""
 
-    @app.command("adopt")
+    @app.command("adopt", short_help="Bring a skill library from another runtime into skills/.")
     @guarded
     def adopt(
         folder: Annotated[Optional[Path], typer.Argument(help="Folder of skill folders (<folder>/<skill>/SKILL.md), or one skill folder; default: the workspace's skills/.", show_default=False)] = None,

@@ -13,17 +13,24 @@ from typing import Annotated
 import typer
 import typer.core
 
-COMMANDS = ("init", "adopt", "coldstart", "ingest", "eval", "evolve", "front", "review", "promote", "report", "validate", "status", "runs", "check-models")
+#: In the order `frames --help` lists them: setting up, feeding cases, evaluating, evolving, reviewing.
+COMMANDS = (
+    "init", "coldstart", "adopt", "ingest", "validate", "status", "check-models",
+    "eval", "evolve", "front", "review", "report", "promote", "runs",
+)
 
 app = typer.Typer(
     name="frames",
-    help="Evolve a git repository of Markdown skills for policy-bound LLM agents. "
+    help="Evolve a git repository of Markdown skills for policy-bound LLM agents.\n\n"
     "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 75 another run holds the lock, "
-    "100 a gate or threshold failed, 130/143 `frames evolve` stopped by SIGINT/SIGTERM (resumable).",
+    "100 a gate or threshold failed, 130/143 frames evolve stopped by SIGINT/SIGTERM (resumable). "
+    "frames COMMAND --help shows a command's options; the guide is README.md, the reference docs/.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="markdown",
+    # Plain click help, not rich's: rich's option table cut long option names at 80 columns
+    # (`--min-category-pass-r…`) and its Markdown reader ate placeholders (`.frames/runs/<run>/`).
+    rich_markup_mode=None,
 )
 
 for _name in COMMANDS:

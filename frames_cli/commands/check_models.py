@@ -10,7 +10,7 @@ from frames_cli.commands.common import JsonOption, RepoOption, guarded
 def register(app: typer.Typer) -> None:
     """Add `frames check-models` to `app`."""
 
-    @app.command("check-models")
+    @app.command("check-models", short_help="Call each role's model once: does it answer, price, latency.")
     @guarded
     def check_models(repo: RepoOption = None, json_out: JsonOption = False) -> None:
         """Check every role that has a model in frames.yaml with one minimal call (a few tokens, no

@@ -52,7 +52,7 @@ def _print(result: ColdstartResult) -> None:
 def register(app: typer.Typer) -> None:
     """Add `frames coldstart` to `app`."""
 
-    @app.command("coldstart")
+    @app.command("coldstart", short_help="Cut the policy documents into skills, and commit them.")
     @guarded
     def coldstart(
         repo: RepoOption = None,

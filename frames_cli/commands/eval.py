@@ -231,4 +231,4 @@ def ws_commit(ws: Workspace, ref: str | None) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add `frames eval` to `app`."""
-    app.command("eval")(guarded(eval_command))
+    app.command("eval", short_help="Pass rate per category, tokens and cost of a skill set.")(guarded(eval_command))

@@ -16,7 +16,7 @@ _SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
 def register(app: typer.Typer) -> None:
     """Add `frames evolve` to `app`."""
 
-    @app.command("evolve")
+    @app.command("evolve", short_help="The main job: evolve the skills into gated candidates.")
     @guarded
     def evolve(
         repo: RepoOption = None,

@@ -12,7 +12,7 @@ from frames_cli.commands.common import JsonOption, RepoOption, guarded
 def register(app: typer.Typer) -> None:
     """Add `frames front` to `app`."""
 
-    @app.command("front")
+    @app.command("front", short_help="A run's deploy menu: its Pareto front.")
     @guarded
     def front(
         run: Annotated[Optional[str], typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False)] = None,

@@ -70,7 +70,7 @@ SUBCOMMANDS: list[tuple[str, Callable[..., Any]]] = [
 
 def register(app: typer.Typer) -> None:
     """Add the `frames ingest` group with one subcommand per entry of `SUBCOMMANDS`."""
-    group = typer.Typer(name="ingest", help="Turn operational feedback into cases.", no_args_is_help=True)
+    group = typer.Typer(name="ingest", help="Turn operational feedback into cases.", short_help="Turn feedback (review logs, traces, tasks) into cases.", no_args_is_help=True)
     for name, func in SUBCOMMANDS:
         group.command(name)(guarded(func))
     app.add_typer(group, name="ingest")

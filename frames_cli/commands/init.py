@@ -13,7 +13,7 @@ from frames_cli.commands.common import JsonOption, guarded
 def register(app: typer.Typer) -> None:
     """Add `frames init` to `app`."""
 
-    @app.command("init")
+    @app.command("init", short_help="Make a workspace: frames.yaml, policies/, skills/, cases/.")
     @guarded
     def init(
         path: Annotated[Optional[Path], typer.Argument(help="Folder for the workspace (default: the current folder).", show_default=False)] = None,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def register(app: typer.Typer) -> None:
     """Add `frames promote` to `app`."""
 
-    @app.command("promote")
+    @app.command("promote", short_help="Make a branch at a candidate, ready to merge.")
     @guarded
     def promote(
         candidate: CandidateArgument,

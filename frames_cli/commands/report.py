@@ -15,7 +15,7 @@ HTML_FILE = "report.html"
 def register(app: typer.Typer) -> None:
     """Add `frames report` to `app`."""
 
-    @app.command("report")
+    @app.command("report", short_help="A run as one HTML page, openable offline.")
     @guarded
     def report(
         run: Annotated[Optional[str], typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False)] = None,

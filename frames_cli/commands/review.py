@@ -17,7 +17,7 @@ CandidateArgument = Annotated[
 def register(app: typer.Typer) -> None:
     """Add `frames review` to `app`."""
 
-    @app.command("review")
+    @app.command("review", short_help="One candidate for review: why, the vote, the gate, the diff.")
     @guarded
     def review(
         candidate: CandidateArgument,

@@ -10,7 +10,7 @@ from frames_cli.commands.common import JsonOption, RepoOption, guarded
 def register(app: typer.Typer) -> None:
     """Add `frames runs` to `app`."""
 
-    @app.command("runs")
+    @app.command("runs", short_help="List the runs: status, rounds, spend, best pass rate.")
     @guarded
     def runs(repo: RepoOption = None, json_out: JsonOption = False) -> None:
         """List the runs in .frames/runs/, oldest first: status, rounds, tokens and USD spent, pass

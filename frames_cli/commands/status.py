@@ -134,7 +134,7 @@ def _print(data: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     """Add `frames status` to `app`."""
 
-    @app.command("status")
+    @app.command("status", short_help="Skills, stale skills, cases, policy coverage, last run.")
     @guarded
     def status(repo: RepoOption = None, json_out: JsonOption = False) -> None:
         """Show skills (and how many were edited since coldstart), stale skills, cases per category,

@@ -12,7 +12,7 @@ from frames_cli.commands.common import JsonOption, RepoOption, guarded
 def register(app: typer.Typer) -> None:
     """Add `frames validate` to `app`."""
 
-    @app.command("validate")
+    @app.command("validate", short_help="Check frames.yaml, skills, policies and cases.")
     @guarded
     def validate(
         repo: RepoOption = None,
