@@ -14,6 +14,7 @@ from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
 from frames_cli.workspace.atomic import atomic_write_text
 
 if TYPE_CHECKING:
+    from frames_cli.gitstore.worktree import Finished
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -54,6 +55,8 @@ class AdoptReport:
         dry_run: nothing was written.
         written: workspace-relative paths written, moved or removed.
         commit: sha of the commit made on the current branch (None: none made).
+        finished: what became of a change an earlier adopt or coldstart left uncommitted when it
+            was killed (`gitstore.worktree.finish_pending`), done before this run read anything.
     """
 
     files: list[FileReport]
@@ -62,14 +65,16 @@ class AdoptReport:
     dry_run: bool
     written: list[str] = field(default_factory=list)
     commit: str | None = None
+    finished: Finished | None = None
 
     def count(self, status: str) -> int:
         """How many files have `status`."""
         return sum(1 for f in self.files if f.status == status)
 
     def to_json(self) -> dict:
-        """JSON-ready form: files, counts per status, written paths, commit."""
+        """JSON-ready form: files, counts per status, written paths, commit, the earlier change finished."""
         return {"into": self.into, "in_place": self.in_place, "dry_run": self.dry_run, "commit": self.commit, "written": self.written,
+                "finished_earlier": self.finished.to_json() if self.finished else None,
                 "counts": {s: self.count(s) for s in ("valid", "repaired", "unrepairable")}, "files": [f.to_json() for f in self.files]}
 
 
@@ -104,9 +109,19 @@ def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dr
 
     Raises:
         InputError: `source` is not a folder, or holds no SKILL.md (exit 2); nothing written.
-        GitError: a commit is asked for and the workspace is not in a git repository, or git does
-            not know the user (user.name, user.email), or the commit failed; checked before writing.
+        GitError: a commit is asked for and the workspace is not in a git repository, or one git
+            would not commit in (`check_committable`), or git does not know the user (user.name,
+            user.email): checked before writing; or git refused the commit: every file written
+            is put back first.
     """
+    author = None if dry_run or not commit else _author(ws)
+    finished = None
+    if author is not None:
+        from frames_cli.gitstore.worktree import check_committable, finish_pending
+
+        # Before anything is read: a killed run's files are committed or put back first.
+        finished = finish_pending(ws.root, ws.make_state_dir())
+        check_committable(ws.root)
     src = (Path(source) if source is not None else ws.skills_dir).resolve()
     if not src.is_dir():
         raise InputError("not a folder of skills", Location(src))
@@ -114,7 +129,6 @@ def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dr
     files, nested = find_skill_files(src)
     if not files and not nested:
         raise InputError(f"no {SKILL_FILE} found (expected <folder>/<skill>/{SKILL_FILE})", Location(src))
-    author = None if dry_run or not commit else _author(ws)
     reports: list[FileReport] = [FileReport(_shown(ws, p, src), p.parent.name, "unrepairable", reason=why) for p, why in nested]
     drafts: list[tuple[Path, Draft | None, str | None, FileReport]] = []
     for path in files:
@@ -134,14 +148,20 @@ def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dr
             report.status, report.reason = "unrepairable", str(exc)
     written = _describe(drafts, describer)
     plans = _place(ws, src, in_place, drafts, written)
-    result = AdoptReport(sorted(reports, key=lambda r: r.source), ws.relative(ws.skills_dir), in_place, dry_run)
+    result = AdoptReport(sorted(reports, key=lambda r: r.source), ws.relative(ws.skills_dir), in_place, dry_run, finished=finished)
     if dry_run:
         return result
-    result.written = _apply(ws, plans)
-    if author is not None and result.written:
-        from frames_cli.gitstore.worktree import commit_paths
+    change = None
+    if author is not None and plans:
+        from frames_cli.gitstore.worktree import CheckoutChange
 
-        result.commit = commit_paths(ws.root, result.written, _message(result), author=author)
+        change = CheckoutChange.begin(ws.root, ws.state_dir, "adopt")
+    if change is None:
+        result.written = _apply(ws, plans)
+    else:
+        with change.writing():
+            result.written = _apply(ws, plans, change.touch)
+        result.commit = change.commit(_message(result), author=author)
     return result
 
 
@@ -185,23 +205,36 @@ def _place(ws: Workspace, src: Path, in_place: bool, drafts: list[tuple[Path, Dr
     return plans
 
 
-def _apply(ws: Workspace, plans: list[_Plan]) -> list[str]:
-    """Write the planned skills; returns every workspace-relative path written, moved or removed."""
+def _apply(ws: Workspace, plans: list[_Plan], touch: Callable[[list[str]], None] | None = None) -> list[str]:
+    """Write the planned skills; returns every workspace-relative path written, moved or removed.
+
+    `touch` (a `CheckoutChange.touch`) is given each plan's paths before they change, so a refused
+    or killed commit can put them back.
+    """
     paths: list[str] = []
     for plan in plans:
         if plan.source.resolve() == plan.target.resolve():
+            done = [ws.relative(plan.target / SKILL_FILE)]
+            if touch:
+                touch(done)
             atomic_write_text(plan.target / SKILL_FILE, plan.text or "")
-            paths.append(ws.relative(plan.target / SKILL_FILE))
+            paths += done
             continue
         inside = _inside(plan.source, ws.skills_dir)
+        # The target folder does not exist yet (`_place` refuses a taken name): its paths are the
+        # source's, under the new folder.
+        files = sorted(p.relative_to(plan.source) for p in plan.source.rglob("*") if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(plan.source).parts)
+        moved = [ws.relative(plan.source / f) for f in files] if inside else []
+        made = [ws.relative(plan.target / f) for f in files] + ([] if (plan.source / SKILL_FILE).exists() else [ws.relative(plan.target / SKILL_FILE)])
+        if touch:
+            touch(moved + made)
         if inside:  # a folder of skills/ renamed: its other files move with it
-            paths += [ws.relative(p) for p in sorted(plan.source.rglob("*")) if p.is_file()]
             plan.source.rename(plan.target)
         else:
             shutil.copytree(plan.source, plan.target, ignore=shutil.ignore_patterns(".git"))
         if plan.text is not None:
             atomic_write_text(plan.target / SKILL_FILE, plan.text)
-        paths += [ws.relative(p) for p in sorted(plan.target.rglob("*")) if p.is_file()]
+        paths += moved + [ws.relative(p) for p in sorted(plan.target.rglob("*")) if p.is_file()]
     return paths
 
 

@@ -8,6 +8,7 @@ is never overwritten or removed unless `force`.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +22,9 @@ from frames_cli.coldstart.sectioning import Chunk, cut_document
 from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
-from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, Skill
+from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, SKILLS_DIR, Skill
 from frames_cli.formats.skill_file import MAX_SKILL_BYTES, parse_skill_bytes, render_skill
+from frames_cli.gitstore.worktree import CheckoutChange, Finished, check_committable, finish_pending
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
@@ -65,6 +67,8 @@ class ColdstartResult:
         skipped_files: (workspace-relative path, reason) of files under policies/ not read as policy.
         oversized: names of skills over `coldstart.max_tokens` that no cut could shrink (one
             paragraph, list item or table bigger than the limit).
+        finished: what became of a change an earlier coldstart or adopt left uncommitted when it
+            was killed (`gitstore.worktree.finish_pending`), done before this run read skills/.
     """
 
     planned: list[Planned]
@@ -75,6 +79,7 @@ class ColdstartResult:
     rewrite_failures: list[tuple[str, str]] = field(default_factory=list)
     commit: str | None = None
     coverage: list[FileCoverage] = field(default_factory=list)
+    finished: Finished | None = None
 
     def names(self, *actions: str) -> list[str]:
         """Names of planned skills with one of `actions`."""
@@ -88,8 +93,9 @@ class ColdstartResult:
     def to_json(self) -> dict:
         """Plain JSON for `frames coldstart --json`: skill names per outcome ("created", "updated",
         "unchanged", "skipped_edited", "removed", "orphaned_edited"), "rewrite_failures",
-        "oversized" (names), "skipped_files" ([{"file", "reason"}]), "commit" (sha or null) and
-        "coverage" (FileCoverage.to_json per policy file)."""
+        "oversized" (names), "skipped_files" ([{"file", "reason"}]), "commit" (sha or null),
+        "coverage" (FileCoverage.to_json per policy file) and "finished_earlier" (`Finished.to_json`
+        or null)."""
         return {
             "created": self.names("create"),
             "updated": self.names("update", "force"),
@@ -102,6 +108,7 @@ class ColdstartResult:
             "skipped_files": [{"file": f, "reason": r} for f, r in self.skipped_files],
             "commit": self.commit,
             "coverage": [c.to_json() for c in self.coverage],
+            "finished_earlier": self.finished.to_json() if self.finished else None,
         }
 
 
@@ -263,26 +270,27 @@ def run_coldstart(
     Raises:
         InputError: no policy documents, or a bad one (binary, not UTF-8, empty, too large), or
             (without `force`) a skill file that does not parse; nothing is written then.
-        GitError: the workspace is not in a git repository, or the commit failed.
+        GitError: the workspace is not in a git repository, or one git would not commit in
+            (`check_committable`; nothing is written), or git refused the commit (every file
+            written is put back first).
     """
     docs = read_policies(ws.root, ws.policies_dir)
     skipped = [(ws.relative(p), why) for p in all_files(ws.policies_dir) if (why := skip_reason(p, ws.policies_dir))]
     if not docs:
         named = f"; skipped: {', '.join(f'{f} ({why})' for f, why in skipped)}" if skipped else ""
         raise InputError(f"no policy documents (add Markdown or text files to policies/){named}", Location(ws.policies_dir))
+    finished = None
     if commit:
-        from frames_cli.errors import GitError
-        from frames_cli.gitstore.worktree import is_git_worktree
-
-        if not is_git_worktree(ws.root):
-            raise GitError(f"{ws.root}: not a git repository (run `frames init` or `git init`)")
+        # Before skills/ is read: a killed run's files are committed or put back first.
+        finished = finish_pending(ws.root, ws.make_state_dir())
+        check_committable(ws.root)
 
     mode = rewriter.mode if rewriter else VERBATIM
     on_disk = _read_skills(ws, force)
     planned = plan_chunks(docs, config, on_disk, force=force)
     for plan in planned:
         plan.action = _action(on_disk.get(plan.name), plan, mode, force)
-    result = ColdstartResult(planned, skipped, [p.name for p in planned if p.chunk.oversized])
+    result = ColdstartResult(planned, skipped, [p.name for p in planned if p.chunk.oversized], finished=finished)
     result.removed, result.orphaned = _generated_leftovers(on_disk, {p.name for p in planned})
     if force:
         result.removed += result.orphaned
@@ -299,22 +307,22 @@ def run_coldstart(
 
     _refuse_too_big(skills, {p.name: p.chunk for p in todo})
     _refuse_secrets(ws, skills, {p.name: p.chunk for p in todo})
-    paths: list[str] = []
-    for skill in skills:
-        atomic_write_text(ws.skills_dir / skill.name / SKILL_FILE, render_skill(skill))
-        paths.append(ws.relative(ws.skills_dir / skill.name / SKILL_FILE))
-        on_disk[skill.name] = skill
-    for name in result.removed:
-        del on_disk[name]
-        path = ws.skills_dir / name / SKILL_FILE
-        path.unlink(missing_ok=True)
-        paths.append(ws.relative(path))
-        if path.parent.is_dir() and not any(path.parent.iterdir()):
-            path.parent.rmdir()
+    paths = [f"{SKILLS_DIR}/{s.name}/{SKILL_FILE}" for s in skills] + [f"{SKILLS_DIR}/{n}/{SKILL_FILE}" for n in result.removed]
+    change = CheckoutChange.begin(ws.root, ws.state_dir, "coldstart") if commit and paths else None
+    with change.writing() if change else nullcontext():
+        if change is not None:
+            change.touch(paths)
+        for skill in skills:
+            atomic_write_text(ws.skills_dir / skill.name / SKILL_FILE, render_skill(skill))
+            on_disk[skill.name] = skill
+        for name in result.removed:
+            del on_disk[name]
+            path = ws.skills_dir / name / SKILL_FILE
+            path.unlink(missing_ok=True)
+            if path.parent.is_dir() and not any(path.parent.iterdir()):
+                path.parent.rmdir()
 
-    if commit and paths:
-        from frames_cli.gitstore.worktree import commit_paths
-
-        result.commit = commit_paths(ws.root, paths, commit_text(result))
+    if change is not None:
+        result.commit = change.commit(commit_text(result))
     result.coverage = coverage(docs, [s for s in on_disk.values() if isinstance(s, Skill)])
     return result

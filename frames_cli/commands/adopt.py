@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
+
+if TYPE_CHECKING:
+    from frames_cli.adopt.run import AdoptReport
+    from frames_cli.workspace.config import FramesConfig
+    from frames_cli.workspace.layout import Workspace
 
 
 def register(app: typer.Typer) -> None:
@@ -37,30 +42,39 @@ def register(app: typer.Typer) -> None:
         current branch with your git identity (`--no-commit` to leave that to you).
 
         Exit codes: 0 done (also when some files could not be repaired: they are listed),
-        1 git refused, 2 bad input (no such folder, no SKILL.md in it).
+        1 git refused (every file written is put back), 2 bad input (no such folder, no SKILL.md
+        in it), 75 another frames run holds the workspace lock.
         """
-        from frames_cli.adopt.run import adopt as run_adopt
+        from frames_cli.evolution.run_ids import new_run_id
         from frames_cli.workspace.layout import Workspace
+        from frames_cli.workspace.lock import workspace_lock
 
         ws = Workspace.open(repo)
         config = ws.config()
-        client = None
-        if config.models.coldstart and not no_model and not dry_run:
-            from frames_cli.llm.client import ModelClient
-
-            client = ModelClient(ws, config, use_cache=not no_cache)
-        try:
-            describer = None
-            if client is not None:
-                from frames_cli.adopt.model import model_describer
-
-                describer = model_describer(client)
-            report = run_adopt(ws, config, folder, dry_run=dry_run, commit=not no_commit, describer=describer)
-        finally:
-            if client is not None:
-                client.close()
+        with workspace_lock(ws, new_run_id(), "adopt"):
+            report = _adopt(ws, config, folder, dry_run, no_commit, no_model, no_cache)
         _print(report, json_out)
 
+
+def _adopt(ws: Workspace, config: FramesConfig, folder: Path | None, dry_run: bool, no_commit: bool, no_model: bool, no_cache: bool) -> AdoptReport:
+    """`adopt.run.adopt` with the model describer when `models.coldstart` is set (and allowed)."""
+    from frames_cli.adopt.run import adopt as run_adopt
+
+    client = None
+    if config.models.coldstart and not no_model and not dry_run:
+        from frames_cli.llm.client import ModelClient
+
+        client = ModelClient(ws, config, use_cache=not no_cache)
+    try:
+        describer = None
+        if client is not None:
+            from frames_cli.adopt.model import model_describer
+
+            describer = model_describer(client)
+        return run_adopt(ws, config, folder, dry_run=dry_run, commit=not no_commit, describer=describer)
+    finally:
+        if client is not None:
+            client.close()
 
 
 def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
@@ -70,6 +84,8 @@ def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
         emit_json(report.to_json())
         return
     out = console()
+    if report.finished:
+        out.print(str(report.finished), markup=False, soft_wrap=True)
     for f in report.files:
         where = f" → skills/{f.skill}" if not report.in_place or f.skill != Path(f.source).parent.name else ""
         if f.status == "unrepairable":

@@ -19,6 +19,8 @@ def _print(result: ColdstartResult) -> None:
     from frames_cli.evolution.formatting import plural
 
     out = console()
+    if result.finished:
+        out.print(f"[yellow]{escape(str(result.finished))}[/]", markup=True)
     if result.skipped_files:
         out.print(f"not policy, skipped: {', '.join(f'{f} ({why})' for f, why in result.skipped_files)}")
     groups = (

@@ -28,7 +28,7 @@ def check_ref_name(ref: str) -> str:
 
 def check_path(path: str) -> str:
     """Return `path` if it is a safe workspace-relative POSIX file path, for `commit_files` and
-    `worktree.commit_paths` (both map it to the repository with `GitStore.repo_path`).
+    `worktree.CheckoutChange.touch` (both map it to the repository with `GitStore.repo_path`).
 
     Raises:
         InputError: empty, absolute, with a backslash or NUL, or with an empty, `.`, `..` or `.git` part.

@@ -290,3 +290,59 @@ def test_agentskills_command_accepts_the_adopted_library(tmp_path: Path) -> None
     for name in DEFECTS:
         done = subprocess.run([tool, "validate", str(repo.root / "skills" / name)], capture_output=True, text=True)
         assert done.returncode == 0, f"{name}: {done.stdout}{done.stderr}"
+
+
+KILL_ON_THIRD_WRITE = """
+import os, signal, sys
+from pathlib import Path
+import frames_cli.adopt.run as run
+real, calls = run.atomic_write_text, []
+def dying(path, text, *a, **k):
+    calls.append(path)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(path, text, *a, **k)
+run.atomic_write_text = dying
+from frames_cli.commands.app import app
+app(["adopt", "--repo", sys.argv[1]])
+"""
+
+
+def test_a_kill_during_adopt_is_finished_by_the_next_adopt(tmp_path: Path) -> None:
+    # Issue 29: kill -9 half-way left half a library written, which the rerun called "unrepairable:
+    # its name is taken" and never committed.
+    import signal
+    import sys
+
+    repo = _workspace(tmp_path)
+    head = repo.git("rev-parse", "HEAD")
+    killed = subprocess.run([sys.executable, "-c", KILL_ON_THIRD_WRITE, str(repo.root)], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL
+    assert repo.git("rev-parse", "HEAD") == head and repo.git("status", "--porcelain")  # half written
+
+    code, report, err = _adopt(repo)
+
+    assert code == 0, err
+    assert report["finished_earlier"]["action"] == "undone" and report["finished_earlier"]["files"] >= 2
+    assert report["counts"] == {"valid": 7, "repaired": 24, "unrepairable": 0}
+    assert repo.git("status", "--porcelain") == "" and repo.git("rev-list", "--count", f"{head}..HEAD") == "1"
+    assert _validate_all(repo.root / "skills") == []
+
+
+def _validate_all(folder: Path) -> list[str]:
+    return [problem for skill in sorted(folder.iterdir()) if skill.is_dir() for problem in _validate(skill)]
+
+
+def test_a_commit_refused_by_a_hook_leaves_the_library_as_it_was(tmp_path: Path) -> None:
+    repo = _workspace(tmp_path)
+    hook = repo.root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'policy: no commits today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+    code, _report, err = _adopt(repo)
+
+    assert code == 1 and "no commits today" in err and "put back" in err and "run `frames adopt` again" in err
+    assert repo.git("status", "--porcelain") == ""
+    hook.unlink()
+    code, report, err = _adopt(repo)
+    assert code == 0 and report["commit"] and report["counts"]["repaired"] == 24

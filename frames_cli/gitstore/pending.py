@@ -1,0 +1,193 @@
+"""The journal of a change to the checkout on its way to a commit: what each touched file held before, and how far the change got.
+
+`frames coldstart` and `frames adopt` write skill files into the user's working tree and then
+commit them (gitstore/worktree.py). Before a file is touched, its old bytes are copied into
+`.frames/pending-commit/before/` and a line naming it is appended to `journal.jsonl`; once every
+file is written a `written` line holds the commit message, and a `committed` line the commit. The
+folder is removed when the change is committed or undone. A run killed at any point (kill -9, a
+power cut after the lines reached the disk) leaves the folder, and the next run reads it to finish
+the commit or put every file back (`worktree.finish_pending`): nothing is left as changes no run
+can see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from frames_cli.gitstore.identity import Identity
+from frames_cli.workspace.atomic import atomic_write_bytes
+
+PENDING_DIR = "pending-commit"
+JOURNAL = "journal.jsonl"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Touched:
+    """One workspace-relative POSIX `path` the change touched, and what it was before: `copy` is the
+    file name of its old bytes under `before/` (None: the path did not exist), `mode` its permission
+    bits, `link` its target when it was a symlink."""
+
+    path: str
+    copy: str | None
+    mode: int = 0o644
+    link: str | None = None
+
+
+@dataclass
+class Journal:
+    """The pending change of one workspace, as read from or written to `<state_dir>/pending-commit/`.
+
+    Attributes:
+        folder: the journal's folder.
+        command: the frames command making the change ("coldstart", "adopt").
+        head: the commit HEAD named when the change began (None: no commit yet).
+        touched: every path touched, in order, each once.
+        message, author: the commit's, once every file is written (`written` is True then).
+        committed: the commit's sha once git made it (the index may still need updating).
+    """
+
+    folder: Path
+    command: str
+    head: str | None
+    touched: list[Touched] = field(default_factory=list)
+    written: bool = False
+    message: str = ""
+    author: Identity | None = None
+    committed: str | None = None
+
+    @classmethod
+    def start(cls, state_dir: Path, command: str, head: str | None) -> Journal:
+        """A new journal in `<state_dir>/pending-commit/` (which must not exist), its first line on disk."""
+        folder = Path(state_dir) / PENDING_DIR
+        (folder / "before").mkdir(parents=True)
+        journal = cls(folder, command, head)
+        started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        journal._append({"kind": "begin", "version": VERSION, "command": command, "head": head, "pid": os.getpid(), "started": started})
+        return journal
+
+    @classmethod
+    def read(cls, state_dir: Path) -> Journal | None:
+        """The pending change of `state_dir`, or None when there is none.
+
+        A last line cut short (the machine stopped while writing it) is ignored; the change is
+        then read as it stood before that line. A journal whose first line is unreadable names
+        nothing to finish or undo and counts as none.
+        """
+        folder = Path(state_dir) / PENDING_DIR
+        try:
+            lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        records = []
+        for line in lines:
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                break
+        if not records or records[0].get("kind") != "begin" or records[0].get("version") != VERSION:
+            return None
+        journal = cls(folder, str(records[0].get("command") or "?"), records[0].get("head"))
+        seen: set[str] = set()
+        for rec in records[1:]:
+            kind = rec.get("kind")
+            if kind == "touch" and rec["path"] not in seen:
+                seen.add(rec["path"])
+                journal.touched.append(Touched(rec["path"], rec.get("copy"), int(rec.get("mode", 0o644)), rec.get("link")))
+            elif kind == "written":
+                journal.written, journal.message = True, str(rec.get("message") or "")
+                author = rec.get("author")
+                journal.author = Identity(author[0], author[1]) if author else None
+            elif kind == "committed":
+                journal.committed = str(rec.get("sha"))
+        return journal
+
+    def touch(self, root: Path, paths: list[str]) -> None:
+        """Record what each of `paths` (workspace-relative, under `root`) holds now, before it changes:
+        its bytes copied under `before/`, then one journal line each. Paths already recorded are skipped."""
+        known = {t.path for t in self.touched}
+        lines = []
+        for path in paths:
+            if path in known:
+                continue
+            known.add(path)
+            target = Path(root) / path
+            entry = Touched(path, None)
+            if target.is_symlink():
+                entry = Touched(path, None, 0o777, os.readlink(target))
+            elif target.is_file():
+                copy = f"{len(self.touched)}"
+                shutil.copyfile(target, self.folder / "before" / copy)
+                entry = Touched(path, copy, stat.S_IMODE(target.stat().st_mode))
+            self.touched.append(entry)
+            lines.append({"kind": "touch", "path": path, "copy": entry.copy, "mode": entry.mode, "link": entry.link})
+        if lines:
+            self._append(*lines)
+
+    def mark_written(self, message: str, author: Identity | None) -> None:
+        """Every file is written: record the commit's message and author."""
+        self.written, self.message, self.author = True, message, author
+        self._append({"kind": "written", "message": message, "author": [author.name, author.email] if author else None})
+
+    def mark_committed(self, sha: str) -> None:
+        """git made the commit `sha` (the user's index may still need its entries)."""
+        self.committed = sha
+        self._append({"kind": "committed", "sha": sha})
+
+    def restore(self, root: Path) -> int:
+        """Put every touched path back as it was before the change; returns how many files that changed.
+
+        A path that did not exist is removed, with the folders left empty below the first folder of
+        its path (`skills/` itself stays). Safe to run twice: a restored path is left as it is.
+        """
+        changed = 0
+        for entry in reversed(self.touched):
+            target = Path(root) / entry.path
+            if entry.link is not None:
+                if not (target.is_symlink() and os.readlink(target) == entry.link):
+                    _remove(target)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.symlink(entry.link, target)
+                    changed += 1
+            elif entry.copy is not None:
+                data = (self.folder / "before" / entry.copy).read_bytes()
+                if target.is_symlink() or not target.is_file() or target.read_bytes() != data or stat.S_IMODE(target.stat().st_mode) != entry.mode:
+                    _remove(target)
+                    atomic_write_bytes(target, data, entry.mode)
+                    changed += 1
+            elif target.is_symlink() or target.exists():
+                _remove(target)
+                changed += 1
+                _prune(Path(root), target.parent, entry.path)
+        return changed
+
+    def remove(self) -> None:
+        """The change is finished: delete the journal's folder."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _append(self, *records: dict) -> None:
+        with open(self.folder / JOURNAL, "a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+def _prune(root: Path, folder: Path, path: str) -> None:
+    """Remove `folder` and its parents while empty, stopping below the path's first folder (`skills/`)."""
+    top = root / path.split("/", 1)[0]
+    while folder != top and folder.is_relative_to(top) and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
