@@ -248,7 +248,10 @@ class FramesConfig:
     """The whole of `frames.yaml`. Load with `load_config`; defaults are `FramesConfig()`."""
 
     version: int = _f(CONFIG_VERSION, "format version of this file", min=1, max=CONFIG_VERSION)
-    models: ModelsConfig = field(default_factory=ModelsConfig, metadata={"doc": "model per role"})
+    models: ModelsConfig = field(
+        default_factory=ModelsConfig,
+        metadata={"doc": "model per role: any litellm model (openai/gpt-4.1-mini; key from its usual variable), frames-sim/<role> (the simulator) or spool/<name>"},
+    )
     llm: LLMConfig = field(default_factory=LLMConfig, metadata={"doc": "model calls"})
     budget: BudgetConfig = field(default_factory=BudgetConfig, metadata={"doc": "spend limits per run"})
     evolution: EvolutionConfig = field(default_factory=EvolutionConfig, metadata={"doc": "frames evolve"})
@@ -258,6 +261,21 @@ class FramesConfig:
     ingest: IngestConfig = field(default_factory=IngestConfig, metadata={"doc": "frames ingest"})
     simulator: SimulatorConfig = field(default_factory=SimulatorConfig, metadata={"doc": "frames-sim"})
     spool: SpoolConfig = field(default_factory=SpoolConfig, metadata={"doc": "spool provider"})
+
+
+#: The settings `frames init` writes into a new frames.yaml: what a team sets first (models,
+#: spend, the evolution basics). Every other setting keeps its default and is described in
+#: docs/settings.md (generated from the `doc` metadata above by workspace/settings_doc.py).
+TEAM_SETTINGS = (
+    "version",
+    "models.executor", "models.diagnoser", "models.rewriter", "models.generator", "models.judge", "models.coldstart",
+    "budget.max_tokens", "budget.max_usd",
+    "evolution.max_rounds", "evolution.patience", "evolution.tolerance", "evolution.gate",
+    "eval.samples",
+)
+
+#: Where the reference of every setting lives, relative to the frames repository.
+SETTINGS_REFERENCE = "docs/settings.md"
 
 
 def with_overrides(config: FramesConfig, section: str, **changes: Any) -> FramesConfig:

@@ -16,13 +16,14 @@ import yaml
 from frames_cli.errors import ConfigError, Location
 from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 from frames_cli.formats.yamlbounds import check_yaml_bounds
-from frames_cli.workspace.config import CONFIG_FILE, MAX_CALLS_PER_PROCESS, EvolutionConfig, ExecutorConfig, FramesConfig, LLMConfig, SplitConfig
+from frames_cli.workspace.config import CONFIG_FILE, MAX_CALLS_PER_PROCESS, SETTINGS_REFERENCE, EvolutionConfig, ExecutorConfig, FramesConfig, LLMConfig, SplitConfig
 
 #: Largest frames.yaml read; the template `frames init` writes is about 8 KB.
 MAX_CONFIG_BYTES = 1_000_000
 
 
-def _type_name(tp: Any) -> str:
+def type_name(tp: Any) -> str:
+    """A setting's type in words (`integer or null`), for errors and the settings reference."""
     names = []
     for arg in typing.get_args(tp) or (tp,):
         if arg is type(None):
@@ -44,7 +45,7 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
 
     def bad() -> ConfigError:
         # Made only when raised, and with a shortened repr: a long value must not be copied whole.
-        return ConfigError(f"`{key}` must be {_type_name(tp)}, got {reprlib.repr(value)}", loc)
+        return ConfigError(f"`{key}` must be {type_name(tp)}, got {reprlib.repr(value)}", loc)
 
     if isinstance(node, yaml.MappingNode):
         raise bad()
@@ -198,32 +199,52 @@ def load_config(root: Path) -> FramesConfig:
     return parse_config(decode_utf8(data, path, error=ConfigError), path)
 
 
-def _yaml_scalar(value: Any) -> str:
+def yaml_scalar(value: Any) -> str:
+    """A default value as one line of YAML (`null`, `[a, b]`), for frames.yaml and the settings reference."""
     if isinstance(value, list):
-        return "[" + ", ".join(_yaml_scalar(v) for v in value) + "]"
+        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
     return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("\n...").removesuffix("...").strip()
 
 
-def render_config(config: FramesConfig | None = None) -> str:
-    """Render `config` (default: the defaults) as commented YAML, every setting with its meaning."""
-    config = config or FramesConfig()
-    lines = [
-        "# frames settings. Every key is listed with its default; delete a key to use the default.",
-        "# Reference: `frames init` writes this file; `frames validate` checks it.",
-    ]
+def render_config(config: FramesConfig | None = None, *, only: tuple[str, ...] | None = None) -> str:
+    """Render `config` (default: the defaults) as commented YAML, each setting with its meaning.
 
-    def emit(obj: Any, indent: int) -> None:
+    Args:
+        config: the values to write.
+        only: dotted keys (`budget.max_tokens`) to write, with their sections; None = every setting.
+            `frames init` passes `TEAM_SETTINGS`; the header then points to the full reference.
+    """
+    config = config or FramesConfig()
+    if only is None:
+        lines = [
+            "# frames settings. Every key is listed with its default; delete a key to use the default.",
+            "# Reference: `frames init` writes this file; `frames validate` checks it.",
+        ]
+    else:
+        lines = [
+            "# frames settings: the ones a team sets first. Every other setting keeps its default;",
+            f"# all of them, with their defaults and meaning, are in {SETTINGS_REFERENCE} of the frames",
+            "# repository. Add a key under its section to change it; `frames validate` checks this file.",
+        ]
+
+    def wanted(key: str) -> bool:
+        return only is None or any(k == key or k.startswith(key + ".") for k in only)
+
+    def emit(obj: Any, indent: int, prefix: str) -> None:
         pad = "  " * indent
         for f in dataclasses.fields(obj):
+            key = f"{prefix}{f.name}"
+            if not wanted(key):
+                continue
             value = getattr(obj, f.name)
             doc = f.metadata.get("doc", "")
             if dataclasses.is_dataclass(value):
                 if indent == 0:
                     lines.append("")
                 lines.append(f"{pad}{f.name}:  # {doc}" if doc else f"{pad}{f.name}:")
-                emit(value, indent + 1)
+                emit(value, indent + 1, key + ".")
             else:
-                lines.append(f"{pad}{f.name}: {_yaml_scalar(value)}  # {doc}")
+                lines.append(f"{pad}{f.name}: {yaml_scalar(value)}  # {doc}")
 
-    emit(config, 0)
+    emit(config, 0, "")
     return "\n".join(lines) + "\n"

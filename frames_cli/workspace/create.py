@@ -6,7 +6,7 @@ from pathlib import Path
 
 from frames_cli.errors import InputError, Location
 from frames_cli.workspace.atomic import atomic_write_text
-from frames_cli.workspace.config import CONFIG_FILE
+from frames_cli.workspace.config import CONFIG_FILE, TEAM_SETTINGS
 from frames_cli.workspace.config_file import load_config, render_config
 from frames_cli.workspace.layout import find_workspace_root, repository_root
 
@@ -38,7 +38,8 @@ def refuse_nested(root: Path) -> None:
 def init_workspace(root: Path) -> list[str]:
     """Create what is missing of a workspace at `root`; never touch what exists.
 
-    Makes `root` itself, `frames.yaml` (every setting with its default and meaning, commented),
+    Makes `root` itself, `frames.yaml` (the settings a team sets first, `TEAM_SETTINGS`, with their
+    defaults and meaning as comments),
     `policies/`, `skills/`, `cases/`, a `.gitignore` line for `.frames/`, and a git repository
     when `root` is not inside one.
 
@@ -61,7 +62,7 @@ def init_workspace(root: Path) -> list[str]:
     if config.exists():
         load_config(root)
     else:
-        atomic_write_text(config, render_config())
+        atomic_write_text(config, render_config(only=TEAM_SETTINGS))
         created.append(CONFIG_FILE)
     for folder in ("policies", "skills", "cases"):
         if not (root / folder).is_dir():

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.workspace.config import FramesConfig
+from frames_cli.workspace.config import TEAM_SETTINGS, FramesConfig
 from frames_cli.workspace.config_file import load_config, render_config
 
 runner = CliRunner()
@@ -28,9 +28,12 @@ def test_init_makes_a_workspace_and_twice_changes_nothing(tmp_path: Path) -> Non
     done = runner.invoke(app, ["init", str(root), "--json"])
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["created"] == [".", "frames.yaml", "policies/", "skills/", "cases/", ".gitignore", "git repository"]
-    assert (root / "frames.yaml").read_text() == render_config()
+    written = (root / "frames.yaml").read_text()
+    assert written == render_config(only=TEAM_SETTINGS)
     assert load_config(root) == FramesConfig()
-    assert "  max_tokens: 1500  # largest section (approx. tokens) kept as one skill; longer ones are split between paragraphs, list items or tables" in (root / "frames.yaml").read_text()
+    assert "  max_tokens: 20000000  # prompt + completion tokens per run (each frames eval or evolve); null = no limit" in written
+    assert "docs/settings.md" in written.splitlines()[1]
+    assert "coldstart:\n" not in written and "simulator:" not in written
     assert (root / ".gitignore").read_text() == ".frames/\n"
     assert subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True, text=True).stdout.strip() == "true"
 
