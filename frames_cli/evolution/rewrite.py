@@ -88,7 +88,7 @@ def validate_rewrite(
     order; a new skill may not create any), description length and characters, and no credential
     (what the audit log's Redactor would remove). Other control, bidirectional and zero-width
     characters are removed from the body and description (`sanitize.clean`). No rule stated
-    twice: the body may not hold more pairs of sentences that state one rule than the parent's
+    twice: the body may not hold more sentences that repeat an earlier one's rule than the parent's
     body held (so near-alike lines the policy already had, such as a fee table, never count). An
     omitted or empty description keeps the current one (a new skill's: the blueprint's).
 
@@ -121,8 +121,11 @@ def validate_rewrite(
     lines = body.count("\n")
     if lines > limits.max_body_lines:
         errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")
-    duplicates = duplicate_pairs(body, limits.duplicate_threshold, limits.policy)
-    if len(duplicates) > len(duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy) if original else []):
+    # A body over the limit is refused already: its repeats are not looked for (the check is
+    # near-linear, but a hostile answer can be as long as the schema allows).
+    duplicates = duplicate_pairs(body, limits.duplicate_threshold, limits.policy) if lines <= limits.max_body_lines else []
+    inherited = duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy, limit=len(duplicates) + 1) if original and duplicates else []
+    if len(duplicates) > len(inherited):
         errors += [
             (f"lines {d.first_line} and {d.second_line} state" if d.first_line != d.second_line else f"line {d.first_line} states")
             + f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / {_clip(d.second)!r}"

@@ -7,7 +7,10 @@ real-model trial's proposals (docs/DECISIONS.md, "One rule, one line"); no model
 
 from __future__ import annotations
 
+import heapq
+import math
 import re
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -112,17 +115,42 @@ def contradiction(a: str, b: str) -> str | None:
 MIN_SHARED_WORDS = 6
 
 
+@dataclass(frozen=True)
+class RuleFeatures:
+    """What `same_rule` compares of one text, computed once: its content `words` (`token_set`),
+    `numbers`, `codes` (`identifiers`) and whether it is `negated`."""
+
+    words: frozenset[str]
+    numbers: frozenset[str]
+    codes: frozenset[str]
+    negated: bool
+
+    @classmethod
+    def of(cls, text: str) -> RuleFeatures:
+        """The features of `text`."""
+        return cls(token_set(text), numbers(text), identifiers(text), negated(text))
+
+    def same_rule(self, other: RuleFeatures, threshold: float) -> bool:
+        """`same_rule` of the two texts these features are of."""
+        shared = len(self.words & other.words)
+        if shared < MIN_SHARED_WORDS or (bool(self.codes - other.codes) and bool(other.codes - self.codes)):
+            return False
+        if shared / (len(self.words) + len(other.words) - shared) < threshold:
+            return False
+        conflict = bool(self.numbers - other.numbers) and bool(other.numbers - self.numbers)
+        return not conflict and self.negated == other.negated
+
+
 def same_rule(a: str, b: str, threshold: float) -> bool:
     """True when two lines state one rule twice: `similarity` ≥ `threshold`, at least
     MIN_SHARED_WORDS content words in common, no number conflict and the same polarity.
 
     Lines that differ only in a number ("1 free checked bag …" / "2 free checked bags …", as in a
     policy's tables) are different rules, however many words they share; so are a rule and its
-    refusal ("cancel …" / "do not cancel …"), which is a contradiction, not a repetition.
+    refusal ("cancel …" / "do not cancel …"), which is a contradiction, not a repetition; and so
+    are lines naming `different_subjects`.
     """
-    if len(token_set(a) & token_set(b)) < MIN_SHARED_WORDS or different_subjects(a, b):
-        return False
-    return similarity(a, b) >= threshold and not numbers_conflict(a, b) and negated(a) == negated(b)
+    return RuleFeatures.of(a).same_rule(RuleFeatures.of(b), threshold)
 
 
 def group(texts: Sequence[str], voters: Sequence[int], threshold: float) -> list[list[int]]:
@@ -193,8 +221,9 @@ def medoid(texts: Sequence[str], members: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class DuplicatePair:
-    """Two sentences of a skill body that state the same rule (1-based body line of each; one line
-    may hold both). `first` and `second` are the sentences, list markers stripped."""
+    """A sentence of a skill body that states a rule an earlier sentence already states (1-based
+    body line of each; one line may hold both). `first` is the earliest sentence it repeats,
+    `second` the repeat; list markers stripped."""
 
     first_line: int
     second_line: int
@@ -219,21 +248,15 @@ def sentence_key(text: str) -> str:
     return " ".join(re.sub(r"[*_`]", "", text).lower().split()).rstrip(".!?;:, ")
 
 
-def duplicate_pairs(body: str, threshold: float, policy: Mapping[str, frozenset[str]] | None = None) -> list[DuplicatePair]:
-    """Pairs of rule sentences in a Markdown body that state the same rule (`same_rule`).
+#: Earlier sentences `duplicate_pairs` compares one sentence with at most (those sharing its rarest
+#: words, earliest first). Real skill bodies give a sentence a few candidates; the bound keeps a
+#: hostile body (thousands of near-alike lines, each a different rule) from costing n² comparisons.
+MAX_CANDIDATES = 200
 
-    The unit is the sentence, not the line: a line that adds a new rule after restating an old one
-    ("Check that the agent does not change the cabin of one flight only. The agent must not ...")
-    repeats one sentence, and only that sentence should go. Rule text is every non-empty text line
-    (list markers stripped); headings, HTML comments, table rows and code fences are not rules.
-    Sentences of fewer than three content words are skipped: "Done." twice is not a duplicated rule.
-    Two different sentences that one section of the policy holds side by side (`policy`, from
-    `policy_sentences.policy_sections`) are two of its rules, however alike ("If the price ... is
-    higher ..., the user is required to pay for the difference." / "... is lower ..., the user ...
-    should be refunded the difference."); one policy sentence written twice, or a rule the policy
-    restates in another section, is still a repeat.
-    """
-    policy = policy or {}
+
+def _body_sentences(body: str) -> list[tuple[int, str]]:
+    """(1-based line, sentence) of every rule sentence of a Markdown body: text lines, list markers
+    stripped; headings, HTML comments, table rows and code fences are not rules."""
     found: list[tuple[int, str]] = []
     in_code = False
     for number, raw in enumerate(body.split("\n"), 1):
@@ -243,15 +266,92 @@ def duplicate_pairs(body: str, threshold: float, policy: Mapping[str, frozenset[
             continue
         if in_code or not line or line.startswith(("#", "<!--", "|")):
             continue
-        found += [(number, text) for text in rule_sentences(line) if len(token_set(text)) >= 3]
+        found += [(number, text) for text in rule_sentences(line)]
+    return found
 
-    def side_by_side(a: str, b: str) -> bool:
-        ka, kb = sentence_key(a), sentence_key(b)
+
+def duplicate_pairs(
+    body: str, threshold: float, policy: Mapping[str, frozenset[str]] | None = None, *, limit: int | None = None
+) -> list[DuplicatePair]:
+    """Each rule sentence of a Markdown body that repeats an earlier one (`same_rule`), with the earliest it repeats.
+
+    The unit is the sentence, not the line: a line that adds a new rule after restating an old one
+    ("Check that the agent does not change the cabin of one flight only. The agent must not ...")
+    repeats one sentence, and only that sentence should go. Rule text is every non-empty text line
+    (list markers stripped); headings, HTML comments, table rows and code fences are not rules.
+    Two different sentences that one section of the policy holds side by side (`policy`, from
+    `policy_sentences.policy_sections`) are two of its rules, however alike ("If the price ... is
+    higher ..., the user is required to pay for the difference." / "... is lower ..., the user ...
+    should be refunded the difference."); one policy sentence written twice, or a rule the policy
+    restates in another section, is still a repeat. A rule stated three times gives two repeats.
+
+    Near-linear, not a comparison of every pair: two sentences stating one rule share at least
+    max(MIN_SHARED_WORDS, ⌈threshold · size⌉) of each one's content words, so they share one of
+    each one's rarest size − that + 1 words (prefix filtering: Bayardo, Ma and Srikant 2007, "Scaling
+    up all pairs similarity search", WWW; Xiao et al. 2008, PPJoin). A sentence is compared only
+    with earlier ones sharing such a word and of a size a Jaccard of `threshold` allows, at most
+    MAX_CANDIDATES of them.
+
+    Args:
+        limit: stop after this many repeats (a caller comparing counts needs no more).
+
+    Returns:
+        One DuplicatePair per repeating sentence, in body order.
+    """
+    policy = policy or {}
+    sentences = [(n, t, RuleFeatures.of(t)) for n, t in _body_sentences(body)]
+    sentences = [s for s in sentences if len(s[2].words) >= MIN_SHARED_WORDS]
+    frequency = Counter(w for _n, _t, f in sentences for w in f.words)
+    index: dict[str, list[int]] = defaultdict(list)
+    keys: dict[int, str] = {}
+
+    def side_by_side(i: int, j: int) -> bool:
+        ka, kb = (keys.setdefault(k, sentence_key(sentences[k][1])) for k in (i, j))
         return ka != kb and bool(policy.get(ka, frozenset()) & policy.get(kb, frozenset()))
 
-    return [
-        DuplicatePair(n1, n2, t1, t2)
-        for k, (n1, t1) in enumerate(found)
-        for n2, t2 in found[k + 1:]
-        if same_rule(t1, t2, threshold) and not side_by_side(t1, t2)
-    ]
+    out: list[DuplicatePair] = []
+    for i, (line, text, features) in enumerate(sentences):
+        size = len(features.words)
+        need = max(MIN_SHARED_WORDS, math.ceil(threshold * size - 1e-9))
+        prefix = sorted(features.words, key=lambda w: (frequency[w], w))[: size - need + 1]
+        compared, last = 0, -1
+        for j in heapq.merge(*(index[key] for w in prefix for key in _probe_keys(w, features.numbers))):
+            if j == last:
+                continue
+            last = j
+            other = sentences[j][2]
+            if not threshold * size <= len(other.words) <= size / threshold:
+                continue
+            compared += 1
+            if other.same_rule(features, threshold) and not side_by_side(j, i):
+                out.append(DuplicatePair(sentences[j][0], line, sentences[j][1], text))
+                break
+            if compared >= MAX_CANDIDATES:
+                break
+        if limit is not None and len(out) >= limit:
+            break
+        for w in prefix:
+            for key in _index_keys(w, features.numbers):
+                index[key].append(i)
+    return out
+
+
+#: A sentence stating more numbers than this is indexed where every sentence looks (see `_index_keys`).
+_MAX_NUMBER_KEYS = 8
+
+
+def _index_keys(word: str, numbers: frozenset[str]) -> list[str]:
+    """Where `duplicate_pairs` files a sentence under one of its prefix words: with no numbers, where
+    every later sentence looks; with numbers, under each number (a later sentence stating some of
+    them looks there) and under "any number" (a later sentence stating none looks there). Two
+    sentences each stating a number the other lacks are different rules, so a fee table's rows
+    (one amount each) never meet."""
+    if not numbers or len(numbers) > _MAX_NUMBER_KEYS:
+        return [word]
+    return [f"{word}\0*"] + [f"{word}\0{n}" for n in numbers]
+
+
+def _probe_keys(word: str, numbers: frozenset[str]) -> list[str]:
+    """Where `duplicate_pairs` looks for earlier sentences that may state the rule of a sentence
+    with `numbers` (the counterpart of `_index_keys`)."""
+    return [word] + ([f"{word}\0{n}" for n in numbers] if numbers else [f"{word}\0*"])

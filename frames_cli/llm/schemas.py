@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-_STR = {"type": "string"}
-_STR_LIST = {"type": "array", "items": {"type": "string"}}
+#: Longest text of any one answer field, in characters: a skill file's limit
+#: (formats/skill_file.MAX_SKILL_BYTES), so a runaway or hostile answer is a failed call, never a
+#: text frames spends time on.
+MAX_TEXT = 800_000
+#: Most items of any one list in an answer (proposals, disputes, cases, case ids): a diagnoser
+#: batch holds at most a few dozen failing cases; thousands of items are a runaway answer.
+MAX_ITEMS = 200
+
+_STR = {"type": "string", "maxLength": MAX_TEXT}
+_STR_LIST = {"type": "array", "items": _STR, "maxItems": MAX_ITEMS}
 
 #: Built-in executor, turn that picks skills: `{"load": ["s1", "s4"]}`, or answers at once.
 EXECUTOR_STEP: dict[str, Any] = {
@@ -29,6 +37,7 @@ DIAGNOSIS: dict[str, Any] = {
     "properties": {
         "proposals": {
             "type": "array",
+            "maxItems": MAX_ITEMS,
             "items": {
                 "type": "object",
                 "required": ["skill", "change", "rationale", "case_ids"],
@@ -36,7 +45,7 @@ DIAGNOSIS: dict[str, Any] = {
                     "skill": {"type": "string", "minLength": 1, "maxLength": 64},
                     "new_skill": {"type": "boolean"},
                     "description": _STR,
-                    "change": {"type": "string", "minLength": 1},
+                    "change": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
                     "rationale": _STR,
                     "case_ids": _STR_LIST,
                 },
@@ -45,10 +54,11 @@ DIAGNOSIS: dict[str, Any] = {
         # A failing case whose expected result contradicts the policy: a label to check, not a rule to learn.
         "disputes": {
             "type": "array",
+            "maxItems": MAX_ITEMS,
             "items": {
                 "type": "object",
                 "required": ["case_id", "passage"],
-                "properties": {"case_id": {"type": "string", "minLength": 1}, "passage": {"type": "string", "minLength": 1}, "reason": _STR},
+                "properties": {"case_id": {"type": "string", "minLength": 1, "maxLength": 200}, "passage": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}, "reason": _STR},
             },
         },
     },
@@ -58,14 +68,14 @@ DIAGNOSIS: dict[str, Any] = {
 REWRITE: dict[str, Any] = {
     "type": "object",
     "required": ["body"],
-    "properties": {"body": {"type": "string", "minLength": 1}, "description": {"type": "string", "maxLength": 1024}},
+    "properties": {"body": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}, "description": {"type": "string", "maxLength": 1024}},
 }
 
 #: Coldstart rewrite: the section as a procedure and the description the model writes for it.
 COLDSTART_REWRITE: dict[str, Any] = {
     "type": "object",
     "required": ["body", "description"],
-    "properties": {"body": {"type": "string", "minLength": 1}, "description": {"type": "string", "minLength": 1, "maxLength": 1024}},
+    "properties": {"body": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}, "description": {"type": "string", "minLength": 1, "maxLength": 1024}},
 }
 
 #: Case generator: new cases for policy sections no case covers yet.
@@ -75,6 +85,7 @@ GENERATED_CASES: dict[str, Any] = {
     "properties": {
         "cases": {
             "type": "array",
+            "maxItems": MAX_ITEMS,
             "items": {
                 "type": "object",
                 "required": ["input", "expected", "category", "evidence"],
@@ -82,8 +93,8 @@ GENERATED_CASES: dict[str, Any] = {
                     "input": {"type": "object"},
                     "expected": {},
                     "check": {"type": "object"},
-                    "category": {"type": "string", "minLength": 1},
-                    "evidence": {"type": "array", "items": _STR, "minItems": 1},
+                    "category": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "evidence": {"type": "array", "items": _STR, "minItems": 1, "maxItems": MAX_ITEMS},
                 },
             },
         }

@@ -63,3 +63,36 @@ def test_duplicate_pairs_find_a_rule_stated_twice_but_not_a_fee_table():
 def test_rule_text_reads_the_quoted_rule():
     assert rules.rule_text('Add the rule: "Never cancel a flown flight."') == "Never cancel a flown flight."
     assert rules.rule_text("Remove the paragraph on pets.") == "Remove the paragraph on pets."
+
+
+def test_a_rule_stated_three_times_gives_two_repeats_each_with_its_first_statement():
+    body = f"- {ELIGIBLE_A}\n- {DEPARTED}\n- {ELIGIBLE_B}\n- {ELIGIBLE_A}\n"
+    assert [(d.first_line, d.second_line) for d in rules.duplicate_pairs(body, 0.4)] == [(1, 3), (1, 4)]
+    assert len(rules.duplicate_pairs(body, 0.4, limit=1)) == 1
+
+
+def test_the_duplicate_check_is_near_linear_on_a_hostile_body(monkeypatch):
+    """Issue 29: every pair of sentences was compared (regexes per pair): a 1,000-line rewrite
+    cost 32 s, 4,000 lines over 300 s, and Ctrl-C waited for it. Each sentence is now read once
+    and compared only with a bounded number of earlier sentences sharing its rarest words."""
+    read, compared = [0], [0]
+    real_tokens, real_same = rules.token_set, rules.RuleFeatures.same_rule
+
+    def counting_tokens(text):
+        read[0] += 1
+        return real_tokens(text)
+
+    def counting_same(self, other, threshold):
+        compared[0] += 1
+        return real_same(self, other, threshold)
+
+    monkeypatch.setattr(rules, "token_set", counting_tokens)
+    monkeypatch.setattr(rules.RuleFeatures, "same_rule", counting_same)
+    n = 3000
+    table = "\n".join(f"- {i} free checked bags for each business passenger with a gold membership" for i in range(n))
+    codes = "\n".join(f"- The agent must not cancel reservation R{i:05d}X for the passenger in economy today." for i in range(n))
+    same = "\n".join(f"- {DEPARTED}" for _ in range(n))
+    assert rules.duplicate_pairs(table, 0.4) == [] and rules.duplicate_pairs(codes, 0.4) == []
+    assert len(rules.duplicate_pairs(same, 0.4)) == n - 1
+    assert read[0] == 3 * n
+    assert compared[0] <= n + n * rules.MAX_CANDIDATES + n  # table: none compared; codes: the bound; same: one each
