@@ -46,6 +46,9 @@ MIN_RULE_WORDS = 3
 #: A rule sentence and a case's evaluator note (each with its values out) that share at least this
 #: share of the larger one's content words are one text: the rule copies the note.
 NOTE_OVERLAP = 0.8
+#: The guards `CaseValues.findings` applies, in the order it applies them (bench/guards.py reports
+#: each).
+GUARD_NAMES = ("case values", "stub", "rule form", "copied note")
 #: Values named per reason at most; the rest are counted ("and 27 more values").
 MAX_NAMED_VALUES = 5
 
@@ -134,32 +137,39 @@ class CaseValues:
         return None
 
     def why_not(self, text: str) -> str | None:
-        """Why `text` (a proposal's rule text or an added line) may not become skill text, or None.
+        """Why `text` (a proposal's rule text or an added line) may not become skill text, or None:
+        the reason of the first guard that refuses it (`findings`)."""
+        found = self.findings(text)
+        return found[0][1] if found else None
 
-        In turn, as switched on: a case value (`specific`), a stub (`stub_reason`), a sentence that
-        is not a rule for the agent (`ruleform.not_a_rule`), a case's evaluator note copied with its
-        values cut out (`copied_note`). When `text` quotes rules (`Add the rule: "..."`), only the
-        quoted rules are read for the last three.
+    def findings(self, text: str) -> list[tuple[str, str]]:
+        """(guard, reason) for every guard of GUARD_NAMES that refuses `text`, in that order.
+
+        As switched on: a case value (`specific`), a stub (`stub_reason`), a sentence that is not a
+        rule for the agent (`ruleform.not_a_rule`), a case's evaluator note copied with its values
+        cut out (`copied_note`). When `text` quotes rules (`Add the rule: "..."`), only the quoted
+        rules are read for the last three.
         """
+        out: list[tuple[str, str]] = []
         if self.check_values:
             hits = self.specific(text)
             if hits:
-                return self.reason(hits)
+                out.append(("case values", self.reason(hits)))
             why = stub_reason(text)
             if why is not None:
-                return why
+                out.append(("stub", why))
         if not self.check_form:
-            return None
+            return out
         rules = " ".join(_QUOTED.findall(text)) or text
         found = first_non_rule(rules)
         if found is not None:
-            return f"is not a rule: {found[0]!r} {found[1]}"
+            out.append(("rule form", f"is not a rule: {found[0]!r} {found[1]}"))
         copied = self.copied_note(rules)
         if copied is not None:
             sentence, note = copied
-            return (f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}), "
-                    "a fact of that case; a rule must say what to do in words that hold for every case of its kind")
-        return None
+            out.append(("copied note", f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}), "
+                                       "a fact of that case; a rule must say what to do in words that hold for every case of its kind"))
+        return out
 
     def specific(self, text: str) -> list[Hit]:
         """The values of `text` that some case holds and the policy does not state, in text order."""
