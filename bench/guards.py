@@ -77,7 +77,7 @@ def workspace_index(name: str) -> CaseValues:
 def verdicts(lines: list[Line]) -> dict[str, dict[str, str]]:
     """Per line id, the guards that refuse it and why (every guard, not only the first)."""
     indexes = {name: workspace_index(name) for name in sorted({line.workspace for line in lines})}
-    return {line.id: dict(indexes[line.workspace].findings(line.text)) for line in lines}
+    return {line.id: dict(indexes[line.workspace].findings(line.text, line.skill, line.cases)) for line in lines}
 
 
 def share(part: int, whole: int) -> str:

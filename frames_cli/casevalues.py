@@ -254,29 +254,3 @@ def holds_value(text: str, drop: set[str] | frozenset[str], names: set[str] | fr
     if any(phrase_value(m) in drop for m in PHRASE.finditer(text)) or any(p in text for p in name_phrases(names)):
         return True
     return any((v := value_of(tok)) is not None and v in drop or tok in names for tok in TOKEN.findall(text))
-
-
-# Words that cannot end a clause: prepositions, articles, conjunctions. A rule whose values were cut
-# out leaves one of them before the punctuation ("is between and.", "assigns payment to.").
-_NEEDS_OBJECT = r"(?:to|from|of|for|at|on|by|with|between|and|or|nor|the|a|an|than|via|into|onto|per|about|within|until)"
-# "to" ends a clause after verbs that take an infinitive left implicit ("if the user wants to."), and
-# "for" after "ask" ("the alternative the user asked for.", a rule the real-model trial wrote).
-_IMPLICIT_TO = r"(?<!\bwant )(?<!\bwants )(?<!\bask )(?<!\basks )(?<!\basked )(?<!\bwanted )(?<!\bneeded )(?<!\bagree )(?<!\bagrees )(?<!\bneed )(?<!\bneeds )(?<!\bhas )(?<!\bhave )(?<!\bchoose )(?<!\bchooses )(?<!\btry )(?<!\btries )(?<!\brefuse )(?<!\brefuses )(?<!\bable )(?<!\bgoing )(?<!\bused )"
-# "is"/"are" end a clause after a pronoun ("leave it as it is.") and nowhere else in a rule.
-_BARE_VERB = r"(?<!\bit )(?<!\bthey )(?<!\bthis )\b(?:is|are|if)"
-_STUB = re.compile(
-    rf"{_IMPLICIT_TO}\b{_NEEDS_OBJECT}[ \t]*(?:[.,;:!?)]|$)|{_BARE_VERB}[ \t]*[.,;!?]"
-    r"|\bbetween[ \t]+(?:and|or)\b|\bfrom[ \t]+(?:to|until)\b|\(\s*\)|\"\s*\"|[$€£](?![\d])"
-    r"|[,;:+&][ \t]*[.,;:!?]",
-    re.IGNORECASE | re.MULTILINE,
-)
-
-
-def stub(text: str) -> str | None:
-    """The words of `text` that show a sentence with its values cut out, or None when it reads whole.
-
-    "The total cost is between and." → "between and"; "Agent assigns payment to." → "to.". Such a
-    line is neither the case's fact (its values are gone) nor a rule a reader can follow.
-    """
-    match = _STUB.search(text)
-    return None if match is None else match.group(0).strip()

@@ -109,3 +109,21 @@ def first_non_rule(text: str) -> tuple[str, str] | None:
         if why is not None:
             return sentence, why
     return None
+
+
+# An evaluator's assertion about one case: τ²'s `nl_assertions` name the agent as a bare "Agent"
+# ("Agent should not make any changes.", "Agent checks all reservations."), the grader's shorthand
+# for what the agent did or should do in that case, as "User wants ..." is for its user. A rule for
+# the agent speaks to it or says "the agent" ("the agent must deny ..."): no rule of the policy or
+# of the real-model trials opens with a bare "Agent".
+_EVALUATOR = re.compile(r"^(?:(?i:also|then|for\s+this\s+\w+),?\s+)?Agent\s+(?:[a-z]|\w+n't\b)")
+
+
+def evaluator_assertion(text: str) -> str | None:
+    """The first sentence of `text` in an evaluator's words about one case (a bare "Agent" as its
+    subject: "Agent should not make any changes."), or None.
+
+    The proposal guard drops such a line; the simulator's world still reads these sentences as the
+    rules its cases turn on (its stand-in for a policy rule), and its diagnoser states them about
+    "the agent" (sim/diagnoser.py), as a real diagnoser writes."""
+    return next((s for s in sentences(text) if _EVALUATOR.match(re.sub(r"^[\s\"'(*-]+", "", s))), None)

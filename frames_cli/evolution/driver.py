@@ -17,7 +17,7 @@ from frames_cli.evolution.records import RunState
 from frames_cli.evolution.run_ids import new_run_id
 from frames_cli.evolution.runs import load_run, run_dir
 from frames_cli.evolution.settings import Settings
-from frames_cli.evolution.snapshot import changed_since, run_fingerprint, run_snapshot
+from frames_cli.evolution.snapshot import changed_since, guard_rules_note, run_fingerprint, run_snapshot
 from frames_cli.evolution.splits import Split, describe_split, split_cases
 from frames_cli.llm.check import require_keys
 
@@ -156,6 +156,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             if changed:
                 on_event(f"warning: {', '.join(changed)} changed since run {run_id} started; it goes on as it started, "
                          "and the next `frames evolve` after it finishes uses the new ones")
+            rules = guard_rules_note(state, snapshot)
+            if rules:
+                on_event(rules)
         restore = ctx.stop.install()
         refused = False
         try:

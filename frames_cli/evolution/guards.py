@@ -1,4 +1,4 @@
-"""Guards on what evolution may write: no case facts as rules, no policy sentence dropped silently.
+"""Guards on what evolution may write: no case facts as rules, no junk, no policy sentence dropped silently.
 
 Three checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIONS.md 2026-12-01):
 
@@ -9,12 +9,15 @@ Three checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIO
   held by a few cases is still instance data (in τ², one user's reservation ids appear in every task
   of that user), so "one case" is not required. Values and words the policy itself states are rule
   values and always allowed. Nor may a rule read as a sentence whose values were cut out ("The total
-  cost is between and.", `casevalues.stub`): a reviewer cannot merge it and no reader can follow it.
-- `CaseValues.why_not` also applies the rule-form check (`rule_form`): a proposed rule, or an added
-  line, that is not a rule for the agent: a note to a grader ("Check that agent refunds ..."), a
-  description of a case's user ("Also user is not a native speaker.", `ruleform.not_a_rule`), or a
+  cost is between and.", `grammar.cut_value`): a reviewer cannot merge it and no reader can follow it.
+- `CaseValues.findings` also applies the rule-form checks (`rule_form`): a proposed rule, or an
+  added line, that is not a rule for the agent: a note to a grader ("Check that agent refunds ..."),
+  a description of a case's user ("Also user is not a native speaker.", `ruleform.not_a_rule`), or a
   case's evaluator note copied with its values cut out ("Agent update reservation to economy." from
-  "Agent update reservation OWZ4XL to economy."; `CaseValues.copied_note`).
+  "Agent update reservation OWZ4XL to economy."; `CaseValues.copied_note`). A proposal must also be
+  whole sentences (`grammar.fragment`), no story (`grammar.narrates`), no evaluator's assertion
+  ("Agent should not make any changes.", `ruleform.evaluator_assertion`), and about its failure and
+  the policy (`CaseValues.ungrounded`); measured on real text by bench/guards.py (issue 27).
 - `PolicyKeeper` (`policy_sentences`, evolution/policy_keeper.py): a rewrite may not remove or
   change a sentence its skill held from the policy at S0 unless the blueprint asked for exactly
   that. `RewriteGuard` applies it and the text checks to a rewrite.
@@ -27,10 +30,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from frames_cli.casevalues import (
-    TOKEN, case_texts, case_values, holds_value, is_rule_word, name_phrases, phrases, policy_values, stub, value_of, values_in, without_values,
+    TOKEN, case_texts, case_values, holds_value, is_rule_word, name_phrases, phrases, policy_values, value_of, values_in, without_values,
 )
+from frames_cli.grammar import content_words, cut_value, fragment, narrates
 from frames_cli.ingest.text import sentences, token_set
-from frames_cli.ruleform import first_non_rule, note_sentences
+from frames_cli.ruleform import evaluator_assertion, first_non_rule, note_sentences
 from frames_cli.secretscan import REDACTED, find_secrets
 
 if TYPE_CHECKING:
@@ -46,9 +50,20 @@ MIN_RULE_WORDS = 3
 #: A rule sentence and a case's evaluator note (each with its values out) that share at least this
 #: share of the larger one's content words are one text: the rule copies the note.
 NOTE_OVERLAP = 0.8
+#: The version of the guards' rules: raised whenever a change to them changes what a run drops, so
+#: that a run records which rules it ran under (`snapshot.run_snapshot`) and a resumed run says
+#: when they changed. 1: up to issue 27; 2: grammar by a tagger (stub, fragment, narrative),
+#: evaluator's notes and grounding (docs/DECISIONS.md, "Guards measured on real text").
+GUARD_RULES = 2
 #: The guards `CaseValues.findings` applies, in the order it applies them (bench/guards.py reports
 #: each).
-GUARD_NAMES = ("case values", "stub", "rule form", "copied note")
+GUARD_NAMES = ("case values", "stub", "fragment", "narrative", "rule form", "evaluator's note", "copied note", "off the failure", "not in the policy")
+#: A proposed rule at least this share of whose content words (`grammar.content_words`) neither
+#: the policy nor the cases it cites use is about something else: a style rule no policy states
+#: ("Use a friendly and professional tone throughout.": 0.0 of 3) or one written for the grader
+#: ("… write it as plain digits with no thousands separators or commas.": 0.3 of 10). The
+#: real-model trials' rules of the tune part use 0.62 or more (bench/guards.py).
+GROUNDED_SHARE = 0.55
 #: Values named per reason at most; the rest are counted ("and 27 more values").
 MAX_NAMED_VALUES = 5
 
@@ -87,6 +102,8 @@ class CaseValues:
             = …"), such a value no longer looks like a credential to the scanner that redacts
             what frames writes, so the reason must not print it.
         notes: the evidence sentences that are facts of their case (`Note`), for `copied_note`.
+        policy_words: the policy texts' words (`ingest.text.token_set`), for `ungrounded`.
+        case_words: case id → the words of everything its record holds, for `ungrounded`.
         check_values: `why_not` refuses case values and stubs (`evolution.guards.case_values`).
         check_form: `why_not` refuses what is not a rule for the agent (`evolution.guards.rule_form`).
     """
@@ -96,14 +113,19 @@ class CaseValues:
     policy: set[str] = field(default_factory=set)
     secret: set[str] = field(default_factory=set)
     notes: list[Note] = field(default_factory=list)
+    policy_words: frozenset[str] = frozenset()
+    case_words: dict[str, frozenset[str]] = field(default_factory=dict)
     check_values: bool = True
     check_form: bool = True
 
     @classmethod
     def build(cls, cases: Iterable[Case], policy_texts: Iterable[str] = (), *, check_values: bool = True, check_form: bool = True) -> CaseValues:
         """Index `cases` (everything a case holds: input, expected, diagnosis) and the policy texts."""
-        index = cls(policy=policy_values(policy_texts), check_values=check_values, check_form=check_form)
+        texts = list(policy_texts)
+        index = cls(policy=policy_values(texts), check_values=check_values, check_form=check_form)
+        index.policy_words = frozenset().union(*(_words(t) for t in texts))
         for case in cases:
+            index.case_words[case.id] = frozenset().union(*(_words(t) for _k, t in case_texts(case)))
             for _key, text in case_texts(case):
                 index.secret |= {v for hit in find_secrets(text) for v in values_in(text[hit.start:hit.end])}
             values, names = case_values(case)
@@ -136,21 +158,26 @@ class CaseValues:
                     return sentence, note
         return None
 
-    def why_not(self, text: str) -> str | None:
+    def why_not(self, text: str, skill: str | None = None, cases: Sequence[str] = ()) -> str | None:
         """Why `text` (a proposal's rule text or an added line) may not become skill text, or None:
         the reason of the first guard that refuses it (`findings`)."""
-        found = self.findings(text)
+        found = self.findings(text, skill, cases)
         return found[0][1] if found else None
 
-    def findings(self, text: str) -> list[tuple[str, str]]:
+    def findings(self, text: str, skill: str | None = None, cases: Sequence[str] = ()) -> list[tuple[str, str]]:
         """(guard, reason) for every guard of GUARD_NAMES that refuses `text`, in that order.
 
         As switched on: a case value (`specific`), a stub (`stub_reason`), a sentence that is not a
         rule for the agent (`ruleform.not_a_rule`), a case's evaluator note copied with its values
-        cut out (`copied_note`). When `text` quotes rules (`Add the rule: "..."`), only the quoted
-        rules are read for the last three.
+        cut out (`copied_note`). A proposal (`skill` given: the skill it is for, `cases` the case
+        ids it cites) must also be whole sentences (`grammar.fragment`), not a story
+        (`grammar.narrates`), and about its failure and the policy (`ungrounded`); a line a rewrite
+        adds is not held to these (it may be a heading, a list item or a table row). When `text`
+        quotes rules (`Add the rule: "..."`), only the quoted rules are read, except for values.
         """
         out: list[tuple[str, str]] = []
+        rules = _QUOTED.findall(text) or [text]
+        proposal = skill is not None
         if self.check_values:
             hits = self.specific(text)
             if hits:
@@ -160,15 +187,49 @@ class CaseValues:
                 out.append(("stub", why))
         if not self.check_form:
             return out
-        rules = " ".join(_QUOTED.findall(text)) or text
-        found = first_non_rule(rules)
+        if proposal:
+            broken = next(((r, w) for r in rules if (w := fragment(r)) is not None), None)
+            if broken is not None:
+                out.append(("fragment", f"is not a rule: {broken[0]!r} {broken[1]}"))
+            told = next(((s, w) for r in rules for s in sentences(r) if (w := narrates(s)) is not None), None)
+            if told is not None:
+                out.append(("narrative", f"is not a rule: {told[0]!r} tells what happened ({told[1]!r}); a rule says what to do, in the present"))
+        joined = " ".join(rules)
+        found = first_non_rule(joined)
         if found is not None:
             out.append(("rule form", f"is not a rule: {found[0]!r} {found[1]}"))
-        copied = self.copied_note(rules)
+        asserted = evaluator_assertion(joined) if proposal else None
+        if asserted is not None:
+            out.append(("evaluator's note", f"is not a rule: {asserted!r} is an evaluator's assertion about one case (a bare \"Agent\" "
+                                            "as its subject); a rule says what the agent must do in every case of its kind"))
+        copied = self.copied_note(joined)
         if copied is not None:
             sentence, note = copied
             out.append(("copied note", f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}), "
                                        "a fact of that case; a rule must say what to do in words that hold for every case of its kind"))
+        if proposal:
+            out += self.ungrounded(joined, cases)
+        return out
+
+    def ungrounded(self, rule: str, cases: Sequence[str]) -> list[tuple[str, str]]:
+        """("off the failure", why) when `rule` shares no content word (`grammar.content_words`)
+        with the records of the cases it cites (when the index holds any of them), and ("not in the
+        policy", why) when more than 1 − GROUNDED_SHARE of its content words are neither the
+        policy's nor those cases' (when the workspace has a policy): a rule about something its
+        failure and the policy never mention."""
+        words = content_words(rule)
+        if not words:
+            return []
+        known = [self.case_words[c] for c in cases if c in self.case_words]
+        cited = frozenset().union(*known)
+        out = []
+        if known and not words & cited:
+            out.append(("off the failure", f"is not about the failure it cites: it shares no word with case {', '.join(cases)}"))
+        foreign = sorted(words - cited - self.policy_words)
+        # A workspace with no policy text has nothing a rule could follow from but its cases.
+        if self.policy_words and len(foreign) > (1 - GROUNDED_SHARE) * len(words):
+            out.append(("not in the policy", f"is about what neither the policy nor its cases mention ({', '.join(foreign[:MAX_NAMED_VALUES])}); "
+                                             "a rule must follow from the policy"))
         return out
 
     def specific(self, text: str) -> list[Hit]:
@@ -223,15 +284,25 @@ _QUOTED = re.compile(r'"([^"\n]+)"')
 
 
 def stub_reason(text: str) -> str | None:
-    """Why `text` is no rule because its values were cut out (`casevalues.stub`), or None.
+    """Why `text` is no rule because its values were cut out (`grammar.cut_value`), or None.
 
     When `text` quotes rule text (`Add the rule: "..."`), only the quoted rules are read: the words
     around them are an instruction to the rewriter, not skill text.
     """
     quoted = _QUOTED.findall(text)
     # A quoted rule that ends in a colon lost what followed it ("Agent uses the payment id:").
-    words = next((w for w in (stub(q) or (q[-1] if q.endswith(":") else None) for q in quoted) if w is not None), None) if quoted else stub(text)
+    words = next((w for w in (cut(q) or (q[-1] if q.endswith(":") else None) for q in quoted) if w is not None), None) if quoted else cut(text)
     return None if words is None else f"reads as a sentence with its values cut out ({words!r}): a rule must say what to do in words that hold for every case of its kind"
+
+
+def cut(text: str) -> str | None:
+    """The words of the first sentence of `text` whose values were cut out (`grammar.cut_value`)."""
+    return next((w for s in sentences(text) if (w := cut_value(s)) is not None), None)
+
+
+def _words(text: str) -> frozenset[str]:
+    """A text's words for `CaseValues.ungrounded` (possessives split off: "user's" → "user")."""
+    return token_set(text.replace("'", " "))
 
 
 def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> list[str]:
@@ -248,7 +319,7 @@ def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> l
     for result in results:
         kept = []
         for p in result.proposals:
-            why = values.why_not(f"{p.change}\n{p.description}")
+            why = values.why_not(f"{p.change}\n{p.description}", p.skill, p.case_ids)
             if why is None:
                 kept.append(p)
                 continue

@@ -7,6 +7,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any, Iterable
 
+from frames_cli.evolution.guards import GUARD_RULES
 from frames_cli.evolution.records import RunState
 from frames_cli.evolution.settings import Settings
 
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from frames_cli.formats.case import Case
     from frames_cli.workspace.config import FramesConfig
 
+#: The snapshot's key for the guards' rules version; a run recorded before it existed has rules 1.
+GUARD_RULES_KEY = "guard_rules"
 #: Roles whose model strings go into the Frames-Models trailer.
 MODEL_ROLES = ("executor", "diagnoser", "rewriter", "judge")
 
@@ -27,15 +30,31 @@ def changed_since(state: RunState, snapshot: dict[str, Any], cases: Iterable[Cas
     def comparable(name: str, section: Any) -> Any:
         return {k: v for k, v in section.items() if k not in ("max_rounds", "seed")} if name == "evolution" and section else section
 
-    changed = [f"frames.yaml's {name} settings" for name in sorted(snapshot) if comparable(name, snapshot[name]) != comparable(name, state.config.get(name))]
+    settings = sorted(name for name in snapshot if name != GUARD_RULES_KEY)
+    changed = [f"frames.yaml's {name} settings" for name in settings if comparable(name, snapshot[name]) != comparable(name, state.config.get(name))]
     if state.fingerprint and run_fingerprint(cases, state.config) != state.fingerprint:
         changed.append("the cases")
     return changed
 
 
+def guard_rules_note(state: RunState, snapshot: dict[str, Any]) -> str | None:
+    """A warning when the guards' rules this frames applies (`guards.GUARD_RULES`) are not those
+    the resumed run started with, else None. Unlike a setting, code cannot wait for the next run:
+    the run's later rounds drop proposals by the new rules, its earlier rounds kept what the old
+    ones let through, and a re-run of the same cases and settings can drop differently."""
+    then, now = state.config.get(GUARD_RULES_KEY, 1), snapshot[GUARD_RULES_KEY]
+    if then == now:
+        return None
+    return (f"warning: the guards' rules changed since run {state.run_id} started (rules {then} → {now}, docs/DECISIONS.md); "
+            "its next rounds drop proposals by the new rules, and its earlier rounds kept what the old ones let through")
+
+
 def run_snapshot(config: FramesConfig, *, seed: int | None = None, max_rounds: int | None = None) -> dict[str, Any]:
     """The settings a new run is fixed to, as plain JSON: {"evolution": settings.Settings JSON with the
-    `--seed` / `--max-rounds` overrides, "models": {role: model string}, "executor": executor.*}.
+    `--seed` / `--max-rounds` overrides, "models": {role: model string}, "executor": executor.*,
+    "guard_rules": the version of the guards' rules, `guards.GUARD_RULES`}. The version is part of
+    the fingerprint: after an upgrade that changes what the guards drop, the same cases and
+    settings no longer do the same work, so `frames evolve` runs again instead of saying "up to date".
 
     Raises:
         ConfigError: q exceeds D.
@@ -48,6 +67,7 @@ def run_snapshot(config: FramesConfig, *, seed: int | None = None, max_rounds: i
         "evolution": settings.to_json(),
         "models": {role: getattr(config.models, role) for role in MODEL_ROLES},
         "executor": dataclasses.asdict(config.executor),
+        GUARD_RULES_KEY: GUARD_RULES,
     }
 
 

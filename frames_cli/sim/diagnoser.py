@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from frames_cli.ingest.text import token_set as _token_set
@@ -29,14 +30,23 @@ def quote_rule(sentence: str) -> str:
     return f'Add the rule: "{sentence.replace(chr(34), chr(39))}"'
 
 
+def stated_for_the_agent(rule: str) -> str:
+    """A case's rule as an insightful diagnoser writes it: about "the agent", not in the
+    evaluator's shorthand "Agent should ..." of τ²'s `nl_assertions` (which the proposal guard
+    drops as an evaluator's note, `ruleform.evaluator_assertion`). No real diagnoser of the
+    real-model trials wrote the bare "Agent"; the words, and so what the rule tells the simulated
+    executor, are the same."""
+    return re.sub(r"^(\s*)Agent\b", r"\1The agent", rule)
+
+
 def behave(call: SimCall) -> dict[str, Any]:
     """DIAGNOSIS JSON: per failure of the `Failures:` block, one proposal, or (with insight) one for
     the case's rules and one per skill that policy statements go back to.
 
     Per failure, drawn in turn:
     - with probability p_insight, the diagnoser finds the cause: it proposes the case's rules
-      (world.CaseFacts.rules: its evidence with the case's own values taken out) that no skill
-      block states yet, for the skill that best matches the case (the relevance function the
+      (world.CaseFacts.rules: its evidence with the case's own values taken out; about "the
+      agent", `stated_for_the_agent`) that no skill block states yet, for the skill that best matches the case (the relevance function the
       executor loads skills with); and the statements of the case's deciding policy section
       (world.CaseFacts.statements) that a retrieved `<policy>` block shows and no skill block
       states, for the skill that block's heading names (`_restorable`; the case's best skill
@@ -84,7 +94,7 @@ def behave(call: SimCall) -> dict[str, Any]:
                 continue
             # The case's rules and the policy's statements are separate proposals, so that a guard
             # that drops one (a copied evaluator line) does not take the other with it.
-            made = [(best[0][0], " ".join(map(quote_rule, rules)), f"The skill does not state the rule that decides {case_id}.")] if rules else []
+            made = [(best[0][0], " ".join(quote_rule(stated_for_the_agent(r)) for r in rules), f"The skill does not state the rule that decides {case_id}.")] if rules else []
             made += [(skill or best[0][0], " ".join(map(quote_rule, texts)), f"The skill leaves out the policy passage that decides {case_id}.")
                      for skill, texts in restore.items()]
         elif best and rng.random() < call.config.p_literal:

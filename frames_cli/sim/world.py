@@ -29,7 +29,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
-from frames_cli.casevalues import case_values, holds_value, is_rule_word, policy_values, stub
+from frames_cli.casevalues import case_values, holds_value, is_rule_word, policy_values
+from frames_cli.grammar import cut_value
 from frames_cli.ingest.text import sentences, token_set, tokens
 from frames_cli.ruleform import note_sentences
 
@@ -114,7 +115,7 @@ class SimWorld:
         for sentence in (s for item in case.diagnosis.evidence for s in note_sentences(item)[0]):
             if holds_value(sentence, drop, own_names):
                 continue
-            if len(token_set(sentence)) >= MIN_RULE_WORDS and stub(sentence) is None and sentence not in rules:
+            if len(token_set(sentence)) >= MIN_RULE_WORDS and cut_value(sentence) is None and sentence not in rules:
                 rules.append(sentence)
         evidence = " ".join(case.diagnosis.evidence)
         passage = self.deciding(evidence)

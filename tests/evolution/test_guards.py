@@ -39,6 +39,10 @@ POLICY = """# Airline policy
 The agent must first obtain the user id and the reservation id.
 A booking can be cancelled within 24 hours for a full refund.
 Compensation is a certificate of $100 per passenger.
+
+## Payment
+
+Refuse a cancellation the policy does not allow; charge only the payment method the user names.
 """
 SPAN = POLICY.splitlines()[2:7]  # lines 3-7: the section
 BODY = "## Cancel flight\n\n" + "\n".join(SPAN[3:]) + "\n"
@@ -71,6 +75,7 @@ def _case(case_id: str, text: str, evidence: list[str], name: str = "Emma") -> C
 CASES = [
     _case("c1", "Cancel reservation EHGLP3 please, booked on 2024-05-10.", ["Agent does not cancel EHGLP3."]),
     _case("c2", "Cancel my trip H8Q05L, it cost $1386.", ["The total cost is between $1380 and $1390."], name="Noah"),
+    _case("c3", "My flight was delayed: what compensation do my 2 passengers get, and can you charge my card?", ["The agent offers a certificate."]),
 ]
 
 
@@ -78,9 +83,9 @@ def _values() -> CaseValues:
     return CaseValues.build(CASES, [POLICY])
 
 
-def _result(*changes: str) -> DiagnoserResult:
-    props = [Proposal(0, i, "cancel-flight", change, "why", ("c1",)) for i, change in enumerate(changes)]
-    return DiagnoserResult(0, ["c1"], props)
+def _result(*changes: str, cites: tuple[str, ...] = ("c1",)) -> DiagnoserResult:
+    props = [Proposal(0, i, "cancel-flight", change, "why", cites) for i, change in enumerate(changes)]
+    return DiagnoserResult(0, list(cites), props)
 
 
 def test_a_proposal_naming_a_cases_reservation_id_is_dropped_with_its_reason() -> None:
@@ -142,17 +147,18 @@ def test_a_proposal_left_as_a_stub_once_its_values_are_cut_is_dropped() -> None:
         'Add the rule: "Agent assigns payment to."',
         'Add the rule: "Agent uses the payment id:"',
         'Add the rule: "Charge the payment method the user names, and only if the user wants to."',
+        cites=("c1", "c3"),
     )
 
     lines = guard_proposals([result], _values())
 
     assert [p.position for p in result.proposals] == [3]
-    assert [line.split("(")[2].split(")")[0] for line in lines] == ["'between and'", "'to.'", "':'"]
+    assert [line.split("(")[2].split(")")[0] for line in lines] == ["'between and'", "'to .'", "':'"]
     assert all("values cut out" in line for line in lines)
 
 
 def test_values_the_policy_states_and_small_counts_are_rule_values() -> None:
-    result = _result('Add the rule: "Offer a certificate of $100 per passenger, within 24 hours, for at most 5 passengers."')
+    result = _result('Add the rule: "Offer a certificate of $100 per passenger, within 24 hours, for at most 5 passengers."', cites=("c3",))
 
     assert guard_proposals([result], _values()) == [] and len(result.proposals) == 1
 
@@ -281,7 +287,7 @@ def test_an_added_line_left_as_a_stub_is_an_error() -> None:
     _, s0 = _keeper()
     guard = RewriteGuard(values=_values())
     errors, _ = guard.check(s0["cancel-flight"], BODY + "- Agent assigns payment to.\n", _blueprint(("x", ("c1",))))
-    assert len(errors) == 1 and "values cut out ('to.')" in errors[0]
+    assert len(errors) == 1 and "values cut out ('to .')" in errors[0]
 
 
 def test_an_added_line_carrying_a_case_value_is_an_error() -> None:

@@ -78,16 +78,22 @@ def test_a_rule_copying_a_cases_note_with_its_values_cut_out_is_dropped() -> Non
 
     lines = guard_proposals([result], CaseValues.build(CASES, [POLICY]))
 
-    assert [p.position for p in result.proposals] == [1]
-    assert "evaluator's note on case c1" in lines[0] and "Agent update reservation OWZ4XL to economy." in lines[0]
+    assert [p.position for p in result.proposals] == [1] and len(lines) == 1
+    # Also an evaluator's assertion (a bare "Agent"), which findings names first; the copy is found too.
+    copied = dict(CaseValues.build(CASES, [POLICY]).findings("Agent update reservation to economy.", "modify-flight", ("c1",)))["copied note"]
+    assert "evaluator's note on case c1" in copied and "Agent update reservation OWZ4XL to economy." in copied
 
 
 def test_no_real_model_rule_and_no_policy_sentence_is_refused() -> None:
     trial = json.loads(TRIAL.read_text())
     proposals = [p for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]]
     assert len(proposals) == 38
-    result = DiagnoserResult(0, ["c1"], [Proposal(0, i, p["skill"], p["change"], p["rationale"], ("c1",)) for i, p in enumerate(proposals)])
-    bundled = CaseValues.build([], [(ROOT / "policies" / "airline.md").read_text()], check_values=False)
+    from frames_cli.formats.case_files import load_cases
+
+    # Each proposal as it was made: for its skill, citing its cases, which the index holds.
+    result = DiagnoserResult(0, ["c1"], [Proposal(0, i, p["skill"], p["change"], p["rationale"], tuple(p["case_ids"])) for i, p in enumerate(proposals)])
+    cases = load_cases([ROOT / "cases" / "tau2-airline.yaml", ROOT / "holdout" / "tau2-airline-test.yaml"])
+    bundled = CaseValues.build(cases, [(ROOT / "policies" / "airline.md").read_text()], check_values=False)
     assert guard_proposals([result], bundled) == []
     policy = (ROOT / "policies" / "airline.md").read_text()
     assert [s for s in sentences(policy) if not_a_rule(s)] == []
@@ -102,8 +108,9 @@ def test_no_real_model_proposal_is_dropped_against_the_bundled_cases() -> None:
     cases = load_cases([ROOT / "cases" / "tau2-airline.yaml", ROOT / "holdout" / "tau2-airline-test.yaml"])
     values = CaseValues.build(cases, [(ROOT / "policies" / "airline.md").read_text()])
     trial = json.loads(TRIAL.read_text())
-    changes = [p["change"] for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]]
-    assert [(c[:60], values.why_not(c)) for c in changes if values.why_not(c)] == []
+    proposals = [p for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]]
+    found = [(p["change"][:60], values.why_not(p["change"], p["skill"], p["case_ids"])) for p in proposals]
+    assert [f for f in found if f[1]] == []
 
 
 def test_the_trial_rewrites_added_lines_pass() -> None:
