@@ -116,10 +116,12 @@ def scripted():
 
 
 def build(root: Path, **evolution: Any):
+    # batch_size "all": every diagnoser sees every failure, so each of its two rules cites a case it
+    # is about (the proposal guard drops a rule that shares no word with the cases it cites).
     config = {
         "models": {"executor": "frames-sim/executor", "judge": "frames-sim/judge", "diagnoser": "scripted/diagnoser", "rewriter": "scripted/rewriter"},
         "llm": {"concurrency": 2, "max_retries": 0, "backoff_base_s": 0.0},
-        "evolution": {"max_rounds": 1, "patience": 3, "diagnosers": 2, "batch_size": 1, "vote_threshold": 2, "tolerance": 0.0,
+        "evolution": {"max_rounds": 1, "patience": 3, "diagnosers": 2, "batch_size": "all", "vote_threshold": 2, "tolerance": 0.0,
                       "anchor_cases": 0, "rewrite_retries": 0, "split": {"selection": 0, "test": 0}, **evolution},
         "simulator": {"floor": 0.0, "ceiling": 1.0, "p_forget": 0.0, "p_forget_anchored": 0.0, "p_verbose": 0.0},
     }
