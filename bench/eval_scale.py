@@ -8,9 +8,16 @@ Prints the wall time of each phase, the model calls, the time per call and the p
 peak of the summed PSS of this process and its workers, sampled every 0.2 s, and peak RSS.
 Targets (issue 4): well under a minute and under 1 GB for 10,000 cases.
 
-Usage: python bench/eval_scale.py [--cases N] [--concurrency C] [--jobs J] [--no-cache] [--small]
+Usage: python bench/eval_scale.py [--cases N] [--concurrency C] [--jobs J] [--no-cache] [--small] [--backend ray [--kill-after S]]
   --small: use three short cases (about 100 characters of input) instead of the tau2 ones.
   --jobs: worker processes (`frames eval --jobs`); CPU time then includes the workers'.
+  --backend ray: the command agent (`executor.kind: command`, a shell script of about a millisecond
+      a case) instead of the built-in one, on every case three times: in this process (--jobs 1),
+      over 2 worker processes (--jobs 2), and as Ray tasks (`eval.backend: ray`) on a cluster of 2
+      nodes of 1 CPU each started with `ray start` (bench/ray_cluster.py), one of whose task
+      workers is killed with SIGKILL --kill-after seconds into the run. Prints the wall time per
+      case of each beside the others, the cases lost, and whether the Ray run's report (every
+      result) equals --jobs 1's.
 
 Memory: the true total is the peak of the summed PSS (proportional set size: a page shared by n
 processes counts 1/n in each; `/proc/<pid>/smaps_rollup`) over this process and its live
@@ -200,6 +207,76 @@ def make_cases(n: int, small: bool) -> list:
     return out
 
 
+#: The command agent of `--backend ray`: a POSIX shell script (about a millisecond a case, so the
+#: figures are the backends' own cost), answering by case id: the short cases' expected answers,
+#: every id ending in 7 wrong.
+AGENT_SH = """#!/bin/sh
+cat > /dev/null
+case "$FRAMES_CASE_ID" in
+  *7) echo '{"output": "wrong", "usage": {"prompt_tokens": 1, "completion_tokens": 1}}' ;;
+  small-1-*) echo '{"output": "4"}' ;;
+  small-2-*) echo '{"output": "no"}' ;;
+  *) echo '{"output": {"actions": []}}' ;;
+esac
+"""
+
+
+def ray_main(args: argparse.Namespace, tmp: Path) -> None:
+    """`--backend ray`: the command agent on every case with --jobs 1, --jobs 2 and on a local Ray
+    cluster of 2 nodes (`ray start`, 1 CPU each), one of whose task workers is killed mid-run."""
+    from ray_cluster import LocalCluster, kill_a_worker
+
+    from frames_cli.executor.factory import make_executor
+    from frames_cli.workspace.config import EvalConfig, ExecutorConfig
+
+    (tmp / "agent.sh").write_text(AGENT_SH)
+    ws = Workspace.open(tmp)
+    config = with_overrides(FramesConfig(), "llm", concurrency=args.concurrency)
+    config = dataclasses.replace(config, executor=ExecutorConfig(kind="command", command=["/bin/sh", str(tmp / "agent.sh")], timeout_s=60))
+    cases = load_cases([tmp / "cases" / "bench.jsonl"])
+    skills = SkillSet.from_dir(tmp / "skills")
+    walls: dict[str, float] = {}
+    reports: dict[str, EvalReport] = {}
+    for jobs in (1, 2):
+        t0, c0 = time.perf_counter(), cpu_seconds()
+        if jobs == 1:
+            with ModelClient(ws, config, use_cache=False) as client:
+                reports["jobs 1"] = evaluate(cases, skills, make_executor(ws, config, client), lost_retries=config.eval.lost_retries)
+        else:
+            reports["jobs 2"] = evaluate_parallel(cases, skills, WorkerSetup(ws, config, None, False), jobs=2)
+        walls[f"jobs {jobs}"] = time.perf_counter() - t0
+        print(f"--jobs {jobs}: {walls[f'jobs {jobs}']:.1f} s wall, {1000 * walls[f'jobs {jobs}'] / len(cases):.2f} ms per case, "
+              f"CPU {cpu_seconds() - c0:.1f} s (this process and ended children)", flush=True)
+    nodes, slots = 2, args.concurrency
+    with LocalCluster(nodes=nodes, cpus=1) as cluster:
+        os.environ.update(RAY_ADDRESS=cluster.address, RAY_AUTH_MODE="token")
+        ray_config = dataclasses.replace(config, eval=EvalConfig(backend="ray", ray_cpus=nodes / slots))
+        with ModelClient(ws, ray_config, use_cache=False) as client:
+            executor = make_executor(ws, ray_config, client)  # connects to the cluster (ray.init)
+            done, killed = threading.Event(), []
+            t0 = time.perf_counter()
+            killer = kill_a_worker(cluster, args.kill_after, done, killed) if args.kill_after >= 0 else None
+            reports["ray"] = evaluate(cases, skills, executor, lost_retries=ray_config.eval.lost_retries)
+            walls["ray"] = time.perf_counter() - t0
+            done.set()
+            if killer:
+                killer.join()
+        import ray
+
+        ray.shutdown()
+    same = [r.to_dict() for r in reports["ray"].results] == [r.to_dict() for r in reports["jobs 1"].results]
+    same2 = [r.to_dict() for r in reports["jobs 2"].results] == [r.to_dict() for r in reports["jobs 1"].results]
+    per = {k: 1000 * v / len(cases) for k, v in walls.items()}
+    print(f"ray ({nodes} nodes started with `ray start`, 1 CPU each, {slots} agents at once): {walls['ray']:.1f} s wall, "
+          f"{per['ray']:.2f} ms per case against {per['jobs 2']:.2f} ms with --jobs 2 (overhead {per['ray'] - per['jobs 2']:+.2f} ms per case) "
+          f"and {per['jobs 1']:.2f} ms with --jobs 1")
+    print(f"killed worker: {'pid ' + str(killed[0]) if killed else 'none'}; lost cases: {len(reports['ray'].lost())}; "
+          f"same report as --jobs 1: {'yes' if same else 'NO'} (--jobs 2: {'yes' if same2 else 'NO'}); "
+          f"pass rate {reports['ray'].pass_rate:.1%} over {len(cases)} cases")
+    print(json.dumps({"cases": len(cases), "wall_s": {k: round(v, 2) for k, v in walls.items()}, "ms_per_case": {k: round(v, 3) for k, v in per.items()},
+                      "killed": killed, "lost": len(reports["ray"].lost()), "same_report": same}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
@@ -207,6 +284,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="ray: the command agent with --jobs 1, --jobs 2 and on a 2-node local Ray cluster (needs frames-cli[ray])")
+    parser.add_argument("--kill-after", type=float, default=5.0, help="with --backend ray: seconds into the Ray run when one task worker is killed (-1: none)")
     parser.add_argument("--write-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--sample-pss", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -225,6 +305,9 @@ def main() -> None:
         # Written by a child process, so this process's peak memory is what loading and evaluating take.
         writer = [sys.executable, __file__, "--cases", str(args.cases), "--write-only", str(tmp / "cases" / "bench.jsonl")]
         subprocess.run(writer + (["--small"] if args.small else []), check=True)
+        if args.backend == "ray":
+            ray_main(args, tmp)
+            return
         ws = Workspace.open(tmp)
         config = FramesConfig(models=ModelsConfig(executor="frames-sim/executor", judge="frames-sim/judge"))
         config = with_overrides(config, "llm", concurrency=args.concurrency)

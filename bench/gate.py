@@ -47,6 +47,13 @@ workspace as committed at HEAD, each with its own empty model cache:
                              and that run again with `evolution.gate: noise-aware` (the
                              sequential gate from the bundled eval.samples, 1, to 40): its
                              tokens and how many of its children were rejected, early or not.
+  later-run                  tokens of two runs per rule on one base, as nightly runs meet it: the
+                             first on 27 of the 30 cases, a later one once the other 3 (every 10th
+                             by id) have arrived in a new case file. The noise-aware rule's against
+                             the paper's rule's, each run: S0's extra gate samples are drawn once
+                             per base commit (evaluation/samples.py), so the later run takes them
+                             from the sample store (the new cases change the simulator's world,
+                             so the model cache answers none of its calls).
   cacheable-prefix-share     share of the executor prompt characters that lie in the prefix shared
                              by every executor request of the same evaluation (from the before and
                              after runs' exchanges.jsonl; the simulator counts ⌈characters / 4⌉ tokens).
@@ -100,6 +107,8 @@ EXAMPLE_BEFORE = ("frames.yaml", "policies", "skills")
 #: main just before issue #12's first change: the "before" of tokens-per-run and cacheable-prefix-share.
 BEFORE = "3c20bc3"
 RULES = ("paper", "noise-aware")
+#: later-run: every NEW_EVERY-th case by id arrives after the first run (3 of the bundled 30).
+NEW_EVERY = 10
 _BEFORE_RUN = """
 import json, os, sys
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -337,6 +346,10 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
             tally["aware_children"] += 1
             tally["aware_rejected"] += not c.gate_passed
             tally["aware_stopped"] += bool(c.gate_details.get("early_stop"))
+    for rule in RULES:
+        first, later = later_run(tmp, example, seed, {**rounds, "gate": rule})
+        tally["first_run", rule].append(first)
+        tally["later_run", rule].append(later)
     for key, root, run_id in (("prefix_before", before_root, old["run_id"]), ("prefix_after", after_root, after.run_id)):
         shared, total = prefix_share(run_dir(Workspace.open(root), run_id) / "exchanges.jsonl")
         tally[key][0] += shared
@@ -349,6 +362,24 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
     size = max(*args.samples, args.sequential_max)
     for commit in bases if not args.skip_checks else ():
         gate_checks(*samples_outcomes(early_root, commit, size * (args.reruns + 1)), size, args, tally)
+
+
+def later_run(tmp: Path, example: Path, seed: int, evolution: dict) -> tuple[int, int]:
+    """Tokens (ledger, all roles) of two runs on the same base: the first on all cases but every
+    NEW_EVERY-th by id, then a later one when those have arrived (a new case file, as a nightly
+    ingest adds). The new cases change the simulator's world, so the model cache answers none of
+    the later run's calls; S0's extra gate samples on the other cases come from the sample store
+    (evaluation/samples.py)."""
+    from frames_cli.formats.case_files import load_cases, write_cases
+
+    root = workspace(tmp, example, seed, evolution)
+    path = root / "cases" / "tau2-airline.yaml"
+    cases = sorted(load_cases([path]), key=lambda c: c.id)
+    arriving = cases[NEW_EVERY - 1::NEW_EVERY]
+    write_cases(path, [c for c in cases if c not in arriving])
+    first = evolve(Workspace.open(root), EvolveOptions()).state.spend_tokens
+    write_cases(root / "cases" / "arrived.yaml", arriving)
+    return first, evolve(Workspace.open(root), EvolveOptions()).state.spend_tokens
 
 
 def share(flags: list[bool]) -> str:
@@ -376,6 +407,7 @@ def main() -> None:
     tally.update({(key, start): [] for key in ("base_samples", "sampled_further") for start in args.sequential_start})
     tally.update({(key, start): 0 for key in ("look_full", "look_early", "look_rejected") for start in args.sequential_start})
     tally["look_identical"] = True
+    tally.update({(key, rule): [] for key in ("first_run", "later_run") for rule in RULES})
     tally.update(settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
                  tokens_before=[], tokens_after=[], tokens_bundled=[], tokens_aware=[], aware_children=0, aware_rejected=0, aware_stopped=0, prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
@@ -425,6 +457,11 @@ def main() -> None:
     print(f"{'':<31} the same with evolution.gate: noise-aware (sequential k = eval.samples → gate_max_samples): {tw:,.0f}"
           f" ({tw / statistics.mean(tally['tokens_bundled']):.2f}×); {tally['aware_rejected']} of {tally['aware_children']} children rejected,"
           f" {tally['aware_stopped']} of them early")
+    fp, fa = statistics.mean(tally["first_run", "paper"]), statistics.mean(tally["first_run", "noise-aware"])
+    lp, la = statistics.mean(tally["later_run", "paper"]), statistics.mean(tally["later_run", "noise-aware"])
+    print(f"{'later-run':<31} evolution.gate: noise-aware against paper, two runs on one base (27 cases, then 3 more arrive):"
+          f" first run {fa:,.0f} against {fp:,.0f} ({fa / fp:.2f}×); later run {la:,.0f} against {lp:,.0f} ({la / lp:.2f}×;"
+          f" S0's extra samples from the sample store)")
     print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters; the same two runs)")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 

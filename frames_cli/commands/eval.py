@@ -175,6 +175,11 @@ def eval_command(
     require_keys(ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else []))
     run_dir = ws.state_dir / EVALS_DIR / new_run_id()
     n_jobs = jobs or config.eval.jobs
+    if n_jobs > 1 and config.eval.backend == "ray":
+        from frames_cli.errors import InputError
+
+        raise InputError("--jobs (eval.jobs) spreads cases over this machine's processes; with eval.backend: ray they already run on the "
+                         "Ray cluster: leave --jobs out (or set eval.backend: local)")
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
     with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list, policy_texts(ws))) as client:
         executor = make_executor(ws, config, client)

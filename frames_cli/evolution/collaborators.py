@@ -11,6 +11,7 @@ from frames_cli.evolution.disputes import save_disputes
 from frames_cli.evolution.gate import PerCategoryGate
 from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_lessons
 from frames_cli.evolution.records import RunState
+from frames_cli.evolution.run_ids import BASE_ID
 from frames_cli.evolution.policy_sentences import policy_sections
 from frames_cli.evolution.runs import run_dir
 from frames_cli.evolution.sequential import SequentialGate
@@ -35,6 +36,7 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
     from frames_cli.executor.factory import make_executor
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
+    from frames_cli.evaluation.samples import SampleStore, skills_key
     from frames_cli.evaluation.staged import evaluate_staged
     from frames_cli.ingest.priors import load_priors
     from frames_cli.llm.client import ModelClient
@@ -75,13 +77,26 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
             reports[cid] = staged.report
         return evaluation
 
-    def sample_more(cid: str, skills: SkillSet, case_ids: Sequence[str], first: int, count: int) -> list[dict]:
-        # Samples `first`… of the cases, for the sequential gate: new sample numbers, so new draws
-        # (a sample's number is in its cache key), counted by the ledger like any evaluation.
-        report = evaluate([cases[c] for c in case_ids], skills, executor, samples=count, first_sample=first, judge=judge,
-                          lost_retries=settings.lost_retries)
+    def draw(cid: str, skills: SkillSet, chosen: list[Case], first: int, count: int) -> list[dict]:
+        # Samples `first`… of the cases: new sample numbers, so new draws (a sample's number is in
+        # its cache key), counted by the ledger like any evaluation.
+        report = evaluate(chosen, skills, executor, samples=count, first_sample=first, judge=judge, lost_retries=settings.lost_retries)
         _say_lost(cid, report, settings.lost_retries, on_event)
         return _summarise(report).results
+
+    sample_store = SampleStore.of(ws, config) if use_cache and config.llm.cache else None
+    base_key = skills_key(store.read_files(state.base))
+
+    def sample_more(cid: str, skills: SkillSet, case_ids: Sequence[str], first: int, count: int) -> list[dict]:
+        # For the sequential gate. S0's samples are the same skills on the same cases in every run
+        # on this base: drawn once, kept in the sample store (evaluation/samples.py).
+        chosen = [cases[c] for c in case_ids]
+        if cid != BASE_ID or sample_store is None:
+            return draw(cid, skills, chosen, first, count)
+        records, reused = sample_store.samples(base_key, chosen, first, count, lambda group, start, n: draw(cid, skills, group, start, n))
+        if reused:
+            on_event(f"{cid}: {reused} sample(s) of S0 taken from earlier draws on the same skills and cases (.frames/samples)")
+        return records
 
     def accept(cid: str, sha: str, skills: SkillSet) -> None:
         # After a resume the report may be gone from memory; evaluating again is answered from the

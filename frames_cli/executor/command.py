@@ -59,9 +59,14 @@ class CommandExecutor:
 
     def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0, retry: int = 0) -> list[AgentResult]:
         """Run the program on every case; results in case order. See `Executor`."""
+        return self.run_files(cases, skills.to_files(), sample, retry)
+
+    def run_files(self, cases: Sequence[AgentCase], files: dict[str, bytes], sample: int = 0, retry: int = 0) -> list[AgentResult]:
+        """`run` with the skill set as its files (`SkillSet.to_files()`: `skills/<name>/SKILL.md` → bytes),
+        written to a fresh temporary folder: what a Ray worker gets (executor/ray_backend.py)."""
         with tempfile.TemporaryDirectory(prefix="frames-skills-") as tmp:
             folder = Path(tmp) / "skills"
-            for rel, data in skills.to_files().items():
+            for rel, data in files.items():
                 path = Path(tmp) / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)

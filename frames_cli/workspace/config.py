@@ -189,6 +189,11 @@ class EvalConfig:
     lost_retries: int = _f(
         2, "times a case whose answer was lost (provider errors after every retry, a reply still malformed) is run again before it is left out of the scores", min=0
     )
+    backend: str = _f(
+        "local", "where a command agent (`executor.kind: command`) runs: `local` (this machine) or `ray` (Ray tasks on the cluster of RAY_ADDRESS, else a local one; pip install 'frames-cli[ray]')",
+        choices=("local", "ray"),
+    )
+    ray_cpus: float = _f(1.0, "with backend ray: CPUs each agent run reserves on the cluster (a fraction puts several on one CPU)", min=0.01, max=1024.0)
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,10 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
         check_votes(built, loc)
     if isinstance(built, ExecutorConfig) and built.kind == "command" and not built.command:
         raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", loc)
+    if isinstance(built, FramesConfig) and built.eval.backend == "ray" and built.executor.kind != "command":
+        line = next((k.start_mark.line + 1 for k, _ in node.value if k.value == "eval"), loc.line)
+        raise ConfigError("`eval.backend: ray` runs a command agent (`executor.kind: command`) on Ray workers; the built-in agent's "
+                          "model calls wait on the provider in this process (raise llm.concurrency instead)", Location(path, line))
     return built
 
 
