@@ -16,7 +16,7 @@ import typer.core
 #: In the order `frames --help` lists them: setting up, feeding cases, evaluating, evolving, reviewing.
 COMMANDS = (
     "init", "coldstart", "adopt", "ingest", "validate", "status", "check-models",
-    "eval", "evolve", "front", "review", "report", "promote", "runs",
+    "eval", "evolve", "front", "review", "report", "promote", "publish", "runs",
 )
 
 app = typer.Typer(

@@ -186,6 +186,55 @@ def gate_overrides(store: GitStore, state: RunState, cand: Candidate) -> list[di
     return [o for o in overrides if isinstance(o, dict) and o.get("run") == state.run_id and o.get("candidate") == cand.id]
 
 
+def merge_note_texts(ours: str, theirs: str) -> str:
+    """One frames note from two versions of the same commit's note: ours (local) and theirs (a
+    remote's, written by another host: an earlier CI job started from the same base commit).
+
+    `runs` is united (ours wins a run both hold, as the local run is the one being published),
+    `gate_overrides` and `published` keep every entry of both in order, other keys are ours. A side
+    that is not a JSON object yields to the other; when neither is, ours is kept as it is.
+    """
+    mine, other = _note_object(ours), _note_object(theirs)
+    if not mine and not other:
+        return ours
+    merged = {**other, **mine}
+    runs = [n.get("runs") if isinstance(n.get("runs"), dict) else {} for n in (other, mine)]
+    if any(runs):
+        merged["runs"] = {**runs[0], **runs[1]}
+    for key in ("gate_overrides", "published"):
+        lists = [n.get(key) if isinstance(n.get(key), list) else [] for n in (mine, other)]
+        if any(lists):
+            merged[key] = lists[0] + [entry for entry in lists[1] if entry not in lists[0]]
+    return json.dumps(merged, indent=2, sort_keys=True) + "\n"
+
+
+def record_publication(store: GitStore, state: RunState, cand: Candidate, *, branch: str, remote: str) -> None:
+    """Record in the candidate's note that `frames publish` pushed it as `branch` to `remote` (a URL
+    without credentials): `{"run", "candidate", "branch", "remote", "commit", "at"}` appended to the
+    note's `published` list, once per run, branch, remote and commit.
+
+    Raises:
+        GitError: git refused to write the note.
+    """
+    from frames_cli.evolution.records import utc_now
+
+    entry = {"run": state.run_id, "candidate": cand.id, "branch": branch, "remote": remote, "commit": cand.commit}
+
+    def edit(note: dict[str, Any]) -> dict[str, Any] | None:
+        done = note.get("published") if isinstance(note.get("published"), list) else []
+        if any(isinstance(p, dict) and all(p.get(k) == v for k, v in entry.items()) for p in done):
+            return None
+        return {**note, "published": [*done, {**entry, "at": utc_now()}]}
+
+    _edit_note(store, cand.commit, edit)
+
+
+def published_to(store: GitStore, cand: Candidate, branch: str, remote: str) -> bool:
+    """Whether the candidate's note records that `branch` was published to `remote` before."""
+    done = _note_object(store.read_note(cand.commit)).get("published")
+    return isinstance(done, list) and any(isinstance(p, dict) and p.get("branch") == branch and p.get("remote") == remote for p in done)
+
+
 def _note_object(text: str | None) -> dict[str, Any]:
     """The JSON object a note's `text` holds; {} for no note, bad JSON or JSON that is not an object."""
     try:

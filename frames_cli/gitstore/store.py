@@ -14,7 +14,7 @@ Refs, branches and notes belong to the repository, not to a workspace (see docs/
 
 GitStore is one object made of parts, each in its module: GitRepo (gitstore/repo.py: the repository,
 the path mapping, running git, resolving revisions), GitHistory (history.py: log, trailers, diffs),
-GitNotes (notes.py); this module adds reading trees, commits, refs and branches. Identities and
+GitNotes (notes.py), GitRemote (remote.py: pushing the review branch and notes); this module adds reading trees, commits, refs and branches. Identities and
 dates are gitstore/identity.py, messages message.py, name checks names.py.
 """
 
@@ -31,13 +31,14 @@ from frames_cli.gitstore.history import GitHistory
 from frames_cli.gitstore.identity import FRAMES_IDENTITY, Identity, git_date, identity_env
 from frames_cli.gitstore.names import check_path, check_ref_name
 from frames_cli.gitstore.notes import GitNotes
+from frames_cli.gitstore.remote import GitRemote
 from frames_cli.gitstore.process import SessionRepo
 from frames_cli.gitstore.repo import FILE_MODES, SKILLS_PREFIX
 
 _ZERO_SHA = "0" * 40
 
 
-class GitStore(GitHistory, GitNotes):
+class GitStore(GitHistory, GitRemote):
     """Plumbing access to the git repository containing `root` (the workspace folder), seen from `root`.
 
     Paths in arguments and results are relative to `root` (see the module docstring). Never touches the user's index, working tree or checked-out branch. Methods raise `GitError`
