@@ -191,7 +191,8 @@ def eval_command(
                 return evaluate_parallel(case_list, skills, setup, jobs=n_jobs, samples=k, ledger=client.ledger, progress=progress)
             return evaluate(case_list, skills, executor, samples=k, judge=judge, progress=progress, lost_retries=config.eval.lost_retries)
 
-        with progress_bar(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", len(case_list) * k, quiet=json_out) as progress:
+        with progress_bar(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", len(case_list) * k, quiet=json_out,
+                          tokens=lambda: client.ledger.total_tokens) as progress:
             report = run(progress)
         calls = sum(r["calls"] for r in client.ledger.to_dict()["roles"].values())
     report.require_answers()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.records import RunState
+    from frames_cli.workspace.layout import Workspace
 
 # Conventional shell codes for a run stopped by a signal (128 + signal number); a stop file or a
 # stopping rule is a normal end (0).
@@ -90,8 +95,30 @@ def register(app: typer.Typer) -> None:
                 out.print("no candidate beat S0; no review branch was made")
             if state.status == "stopped":
                 out.print("the run is resumable: run `frames evolve` again")
+            for line in closing_lines(state, outcome.reports, ws):
+                out.print(line, markup=False, highlight=False, soft_wrap=True)
         if state.status == "stopped" and state.stop_reason in _SIGNAL_EXIT:
             raise typer.Exit(_SIGNAL_EXIT[state.stop_reason])
+
+
+def closing_lines(state: RunState, reports: dict[str, Path], ws: Workspace) -> list[str]:
+    """The last lines of `frames evolve`: where the report is, the review command for the member to
+    look at first (the recommended one is on the review-branch line already; else the front's
+    highest pass rate), `frames publish` when there is a review branch, and `frames report`."""
+    best = state.best()
+    if best is None or best.parent_id is None:
+        members = [state.candidate(cid) for cid in state.front]
+        children = [c for c in members if c.parent_id is not None]
+        best = max(children, key=lambda c: (c.pass_rate or 0.0, -(c.mean_tokens or 0.0))) if children else None
+    lines = []
+    if "markdown" in reports:
+        lines.append(f"report: {ws.relative(reports['markdown'])} (what happened and what to do next)")
+    if state.branch:
+        lines.append("to open a pull request of the review branch: frames publish [REMOTE]")
+    elif best is not None:
+        lines.append(f"review: frames review {state.run_id}/{best.id}")
+    lines.append(f"whole run as one HTML page: frames report {state.run_id}")
+    return lines
 
 
 class _Progress:
@@ -102,7 +129,8 @@ class _Progress:
 
         self.console = console
         self.quiet = quiet
-        self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[tokens]}", markup=False), TimeElapsedColumn(),
                             console=console, transient=True, disable=quiet)
         self.task = None
         self.label = "evaluating"
@@ -131,10 +159,10 @@ class _Progress:
             self.task = None
         self.label = message
 
-    def advance(self, done: int, total: int) -> None:
-        """Cases checked so far in the current evaluation (the runner's progress callback)."""
+    def advance(self, done: int, total: int, tokens: int = 0) -> None:
+        """Cases checked so far in the current evaluation, and the run's tokens so far."""
         if self.quiet:
             return
         if self.task is None:
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done, total=total)
+            self.task = self.bar.add_task(self.label, total=total, tokens="")
+        self.bar.update(self.task, completed=done, total=total, tokens=f"{tokens:,} tokens")

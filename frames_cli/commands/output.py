@@ -68,28 +68,35 @@ def emit_json(obj: Any) -> None:
 
 
 @contextlib.contextmanager
-def progress_bar(description: str, total: int | None, *, quiet: bool = False) -> Iterator[Callable[[int, int], None] | None]:
+def progress_bar(description: str, total: int | None, *, quiet: bool = False,
+                 tokens: Callable[[], int] | None = None) -> Iterator[Callable[[int, int], None] | None]:
     """A transient progress bar on stderr while the block runs.
 
     Yields the callback `(done, total)` that moves it (the `evaluation.runner.Progress` shape;
     `total` None shows a bar without end until the first report), or None when `quiet` (`--json`).
     Rich draws it only on a terminal: on a pipe or a file nothing is written. No refresh thread:
     the bar is redrawn at each report, so a parent without threads can fork its `--jobs` workers
-    (see evaluation.parallel).
+    (see evaluation.parallel). `tokens` (the ledger's total so far) is shown beside the count.
     """
     if quiet:
         yield None
         return
-    from rich.progress import Progress
+    from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
-    with Progress(console=err_console(), transient=True, auto_refresh=False) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda done, of: bar.update(task, completed=done, total=of, refresh=True)
+    columns = [*Progress.get_default_columns(), MofNCompleteColumn(), TextColumn("{task.fields[tokens]}", markup=False)]
+    with Progress(*columns, console=err_console(), transient=True, auto_refresh=False) as bar:
+        task = bar.add_task(description, total=total, tokens="")
+
+        def move(done: int, of: int) -> None:
+            spent = f"{tokens():,} tokens" if tokens is not None else ""
+            bar.update(task, completed=done, total=of, tokens=spent, refresh=True)
+
+        yield move
 
 
 def print_estimate(estimate: Any, config: Any, as_json: bool) -> None:
     """Print an `evaluation.estimate.Estimate`: per role and in total, with the budget (`--estimate` of eval and evolve)."""
-    from frames_cli.evaluation.estimate import budget_warning
+    from frames_cli.evaluation.estimate import budget_sentence, budget_warning
 
     warning = budget_warning(estimate, config.budget.max_tokens, config.budget.max_usd)
     if as_json:
@@ -108,7 +115,4 @@ def print_estimate(estimate: Any, config: Any, as_json: bool) -> None:
     out.print(estimate.summary(), markup=False, soft_wrap=True)
     for note in estimate.notes:
         out.print(f"assumed: {note}", markup=False, soft_wrap=True)
-    limit = config.budget.max_tokens
-    out.print(f"budget: {f'{limit:,} tokens' if limit else 'no token limit'}" + (f", ${config.budget.max_usd:,.2f}" if config.budget.max_usd is not None else ""), markup=False)
-    if warning:
-        out.print(warning, markup=False, soft_wrap=True)
+    out.print(budget_sentence(estimate, config.budget.max_tokens, config.budget.max_usd), markup=False, soft_wrap=True)

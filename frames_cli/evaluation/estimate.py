@@ -245,3 +245,30 @@ def budget_warning(estimate: Estimate, max_tokens: int | None, max_usd: float | 
     if not over:
         return None
     return f"warning: the estimate exceeds the budget ({'; '.join(over)}): the run will stop when the budget is spent; raise it in frames.yaml to run to the end"
+
+
+def budget_sentence(estimate: Estimate, max_tokens: int | None, max_usd: float | None) -> str:
+    """One sentence putting the estimate's bound beside the budget, so "at most" is never read alone.
+
+    The bound (`Estimate.max_tokens`) assumes every round, retry and repair turn; the budget stops
+    a run before it goes further. Returns `budget_warning`'s line when the expected spend already
+    exceeds the budget, else what stops the run first and what that costs at most (the budget's
+    share of the bound's price, at the prices litellm knows).
+    """
+    warning = budget_warning(estimate, max_tokens, max_usd)
+    if warning:
+        return warning
+    usd, usd_max = estimate.usd()
+    if max_tokens is None and max_usd is None:
+        return ("budget: none set (budget.max_tokens: null), so only the run's own stopping rules end it; "
+                f"the bound of {estimate.max_tokens:,} tokens is what it could spend at worst")
+    caps = []
+    if max_tokens is not None and max_tokens < estimate.max_tokens:
+        price = f", about ${usd_max * max_tokens / estimate.max_tokens:,.2f} at most" if usd_max else ""
+        caps.append(f"{max_tokens:,} tokens (budget.max_tokens{price})")
+    if max_usd is not None and usd_max is not None and max_usd < usd_max:
+        caps.append(f"${max_usd:,.2f} (budget.max_usd)")
+    if caps:
+        return (f"budget: the run stops at {' or '.join(caps)}, before the bound of {estimate.max_tokens:,} tokens, "
+                f"which assumes every round, retry and repair turn; the expected spend fits the budget")
+    return f"budget: the bound of {estimate.max_tokens:,} tokens fits the budget, so the run's own stopping rules end it"

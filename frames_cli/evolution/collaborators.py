@@ -48,6 +48,11 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
     client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(list(cases.values()), policy_texts(ws)))
     executor = make_executor(ws, config, client)
     judge = client if config.models.judge else None
+    base_progress = progress
+    if base_progress is not None:
+        # The runner reports cases done; the display adds the run's tokens so far (all roles).
+        def progress(done: int, total: int) -> None:
+            base_progress(done, total, client.ledger.total_tokens)
     pool = RegressionPool.load(ws)
     reports: dict[str, Any] = {}
     split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)

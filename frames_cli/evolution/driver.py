@@ -81,7 +81,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     (outcome `up_to_date`: no lock, run folder, ref or model call); else a new run.
 
     Args:
-        progress: passed to `evaluation.runner.evaluate` to show per-case progress (None = quiet).
+        progress: called with (cases done, cases in the evaluation, tokens the run spent so far) as
+            each evaluation goes (None = quiet).
 
     Raises:
         LockedError: another frames run holds the lock (exit 75).
@@ -187,13 +188,12 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
 def _estimate_lines(config: FramesConfig, settings: Settings, cases: dict[str, Case], split: Split, base_files: dict[str, bytes],
                     policy_files: dict[str, bytes]) -> list[str]:
     """The new run's estimate (evolution/estimate.py), and a warning when it exceeds the budget: before the first call."""
-    from frames_cli.evaluation.estimate import budget_warning
+    from frames_cli.evaluation.estimate import budget_sentence
     from frames_cli.evolution.estimate import evolve_estimate
     from frames_cli.formats.skill_set import SkillSet
 
     estimate = evolve_estimate(cases, split, SkillSet.load_valid(base_files)[0], config, settings, policy_files)
-    warning = budget_warning(estimate, config.budget.max_tokens, config.budget.max_usd)
-    return [estimate.summary()] + ([warning] if warning else [])
+    return [estimate.summary(), budget_sentence(estimate, config.budget.max_tokens, config.budget.max_usd)]
 
 
 def estimate(ws: Workspace, options: EvolveOptions) -> Any:

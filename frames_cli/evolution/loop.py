@@ -19,6 +19,7 @@ from frames_cli.evolution.run_ids import BASE_ID, candidate_id
 from frames_cli.evolution.rewrite import RewriteLimits, rewrite
 from frames_cli.evolution.scoring import score
 from frames_cli.evolution.splits import Split
+from frames_cli.sanitize import one_line
 
 if TYPE_CHECKING:
     from frames_cli.evolution.context import RunContext
@@ -243,7 +244,9 @@ class EvolutionRun:
                            left_out=left_out)
         r.outcomes = [o.to_json() for o in outcomes]
         if not any(o.accepted for o in outcomes):
-            r.note = "every rewrite was dropped by the validator"
+            # The last error of each dropped skill, so the console says why, not only the report.
+            why = "; ".join(f"{o.skill}: {o.errors[-1][0]}" for o in outcomes if o.errors and o.errors[-1])
+            r.note = "every rewrite was dropped by the validator" + (f" ({one_line(why)[:300]})" if why else "")
 
     def stage_evaluate(self, r: RoundRecord) -> None:
         """Build the child (parent files + accepted rewrites) and evaluate it on E, blind."""

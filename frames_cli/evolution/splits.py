@@ -71,14 +71,18 @@ class Split:
         return sorted(set(self.diagnosis) | set(self.selection))
 
     def warnings(self) -> list[str]:
-        """One line per category kept whole (empty for the paper's single set, which was asked for)."""
-        if self.paper:
+        """One line naming every category kept whole with its size (empty when none is, and for the
+        paper's single set, which was asked for): one line, not one per category, so a workspace
+        of many small categories gets one warning."""
+        if self.paper or not self.whole:
             return []
         sizes = self.counts.get("diagnosis", {})
+        names = ", ".join(f"{cat} ({sizes.get(cat, 0)})" for cat in self.whole)
+        many = len(self.whole) > 1
         return [
-            f"warning: category {cat} ({sizes.get(cat, 0)} cases) is too small to split (fewer than {self.min_cases} cases, "
-            "or none would be held out): kept whole, so its gate and front scores are in-sample"
-            for cat in self.whole
+            f"warning: {len(self.whole)} categor{'ies' if many else 'y'} too small to split (fewer than {self.min_cases} cases, "
+            f"or none would be held out) {'are' if many else 'is'} kept whole, so {'their' if many else 'its'} gate and front "
+            f"scores are in-sample: {names}"
         ]
 
     def to_json(self) -> dict:

@@ -176,7 +176,13 @@ class Answerer:
                                    retriable=True), calls
             attempt += 1
             delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - first - 1))
-            time.sleep(delay / 2 + random.uniform(0, delay / 2))
+            wait = delay / 2 + random.uniform(0, delay / 2)
+            self._context.notices.say(
+                f"retry {model}",
+                f"{model}: {self._redact(_short(outcome.error))}; next try in {wait:.1f} s "
+                f"(retry {attempt - first} of {max_retries}; calls failing alike are retried too)",
+            )
+            time.sleep(wait)
 
     def _raise_if_refused(self, request: ChatRequest, model: str) -> None:
         """Raise ModelSetupError when an earlier call of `model` was refused for good (no call is made)."""
@@ -249,3 +255,12 @@ class Answerer:
         if model not in self._schema_support:
             self._schema_support[model] = bool(providers.litellm_module().supports_response_schema(model=model))
         return self._schema_support[model]
+
+
+def _short(error: str, limit: int = 200) -> str:
+    """A provider error on one line, cut to `limit` characters (litellm repeats its class name and
+    appends long provider payloads)."""
+    from frames_cli.sanitize import one_line
+
+    text = one_line(error)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

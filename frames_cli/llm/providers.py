@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from frames_cli.llm.notices import Notices, SpoolWaits
+
 if TYPE_CHECKING:
     from contextvars import ContextVar
 
@@ -92,6 +94,8 @@ class ProviderContext:
         load_world: builds the simulator's world (`sim.world.SimWorld`, opaque here); called at
             most once, on first use.
         closed: set when the client closes, so a spool wait stops instead of holding the process.
+        notices: lines about waits outside frames (a provider retried, spool answers pending).
+        spool_waits: the spool requests waiting for answers, counted for those lines.
     """
 
     root: Path
@@ -99,9 +103,14 @@ class ProviderContext:
     spool: SpoolConfig
     load_world: Callable[[], Any]
     closed: threading.Event = field(default_factory=threading.Event, repr=False)
+    notices: Notices = field(default_factory=Notices, repr=False)
+    spool_waits: SpoolWaits = field(init=False, repr=False)
     _world: Any = field(default=None, repr=False)
     _world_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _world_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.spool_waits = SpoolWaits(self.notices)
 
     def world(self) -> Any:
         """The simulator's world, loaded on first use (InputError for a bad case file)."""

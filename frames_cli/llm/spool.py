@@ -9,7 +9,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from litellm.llms.custom_llm import CustomLLM
 
@@ -67,7 +67,12 @@ class SpoolProvider(CustomLLM):
             record = {"id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name, "messages": messages}
             # Whoever answers sees the prompt, never a credential that slipped into it.
             atomic_write_text(request, Redactor()(json.dumps(record, indent=2, ensure_ascii=False)) + "\n")
-        text = _wait(answer, context.spool.timeout_s, context.spool.poll_s, context.closed)
+        context.spool_waits.start(rid)
+        try:
+            text = _wait(answer, context.spool.timeout_s, context.spool.poll_s, context.closed,
+                         lambda: context.spool_waits.poll(str(folder)))
+        finally:
+            context.spool_waits.done(rid)
         if text is None:
             raise litellm.Timeout(f"spool: no answer in {answer} after {context.spool.timeout_s} s", model=model, llm_provider=SPOOL_PREFIX)
         prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
@@ -78,9 +83,10 @@ class SpoolProvider(CustomLLM):
         return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
 
 
-def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event) -> str | None:
+def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event, waiting: Callable[[], None]) -> str | None:
     """The text of `path` once it exists, is non-empty and stopped growing; None at the deadline
-    or as soon as `stop` is set (the client closed, e.g. after Ctrl-C)."""
+    or as soon as `stop` is set (the client closed, e.g. after Ctrl-C). `waiting` is called at
+    each look (at most every second) and prints the line about pending requests when due."""
     deadline = time.monotonic() + timeout_s
     last = -1
     while time.monotonic() < deadline:
@@ -88,7 +94,8 @@ def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event) ->
         if size and size == last:
             return path.read_text(encoding="utf-8")
         last = size
-        if stop.wait(poll_s):
+        waiting()
+        if stop.wait(min(poll_s, 1.0) if not size else poll_s):
             return None
     return None
 
