@@ -54,7 +54,10 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(result.to_json())
         elif markdown != STDOUT:
-            from rich.markdown import Markdown
+            from frames_cli.commands.markdown_view import render_markdown
+            from frames_cli.commands.output import console
 
-            # Wrapped, not cropped: a change text or a failure reason must be readable in full.
-            print_trimmed(Markdown(text))
+            # Wrapped, not cropped: a change text or a failure reason must be readable in full;
+            # tables are split by columns and diff lines keep their marker (markdown_view).
+            for part in render_markdown(text, console()):
+                print_trimmed(part)

@@ -64,9 +64,10 @@ def pareto_chart(state: RunState) -> str:
     ax.scatter(*xy(front), s=70, color=FRONT, label="on the front", zorder=3)
     ax.scatter(*xy(others), s=60, facecolors="none", edgecolors=OFF, linewidths=1.5, label="passed the gate, dominated", zorder=3)
     ax.scatter(*xy(failed), s=70, marker="x", color=FAIL, linewidths=2, label="failed the gate", zorder=3)
-    for c in evaluated:
-        name = "S0" if c.parent_id is None else c.id
-        ax.annotate(name, (c.mean_tokens or 0.0, 100 * (c.pass_rate or 0.0)), textcoords="offset points", xytext=(6, 5), fontsize=8)
+    low, high = token_axis([c.mean_tokens or 0.0 for c in evaluated])
+    ax.set_xlim(low, high)
+    for (x, y), names in label_groups(evaluated, high - low).items():
+        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(6, 5), fontsize=8)
     ax.set_xlabel("mean tokens per case (lower is cheaper)")
     ax.set_ylabel("pass rate (%)")
     ax.set_ylim(-5, 105)
@@ -75,9 +76,40 @@ def pareto_chart(state: RunState) -> str:
     return _svg(fig)
 
 
+#: The token axis spans at least this share of its largest value, so a difference of a fraction
+#: of a percent is not stretched over the whole width (it reads as the tie it is).
+MIN_TOKEN_SPAN = 0.2
+
+
+def token_axis(tokens: list[float]) -> tuple[float, float]:
+    """(left, right) of the tokens-per-case axis: the points with a margin, spanning at least
+    MIN_TOKEN_SPAN of the largest value around their middle, never below 0."""
+    if not tokens:
+        return 0.0, 1.0
+    low, high = min(tokens), max(tokens)
+    span = max(high - low, MIN_TOKEN_SPAN * max(high, 1.0))
+    middle = (low + high) / 2
+    left = max(0.0, middle - 0.6 * span)
+    return left, left + 1.2 * span
+
+
+def label_groups(cands: list[Candidate], x_span: float) -> dict[tuple[float, float], list[str]]:
+    """One label per spot: candidates within 2 % of the axis span in tokens and 2 points in pass
+    rate share one label ("S0, r1c1"), placed at the first one's point, instead of printing their
+    names on top of each other."""
+    groups: dict[tuple[float, float], list[str]] = {}
+    for c in cands:
+        x, y = c.mean_tokens or 0.0, 100 * (c.pass_rate or 0.0)
+        name = "S0" if c.parent_id is None else c.id
+        spot = next((k for k in groups if abs(k[0] - x) <= 0.02 * x_span and abs(k[1] - y) <= 2.0), (x, y))
+        groups.setdefault(spot, []).append(name)
+    return groups
+
+
 def category_chart(state: RunState) -> str:
     """A heat map: one row per category (with its n), one column per evaluated candidate, each cell
-    the pass rate in %; columns of gate failures are headed in red."""
+    the pass rate in % coloured from red (low) to green (high); the names of candidates that
+    failed the gate are red."""
     import numpy as np
 
     from frames_cli.evolution.formatting import with_n
@@ -100,7 +132,7 @@ def category_chart(state: RunState) -> str:
         if c.parent_id is not None and c.gate_passed is False:
             tick.set_color(FAIL)
     ax.set_yticks(range(len(cats)), [with_n(cat, counts.get(cat), k) for cat in cats], fontsize=8)
-    ax.set_title("pass rate per category (%); red: failed the gate", fontsize=9)
+    ax.set_title("pass rate per category (%), red low to green high; a candidate named in red failed the gate", fontsize=9)
     return _svg(fig)
 
 

@@ -48,6 +48,8 @@ def test_the_page_holds_what_a_reviewer_acts_on(world, tmp_path):
     assert "a simulator of model behaviour, not a model" in html
     assert "no child: no skill reached the vote threshold" in html
     assert "r1c2: pass rate 62.5%" in html and "failed the gate: refund 50.0% &lt; floor 71.2%" in html
+    # The heat map's red is a low rate, not a failed gate (issue 31); failures are named in red.
+    assert "red low to green high" in html and "red: failed the gate" not in html
     assert '<span class="fail">FAIL</span>' in html
     assert "Always confirm the booking id before cancelling." in html  # r1c1's diff
     assert "case-7 (cancel): expected &#x27;cancelled&#x27;, got &#x27;refunded&#x27; — cancelled the wrong booking" in html
