@@ -9,17 +9,23 @@ from typing import TYPE_CHECKING, Callable
 
 from frames_cli.adopt.repair import Draft, Repair, finish, is_valid, read_draft
 from frames_cli.adopt.frontmatter import Unrepairable
+from frames_cli.adopt.update import account, check_existing, folder_files
 from frames_cli.errors import GitError, InputError, Location
 from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
-from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.workspace.atomic import atomic_write_bytes, atomic_write_text
 
 if TYPE_CHECKING:
+    from frames_cli.gitstore.store import GitStore
     from frames_cli.gitstore.worktree import Finished
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
 #: Describer: [(skill name, body)] → per skill (description, how it was written) or None to use the text.
 Describer = Callable[[list[tuple[str, str]]], list[tuple[str, str] | None]]
+
+
+#: Every FileReport status, in the order reports count them.
+STATUSES = ("valid", "repaired", "updated", "unchanged", "unrepairable")
 
 
 @dataclass
@@ -29,8 +35,10 @@ class FileReport:
     Attributes:
         source: the file as found (path relative to the workspace when inside it).
         skill: the skill's folder name in skills/ after adoption.
-        status: "valid" (nothing to change), "repaired", or "unrepairable" (left untouched).
-        changes: each change, one line.
+        status: "valid" (nothing to change), "repaired", "updated" (an earlier adoption replaced by
+            the library's new version), "unchanged" (adopted before, the library has no change),
+            or "unrepairable" (left untouched: could not be repaired, or refused).
+        changes: each change, one line (for "updated", one line per file added, removed or changed).
         reason: why it is unrepairable (None otherwise).
     """
 
@@ -75,7 +83,7 @@ class AdoptReport:
         """JSON-ready form: files, counts per status, written paths, commit, the earlier change finished."""
         return {"into": self.into, "in_place": self.in_place, "dry_run": self.dry_run, "commit": self.commit, "written": self.written,
                 "finished_earlier": self.finished.to_json() if self.finished else None,
-                "counts": {s: self.count(s) for s in ("valid", "repaired", "unrepairable")}, "files": [f.to_json() for f in self.files]}
+                "counts": {s: self.count(s) for s in STATUSES}, "files": [f.to_json() for f in self.files]}
 
 
 def find_skill_files(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -170,6 +178,7 @@ class _Plan:
     source: Path          # the skill folder found
     target: Path          # skills/<name>/
     text: str | None      # new SKILL.md text; None: the file is copied as it is
+    update: bool = False  # target holds an earlier adoption, replaced by this version
 
 
 def _describe(drafts: list[tuple[Path, Draft | None, str | None, FileReport]], describer: Describer | None) -> dict[int, tuple[str, str] | None]:
@@ -193,16 +202,52 @@ def _place(ws: Workspace, src: Path, in_place: bool, drafts: list[tuple[Path, Dr
             report.status, report.changes, report.reason = "unrepairable", [], repair.reason
             continue
         target = ws.skills_dir / repair.folder
-        clash = taken.get(repair.folder) or (_shown(ws, target) if target.exists() and target.resolve() != path.parent.resolve() else None)
+        occupied = target.exists() and target.resolve() != path.parent.resolve()
+        clash = taken.get(repair.folder) or (_shown(ws, target) if occupied and in_place else None)
         if clash:
             report.status, report.reason = "unrepairable", f"its name {repair.folder!r} is taken by {clash}; rename one of the folders and adopt again"
             continue
+        update = False
+        if occupied:  # from another folder, over a skill of that name: an update, or refused
+            existing = check_existing(ws, _store(ws), repair.folder)
+            if not existing.updatable:
+                report.status, report.reason = "unrepairable", existing.reason
+                continue
+            update = True
         taken[repair.folder] = report.source
         if draft is not None:
             report.status, report.changes = "repaired", repair.changes
+        if update:
+            old = folder_files(target, ws.root)
+            new = _new_files(ws, path.parent, target, repair.text)
+            changed = account(old, new, f"{ws.relative(target)}/")
+            report.status, report.changes = ("updated", changed) if changed else ("unchanged", [])
+            if changed:
+                plans.append(_Plan(path.parent, target, repair.text, update=True))
+            continue
         if repair.text is not None or not in_place:
             plans.append(_Plan(path.parent, target, repair.text))
     return plans
+
+
+def _store(ws: Workspace) -> GitStore | None:
+    """The workspace's repository, or None outside one."""
+    from frames_cli.gitstore.store import GitStore
+
+    try:
+        return GitStore(ws.root)
+    except GitError:
+        return None
+
+
+def _new_files(ws: Workspace, source: Path, target: Path, text: str | None) -> dict[str, bytes]:
+    """What `target` holds after adopting `source` over it: the source's files under the target's
+    name (workspace-relative paths), SKILL.md being `text` when the repair rewrote it."""
+    base = target.relative_to(ws.root)
+    files = {(base / rel).as_posix(): data for rel, data in folder_files(source, source).items()}
+    if text is not None:
+        files[(base / SKILL_FILE).as_posix()] = text.encode("utf-8")
+    return files
 
 
 def _apply(ws: Workspace, plans: list[_Plan], touch: Callable[[list[str]], None] | None = None) -> list[str]:
@@ -213,6 +258,9 @@ def _apply(ws: Workspace, plans: list[_Plan], touch: Callable[[list[str]], None]
     """
     paths: list[str] = []
     for plan in plans:
+        if plan.update:
+            paths += _replace(ws, plan, touch)
+            continue
         if plan.source.resolve() == plan.target.resolve():
             done = [ws.relative(plan.target / SKILL_FILE)]
             if touch:
@@ -236,6 +284,23 @@ def _apply(ws: Workspace, plans: list[_Plan], touch: Callable[[list[str]], None]
             atomic_write_text(plan.target / SKILL_FILE, plan.text)
         paths += moved + [ws.relative(p) for p in sorted(plan.target.rglob("*")) if p.is_file()]
     return paths
+
+
+def _replace(ws: Workspace, plan: _Plan, touch: Callable[[list[str]], None] | None) -> list[str]:
+    """Make `plan.target` hold exactly the library's new version (files added, changed, removed);
+    returns the workspace-relative paths that changed."""
+    old = folder_files(plan.target, ws.root)
+    new = _new_files(ws, plan.source, plan.target, plan.text)
+    changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+    if touch:
+        touch(changed)
+    for path in changed:
+        if path in new:
+            (ws.root / path).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(ws.root / path, new[path])
+        else:
+            (ws.root / path).unlink()
+    return changed
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -279,7 +344,12 @@ def _message(report: AdoptReport) -> str:
         if f.status == "repaired":
             lines.append(f"{SKILLS_DIR}/{f.skill} (from {f.source}):")
             lines += [f"- {change}" for change in f.changes]
+        elif f.status == "updated":
+            lines.append(f"{SKILLS_DIR}/{f.skill} updated from {f.source}:")
+            lines += [f"- {change}" for change in f.changes]
         elif f.status == "unrepairable":
             lines.append(f"not adopted: {f.source}: {f.reason}")
     summary = f"Adopt {report.count('valid') + report.count('repaired')} skill(s) as Agent Skills ({report.count('repaired')} repaired)"
+    if report.count("updated"):
+        summary += f", update {report.count('updated')} adopted before"
     return commit_message(summary, "\n".join(lines), {"Frames-Command": "adopt"})

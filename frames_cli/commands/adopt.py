@@ -41,9 +41,16 @@ def register(app: typer.Typer) -> None:
         skills/<name>/ (the folder itself is not changed). The written files are committed on the
         current branch with your git identity (`--no-commit` to leave that to you).
 
-        Exit codes: 0 done (also when some files could not be repaired: they are listed),
-        1 git refused (every file written is put back), 2 bad input (no such folder, no SKILL.md
-        in it), 75 another frames run holds the workspace lock.
+        Adopting a library again after it changed updates each skill adopted from it before and
+        unchanged since (the last commit that changed its folder is an adopt commit, and the
+        working tree holds what it committed): files added, changed (+/− lines) and removed are
+        listed per skill, and all of it is one commit. A skill a person edited since, or one of
+        that name that was never adopted, is refused and left as it is.
+
+        Exit codes: 0 done; 1 git refused (every file written is put back); 2 bad input (no such
+        folder, no SKILL.md in it), or some file was not adopted (could not be repaired, or
+        refused: the reasons are listed; the others are written and committed); 75 another
+        frames run holds the workspace lock.
         """
         from frames_cli.evolution.run_ids import new_run_id
         from frames_cli.workspace.layout import Workspace
@@ -54,6 +61,12 @@ def register(app: typer.Typer) -> None:
         with workspace_lock(ws, new_run_id(), "adopt"):
             report = _adopt(ws, config, folder, dry_run, no_commit, no_model, no_cache)
         _print(report, json_out)
+        refused = report.count("unrepairable")
+        if refused:
+            from frames_cli.errors import InputError
+
+            done = "nothing was written" if report.dry_run or not report.written else "the others were written" + (" and committed" if report.commit else "")
+            raise InputError(f"{refused} skill file(s) not adopted (the reasons are above); {done}")
 
 
 def _adopt(ws: Workspace, config: FramesConfig, folder: Path | None, dry_run: bool, no_commit: bool, no_model: bool, no_cache: bool) -> AdoptReport:
@@ -90,13 +103,20 @@ def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
         where = f" → skills/{f.skill}" if not report.in_place or f.skill != Path(f.source).parent.name else ""
         if f.status == "unrepairable":
             out.print(f"unrepairable: {f.source}: {f.reason} (left untouched)", markup=False, soft_wrap=True)
+        elif f.status == "updated":
+            out.print(f"updated: {f.source}{where} (adopted before; the library changed)", markup=False)
+            for change in f.changes:
+                out.print(f"  - {change}", markup=False, soft_wrap=True)
+        elif f.status == "unchanged":
+            out.print(f"unchanged: {f.source}{where} (adopted before; no change in the library)", markup=False)
         elif f.status == "repaired":
             out.print(f"repaired: {f.source}{where}", markup=False)
             for change in f.changes:
                 out.print(f"  - {change}", markup=False, soft_wrap=True)
         else:
             out.print(f"valid: {f.source}{where}", markup=False)
-    counts = f"{report.count('valid')} valid, {report.count('repaired')} repaired, {report.count('unrepairable')} unrepairable"
+    counts = f"{report.count('valid')} valid, {report.count('repaired')} repaired, " + "".join(
+        f"{report.count(s)} {s}, " for s in ("updated", "unchanged") if report.count(s)) + f"{report.count('unrepairable')} unrepairable"
     if report.dry_run:
         out.print(f"dry run: {counts}; nothing written", markup=False)
     elif report.commit:

@@ -92,7 +92,7 @@ def test_adopting_the_library_in_place(tmp_path: Path) -> None:
     code, report, err = _adopt(repo)
 
     assert code == 0, err
-    assert report["counts"] == {"valid": 7, "repaired": 24, "unrepairable": 0}
+    assert report["counts"] == {"valid": 7, "repaired": 24, "updated": 0, "unchanged": 0, "unrepairable": 0}
     by_skill = {f["skill"]: f for f in report["files"]}
     from frames_cli.formats.skill_file import parse_skill
 
@@ -131,7 +131,7 @@ def test_adopting_the_library_in_place(tmp_path: Path) -> None:
     validated = CliRunner().invoke(app, ["validate", "--repo", str(repo.root)])
     assert validated.exit_code == 0, validated.output
     code, again, _ = _adopt(repo)
-    assert code == 0 and again["counts"] == {"valid": 31, "repaired": 0, "unrepairable": 0} and again["commit"] is None
+    assert code == 0 and again["counts"] == {"valid": 31, "repaired": 0, "updated": 0, "unchanged": 0, "unrepairable": 0} and again["commit"] is None
 
 
 def test_dry_run_writes_and_commits_nothing(tmp_path: Path) -> None:
@@ -159,7 +159,8 @@ def test_unrepairable_files_are_left_untouched_and_named(tmp_path: Path) -> None
 
     code, report, err = _adopt(repo, "--no-commit")
 
-    assert code == 0, err
+    # Issue 31: a file not adopted is a refusal, and a refusal exits non-zero.
+    assert code == 2 and "3 skill file(s) not adopted" in err, err
     status = {f["source"]: (f["status"], f["reason"]) for f in report["files"]}
     assert status["skills/open-fence/SKILL.md"][0] == "unrepairable" and "never closed" in status["skills/open-fence/SKILL.md"][1]
     assert status["skills/latin1/SKILL.md"][0] == "unrepairable" and "not UTF-8" in status["skills/latin1/SKILL.md"][1]
@@ -324,7 +325,7 @@ def test_a_kill_during_adopt_is_finished_by_the_next_adopt(tmp_path: Path) -> No
 
     assert code == 0, err
     assert report["finished_earlier"]["action"] == "undone" and report["finished_earlier"]["files"] >= 2
-    assert report["counts"] == {"valid": 7, "repaired": 24, "unrepairable": 0}
+    assert report["counts"] == {"valid": 7, "repaired": 24, "updated": 0, "unchanged": 0, "unrepairable": 0}
     assert repo.git("status", "--porcelain") == "" and repo.git("rev-list", "--count", f"{head}..HEAD") == "1"
     assert _validate_all(repo.root / "skills") == []
 
