@@ -23,6 +23,11 @@ def register(app: typer.Typer) -> None:
             typer.Option("--body-file", metavar="FILE", show_default=False,
                          help="Write the pull-request description to FILE (default: .frames/runs/<run>/pull-request.md; -: print it)."),
         ] = None,
+        candidate: Annotated[
+            Optional[str],
+            typer.Option("--candidate", help="Publish the branch frames promote made of this member (r2c1 or <run>/r2c1) instead of the run's review branch.",
+                         show_default=False),
+        ] = None,
         again: Annotated[
             bool, typer.Option("--again", help="Push a branch published before and deleted on the remote since (merged or closed).")
         ] = False,
@@ -40,7 +45,8 @@ def register(app: typer.Typer) -> None:
         merged with the remote's (other hosts' notes are kept), the description is written again.
         A branch published before and deleted on the remote since (a merged or closed pull
         request) is not pushed again unless --again. A run that made no review branch publishes
-        nothing and says so (exit 0; --json has branch null).
+        nothing and says so (exit 0; --json has branch null); a member a person chose is
+        published with frames promote CANDIDATE, then frames publish --candidate CANDIDATE.
 
         Exit 0; 1 when the remote cannot be reached or refuses, or its branch holds a commit
         frames did not make; 2 for an unfinished or unknown run or an unknown remote; 75 when
@@ -50,7 +56,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.commands.output import console, emit_json
         from frames_cli.errors import InputError
         from frames_cli.evolution.publish import BODY_FILE, publish_run
-        from frames_cli.evolution.runs import load_run, newest_run, run_dir
+        from frames_cli.evolution.runs import find_candidate, load_run, newest_run, run_dir
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
         from frames_cli.workspace.lock import workspace_lock
@@ -58,12 +64,16 @@ def register(app: typer.Typer) -> None:
         check_stdout_users({"--json": json_out, "--body-file -": body_file == STDOUT})
         check_output_file(body_file, "--body-file")
         ws = Workspace.open(repo)
-        state = load_run(ws, run) if run else newest_run(ws)
+        store = GitStore(ws.root)
+        member = None
+        if candidate:
+            state, member = find_candidate(ws, candidate if "/" in candidate or not run else f"{run}/{candidate}", store)
+        else:
+            state = load_run(ws, run) if run else newest_run(ws)
         if state is None:
             raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
-        store = GitStore(ws.root)
         with workspace_lock(ws, state.run_id, "publish"):
-            done, body = publish_run(ws, store, state, remote, again=again)
+            done, body = publish_run(ws, store, state, remote, again=again, candidate=member)
             if body is not None:
                 target = body_file or run_dir(ws, state.run_id) / BODY_FILE
                 write_output(target, body)

@@ -80,11 +80,15 @@ def pull_request_body(ws: Workspace, store: GitStore, state: RunState, best: Can
     )
 
 
-def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *, again: bool = False) -> tuple[Publication, str | None]:
+def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *, again: bool = False,
+                candidate: Candidate | None = None) -> tuple[Publication, str | None]:
     """Push the run's review branch and refs/notes/frames to `remote`, and make the description.
 
     Args:
         remote: a configured remote's name, or a URL or path (checked by `GitStore.check_remote`).
+        candidate: publish the branch `frames promote` made of this member (`frames/<run>-<id>`)
+            instead of the run's review branch: a person's choice where the run recommended none
+            or another.
         again: push a branch that an earlier publication put on this remote and that is gone
             from it since (a merged or closed pull request's branch is usually deleted).
 
@@ -93,7 +97,8 @@ def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *,
         run made no review branch, or its branch was deleted on the remote).
 
     Raises:
-        InputError: the run is not finished, or `remote` names no remote (exit 2).
+        InputError: the run is not finished, `remote` names no remote, or `candidate` has no
+            branch (promote it first) (exit 2).
         GitError: the remote cannot be reached, refused the push, or holds a person's commit on
             the branch that the run's commit does not contain (exit 1).
     """
@@ -102,19 +107,26 @@ def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *,
     if state.status != "finished":
         raise InputError(f"run {state.run_id} is {state.status}, not finished: run `frames evolve` to finish it, then publish")
     store.check_remote(remote)
-    best = state.best()
-    if state.branch is None or best is None or best.parent_id is None:
-        return Publication(state.run_id, remote, reason=f"run {state.run_id} made no review branch (no member beat S0 by more than noise); nothing to publish"), None
+    best, branch = state.best(), state.branch
+    if candidate is not None:
+        branch = f"frames/{state.run_id}-{candidate.id}"
+        if store.list_refs(f"refs/heads/{branch}").get(f"refs/heads/{branch}") != candidate.commit:
+            raise InputError(f"{state.run_id}/{candidate.id} has no branch {branch} at its commit: make it with "
+                             f"`frames promote {state.run_id}/{candidate.id}` first (promote checks the gate and the front)")
+        best = candidate
+    if branch is None or best is None or best.parent_id is None:
+        return Publication(state.run_id, remote, reason=f"run {state.run_id} made no review branch (no member beat S0 by more than noise); "
+                                                         "nothing to publish (a member a person chose: `frames promote`, then `frames publish --candidate`)"), None
     label = store.remote_label(remote)
     store.sync_notes(remote, merge_note_texts)
     title = pull_request_title(state, best)
-    if store.remote_sha(remote, f"refs/heads/{state.branch}") is None and published_to(store, best, state.branch, label) and not again:
-        return Publication(state.run_id, remote, state.branch, best.id, best.commit, title, branch_action="deleted",
-                           reason=f"{state.branch} was published to {label} before and is gone from it since (merged or closed); "
+    if store.remote_sha(remote, f"refs/heads/{branch}") is None and published_to(store, best, branch, label) and not again:
+        return Publication(state.run_id, remote, branch, best.id, best.commit, title, branch_action="deleted",
+                           reason=f"{branch} was published to {label} before and is gone from it since (merged or closed); "
                                   "not pushed again (--again to push it anyway)"), None
     ours = {c.commit for c in state.candidates if c.commit and c.parent_id is not None}
-    pushed = store.push_branch(remote, state.branch, best.commit, replaceable=lambda sha: sha in ours)
-    record_publication(store, state, best, branch=state.branch, remote=label)
+    pushed = store.push_branch(remote, branch, best.commit, replaceable=lambda sha: sha in ours)
+    record_publication(store, state, best, branch=branch, remote=label)
     notes = store.push_notes(remote, merge_note_texts)
-    body = pull_request_body(ws, store, state, best, state.branch)
-    return Publication(state.run_id, remote, state.branch, best.id, best.commit, title, None, pushed.action, notes), body
+    body = pull_request_body(ws, store, state, best, branch)
+    return Publication(state.run_id, remote, branch, best.id, best.commit, title, None, pushed.action, notes), body

@@ -182,3 +182,24 @@ def test_unknown_remote_and_unfinished_or_branchless_runs(world) -> None:
     state_file.write_text(json.dumps({**state, "status": "stopped"}))
     unfinished = publish(root)
     assert unfinished.exit_code == 2 and "is stopped, not finished" in unfinished.stderr
+
+
+def test_a_member_a_person_promoted_is_published_with_candidate(world) -> None:
+    root, bare, menu = world
+    state_file = root / ".frames" / "runs" / menu["run_id"] / "state.json"
+    state = json.loads(state_file.read_text())
+    state_file.write_text(json.dumps({**state, "branch": None}))  # the run recommended no member
+    best = json.loads(publish(root, "--json").stdout)
+    assert best["branch"] is None and "frames publish --candidate" in best["reason"]
+    member = next(cid for cid in state["front"] if cid not in ("r0c0", "S0"))
+
+    unpromoted = publish(root, "--candidate", member)
+    assert unpromoted.exit_code == 2 and f"frames promote {menu['run_id']}/{member}" in unpromoted.stderr
+
+    assert runner.invoke(app, ["promote", member, "--repo", str(root)]).exit_code == 0
+    done = publish(root, "--candidate", member, "--json")
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.stdout)
+    branch = f"frames/{menu['run_id']}-{member}"
+    assert out["branch"] == branch and out["candidate"] == member
+    assert remote_refs(bare)[f"refs/heads/{branch}"] == git(root, "rev-parse", branch)
