@@ -7,8 +7,12 @@ Options shared by the local kinds (in `task.check` next to `kind`):
 `args` ("subset", the default: output mappings may carry keys the expected one leaves out, since
 converters keep only the arguments that decide a case; "exact": the keys must be the same).
 `set` also takes `mentions` (a key, e.g. "reply"): every string in `expected[mentions]` must also
-occur in the text of `output[mentions]` (case-folded, whitespace collapsed), for facts a case
-requires the agent to tell (tau2's `communicate_info`).
+occur in the text of `output[mentions]`, for facts a case requires the agent to tell (tau2's
+`communicate_info`), read as τ² reads them: case-folded, commas between words ignored.
+
+Every local kind reads numbers by value (`evaluation.normalise`): "5,244", "$5,244.00" and "5244"
+are the same amount, "52,44" and "15244" are not; strings are whitespace-collapsed and, with
+`ignore_case`, case-folded.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from frames_cli.evaluation.normalise import amount, holds
 from frames_cli.llm.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
@@ -63,8 +68,11 @@ def _scalar(value: Any, ignore_case: bool) -> Any:
         return value
     if isinstance(value, str):
         text = " ".join(value.split())
+        value_of = amount(text)  # "348", "$348.00" and 348 are the same amount
+        if value_of is not None:
+            return value_of
         try:
-            return float(text)  # "348" and 348 are the same amount
+            return float(text)  # "1e3", "-4"
         except ValueError:
             return text.casefold() if ignore_case else text
     if isinstance(value, (int, float)):
@@ -76,7 +84,8 @@ def same(expected: Any, got: Any, *, ignore_case: bool = True, subset: bool = Fa
     """Deep equality of JSON values, lists compared as multisets.
 
     Strings are whitespace-normalised (and case-folded with `ignore_case`); numbers and numeric
-    strings compare as floats (relative tolerance 1e-9). With `subset`, a mapping in `got` may have
+    strings (thousands separators and a currency sign allowed: `normalise.amount`) compare as
+    floats (relative tolerance 1e-9). With `subset`, a mapping in `got` may have
     keys that the expected mapping lacks.
     """
     if isinstance(expected, dict):
@@ -126,7 +135,8 @@ def describe(item: Any) -> str:
     return json.dumps(item, ensure_ascii=False, sort_keys=True)
 
 
-def _short(text: str, limit: int = 600) -> str:
+def clip(text: str, limit: int = 600) -> str:
+    """`text` cut to at most `limit` characters, a cut one ending in "…" (so a reader sees it was cut)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -142,7 +152,7 @@ class ExactCheck:
             return Verdict(False, f"answer has no `{options['field']}`")
         if same(want, got, ignore_case=options.get("ignore_case", True)):
             return Verdict(True, "equal")
-        return Verdict(False, _short(f"expected {describe(want)}, got {describe(got)}"))
+        return Verdict(False, clip(f"expected {describe(want)}, got {describe(got)}"))
 
 
 class SetCheck:
@@ -176,18 +186,18 @@ class SetCheck:
             parts.append("missing " + "; ".join(describe(m) for m in missing))
         if extra:
             parts.append("unexpected " + "; ".join(describe(e) for e in extra))
-        return Verdict(False, _short(", ".join(parts)))
+        return Verdict(False, clip(", ".join(parts)))
 
 
 def _untold(expected: Any, output: Any, key: str | None) -> list[str]:
-    """The strings of `expected[key]` absent from the text of `output[key]` (none when `key` is None)."""
+    """The strings of `expected[key]` absent from the text of `output[key]` (none when `key` is None),
+    read as τ²'s communicate check reads them (commas between words ignored) and numbers by value."""
     if key is None or not isinstance(expected, dict):
         return []
     wanted = expected.get(key) or []
     said = output.get(key) if isinstance(output, dict) else None
     text = said if isinstance(said, str) else json.dumps(said, ensure_ascii=False) if said is not None else ""
-    hay = " ".join(text.split()).casefold()
-    return [str(w) for w in (wanted if isinstance(wanted, list) else [wanted]) if " ".join(str(w).split()).casefold() not in hay]
+    return [str(w) for w in (wanted if isinstance(wanted, list) else [wanted]) if not holds(text, str(w), commas=True)]
 
 
 class ContainsCheck:
@@ -195,8 +205,8 @@ class ContainsCheck:
 
     def check(self, case: Case, output: Any) -> Verdict:
         """Pass when every expected string occurs in the output's text (both with whitespace
-        collapsed and case folded, unless `ignore_case` is false); the reason names the absent
-        ones. Never raises; usage is zero."""
+        collapsed, numbers read by value, and case folded unless `ignore_case` is false); the
+        reason names the absent ones. Never raises; usage is zero."""
         options = case.task.check.options
         got = _pick(output, options)
         if got is _MISSING or got is None:
@@ -204,10 +214,9 @@ class ContainsCheck:
         text = got if isinstance(got, str) else json.dumps(got, ensure_ascii=False)
         wanted = case.task.expected if isinstance(case.task.expected, list) else [case.task.expected]
         fold = options.get("ignore_case", True)
-        hay = " ".join(text.split()).casefold() if fold else text
-        absent = [str(w) for w in wanted if (" ".join(str(w).split()).casefold() if fold else str(w)) not in hay]
+        absent = [str(w) for w in wanted if not holds(text, str(w), fold=fold)]
         if absent:
-            return Verdict(False, _short("does not contain " + "; ".join(repr(a) for a in absent)))
+            return Verdict(False, clip("does not contain " + "; ".join(repr(a) for a in absent)))
         return Verdict(True, f"contains all {len(wanted)}")
 
 
@@ -243,7 +252,7 @@ class RubricCheck:
         """Turn the judge's ChatReply into a Verdict."""
         if not reply.ok:
             return Verdict(False, f"judge failed: {reply.error}", reply.usage, error=f"judge: {reply.error}", lost=reply.lost)
-        return Verdict(bool(reply.data["pass"]), _short(str(reply.data.get("reason", ""))), reply.usage)
+        return Verdict(bool(reply.data["pass"]), clip(str(reply.data.get("reason", ""))), reply.usage)
 
     def check(self, case: Case, output: Any) -> Verdict:
         """Ask the judge (one model call) and turn its reply into a Verdict carrying the judge's

@@ -102,6 +102,18 @@ def make_case(
     )
 
 
+def fair_check(expected: Any, proposed: Check | None) -> Check:
+    """`proposed` unless it grades `expected` more strictly than its source can mean: `exact` or
+    `contains` on text longer than `SHORT_ANSWER_WORDS` words (no agent repeats a reference sentence
+    word for word), and `exact` on short text (an agent's "I must refuse: ..." is a refusal), become
+    `default_check(expected)`; None gives `default_check` too."""
+    if proposed is None:
+        return default_check(expected)
+    if isinstance(expected, str) and (proposed.kind == "exact" or (proposed.kind == "contains" and len(expected.split()) > SHORT_ANSWER_WORDS)):
+        return default_check(expected)
+    return proposed
+
+
 @dataclass
 class MergeResult:
     """Outcome of `merge_duplicates`.

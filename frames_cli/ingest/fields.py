@@ -192,8 +192,16 @@ def _clean(value: Any) -> Any:
 
 
 
+#: Fields whose empty list is an answer, not an absent value: τ-bench's ``info.task.actions: []``
+#: says the right outcome writes nothing (a refusal), which is what a policy agent must learn.
+EMPTY_LIST_FIELDS = ("expected", "correct")
+
+
 def make_record(obj: Mapping[str, Any], columns: dict[str, str], location: Location) -> Record:
-    values = {name: _clean(nested.lookup(obj, column)) for name, column in columns.items()}
+    """The record of one row or object: each field's value at its column (cleaned, absent ones
+    left out; an empty list kept for `EMPTY_LIST_FIELDS`), and the other non-empty columns as extra."""
+    raw = {name: nested.lookup(obj, column) for name, column in columns.items()}
+    values = {name: [] if name in EMPTY_LIST_FIELDS and value == [] else _clean(value) for name, value in raw.items()}
     used = {nested.split_path(c)[0] if c not in obj else c for c in columns.values() if c}
     extra = {str(k): v for k, v in obj.items() if k not in used and _clean(v) is not None}
     return Record({k: v for k, v in values.items() if v is not None}, location, extra)

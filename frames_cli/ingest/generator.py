@@ -31,7 +31,7 @@ from frames_cli.formats.case import Case, Check, Diagnosis
 from frames_cli.formats.policy import PolicyDocument, Section
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.ingest.dedup import make_case
+from frames_cli.ingest.dedup import fair_check, make_case
 from frames_cli.ingest.text import best_sentence, overlap, sentences, token_set
 from frames_cli.llm.types import ChatReply, ChatRequest, Usage
 from frames_cli.registry import CHECKS
@@ -185,7 +185,8 @@ def _quoted_evidence(claims: Sequence[str], unit: Unit, threshold: float) -> lis
 def validate_generated(raw: dict[str, Any], unit: Unit, threshold: float, kind: str = KIND, ref: str | None = None) -> Case:
     """Turn one proposed case into a Case marked generated and unreviewed (source `kind`, `ref` or the unit's).
 
-    Evidence sentences are replaced by the unit's sentence they quote.
+    Evidence sentences are replaced by the unit's sentence they quote. The proposed check is kept
+    unless it grades text more strictly than the policy means (`dedup.fair_check`).
 
     Raises:
         ValueError: empty input text, no expected value, unknown check kind, empty category, or an
@@ -215,7 +216,7 @@ def validate_generated(raw: dict[str, Any], unit: Unit, threshold: float, kind: 
         fields=fields,
         expected=expected,
         category=category,
-        check=Check(check_kind, options) if check_kind else None,
+        check=fair_check(expected, Check(check_kind, options) if check_kind else None),
         diagnosis=Diagnosis(notes=f"generated for {unit.heading}", evidence=evidence),
         generated=True,
         reviewed=False,

@@ -20,6 +20,7 @@ from frames_cli.ingest.account import Account
 from frames_cli.ingest.tau2_customer import customer_text
 from frames_cli.ingest.tau2_data import Tau2Db, read_tasks
 from frames_cli.ingest.tau2_domains import AIRLINE, DOMAINS, Tau2Domain
+from frames_cli.ingest.tau2_reach import untellable
 
 _FLIGHT_REQUEST = re.compile(
     r"\b(chang|modif|upgrad|downgrad|push back|switch|book\b|rebook|reschedul|nonstop|cabin|business|economy)",
@@ -37,7 +38,8 @@ class Tau2Converter:
         - input.text: the customer's side (`customer_text`); input.fields: the customer's profile,
           their records (all of their own, plus any the task names), and the domain's context
           (airline: flight status; prices and the direct and one-stop options on the routes in play
-          when the request is about flights; retail: products of the items when items are in play).
+          when the request is about flights; retail: the products the customer names, and those of
+          the items when items are in play).
         - expected: ``{"actions": [...]}``, the task's reference write actions with their compared
           arguments (tau2's `compare_args` when given, else all but free text); [] when the right
           outcome writes nothing (refuse or only inform). Checked as a set with argument matching.
@@ -56,6 +58,10 @@ class Tau2Converter:
         task_ids: only these task ids (None = all), e.g. a tau2 split.
         exclude: leave these task ids out.
         shown: the tasks file's name in locations and references (relative to the workspace).
+
+    A case whose reply must mention a fact its input neither holds nor lets an agent work out
+    (`tau2_reach.untellable`) is still written, with a warning and the reason in its account line:
+    no agent can pass it until the input is completed.
 
     A task that cannot be converted (no instructions, a customer not in the database, an unknown
     domain) is skipped: `problems` gets an error at its line and `account` its fate, as bad rows
@@ -98,12 +104,22 @@ class Tau2Converter:
                 self.account.add(location, "skipped", exc.message, own_id=task_id)
                 continue
             cases.append(case)
-            self.account.add(location, "case", "", case, own_id=task_id)
+            self.account.add(location, "case", self._reach(case, location), case, own_id=task_id)
         for option, ids in (("--task", wanted or set()), ("--exclude-task", excluded)):
             missing = sorted(ids - seen)
             if missing:
                 raise InputError(f"no task with id {', '.join(map(repr, missing))} ({option})", Location(self.tasks_path))
         return cases
+
+    def _reach(self, case: Case, location: Location) -> str:
+        """"" when `case` can be passed from its input; else why not (also a warning in `problems`)."""
+        missing = untellable(case.task.expected.get("reply") or [], case.task.input)
+        if not missing:
+            return ""
+        why = ("cannot be passed from its input: the reply must mention " + ", ".join(repr(m) for m in missing)
+               + ", which the input neither holds nor gives the amounts to work out (a record or catalog entry the conversation would have looked up)")
+        self.problems.append(Problem(location, f"case {case.id} {why}", "warning"))
+        return why
 
     def _domain(self, task: dict[str, Any], location: Location) -> Tau2Domain:
         name = self.domain or ((task.get("user_scenario") or {}).get("instructions") or {}).get("domain")

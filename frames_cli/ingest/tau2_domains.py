@@ -76,14 +76,32 @@ def _airline_refine(tool: str, actions: list[dict[str, Any]], db: Tau2Db) -> str
     return "change-cabin"
 
 
+def _squash(text: str) -> str:
+    """Lower-case words with hyphens and other marks dropped: "T-Shirt" and "tshirt" both read "tshirt"."""
+    return " ".join(re.sub(r"[^a-z0-9 ]+", "", text.casefold().replace("-", "")).split())
+
+
+def named_products(products: dict[str, Any], words: str) -> list[str]:
+    """Ids of the catalog's products whose name the customer's words use ("the cheapest t-shirt",
+    "desk lamps"), in catalog order."""
+    said = f" {_squash(words)} "
+    return [pid for pid, p in products.items()
+            if isinstance(p, dict) and _squash(str(p.get("name", ""))) and re.search(rf" {re.escape(_squash(str(p['name'])))}(?:e?s)? ", said)]
+
+
 def _retail_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_items: bool, words: str) -> dict[str, Any]:
-    """The products of the customer's order items (variants, availability, prices) when items are in play."""
-    if not about_items:
-        return {}
-    wanted = [item.get("product_id") for r in records for item in r.get("items", [])]
-    wanted += [a["arguments"]["product_id"] for a in actions if a["name"] == "get_product_details" and "product_id" in (a.get("arguments") or {})]
+    """The catalog entries (variants, availability, prices) of the products the customer names, and,
+    when items are in play, of the customer's order items and the products the reference looks up.
+
+    A product the customer asks about but never ordered ("the price of the cheapest available
+    t-shirt") is named in no order: without its entry the case could not be passed from its input.
+    """
     products = db.table("products")
-    return {"products": [products[p] for p in dict.fromkeys(wanted) if p in products]}
+    wanted = named_products(products, words)
+    if about_items:
+        wanted += [item.get("product_id") for r in records for item in r.get("items", [])]
+        wanted += [a["arguments"]["product_id"] for a in actions if a["name"] == "get_product_details" and "product_id" in (a.get("arguments") or {})]
+    return {"products": [products[p] for p in dict.fromkeys(wanted) if p in products]} if wanted else {}
 
 
 AIRLINE = Tau2Domain(

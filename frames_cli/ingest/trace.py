@@ -52,6 +52,7 @@ from frames_cli.formats.case import Case, Check, Diagnosis
 from frames_cli.formats.problems import Problem
 from frames_cli.ingest.account import Account
 from frames_cli.ingest.dedup import make_case
+from frames_cli.ingest.nested import split_path
 from frames_cli.ingest.records import FieldResolver, Record, convert_records, read_records
 from frames_cli.ingest.review_log import parse_verdict, rubric_check
 from frames_cli.ingest.sessions import group_sessions
@@ -191,7 +192,7 @@ def _label(record: Record) -> tuple[str | None, str | None, Any, int | None]:
     return (label if isinstance(label, str) else None), None, None, None
 
 
-def _trace(record: Record, problems: list[Problem]) -> Trace:
+def _trace(record: Record, problems: list[Problem], actions_column: bool = False) -> Trace:
     word, note, correct, cause = _label(record)
     raw_outcome = record.text("outcome")
     reward = record.values.get("reward")
@@ -224,15 +225,32 @@ def _trace(record: Record, problems: list[Problem]) -> Trace:
         cause = next((i for i, s in enumerate(steps, start=1) if s["result"] is not None and _ERROR.search(_text(s["result"]))), None)
     expected = correct if correct is not None else record.values.get("expected")
     output = record.values.get("output", answer)
-    return Trace(steps, record.values.get("input", start), output, verdict, note, _actions(expected), cause)
+    return Trace(steps, record.values.get("input", start), output, verdict, note, _actions(expected, actions_column), cause)
 
 
-def _actions(expected: Any) -> Any:
-    """A list of actions (``{name, arguments}`` or τ-bench's ``{name, kwargs}``) as ``{"actions": [...]}``;
-    anything else as it is."""
+def _actions(expected: Any, of_actions: bool = False) -> Any:
+    """A list of actions (``{name, arguments}`` or τ-bench's ``{name, kwargs}``) as ``{"actions": [...]}``,
+    and an empty list too when `of_actions` (the field was mapped from an ``actions`` key: no write
+    action is the right outcome); anything else as it is."""
+    if isinstance(expected, list) and not expected and of_actions:
+        return {"actions": []}
     if isinstance(expected, list) and expected and all(isinstance(a, dict) and "name" in a for a in expected):
         return {"actions": [{"name": a["name"], "arguments": a.get("arguments", a.get("kwargs", {}))} for a in expected]}
     return expected
+
+
+#: What an agent is told to answer when a trace's reference is a list of actions: without it no agent
+#: could know the case wants {"actions": [...]} rather than a reply (a case its input cannot pass).
+ACTIONS_FORMAT = (
+    'A JSON object {"actions": [{"name": TOOL, "arguments": {...}}, ...], "reply": TEXT}: "actions" lists every '
+    "write action you take for this request, in any order ([] when the right response is to refuse or only to "
+    'inform); "reply" is what you tell the customer.'
+)
+
+
+def _format(expected: Any) -> str:
+    """`ACTIONS_FORMAT` for an action-list reference, else "" (the answer is free text)."""
+    return ACTIONS_FORMAT if _check(expected) is not None else ""
 
 
 def _check(expected: Any) -> Check | None:
@@ -299,7 +317,9 @@ class TraceConverter:
         return convert_records(read, self._case, self.problems, "trace", self.account, passing=lambda c: not c.diagnosis.symptom)
 
     def _case(self, record: Record) -> Case:
-        trace = _trace(record, self.problems)
+        # τ-bench's `--map expected=info.task.actions`: an empty list there is "write nothing".
+        column = self.mapping.get("expected") or ""
+        trace = _trace(record, self.problems, actions_column=bool(column) and split_path(column)[-1:] == ["actions"])
         ref = record.ref()
         text, fields = _start_input(trace.start)
         if not text and not fields:
@@ -316,7 +336,7 @@ class TraceConverter:
                     "so it cannot be the expected answer: map the reference answer with --map expected=KEY "
                     "(a τ-bench trajectory holds it in info.task.actions)")
             return make_case(KIND, ref, text=text, fields=fields, expected=expected, category=category, check=_check(expected),
-                             diagnosis=Diagnosis(notes=trace.note or ""))
+                             answer_format=_format(expected), diagnosis=Diagnosis(notes=trace.note or ""))
         if trace.verdict != "rejected":
             raise ValueError("no outcome: give `outcome`, `reward` or a reviewer `label` with a verdict")
         steps = excerpt(trace.steps, trace.cause_step, self.delayed)
@@ -329,7 +349,7 @@ class TraceConverter:
         diagnosis = Diagnosis(symptom=symptom, cause=cause, notes=trace.note or "", trajectory=steps, evidence=evidence)
         if trace.expected is not None:
             return make_case(KIND, ref, text=text, fields=fields, expected=trace.expected, category=category, check=_check(trace.expected),
-                             diagnosis=diagnosis)
+                             answer_format=_format(trace.expected), diagnosis=diagnosis)
         if evidence:
             rubric, check = rubric_check(evidence)
             return make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check, diagnosis=diagnosis)

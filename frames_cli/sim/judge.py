@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from frames_cli.evaluation.checks import clip
+from frames_cli.evaluation.normalise import canonical
 from frames_cli.ingest.text import overlap
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
@@ -16,7 +18,8 @@ def behave(call: SimCall) -> dict[str, Any]:
 
     Pass when the answer equals `task.expected` (canonical JSON, case-insensitive), or, for a text
     rubric (a string or a list of strings), when the answer holds at least FOUND_THRESHOLD of the
-    content words of every rubric item. No draw: a
+    content words of every rubric item, numbers read by value on both sides ("$5,244.00" is 5244,
+    as the judge prompt tells a model). No draw: a
     judge model is assumed reliable, so evaluation noise comes from the executor alone.
     """
     case = call.world.get(reading.case_id(call.prompt))
@@ -24,10 +27,10 @@ def behave(call: SimCall) -> dict[str, Any]:
         return {"pass": False, "reason": "the simulator does not know this case"}
     answer = reading.json_after(call.prompt, "Answer")
     expected = case.task.expected
-    canon = json.dumps(answer, sort_keys=True, ensure_ascii=False).casefold()
-    if canon == json.dumps(expected, sort_keys=True, ensure_ascii=False).casefold():
+    canon = canonical(json.dumps(answer, sort_keys=True, ensure_ascii=False))
+    if canon == canonical(json.dumps(expected, sort_keys=True, ensure_ascii=False)):
         return {"pass": True, "reason": "the answer matches the expected one"}
     items = expected if isinstance(expected, list) and all(isinstance(e, str) for e in expected) else [expected]
-    if all(isinstance(item, str) and overlap(item, canon) >= FOUND_THRESHOLD for item in items):
+    if all(isinstance(item, str) and overlap(canonical(item), canon) >= FOUND_THRESHOLD for item in items):
         return {"pass": True, "reason": "the answer states what the rubric asks for"}
-    return {"pass": False, "reason": f"the answer differs from the expected {json.dumps(expected, ensure_ascii=False)[:200]}"}
+    return {"pass": False, "reason": f"the answer differs from the expected {clip(json.dumps(expected, ensure_ascii=False), 200)}"}

@@ -58,6 +58,16 @@ def test_validation_quotes_the_section_and_drops_what_it_cannot_check():
             validate_generated(broken, CANCEL, 0.6)
 
 
+def test_a_generated_check_is_no_stricter_than_the_policy_means():
+    """A model-proposed `exact` on text, or `contains` on a sentence, would fail every reworded right answer."""
+    base = {"input": {"text": "I booked 3 days ago in economy, cancel it"}, "category": "cancel",
+            "evidence": ["the booking was made within the last 24 hours"]}
+    kinds = [validate_generated({**base, "expected": expected, "check": {"kind": kind}}, CANCEL, 0.6).task.check.kind
+             for expected, kind in [("refuse", "exact"), ("refuse", "contains"), ("Refuse: the booking is older than 24 hours and economy.", "contains"),
+                                    (4, "exact"), (["a", "b"], "set")]]
+    assert kinds == ["contains", "contains", "rubric", "exact", "set"]
+
+
 def test_generate_offline_through_the_simulator_marks_cases_for_review(workspace: Path):
     result = runner.invoke(app, ["ingest", "generate", "--cases", "4", "--json", "--repo", str(workspace)])
     assert result.exit_code == 0, result.output

@@ -338,3 +338,43 @@ def test_cli_bad_domain_exits_2(tmp_path: Path) -> None:
     result = ingest_retail(tmp_path, tmp_path / "x.yaml", "--domain", "rail")
     assert result.exit_code == 2
     assert "unknown tau2 domain 'rail' (valid: airline, retail)" in result.stderr
+
+
+def _ask_price_of_a_product_never_ordered(tasks) -> None:
+    """τ² retail task 39's shape: the customer asks the price of a product variant none of their orders holds."""
+    ins = tasks[3]["user_scenario"]["instructions"]
+    ins["reason_for_call"] = "You want to know the price of the cheapest available pair of headphones right now."
+    tasks[3]["evaluation_criteria"]["actions"] = []
+    tasks[3]["evaluation_criteria"]["communicate_info"] = ["342.81"]
+    tasks[3]["description"]["purpose"] = None
+
+
+def test_a_product_the_customer_names_is_in_the_input_though_never_ordered(tmp_path: Path) -> None:
+    converter = Tau2Converter(_retail_tasks(tmp_path, _ask_price_of_a_product_never_ordered), RETAIL)
+    case = {c.id: c for c in converter.convert()}["tau2-retail-3"]
+    orders = case.task.input["fields"]["orders"]
+    assert "342.81" not in json.dumps(orders)  # her order holds another pair, at another price
+    assert [p["name"] for p in case.task.input["fields"]["products"]] == ["Headphones"]
+    assert not converter.problems and converter.account.rows[3].reason == ""
+    from frames_cli.evaluation.checks import SetCheck
+    assert SetCheck().check(case, {"actions": [], "reply": "The cheapest available pair is $342.81."}).passed
+
+
+def test_the_account_says_when_a_case_cannot_be_passed_from_its_input(tmp_path: Path) -> None:
+    def never_named(tasks) -> None:
+        _ask_price_of_a_product_never_ordered(tasks)
+        tasks[3]["user_scenario"]["instructions"]["reason_for_call"] = "You want to know which card your last order was paid with."
+        tasks[3]["evaluation_criteria"]["communicate_info"] = ["amex"]
+    converter = Tau2Converter(_retail_tasks(tmp_path, never_named), RETAIL)
+    converter.convert()
+    row = converter.account.rows[3]
+    assert row.fate == "case" and row.reason.startswith("cannot be passed from its input: the reply must mention 'amex'")
+    [warning] = converter.problems
+    assert warning.severity == "warning" and "case tau2-retail-3 cannot be passed from its input" in warning.message
+    assert any("cannot be passed from its input" in line for line in converter.account.lines())
+
+
+def test_the_bundled_airline_tasks_can_all_be_passed_from_their_input() -> None:
+    converter = Tau2Converter(AIRLINE / "tasks.json", AIRLINE)
+    converter.convert()
+    assert not converter.problems

@@ -74,6 +74,26 @@ def test_tau_bench_reference_actions_make_a_set_checked_case(tmp_path: Path):
     assert case.task.expected == {"actions": [{"name": "cancel_reservation", "arguments": {"reservation_id": "ABC123"}}]}
     assert case.task.check.kind == "set" and case.task.check.options == {"field": "actions"}
     assert case.task.input["text"] == "Cancel my trip.\n\nABC123, yes please."  # every customer turn
+    assert case.task.answer_format.startswith('A JSON object {"actions"')  # else no agent knows to answer with actions
+
+
+def test_tau_bench_no_write_action_is_a_case_expecting_no_action(tmp_path: Path):
+    """Issue 29 item 8: `actions: []` (refuse or only inform) is the answer, not a missing one."""
+    lookup = {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "get_reservation_details", "arguments": '{"reservation_id": "ABC123"}'}}]}
+    traj = [{"role": "user", "content": "Cancel my basic economy trip ABC123."}, lookup,
+            {"role": "tool", "tool_call_id": "c", "content": '{"cabin": "basic_economy"}'},
+            {"role": "assistant", "content": "Basic economy cannot be cancelled."}]
+    items = [{"task_id": 1, "reward": 1.0, "info": {"task": {"actions": []}}, "traj": traj},
+             {"task_id": 2, "reward": 0.0, "info": {"task": {"actions": []}}, "traj": [*traj[:3], {"role": "assistant", "content": "Cancelled."}]}]
+    path = _write(tmp_path, "tau.json", json.dumps(items))
+    converter = TraceConverter(path, {"expected": "info.task.actions"})
+    cases = converter.convert()
+    assert [c.task.expected for c in cases] == [{"actions": []}, {"actions": []}]
+    assert all(c.task.check.kind == "set" and c.task.check.options == {"field": "actions"} for c in cases)
+    assert [r.fate for r in converter.account.rows] == ["passing case", "case"] and converter.problems == []
+    from frames_cli.evaluation.checks import SetCheck
+    assert SetCheck().check(cases[1], {"actions": []}).passed
+    assert not SetCheck().check(cases[1], {"actions": [{"name": "cancel_reservation", "arguments": {"reservation_id": "ABC123"}}]}).passed
 
 
 def test_default_mapping_on_a_tool_using_success_names_the_field_to_map(tmp_path: Path):
