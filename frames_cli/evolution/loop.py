@@ -245,8 +245,9 @@ class EvolutionRun:
         r.outcomes = [o.to_json() for o in outcomes]
         if not any(o.accepted for o in outcomes):
             # The last error of each dropped skill, so the console says why, not only the report.
-            why = "; ".join(f"{o.skill}: {o.errors[-1][0]}" for o in outcomes if o.errors and o.errors[-1])
-            r.note = "every rewrite was dropped by the validator" + (f" ({one_line(why)[:300]})" if why else "")
+            why = [f"{o.skill}: {_cut(one_line(o.errors[-1][0]), 140)}" for o in outcomes if o.errors and o.errors[-1]]
+            more = f"; and {len(why) - 2} more" if len(why) > 2 else ""
+            r.note = "every rewrite was dropped by the validator" + (f": {'; '.join(why[:2])}{more}" if why else "")
 
     def stage_evaluate(self, r: RoundRecord) -> None:
         """Build the child (parent files + accepted rewrites) and evaluate it on E, blind."""
@@ -343,3 +344,8 @@ def _spend(ledger: Any) -> tuple[int, float | None]:
     """(tokens, USD) spent so far by the run, from the client's ledger; USD None when no call was priced."""
     priced = any(t.calls > t.unpriced_calls for t in ledger.roles.values())
     return ledger.total_tokens, (ledger.total_usd if priced else None)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters at a word, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
