@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 #: What a credential is replaced with wherever frames writes text.
 REDACTED = "[REDACTED]"
@@ -155,3 +156,15 @@ def redact_secrets(text: str, replacement: str) -> str:
         out += [text[last : hit.start], replacement]
         last = hit.end
     return "".join(out) + text[last:]
+
+
+def redact_data(obj: Any) -> Any:
+    """`obj` (plain JSON data) with credentials in every string, keys included, replaced by REDACTED:
+    value by value, so the JSON stays valid."""
+    if isinstance(obj, str):
+        return redact_secrets(obj, REDACTED)
+    if isinstance(obj, (list, tuple)):
+        return [redact_data(v) for v in obj]
+    if isinstance(obj, dict):
+        return {redact_data(k): redact_data(v) for k, v in obj.items()}
+    return obj

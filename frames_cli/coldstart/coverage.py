@@ -62,12 +62,14 @@ def coverage(docs: list[PolicyDocument], skills: Iterable[Skill]) -> list[FileCo
     """How the back-links of `skills` cover each document's non-blank lines (stale links count
     by their line span: staleness is reported by `backlink_problems`)."""
     owners: dict[str, dict[int, list[str]]] = {d.file: {} for d in docs}
+    sizes = {d.file: len(d.view) for d in docs}
     for skill in skills:
         for link in _links(skill):
             lines = owners.get(link.file)
             if lines is None:
                 continue
-            for no in range(link.start, link.end + 1):
+            # A span past the file's end (a stale or hand-edited link) covers only the lines there are.
+            for no in range(link.start, min(link.end, sizes[link.file]) + 1):
                 names = lines.setdefault(no, [])
                 if skill.name not in names:
                     names.append(skill.name)

@@ -17,6 +17,7 @@ from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.coldstart.writer import make_skill
 from frames_cli.formats.protected import scan_protected
 from frames_cli.formats.skill import MAX_DESCRIPTION, Skill
+from frames_cli.formats.skill_checks import skill_problems
 from frames_cli.sanitize import clean
 
 if TYPE_CHECKING:
@@ -156,15 +157,19 @@ class ModelRewriter:
             chunk, verbatim = items[i]
             reply = await self.client.achat(self._request(chunk, verbatim, errors[i], neighbours.get(verbatim.name, [])))
             found = [f"the model call failed: {reply.error}"] if not reply.ok else check_rewrite(rule_text(chunk), reply.data, limit)
-            if found:
-                errors[i] = found
-                results[i] = (verbatim, "; ".join(found))
-            else:
+            if not found:
                 # Model text: control, bidi and zero-width characters never reach a skill body.
                 description = clean(reply.data.get("description") or verbatim.description)
                 body = clean(reply.data["body"])
                 body = body if body.endswith("\n") else body + "\n"
-                results[i] = (make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode), None)
+                rewritten = make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode)
+                # Whatever `frames validate` would refuse (a front-matter block in the body, ...) is refused here.
+                found = [p.message for p in skill_problems(rewritten, folder=verbatim.name) if p.severity == "error"]
+            if found:
+                errors[i] = found
+                results[i] = (verbatim, "; ".join(found))
+            else:
+                results[i] = (rewritten, None)
             if self.progress and (final or not found):
                 settled += 1
                 self.progress(settled, len(items))

@@ -213,6 +213,27 @@ def _refuse_secrets(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]
             )
 
 
+def _refuse_invalid(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]) -> None:
+    """Refuse, before anything is written, a skill `frames validate` would refuse: coldstart never
+    commits what its own validate rejects (a verbatim policy text holding a front-matter block, or a
+    protected-region marker outside code).
+
+    Raises:
+        InputError: at the policy file and the chunk's first line, quoting validate's error (exit 2).
+    """
+    from frames_cli.formats.skill_checks import skill_problems
+
+    for skill in skills:
+        errors = [p for p in skill_problems(skill, folder=skill.name) if p.severity == "error"]
+        if errors and skill.name in chunks:
+            chunk = chunks[skill.name]
+            raise InputError(
+                f"this text would make {ws.relative(ws.skills_dir / skill.name / SKILL_FILE)}, which `frames validate` refuses: "
+                f"{errors[0].message}; change the policy text (nothing was written)",
+                Location(chunk.doc.file, chunk.pieces[0].start),
+            )
+
+
 def _refuse_too_big(skills: list[Skill], chunks: dict[str, Chunk]) -> None:
     """Refuse, before anything is written, a skill its own reader would refuse (over
     `MAX_SKILL_BYTES`): one block so long that no cut can shrink it, such as a 960 KB one-line
@@ -307,6 +328,7 @@ def run_coldstart(
 
     _refuse_too_big(skills, {p.name: p.chunk for p in todo})
     _refuse_secrets(ws, skills, {p.name: p.chunk for p in todo})
+    _refuse_invalid(ws, skills, {p.name: p.chunk for p in todo})
     paths = [f"{SKILLS_DIR}/{s.name}/{SKILL_FILE}" for s in skills] + [f"{SKILLS_DIR}/{n}/{SKILL_FILE}" for n in result.removed]
     change = CheckoutChange.begin(ws.root, ws.state_dir, "coldstart") if commit and paths else None
     with change.writing() if change else nullcontext():

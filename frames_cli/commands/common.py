@@ -106,7 +106,10 @@ def write_output(path: Path, text: str) -> None:
         OSError: the file could not be written (it is then unchanged).
     """
     if path == STDOUT:
-        typer.echo(text, nl=not text.endswith("\n"))
+        from frames_cli.commands.output import shown
+
+        # As the file would be written: credentials redacted (and nothing a terminal obeys).
+        typer.echo(shown(text), nl=not text.endswith("\n"))
         return
     from frames_cli.workspace.atomic import atomic_write_text
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from frames_cli.commands.common import STDOUT, JsonOption, NoCacheOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
+from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport, Progress
@@ -95,7 +96,7 @@ def eval_command(
     case_set: Annotated[
         Optional[str], typer.Option("--set", help="Score one set as `frames evolve` divides the cases: diagnosis, selection or test (not with --cases).", show_default=False)
     ] = None,
-    samples: Annotated[Optional[int], typer.Option("--samples", min=1, help="k samples per case; k > 1 adds pass@k and pass^k (default: eval.samples).")] = None,
+    samples: Annotated[Optional[int], typer.Option("--samples", min=1, max=setting_range("eval", "samples")[1], help="k samples per case; k > 1 adds pass@k and pass^k (default: eval.samples).")] = None,
     min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 100 when the overall pass rate (0..1) is lower.")] = None,
     min_category_pass_rate: Annotated[
         Optional[float], typer.Option("--min-category-pass-rate", min=0.0, max=1.0, help="Exit 100 when any category's pass rate (0..1) is lower.")
@@ -103,7 +104,7 @@ def eval_command(
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary to this file (`-`: print it instead of the table).")] = None,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file (`-`: print it instead of the table).")] = None,
     no_cache: NoCacheOption = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, max=setting_range("eval", "jobs")[1], help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).")] = None,
     estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and price the evaluation will make at most, and exit; no model call.")] = False,
     repo: RepoOption = None,
     json_out: JsonOption = False,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
+from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
     from frames_cli.evolution.records import RunState
@@ -27,8 +28,8 @@ def register(app: typer.Typer) -> None:
         repo: RepoOption = None,
         base: Annotated[str, typer.Option("--base", help="Revision whose skills are S0.")] = "HEAD",
         resume: Annotated[Optional[str], typer.Option("--resume", help="Resume this run id.", show_default=False)] = None,
-        max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="Override evolution.max_rounds.", show_default=False)] = None,
-        seed: Annotated[Optional[int], typer.Option("--seed", help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False)] = None,
+        max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, max=setting_range("evolution", "max_rounds")[1], help="Override evolution.max_rounds.", show_default=False)] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=setting_range("evolution", "seed")[1], help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False)] = None,
         no_cache: NoCacheOption = False,
         force: Annotated[bool, typer.Option("--force", help="Start a new run even when the last finished run already evolved this base with these cases and settings.")] = False,
         estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and price a new run will make at most, and exit; no model call, nothing written.")] = False,

@@ -34,9 +34,11 @@ FormatOption = Annotated[
 OutOption = Annotated[
     Optional[Path], typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml`.", show_default=False)
 ]
+#: Most cases one `frames ingest generate --cases` asks the generator for (each is a model call's worth).
+MAX_GENERATED_CASES = 10_000
 StrictOption = Annotated[bool, typer.Option("--strict", help="Import nothing when any row is bad (exit 2).")]
 CasesOption = Annotated[
-    Optional[int], typer.Option("--cases", min=0, help="Most cases to generate (default: ingest.generated_per_section per section).", show_default=False)
+    Optional[int], typer.Option("--cases", min=0, max=MAX_GENERATED_CASES, help="Most cases to generate (default: ingest.generated_per_section per section).", show_default=False)
 ]
 
 

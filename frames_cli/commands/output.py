@@ -3,7 +3,8 @@
 Consoles read no markup and no emoji codes: what they print is mostly user text (file names, case
 ids, verdicts, reviewer notes), and rich would turn `file:100:` into "file💯" or `[red]` into a
 style. A caller that wants a style passes `markup=True` and escapes its data with
-`rich.markup.escape`.
+`rich.markup.escape`. Every text they print is `shown`: credentials redacted, control characters
+escaped, whoever printed it.
 """
 
 from __future__ import annotations
@@ -18,18 +19,37 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+def shown(text: str) -> str:
+    """`text` as frames shows it to people: credentials redacted as in the reports it writes
+    (`secretscan`), control and invisible characters as visible escapes (`sanitize.for_terminal`)."""
+    from frames_cli.sanitize import for_terminal
+    from frames_cli.secretscan import REDACTED, redact_secrets
+
+    return for_terminal(redact_secrets(text, REDACTED))
+
+
+def _console(**kw: Any) -> Console:
+    """A rich Console whose every printed text passes through `shown`: an expected value holding a
+    token, a case id holding ESC or CSI (U+009B), a category written as a YAML escape, reach the
+    terminal as the reports have them. Rich's own style and cursor codes are not text and pass."""
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class SafeConsole(Console):
+        def _render_buffer(self, buffer: Any) -> str:
+            return super()._render_buffer(seg if seg.control or not seg.text else Segment(shown(seg.text), seg.style, seg.control) for seg in buffer)
+
+    return SafeConsole(highlight=False, soft_wrap=True, markup=False, emoji=False, **kw)
+
+
 def console() -> Console:
     """A rich console on the current `sys.stdout` (made per call: CliRunner swaps stdout)."""
-    from rich.console import Console
-
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True, markup=False, emoji=False)
+    return _console(file=sys.stdout)
 
 
 def err_console() -> Console:
     """A rich console on the current `sys.stderr`."""
-    from rich.console import Console
-
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+    return _console(file=sys.stderr)
 
 
 def print_trimmed(renderable: Any) -> None:
@@ -41,12 +61,9 @@ def print_trimmed(renderable: Any) -> None:
     """
     import io
 
-    from rich.console import Console
-
     real = console()
     buffer = io.StringIO()
-    Console(file=buffer, width=real.width, color_system=real.color_system, force_terminal=real.is_terminal,
-            highlight=False).print(renderable, soft_wrap=False)
+    _console(file=buffer, width=real.width, color_system=real.color_system, force_terminal=real.is_terminal).print(renderable, soft_wrap=False)
     lines = []
     for line in buffer.getvalue().splitlines():
         trimmed = _TRAILING.sub("", line)
@@ -61,10 +78,15 @@ _TRAILING = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+$")
 def emit_json(obj: Any) -> None:
     """Print `obj` as indented JSON on stdout (for `--json`); DEL, C1, bidirectional and zero-width
     characters as `\\uXXXX` escapes like the C0 controls json escapes itself, so the JSON stays
-    the same data and a terminal shown it obeys nothing."""
+    the same data and a terminal shown it obeys nothing; credentials redacted in every string, as
+    in the JSON reports frames writes (`secretscan.redact_data`)."""
     from frames_cli.sanitize import json_escape_unsafe
+    from frames_cli.secretscan import find_secrets, redact_data
 
-    sys.stdout.write(json_escape_unsafe(json.dumps(obj, indent=2, ensure_ascii=False, default=str)) + "\n")
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    if find_secrets(text):
+        text = json.dumps(redact_data(json.loads(text)), indent=2, ensure_ascii=False)
+    sys.stdout.write(json_escape_unsafe(text) + "\n")
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -11,6 +12,7 @@ from frames_cli.errors import FramesError, InputError
 from frames_cli.evolution.consensus import Blueprint
 from frames_cli.evolution.diagnose import SKILL_NAME
 from frames_cli.evolution.prompting import REWRITE_FORMAT, json_block, skill_block
+from frames_cli.ingest.text import word_count
 from frames_cli.sanitize import clean, escape_tags, one_line, structure_tags
 
 if TYPE_CHECKING:
@@ -20,6 +22,11 @@ if TYPE_CHECKING:
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
     from frames_cli.llm.prompts import Block
+
+#: Fewest words of a description a rewriter writes: "x" or "Refunds." tells an agent nothing about
+#: when to load the skill (the catalog shows only name and description).
+MIN_DESCRIPTION_WORDS = 3
+
 
 @dataclass(frozen=True)
 class RewriteLimits:
@@ -87,7 +94,9 @@ def validate_rewrite(
     same name, metadata and body), body size, protected regions byte-identical (same texts, same
     order; a new skill may not create any), description length and characters, and no credential
     (what the audit log's Redactor would remove). Other control, bidirectional and zero-width
-    characters are removed from the body and description (`sanitize.clean`). No rule stated
+    characters are removed from the body and description (`sanitize.clean`), and blank lines
+    before the body's first line. A description the answer writes holds at least
+    MIN_DESCRIPTION_WORDS words. No front-matter block in the body (`skill_checks`). No rule stated
     twice: the body may not hold more sentences that repeat an earlier one's rule than the parent's
     body held (so near-alike lines the policy already had, such as a fee table, never count). An
     omitted or empty description keeps the current one (a new skill's: the blueprint's).
@@ -111,10 +120,15 @@ def validate_rewrite(
         text = answer.get(key) or ""
         if "\0" in text:
             errors.append(f"the {key} holds a NUL character at line {text.count(chr(10), 0, text.index(chr(0))) + 1}; a skill is plain text")
-    # Model text: control, bidi and zero-width characters go before anything is compared or kept.
-    body = clean(answer["body"])
+    # Model text: control, bidi and zero-width characters go before anything is compared or kept;
+    # blank lines before the first line of text are not part of a body (a parsed body has none).
+    body = re.sub(r"\A(?:[ \t]*\n)+", "", clean(answer["body"]))
     body = body if body.endswith("\n") else body + "\n"
-    description = clean(answer.get("description") or "").strip() or (original.description if original else fallback_description).strip()
+    written = " ".join(clean(answer.get("description") or "").split())
+    description = written or (original.description if original else fallback_description).strip()
+    if written and written != (original.description if original else "") and word_count(written) < MIN_DESCRIPTION_WORDS:
+        errors.append(f"the description {written!r} says nothing: write a sentence of at least {MIN_DESCRIPTION_WORDS} words on what the skill does "
+                      "and when to use it, or leave it out to keep the current one")
     tags = structure_tags(body)
     if len(tags) > len(structure_tags(original.body if original else "")):
         errors.append(f"the body holds the prompt tag `{tags[0]}`; a skill is Markdown, not prompt markup")

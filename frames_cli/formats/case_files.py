@@ -19,8 +19,7 @@ from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import RecordError, parse_record
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.text import SafeLoader, decode_utf8, yaml_error_line
-from frames_cli.formats.yamlbounds import check_yaml_bounds
-from frames_cli.sanitize import find_unsafe
+from frames_cli.formats.yamlbounds import check_yaml_bounds, json_too_deep
 from frames_cli.workspace.atomic import atomic_write_text
 
 _SAFE_LOADER = SafeLoader
@@ -99,6 +98,10 @@ def _records_jsonl(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None
                     raise InputError(f"not UTF-8 text (byte {exc.start} of the line)", Location(path, number)) from None
                 if not line.strip():
                     continue
+                deep = json_too_deep(line)
+                if deep:
+                    yield RecordError(deep), Location(path, number), None
+                    continue
                 try:
                     record: Any = json.loads(line, parse_constant=_no_constant)
                 except json.JSONDecodeError as exc:
@@ -106,26 +109,10 @@ def _records_jsonl(path: Path) -> Iterable[tuple[Any, Location, yaml.Node | None
                     record = RecordError(f"invalid JSON: {exc.msg} (column {exc.colno})")
                 except ValueError as exc:
                     record = RecordError(str(exc))
-                # Raw, or written as a \u escape: a control character in a case is refused as in YAML.
-                bad = find_unsafe(line if "\\u" not in line else "\n".join(_texts(record)), invisible=False)
-                if bad is not None and not isinstance(record, RecordError):
-                    record = RecordError(f"control character {bad.describe()} in the record; remove it")
+                # Escaped or not, a control character is refused by parse_record with its key.
                 yield record, Location(path, number), None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", Location(path)) from None
-
-
-def _texts(value: Any) -> Iterable[str]:
-    """Every string (keys included) of decoded JSON `value`."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _texts(item)
 
 
 def _no_constant(name: str) -> Any:

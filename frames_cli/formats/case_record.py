@@ -9,6 +9,7 @@ from typing import Any
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.case import LABELS, Case, Check, Diagnosis, Source, Task
 from frames_cli.registry import CHECKS
+from frames_cli.sanitize import LINE_BREAKS, unsafe_value
 
 CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from", "must_pass", "label")
 TASK_KEYS = ("input", "expected", "check", "answer_format")
@@ -98,8 +99,9 @@ def case_from_dict(record: Any, location: Location | None = None) -> Case:
     """Build a Case from one parsed record.
 
     Raises:
-        InputError: missing or unknown key, wrong type, empty id or category, unknown check kind;
-            located at `location` (the record's first line).
+        InputError: missing or unknown key, wrong type, empty id or category, unknown check kind,
+            a control character in any text (an invisible one or a line break in the id or
+            category), however written; located at `location` (the record's first line).
     """
     try:
         return parse_record(record, location)
@@ -129,6 +131,12 @@ def parse_record(record: Any, location: Location | None) -> Case:
     category = record["category"]
     if not isinstance(category, str) or not category.strip():
         raise RecordError("`category` must be a non-empty string", ("category",))
+    found = unsafe_value({"id": case_id, "category": category}, one_line=True) or unsafe_value(record, invisible=False)
+    if found is not None:
+        where, bad = found
+        kind = "a line break or tab" if bad.char in LINE_BREAKS else f"the character {bad.describe()}"
+        # However it was written (raw, a YAML `\e` or a JSON `\u001b` escape), it would reach terminals and prompts.
+        raise RecordError(f"`{'.'.join(where)}` holds {kind}; case text is plain text" + (" and ids and categories are one line" if kind.startswith("a line") else ""), where)
     where = _non_finite(record, ())
     if where is not None:
         raise RecordError(f"`{'.'.join(where)}` is not a finite number (NaN or infinity): no answer can match it; write a number or a string", where)

@@ -9,13 +9,16 @@ PROTECTED_CLOSE = "<!-- /frames:protected -->"
 
 #: Anything that reads as a marker, in any case or spacing; only the exact forms above are markers.
 _MARKER_LIKE = re.compile(r"frames\s*:\s*protected", re.IGNORECASE)
+#: A Markdown code fence line (CommonMark: up to three spaces, then ``` or ~~~).
+_CODE_FENCE = re.compile(r"^[ ]{0,3}(?:```|~~~)")
 
 
 def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
     """Find protected regions in a body: the one definition of the marker syntax (validate,
     coldstart and the rewrite guard all use it). A marker is `PROTECTED_OPEN` or `PROTECTED_CLOSE`
     alone on its line (surrounding spaces allowed); any other line naming `frames:protected` (no
-    spaces, upper case, inline, extra words) is a problem.
+    spaces, upper case, inline, extra words) is a problem. Lines inside fenced code blocks are
+    code: neither markers nor problems (a fence line itself is text of the region it is in).
 
     Returns:
         (regions, problems): the text between each pair of markers, in order, and (1-based body
@@ -25,8 +28,16 @@ def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
     problems: list[tuple[int, str]] = []
     open_line: int | None = None
     current: list[str] = []
+    in_code = False
     for no, line in enumerate(body.splitlines(keepends=True), 1):
         marker = line.strip()
+        if _CODE_FENCE.match(line):
+            in_code = not in_code
+        elif in_code:
+            # A marker shown in fenced code (a policy documenting frames) is code, not a marker.
+            if open_line is not None:
+                current.append(line)
+            continue
         if marker not in (PROTECTED_OPEN, PROTECTED_CLOSE) and _MARKER_LIKE.search(line):
             # A near miss (`<!--frames:protected-->`, upper case, an inline region) would protect
             # nothing while its author believes it does: it is an error, never ignored.

@@ -36,6 +36,9 @@ REFERENCES_KEY = "frames-references"
 TAGS_KEY = "frames-tags"
 GENERATED_KEY = "frames-generated"
 
+#: Highest line a back-link may name: a policy file holds at most 1,000,000 bytes
+#: (formats/policy.MAX_POLICY_BYTES), so no more lines; a larger number is a typo or a hostile edit.
+MAX_LINE = 1_000_000
 _BACKLINK_RE = re.compile(r"^(?P<file>.+?)#L(?P<start>\d+)-L(?P<end>\d+) sha256:(?P<sha>[0-9a-f]{64})(?: (?P<heading>.*))?$")
 
 
@@ -72,7 +75,7 @@ def decode_backlinks(value: str) -> list[BackLink]:
 
     Raises:
         ValueError: a line is not `<file>#L<start>-L<end> sha256:<64 hex> [heading]` (the message
-            quotes the line), or a span is empty or starts before line 1.
+            quotes the line), or a span is empty, starts before line 1 or ends after MAX_LINE.
     """
     links = []
     for raw in value.splitlines():
@@ -84,6 +87,8 @@ def decode_backlinks(value: str) -> list[BackLink]:
         start, end = int(m["start"]), int(m["end"])
         if start < 1 or end < start:
             raise ValueError(f"back-link {raw.strip()!r} has an empty line span")
+        if end > MAX_LINE:
+            raise ValueError(f"back-link {raw.strip()!r} names line {end}; a policy file has at most {MAX_LINE:,} lines")
         links.append(BackLink(m["file"], m["heading"] or "", start, end, m["sha"]))
     return links
 

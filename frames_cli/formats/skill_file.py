@@ -6,6 +6,7 @@ did not change since parsing, and the body is stored verbatim, so an edit shows 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ from frames_cli.formats.skill import KEYS, Skill, SkillSource
 from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 
 # --- parsing --------------------------------------------------------------------------------------
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_OTHER_BREAKS = ("\u2028", "\u2029", "\x85")
 
 
 def _key_segments(lines: list[str], node: yaml.MappingNode, first_line: int, last_line: int) -> list[tuple[str, yaml.Node, yaml.Node, str]]:
@@ -90,7 +94,10 @@ def parse_skill(text: str, path: Path) -> Skill:
     path = Path(path)
     if text.startswith("\ufeff"):
         raise InputError("file starts with a byte-order mark; save it as UTF-8 without BOM", Location(path, 1))
-    lines = text.splitlines(keepends=True)
+    # Lines end at line feeds only, as other readers of SKILL.md split them: `splitlines` also
+    # breaks at U+2028, U+0085 and lone CRs, where a `---` would close the front matter for frames
+    # and for no one else.
+    lines = _LINE.findall(text)
     if not lines or lines[0].rstrip("\r\n") != "---":
         raise InputError("SKILL.md must start with a YAML front matter line `---`", Location(path, 1))
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == "---"), None)
@@ -98,6 +105,11 @@ def parse_skill(text: str, path: Path) -> Skill:
         raise InputError("front matter is not closed with a `---` line", Location(path, 1))
     fm_lines = lines[1:close]
     fm_text = "".join(fm_lines)
+    other_break = next((i for i, ln in enumerate(fm_lines) if any(c in ln for c in _OTHER_BREAKS) or "\r" in ln.rstrip("\r\n")), None)
+    if other_break is not None:
+        # YAML 1.1 (PyYAML) breaks lines at them, YAML 1.2 and strictyaml do not: one file, two readings.
+        raise InputError("front matter holds a line separator (U+2028, U+2029, U+0085 or a lone CR), which YAML readers disagree on; "
+                         "use line feeds", Location(path, other_break + 2))
     if "---" in fm_text:
         # The reference validator splits the file at the first `---` after the opening fence.
         at = next(i for i, ln in enumerate(fm_lines) if "---" in ln)

@@ -1,14 +1,17 @@
-"""Bounds on a YAML text before it is composed: size, nesting depth and the values aliases expand to.
+"""Bounds on a YAML or JSON text before it is parsed: size, nesting depth and the values aliases expand to.
 
 PyYAML composes an alias as a second reference to the same node, so a "billion laughs" text of a
 few hundred bytes composes in microseconds and explodes only later, when something walks it as a
 tree (`repr`, `yaml.serialize`, JSON encoding, the simulator's prompts): 179 s and 2.7 GB before a
 MemoryError in issue 15. Deep nesting overflows the pure-Python composer's recursion. Both are
-found here on PyYAML's event stream, which is read iteratively, in one linear pass.
+found here on PyYAML's event stream, which is read iteratively, in one linear pass. Python's json
+module recurses too (a JSON Lines case nested 100,000 deep raised RecursionError): `json_too_deep`
+counts brackets outside strings first.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -77,3 +80,20 @@ def check_yaml_bounds(
 def _loc(path: Path | str, event: yaml.Event) -> Location:
     mark = event.start_mark
     return Location(path, mark.line + 1 if mark is not None else None)
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def json_too_deep(text: str, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why a JSON text nests too deep to parse safely (arrays and objects more than `max_depth`
+    levels inside each other), or None. Strings are skipped, so brackets in text do not count;
+    linear in the text's length."""
+    depth = deepest = 0
+    for bracket in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+        if deepest > max_depth:
+            return f"JSON nested more than {max_depth} levels deep"
+    return None

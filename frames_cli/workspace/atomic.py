@@ -63,24 +63,11 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o644) -> None:
 def atomic_write_json(path: Path, obj: Any) -> None:
     """Write `obj` as indented, key-sorted JSON to `path` atomically, credentials in its strings
     redacted; see `atomic_write_bytes`."""
-    from frames_cli.secretscan import find_secrets
+    from frames_cli.secretscan import find_secrets, redact_data
 
     text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     # One scan of the whole text (a state.json holds ~300,000 strings: one scan each cost 70 s per
     # bundled run); only when it finds something, redacted value by value, so JSON stays valid.
     if find_secrets(text):
-        text = json.dumps(_redacted(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        text = json.dumps(redact_data(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def _redacted(obj: Any) -> Any:
-    """`obj` (plain JSON data) with credentials in every string, keys included, redacted."""
-    from frames_cli.secretscan import REDACTED, redact_secrets
-
-    if isinstance(obj, str):
-        return redact_secrets(obj, REDACTED)
-    if isinstance(obj, (list, tuple)):
-        return [_redacted(v) for v in obj]
-    if isinstance(obj, dict):
-        return {_redacted(k): _redacted(v) for k, v in obj.items()}
-    return obj

@@ -32,6 +32,10 @@ class ModelsConfig:
     coldstart: str | None = _f(None, "rewrites policy sections into procedures; null keeps text verbatim", model=True)
 
 
+#: Largest seed setting: seeds salt hashes and seed random generators; 2³² − 1 is numpy's and
+#: every tool's largest, and a run's seed is shown and typed by people.
+MAX_SEED = 2**32 - 1
+
 #: Calls in flight per `llm.processes` worker at most: a worker's pipes reach it through the fork
 #: server as file descriptors in one message, and Linux passes at most 253 per message (SCM_MAX_FD).
 MAX_CALLS_PER_PROCESS = 240
@@ -41,18 +45,18 @@ MAX_CALLS_PER_PROCESS = 240
 class LLMConfig:
     """How model calls are made (DESIGN §7)."""
 
-    concurrency: int = _f(8, "model calls in flight at once", min=1)
+    concurrency: int = _f(8, "model calls in flight at once", min=1, max=1024)
     processes: int = _f(
-        0, "worker processes for the litellm calls (0 = this process; not in `frames eval --jobs` workers); more use more CPUs for many fast calls", min=0
+        0, "worker processes for the litellm calls (0 = this process; not in `frames eval --jobs` workers); more use more CPUs for many fast calls", min=0, max=64
     )
-    timeout_s: float = _f(60.0, "seconds before one call is abandoned and retried", min=0.001)
-    max_retries: int = _f(4, "retries on rate limits, timeouts and connection errors", min=0)
-    backoff_base_s: float = _f(0.5, "first backoff in seconds; doubles each retry, with jitter", min=0.0)
-    backoff_max_s: float = _f(20.0, "longest backoff in seconds", min=0.0)
-    temperature: float = _f(0.0, "sampling temperature for every role", min=0.0)
-    max_output_tokens: int = _f(4096, "completion token limit per call", min=1)
+    timeout_s: float = _f(60.0, "seconds before one call is abandoned and retried", min=0.001, max=86_400)
+    max_retries: int = _f(4, "retries on rate limits, timeouts and connection errors", min=0, max=20)
+    backoff_base_s: float = _f(0.5, "first backoff in seconds; doubles each retry, with jitter", min=0.0, max=3600)
+    backoff_max_s: float = _f(20.0, "longest backoff in seconds", min=0.0, max=3600)
+    temperature: float = _f(0.0, "sampling temperature for every role", min=0.0, max=2.0)
+    max_output_tokens: int = _f(4096, "completion token limit per call", min=1, max=1_000_000)
     cache: bool = _f(True, "reuse answers from .frames/cache for identical requests")
-    repair_turns: int = _f(1, "turns that show the model its JSON-Schema errors before giving up", min=0)
+    repair_turns: int = _f(1, "turns that show the model its JSON-Schema errors before giving up", min=0, max=5)
     api_base: str | None = _f(None, "base URL for an OpenAI-compatible server (vLLM, Ollama); null = provider default")
 
 
@@ -66,8 +70,8 @@ class BudgetConfig:
 
     # 20 M: the bundled example's run spends about 4.1 M on the simulator (`frames evolve --estimate`
     # says about 3.8 M before it starts); a run far beyond that is a mistake until someone says otherwise.
-    max_tokens: int | None = _f(DEFAULT_MAX_TOKENS, "prompt + completion tokens per run (each frames eval or evolve); null = no limit", min=1)
-    max_usd: float | None = _f(None, "USD per run where the model's price is known; null = no limit", min=0.0)
+    max_tokens: int | None = _f(DEFAULT_MAX_TOKENS, "prompt + completion tokens per run (each frames eval or evolve); null = no limit", min=1, max=10**12)
+    max_usd: float | None = _f(None, "USD per run where the model's price is known; null = no limit", min=0.0, max=1_000_000)
 
 
 @dataclass(frozen=True)
@@ -76,10 +80,10 @@ class RetrievalConfig:
     batch's failures by BM25 (evolution/retrieval.py); weak matches are left out."""
 
     enabled: bool = _f(True, "add matching policy passages and past skill changes to each diagnoser's prompt")
-    top_k: int = _f(5, "passages added per diagnoser batch at most", min=1)
+    top_k: int = _f(5, "passages added per diagnoser batch at most", min=1, max=100)
     min_score: float = _f(0.5, "keep a passage only when its BM25 score is at least this share of the best score for the same failure", min=0.0, max=1.0)
-    min_shared_terms: int = _f(3, "distinct content words a passage must share with a failure; fewer is a weak match, left out", min=1)
-    max_changes: int = _f(200, "past skill commits indexed, newest first (0 = policies only)", min=0)
+    min_shared_terms: int = _f(3, "distinct content words a passage must share with a failure; fewer is a weak match, left out", min=1, max=100)
+    max_changes: int = _f(200, "past skill commits indexed, newest first (0 = policies only)", min=0, max=100_000)
 
 
 @dataclass(frozen=True)
@@ -91,9 +95,9 @@ class SplitConfig:
 
     selection: float = _f(0.3, "share of each category's cases held out for the gate and the front (0 = gate on the diagnosis set, the paper's single set E)", min=0.0, max=0.9)
     test: float = _f(0.2, "share of each category's cases sealed as the test set, scored once at the end (0 = none)", min=0.0, max=0.9)
-    test_cases: str | None = _f(None, "glob of case files that are the sealed test set as a whole (besides `test`); null = none")
-    min_cases: int = _f(4, "a category with fewer cases is kept whole: all of them diagnosed and gated (in-sample), none sealed", min=2)
-    seed: int = _f(0, "salt of the case-id hash that assigns the sets; keep it fixed, or a later run may diagnose cases an earlier one held out")
+    test_cases: str | None = _f(None, "glob of case files that are the sealed test set as a whole (besides `test`), relative to the workspace; null = none", inside=True)
+    min_cases: int = _f(4, "a category with fewer cases is kept whole: all of them diagnosed and gated (in-sample), none sealed", min=2, max=100_000)
+    seed: int = _f(0, "salt of the case-id hash that assigns the sets; keep it fixed, or a later run may diagnose cases an earlier one held out", min=0, max=MAX_SEED)
 
 
 @dataclass(frozen=True)
@@ -117,19 +121,19 @@ class CostConfig:
     """Cost-directed children (evolution/cost.py): the front's "same pass rate, fewer tokens" side."""
 
     enabled: bool = _f(True, "when the parent has few failures, condense its costliest skills instead of diagnosing")
-    max_failures: int = _f(1, "a parent failing at most this many diagnosis-set cases gets a cost-directed child", min=0)
-    skills: int = _f(2, "skills condensed per cost-directed child (the most tokens per case: loads × body tokens)", min=1)
+    max_failures: int = _f(1, "a parent failing at most this many diagnosis-set cases gets a cost-directed child", min=0, max=100_000)
+    skills: int = _f(2, "skills condensed per cost-directed child (the most tokens per case: loads × body tokens)", min=1, max=100)
 
 
 @dataclass(frozen=True)
 class EvolutionConfig:
     """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
 
-    max_rounds: int = _f(6, "rounds at most", min=1)
-    patience: int = _f(3, "stop after this many rounds with no new Pareto-front member", min=1)
-    diagnosers: int = _f(3, "D: independent diagnosers per round", min=1)
-    batch_size: int | str = _f(8, "B: failing cases per diagnoser batch, or `all`", min=1)
-    vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1)
+    max_rounds: int = _f(6, "rounds at most", min=1, max=1000)
+    patience: int = _f(3, "stop after this many rounds with no new Pareto-front member", min=1, max=1000)
+    diagnosers: int = _f(3, "D: independent diagnosers per round", min=1, max=64)
+    batch_size: int | str = _f(8, "B: failing cases per diagnoser batch, or `all`", min=1, max=1000)
+    vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1, max=64)
     tolerance: float = _f(0.05, "ε: relative per-category tolerance of the gate against S0", min=0.0, max=1.0)
     gate: str = _f(
         "paper", "gate rule: `paper` (below (1 − ε)·S0 rejects; in a small category one flip of a noisy case can decide) or `noise-aware` (rejects only a drop an exact paired test finds significant, sampling further where unsure: a verdict a re-run keeps, for several times the tokens; docs/method.md)",
@@ -138,21 +142,21 @@ class EvolutionConfig:
     gate_alpha: float = _f(0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0)
     early_rejection: bool = _f(True, "stop evaluating a child once the gate must reject it (the decision is the full evaluation's)")
     gate_max_samples: int = _f(
-        40, "noise-aware gate: a category whose samples neither show a significant drop nor rule out a third of its cases broken gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α and β spent over the looks (≤ eval.samples = off)", min=1
+        40, "noise-aware gate: a category whose samples neither show a significant drop nor rule out a third of its cases broken gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α and β spent over the looks (≤ eval.samples = off)", min=1, max=1000
     )
     recommend_alpha: float = _f(
         0.05, "the best member (★, the review branch) must beat S0 on the selection set by a gain an exact paired test finds significant at this level, Bonferroni over the children the run evaluated; 1 = the highest pass rate (the paper)", min=1e-6, max=1.0
     )
-    regression_sample: int = _f(100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0)
-    anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0)
-    rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0)
-    max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1)
+    regression_sample: int = _f(100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0, max=100_000)
+    anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0, max=100)
+    rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0, max=10)
+    max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1, max=10_000)
     merge_threshold: float = _f(0.25, "proposals of different diagnosers whose rules share at least this share of content words (Jaccard) are one change; 1 = only the same words", min=0.01, max=1.0)
     duplicate_threshold: float = _f(0.4, "a rewrite is refused when it has more pairs of rule lines at least this similar (Jaccard, same numbers) than its parent; 1 = only the same words", min=0.01, max=1.0)
     attribution_steps: int = _f(
-        2, "per round, sub-children made from a child that failed the gate (or is off the front) and changed several skills: each leaves out the rewrites its broken cases loaded (0 = off)", min=0
+        2, "per round, sub-children made from a child that failed the gate (or is off the front) and changed several skills: each leaves out the rewrites its broken cases loaded (0 = off)", min=0, max=100
     )
-    seed: int = _f(0, "seed for batching, sampling and tie-breaking")
+    seed: int = _f(0, "seed for batching, sampling and tie-breaking", min=0, max=MAX_SEED)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
     split: SplitConfig = field(default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"})
     guards: GuardsConfig = field(default_factory=GuardsConfig, metadata={"doc": "what a proposal or rewrite may not write"})
@@ -163,9 +167,9 @@ class EvolutionConfig:
 class ColdstartConfig:
     """How `frames coldstart` cuts policy documents into skills."""
 
-    max_tokens: int = _f(1500, "largest section (approx. tokens) kept as one skill; longer ones are split between paragraphs, list items or tables", min=50)
-    min_tokens: int = _f(12, "sections under this many (approx.) tokens join a neighbour under the same parent heading", min=0)
-    rewrite_retries: int = _f(2, "with models.coldstart: retries, shown the validator's errors, before the verbatim text is kept", min=0)
+    max_tokens: int = _f(1500, "largest section (approx. tokens) kept as one skill; longer ones are split between paragraphs, list items or tables", min=50, max=1_000_000)
+    min_tokens: int = _f(12, "sections under this many (approx.) tokens join a neighbour under the same parent heading", min=0, max=1_000_000)
+    rewrite_retries: int = _f(2, "with models.coldstart: retries, shown the validator's errors, before the verbatim text is kept", min=0, max=10)
 
 
 @dataclass(frozen=True)
@@ -174,20 +178,20 @@ class ExecutorConfig:
 
     kind: str = _f("builtin", "`builtin` (one LLM call per step) or `command` (your own agent)", choices=("builtin", "command"))
     command: list[str] = _f([], "argv of your agent for kind `command`; gets the case on stdin")
-    timeout_s: float = _f(120.0, "seconds per case before the agent is stopped and the case fails", min=0.001)
-    max_skill_loads: int = _f(4, "skills the built-in agent may load per case", min=0)
-    max_turns: int = _f(3, "turns the built-in agent may spend asking for skills", min=1)
+    timeout_s: float = _f(120.0, "seconds per case before the agent is stopped and the case fails", min=0.001, max=86_400)
+    max_skill_loads: int = _f(4, "skills the built-in agent may load per case", min=0, max=100)
+    max_turns: int = _f(3, "turns the built-in agent may spend asking for skills", min=1, max=50)
 
 
 @dataclass(frozen=True)
 class EvalConfig:
     """`frames eval` defaults."""
 
-    samples: int = _f(1, "k: samples per case (pass@k and pass^k need k > 1)", min=1)
+    samples: int = _f(1, "k: samples per case (pass@k and pass^k need k > 1)", min=1, max=1000)
     cases: str = _f("cases/*", "glob of case files, relative to the workspace", inside=True)
-    jobs: int = _f(1, "worker processes `frames eval` spreads the cases over (each gets 1/jobs of the budget)", min=1)
+    jobs: int = _f(1, "worker processes `frames eval` spreads the cases over (each gets 1/jobs of the budget)", min=1, max=256)
     lost_retries: int = _f(
-        2, "times a case whose answer was lost (provider errors after every retry, a reply still malformed) is run again before it is left out of the scores", min=0
+        2, "times a case whose answer was lost (provider errors after every retry, a reply still malformed) is run again before it is left out of the scores", min=0, max=10
     )
     backend: str = _f(
         "local", "where a command agent (`executor.kind: command`) runs: `local` (this machine) or `ray` (Ray tasks on the cluster of RAY_ADDRESS, else a local one; pip install 'frames-cli[ray]')",
@@ -202,10 +206,10 @@ class IngestConfig:
 
     category: str = _f("uncategorized", "category of imported rows that name none")
     evidence_match: float = _f(0.6, "share of an evidence sentence's words a policy text must hold to count as its source", min=0.0, max=1.0)
-    prior_min_score: float = _f(1.0, "lowest BM25 score for attaching advice to a skill; weaker matches stay unmatched", min=0.0)
-    prior_max_skills: int = _f(2, "skills one piece of advice is attached to at most", min=1)
-    delayed_failure_steps: int = _f(2, "steps between a trace's first error and its end from which the whole trajectory is kept", min=1)
-    generated_per_section: int = _f(2, "cases the generator is asked for per uncovered policy section", min=1)
+    prior_min_score: float = _f(1.0, "lowest BM25 score for attaching advice to a skill; weaker matches stay unmatched", min=0.0, max=1000.0)
+    prior_max_skills: int = _f(2, "skills one piece of advice is attached to at most", min=1, max=100)
+    delayed_failure_steps: int = _f(2, "steps between a trace's first error and its end from which the whole trajectory is kept", min=1, max=10_000)
+    generated_per_section: int = _f(2, "cases the generator is asked for per uncovered policy section", min=1, max=100)
 
 
 @dataclass(frozen=True)
@@ -222,19 +226,19 @@ class FaultsConfig:
 class SimulatorConfig:
     """`frames-sim`: a model of LLM behaviour, not an LLM (DESIGN §8)."""
 
-    seed: int = _f(0, "seed; the same seed gives the same answers")
+    seed: int = _f(0, "seed; the same seed gives the same answers", min=0, max=MAX_SEED)
     floor: float = _f(0.1, "P(correct) of the executor when its skills tell it nothing about the case", min=0.0, max=1.0)
     ceiling: float = _f(0.95, "P(correct) when its skills state every rule the case turns on", min=0.0, max=1.0)
     policy_reading: float = _f(
         0.0, "how much of the policy section that decides a case the executor applies when its loaded skills hold it, without a sentence stating the case's rule (0 = a weak model; docs/simulator.md: a strong model)", min=0.0, max=1.0
     )
-    loads: int = _f(3, "skills the simulated executor loads per case: the best Okapi BM25 matches of its catalog lines (at most `executor.max_skill_loads`)", min=1)
+    loads: int = _f(3, "skills the simulated executor loads per case: the best Okapi BM25 matches of its catalog lines (at most `executor.max_skill_loads`)", min=1, max=100)
     p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure: the case's rules, without its values, and its policy section's statements that the retrieved policy shows and no skill states)", min=0.0, max=1.0)
     p_literal: float = _f(0.5, "P(a diagnoser that misses the cause copies the case's evidence, values and all, instead of proposing noise)", min=0.0, max=1.0)
     p_forget: float = _f(0.25, "P(the rewriter drops an existing rule sentence)", min=0.0, max=1.0)
     p_forget_anchored: float = _f(0.08, "the same when anchor cases are in the prompt", min=0.0, max=1.0)
     p_verbose: float = _f(0.3, "P(the rewriter states a rule it adds twice, in other words)", min=0.0, max=1.0)
-    latency_s: float = _f(0.0, "seconds each simulated call takes", min=0.0)
+    latency_s: float = _f(0.0, "seconds each simulated call takes", min=0.0, max=3600)
     mislabelled: list[str] = _f([], "ids of cases whose expected result the simulated world holds to contradict the policy: a diagnoser that sees the cause (p_insight) disputes the case instead of proposing a rule")
     faults: FaultsConfig = field(default_factory=FaultsConfig, metadata={"doc": "fault injection"})
 
@@ -244,8 +248,8 @@ class SpoolConfig:
     """The spool provider: a person or program answers each request file (air-gapped teams)."""
 
     dir: str = _f(".frames/spool", "folder for request and answer files, relative to the workspace", inside=True)
-    timeout_s: float = _f(3600.0, "seconds to wait for an answer file", min=0.001)
-    poll_s: float = _f(1.0, "seconds between looks for the answer", min=0.001)
+    timeout_s: float = _f(3600.0, "seconds to wait for an answer file", min=0.001, max=2_592_000)
+    poll_s: float = _f(1.0, "seconds between looks for the answer", min=0.001, max=3600)
 
 
 @dataclass(frozen=True)
@@ -281,6 +285,20 @@ TEAM_SETTINGS = (
 
 #: Where the reference of every setting lives, relative to the frames repository.
 SETTINGS_REFERENCE = "docs/settings.md"
+
+
+def setting_range(section: str, name: str) -> tuple[float, float]:
+    """(min, max) of the numeric setting `section.name` (dotted sections: "evolution"), for command
+    options that override it (`typer.Option(min=..., max=...)`), so a flag is bounded as frames.yaml is.
+
+    Raises:
+        KeyError: no such setting, or it has no range.
+    """
+    obj: Any = FramesConfig()
+    for part in section.split("."):
+        obj = getattr(obj, part)
+    meta = {f.name: f.metadata for f in dataclasses.fields(obj)}[name]
+    return meta["min"], meta["max"]
 
 
 def with_overrides(config: FramesConfig, section: str, **changes: Any) -> FramesConfig:

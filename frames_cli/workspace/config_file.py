@@ -16,7 +16,8 @@ import yaml
 from frames_cli.errors import ConfigError, Location
 from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 from frames_cli.formats.yamlbounds import check_yaml_bounds
-from frames_cli.workspace.config import CONFIG_FILE, MAX_CALLS_PER_PROCESS, SETTINGS_REFERENCE, EvolutionConfig, ExecutorConfig, FramesConfig, LLMConfig, SplitConfig
+from frames_cli.sanitize import LINE_BREAKS, unsafe_value
+from frames_cli.workspace.config import CONFIG_FILE, MAX_CALLS_PER_PROCESS, SETTINGS_REFERENCE, ColdstartConfig, EvolutionConfig, ExecutorConfig, FramesConfig, LLMConfig, SplitConfig
 
 #: Largest frames.yaml read; the template `frames init` writes is about 8 KB.
 MAX_CONFIG_BYTES = 1_000_000
@@ -53,6 +54,11 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
         if type(None) in args:
             return None
         raise bad()
+    found = unsafe_value(value, one_line=True)
+    if found is not None:
+        # A YAML escape (`"\e]0;x\a"`, `"\u202e"`) is plain text in the file and a control character once read.
+        kind = "a line break or tab" if found[1].char in LINE_BREAKS else f"the character {found[1].describe()}"
+        raise ConfigError(f"`{key}` holds {kind}; settings are plain one-line text", loc)
     for arg in args:
         if typing.get_origin(arg) is list:
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -134,6 +140,8 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
         raise ConfigError(f"`{prefix}.selection` + `{prefix}.test` is {built.selection + built.test:g}; at most 0.9, so that cases are left to diagnose", loc)
     if isinstance(built, EvolutionConfig):
         check_votes(built, loc)
+    if isinstance(built, ColdstartConfig) and built.min_tokens > built.max_tokens:
+        raise ConfigError(f"`{prefix}.min_tokens` {built.min_tokens} is more than `{prefix}.max_tokens` {built.max_tokens}", loc)
     if isinstance(built, ExecutorConfig) and built.kind == "command" and not built.command:
         raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", loc)
     if isinstance(built, FramesConfig) and built.eval.backend == "ray" and built.executor.kind != "command":

@@ -25,16 +25,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _number(value: float) -> str:
+    """A bound as people read it: integers in full with thousands separators (4,294,967,295, not 4.29497e+09)."""
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
 def _allowed(tp: Any, meta: dict[str, Any]) -> str:
     parts = [type_name(tp)]
     if "choices" in meta:
         parts.append("one of " + ", ".join(f"`{c}`" for c in meta["choices"]))
     if "min" in meta and "max" in meta:
-        parts.append(f"{meta['min']:g} to {meta['max']:g}")
+        parts.append(f"{_number(meta['min'])} to {_number(meta['max'])}")
     elif "min" in meta:
-        parts.append(f"at least {meta['min']:g}")
+        parts.append(f"at least {_number(meta['min'])}")
     elif "max" in meta:
-        parts.append(f"at most {meta['max']:g}")
+        parts.append(f"at most {_number(meta['max'])}")
     if meta.get("inside"):
         parts.append("a path inside the workspace")
     return "; ".join(parts)

@@ -78,7 +78,7 @@ def test_new_skill_may_not_create_protected_regions():
     body = "# Pets\n<!-- frames:protected -->\nlocked\n<!-- /frames:protected -->\n"
     text, errors = validate_rewrite(None, "pet-policy", {"body": body, "description": "Pets."}, LIMITS)
     assert text is None and errors
-    text, errors = validate_rewrite(None, "pet-policy", {"body": "# Pets\n- Pets fly in the cabin.\n", "description": "Pets."}, LIMITS)
+    text, errors = validate_rewrite(None, "pet-policy", {"body": "# Pets\n- Pets fly in the cabin.\n", "description": "Pets in the cabin."}, LIMITS)
     assert errors == [] and parse_skill(text, Path("skills/pet-policy/SKILL.md")).name == "pet-policy"
 
 
