@@ -89,7 +89,8 @@ def register(app: typer.Typer) -> None:
             return
         said = {"created": "created", "updated": "updated (fast-forward)", "replaced": "moved to the run's best member",
                 "unchanged": "already up to date", "behind": "left as it is: it has commits on top of the run's"}[done.branch_action]
-        notes = {"pushed": "pushed (merged with the remote's)", "unchanged": "already up to date", "none": "none to push"}[done.notes_action]
+        notes = {"pushed": "pushed", "merged": "merged with the remote's and pushed", "unchanged": "already up to date",
+                 "none": "none to push"}[done.notes_action]
         out.print(f"Published {done.branch} ({done.candidate}, {done.commit[:12]}) to {remote}: {said}.", markup=False, highlight=False)
         out.print(f"Notes refs/notes/frames: {notes}.", markup=False, highlight=False)
         if done.body_file:

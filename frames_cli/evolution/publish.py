@@ -36,7 +36,7 @@ class Publication:
         branch_action: `BranchPush.action` ("created", "updated", "replaced", "unchanged",
             "behind"), or "deleted" when an earlier publication's branch is gone from the remote
             (merged or closed there) and was not pushed again.
-        notes_action: "pushed", "unchanged" or "none".
+        notes_action: "pushed", "merged" (with notes only the remote had), "unchanged" or "none".
         reason: why nothing was published, when so.
     """
 
@@ -118,7 +118,7 @@ def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *,
         return Publication(state.run_id, remote, reason=f"run {state.run_id} made no review branch (no member beat S0 by more than noise); "
                                                          "nothing to publish (a member a person chose: `frames promote`, then `frames publish --candidate`)"), None
     label = store.remote_label(remote)
-    store.sync_notes(remote, merge_note_texts)
+    synced = store.sync_notes(remote, merge_note_texts)
     title = pull_request_title(state, best)
     if store.remote_sha(remote, f"refs/heads/{branch}") is None and published_to(store, best, branch, label) and not again:
         return Publication(state.run_id, remote, branch, best.id, best.commit, title, branch_action="deleted",
@@ -128,5 +128,7 @@ def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *,
     pushed = store.push_branch(remote, branch, best.commit, replaceable=lambda sha: sha in ours)
     record_publication(store, state, best, branch=branch, remote=label)
     notes = store.push_notes(remote, merge_note_texts)
+    if synced and notes == "pushed":
+        notes = "merged"
     body = pull_request_body(ws, store, state, best, branch)
     return Publication(state.run_id, remote, branch, best.id, best.commit, title, None, pushed.action, notes), body

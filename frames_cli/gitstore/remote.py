@@ -150,7 +150,8 @@ class GitRemote(GitNotes):
         when the remote moved meanwhile, the whole step is repeated (PUSH_ATTEMPTS times).
 
         Returns:
-            "pushed", "unchanged" (the remote already had our notes) or "none" (we have no notes).
+            "pushed", "merged" (pushed after merging notes only the remote had), "unchanged" (the
+            remote already had our notes) or "none" (we have no notes).
 
         Raises:
             GitError: the remote cannot be reached, or kept moving on every attempt.
@@ -162,19 +163,24 @@ class GitRemote(GitNotes):
             theirs = self.remote_sha(remote, NOTES_REF)
             if theirs == ours:
                 return "unchanged"
-            if theirs is not None and not self._is_ancestor(theirs, ours):
+            merged = theirs is not None and not self._is_ancestor(theirs, ours)
+            if merged:
                 self._merge_notes(remote, merge)
+                if self._ref_sha(NOTES_REF) == theirs:  # theirs held all of ours: a fast-forward
+                    return "unchanged"
             try:
                 self._run("push", "--quiet", "--end-of-options", remote, f"{NOTES_REF}:{NOTES_REF}", env=_quiet_env())
-                return "pushed"
+                return "merged" if merged else "pushed"
             except GitError as exc:
                 last = exc
         raise GitError(f"{remote} kept receiving other notes while frames pushed its own ({last})")
 
-
-    def sync_notes(self, remote: str, merge: Callable[[str, str], str]) -> None:
+    def sync_notes(self, remote: str, merge: Callable[[str, str], str]) -> bool:
         """Bring `remote`'s refs/notes/frames into ours (as `push_notes` does), without pushing: a
         fresh clone then knows what earlier jobs recorded (their publications, their runs).
+
+        Returns:
+            Whether the remote had notes ours lacked (fetched or merged in).
 
         Raises:
             GitError: the remote cannot be reached.
@@ -182,11 +188,14 @@ class GitRemote(GitNotes):
         theirs = self.remote_sha(remote, NOTES_REF)
         ours = self._ref_sha(NOTES_REF)
         if theirs is None or theirs == ours:
-            return
+            return False
         if ours is None:
             self._fetch(remote, NOTES_REF, NOTES_REF)
-        elif not self._is_ancestor(theirs, ours):
-            self._merge_notes(remote, merge)
+            return True
+        if self._is_ancestor(theirs, ours):
+            return False
+        self._merge_notes(remote, merge)
+        return True
 
     def _notes(self, ref: str) -> dict[str, str]:
         """{annotated commit: note blob} of notes ref `ref`."""

@@ -128,7 +128,7 @@ def test_publishing_again_updates_and_never_duplicates(world, tmp_path: Path) ->
     third = publish(root, "--json")
     assert third.exit_code == 0, third.output
     out = json.loads(third.stdout)
-    assert out["branch_action"] == "behind" and out["notes_action"] == "pushed"
+    assert out["branch_action"] == "behind" and out["notes_action"] == "merged"
     refs = remote_refs(bare)
     assert refs[f"refs/heads/{branch}"] == follow_up
     assert [r for r in refs if r.startswith("refs/heads/frames/")] == [f"refs/heads/{branch}"]
