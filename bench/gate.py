@@ -66,7 +66,7 @@ The gate checks are made at every k of --samples and sequentially, side by side 
 skill sets and children).
 
 Usage: python bench/gate.py [--seeds 0 1 2 3 4] [--samples 1 5 10 20 40] [--sequential-start 1 5] [--sequential-max 40]
-                            [--reruns 6] [--before REV] [--max-rounds N]
+                            [--reruns 6] [--before REV] [--max-rounds N] [--new-every N]
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ EXAMPLE_BEFORE = ("frames.yaml", "policies", "skills")
 #: main just before issue #12's first change: the "before" of tokens-per-run and cacheable-prefix-share.
 BEFORE = "3c20bc3"
 RULES = ("paper", "noise-aware")
-#: later-run: every NEW_EVERY-th case by id arrives after the first run (3 of the bundled 30).
+#: later-run: every NEW_EVERY-th case by id arrives after the first run (3 of the bundled 30; --new-every).
 NEW_EVERY = 10
 _BEFORE_RUN = """
 import json, os, sys
@@ -347,7 +347,7 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
             tally["aware_rejected"] += not c.gate_passed
             tally["aware_stopped"] += bool(c.gate_details.get("early_stop"))
     for rule in RULES:
-        first, later = later_run(tmp, example, seed, {**rounds, "gate": rule})
+        first, later = later_run(tmp, example, seed, {**rounds, "gate": rule}, args.new_every)
         tally["first_run", rule].append(first)
         tally["later_run", rule].append(later)
     for key, root, run_id in (("prefix_before", before_root, old["run_id"]), ("prefix_after", after_root, after.run_id)):
@@ -364,9 +364,9 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
         gate_checks(*samples_outcomes(early_root, commit, size * (args.reruns + 1)), size, args, tally)
 
 
-def later_run(tmp: Path, example: Path, seed: int, evolution: dict) -> tuple[int, int]:
+def later_run(tmp: Path, example: Path, seed: int, evolution: dict, every: int = NEW_EVERY) -> tuple[int, int]:
     """Tokens (ledger, all roles) of two runs on the same base: the first on all cases but every
-    NEW_EVERY-th by id, then a later one when those have arrived (a new case file, as a nightly
+    `every`-th by id, then a later one when those have arrived (a new case file, as a nightly
     ingest adds). The new cases change the simulator's world, so the model cache answers none of
     the later run's calls; S0's extra gate samples on the other cases come from the sample store
     (evaluation/samples.py)."""
@@ -375,7 +375,7 @@ def later_run(tmp: Path, example: Path, seed: int, evolution: dict) -> tuple[int
     root = workspace(tmp, example, seed, evolution)
     path = root / "cases" / "tau2-airline.yaml"
     cases = sorted(load_cases([path]), key=lambda c: c.id)
-    arriving = cases[NEW_EVERY - 1::NEW_EVERY]
+    arriving = cases[every - 1::every]
     write_cases(path, [c for c in cases if c not in arriving])
     first = evolve(Workspace.open(root), EvolveOptions()).state.spend_tokens
     write_cases(root / "cases" / "arrived.yaml", arriving)
@@ -398,6 +398,7 @@ def main() -> None:
                         help="k of the sequential noise-aware gate's first look (several: side by side; 1 is the bundled example's eval.samples)")
     parser.add_argument("--stage", type=int, default=8, help="cases per stage of early rejection inside a look (the bundled llm.concurrency)")
     parser.add_argument("--sequential-max", type=int, default=40, help="evolution.gate_max_samples of the sequential gate")
+    parser.add_argument("--new-every", type=int, default=NEW_EVERY, help="later-run: every N-th case by id arrives after the first run")
     args = parser.parse_args()
     kinds = ("aa", "planted", "planted-any", "planted-partial")
     tally: dict = {(kind, r, k): [] for kind in kinds for r in RULES for k in args.samples}
@@ -459,7 +460,8 @@ def main() -> None:
           f" {tally['aware_stopped']} of them early")
     fp, fa = statistics.mean(tally["first_run", "paper"]), statistics.mean(tally["first_run", "noise-aware"])
     lp, la = statistics.mean(tally["later_run", "paper"]), statistics.mean(tally["later_run", "noise-aware"])
-    print(f"{'later-run':<31} evolution.gate: noise-aware against paper, two runs on one base (27 cases, then 3 more arrive):"
+    arrived = len(range(args.new_every - 1, 30, args.new_every))
+    print(f"{'later-run':<31} evolution.gate: noise-aware against paper, two runs on one base ({30 - arrived} cases, then {arrived} more arrive):"
           f" first run {fa:,.0f} against {fp:,.0f} ({fa / fp:.2f}×); later run {la:,.0f} against {lp:,.0f} ({la / lp:.2f}×;"
           f" S0's extra samples from the sample store)")
     print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters; the same two runs)")

@@ -119,7 +119,10 @@ def eval_command(
 
     Cases that pass in every sample enter the regression pool with the skills they used.
 
-    Exit codes: 0 ok, 1 run-time failure, 2 bad input, 100 a --min-*pass-rate threshold failed.
+    With `llm.batch` the calls go to the provider's batch API: the command exits 75 while a batch
+    runs and, run again later, goes on from the answers.
+
+    Exit codes: 0 ok, 1 run-time failure, 2 bad input, 75 waiting for a provider batch, 100 a --min-*pass-rate threshold failed.
     """
     from frames_cli.errors import ThresholdError
     from frames_cli.commands.output import progress_bar
@@ -174,6 +177,13 @@ def eval_command(
 
     rubric = any(c.task.check.kind == "rubric" for c in case_list)
     require_keys(ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else []))
+    from frames_cli.llm.batch import batch_notices, wait_for_batches
+
+    wait_for_batches(ws, config)
+    for line in batch_notices(config):
+        from frames_cli.commands.output import err_console
+
+        err_console().print(line, markup=False, soft_wrap=True)
     run_dir = ws.state_dir / EVALS_DIR / new_run_id()
     n_jobs = jobs or config.eval.jobs
     if n_jobs > 1 and config.eval.backend == "ray":

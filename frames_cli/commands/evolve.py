@@ -49,8 +49,12 @@ def register(app: typer.Typer) -> None:
         A new run first prints its estimate (calls at most, tokens, price where litellm knows it) and
         a warning when that exceeds `budget.*`; `--estimate` prints it and stops there.
 
-        Exit codes: 0 done, 1 run-time failure, 2 bad input, 75 another run holds the lock,
-        130/143 stopped by SIGINT/SIGTERM (resumable).
+        With `llm.batch` each stage's calls go to the provider's batch API (about half the price):
+        the run stops with exit 75 and a line naming the batches it waits for and since when, and a
+        later `frames evolve` (the next cron tick) goes on from their answers.
+
+        Exit codes: 0 done, 1 run-time failure, 2 bad input, 75 another run holds the lock or a
+        provider batch is still running, 130/143 stopped by SIGINT/SIGTERM (resumable).
         """
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.driver import EvolveOptions

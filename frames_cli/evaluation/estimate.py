@@ -79,12 +79,24 @@ class Estimate:
         notes: the assumptions that matter for this run (one line each).
         short: for `frames evolve`, the expected spend of the shortest usual run (it stops at
             patience; evolution/estimate.py), whose bounds are not used; None for `frames eval`.
+        batched: roles priced at their batch price (`llm.batch`).
     """
 
     roles: dict[str, RoleEstimate] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     short: Estimate | None = None
+    batched: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, config: FramesConfig) -> Estimate:
+        """An empty estimate priced as `config` says: the roles of `llm.batch` at their batch price
+        (llm/check.price_of), with a note naming them."""
+        from frames_cli.llm.batch import batched_roles
+
+        batched = frozenset(batched_roles(config))
+        notes = [f"llm.batch: {', '.join(sorted(batched))} priced at the provider's batch price where it has one"] if batched else []
+        return cls(notes=notes, batched=batched)
 
     def role(self, name: str, model: str | None) -> RoleEstimate:
         """The estimate of role `name` (created empty on first use)."""
@@ -120,7 +132,7 @@ class Estimate:
         for name, r in self.roles.items():
             if not r.calls_max:
                 continue
-            price = price_of(self.models.get(name, ""))
+            price = price_of(self.models.get(name, ""), batch=name in self.batched)
             if price is None:
                 return None, None
             expected += (r.prompt_tokens * price.input_per_million + r.completion_tokens * price.output_per_million) / 1e6
@@ -158,7 +170,7 @@ class Estimate:
 
 def evaluation_estimate(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, samples: int) -> Estimate:
     """What evaluating `skills` on `cases` × `samples` will spend (see the module docstring)."""
-    out = Estimate()
+    out = Estimate.of(config)
     add_evaluation(out, cases, skills, config, samples)
     return out
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.evaluation.checks import LOCAL_CHECKS, RubricCheck, Verdict
 from frames_cli.evaluation.metrics import mean_over_cases, pass_at_k, pass_hat_k
+from frames_cli.llm.batch import BatchPending
 from frames_cli.llm.types import Usage
 
 if TYPE_CHECKING:
@@ -232,6 +233,8 @@ def evaluate(
     Raises:
         ValueError: `samples` < 1, or rubric cases without a `judge`.
         BudgetExceeded: from the model layer, when the run's budget is spent.
+        BatchPending: batch mode (`llm.batch`): calls went to provider batches; raised once every
+            chunk's calls were sent (the last chunk's exception, which names every pending batch).
     """
     if samples < 1 or first_sample < 0:
         raise ValueError("samples must be at least 1 and first_sample at least 0")
@@ -240,17 +243,26 @@ def evaluate(
     views = [c.agent_view() for c in cases]
     by_sample: list[list[CaseResult]] = [[] for _ in range(samples)]
     done, total = 0, samples * len(cases)
+    waiting: BatchPending | None = None
     with _old_objects_frozen():
         for sample in range(samples):
             for start in range(0, len(cases), PROGRESS_CHUNK):
                 chunk = slice(start, start + PROGRESS_CHUNK)
-                agent_results = executor.run(views[chunk], skills, first_sample + sample)
-                if len(agent_results) != len(views[chunk]):
-                    raise ValueError(f"executor returned {len(agent_results)} results for {len(views[chunk])} cases")
-                by_sample[sample] += _check_all(cases[chunk], agent_results, first_sample + sample, judge)
+                try:
+                    agent_results = executor.run(views[chunk], skills, first_sample + sample)
+                    if len(agent_results) != len(views[chunk]):
+                        raise ValueError(f"executor returned {len(agent_results)} results for {len(views[chunk])} cases")
+                    by_sample[sample] += _check_all(cases[chunk], agent_results, first_sample + sample, judge)
+                except BatchPending as exc:
+                    # Batch mode: this chunk's calls were sent as a batch; the other chunks' go out
+                    # in this same run too, so a stage waits for one round of batches, not one per chunk.
+                    waiting = exc
+                    continue
                 done += len(agent_results)
                 if progress:
                     progress(done, total)
+        if waiting is not None:
+            raise waiting
         for retry in range(1, lost_retries + 1):
             if not _run_lost_again(cases, views, skills, executor, by_sample, judge, retry, first_sample):
                 break

@@ -19,6 +19,7 @@ from frames_cli.evolution.runs import load_run, run_dir
 from frames_cli.evolution.settings import Settings
 from frames_cli.evolution.snapshot import changed_since, guard_rules_note, run_fingerprint, run_snapshot
 from frames_cli.evolution.splits import Split, describe_split, split_cases
+from frames_cli.llm.batch import batch_notices, wait_for_batches
 from frames_cli.llm.check import require_keys
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
 
     Raises:
         LockedError: another frames run holds the lock (exit 75).
+        BatchPending: batch mode (`llm.batch`): a provider batch is still running, found before
+            anything is replayed, or sent by this run's stage (exit 75; the run resumes later).
         InputError / ConfigError: bad cases, skills or settings, or a `seed` other than the resumed
             run's (exit 2); nothing is written.
         GitError: the base revision does not exist.
@@ -124,6 +127,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
     run_id = run_id or new_run_id()
     with workspace_lock(ws, run_id, "evolve"):
+        # Batch mode: while a provider batch runs, stop at once (exit 75) rather than replay to it.
+        wait_for_batches(ws, config)
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
         settings = Settings.from_json(memory.settings)
         if options.max_rounds is not None:
@@ -146,6 +151,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             on_event(line)
         if not resumed:
             for line in _estimate_lines(config, settings, cases, split, base_files, store.read_files(state.base, "policies/")):
+                on_event(line)
+            for line in batch_notices(config):
                 on_event(line)
         warning = _small_categories(cases, list(split.selection), settings)
         if warning:

@@ -68,7 +68,7 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
     evaluated = [cases[c] for c in split.evaluated()]
     diagnosis = [cases[c] for c in split.diagnosis]
     test = [cases[c] for c in split.test]
-    out = Estimate()
+    out = Estimate.of(config)
     add_evaluation(out, evaluated, skills, config, settings.samples, times=1 + rounds, max_times=1 + children)
     # The test set is scored for S0 and each front member: assumed S0 and half the children.
     front = 1 + math.ceil(rounds / 2)
@@ -77,7 +77,7 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
     if extra:
         add_evaluation(out, [cases[c] for c in split.selection], skills, config, extra, times=0, max_times=1 + children)
     short_rounds = min(settings.patience, rounds)
-    out.short = short = Estimate()
+    out.short = short = Estimate(batched=out.batched)
     add_evaluation(short, evaluated, skills, config, settings.samples)
     stage = evaluated[: settings.stage_cases or config.llm.concurrency] if settings.early_rejection else evaluated
     add_evaluation(short, stage, skills, config, settings.samples, times=short_rounds)
@@ -91,7 +91,7 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
             est.role("diagnoser", config.models.diagnoser).add(diagnosers, n)
             est.role("rewriter", config.models.rewriter).add(rewrites, n)
     first = f"the first {len(stage)} cases of each child (early rejection)" if settings.early_rejection else "each child in full"
-    out.notes = [
+    out.notes = out.notes + [
         f"about: {1 + rounds} evaluations of {len(evaluated)} cases × {settings.samples} sample(s) (S0 and one child per round, "
         f"all {rounds} rounds)" + (f", the {len(test)} sealed test cases scored for {front} front member(s)" if test else ""),
         f"from: the run stops at patience after {short_rounds} round(s): S0 in full and {first}" + (", the test set for S0" if test else ""),

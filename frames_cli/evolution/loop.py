@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import BudgetExceeded, FramesError, ModelError
+from frames_cli.llm.batch import BatchPending
 from frames_cli.evolution import commit as commits
 from frames_cli.evolution.candidates import Candidates, skill_names
 from frames_cli.evolution.checkpoint import LoopMemory, RoundRecord
@@ -57,7 +58,9 @@ class EvolutionRun:
 
         Stop conditions: `max_rounds` rounds, `patience` rounds without a new front member, the
         budget (BudgetExceeded from the client: status "finished"), a stop file or SIGINT/SIGTERM
-        (status "stopped": the next `frames evolve` resumes). The state is saved after every stage.
+        (status "stopped": the next `frames evolve` resumes), provider batches to wait for
+        (BatchPending, re-raised: status "stopped", the batch ids in `stop_reason`). The state is
+        saved after every stage.
 
         Raises:
             FramesError: a git, input or model-layer error other than the budget; the state is saved
@@ -74,6 +77,12 @@ class EvolutionRun:
         except BudgetExceeded:
             self.state.status, self.state.stop_reason = "finished", "budget"
             self.memory.pending = None
+        except BatchPending as exc:
+            # Batch mode: the stage's calls went to the provider as batches (their ids are in the
+            # reason). "stopped": the next `frames evolve` resumes here once they have ended.
+            self.state.status, self.state.stop_reason = "stopped", str(exc)
+            self.save()
+            raise
         except FramesError as exc:
             # Recorded so `frames runs` shows why; `frames evolve --resume RUN` continues from the
             # last checkpoint once the cause is fixed.

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.errors import ConfigError, Location, ModelSetupError
 from frames_cli.llm import providers
+from frames_cli.llm.batch import batch_provider, batched_roles
 from frames_cli.llm.cache import request_key
 from frames_cli.llm.calls import CallOutcome, invoke
 from frames_cli.llm.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
     from frames_cli.llm.audit import AuditLog, Redactor
+    from frames_cli.llm.batch import BatchJournal
     from frames_cli.llm.cache import ResponseCache
     from frames_cli.llm.callpool import CallPool
     from frames_cli.llm.ledger import Ledger
@@ -45,11 +47,13 @@ class Answerer:
         context, ctx: the provider context and its registration key (`providers.register`).
         call_pool: the client's worker processes, started on first use (None when `llm.processes` is 0).
         closed: whether the client was closed (a request or call then fails as "closed").
+        batch: the batch journal (`llm.batch`, llm/batch.py), or None when batch mode is off; the
+            calls of a batched role whose model has a batch API are answered from it.
     """
 
     def __init__(self, workspace: Workspace, config: FramesConfig, *, ledger: Ledger, audit: AuditLog | None, cache: ResponseCache | None,
                  redact: Redactor, context: providers.ProviderContext, ctx: str, call_pool: Callable[[], CallPool | None],
-                 closed: Callable[[], bool]):
+                 closed: Callable[[], bool], batch: BatchJournal | None = None):
         self.workspace = workspace
         self.config = config
         self.ledger = ledger
@@ -63,6 +67,9 @@ class Answerer:
         self._schema_support: dict[str, bool] = {}
         # model → the setup error (credentials, unknown model) its first failed call got
         self._refused: dict[str, str] = {}
+        self.batch = batch
+        self._batch_roles = set(batched_roles(config)) if batch is not None else set()
+        self._batched: dict[tuple[str, str], bool] = {}
 
     def lookup(self, request: ChatRequest) -> tuple[str, str, ChatReply | None]:
         """(model, cache key, the cached reply or None) of `request`.
@@ -175,6 +182,8 @@ class Answerer:
                 return CallOutcome(error=self._redact(f"{model}: gave up after {attempt - first + 1} attempt(s); last error: {outcome.error}"),
                                    retriable=True), calls
             attempt += 1
+            if self.is_batched(request.role, model):
+                continue  # a batch line's retry goes into a later batch: no wait here
             delay = min(llm.backoff_max_s, llm.backoff_base_s * 2 ** (attempt - first - 1))
             wait = delay / 2 + random.uniform(0, delay / 2)
             self._context.notices.say(
@@ -214,17 +223,23 @@ class Answerer:
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema}}
         if self._closed():  # closed while this request was under way
             return CallOutcome(error="the model client was closed")
+        batched = self.is_batched(request.role, model)
         # Before the audit record: a pool that cannot start (a script re-run without its
         # `__main__` guard in a worker) is no model call.
-        pool = self._call_pool()
+        pool = None if batched else self._call_pool()
         start = time.monotonic()
         record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
-        try:
-            outcome = pool.call(kwargs) if pool is not None else invoke(kwargs)
-        except Exception as exc:
-            record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
-            self._log(record)
-            raise
+        if batched:
+            assert self.batch is not None
+            record["batch"] = True
+            outcome = self.batch.outcome(kwargs)  # BatchWait: not answered yet, no call made, nothing to log
+        else:
+            try:
+                outcome = pool.call(kwargs) if pool is not None else invoke(kwargs)
+            except Exception as exc:
+                record.update(error=f"{type(exc).__name__}: {exc}", seconds=round(time.monotonic() - start, 4))
+                self._log(record)
+                raise
         if outcome.error is not None and self._closed():
             # Closed under this call: its provider context is gone, and frames-sim or spool then
             # report a BadRequestError that would read as a fault of the request.
@@ -234,7 +249,7 @@ class Answerer:
             self._log(record)
             return outcome
         call_usage = Usage(outcome.prompt_tokens, outcome.completion_tokens, outcome.cost_usd, outcome.cached_prompt_tokens)
-        self.ledger.record_call(request.role, call_usage)
+        self.ledger.record_call(request.role, call_usage, batch=batched)
         usage.add(call_usage)
         record.update(
             reply=outcome.text,
@@ -245,6 +260,16 @@ class Answerer:
         )
         self._log(record)
         return outcome
+
+    def is_batched(self, role: str, model: str) -> bool:
+        """Whether calls of `role` on `model` go to the batch API (`llm.batch` names the role and the
+        model's provider has one: llm/batch.BATCH_PROVIDERS)."""
+        if role not in self._batch_roles:
+            return False
+        key = (role, model)
+        if key not in self._batched:
+            self._batched[key] = batch_provider(model) is not None
+        return self._batched[key]
 
     def _log(self, record: dict[str, Any]) -> None:
         if self.audit is not None:

@@ -65,13 +65,22 @@ def is_provider_model(model: str) -> bool:
     return not model.startswith((providers.SIM_PREFIX + "/", providers.SPOOL_PREFIX + "/"))
 
 
-def price_of(model: str) -> Price | None:
+def price_of(model: str, batch: bool = False) -> Price | None:
     """litellm's price of `model` (USD per million tokens), None when its table has no price.
 
-    frames-sim has the nominal price it registers with litellm; spool models have none.
+    frames-sim has the nominal price it registers with litellm; spool models have none. With
+    `batch` (the role is in `llm.batch`), the provider's batch price where the model has a batch
+    API and litellm knows that price (llm/batch.batch_price), else the regular one.
     """
     if model.startswith(providers.SPOOL_PREFIX + "/"):
         return None
+    if batch:
+        from frames_cli.llm.batch import batch_price, batch_provider
+
+        if batch_provider(model) is not None:
+            cost_in, cost_out, _ = batch_price(model)
+            if cost_in is not None and cost_out is not None:
+                return Price(round(cost_in * 1e6, 6), round(cost_out * 1e6, 6))
     litellm = providers.litellm_module()
     try:
         info = litellm.get_model_info(model=model)

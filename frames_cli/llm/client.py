@@ -14,6 +14,7 @@ from frames_cli.errors import BudgetExceeded
 from frames_cli.llm import providers
 from frames_cli.llm.answer import Answerer, model_for
 from frames_cli.llm.audit import AuditLog, Redactor
+from frames_cli.llm.batch import BatchJournal, BatchPending, BatchWait
 from frames_cli.llm.cache import ResponseCache
 from frames_cli.llm.ledger import Ledger
 from frames_cli.llm.types import ChatReply, ChatRequest, Usage
@@ -84,8 +85,9 @@ class ModelClient:
         self._pool_lock = threading.Lock()
         self._closed = False
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self.batches = BatchJournal.of(workspace, config) if config.llm.batch else None
         self._answerer = Answerer(workspace, config, ledger=self.ledger, audit=self.audit, cache=self.cache, redact=redactor, context=self._context,
-                                  ctx=self._ctx, call_pool=self._call_pool, closed=lambda: self._closed)
+                                  ctx=self._ctx, call_pool=self._call_pool, closed=lambda: self._closed, batch=self.batches)
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -131,6 +133,7 @@ class ModelClient:
 
         Raises:
             BudgetExceeded, ConfigError, InputError: as `gather` raises them (every request ends first).
+            BatchPending: batch mode (`llm.batch`): some request waits for a provider batch (see `gather`).
         """
 
         def answer(request: ChatRequest) -> ChatReply:
@@ -143,7 +146,7 @@ class ModelClient:
             wait(futures)
         finally:
             self._flush()
-        return _results_or_raise([f.exception() or f.result() for f in futures])
+        return self._finish([f.exception() or f.result() for f in futures])
 
     def _submit(self, pool: ThreadPoolExecutor, answer: Callable[[ChatRequest], ChatReply], request: ChatRequest) -> Future[ChatReply]:
         """`pool.submit(answer, request)`; once `close()` has shut the pool down, a done future
@@ -166,6 +169,8 @@ class ModelClient:
         Raises:
             BudgetExceeded: some task hit the budget (the other tasks finished first).
             Exception: the first other exception a task raised.
+            BatchPending: batch mode (`llm.batch`): some task waits for a provider batch; the calls
+                queued were sent (exit code 75: run the command again later).
         """
 
         async def run() -> list[Any]:
@@ -175,7 +180,22 @@ class ModelClient:
             results = asyncio.run(run())
         finally:
             self._flush()
-        return _results_or_raise(results)
+        return self._finish(results)
+
+    def _finish(self, results: list[Any]) -> list[Any]:
+        """`results` of a batch of requests or tasks, or the exception to raise (`_results_or_raise`).
+
+        With batch mode, requests that wait for a provider batch (BatchWait) end the stage: when no
+        other exception is to be raised, the calls queued meanwhile are sent as batches and
+        BatchPending says what the command waits for.
+        """
+        waiting = [r for r in results if isinstance(r, BatchWait)]
+        if not waiting:
+            return _results_or_raise(results)
+        _results_or_raise([r for r in results if not isinstance(r, BatchWait)])
+        assert self.batches is not None
+        self.batches.submit()
+        raise BatchPending(self.batches.waiting_message())
 
     def close(self) -> None:
         """Release worker threads and processes, the audit file and the provider context (idempotent).

@@ -30,6 +30,8 @@ class RoleTotals:
         cost_usd: USD of the calls whose price litellm knows (summed in pico-USD integers by the
             Ledger, so calls finishing in another order give the same total to the last digit).
         unpriced_calls: calls whose price was unknown (their cost is missing from `cost_usd`).
+        batch_calls: calls answered through the provider's batch API (`llm.batch`), priced at its
+            batch price (part of `calls`).
     """
 
     calls: int = 0
@@ -40,6 +42,7 @@ class RoleTotals:
     cached_prompt_tokens: int = 0
     cost_usd: float = 0.0
     unpriced_calls: int = 0
+    batch_calls: int = 0
 
 
 class Ledger:
@@ -77,11 +80,12 @@ class Ledger:
     def _role(self, role: str) -> RoleTotals:
         return self.roles.setdefault(role, RoleTotals())
 
-    def record_call(self, role: str, usage: Usage) -> None:
-        """Add one model call's usage (tokens, USD) to `role`."""
+    def record_call(self, role: str, usage: Usage, batch: bool = False) -> None:
+        """Add one model call's usage (tokens, USD) to `role`; `batch`: it was answered in a provider batch."""
         with self._lock:
             totals = self._role(role)
             totals.calls += 1
+            totals.batch_calls += batch
             totals.prompt_tokens += usage.prompt_tokens
             totals.completion_tokens += usage.completion_tokens
             totals.cached_prompt_tokens += usage.cached_prompt_tokens

@@ -62,6 +62,8 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
     for arg in args:
         if typing.get_origin(arg) is list:
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                if meta.get("roles"):
+                    _check_roles(value, key, loc)
                 return list(value)
         elif arg is bool:
             if isinstance(value, bool):
@@ -88,6 +90,16 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
                     _check_inside(value, key, loc)
                 return value
     raise bad()
+
+
+def _check_roles(value: list[str], key: str, loc: Location) -> None:
+    """A list of roles must name roles of `models`."""
+    from frames_cli.workspace.config import ModelsConfig
+
+    known = [f.name for f in dataclasses.fields(ModelsConfig)]
+    unknown = [v for v in value if v not in known]
+    if unknown:
+        raise ConfigError(f"`{key}`: no such role {', '.join(map(repr, unknown))} (roles: {', '.join(known)})", loc)
 
 
 def _check_inside(value: str, key: str, loc: Location) -> None:

@@ -84,3 +84,30 @@ def test_ray_backend_is_a_configuration_error_without_ray_or_with_the_builtin_ag
     with pytest.raises(ConfigError, match=r"pip install 'frames-cli\[ray\]'") as err:
         ray_module(tmp_path / "frames.yaml")
     assert err.value.location.path == tmp_path / "frames.yaml"
+
+
+def test_frames_eval_uses_ray_when_frames_yaml_says_so(local_ray, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from frames_cli.commands.app import app
+    from frames_cli.executor import ray_backend
+
+    cases = [_case(f"ok-{i}").to_dict() for i in range(6)]
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "c.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    for name, data in SKILLS.to_files().items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    agent = json.dumps([*AGENT])
+    runs = []
+    calls = []
+    real = ray_backend.RayCommandExecutor.run
+    monkeypatch.setattr(ray_backend.RayCommandExecutor, "run", lambda self, *a, **k: calls.append(len(a[0])) or real(self, *a, **k))
+    for backend in ("local", "ray"):
+        (tmp_path / "frames.yaml").write_text(f"executor:\n  kind: command\n  command: {agent}\neval:\n  backend: {backend}\n")
+        done = CliRunner().invoke(app, ["eval", "--json", "--no-cache", "--repo", str(tmp_path)])
+        assert done.exit_code == 0, done.output
+        runs.append([(r["case_id"], r["passed"], r["output"]) for r in json.loads(done.stdout)["results"]])
+    assert runs[0] == runs[1] and all(p for _, p, _ in runs[1]) and calls == [6]
