@@ -159,7 +159,7 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "frames-yaml-unknown-key",
         lambda r: (r / "frames.yaml").write_text("version: 1\nllm:\n  concurrenc: 3\n"),
         ["validate"], 2,
-        "frames.yaml:3: error: unknown key `llm.concurrenc` (known here: api_base, backoff_base_s, backoff_max_s, cache, "
+        "frames.yaml:3: error: unknown key `llm.concurrenc` (known here: api_base, backoff_base_s, backoff_max_s, batch, cache, "
         "concurrency, max_output_tokens, max_retries, processes, repair_turns, temperature, timeout_s)",
     ),
     (
