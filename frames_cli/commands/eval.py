@@ -215,8 +215,9 @@ def eval_command(
     data = {"simulator_notice": notice, **report.to_json(), "ref": ref, "commit": commit, "set": case_set, "model_calls": calls, "run_dir": str(run_dir),
             "left_out": [{"location": str(p.location), "message": p.message} for p in dropped]}
     atomic_write_json(run_dir / "report.json", data)
+    expected = {c.id: c.task.expected for c in case_list}
     if markdown:
-        write_output(markdown, reports.markdown(report) + (f"\n> {notice}\n" if notice else ""))
+        write_output(markdown, reports.markdown(report, expected=expected) + (f"\n> {notice}\n" if notice else ""))
     if junit:
         write_output(junit, reports.junit_xml(report, notice=notice))
     if json_out:
@@ -228,7 +229,7 @@ def eval_command(
 
         out = console()
         on_set = f", {case_set} set" if case_set else ""
-        out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}{on_set}"))
+        out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}{on_set}", expected=expected))
         out.print(f"model calls: {calls} (cached answers are free); log: {ws.relative(run_dir)}", markup=False)
         if notice:
             out.print(notice, markup=False)

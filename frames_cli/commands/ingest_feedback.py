@@ -37,6 +37,7 @@ OutOption = Annotated[
 #: Most cases one `frames ingest generate --cases` asks the generator for (each is a model call's worth).
 MAX_GENERATED_CASES = 10_000
 StrictOption = Annotated[bool, typer.Option("--strict", help="Import nothing when any row is bad (exit 2).")]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print each row's answer key beside its comment and every row's fate; write nothing.")]
 CasesOption = Annotated[
     Optional[int], typer.Option("--cases", min=0, max=MAX_GENERATED_CASES, help="Most cases to generate (default: ingest.generated_per_section per section).", show_default=False)
 ]
@@ -70,14 +71,22 @@ def _print(report: IngestReport, as_json: bool) -> None:
     for text, skills in report.priors:
         where = ", ".join(skills) if skills else "no skill matched well enough: kept under `unmatched`"
         out.print(f"prior → {where}: {text}", markup=False)
+    waiting = sum(1 for c in (report.stored.written if report.stored else []) if c.review == "needed")
+    if waiting:
+        out.print(f"{plural(waiting, 'case')} marked `review: needed` (the answer key above says why): each counts in eval and evolve "
+                  "once a person has checked its expected answer and written `review: confirmed` in its case file "
+                  "(--dry-run shows every key beside its comment)", markup=False)
 
 
-def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name: str | Callable[[list[Case]], str], strict: bool, as_json: bool) -> None:
+def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name: str | Callable[[list[Case]], str], strict: bool, as_json: bool,
+                  dry_run: bool = False) -> None:
     """Convert, refuse on --strict or when nothing is good, store, attach priors, print.
 
     `converter` has `convert() -> list[Case]` and, when it collects bad rows instead of raising,
     `problems` (and `priors` for advice-only rows). `default_name` names `cases/<name>.yaml` when
-    there is no `out`; a function of the converted cases when the name depends on them.
+    there is no `out`; a function of the converted cases when the name depends on them. With
+    `dry_run` nothing is stored or attached: the review table (each row's answer key beside its
+    comment) and the account are printed, `--json` holds the same with `"dry_run": true`.
 
     Raises:
         InputError: `out` can never be written, bad rows with `strict`, no good row at all, or
@@ -98,6 +107,9 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
         raise InputError(f"{plural(len(errors), 'bad row')}; {why}", errors[0].location)
     if not (cases or advice):
         raise InputError(f"no case to import: the {converter.kind} source holds no case and no advice; nothing written")
+    if dry_run:
+        _print_dry_run(report, as_json)
+        return
     priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     if cases:
         name = default_name(cases) if callable(default_name) else default_name
@@ -112,6 +124,24 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     _print(report, as_json)
 
 
+def _print_dry_run(report: IngestReport, as_json: bool) -> None:
+    """A dry run's output: problems on stderr, then the review table and the account (or JSON)."""
+    from frames_cli.commands.key_table import key_table
+    from frames_cli.commands.output import console, emit_json, err_console
+
+    for problem in report.problems:
+        err_console().print(str(problem), markup=False)
+    if as_json:
+        emit_json({**report.to_json(), "dry_run": True})
+        return
+    out = console()
+    if report.account is not None and any(r.key is not None for r in report.account.rows):
+        out.print(key_table(report.account))
+    for line in report.account.lines() if report.account is not None else ():
+        out.print(line, markup=False)
+    out.print("dry run: nothing written (cases, priors and the regression pool are unchanged)", markup=False)
+
+
 def _import_file(
     repo: Path | None,
     mapping: list[str] | None,
@@ -121,6 +151,7 @@ def _import_file(
     name: str,
     strict: bool,
     as_json: bool,
+    dry_run: bool = False,
 ) -> None:
     """Open the workspace at `repo`, read the `--map` items against the converter's `fields`, build
     the converter with `build(workspace, its ingest settings, field → column)` and hand it to
@@ -134,7 +165,7 @@ def _import_file(
 
     ws = Workspace.open(repo)
     columns = parse_mapping(mapping or [], fields)
-    run_converter(ws, build(ws, ws.config().ingest, columns), out, name, strict, as_json)
+    run_converter(ws, build(ws, ws.config().ingest, columns), out, name, strict, as_json, dry_run)
 
 
 def shown_path(ws: Workspace, path: Path) -> str:
@@ -153,21 +184,26 @@ def review_log(
     fmt: FormatOption = None,
     out: OutOption = None,
     strict: StrictOption = False,
+    dry_run: DryRunOption = False,
     repo: RepoOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Import a reviewer log: rejected rows → failing cases, approved rows → passing cases, advice → priors.
 
     Fields (--map FIELD=COLUMN): input, output, verdict, correct, comment, category, reviewer,
-    skill, id, fields.NAME.
+    skill, id, fields.NAME. The answer key of a rejected row is the requirements its comment
+    states, read by the rules or by `models.keys`; a key the reader is unsure of marks its case
+    `review: needed` (it counts once a person writes `review: confirmed`).
     """
     from frames_cli.ingest import pipeline
+    from frames_cli.ingest.answer_key_model import workspace_reader
     from frames_cli.ingest.review_log import FIELDS, ReviewLogConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> ReviewLogConverter:
-        return ReviewLogConverter(file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category, shown_path(ws, file))
+        return ReviewLogConverter(file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category, shown_path(ws, file),
+                                  read_keys=workspace_reader(ws, ws.config()))
 
-    _import_file(repo, mapping, FIELDS, build, out, f"review-log-{file.stem}", strict, json_out)
+    _import_file(repo, mapping, FIELDS, build, out, f"review-log-{file.stem}", strict, json_out, dry_run)
 
 
 def trace(
@@ -175,6 +211,7 @@ def trace(
     mapping: MapOption = None,
     out: OutOption = None,
     strict: StrictOption = False,
+    dry_run: DryRunOption = False,
     repo: RepoOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -184,13 +221,14 @@ def trace(
     category, id.
     """
     from frames_cli.ingest import pipeline
+    from frames_cli.ingest.answer_key_model import workspace_reader
     from frames_cli.ingest.trace import ALIASES, TraceConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> TraceConverter:
         return TraceConverter(file, columns, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.delayed_failure_steps, cfg.category,
-                              shown_path(ws, file))
+                              shown_path(ws, file), read_keys=workspace_reader(ws, ws.config()))
 
-    _import_file(repo, mapping, tuple(ALIASES), build, out, f"trace-{file.stem}", strict, json_out)
+    _import_file(repo, mapping, tuple(ALIASES), build, out, f"trace-{file.stem}", strict, json_out, dry_run)
 
 
 def cases(

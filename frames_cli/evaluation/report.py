@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from frames_cli.evaluation.runner import CategoryStats, EvalReport
+from frames_cli.evaluation.checks import clip
+from frames_cli.evaluation.runner import CaseResult, CategoryStats, EvalReport
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
 MAX_FAILURES_SHOWN = 20
+#: Characters of an expected answer and of the agent's answer shown beside a failure (cut with "…").
+ANSWER_SHOWN = 300
+
+
+def _shown(value: Any) -> str:
+    """A value on one line for people: text as it is, anything else as compact JSON; credentials
+    redacted and control characters made visible (case and model text are data), cut with "…"."""
+    from frames_cli.sanitize import for_terminal
+    from frames_cli.secretscan import REDACTED, redact_secrets
+
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return clip(for_terminal(redact_secrets(" ".join(text.split()), REDACTED)), ANSWER_SHOWN)
+
+
+def answer_lines(result: CaseResult, expected: dict[str, Any] | None) -> list[str]:
+    """The expected answer and the agent's answer of a failed result, one line each ("expected: …",
+    "answer:   …"); [] when `expected` does not know the case (no expected answer to show)."""
+    if expected is None or result.case_id not in expected:
+        return []
+    answer = "(no answer)" if result.output is None else _shown(result.output)
+    return [f"expected: {_shown(expected[result.case_id])}", f"answer:   {answer}"]
 
 
 def _pct(value: float | None) -> str:
@@ -44,8 +67,10 @@ def _cost_line(report: EvalReport) -> str:
     )
 
 
-def table(report: EvalReport, title: str = "evaluation") -> RenderableType:
-    """A rich renderable: one row per category and an overall row, then cost and the failures."""
+def table(report: EvalReport, title: str = "evaluation", expected: dict[str, Any] | None = None) -> RenderableType:
+    """A rich renderable: one row per category and an overall row, then cost and the failures, each
+    with the expected answer beside the agent's (`answer_lines`) when `expected` (case id → the
+    case's expected answer) is given."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -62,6 +87,7 @@ def table(report: EvalReport, title: str = "evaluation") -> RenderableType:
         parts.append(Text(f"failures ({len(failures)}):", style="bold"))
         for r in failures[:MAX_FAILURES_SHOWN]:
             parts.append(Text(f"  {_label(report, r.case_id, r.sample)} [{r.category}]: {r.reason}"))
+            parts.extend(Text(f"      {line}") for line in answer_lines(r, expected))
         if len(failures) > MAX_FAILURES_SHOWN:
             parts.append(Text(f"  … and {len(failures) - MAX_FAILURES_SHOWN} more (see --json)"))
     return Group(*parts)
@@ -71,8 +97,9 @@ def _label(report: EvalReport, case_id: str, sample: int) -> str:
     return f"{case_id} (sample {sample})" if report.samples > 1 else case_id
 
 
-def markdown(report: EvalReport, title: str = "frames eval") -> str:
-    """A Markdown summary: the per-category table, the cost line and the failures (for a PR comment)."""
+def markdown(report: EvalReport, title: str = "frames eval", expected: dict[str, Any] | None = None) -> str:
+    """A Markdown summary: the per-category table, the cost line and the failures (for a PR comment),
+    each failure with the expected answer beside the agent's when `expected` is given."""
     headers = _headers(report)
     lines = [f"## {title}", "", "| " + " | ".join(headers) + " |", "|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|"]
     for name, stats in _rows(report):
@@ -86,6 +113,7 @@ def markdown(report: EvalReport, title: str = "frames eval") -> str:
         for r in failures[:MAX_FAILURES_SHOWN]:
             reason = r.reason.replace("|", "\\|").replace("\n", " ")
             lines.append(f"- `{_label(report, r.case_id, r.sample)}` ({r.category}): {reason}")
+            lines.extend("  - " + line.replace("|", "\\|") for line in answer_lines(r, expected))
         if len(failures) > MAX_FAILURES_SHOWN:
             lines.append(f"- … and {len(failures) - MAX_FAILURES_SHOWN} more")
         lines.append("")

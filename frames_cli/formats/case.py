@@ -108,6 +108,9 @@ class Case:
     `label`: None (nobody decided), "confirmed" or "disputed": a person's decision after a diagnoser
     said the expected result contradicts the policy (evolution/disputes.py). A disputed case counts
     in no gate, front or diagnosis until it is `confirmed`.
+    `review`: None, "needed" (the converter was unsure of the expected answer, e.g. the key it read
+    from a reviewer's comment; the case counts nowhere, like a disputed one) or "confirmed" (a
+    person checked it); see `counts`.
     """
 
     id: str
@@ -122,7 +125,14 @@ class Case:
     also_from: list[Source] = field(default_factory=list)
     must_pass: bool | str = False
     label: str | None = None
+    review: str | None = None
     location: Location | None = field(default=None, compare=False)
+
+    @property
+    def counts(self) -> bool:
+        """Whether the case counts in evaluation and evolution: not a generated case waiting for
+        review (`reviewed: false`), nor one whose expected answer waits for a person (`review: needed`)."""
+        return self.reviewed and self.review != "needed"
 
     def agent_view(self) -> AgentCase:
         """The case as the agent under test sees it: id, input and answer format only."""
@@ -130,7 +140,7 @@ class Case:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as written to a case file (key order fixed, `location` left out; `must_pass`
-        and `label` only when set, so files without them are written as they were)."""
+        `label` and `review` only when set, so files without them are written as they were)."""
         record = {
             "id": self.id,
             "category": self.category,
@@ -158,11 +168,15 @@ class Case:
             record["must_pass"] = self.must_pass
         if self.label is not None:
             record["label"] = self.label
+        if self.review is not None:
+            record["review"] = self.review
         return record
 
 
 #: A person's decisions on a disputed label (`Case.label`).
 LABELS = ("confirmed", "disputed")
+#: The states of `Case.review`: a converter's doubt, and a person's confirmation.
+REVIEW_STATES = ("needed", "confirmed")
 
 
 def must_pass_ids(cases: Iterable[Case]) -> set[str]:

@@ -200,7 +200,8 @@ def case_files(root: Path, pattern: str) -> list[Path]:
 def load_counted_cases(root: Path, pattern: str) -> list[Case]:
     """The cases that count for evaluation and evolution: those in `case_files(root, pattern)` minus
     generated cases still waiting for review (`reviewed: false`), which count once a person sets
-    `reviewed: true`.
+    `reviewed: true`, and cases whose expected answer waits for a person (`review: needed`), which
+    count once a person writes `review: confirmed` (`Case.counts`).
 
     Raises:
         InputError: no case file matches, the files hold no case that counts (exit code 2), or a
@@ -209,9 +210,9 @@ def load_counted_cases(root: Path, pattern: str) -> list[Case]:
     paths = case_files(root, pattern)
     if not paths:
         raise InputError(f"no case files match {pattern!r} (.yaml, .yml or .jsonl); add cases with `frames ingest`", Location(root))
-    counted = [case for case in load_cases(paths) if case.reviewed]
+    counted = [case for case in load_cases(paths) if case.counts]
     if not counted:
-        raise InputError(f"the case files matching {pattern!r} hold no case that counts (reviewed)", Location(paths[0]))
+        raise InputError(f"the case files matching {pattern!r} hold no case that counts (reviewed, and no `review: needed`)", Location(paths[0]))
     return counted
 
 

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.formats.case import LABELS, Case, Check, Diagnosis, Source, Task
+from frames_cli.formats.case import LABELS, REVIEW_STATES, Case, Check, Diagnosis, Source, Task
 from frames_cli.registry import CHECKS
 from frames_cli.sanitize import LINE_BREAKS, unsafe_value
 
-CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from", "must_pass", "label")
+CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from", "must_pass", "label", "review")
 TASK_KEYS = ("input", "expected", "check", "answer_format")
 DIAGNOSIS_KEYS = ("symptom", "cause", "notes", "trajectory", "evidence")
 _REQUIRED = ("id", "category", "task")
@@ -157,6 +157,7 @@ def parse_record(record: Any, location: Location | None) -> Case:
         ],
         must_pass=_must_pass(record.get("must_pass", False)),
         label=_label(record.get("label")),
+        review=_review(record.get("review")),
         location=location,
     )
 
@@ -186,6 +187,12 @@ def _must_pass(value: Any) -> bool | str:
     if isinstance(value, bool) or value == "category":
         return value
     raise RecordError(f"`must_pass` must be true, false or `category`, got {value!r}", ("must_pass",))
+
+
+def _review(value: Any) -> str | None:
+    if value is None or value in REVIEW_STATES:
+        return value
+    raise RecordError(f"`review` must be `needed` (the expected answer waits for a person) or `confirmed`, got {value!r}", ("review",))
 
 
 def _label(value: Any) -> str | None:

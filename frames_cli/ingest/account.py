@@ -18,6 +18,7 @@ from frames_cli.errors import Location
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
+    from frames_cli.ingest.answer_key import AnswerKey
 
 #: The fates of a row, in the order the summary lists them.
 FATES = ("case", "passing case", "prior", "duplicate", "skipped")
@@ -52,6 +53,8 @@ class RowFate:
         case_id: the case the row became or was folded into (None for priors and skipped rows).
         own_id: the row's own id from the file (a reviewer's "TR-101"), when it has one.
         case: the built case (not serialised; `settle` matches it against the store's merges).
+        comment: the reviewer's comment, when the row had one (`annotate`).
+        key: the answer key read from the comment (`annotate`).
     """
 
     location: Location
@@ -60,10 +63,26 @@ class RowFate:
     case_id: str | None = None
     own_id: str | None = None
     case: Case | None = field(default=None, repr=False, compare=False)
+    comment: str | None = None
+    key: AnswerKey | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def review(self) -> str:
+        """Why the row's case waits for a person (`review: needed`), "" when it does not."""
+        if self.case is None or self.case.review != "needed":
+            return ""
+        if self.key is not None and self.key.requirements:
+            return self.key.unsure or "the key reader was unsure"
+        return "the comment states no requirement; graded by the whole comment until a person writes the requirement"
 
     def to_json(self) -> dict[str, Any]:
-        """``{"location", "fate", "reason", "case", "id"}`` (plain JSON)."""
-        return {"location": str(self.location), "fate": self.fate, "reason": self.reason, "case": self.case_id, "id": self.own_id}
+        """``{"location", "fate", "reason", "case", "id"}`` (plain JSON), and for a row with a
+        comment ``"comment"``, ``"key"`` (the requirements), ``"key_by"``, ``"no_key"`` (why there
+        is none, "" when there is one) and ``"review"`` (why a person must confirm, "" if not)."""
+        out = {"location": str(self.location), "fate": self.fate, "reason": self.reason, "case": self.case_id, "id": self.own_id}
+        if self.key is not None:
+            out.update(comment=self.comment, key=self.key.requirements, key_by=self.key.by, no_key=self.key.none, review=self.review)
+        return out
 
 
 @dataclass
@@ -86,6 +105,12 @@ class Account:
         if fate not in FATES:
             raise ValueError(f"unknown fate {fate!r}")
         self.rows.append(RowFate(location, fate, reason, case.id if case is not None else None, own_id, case))
+
+    def annotate(self, location: Location, comment: str | None, key: AnswerKey) -> None:
+        """Attach the comment and the answer key read from it to the row at `location`."""
+        for row in self.rows:
+            if row.location == location:
+                row.comment, row.key = comment, key
 
     def settle(self, merged: list[tuple[str, str]]) -> None:
         """Mark rows whose case the store folded into another case as duplicates, and take the ids
@@ -133,5 +158,6 @@ class Account:
         for row in self.rows:
             own = f" [{row.own_id}]" if row.own_id else ""
             what = f" {row.case_id}" if row.case_id and row.fate != "duplicate" else ""
-            out.append(f"{row.location}{own}: {row.fate}{what}" + (f": {row.reason}" if row.reason else ""))
+            out.append(f"{row.location}{own}: {row.fate}{what}" + (f": {row.reason}" if row.reason else "")
+                       + (f" — review: needed ({row.review})" if row.review else ""))
         return out

@@ -180,6 +180,19 @@ def merge_duplicates(existing: Sequence[Case], new: Iterable[Case]) -> MergeResu
     return result
 
 
+def _keep_decisions(case: Case, earlier: Case | None) -> None:
+    """Carry over to a re-imported `case` what the same case (same id: same input and expected
+    answer) already had: its `created` stamp and a person's decisions (`review: confirmed`, a
+    `label`, `must_pass`), so importing a source again never undoes a review."""
+    if earlier is None:
+        return
+    case.created = earlier.created
+    if earlier.review == "confirmed":
+        case.review = "confirmed"
+    case.label = case.label or earlier.label
+    case.must_pass = case.must_pass or earlier.must_pass
+
+
 @dataclass
 class StoreResult:
     """What `store_cases` wrote (or would write, with `dry_run`).
@@ -207,7 +220,8 @@ def store_cases(cases_dir: Path, path: Path, new: Sequence[Case], *, replace: bo
         path: the output file (usually in `cases_dir`).
         new: the conversion's cases, in order.
         replace: True: `path` ends up holding exactly this conversion's cases (a source re-imported
-            replaces its previous import; `created` stamps of unchanged ids are kept). False: the
+            replaces its previous import; `created` stamps of unchanged ids are kept, and so are
+            a person's decisions on them: `review: confirmed`, `label`, `must_pass`). False: the
             new cases are appended to what `path` holds (the generator's file, where reviewers set
             `reviewed: true` by hand).
         dry_run: compute everything, write nothing.
@@ -236,11 +250,11 @@ def store_cases(cases_dir: Path, path: Path, new: Sequence[Case], *, replace: bo
         bad = [p for p in own_problems if p.severity == "error"]
         if bad:
             raise InputError(f"has bad records ({bad[0]}); fix them before importing into it", Location(path))
-    stamps = {c.id: c.created for c in own}
+    before = {c.id: c for c in own}
     base = [] if replace else own
     merged = merge_duplicates([c for cases in per_file.values() for c in cases] + base, new)
     for case in merged.added:
-        case.created = stamps.get(case.id, case.created)
+        _keep_decisions(case, before.get(case.id))
     updated = [f for f, cases in per_file.items() if f not in broken and any(c.id in merged.grown for c in cases)]
     if not dry_run:
         if replace or merged.added or any(c.id in merged.grown for c in base):

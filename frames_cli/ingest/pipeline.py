@@ -163,7 +163,8 @@ def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
     """What `frames status` shows about feedback: cases per source and what no case covers.
 
     Returns:
-        ``{"cases_by_source": {kind: n}, "unreviewed": n, "uncovered": [{"ref", "heading"}] | None,
+        ``{"cases_by_source": {kind: n}, "unreviewed": n (cases that wait for a person: `reviewed:
+        false` or `review: needed`), "uncovered": [{"ref", "heading"}] | None,
         "awaiting_review": [{"ref", "heading"}] | None}``; `awaiting_review` lists the units only
         cases waiting for review (`reviewed: false`) cover, so that no counted case covers them yet;
         a case counts once for each distinct source kind it came from (its source and `also_from`);
@@ -177,13 +178,13 @@ def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
         uncovered: list[dict[str, str]] | None = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, cases).uncovered()]
         # What no counted case covers yet: generated cases waiting for review cover a section for
         # the generator, but not for evaluation.
-        counted = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, [c for c in cases if c.reviewed]).uncovered()]
+        counted = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, [c for c in cases if c.counts]).uncovered()]
         awaiting: list[dict[str, str]] | None = [u for u in counted if u not in uncovered]
     except InputError:
         uncovered = awaiting = None
     return {
         "cases_by_source": dict(sorted(by_source.items())),
-        "unreviewed": sum(1 for c in cases if not c.reviewed),
+        "unreviewed": sum(1 for c in cases if not c.counts),
         "uncovered": uncovered,
         "awaiting_review": awaiting,
     }

@@ -12,35 +12,38 @@ How a row is classified:
   from the agent's output means rejected, an equal one approved.
 - **Rejected, with a correct answer** → a failing case: expected = the correct answer; diagnosis
   symptom = the mismatch (agent said X, reviewer expected Y), notes = the comment (and reviewer),
-  evidence = the rules the comment states (see below).
-- **Rejected, no correct answer, comment states a rule** → a case checked by the ``rubric`` judge
-  against that rule (the rule is checkable even if the right answer was not written down). A
-  quoted wrong answer ("The agent wrote "X" which is false") is never the rule: the rubric says
-  the answer must not claim it, and the policy sentence it contradicts, when one matches, is the
-  evidence.
+  evidence = the requirements the comment states (see below).
+- **Rejected, no correct answer, the comment states requirements** → a case checked by the
+  ``rubric`` judge against them ("The answer must follow: …"): the answer key is the reviewer's
+  own sentences. A quoted wrong answer ('The agent wrote "X" which is false') adds "The answer
+  must not claim: "X"".
+- **Rejected, the comment states no requirement** → only a link, only "be careful", only tone: a
+  prior, and the account says why; a story with no requirement in it: a case graded by the whole
+  comment as a rubric, marked ``review: needed`` (a person writes the requirement or confirms).
 - Expected text is checked by `dedup.default_check`: a short verdict ("refuse") with ``contains``,
   a longer free-text answer with the ``rubric`` judge (a reworded reply must still pass).
 - **Approved** → a passing case (expected = the correct answer, else the agent's output), marked
   for the regression pool by its source kind ``review-log-approved``: a reviewer, not an evaluation
   run, judged it, so `pipeline.seed_regression_pool` adds it to the pool at import.
-- **Advice only** (verdict like note/advice/fyi, or a comment with nothing checkable) → a prior
-  attached to the matching skills by BM25 (`ingest.priors`), never a case.
+- **Advice only** (verdict like note/advice/fyi) → a prior attached to the matching skills by BM25
+  (`ingest.priors`), never a case.
 - Anything else (no input, unknown verdict, a rejected row with neither correct answer nor
   comment) is a bad row: reported with file and line, skipped.
 
-Rule detection in comments (`ingest.text.rule_sentences`): a quoted span of four or more words is
-the reviewer quoting the rule; otherwise each sentence carrying a deontic or eligibility marker
-(must, never, only, mandatory, not allowed, cannot, not eligible, at most, within N, per policy,
-...). Plain "should" is advice in reviewer speech and counts only on a rejected row, where "the agent
-should have ..." says what was required. Each rule is then replaced by the policy
-sentence it paraphrases, when one matches (`ingest.evidence_match`), so evidence is policy text.
+The answer key (`ingest.answer_key`): every requirement the comment states (rules, correct figures,
+required steps), each a whole sentence as the reviewer wrote it; never a fragment, never policy
+text the reviewer did not write, never a link target; the story, tone and names are notes. Read by
+the rules of `answer_key.extract_key`, or by the model of ``models.keys`` held to the same contract
+(`answer_key_model`). A key the reader is unsure of marks its case ``review: needed``: it counts in
+no evaluation until a person writes ``review: confirmed``. Evidence for diagnosis is the key's
+sentences, and the policy sentence each paraphrases when one is a whole sentence.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,10 +51,12 @@ from frames_cli.errors import Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source
 from frames_cli.formats.problems import Problem
 from frames_cli.ingest.account import Account, AsPrior
+from frames_cli.ingest.answer_key import NONE_REASONS, AnswerKey
+from frames_cli.ingest.answer_key_model import Pair, rule_reader
 from frames_cli.ingest.dedup import make_case
 from frames_cli.ingest.priors import Prior
 from frames_cli.ingest.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
-from frames_cli.ingest.text import best_sentence, ground_rules, rejected_claims
+from frames_cli.ingest.text import best_sentence
 
 KIND = "review-log"
 #: Source kind of approved rows: passing cases a reviewer vouched for (regression-pool seeds).
@@ -64,7 +69,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "verdict": ("verdict", "status", "decision", "review", "outcome", "result", "approved", "accepted", "passed", "is_correct",
                 "label", "judgement", "judgment", "rating"),
     "correct": ("correct", "correct_answer", "expected", "expected_output", "should_be", "gold", "correction"),
-    "comment": ("comment", "comments", "reviewer_comment", "notes", "note", "feedback", "remarks"),
+    "comment": ("comment", "comments", "reviewer_comment", "notes", "note", "feedback", "remarks", "qa_notes", "qa_comment", "review_notes", "reviewer_notes", "review_comment"),
     "category": ("category", "topic", "type", "queue"),
     "reviewer": ("reviewer", "reviewed_by", "agent_reviewer"),
     "skill": ("skill",),
@@ -111,6 +116,25 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and " ".join(a.casefold().split()) == " ".join(b.casefold().split())
 
 
+#: The rubric of a rejected row whose comment states no requirement: the whole comment.
+WHOLE_COMMENT = "The answer must satisfy this reviewer's comment: "
+# A policy sentence is evidence only when it is a whole sentence of prose, not a cut or markup.
+_WHOLE_POLICY = re.compile(r"^[A-Z0-9\"“(].*[.!?:)\"”]$")
+
+
+def policy_evidence(requirements: Sequence[str], claims: Sequence[str], policy: Sequence[str], threshold: float) -> list[str]:
+    """Diagnosis evidence: the requirements, then for each requirement and each quoted wrong claim
+    the policy sentence it paraphrases (`text.best_sentence` at `threshold`), when that sentence is
+    whole prose (capitalised, closed by punctuation, no link or template markup)."""
+    out = list(requirements)
+    for text in (*requirements, *claims):
+        match = best_sentence(text, policy, threshold)
+        sentence = match[0] if match else ""
+        if sentence and sentence not in out and _WHOLE_POLICY.match(sentence) and not re.search(r"\]\(|\{%|https?://", sentence):
+            out.append(sentence)
+    return out
+
+
 def rubric_check(rules: Sequence[str], rejected: Sequence[str] = ()) -> tuple[str, Check]:
     """(expected text, rubric check) for a failure known only by the rules it broke and the wrong
     claims a reviewer quoted.
@@ -134,10 +158,12 @@ class ReviewLogConverter:
         evidence_match: `ingest.evidence_match`.
         category: category for rows that name none (`ingest.category`).
         shown: the file's name in locations and case references (relative to the workspace).
+        read_keys: reads the answer keys of (comment, request) pairs in one batch
+            (`answer_key_model.rule_reader`, or `workspace_reader` for `models.keys`).
 
     After `convert`: `problems` holds bad rows (errors, skipped) and fall-backs (warnings), each
     with file and line; `priors` holds (advice, skill the row named or None) for advice-only rows;
-    `account` the mapping and every row's fate.
+    `account` the mapping and every row's fate, with each rejected row's comment and key.
     """
 
     path: Path
@@ -148,19 +174,29 @@ class ReviewLogConverter:
     category: str = "uncategorized"
     shown: str | None = None
     kind: str = KIND
+    read_keys: Callable[[Sequence[Pair]], list[AnswerKey]] = rule_reader
     problems: list[Problem] = field(default_factory=list, init=False)
     priors: list[tuple[Prior, str | None]] = field(default_factory=list, init=False)
     account: Account = field(default_factory=Account, init=False)
+    _keys: dict[int, AnswerKey] = field(default_factory=dict, init=False, repr=False)
 
     def convert(self) -> list[Case]:
         """Read the log and classify every row; the cases in file order.
 
         Raises:
             InputError: the file cannot be read at all (see `records.read_records`).
+            BudgetExceeded: `models.keys` spent the budget.
         """
         read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), self.fmt, shown=self.shown)
         self.priors, self.problems, self.account = [], [], Account()
-        return convert_records(read, self._row, self.problems, account=self.account, passing=lambda c: c.source.kind == APPROVED_KIND)
+        # Every comment is read in one batch (one model call each, concurrently, when a model reads).
+        commented = [r for r in read.records if r.text("comment")]
+        keys = self.read_keys([(r.text("comment"), r.text("input")) for r in commented])
+        self._keys = {id(r): k for r, k in zip(commented, keys)}
+        cases = convert_records(read, self._row, self.problems, account=self.account, passing=lambda c: c.source.kind == APPROVED_KIND)
+        for record in commented:
+            self.account.annotate(record.location, record.text("comment"), self._keys[id(record)])
+        return cases
 
     def _row(self, record: Record) -> Case | AsPrior:
         """The case of one row, or AsPrior when the row was advice (then added to `priors`)."""
@@ -190,26 +226,29 @@ class ReviewLogConverter:
                 return self._advice(comment, ref, record, "approved, but neither the agent's output nor a correct answer is given (--map output=COLUMN)")
             return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=record.values[answer],
                              category=category, diagnosis=Diagnosis(notes=notes))
-        evidence = ground_rules(comment or "", self.policy, self.evidence_match, should=True)
-        wrong = rejected_claims(comment or "")
-        for claim in wrong:
-            # The policy sentence a quoted wrong answer is about is the rule it broke.
-            match = best_sentence(claim, self.policy, self.evidence_match)
-            if match and match[0] not in evidence:
-                evidence.append(match[0])
+        key = self._keys.get(id(record)) or AnswerKey([], none="empty")
+        evidence = policy_evidence(key.requirements, key.rejected, self.policy, self.evidence_match)
         if correct is not None:
             symptom = f"agent answered {output!r}; reviewer expected {correct!r}" if output else f"agent gave no answer; reviewer expected {correct!r}"
             return make_case(KIND, ref, text=text, fields=fields, expected=record.values["correct"], category=category,
                              diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
-        if evidence or wrong:
-            symptom = f"reviewer rejected {output!r}" if output else "reviewer rejected the answer"
-            rubric, check = rubric_check(evidence, wrong)
-            return make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check,
+        symptom = f"reviewer rejected {output!r}" if output else "reviewer rejected the answer"
+        if key.requirements or key.rejected:
+            rubric, check = rubric_check(key.requirements, key.rejected)
+            case = make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check,
                              diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
+            case.review = "needed" if key.unsure else None
+            return case
         if comment is None:
             raise ValueError("rejected, but neither a correct answer nor a comment says what was wrong")
-        # Rejected, but the comment names no rule and no correct answer: nothing checkable, so advice.
-        return self._advice(comment, ref, record, "rejected, but the comment states no rule (must, never, mandatory, ...) and no correct answer is given")
+        if key.none != "narrative":
+            # Only a link, a warning or tone: nothing a right answer can be graded on.
+            return self._advice(comment, ref, record, f"rejected, but {NONE_REASONS[key.none]}; no correct answer is given")
+        # A story with no requirement in it: the whole comment is the rubric, until a person writes the requirement.
+        case = make_case(KIND, ref, text=text, fields=fields, expected=WHOLE_COMMENT + " ".join(comment.split()), category=category,
+                         check=Check("rubric"), diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
+        case.review = "needed"
+        return case
 
     def _advice(self, comment: str, ref: str, record: Record, why: str) -> AsPrior:
         self.priors.append((Prior(comment, Source(KIND, ref)), record.text("skill")))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 # Function words carry no topic; without this list BM25 and overlap match on "the" and "to".
@@ -45,7 +45,6 @@ _QUOTED_AGENT = re.compile(
     re.IGNORECASE,
 )
 _DENIED_AFTER = re.compile(r"^[\s,.;:)-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|inaccurate|misleading)\b", re.IGNORECASE)
-_SHOULD = re.compile(r"\b(should(?: have)?|ought to)\b", re.IGNORECASE)
 
 
 # Crude suffix stripping (no stemmer library is pinned): "refunded", "refundable" and "refunds" all
@@ -111,24 +110,18 @@ def _quotes(text: str) -> tuple[list[str], list[str], str]:
     return rules, wrong, rest
 
 
-def rejected_claims(text: str) -> list[str]:
-    """The agent's wrong answers a reviewer quotes (`The agent wrote "X" which is false`): never rules."""
-    return _quotes(text)[1]
-
-
-def rule_sentences(text: str, should: bool = False) -> list[str]:
+def rule_sentences(text: str) -> list[str]:
     """The parts of `text` that state a rule: quoted spans of four or more words, else marked sentences.
 
     Quotes win because a reviewer who quotes the policy names the rule exactly, except a quote of
     the agent's own wrong answer (`rejected_claims`), which is cut out first; otherwise each
     sentence with a rule marker (must, never, only, mandatory, not eligible, at most, per
-    policy, ...) counts. With `should` (a comment on a rejected answer, where "the agent should
-    have ..." says what was required) "should" and "ought to" count as markers too.
+    policy, ...) counts.
     """
     quotes, _, rest = _quotes(text)
     if quotes:
         return quotes
-    return [s for s in sentences(rest) if (_RULE.search(s) or (should and _SHOULD.search(s))) and s.strip("…. ")]
+    return [s for s in sentences(rest) if _RULE.search(s) and s.strip("…. ")]
 
 
 def overlap(part: str | Iterable[str], whole: str | Iterable[str]) -> float:
@@ -174,21 +167,4 @@ def policy_sentences(policies_dir: Path) -> list[str]:
             except UnicodeDecodeError:
                 text = data.decode("latin-1")
             out.extend(sentences(text))
-    return out
-
-
-def ground_rules(text: str, policy: Sequence[str], threshold: float, should: bool = False) -> list[str]:
-    """The rules `text` states, each replaced by the policy sentence it paraphrases when one matches.
-
-    A reviewer writes "basic economy can't be refunded"; the policy says it better, and evidence
-    must be rule text the executor's skills can contain, so the policy sentence is used when it
-    holds at least `threshold` of the claim's words (and the claim holds as much of it). A rule
-    no policy sentence matches is kept in the reviewer's words.
-    """
-    out: list[str] = []
-    for claim in rule_sentences(text, should):
-        match = best_sentence(claim, policy, threshold)
-        grounded = match[0] if match else claim
-        if grounded not in out:
-            out.append(grounded)
     return out

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,9 +54,10 @@ from frames_cli.ingest.account import Account
 from frames_cli.ingest.dedup import make_case
 from frames_cli.ingest.nested import split_path
 from frames_cli.ingest.records import FieldResolver, Record, convert_records, read_records
-from frames_cli.ingest.review_log import parse_verdict, rubric_check
+from frames_cli.ingest.answer_key import AnswerKey
+from frames_cli.ingest.answer_key_model import Pair, rule_reader
+from frames_cli.ingest.review_log import parse_verdict, policy_evidence, rubric_check
 from frames_cli.ingest.sessions import group_sessions
-from frames_cli.ingest.text import ground_rules
 
 KIND = "trace"
 
@@ -228,6 +229,20 @@ def _trace(record: Record, problems: list[Problem], actions_column: bool = False
     return Trace(steps, record.values.get("input", start), output, verdict, note, _actions(expected, actions_column), cause)
 
 
+def _note(record: Record) -> str | None:
+    """The reviewer's note of a trace's label, or None (a malformed label is reported by `_trace`)."""
+    try:
+        return _label(record)[1]
+    except ValueError:
+        return None
+
+
+def _tool_said(sentence: str, steps: list[dict[str, Any]]) -> bool:
+    """Whether `sentence` is in what a step's tool returned (case and spacing aside)."""
+    plain = " ".join(sentence.casefold().split()).strip(" .")
+    return any(plain and plain in " ".join(_text(s["result"]).casefold().split()) for s in steps if s.get("result") is not None)
+
+
 def _actions(expected: Any, of_actions: bool = False) -> Any:
     """A list of actions (``{name, arguments}`` or τ-bench's ``{name, kwargs}``) as ``{"actions": [...]}``,
     and an empty list too when `of_actions` (the field was mapped from an ``actions`` key: no write
@@ -285,11 +300,13 @@ class TraceConverter:
     Args:
         path: the JSON Lines file.
         mapping: canonical field → key (`--map`), over `ALIASES`.
-        policy: policy sentences for grounding a note's rules (see `text.ground_rules`).
+        policy: policy sentences the note's requirements may paraphrase (`review_log.policy_evidence`).
         evidence_match: `ingest.evidence_match`.
         delayed: `ingest.delayed_failure_steps`.
         category: category of traces that name none (`ingest.category`).
         shown: the file's name in locations and case references (relative to the workspace).
+        read_keys: reads the answer keys of the reviewers' notes (`answer_key_model.rule_reader`,
+            or `workspace_reader` for `models.keys`).
 
     After `convert`, `problems` holds the bad lines (skipped) and warnings, with file and line,
     and `account` the mapping and every trace's fate.
@@ -303,8 +320,10 @@ class TraceConverter:
     category: str = "uncategorized"
     shown: str | None = None
     kind: str = KIND
+    read_keys: Callable[[Sequence[Pair]], list[AnswerKey]] = rule_reader
     problems: list[Problem] = field(default_factory=list, init=False)
     account: Account = field(default_factory=Account, init=False)
+    _keys: dict[int, AnswerKey] = field(default_factory=dict, init=False, repr=False)
 
     def convert(self) -> list[Case]:
         """Read every trace; one case per good trace, in file order.
@@ -314,7 +333,13 @@ class TraceConverter:
         """
         read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl", shown=self.shown, regroup=group_sessions)
         self.problems, self.account = [], Account()
-        return convert_records(read, self._case, self.problems, "trace", self.account, passing=lambda c: not c.diagnosis.symptom)
+        noted = [(r, note) for r in read.records if (note := _note(r))]
+        keys = self.read_keys([(note, None) for _, note in noted])
+        self._keys = {id(r): k for (r, _), k in zip(noted, keys)}
+        cases = convert_records(read, self._case, self.problems, "trace", self.account, passing=lambda c: not c.diagnosis.symptom)
+        for (record, note), key in zip(noted, keys):
+            self.account.annotate(record.location, note, key)
+        return cases
 
     def _case(self, record: Record) -> Case:
         # τ-bench's `--map expected=info.task.actions`: an empty list there is "write nothing".
@@ -340,7 +365,10 @@ class TraceConverter:
         if trace.verdict != "rejected":
             raise ValueError("no outcome: give `outcome`, `reward` or a reviewer `label` with a verdict")
         steps = excerpt(trace.steps, trace.cause_step, self.delayed)
-        evidence = ground_rules(trace.note or "", self.policy, self.evidence_match)
+        key = self._keys.get(id(record)) or AnswerKey([])
+        # A sentence a tool returned is the tool's error, not the reviewer's requirement (pasted into the note).
+        requirements = [r for r in key.requirements if not _tool_said(r, trace.steps)]
+        evidence = policy_evidence(requirements, key.rejected, self.policy, self.evidence_match)
         last = len(trace.steps)
         symptom = f"failed at step {last}" + (f"; agent answered {_text(trace.output)!r}" if trace.output is not None else "")
         cause = ""
@@ -350,8 +378,10 @@ class TraceConverter:
         if trace.expected is not None:
             return make_case(KIND, ref, text=text, fields=fields, expected=trace.expected, category=category, check=_check(trace.expected),
                              answer_format=_format(trace.expected), diagnosis=diagnosis)
-        if evidence:
-            rubric, check = rubric_check(evidence)
-            return make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check, diagnosis=diagnosis)
+        if requirements or key.rejected:
+            rubric, check = rubric_check(requirements, key.rejected)
+            case = make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check, diagnosis=diagnosis)
+            case.review = "needed" if key.unsure or len(requirements) < len(key.requirements) else None
+            return case
         raise ValueError("failed trace without `expected`, a label's `correct`, or a rule in the reviewer's note "
                          "(map the reference answer with --map expected=KEY, e.g. info.task.actions in a τ-bench trajectory)")

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from frames_cli.workspace.layout import Workspace
 
 #: Every role a model string can be set for, in the order frames.yaml lists them.
-ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldstart")
+ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "keys", "coldstart")
 #: The one minimal request of `check_models` (a short, fixed answer: a few output tokens).
 PING = "Reply with the single word OK."
 PING_TOKENS = 16

@@ -102,6 +102,18 @@ GENERATED_CASES: dict[str, Any] = {
 }
 
 #: LLM rubric check (judge).
+#: Answer-key reader (`models.keys`): the requirements a reviewer's comment states, each a whole
+#: sentence of it (`ingest/answer_key_model.py` checks that), or none and why.
+ANSWER_KEY: dict[str, Any] = {
+    "type": "object",
+    "required": ["requirements"],
+    "properties": {
+        "requirements": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 2000}, "maxItems": 20},
+        "none": {"enum": ["", "link", "vague", "tone", "narrative", "empty"]},
+        "unsure": {"type": "string", "maxLength": 500},
+    },
+}
+
 RUBRIC_VERDICT: dict[str, Any] = {
     "type": "object",
     "required": ["pass", "reason"],

@@ -11,7 +11,7 @@ class ChatRequest:
     """One question to the model of a role.
 
     Attributes:
-        role: "executor", "diagnoser", "rewriter", "generator", "judge" or "coldstart"; picks
+        role: "executor", "diagnoser", "rewriter", "generator", "judge", "keys" or "coldstart"; picks
             `config.models.<role>`.
         messages: OpenAI-style chat messages (`{"role": ..., "content": str}`), sent as they are.
         schema: JSON Schema the answer must match (see `llm/schemas.py`); None = free text.

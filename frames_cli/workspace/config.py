@@ -29,6 +29,7 @@ class ModelsConfig:
     rewriter: str | None = _f(None, "applies a blueprint to one skill", model=True)
     generator: str | None = _f(None, "writes new cases for uncovered policy sections", model=True)
     judge: str | None = _f(None, "grades `rubric` checks", model=True)
+    keys: str | None = _f(None, "reads the answer key from reviewer comments (review-log, trace notes); null = the rule-based reader", model=True)
     coldstart: str | None = _f(None, "rewrites policy sections into procedures; null keeps text verbatim", model=True)
 
 

@@ -77,6 +77,24 @@ def test_table_and_markdown(report: EvalReport) -> None:
     assert "pass@" not in reports.markdown(single)
 
 
+def test_a_failure_shows_the_agents_answer_beside_the_expected_one_and_cuts_with_an_ellipsis() -> None:
+    long = "The answer must follow: " + "Nonrefundable fares must be explicitly approved by the authorizing official. " * 8
+    failed = CaseResult("k1", "booking", 0, False, "the answer differs", {"reply": "Yes, book it now."}, [], Usage(1, 1, 0.0))
+    report = EvalReport([failed])
+    console = Console(record=True, width=400)
+    console.print(reports.table(report, expected={"k1": long}))
+    text = console.export_text()
+    assert 'answer:   {"reply": "Yes, book it now."}' in text
+    [shown] = [line.strip() for line in text.splitlines() if line.strip().startswith("expected:")]
+    assert shown.endswith("…") and len(shown) == len("expected: ") + reports.ANSWER_SHOWN
+    md = reports.markdown(report, expected={"k1": "refuse"})
+    assert "  - expected: refuse" in md and '  - answer:   {"reply": "Yes, book it now."}' in md
+    no_answer = EvalReport([CaseResult("k2", "booking", 0, False, "agent failed: timeout", None, [], Usage(1, 1, 0.0), "timeout")])
+    assert "answer:   (no answer)" in reports.markdown(no_answer, expected={"k2": "refuse"})
+    secret = reports.answer_lines(failed, {"k1": "use token ghp_" + "a" * 36})
+    assert "ghp_" not in secret[0]
+
+
 def test_pool_add_sample_anchors_and_reload(report: EvalReport, tmp_path: Path) -> None:
     (tmp_path / "frames.yaml").write_text("version: 1\n")
     ws = Workspace.open(tmp_path)

@@ -53,9 +53,10 @@ def test_rejected_row_becomes_a_failing_case_with_a_diagnosis_record():
     assert case.generated is False and case.reviewed is True
 
 
-def test_a_paraphrased_rule_is_replaced_by_the_policy_sentence_and_multiline_cells_survive():
+def test_a_paraphrased_rule_keeps_the_reviewers_words_with_the_policy_sentence_beside_and_multiline_cells_survive():
     case = _by_ticket(ReviewLogConverter(CSV, policy=POLICY).convert())["R-110"]
-    assert case.diagnosis.evidence == ["The user can add but not remove checked bags."]
+    # The reviewer's sentence is the key; the policy sentence it paraphrases is evidence beside it, never instead.
+    assert case.diagnosis.evidence == ["Users can add but not remove checked bags.", "The user can add but not remove checked bags."]
     assert case.task.input["text"] == "I want to remove a checked bag from 4WQ150\nand get the money back."
     assert "be friendlier" in case.diagnosis.notes
 
@@ -63,8 +64,9 @@ def test_a_paraphrased_rule_is_replaced_by_the_policy_sentence_and_multiline_cel
 def test_rejected_without_correct_answer_but_quoting_a_rule_is_checked_by_rubric():
     case = _by_ticket(ReviewLogConverter(CSV, policy=POLICY).convert())["R-108"]
     assert case.task.check.kind == "rubric"
-    assert case.diagnosis.evidence == ["The user cannot add insurance after initial booking."]
-    assert case.task.expected == "The answer must follow: The user cannot add insurance after initial booking."
+    assert case.diagnosis.evidence == ['Policy: "The user cannot add insurance after initial booking."', "The user cannot add insurance after initial booking."]
+    assert case.task.expected == 'The answer must follow: Policy: "The user cannot add insurance after initial booking."'
+    assert case.review is None  # a quoted rule is a sure key
 
 
 def test_approved_rows_are_passing_cases_marked_for_the_regression_pool_and_latin1_is_read():
@@ -107,7 +109,8 @@ def test_jsonl_log_with_mapping_dotted_keys_and_a_misspelt_column():
     assert [(c.source.kind, c.category) for c in cases] == [(APPROVED_KIND, "compensation"), ("review-log", "compensation")]
     assert cases[1].task.expected == "No compensation"
     assert cases[1].diagnosis.evidence == [
-        "Do not compensate if the user is regular member and has no travel insurance and flies (basic) economy."
+        "Do not compensate if the user is regular member and has no travel insurance and flies basic economy.",
+        "Do not compensate if the user is regular member and has no travel insurance and flies (basic) economy.",
     ]
     assert [p.text for p, _ in conv.priors] == [
         "Always mention the certificate amount per passenger when you offer one.",

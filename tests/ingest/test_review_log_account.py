@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.formats.case_files import load_cases
 from frames_cli.ingest.review_log import ReviewLogConverter, parse_verdict
-from frames_cli.ingest.text import rejected_claims, rule_sentences
+from frames_cli.ingest.answer_key import extract_key, wrong_claims
+from frames_cli.ingest.text import rule_sentences
 
 runner = CliRunner()
 
@@ -79,8 +80,8 @@ def test_semicolon_csv_is_sniffed(workspace: Path):
 
 def test_a_quoted_wrong_answer_is_not_the_rule():
     comment = 'The agent wrote "basic economy tickets are always fully refundable" which is false.'
-    assert rule_sentences(comment) == []
-    assert rejected_claims(comment) == ["basic economy tickets are always fully refundable"]
+    assert rule_sentences(comment) == [] and extract_key(comment).requirements == []
+    assert wrong_claims(comment) == ["basic economy tickets are always fully refundable"]
     assert rule_sentences('Per policy "basic economy tickets are never refundable".') == ["basic economy tickets are never refundable"]
 
 
@@ -89,8 +90,9 @@ def test_quoted_wrong_answer_case_rewards_the_policy_not_the_claim(tmp_path: Pat
     path.write_text('input,output,verdict,comment\nRefund?,Yes,rejected,"The agent wrote ""basic economy tickets are always fully refundable"" which is false."\n')
     policy = ["Basic economy tickets are not refundable.", "Gold members get 3 free bags."]
     case = ReviewLogConverter(path, policy=policy, evidence_match=0.5).convert()[0]
-    assert case.task.expected.startswith("The answer must follow: Basic economy tickets are not refundable.")
-    assert 'must not claim: "basic economy tickets are always fully refundable"' in case.task.expected
+    # The key holds what the reviewer wrote: the claim a right answer must not make; the policy
+    # sentence it contradicts is evidence for diagnosis, never the key.
+    assert case.task.expected == 'The answer must not claim: "basic economy tickets are always fully refundable".'
     assert case.diagnosis.evidence == ["Basic economy tickets are not refundable."]
 
 

@@ -47,7 +47,8 @@ def test_simple_failure_keeps_only_the_last_step(converted):
     case = converted[0]["tr-0413"]
     assert [s["step"] for s in case.diagnosis.trajectory] == [2]
     assert case.diagnosis.trajectory[0]["action"] == {"answer": "Done, one bag removed and refunded."}
-    assert case.diagnosis.evidence == ["The user can add but not remove checked bags."]
+    # The reviewer's words first; the policy sentence they paraphrase beside them.
+    assert case.diagnosis.evidence == ["users can add but not remove checked bags", "The user can add but not remove checked bags."]
 
 
 def test_openai_messages_success_and_failure(converted):

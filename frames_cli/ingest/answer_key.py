@@ -1,0 +1,315 @@
+"""The answer key of a reviewer's comment: the requirements the reviewer states, each a whole sentence of the comment.
+
+A rejected row's comment mixes what the right answer needs ("Taxis are reimbursable local
+transportation, receipts over $75.") with the story, the tone and the people ("Agent made up a
+rule, we never say taxis are banned"). The key holds every requirement the reviewer states (rules,
+correct figures, required steps), each a whole sentence as the reviewer wrote it, and nothing else:
+never a fragment, never policy text the reviewer did not write, never a link target. The rest are
+diagnosis notes. This module is the deterministic reader (`extract_key`), the offline default and
+the fallback of the model reader (`ingest/answer_key_model.py`); both return an `AnswerKey`.
+
+Each sentence (`comment_text.split_sentences`, verdict words cut) is read in this order, the first
+rule that applies deciding:
+
+1. a lead-in ("Two rules:", "Missing steps:") or a short exclamation ("Ugh.", "Otherwise fine.") → note;
+2. tone ("curt", "condescending", "too long", "unfortunately" …) → note: tone is never the key;
+3. a vague warning ("be careful", "tricky") or a note to the team ("next time", "check whether the
+   agent …") → note;
+4. the agent as subject ("The agent told him …", "Bot only asked …", "Instead it told her …") →
+   narrative, unless it states the agent's duty ("The agent should have told her to …", "The bot
+   needs to verify …") → requirement;
+5. a person as subject (she, he, a name, "the customer") or the reviewer speaking (I, we) → narrative,
+   unless it carries a rule marker ("The traveler must also paste …");
+6. a rule marker (must, never, only, can't, has to, need to, at least, within N days …; muss, debe,
+   doit …) → requirement;
+7. a past-tense story ("Customer's package arrived on the 3rd.") → narrative;
+8. a statement of a rule in plain words: a generic subject with a rule predicate (is reimbursable,
+   is required, goes to, lasts, costs, needs …), a figure (45 days, 15 %, $6.99), a condition ("If
+   it's a training conference …", "When a trip isn't in Concur …") or an imperative ("Ask for the
+   order number.") → requirement;
+9. anything else → unread: never the key, and the key is marked unsure, since a person may read a
+   requirement there.
+
+A comment with no requirement gives no key, and says why (`AnswerKey.none`): only a link, only
+"be careful", only tone, only a story. The key is unsure (`AnswerKey.unsure`, a reason) when a
+requirement also carries a person or a past event, or a sentence was left unread: such a row is
+marked `review: needed` and counts nowhere until a person confirms it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from frames_cli.ingest.comment_text import drop_verdict, split_sentences, strip_links
+
+#: How the key was read: by these rules, or by a model (its name) with these rules as the check.
+RULES = "rules"
+
+# Rule markers: deontic and eligibility words (English, German, Spanish, French) and limits.
+_MARKER = re.compile(
+    r"\b(must|never|always|only|mustn't|cannot|can't|can not|may not|not allowed|allowed to|is not permitted|required|requires?|"
+    r"need(?:s)? to|has to|have to|had to|should(?:n't| not)?(?: have)?|ought to|don't|do not|doesn't|does not|not eligible|eligible|"
+    r"prohibited|forbidden|mandatory|compulsory|obligatory|at most|at least|no more than|up to|within \d+|no later than|"
+    r"per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|but not|"
+    r"muss|müssen|darf|dürfen|nur|nie|niemals|immer|erforderlich|pflicht|verpflichtend|"
+    r"debe|deben|debería|no puede|no pueden|nunca|siempre|solo|sólo|obligatorio|hay que|tiene que|tienen que|se requiere|"
+    r"doit|doivent|ne peut|ne peuvent|jamais|toujours|seulement|obligatoire|il faut)\b"
+    # The reviewer quoting the rule: 'Policy: "…"'.
+    r"|\b(?:policy|rule)\s*:",
+    re.IGNORECASE,
+)
+# "it" is not here: "It's 12 weeks paid" is a rule; "Instead it told her …" is a story by its past verb.
+_AGENT = r"(?:the |our |this |that |la |el |le |der |die |l')?(?:agent(?:e)?|bot|chatbot|assistant|model|ai)"
+_AGENT_SUBJECT = re.compile(rf"^(?:(?:but|and|then|instead|also|so|again)\s*,?\s+)?{_AGENT}(?:'s)?\b", re.IGNORECASE)
+# The agent's duty: a deontic word within three words of the agent as subject.
+_AGENT_DUTY = re.compile(
+    rf"^(?:(?:but|and|then|instead|also|so)\s*,?\s+)?{_AGENT}\s+(?:\w+\s+){{0,2}}?"
+    r"(?:should(?:n't| not)?|must|needs? to|has to|have to|ought to|is (?:required|supposed|expected) to|never|always|"
+    r"muss|debe|debería|doit|devrait)\b",
+    re.IGNORECASE,
+)
+_PERSON = re.compile(
+    r"^(?:(?:but|and|then|so|also)\s*,?\s+)?(?:she|he|her|his|him|she'd|he'd|she's|he's|"
+    r"the (?:customer|traveler|traveller|client|caller|user|borrower|applicant|buyer|guest|employee|person|lady|guy)|"
+    r"(?:mr|mrs|ms|dr|herr|frau|señor|señora|sr|sra|monsieur|madame|mme)\.?\s|"
+    r"(?:el|la) (?:cliente|viajero|viajera|usuario)|le client|la cliente|der kunde|die kundin)\b",
+    re.IGNORECASE,
+)
+# A capitalised name, then a verb of a story: "Kaitlyn asked twice", "Sam from the DC office asked".
+_NAMED = re.compile(r"^[A-ZÀ-Ý][a-zà-ÿ]+(?: [A-ZÀ-Ý][a-zà-ÿ]+)?(?: from [\w ]{1,30})? (?:asked|was|had|got|called|said|wanted|paid|tried|hat|war|wrote|came)\b")
+_FIRST_PERSON = re.compile(r"\b(?:i(?![.\w])|i'm|i'd|i've|i'll|me|my|myself|we|we're|we've|us|our)\b", re.IGNORECASE)
+_TONE = re.compile(
+    r"\b(tone|curt|rude|polite|impolite|friendl(?:y|ier)|warm(?:er)?|cold|condescending|patroni[sz]ing|snarky|sarcastic|"
+    r"too long|too short|too wordy|verbose|wordy|rambl\w*|apologi[sz]\w*|unfortunately|greet\w*|empath\w*|"
+    r"vague|vage|vago|zu lang|trop long)\b",
+    re.IGNORECASE,
+)
+_VAGUE = re.compile(r"\b(be careful|careful|tricky|watch out|heads up|hmm+|not sure|sorgfältig|cuidado|attention)\b", re.IGNORECASE)
+_META = re.compile(
+    r"\b(next time|check whether the agent|whether the agent|is the agent reading|reading the [\w-]+ page|the team has heard|"
+    r"told the team|i've told|file (?:a|the) ticket|retrain|escalated (?:this|it) to)\b",
+    re.IGNORECASE,
+)
+_STORY_START = re.compile(r"^(?:called|turns out|took me|last (?:week|month|spring|summer|fall|winter|year)|yesterday|earlier|"
+                          r"apparently|honestly|long story|anyway)\b", re.IGNORECASE)
+_PAST = re.compile(
+    r"\b(was|were|had|did|got|said|told|asked|paid|sent|went|came|took|gave|made|wrote|arrived|declined|offered|accepted|refunded|"
+    r"quoted|counted|charged|handled|tried|called|booked|cancell?ed|wanted|apologi[sz]ed|listed|flagged|received|missed|forgot|"
+    r"ignored|promised|approved|denied|processed|shipped|lost|happened|war|hat|hatte|dijo|fue|était|a dit)\b",
+    re.IGNORECASE,
+)
+# A past form that is a passive or perfect of a rule ("are refunded", "must be approved", "is charged") is not a story.
+_PASSIVE_BEFORE = re.compile(r"\b(?:is|are|be|been|being|get|gets|not|n't|only|always|never|must|can|may)\s+(?:\w+ly\s+)?$", re.IGNORECASE)
+_PREDICATE = re.compile(
+    r"\b(?:is|are|isn't|aren't)\s+(?:\w+\s+){0,2}?(?:reimbursable|refundable|reimbursed|refunded|required|covered|allowed|accepted|"
+    r"eligible|free|waived|deducted|charged|referred|booked|paid|returnable|exempt|due|capped|limited|payable|needed|treated|handled|"
+    r"counted|applied|processed|sent|given|issued|approved|not)\b"
+    r"|\b(?:needs?|requires?|goes|go|lasts?|costs?|counts?|means|gets?|applies|apply|covers?|includes?|takes?|expires?|"
+    r"drops? off|ships?|pays?|approves|moves|stays|starts|ends|runs|carry|carries|closes|opens|belongs|depends|equals|"
+    r"steps in|handles|decides|owns|receives|qualif(?:y|ies)|excludes?)\b"
+    # A present-tense statement of what is so: "Payday is the last business day", "It's 12 weeks paid".
+    r"|\b(?:is|are|isn't|aren't)\b|\b(?:it|that|there|this)['’]s\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(r"\d|\b(?:once|twice|daily|weekly|monthly|yearly|annually|per (?:day|week|month|year))\b", re.IGNORECASE)
+# Permission in a rule's voice: "you can take …", "they may …" (not "nothing can be done", a story).
+_PERMISSION = re.compile(
+    r"\b(?:you|they|one|anyone|everyone)\s+(?:can|may)\b"
+    r"|^(?:(?:a|an|any|every|each|all|the)\s+)?(?:[\w-]+\s+){0,2}?(?:[\w-]+s|user|customer|member|travell?er|employee|passenger|applicant|borrower|guest)\s+(?:can|may)\b",
+    re.IGNORECASE,
+)
+# A judgement of the agent's answer ("“Always” is wrong", "which is false"): the symptom, not the rule.
+_JUDGEMENT = re.compile(r"\b(?:is|was|are|were)\s+(?:just\s+|simply\s+|plainly\s+)?(?:wrong|false|incorrect|misleading|not true|untrue|made up|invented|nonsense)\b", re.IGNORECASE)
+# A pointer to where the rule is written ("That's in section 7 (see the intranet).").
+_REFERENCE = re.compile(r"\b(?:see|cf\.?)\s+(?:the\s+)?(?:intranet|faq|wiki|handbook|page|section|link|guide|docs?|kb)\b|^(?:that's|this is|it's) in (?:section|the)\b", re.IGNORECASE)
+_CONDITION = re.compile(r"^(?:if|when|whenever|unless|for|before|after|once|anything|any|every|each|all|no)\b", re.IGNORECASE)
+_IMPERATIVE = re.compile(
+    r"^(?:ask|check|verify|confirm|email|send|call|tell|offer|refund|escalate|transfer|use|get|fill|quote|explain|direct|route|"
+    r"submit|attach|collect|request|require|include|mention|state|give|issue|cancel|book|refer|notify|inform|apply|add|remove|"
+    r"update|create|open|file|upload|provide|point|advise|bring|log|record|enter|keep|pay|print|sign|take|write|save|contact|"
+    r"visit|go|make|ensure|report|return|follow|choose|select|pick|wait|reply|answer|say|show|list|approve|deny|decline|"
+    r"accept|reject|register|schedule|forward|copy|share|print|scan|photograph|submit|reimburse|charge|waive|credit|"
+    r"look up|find|search|read|review|compare|calculate|round|convert)\b",
+    re.IGNORECASE,
+)
+_LEAD_IN = re.compile(r":\s*$")
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+# A pointer to elsewhere: what is left of a comment whose content was a link.
+_POINTER = re.compile(r"^(?:see|cf|check|per|ref|link|source|faq|more|read|look at)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a comment and how it was read.
+
+    Attributes:
+        text: the sentence as the reviewer wrote it (links reduced to their words, verdict words cut).
+        kind: "requirement", "narrative", "tone", "note" or "unread".
+        why: the rule that decided, in a few words (for the review table).
+        mixed: a requirement that also tells of a person or a past event (the key is unsure).
+    """
+
+    text: str
+    kind: str
+    why: str
+    mixed: bool = False
+
+
+@dataclass(frozen=True)
+class AnswerKey:
+    """What a rejected row's comment says the right answer needs.
+
+    Attributes:
+        requirements: whole sentences of the comment, each a requirement the reviewer states, in order.
+        sentences: every sentence with its reading (requirements included).
+        none: why there is no requirement ("" when there is one): "link", "vague", "tone",
+            "narrative" or "empty", see `NONE_REASONS`.
+        unsure: why a person should confirm the key ("" when sure).
+        by: `RULES`, or the model that read it.
+        links: Markdown links and URLs the comment held (their targets are never in the key).
+        rejected: the agent's wrong answers the reviewer quotes ('The agent wrote "X" which is
+            false'): a right answer must not claim them (`wrong_claims`).
+    """
+
+    requirements: list[str]
+    sentences: list[Sentence] = field(default_factory=list)
+    none: str = ""
+    unsure: str = ""
+    by: str = RULES
+    links: int = 0
+    rejected: list[str] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The sentences that are not requirements (the story, tone, names): diagnosis notes."""
+        return [s.text for s in self.sentences if s.kind != "requirement"]
+
+
+#: Why a comment gives no key, as the account says it.
+NONE_REASONS = {
+    "empty": "the comment is empty",
+    "link": "the comment is only a link: a link target states no requirement (open it and write the rule as the correct answer)",
+    "vague": 'the comment is only a warning ("be careful"): it states no requirement',
+    "tone": "the comment is only about tone: tone is advice, never an answer key",
+    "narrative": "the comment tells what happened but states no requirement",
+}
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+# A present-tense main verb before a past form makes that form a participle ("It's 12 weeks paid").
+_COPULA = re.compile(r"\b(?:is|are|isn't|aren't|(?:it|that|there|this|what)['’]s)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|„[^“”]*[“”]|«[^»]*»")
+
+
+def _unquoted(text: str) -> str:
+    """`text` without its double-quoted spans: quoted words are someone else's (the agent's, the
+    policy's), so a rule marker or a first person inside them says nothing of the reviewer's sentence."""
+    return _QUOTED.sub(" … ", text)
+
+
+def _past_story(text: str) -> bool:
+    """Whether `text` tells a past event: a past form not read as the passive of a rule, nor after a
+    present-tense main verb."""
+    return any(not _PASSIVE_BEFORE.search(text[: m.start()]) and not _COPULA.search(text[: m.start()]) for m in _PAST.finditer(text))
+
+
+def read_sentence(text: str) -> Sentence:
+    """How one sentence is read (the numbered rules of the module docstring)."""
+    words = _words(text)
+    own = _unquoted(text)
+    marker = bool(_MARKER.search(own))
+    if _LEAD_IN.search(text) and len(words) <= 6:
+        return Sentence(text, "note", "lead-in")
+    if _TONE.search(text):
+        return Sentence(text, "tone", "tone")
+    if _VAGUE.search(text) and not (marker and len(words) > 6):
+        return Sentence(text, "note", "vague warning")
+    if _META.search(text):
+        return Sentence(text, "note", "note to the team")
+    if _REFERENCE.search(text) and not marker:
+        return Sentence(text, "note", "a pointer to where the rule is")
+    if _JUDGEMENT.search(text) and not marker:
+        return Sentence(text, "narrative", "a judgement of the answer")
+    if _AGENT_SUBJECT.match(text):
+        if _AGENT_DUTY.match(text):
+            mixed = bool(_PERSON_WORD.search(text))
+            return Sentence(text, "requirement", "the agent's duty", mixed)
+        return Sentence(text, "narrative", "what the agent did")
+    person = bool(_PERSON.match(text) or _NAMED.match(text) or _STORY_START.match(text))
+    first = bool(_FIRST_PERSON.search(own))
+    if (person or first) and not marker:
+        return Sentence(text, "narrative", "a person's story" if person else "the reviewer speaking")
+    if marker or _PERMISSION.search(own):
+        # A rule about "the traveler" is general; one about "her" or "María", or in the reviewer's voice, may be one case's story.
+        mixed = bool(_PERSON_WORD.search(own) or _NAMED.match(text) or first)
+        return Sentence(text, "requirement", "rule marker", mixed=mixed)
+    if _IMPERATIVE.match(text) and not _past_story(text):
+        return Sentence(text, "requirement", "a required step")
+    if len(words) <= 3:
+        return Sentence(text, "note", "exclamation")
+    if _past_story(text):
+        return Sentence(text, "narrative", "past event")
+    if _PREDICATE.search(text) or _FIGURE.search(text) or _CONDITION.match(text) or _IMPERATIVE.match(text):
+        return Sentence(text, "requirement", "rule in plain words")
+    return Sentence(text, "unread", "no rule and no story recognised")
+
+
+# A double-quoted span of three or more words that the reviewer says the agent wrote, or calls false.
+_QUOTE_SPAN = re.compile(r"[\"“]([^\"”]+)[\"”]")
+_SAID_BEFORE = re.compile(rf"{_AGENT}\s+(?:\w+ly\s+)?(?:wrote|said|says|told \w+|replied|answered|claimed|claims|stated|promised|offered|invented)\s*:?\s*$", re.IGNORECASE)
+_FALSE_AFTER = re.compile(r"^[\s,.;:)—–-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|inaccurate|misleading)\b", re.IGNORECASE)
+
+
+def wrong_claims(comment: str) -> list[str]:
+    """The agent's wrong answers `comment` quotes in double quotes: after "the agent wrote/said", or
+    followed by "which is false/wrong" (single quotes are apostrophes here, never quotation marks)."""
+    out = []
+    for m in _QUOTE_SPAN.finditer(comment):
+        quote = " ".join(m.group(1).split())
+        if len(quote.split()) >= 3 and (_SAID_BEFORE.search(comment[: m.start()]) or _FALSE_AFTER.match(comment[m.end():])):
+            out.append(quote)
+    return out
+
+
+# Person words anywhere in a requirement: the key holds a rule about one person (unsure).
+_PERSON_WORD = re.compile(r"\b(?:she|he|her|him|his|she's|he's)\b", re.IGNORECASE)
+
+
+def extract_key(comment: str | None) -> AnswerKey:
+    """The answer key of `comment` by the rules above (never raises; an empty comment gives no key)."""
+    if not comment or not comment.strip():
+        return AnswerKey([], none="empty")
+    text, links = strip_links(comment)
+    read: list[Sentence] = []
+    for raw in split_sentences(text):
+        sentence = drop_verdict(raw)
+        if sentence:
+            read.append(read_sentence(sentence))
+    requirements = [s.text for s in read if s.kind == "requirement"]
+    unread = [s for s in read if s.kind == "unread"]
+    if requirements:
+        unsure = ""
+        mixed = [s.text for s in read if s.kind == "requirement" and s.mixed]
+        if mixed:
+            unsure = f"a requirement also tells of a person or an event: {mixed[0]!r}"
+        elif unread:
+            unsure = f"a sentence was read as neither requirement nor story: {unread[0].text!r}"
+        return AnswerKey(requirements, read, unsure=unsure, links=links, rejected=wrong_claims(text))
+    return AnswerKey([], read, none=_why_none(read, links), unsure=(f"no requirement found, but a sentence was not read: {unread[0].text!r}" if unread else ""),
+                     links=links, rejected=wrong_claims(text))
+
+
+def _why_none(read: list[Sentence], links: int) -> str:
+    """The `NONE_REASONS` key for a comment without a requirement."""
+    if not read or (links and all(_POINTER.match(s.text) or len(_words(s.text)) <= 4 for s in read)):
+        return "link" if links else "empty"
+    kinds = {s.kind for s in read}
+    if "tone" in kinds and kinds <= {"tone", "note"}:
+        return "tone"
+    if any(s.why == "vague warning" for s in read) and kinds <= {"note", "tone"}:
+        return "vague"
+    return "narrative"

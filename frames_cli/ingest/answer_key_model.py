@@ -1,0 +1,166 @@
+"""Answer keys read by a model (`models.keys`), held to the rule reader's contract: whole sentences of the comment, or none.
+
+The model gets `llm/prompts/answer_key.txt` (the request and the comment) and answers in the
+`ANSWER_KEY` schema. Its answer is data, checked against the comment before it becomes a key:
+
+- each requirement must be a sentence of the comment as `comment_text.split_sentences` cuts it
+  (compared without case, spacing, quote style or closing punctuation); a run of whole sentences
+  is those sentences; a part of one sentence becomes that whole sentence (and the key is unsure:
+  a person sees what the model cut); words that are in no sentence of the comment (a paraphrase,
+  policy text, a link target) are dropped, and the key is unsure;
+- a failed call (after the model layer's retries and repair turn) falls back to the rule reader
+  (`answer_key.extract_key`), and the key says so.
+
+So a model can choose differently from the rules, never write a key the reviewer did not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from frames_cli.ingest.answer_key import AnswerKey, Sentence, extract_key, read_sentence, wrong_claims
+from frames_cli.ingest.comment_text import drop_verdict, split_sentences, strip_links
+
+if TYPE_CHECKING:
+    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.types import ChatReply, ChatRequest
+    from frames_cli.workspace.config import FramesConfig
+    from frames_cli.workspace.layout import Workspace
+
+ROLE = "keys"
+PROMPT = "answer_key"
+#: A comment and the request it was written about (either may be None).
+Pair = tuple[str | None, str | None]
+
+
+def _plain(text: str) -> str:
+    """`text` for comparison: link words only, case folded, curly quotes straight, spacing and closing punctuation gone."""
+    text = strip_links(text)[0].casefold().replace("“", '"').replace("”", '"').replace("’", "'")
+    return " ".join(text.split()).strip(" .!?;:")
+
+
+def comment_sentences(comment: str) -> list[str]:
+    """The sentences of `comment` a key may hold (links reduced to their words, verdict words cut)."""
+    out = []
+    for raw in split_sentences(strip_links(comment)[0]):
+        sentence = drop_verdict(raw)
+        if sentence:
+            out.append(sentence)
+    return out
+
+
+def whole_sentences(items: Sequence[str], comment: str) -> tuple[list[str], str]:
+    """(`items` as whole sentences of `comment`, in the comment's order; why the key is unsure, "" if not).
+
+    Rules in the module docstring: an exact sentence is kept, a run of sentences split, a part of a
+    sentence widened to it, anything else dropped.
+    """
+    sentences = comment_sentences(comment)
+    plain = [_plain(s) for s in sentences]
+    chosen: set[int] = set()
+    doubts: list[str] = []
+    for item in items:
+        want = _plain(item)
+        if not want:
+            continue
+        exact = [i for i, p in enumerate(plain) if p == want]
+        if exact:
+            chosen.add(exact[0])
+            continue
+        inside = [i for i, p in enumerate(plain) if p and p in want]
+        if inside and sum(len(plain[i]) for i in inside) >= 0.9 * len(re.sub(r"[ .!?;:]", "", want)) - len(inside):
+            chosen.update(inside)
+            continue
+        part = [i for i, p in enumerate(plain) if want in p]
+        if part:
+            chosen.add(part[0])
+            doubts.append(f"the model cut a sentence; the whole sentence is kept: {sentences[part[0]]!r}")
+            continue
+        doubts.append(f"the model wrote words that are in no sentence of the comment (dropped): {item!r}")
+    return [sentences[i] for i in sorted(chosen)], "; ".join(doubts)
+
+
+def key_from_reply(comment: str | None, data: dict, model: str) -> AnswerKey:
+    """The `AnswerKey` of a model's valid `ANSWER_KEY` answer about `comment` (checked as above)."""
+    if not comment or not comment.strip():
+        return AnswerKey([], none="empty", by=model)
+    requirements, doubt = whole_sentences([str(r) for r in data.get("requirements") or []], comment)
+    unsure = "; ".join(filter(None, (doubt, str(data.get("unsure") or "").strip())))
+    wanted = set(requirements)
+    read = []
+    for sentence in comment_sentences(comment):
+        if sentence in wanted:
+            read.append(Sentence(sentence, "requirement", "chosen by the model"))
+        else:
+            rules = read_sentence(sentence)
+            read.append(rules if rules.kind != "requirement" else Sentence(sentence, "note", "not chosen by the model"))
+    text, links = strip_links(comment)
+    none = "" if requirements else (str(data.get("none") or "") or extract_key(comment).none or "narrative")
+    return AnswerKey(requirements, read, none=none, unsure=unsure, by=model, links=links, rejected=wrong_claims(text))
+
+
+def key_request(comment: str, request: str | None) -> ChatRequest:
+    """The `ChatRequest` asking role `keys` for the answer key of `comment`."""
+    from frames_cli.llm.prompts import render
+    from frames_cli.llm.schemas import ANSWER_KEY
+    from frames_cli.llm.types import ChatRequest
+
+    prompt = render(PROMPT, request=request or "(not recorded)", comment=comment)
+    return ChatRequest(ROLE, [{"role": "user", "content": prompt}], ANSWER_KEY)
+
+
+class ModelKeyReader:
+    """Reads answer keys with the model of role `keys` through `client`, one request per comment.
+
+    Args:
+        client: an open `ModelClient`.
+        model: the model's name, recorded in each key's `by`.
+    """
+
+    def __init__(self, client: ModelClient, model: str):
+        self.client = client
+        self.model = model
+
+    def read_many(self, pairs: Sequence[Pair]) -> list[AnswerKey]:
+        """One key per (comment, request), in order; an empty comment asks nothing.
+
+        Raises:
+            BudgetExceeded: the budget ran out (from the model layer).
+        """
+        asked = [i for i, (comment, _) in enumerate(pairs) if comment and comment.strip()]
+        replies = self.client.chat_many([key_request(str(pairs[i][0]), pairs[i][1]) for i in asked]) if asked else []
+        by_row: dict[int, ChatReply] = dict(zip(asked, replies))
+        return [self._key(comment, by_row.get(i)) for i, (comment, _) in enumerate(pairs)]
+
+    def _key(self, comment: str | None, reply: ChatReply | None) -> AnswerKey:
+        if reply is None:
+            return AnswerKey([], none="empty", by=self.model)
+        if not reply.ok:
+            rules = extract_key(comment)
+            why = f"the model failed ({reply.error}); read by the rules instead"
+            return replace(rules, unsure="; ".join(filter(None, (why, rules.unsure))))
+        return key_from_reply(comment, reply.data, self.model)
+
+
+def rule_reader(pairs: Sequence[Pair]) -> list[AnswerKey]:
+    """Keys read by the rules alone (the offline default): `extract_key` of each comment."""
+    return [extract_key(comment) for comment, _ in pairs]
+
+
+def workspace_reader(ws: Workspace, config: FramesConfig) -> Callable[[Sequence[Pair]], list[AnswerKey]]:
+    """The key reader an ingest uses: the model of `models.keys` when set (a `ModelClient` opened
+    for each batch), else `rule_reader`."""
+    model = config.models.keys
+    if not model:
+        return rule_reader
+
+    def read(pairs: Sequence[Pair]) -> list[AnswerKey]:
+        from frames_cli.llm.client import ModelClient
+
+        with ModelClient(ws, config) as client:
+            return ModelKeyReader(client, model).read_many(pairs)
+
+    return read
