@@ -58,7 +58,7 @@ class Row:
 
     @property
     def part(self) -> str:
-        """"tuning", "held-out" (its share was printed once, before the rules changed) or "held-out-2"."""
+        """"tuning", or the held-out set the row is in: "heldout", "heldout2", "heldout3" (see bench/data/answer_keys/README.md)."""
         return self.file.split("/")[0] if "/" in self.file else "tuning"
 
 
@@ -155,7 +155,8 @@ def main() -> None:
     for name, keys in readers.items():
         parts = [("tuning", [r for r in rows if r.part == "tuning"])]
         if args.heldout:
-            parts += [("held-out", [r for r in rows if r.part == "heldout"]), ("held-out-2", [r for r in rows if r.part == "heldout2"]), ("all", rows)]
+            parts += [("held-out", [r for r in rows if r.part == "heldout"]), ("held-out-2", [r for r in rows if r.part == "heldout2"]),
+                      ("held-out-3", [r for r in rows if r.part == "heldout3"]), ("all", rows)]
         for label, subset in parts:
             scores = [score(keys[(r.file, r.row_id)], r) for r in subset]
             right = sum(s[0] for s in scores)

@@ -11,23 +11,27 @@ the fallback of the model reader (`ingest/answer_key_model.py`); both return an 
 Each sentence (`comment_text.split_sentences`, verdict words cut) is read in this order, the first
 rule that applies deciding:
 
-1. a lead-in ("Two rules:", "Missing steps:") or a short exclamation ("Ugh.", "Otherwise fine.") → note;
+1. a lead-in ("Two rules:", "Missing steps:") → note;
 2. tone ("curt", "condescending", "too long", "unfortunately" …) → note: tone is never the key;
-3. a vague warning ("be careful", "tricky") or a note to the team ("next time", "check whether the
-   agent …") → note;
-4. the agent as subject ("The agent told him …", "Bot only asked …", "Instead it told her …") →
-   narrative, unless it states the agent's duty ("The agent should have told her to …", "The bot
-   needs to verify …") → requirement;
-5. a person as subject (she, he, a name, "the customer") or the reviewer speaking (I, we) → narrative,
-   unless it carries a rule marker ("The traveler must also paste …");
-6. a rule marker (must, never, only, can't, has to, need to, at least, within N days …; muss, debe,
-   doit …) → requirement;
-7. a past-tense story ("Customer's package arrived on the 3rd.") → narrative;
-8. a statement of a rule in plain words: a generic subject with a rule predicate (is reimbursable,
-   is required, goes to, lasts, costs, needs …), a figure (45 days, 15 %, $6.99), a condition ("If
-   it's a training conference …", "When a trip isn't in Concur …") or an imperative ("Ask for the
-   order number.") → requirement;
-9. anything else → unread: never the key, and the key is marked unsure, since a person may read a
+3. a vague warning ("be careful", "tricky"), a note to the team ("next time", "check whether the
+   agent …") or a pointer ("see the FAQ", "that's in section 7") → note; a judgement of the
+   answer ("“Always” is wrong") → narrative;
+4. the agent as subject ("The agent told him …", "Bot only asked …") → narrative, unless it states
+   the agent's duty ("The agent should have told her to …", "The bot needs to verify …") → requirement;
+5. the reviewer speaking ("I had to correct this"), or a person (she, he, a name, "the customer")
+   in a past-tense story ("she was told otherwise") → narrative, marker or not; how someone felt
+   ("upset", "confused") → narrative; a person or the reviewer's "we" as subject without a rule
+   marker → narrative;
+6. a rule marker outside quotes (must, never, only, can't, has to, need to, at least, within N days
+   …; muss, debe, doit …; "users can", "se puede") → requirement;
+7. an imperative ("Ask for the order number.") → requirement; a short exclamation ("Ugh.") → note;
+8. a past-tense story ("Customer's package arrived on the 3rd.") → narrative (a participle after a
+   present verb, "needs a form approved", is not past);
+9. a rule in plain words: a present-tense statement (is, are, goes to, lasts, costs, needs, has …),
+   a figure (45 days, 15 %, $6.99, once a year), a condition ("If it's a training conference …"),
+   a correction by contrast ("…, not the customer") or a role in the present ("The borrower signs
+   …") → requirement;
+10. anything else → unread: never the key, and the key is marked unsure, since a person may read a
    requirement there.
 
 A comment with no requirement gives no key, and says why (`AnswerKey.none`): only a link, only
@@ -49,7 +53,7 @@ RULES = "rules"
 # Rule markers: deontic and eligibility words (English, German, Spanish, French) and limits.
 _MARKER = re.compile(
     r"\b(must|never|always|only|mustn't|cannot|can't|can not|may not|not allowed|allowed to|is not permitted|required|requires?|"
-    r"need(?:s)? to|has to|have to|had to|should(?:n't| not)?(?: have)?|ought to|don't|do not|doesn't|does not|not eligible|eligible|"
+    r"need(?:s)? to|has to|have to|should(?:n't| not)?(?: have)?|ought to|don't|do not|doesn't|does not|not eligible|eligible|"
     r"prohibited|forbidden|mandatory|compulsory|obligatory|at most|at least|no more than|up to|within \d+|no later than|"
     r"per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|but not|"
     r"muss|müssen|darf|dürfen|nur|nie|niemals|immer|erforderlich|pflicht|verpflichtend|"
@@ -71,14 +75,26 @@ _AGENT_DUTY = re.compile(
 )
 _PERSON = re.compile(
     r"^(?:(?:but|and|then|so|also)\s*,?\s+)?(?:she|he|her|his|him|she'd|he'd|she's|he's|"
-    r"the (?:customer|traveler|traveller|client|caller|user|borrower|applicant|buyer|guest|employee|person|lady|guy)|"
     r"(?:mr|mrs|ms|dr|herr|frau|señor|señora|sr|sra|monsieur|madame|mme)\.?\s|"
     r"(?:el|la) (?:cliente|viajero|viajera|usuario)|le client|la cliente|der kunde|die kundin)\b",
     re.IGNORECASE,
 )
+# A role as subject ("the customer", "the traveler's supervisor"): a story when told in the past,
+# a rule when stated in the present ("The traveler must also paste …").
+_ROLE = re.compile(
+    r"^(?:(?:but|and|then|so|also)\s*,?\s+)?the (?:customer|traveler|traveller|client|caller|user|borrower|applicant|buyer|guest|"
+    r"employee|person|lady|guy)\b",
+    re.IGNORECASE,
+)
+# How someone felt: a story, whatever the tense ("The customer is upset.").
+_FEELING = re.compile(r"\b(?:upset|angry|furious|annoyed|confused|happy|unhappy|frustrated|worried|stressed|pleased|thrilled|"
+                      r"disappointed|embarrassed|verwirrt|verärgert|enojad[oa]|enojó|molest[oa]|fâché|énervé)\b", re.IGNORECASE)
 # A capitalised name, then a verb of a story: "Kaitlyn asked twice", "Sam from the DC office asked".
 _NAMED = re.compile(r"^[A-ZÀ-Ý][a-zà-ÿ]+(?: [A-ZÀ-Ý][a-zà-ÿ]+)?(?: from [\w ]{1,30})? (?:asked|was|had|got|called|said|wanted|paid|tried|hat|war|wrote|came)\b")
-_FIRST_PERSON = re.compile(r"\b(?:i(?![.\w])|i'm|i'd|i've|i'll|me|my|myself|we|we're|we've|us|our)\b", re.IGNORECASE)
+# The reviewer speaking: "I" (never a rule's voice), or "we" as a subject ("is how we end up …");
+# "us" and "our" are often the company in a rule ("… go through the seller, not through us").
+_FIRST_PERSON = re.compile(r"\b(?:i(?![.\w])|i'm|i'd|i've|i'll|me|my|myself|we|we're|we've)\b", re.IGNORECASE)
+_SINGULAR_FIRST = re.compile(r"(?:^|[\s,;(])(?:i|i'm|i'd|i've|i'll)\s", re.IGNORECASE)
 _TONE = re.compile(
     r"\b(tone|curt|rude|polite|impolite|friendl(?:y|ier)|warm(?:er)?|cold|condescending|patroni[sz]ing|snarky|sarcastic|"
     r"too long|too short|too wordy|verbose|wordy|rambl\w*|apologi[sz]\w*|unfortunately|greet\w*|empath\w*|"
@@ -107,7 +123,8 @@ _PREDICATE = re.compile(
     r"counted|applied|processed|sent|given|issued|approved|not)\b"
     r"|\b(?:needs?|requires?|goes|go|lasts?|costs?|counts?|means|gets?|applies|apply|covers?|includes?|takes?|expires?|"
     r"drops? off|ships?|pays?|approves|moves|stays|starts|ends|runs|carry|carries|closes|opens|belongs|depends|equals|"
-    r"steps in|handles|decides|owns|receives|qualif(?:y|ies)|excludes?)\b"
+    r"steps in|handles|decides|owns|receives|qualif(?:y|ies)|excludes?|has|have|uses?|comes? with|earns?|accrues?|"
+    r"bezahlt|zahlt|gilt|gehört|paga|pagan|cubre|incluye|paie|couvre|inclut)\b"
     # A present-tense statement of what is so: "Payday is the last business day", "It's 12 weeks paid".
     r"|\b(?:is|are|isn't|aren't)\b|\b(?:it|that|there|this)['’]s\b",
     re.IGNORECASE,
@@ -119,6 +136,10 @@ _PERMISSION = re.compile(
     r"|^(?:(?:a|an|any|every|each|all|the)\s+)?(?:[\w-]+\s+){0,2}?(?:[\w-]+s|user|customer|member|travell?er|employee|passenger|applicant|borrower|guest)\s+(?:can|may)\b",
     re.IGNORECASE,
 )
+# A correction by contrast: "X, not Y" ("… pays the assessor, not the customer").
+_CONTRAST = re.compile(r",\s*(?:not|nicht|no|pas|non|ni)\b", re.IGNORECASE)
+# Permission or possibility stated impersonally in German, Spanish, French ("se puede hacer", "kann", "peut").
+_FOREIGN_MODAL = re.compile(r"\b(?:se puede|se pueden|puede|pueden|kann|können|darf man|peut|peuvent|on peut)\b", re.IGNORECASE)
 # A judgement of the agent's answer ("“Always” is wrong", "which is false"): the symptom, not the rule.
 _JUDGEMENT = re.compile(r"\b(?:is|was|are|were)\s+(?:just\s+|simply\s+|plainly\s+)?(?:wrong|false|incorrect|misleading|not true|untrue|made up|invented|nonsense)\b", re.IGNORECASE)
 # A pointer to where the rule is written ("That's in section 7 (see the intranet).").
@@ -202,6 +223,10 @@ def _words(text: str) -> list[str]:
 
 # A present-tense main verb before a past form makes that form a participle ("It's 12 weeks paid").
 _COPULA = re.compile(r"\b(?:is|are|isn't|aren't|(?:it|that|there|this|what)['’]s)\b", re.IGNORECASE)
+# A present-tense rule verb before a past form: "… needs an expense request approved before the trip".
+# Past auxiliaries are a story wherever they stand ("she was told otherwise").
+_PAST_AUX = frozenset({"was", "were", "had", "did", "war", "hatte", "fue", "était"})
+_RULE_VERB = re.compile(r"\b(?:needs?|requires?|gets?|has|have|must|should)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|„[^“”]*[“”]|«[^»]*»")
 
 
@@ -214,7 +239,11 @@ def _unquoted(text: str) -> str:
 def _past_story(text: str) -> bool:
     """Whether `text` tells a past event: a past form not read as the passive of a rule, nor after a
     present-tense main verb."""
-    return any(not _PASSIVE_BEFORE.search(text[: m.start()]) and not _COPULA.search(text[: m.start()]) for m in _PAST.finditer(text))
+    for m in _PAST.finditer(text):
+        before = text[: m.start()]
+        if m.group(1).casefold() in _PAST_AUX or not (_PASSIVE_BEFORE.search(before) or _COPULA.search(before) or _RULE_VERB.search(before)):
+            return True
+    return False
 
 
 def read_sentence(text: str) -> Sentence:
@@ -240,20 +269,26 @@ def read_sentence(text: str) -> Sentence:
             return Sentence(text, "requirement", "the agent's duty", mixed)
         return Sentence(text, "narrative", "what the agent did")
     person = bool(_PERSON.match(text) or _NAMED.match(text) or _STORY_START.match(text))
+    past = _past_story(own)
+    if _SINGULAR_FIRST.search(f" {own}") or ((person or _ROLE.match(text)) and past):
+        # The reviewer's own experience, or what happened to one person: never a rule, marker or not.
+        return Sentence(text, "narrative", "the reviewer speaking" if not person and not _ROLE.match(text) else "a person's story")
+    if _FEELING.search(own) and not marker:
+        return Sentence(text, "narrative", "how someone felt")
     first = bool(_FIRST_PERSON.search(own))
     if (person or first) and not marker:
         return Sentence(text, "narrative", "a person's story" if person else "the reviewer speaking")
-    if marker or _PERMISSION.search(own):
+    if marker or _PERMISSION.search(own) or (_FOREIGN_MODAL.search(own) and not past):
         # A rule about "the traveler" is general; one about "her" or "María", or in the reviewer's voice, may be one case's story.
         mixed = bool(_PERSON_WORD.search(own) or _NAMED.match(text) or first)
         return Sentence(text, "requirement", "rule marker", mixed=mixed)
     if _IMPERATIVE.match(text) and not _past_story(text):
         return Sentence(text, "requirement", "a required step")
-    if len(words) <= 3:
+    if len(words) <= 3 and not _PREDICATE.search(text):
         return Sentence(text, "note", "exclamation")
-    if _past_story(text):
+    if past:
         return Sentence(text, "narrative", "past event")
-    if _PREDICATE.search(text) or _FIGURE.search(text) or _CONDITION.match(text) or _IMPERATIVE.match(text):
+    if _PREDICATE.search(text) or _FIGURE.search(text) or _CONDITION.match(text) or _IMPERATIVE.match(text) or _CONTRAST.search(own) or _ROLE.match(text):
         return Sentence(text, "requirement", "rule in plain words")
     return Sentence(text, "unread", "no rule and no story recognised")
 

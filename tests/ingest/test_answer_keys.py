@@ -91,6 +91,23 @@ def test_a_comment_without_a_requirement_gives_no_key_and_says_why(comment: str,
     assert read.requirements == [] and read.none == none
 
 
+@pytest.mark.parametrize("comment, key", [
+    # A role noun is a rule in the present, a story in the past.
+    ("The borrower signs the disclosure before closing. The borrower was annoyed by the wait.", ["The borrower signs the disclosure before closing."]),
+    # The company's "us" in a rule; the reviewer's "I" never.
+    ("Gift cards are sold by our partner, not by us. I had to explain this twice.", ["Gift cards are sold by our partner, not by us."]),
+    # A participle after a present rule verb is not a story; a past auxiliary is.
+    ("Overtime needs a form approved by the manager first. He was told it didn't.", ["Overtime needs a form approved by the manager first."]),
+    # A correction by contrast, and impersonal permission in another language.
+    ("Falsch. Die Gebühr trägt der Verkäufer, nicht der Käufer.", ["Die Gebühr trägt der Verkäufer, nicht der Käufer."]),
+    ("La reserva se puede cambiar hasta el día anterior. La clienta llamó ayer.", ["La reserva se puede cambiar hasta el día anterior."]),
+    # A short rule is not an exclamation.
+    ("Shipping costs extra. Ugh.", ["Shipping costs extra."]),
+])
+def test_rules_in_plain_words_and_stories_around_them(comment: str, key: list[str]) -> None:
+    assert extract_key(comment).requirements == key
+
+
 def test_a_second_language_keeps_its_requirement_whole() -> None:
     assert extract_key("Falsch. Bei Krediten über 50.000 € muss ein zweiter Prüfer zustimmen. Herr Becker hat sich schon beschwert.").requirements == [
         "Bei Krediten über 50.000 € muss ein zweiter Prüfer zustimmen."]
