@@ -84,7 +84,11 @@ def _adopt(ws: Workspace, config: FramesConfig, folder: Path | None, dry_run: bo
             from frames_cli.adopt.model import model_describer
 
             describer = model_describer(client)
-        return run_adopt(ws, config, folder, dry_run=dry_run, commit=not no_commit, describer=describer)
+        from frames_cli.commands.output import model_wait
+
+        waiting = f"adopting; {config.models.coldstart} writes missing descriptions" if client is not None else "adopting"
+        with model_wait(waiting, quiet=client is None):
+            return run_adopt(ws, config, folder, dry_run=dry_run, commit=not no_commit, describer=describer)
     finally:
         if client is not None:
             client.close()

@@ -20,12 +20,13 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 every checked role answered, 1 some role did not, 2 bad input.
         """
-        from frames_cli.commands.output import console, emit_json
+        from frames_cli.commands.output import console, emit_json, model_wait
         from frames_cli.llm.check import check_models as run_checks
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
-        results = run_checks(ws, ws.config())
+        with model_wait("one call per role", quiet=json_out):
+            results = run_checks(ws, ws.config())
         if json_out:
             emit_json([r.to_json() for r in results])
         else:

@@ -305,7 +305,10 @@ def amendment(
     units = [u for c in changes for u in c.focus]
     if units and config.models.generator and n_cases != 0:
         limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(units)
-        generator = pipeline.generate(ws, config, units, limit, amend.KIND, prefix)
+        from frames_cli.commands.output import model_wait
+
+        with model_wait(f"asking {config.models.generator} for cases of {len(units)} changed section(s)", quiet=json_out):
+            generator = pipeline.generate(ws, config, units, limit, amend.KIND, prefix)
         report.problems = generator.problems
         report.extra["usage"] = generator.usage.to_dict()
         if generator.cases:
@@ -359,7 +362,10 @@ def generate(
     generator_cases = 0
     limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(uncovered)
     if not dry_run and uncovered:
-        generator = pipeline.generate(ws, config, uncovered, limit, "generator")
+        from frames_cli.commands.output import model_wait
+
+        with model_wait(f"asking {config.models.generator} for up to {limit} cases of {len(uncovered)} uncovered section(s)", quiet=json_out):
+            generator = pipeline.generate(ws, config, uncovered, limit, "generator")
         generator_cases = len(generator.cases)
         report.problems = report.problems + generator.problems
         report.extra["usage"] = generator.usage.to_dict()

@@ -116,6 +116,23 @@ def progress_bar(description: str, total: int | None, *, quiet: bool = False,
         yield move
 
 
+@contextlib.contextmanager
+def model_wait(description: str, *, quiet: bool = False) -> Iterator[None]:
+    """A spinner with the elapsed time on stderr while model calls whose count is not known ahead
+    run (ingest's generator, adopt's describer, check-models); like `progress_bar`, drawn only on
+    a terminal and not with `--json` (`quiet`). The waits the calls meet (spool, retries) print
+    their own lines (llm/notices.py)."""
+    if quiet:
+        yield
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                  console=err_console(), transient=True) as bar:
+        bar.add_task(description, total=None)
+        yield
+
+
 def print_estimate(estimate: Any, config: Any, as_json: bool) -> None:
     """Print an `evaluation.estimate.Estimate`: per role and in total, with the budget (`--estimate` of eval and evolve)."""
     from frames_cli.evaluation.estimate import budget_sentence, budget_warning
