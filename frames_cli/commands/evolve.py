@@ -61,7 +61,10 @@ def register(app: typer.Typer) -> None:
         from frames_cli.evolution.driver import evolve as run_evolve
         from frames_cli.evolution.formatting import plural
         from frames_cli.evolution.menu import menu_json, print_menu
-        from frames_cli.evolution.recommend import declined
+        from rich.text import Text
+
+        from frames_cli.commands.output import print_trimmed
+        from frames_cli.evolution.recommend import declined, headline
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
@@ -92,8 +95,12 @@ def register(app: typer.Typer) -> None:
             stop = f"{state.status} ({state.stop_reason})" if state.stop_reason else state.status
             out.print(f"run {state.run_id}: {stop}; {plural(state.round, 'round')}, {state.spend_tokens:,} tokens", markup=False)
             best = state.best()
+            if state.status == "finished":
+                print_trimmed(Text(f"pass rate {headline(state)}"))
             if outcome.branch and best is not None:
-                out.print(f"review branch: {outcome.branch}  (frames review {state.run_id}/{best.id})")
+                rec = state.recommended()
+                pending = " (pending: waits for new cases)" if rec is not None and rec.status == "pending" else ""
+                out.print(f"review branch: {outcome.branch}{pending}  (frames review {state.run_id}/{best.id})", markup=False)
             elif state.status == "finished" and declined(state):
                 out.print("no front member beat S0 by more than noise; no review branch was made")
             elif state.status == "finished":

@@ -52,7 +52,9 @@ def register(app: typer.Typer) -> None:
         front (`--allow-off-front` to promote it anyway), and one whose run's base commit is no
         longer in the history of your current branch (rebased or reset since: `--allow-outdated-base`).
         It then says whether merging the branch into your current branch would conflict, and in
-        which files (`git merge-tree`, nothing checked out).
+        which files (`git merge-tree`, nothing checked out). A warning says when the candidate is not
+        the run's recommendation, or is but its evidence is pending (in-sample only), with the
+        evidence in words (also `against_recommendation` in the JSON).
 
         Exit 0; 2 for an unknown or ungated candidate, S0, a failed gate without `--override-gate`,
         an empty REASON, an override without a git identity, a candidate off the front or on an
@@ -63,6 +65,7 @@ def register(app: typer.Typer) -> None:
         from frames_cli.errors import GitError, InputError
         from frames_cli.evolution.commit import record_gate_override
         from frames_cli.evolution.formatting import plural
+        from frames_cli.evolution.recommend import against
         from frames_cli.evolution.runs import find_candidate
         from frames_cli.evolution.story import off_front_reason
         from frames_cli.gitstore.store import GitStore
@@ -99,6 +102,9 @@ def register(app: typer.Typer) -> None:
                              f"bring back what replaced it. Evolve the current branch instead (`frames evolve`), or promote it anyway "
                              "with --allow-outdated-base")
         ref = store.create_branch(name, cand.commit)
+        against_run = against(state, cand)
+        if against_run:
+            err_console().print(f"warning: promoting {spec}: {against_run}", markup=False, soft_wrap=True)
         if by is not None:
             try:
                 override = record_gate_override(store, state, cand, reason=override_gate.strip(), branch=name, by=by)
@@ -108,7 +114,8 @@ def register(app: typer.Typer) -> None:
         conflicts, problem = merge_check(store, head, cand.commit)
         result = {"branch": name, "ref": ref, "commit": cand.commit, "run_id": state.run_id, "candidate": cand.id, "gate_override": override,
                   "on_front": cand.id in state.front, "base_in_history": store.is_ancestor(state.base, head),
-                  "merge": {"into": here, "conflicts": conflicts, "checked": problem is None}}
+                  "merge": {"into": here, "conflicts": conflicts, "checked": problem is None},
+                  "against_recommendation": against_run}
         if json_out:
             emit_json(result)
             return

@@ -14,8 +14,9 @@ def register(app: typer.Typer) -> None:
     @guarded
     def runs(repo: RepoOption = None, json_out: JsonOption = False) -> None:
         """List the runs in .frames/runs/, oldest first: status, rounds, tokens and USD spent, pass
-        rate of S0 and of the best front member with the cases n it is over (a run id begins with its UTC start time; --json adds
-        the start time, candidates, front size and the review branch). Runs are ordered by start
+        rate of S0 and of the recommended member with the cases n it is over and the recommendation's
+        status (final, pending, unconfirmed, withdrawn), then each run's evidence in words (a run id
+        begins with its UTC start time; --json adds the start time, candidates, front size and the review branch). Runs are ordered by start
         time, runs started in the same second by their last state write; the last one listed is the
         newest run, the default of `frames front`. A damaged run record is reported on stderr and
         skipped. Exit 0."""
@@ -48,8 +49,18 @@ def register(app: typer.Typer) -> None:
             status = s.status + (f"\n({s.stop_reason})" if s.stop_reason else "")
             under = ", ".join(x for x in (s.best_id, sample_size(s.n_cases, s.samples)) if x)
             best = f"{pct(s.base_pass_rate)} → {pct(s.best_pass_rate)}" + (f"\n({under})" if under else "")
+            if s.recommendation not in (None, "none"):
+                best += f"\n{s.recommendation}"
             table.add_row(s.run_id, status, str(s.rounds), _short_count(s.spend_tokens), usd(s.spend_usd), best)
         console().print(table)
+        from rich.text import Text
+
+        from frames_cli.commands.output import print_trimmed
+
+        # The evidence in words, one paragraph per decided run (too long for a cell at 80 columns).
+        for s in summaries:
+            if s.evidence:
+                print_trimmed(Text(f"{s.run_id}: {s.evidence}"))
 
 
 def _short_count(n: int) -> str:

@@ -37,8 +37,25 @@ def status_data(ws: Workspace, health: Health) -> dict[str, Any]:
         "warnings": len(health.warnings),
         "last_run": _last_run(ws),
         "disputed": _disputed(ws),
+        "pending_branches": _pending(ws),
         **_feedback(ws),
     }
+
+
+def _pending(ws: Workspace) -> list[dict[str, Any]]:
+    """Review branches waiting for cases added after their run (evolution/prospective.py), with how
+    many new cases are in and how many their next look needs; [] when the cases cannot be read."""
+    from frames_cli.errors import FramesError
+    from frames_cli.evolution.prospective import waiting
+    from frames_cli.evolution.runs import load_runs
+    from frames_cli.evolution.splits import load_split_cases
+
+    try:
+        cases, _ = load_split_cases(ws.root, ws.config())
+    except FramesError:
+        return []
+    waits = (waiting(state, cases) for state in load_runs(ws, problems=[]))
+    return [w.to_json() for w in waits if w is not None]
 
 
 def _disputed(ws: Workspace) -> list[dict[str, Any]]:
@@ -118,6 +135,10 @@ def _print(data: dict[str, Any]) -> None:
                   "sets `label: confirmed` or `label: disputed`):", markup=False)
         for d in data["disputed"]:
             out.print(f"  {d['case_id']} (run {d['run']}, round {d['round']}): contradicts {d['passage']!r}", markup=False)
+    for wait in data["pending_branches"]:
+        out.print(f"pending review branch {wait['branch'] or wait['run_id']} ({wait['member']}): {wait['new_cases']} of "
+                  f"{wait['needed']} new cases for its next look", markup=False)
+        out.print(f"  {wait['evidence']}", markup=False, soft_wrap=True)
     run = data["last_run"]
     if run:
         size = sample_size(run.get("n_cases"), run.get("samples", 1))
@@ -126,6 +147,8 @@ def _print(data: dict[str, Any]) -> None:
         out.print(f"last run {run['run_id']}: {run['status']}, {counts}", markup=False)
         if run.get("best_pass_rate") is not None:
             out.print(f"  best pass rate {pct(run['best_pass_rate'])} ({run['best_id']}{', ' + size if size else ''})", markup=False)
+        if run.get("evidence"):
+            out.print(f"  {run['evidence']}", markup=False, soft_wrap=True)
     else:
         out.print("last run: none")
     out.print(f"{plural(data['errors'], 'error')}, {plural(data['warnings'], 'warning')} (details: frames validate)")

@@ -13,6 +13,7 @@ from frames_cli.evolution.collaborators import build_context, gates
 from frames_cli.evolution.disputes import load_disputes, open_disputes
 from frames_cli.evolution.drift import base_warnings
 from frames_cli.evolution.loop import EvolutionRun
+from frames_cli.evolution.prospective import look_at_pending
 from frames_cli.evolution.records import RunState
 from frames_cli.evolution.run_ids import new_run_id
 from frames_cli.evolution.runs import load_run, run_dir
@@ -77,7 +78,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
            progress: Any = None) -> EvolveOutcome:
     """Run (or resume) one evolve run on `ws` under the workspace lock.
 
-    Order: `options.resume`; else the newest unfinished run of the base; else, unless
+    Under the lock, earlier runs' pending review branches with enough cases added since are looked
+    at first (evolution/prospective.py). Order: `options.resume`; else the newest unfinished run of the base; else, unless
     `options.force`, nothing when the latest finished run has this base and this `run_fingerprint`
     (outcome `up_to_date`: no lock, run folder, ref or model call); else a new run.
 
@@ -129,6 +131,8 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     with workspace_lock(ws, run_id, "evolve"):
         # Batch mode: while a provider batch runs, stop at once (exit 75) rather than replay to it.
         wait_for_batches(ws, config)
+        # Cron's tick decides earlier runs' pending branches first, on the cases added since.
+        look_at_pending(ws, config, store, cases, on_event, use_cache=options.use_cache)
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
         settings = Settings.from_json(memory.settings)
         if options.max_rounds is not None:

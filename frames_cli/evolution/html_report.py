@@ -13,8 +13,9 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from frames_cli.evolution.formatting import pct, plural, sample_size, tokens, usd
+from frames_cli.evolution.formatting import pct, plural, tokens, usd
 from frames_cli.evolution.menu import MenuRow, menu_cells, menu_notes
+from frames_cli.evolution.recommend import headline
 from frames_cli.evolution.records import Candidate, RunState, RunSummary
 from frames_cli.evolution.review import build_review, gate_line
 from frames_cli.evolution.story import RoundStory, next_steps, off_front_reason, problems, run_story
@@ -53,8 +54,6 @@ def render_html_report(ws: Workspace, store: GitStore, state: RunState, rows: li
     stories = run_story(state)
     summary = RunSummary.of(state)
     best = state.best()
-    base = state.base_candidate()
-    size = sample_size(base.n_cases, base.samples) if base else ""
     notice = simulator_notice(state.config.get("models", {}))
     parts = [
         "<!DOCTYPE html>",
@@ -66,8 +65,7 @@ def render_html_report(ws: Workspace, store: GitStore, state: RunState, rows: li
         "<p>" + escape(
             f"Status {state.status}" + (f" ({state.stop_reason})" if state.stop_reason else "")
             + f" after {plural(state.round, 'round')}; base {state.base[:12]}; {plural(summary.candidates, 'child candidate')}. "
-            f"Pass rate S0 {pct(summary.base_pass_rate)} → best {pct(summary.best_pass_rate)}" + (f" ({best.id})" if best else "")
-            + (f", {size} cases" if size else "") + f". Spend {state.spend_tokens:,} tokens, {usd(state.spend_usd)}."
+            f"Pass rate {headline(state)}. Spend {state.spend_tokens:,} tokens, {usd(state.spend_usd)}."
         ) + "</p>",
         '<nav><a href="#front">Pareto front</a><a href="#categories">Categories</a><a href="#rounds">Rounds</a>'
         '<a href="#candidates">Candidates</a><a href="#next">What to do next</a></nav>',

@@ -10,6 +10,7 @@ from frames_cli.llm.batch import BatchPending
 from frames_cli.evolution import commit as commits
 from frames_cli.evolution.candidates import Candidates, skill_names
 from frames_cli.evolution.checkpoint import LoopMemory, RoundRecord
+from frames_cli.evolution.confirm import recommend_run
 from frames_cli.evolution.consensus import Blueprint, vote
 from frames_cli.evolution.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
 from frames_cli.evolution.cost import condense_blueprints, skill_costs
@@ -73,10 +74,13 @@ class EvolutionRun:
             while not self.stopping():
                 self.round()
             if self.state.status == "finished":
+                self.recommend()
                 self.seal()
         except BudgetExceeded:
             self.state.status, self.state.stop_reason = "finished", "budget"
             self.memory.pending = None
+            # Its fresh samples cannot be paid for: it decides on what the run drew and says so.
+            self.recommend()
         except BatchPending as exc:
             # Batch mode: the stage's calls went to the provider as batches (their ids are in the
             # reason). "stopped": the next `frames evolve` resumes here once they have ended.
@@ -146,15 +150,29 @@ class EvolutionRun:
         self.cands.update_front()
         self.save()
 
-    def seal(self) -> None:
-        """Score the sealed test set once, for S0 and every front member, at the end of the run.
+    def recommend(self) -> None:
+        """Decide which member gets the review branch (evolution/confirm.py, evolution/evidence.py),
+        once: a resumed end keeps the recorded recommendation."""
+        if self.state.recommendation:
+            return
+        rec = recommend_run(self.cands, self.state, self.split, self.settings)
+        self.state.recommendation = rec.to_json()
+        who = f"{rec.member} ({rec.status})" if rec.member else "S0 stays (no review branch)"
+        self.ctx.on_event(f"recommendation: {who}: {rec.words()}")
+        self.save()
 
-        Never used for a decision: the front, the best member and the review branch are already
-        fixed by the selection set. A member already scored (a resumed end) is not scored again.
+    def seal(self) -> None:
+        """Score the sealed test set once, for S0, every front member and the recommended member, at
+        the end of the run.
+
+        Never used for a decision: the front, the recommendation and the review branch are already
+        fixed. A member already scored (a resumed end) is not scored again.
         """
         if not self.split.test:
             return
-        for cand in [self.state.candidate(BASE_ID), *self.state.front_candidates()]:
+        best = self.state.best()
+        members = [self.state.candidate(BASE_ID), *self.state.front_candidates()]
+        for cand in members + ([best] if best is not None and best not in members else []):
             if "test" in cand.sets:
                 continue
             self.ctx.on_event(f"scoring {cand.id} on the sealed test set ({len(self.split.test)} cases)")

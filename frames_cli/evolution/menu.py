@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.evolution.formatting import pct, plural, tokens, usd, with_n
-from frames_cli.evolution.recommend import recommendation_note
+from frames_cli.evolution.recommend import blind_cases, headline, recommendation_note
 from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.gitstore.history import DiffStat
 from frames_cli.gitstore.repo import SKILLS_PREFIX
@@ -175,7 +175,9 @@ def menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[li
     measures: list[tuple[str, Callable[[MenuRow], str]]] = [
         (with_n("pass rate" + (", selection set" if sizes else ""), base.n_cases if base else None, k), lambda r: pct(r.candidate.pass_rate)),
         ("Δ vs S0", lambda r: delta(r.candidate)),
-        *([("p of gain", lambda r: "—" if r.candidate.gain_p is None else f"{r.candidate.gain_p:.3g}")] if state.recommend_alpha < 1 else []),
+        *([("p, unseen cases", lambda r: "—" if r.candidate.gain_p is None else f"{r.candidate.gain_p:.3g}")]
+          if state.recommend_alpha < 1 and blind_cases(state) else []),
+        *([("evidence", lambda r: evidence_cell(state, r.candidate))] if state.recommend_alpha < 1 else []),
         *((with_n(f"  {names[name]}", n, k), on_set(name)) for name, n in sizes.items()),
         *((with_n(f"  {cat}", counts.get(cat), k), lambda r, cat=cat: pct(r.candidate.per_category.get(cat))) for cat in categories(state)),
         ("tokens/case", lambda r: tokens(r.candidate.mean_tokens)),
@@ -184,6 +186,25 @@ def menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[li
         ("diff lines", lambda r: str(r.diff_size)),
     ]
     return header, [[name, *(cell(r) for r in columns)] for name, cell in measures]
+
+
+def evidence_cell(state: RunState, cand: Candidate) -> str:
+    """A member's evidence in a word or two for the menu: "branch (final)", "branch (pending)",
+    "significant", "noise", "not tested" ("—" for S0 and before the run's end decided)."""
+    rec = state.recommended()
+    if rec is None or cand.parent_id is None:
+        return "—"
+    if rec.member == cand.id:
+        return f"branch ({rec.status})"
+    step = next((s for s in rec.steps if s.member == cand.id), None)
+    if step is None:
+        return "not tested"
+    return "significant" if step.significant else "noise"
+
+
+def _words(state: RunState) -> str | None:
+    rec = state.recommended()
+    return rec.words() if rec is not None else None
 
 
 def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
@@ -279,7 +300,8 @@ def print_menu(out: Console, state: RunState, rows: list[MenuRow]) -> None:
 def menu_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
     """The deploy menu as JSON: run id, status, base, categories, S0's results (with its case counts
     per category and samples per case), the front rows (each with `gain_p`), `best` (the recommended
-    member's id), `recommendation` ({alpha, bar, children, note}), the review branch, and `simulator_notice`
+    member's id), `recommendation` (evidence.Recommendation JSON once decided, with `words`, `note` and
+    `headline`: recommend.py), the review branch, and `simulator_notice`
     (the caveat when a role ran on frames-sim, else null)."""
     from frames_cli.llm.providers import simulator_notice
 
@@ -295,7 +317,7 @@ def menu_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
         "sets": (state.checkpoint.get("split") or {}).get("counts", {}),
         "front": [row.to_json() for row in rows],
         "best": best.id if best else None,
-        "recommendation": {"alpha": state.recommend_alpha, "bar": state.recommendation_bar(), "children": state.children_evaluated(),
-                           "note": recommendation_note(state)},
+        "recommendation": {**(state.recommendation or {"alpha": state.recommend_alpha}), "words": _words(state),
+                           "note": recommendation_note(state), "headline": headline(state)},
         "branch": state.branch,
     }

@@ -1,25 +1,18 @@
-"""Which front member a run recommends: one whose gain over S0 on the selection set is more than noise.
+"""The run's recommendation in words, for the menu, the reports, `frames runs`, `review` and `promote`.
 
-The front's highest pass rate is the maximum over every child the run made, each scored on the
-same selection set, so it is biased upwards (the winner's curse; the figures that showed it on
-the bundled example are in docs/DECISIONS.md). A member is therefore recommended (★ in the deploy menu, the review branch)
-only when the exact one-sided paired test of paired_test.upper_p_value, with the child's passes in
-S0's place, finds its gain over S0 significant at α / m, where m is the number of children the run
-evaluated (Bonferroni: the front is chosen from all of them on the same cases; Dunn, JASA 56 (1961)
-52–64). `evolution.recommend_alpha` is α; 1 gives the paper's rule (the highest pass rate).
-
-The test reads only the selection cases that are not in the diagnosis set (the categories split,
-not kept whole): a child is written for the cases S0 failed, and such a case, drawn again, tends to
-pass whatever the change (regression to the mean), so the exchangeability the test needs does not
-hold on diagnosed cases. With no such case (every category kept whole, or the paper's single set E)
-no gain can be tested, and S0 stays the best member unless α is 1.
+The rule itself is evolution/evidence.py (decided at the run's end by evolution/confirm.py and, for
+a pending branch, later by evolution/prospective.py); this module only says what it decided and
+how strong the evidence is, so that no surface hides a gain the run's own table shows or calls
+noise a gain. `gain_p_value` is each child's p on the selection cases no diagnoser saw (the
+menu's "p, unseen cases" row).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
-from frames_cli.evolution.paired_test import upper_p_value
+from frames_cli.evolution.evidence import Tally
+from frames_cli.evolution.formatting import pct, sample_size
 
 if TYPE_CHECKING:
     from frames_cli.evolution.gate import CaseOutcome
@@ -27,72 +20,118 @@ if TYPE_CHECKING:
 
 
 def gain_p_value(base: Mapping[str, CaseOutcome], child: Mapping[str, CaseOutcome], k: int) -> float:
-    """The one-sided p-value of "the child passes more often than S0" over the cases both were scored on.
-
-    `base` and `child` map case id → outcome (evolution/gate.outcomes_from_results); each side's
-    first `k` samples of a case are compared (the gate's extra samples of some categories are left
-    out, so every case weighs the same). Cases only one side has (lost, or left unevaluated by early
-    rejection) are not compared. 1.0 when no case differs.
+    """The one-sided p-value of "the child passes more often than S0" over the cases both were scored
+    on with k samples (the first k of each side; evidence.Tally). 1.0 when no case differs.
 
     Raises:
         ValueError: k < 1.
     """
-    strata = []
-    for case_id in sorted(base.keys() & child.keys()):
-        a, b = base[case_id].passes[:k], child[case_id].passes[:k]
-        if len(a) == k and len(b) == k:
-            strata.append((sum(b), sum(a)))
-    return upper_p_value(strata, k)
+    return Tally.of(base, child, k).p
 
 
 def blind_cases(state: RunState) -> int | None:
-    """How many selection cases no diagnoser saw (what `gain_p_value` compares); None when the run
-    recorded no split."""
+    """How many selection cases no diagnoser saw; None when the run recorded no split."""
     split = state.checkpoint.get("split") or {}
     if "selection" not in split:
         return None
     return len(set(split["selection"]) - set(split.get("diagnosis", [])))
 
 
+def top_member(state: RunState) -> Candidate | None:
+    """The front member with the highest selection pass rate above S0's (fewer tokens, then older,
+    on a tie); None when no child on the front beats S0's rate. What the menu's table shows as the gain."""
+    base = state.base_candidate()
+    if base is None or base.pass_rate is None:
+        return None
+    children = [c for c in state.front_candidates() if c.parent_id is not None and (c.pass_rate or 0.0) > base.pass_rate]
+    return max(children, key=lambda c: (c.pass_rate, -(c.mean_tokens or 0.0), -state.candidates.index(c)), default=None)
+
+
 def declined(state: RunState) -> bool:
-    """True when the recommendation rule kept S0 although a child is on the front (α below 1)."""
+    """True when the run finished with S0 as its recommendation although a front member's pass rate
+    is higher (a gain the table shows that the evidence does not carry)."""
     best = state.best()
-    return (state.recommend_alpha < 1 and best is not None and best.parent_id is None
-            and any(c.parent_id is not None for c in state.front_candidates()))
+    return (state.status == "finished" and state.recommend_alpha < 1 and best is not None and best.parent_id is None
+            and top_member(state) is not None)
+
+
+def headline(state: RunState) -> str:
+    """One line: S0's rate, the highest front member's, and what the evidence says, e.g.
+    "S0 40.0% → r3c1 90.0% (+50.0 pt on the selection set): 5 of 5 changed unseen cases fixed (p = 0.031);
+    significant; review branch frames/<run> (final)"; "S0 40.0% → r3c1 90.0% (…): not distinguishable
+    from noise (…); no review branch". Never names only S0 when a member's rate is higher."""
+    base, best, top = state.base_candidate(), state.best(), top_member(state)
+    if base is None or base.pass_rate is None:
+        return "S0 not evaluated yet"
+    shown = best if best is not None and best.parent_id is not None else top
+    if shown is None:
+        return f"S0 {pct(base.pass_rate)}; no child beat it"
+    split = state.checkpoint.get("split") or {}
+    where = "the selection set" if split and not split.get("paper") else "E"
+    size = sample_size(base.n_cases, base.samples)
+    gain = (f"S0 {pct(base.pass_rate)} → {shown.id} {pct(shown.pass_rate)} "
+            f"({100 * ((shown.pass_rate or 0.0) - base.pass_rate):+.1f} pt on {where}{', ' + size if size else ''})")
+    rec = state.recommended()
+    if rec is None:
+        return f"{gain}; the run's end has not decided the recommendation yet"
+    if best is not None and best.parent_id is not None:
+        where = f"review branch {state.branch}" if state.branch else "review branch not made yet"
+        return f"{gain}: {rec.words()}; {where} ({rec.status})"
+    return f"{gain}: {rec.words()}; no review branch"
 
 
 def recommendation_note(state: RunState) -> str | None:
-    """One line on why the best member is what it is, for the deploy menu and the reports; None when
-    the run uses the paper's rule (α = 1) or made no child."""
-    alpha, bar, children = state.recommend_alpha, state.recommendation_bar(), state.children_evaluated()
-    if alpha >= 1 or not children:
+    """The line under the deploy menu: how the member with the branch was chosen and what the
+    evidence says; None before the run's end decided it."""
+    rec = state.recommended()
+    if rec is None:
         return None
+    if rec.rule == "paper":
+        return "★ is the front member of the highest pass rate (the paper's rule, `evolution.recommend_alpha: 1`): no test against noise."
+    if rec.rule == "legacy":
+        return f"★: {rec.words()}."
     blind = blind_cases(state)
-    where = "the selection set" if blind is None else f"the {blind} selection cases no diagnoser saw"
-    test = (f"★ needs a gain over S0 on {where} with p ≤ {alpha:g} / {children} = {bar:.4g} "
-            "(exact one-sided paired test, Bonferroni over the children evaluated)")
-    if blind == 0:
-        return (f"{test}; every selection case was also diagnosed (categories kept whole, or the single set E), so no "
-                "gain can be tested and S0 stays the recommendation; `evolution.recommend_alpha: 1` is the paper's rule.")
+    cases = ("fresh samples of the diagnosed cases (no selection case is unseen: every category kept whole, or the single set E)"
+             if not blind else f"the {blind} selection cases no diagnoser saw and fresh samples of the diagnosed ones")
+    how = (f"★ needs a gain over S0 significant at α = {rec.alpha:g} (exact one-sided paired test) on {cases}; children are "
+           "tested in order of their diagnosis-set pass rate until one is not significant; a gain on unseen cases is final, "
+           "one on diagnosed cases alone is pending until cases added later confirm it")
     best = state.best()
     if best is not None and best.parent_id is not None:
-        return f"{test}; {best.id} has p = {best.gain_p:.4g}."
-    rivals = [c for c in state.front_candidates() if c.parent_id is not None and c.gain_p is not None]
-    if not rivals:
-        return f"{test}; no member besides S0 is on the front, so S0 stays the recommendation."
-    top = min(rivals, key=lambda c: (c.gain_p, -(c.pass_rate or 0.0)))
-    return (f"{test}. No front member has one (smallest: {top.id}, p = {top.gain_p:.4g}), so S0 stays the "
-            "recommendation and no review branch is made; frames review still shows every member's diff, and more "
-            "selection cases or eval.samples above 1 give the test power.")
+        return f"{how}. {best.id} ({rec.status}): {rec.words()}."
+    return f"{how}. S0 stays the recommendation: {rec.words()}."
 
 
 def member_line(state: RunState, cand: Candidate) -> str | None:
-    """One line for `frames review`: the candidate's gain test against the recommendation bar, and
-    whether it is the run's best member; None for S0, under the paper's rule (α = 1) or without a p."""
-    if cand.parent_id is None or state.recommend_alpha >= 1 or cand.gain_p is None:
+    """One line for `frames review`: this member's evidence and whether it is the run's recommendation;
+    None for S0 or before the run's end decided it."""
+    rec = state.recommended()
+    if cand.parent_id is None or rec is None:
         return None
-    best, bar, blind = state.best(), state.recommendation_bar(), blind_cases(state)
-    where = "the selection set" if blind is None else f"the {blind} selection cases no diagnoser saw"
-    verdict = ("recommended: it is the run's best member" if best is not None and best.id == cand.id else
-               f"not recommended (the run's best member is {'S0' if best is None or best.parent_id is None else best.id})")
-    return f"p = {cand.gain_p:.4g} on {where}, against a bar of {state.recommend_alpha:g} / {state.children_evaluated()} = {bar:.4g}: {verdict}"
+    best = state.best()
+    step = next((s for s in rec.steps if s.member == cand.id), None)
+    own = f"{step.evidence()}; {'significant' if step.significant else 'not significant'} at α = {rec.alpha:g}" if step else "not tested"
+    if best is not None and best.id == cand.id:
+        return f"recommended ({rec.status}): {rec.words()}"
+    other = "S0" if best is None or best.parent_id is None else best.id
+    return f"not recommended (the run recommends {other}); this member: {own}"
+
+
+def against(state: RunState, cand: Candidate) -> str | None:
+    """What `frames promote` says before it promotes `cand`, a child that passed the gate: None when
+    `cand` is the run's recommendation and its evidence is final; otherwise why promoting it goes
+    against the run (a child that failed the gate has the gate override's own warning)."""
+    if not cand.gate_passed:
+        return None
+    best = state.best()
+    other = "S0" if best is None or best.parent_id is None else best.id
+    if state.recommend_alpha >= 1:
+        return None if best is not None and best.id == cand.id else \
+            f"this goes against the run's recommendation ({other}, the highest pass rate on the front: the paper's rule)"
+    rec = state.recommended()
+    if rec is None:
+        return f"the run has not decided its recommendation (status {state.status}); {cand.id}'s gain is untested"
+    if best is not None and best.id == cand.id:
+        return None if rec.status == "final" or rec.rule == "legacy" else f"{cand.id} is recommended, but {rec.words()}"
+    line = member_line(state, cand) or ""
+    return f"this goes against the run's recommendation ({other}): {line.split('; this member: ')[-1]}"

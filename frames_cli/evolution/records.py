@@ -1,6 +1,7 @@
 """Run records: the persisted RunState and Candidate schema (state.json), and a run's summary.
 
-`state.json` carries `schema` (SCHEMA_VERSION); a file from a newer frames is refused, not guessed at.
+`state.json` carries `schema` (SCHEMA_VERSION); a file from a newer frames is refused, not guessed at,
+and an older one is upgraded on reading, one step per version (`_UPGRADES`).
 Run and candidate ids, refs and the review branch are evolution/run_ids.py; the run folders
 (saving, reading, listing runs) evolution/runs.py.
 """
@@ -10,13 +11,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
 from frames_cli.evolution.run_ids import CANDIDATE_ID_RE, RUN_ID_RE
 from frames_cli.evolution.strict_json import fields_from
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from frames_cli.evolution.evidence import Recommendation
+
+SCHEMA_VERSION = 2
 STATUSES = ("running", "finished", "stopped", "failed")
 
 
@@ -179,7 +183,9 @@ class RunState:
         spend_usd: USD spent so far where prices are known; None when no price was known.
         stop_reason: why the run ended ("patience", "max_rounds", "budget", "stop file", "SIGTERM", ...).
         error: the error that failed the run, one line.
-        branch: the review branch made for the best front member, once made.
+        branch: the review branch made for the recommended member, once made.
+        recommendation: `evidence.Recommendation.to_json()`, once the run's end decided it ({}
+            before; evolution/confirm.py, and evolution/prospective.py for a pending branch's looks).
         checkpoint: stage data owned by evolution/checkpoint.py (what a resumed round must not redo).
         schema: SCHEMA_VERSION of the writer.
     """
@@ -202,6 +208,7 @@ class RunState:
     stop_reason: str | None = None
     error: str | None = None
     branch: str | None = None
+    recommendation: dict[str, Any] = field(default_factory=dict)
     checkpoint: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
 
@@ -239,24 +246,29 @@ class RunState:
         """How many children (sub-children included) were evaluated on the selection set."""
         return sum(1 for c in self.candidates if c.parent_id is not None and c.evaluated)
 
-    def recommendation_bar(self) -> float:
-        """The p-value a child's gain must reach to be recommended: α / m over the m children
-        evaluated (Bonferroni; evolution/recommend.py), α itself before any child."""
-        return self.recommend_alpha / max(1, self.children_evaluated())
+    def recommended(self) -> Recommendation | None:
+        """The run's recommendation (evolution/evidence.py), once its end decided it; None before."""
+        from frames_cli.evolution.evidence import Recommendation
+
+        return Recommendation.from_json(self.recommendation) if self.recommendation else None
 
     def best(self) -> Candidate | None:
-        """The member the run recommends (★, the review branch): of the front members whose gain over
-        S0 is significant (`gain_p` at most `recommendation_bar()`; every member when α is 1, the
-        paper's rule), the highest pass rate, then fewer mean tokens, then the older. S0 when no
-        member qualifies (even if S0 itself is off the front: nothing better is shown); None before
-        S0 is evaluated."""
-        alpha, bar = self.recommend_alpha, self.recommendation_bar()
-        members = [c for c in self.front_candidates() if c.evaluated
-                   and (c.parent_id is None or alpha >= 1 or (c.gain_p is not None and c.gain_p <= bar))]
+        """The member the run recommends (★, the review branch).
+
+        Under the paper's rule (α = 1): the front member of the highest pass rate, then fewer mean
+        tokens, then the older. Otherwise the member of the recorded recommendation while its
+        branch stands (final, pending or unconfirmed), and S0 before the run's end decided it, when
+        it gave no branch, or when later cases withdrew it. None before S0 is evaluated."""
         base = self.base_candidate()
-        if not members:
-            return base if base is not None and base.evaluated else None
-        return max(members, key=lambda c: (c.pass_rate, -(c.mean_tokens or 0.0), -self.candidates.index(c)))
+        if self.recommend_alpha >= 1:
+            members = [c for c in self.front_candidates() if c.evaluated]
+            if members:
+                return max(members, key=lambda c: (c.pass_rate, -(c.mean_tokens or 0.0), -self.candidates.index(c)))
+        else:
+            rec = self.recommended()
+            if rec is not None and rec.member is not None and rec.status in ("final", "pending", "unconfirmed"):
+                return self.candidate(rec.member)
+        return base if base is not None and base.evaluated else None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON of the whole state."""
@@ -272,6 +284,9 @@ class RunState:
         """
         if isinstance(data, dict) and isinstance(data.get("schema"), int) and data["schema"] > SCHEMA_VERSION:
             raise InputError(f"run state schema {data['schema']} is newer than this frames ({SCHEMA_VERSION}); upgrade frames", where)
+        if isinstance(data, dict) and isinstance(data.get("schema", 1), int):
+            for version in range(max(1, data.get("schema", 1)), SCHEMA_VERSION):
+                data = _UPGRADES[version](dict(data))
         values = fields_from(cls, data, where)
         if not isinstance(values["run_id"], str) or not RUN_ID_RE.match(values["run_id"]):
             raise InputError(f"bad run id {values['run_id']!r}", where)
@@ -287,11 +302,39 @@ class RunState:
         return state
 
 
+def _upgrade_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 → 2: the recommendation becomes a record. A finished schema-1 run recommended the
+    front member with the highest pass rate among those whose gain on the unseen selection cases
+    had p ≤ α / m (Bonferroni over the m children evaluated); that verdict is kept as it was made."""
+    evolution = (data.get("config") or {}).get("evolution") or {}
+    alpha = float(evolution.get("recommend_alpha", 1.0))
+    data["schema"] = 2
+    if data.get("status") != "finished" or "recommendation" in data or alpha >= 1:
+        return data  # under the paper's rule RunState.best decides live, as before
+    children = [c for c in data.get("candidates", []) if isinstance(c, dict) and c.get("parent_id") is not None
+                and c.get("pass_rate") is not None]
+    bar = alpha / max(1, len(children))
+    front = set(data.get("front", []))
+    members = [c for c in children if c.get("id") in front and isinstance(c.get("gain_p"), (int, float)) and c["gain_p"] <= bar]
+    member = max(members, key=lambda c: (c["pass_rate"], -(c.get("mean_tokens") or 0.0)), default=None)
+    note = (f"recorded before frames kept the evidence: p = {member['gain_p']:.2g} on unseen cases, at most α / m = {bar:.2g}" if member
+            else f"recorded before frames kept the evidence: no gain on unseen cases reached α / m = {bar:.2g}")
+    data["recommendation"] = {"member": member["id"] if member else None, "status": "final" if member else "none", "alpha": alpha,
+                              "rule": "legacy", "note": note}
+    return data
+
+
+#: schema version → the step that upgrades a state of that version to the next.
+_UPGRADES = {1: _upgrade_1}
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """One line of `frames runs`. Rates 0..1, spend in tokens and USD (None = price unknown);
     `n_cases` the cases the rates are over (the selection set, E when the run does not split; None
-    for runs recorded before frames kept case counts), `samples` the samples per case (k)."""
+    for runs recorded before frames kept case counts), `samples` the samples per case (k);
+    `recommendation` the status of the run's recommendation (evolution/evidence.STATUSES; None
+    before its end decided) and `evidence` its words."""
 
     run_id: str
     status: str
@@ -310,11 +353,13 @@ class RunSummary:
     branch: str | None
     n_cases: int | None = None
     samples: int = 1
+    recommendation: str | None = None
+    evidence: str | None = None
 
     @classmethod
     def of(cls, state: RunState) -> RunSummary:
         """The summary of `state`."""
-        base, best = state.base_candidate(), state.best()
+        base, best, rec = state.base_candidate(), state.best(), state.recommended()
         return cls(
             run_id=state.run_id,
             status=state.status,
@@ -333,6 +378,8 @@ class RunSummary:
             branch=state.branch,
             n_cases=base.n_cases if base else None,
             samples=base.samples if base else 1,
+            recommendation=rec.status if rec else None,
+            evidence=rec.words() if rec else None,
         )
 
     def to_json(self) -> dict[str, Any]:

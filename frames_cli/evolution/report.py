@@ -11,8 +11,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from frames_cli.evolution.formatting import markdown_table, md_text, pct, plural, sample_size, usd, with_n
+from frames_cli.evolution.formatting import markdown_table, md_text, pct, plural, usd, with_n
 from frames_cli.evolution.menu import MenuRow, deploy_menu, menu_cells, menu_json, menu_notes, set_counts_cells
+from frames_cli.evolution.recommend import headline
+from frames_cli.evolution.recorded import RESULTS_FILE, record_run
 from frames_cli.evolution.records import Candidate, RunState, RunSummary
 from frames_cli.evolution.runs import REPORT_FILES, run_dir
 from frames_cli.evolution.story import RoundStory, next_steps, off_front_reason, problems, run_story
@@ -95,19 +97,16 @@ def run_report_markdown(state: RunState, rows: list[MenuRow], stale: list[str] |
     from frames_cli.llm.providers import simulator_notice
 
     summary = RunSummary.of(state)
-    best = state.best()
-    base = state.base_candidate()
-    size = sample_size(base.n_cases, base.samples) if base else ""
     lines = [
         f"# frames run {state.run_id}",
+        "",
+        f"Pass rate {md_text(headline(state))}.",
         "",
         f"Status **{state.status}**" + (f" ({state.stop_reason})" if state.stop_reason else "")
         + f" after {plural(state.round, 'round')}; base `{state.base[:12]}`; {plural(summary.candidates, 'child candidate')}.",
         f"Spend: {state.spend_tokens:,} tokens, {usd(state.spend_usd)}.",
         *([f"Lost: {plural(state.lost_results(), 'result')} (case × sample) got no answer from the model layer, retries included; "
            "they count in no rate, no gate and no diagnosis, and the next `frames evolve` asks for them again."] if state.lost_results() else []),
-        f"Pass rate S0 {pct(summary.base_pass_rate)} → best {pct(summary.best_pass_rate)}"
-        + (f" ({best.id})" if best else "") + (f", {size} cases of E" if size else "") + ".",
     ]
     if state.error:
         lines.append(f"Error: {md_text(state.error)}")
@@ -187,7 +186,8 @@ def _round_lines(state: RunState, s: RoundStory) -> list[str]:
 
 
 def write_run_reports(ws: Workspace, store: GitStore, state: RunState) -> dict[str, Path]:
-    """Write report.json, report.md and report.xml (the gate of the best member) into the run folder.
+    """Write report.json, report.md and report.xml (the gate of the best member) into the run folder,
+    and results.jsonl, the run's per-case results (evolution/recorded.py).
 
     Each file is written atomically. Returns {"json" | "markdown" | "junit": path}.
 
@@ -200,4 +200,5 @@ def write_run_reports(ws: Workspace, store: GitStore, state: RunState) -> dict[s
     atomic_write_json(paths["json"], run_report_json(state, rows))
     atomic_write_text(paths["markdown"], run_report_markdown(state, rows))
     atomic_write_text(paths["junit"], gate_junit_xml(state))
+    record_run(folder, state).write(folder / RESULTS_FILE)
     return paths

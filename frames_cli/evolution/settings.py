@@ -31,7 +31,9 @@ class Settings:
     existed; `stage_cases` is `llm.concurrency` at the start: the cases a child's staged evaluation
     runs between two looks of early rejection, fixed so that a resume with another concurrency
     stops a child after the same cases (0 in runs started before it was fixed: they use
-    `llm.concurrency` as read at each start); the rest mean
+    `llm.concurrency` as read at each start); `confirm_limit` is the most children the
+    recommendation tests (evolution/evidence.py), `pending` `evolution.pending` as a dict
+    (evolution/prospective.py); the rest mean
     what their config fields say.
     """
 
@@ -61,6 +63,8 @@ class Settings:
     lost_retries: int = 2
     recommend_alpha: float = 1.0
     stage_cases: int = 0
+    confirm_limit: int = 3
+    pending: dict = dataclasses.field(default_factory=lambda: {"min_new_cases": 10, "max_looks": 3})
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -92,6 +96,8 @@ class Settings:
             guards=dataclasses.asdict(ev.guards),
             early_rejection=ev.early_rejection,
             recommend_alpha=ev.recommend_alpha,
+            confirm_limit=ev.confirm_limit,
+            pending=dataclasses.asdict(ev.pending),
             stage_cases=config.llm.concurrency,
             gate_max_samples=ev.gate_max_samples,
             attribution_steps=ev.attribution_steps,

@@ -205,11 +205,17 @@ def next_steps(state: RunState, stale: list[str] | None = None) -> list[str]:
             f"Review the best candidate, {best.id}: `frames review {spec}/{best.id}` (or the HTML report: `frames report {spec}`).",
             f"If you approve it, make it a branch and merge it: `frames promote {spec}/{best.id}`, then `git merge frames/{spec}-{best.id}`.",
         ]
+        rec = state.recommended()
+        if rec is not None and rec.status == "pending":
+            wait = int((state.config.get("evolution", {}).get("pending") or {}).get("min_new_cases", 10))
+            steps.append(f"{best.id}'s gain is significant only on cases its diagnosers saw, so its branch is pending: add cases "
+                         f"(`frames ingest ...`); once {plural(wait, 'new case')} are in, the next `frames evolve` scores S0 and "
+                         f"{best.id} on them and says whether they confirm it (`frames status` shows where it stands).")
         if len(state.front) > 1:
             steps.append("Other front members trade pass rate for tokens per case; review them the same way if cost matters more.")
     elif state.status == "finished" and declined(state):
-        steps.append("No front member beat S0 by more than noise on the selection cases no diagnoser saw (the ★ note above). "
-                     "More selection cases or `eval.samples` above 1 give the test power; `frames review` shows each member's diff.")
+        steps.append("No front member beat S0 by more than noise (the ★ note above). More cases, more selection cases no diagnoser "
+                     "sees, or `eval.samples` above 1 give the test power; `frames review` shows each member's diff.")
     elif state.status == "finished":
         steps.append("No candidate beat S0. Read the reasons per round above; add cases for the failing categories "
                      "(`frames ingest ...`), or raise `evolution.max_rounds` or `evolution.diagnosers`, and run `frames evolve` again.")

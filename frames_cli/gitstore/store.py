@@ -250,6 +250,25 @@ class GitStore(GitHistory, GitRemote):
         refs = dict(line.split(" ", 1)[::-1] for line in listing.splitlines() if line)
         return dict(sorted(refs.items()))
 
+    def delete_branch(self, name: str, sha: str) -> bool:
+        """Delete branch `name` if it still points at commit `sha`; returns whether it was deleted.
+
+        A branch someone moved since (it no longer points at `sha`), and the checked-out branch, are
+        left as they are.
+
+        Raises:
+            InputError: `name` is not a safe branch name.
+        """
+        ref = f"refs/heads/{name}"
+        if name.startswith("-") or name == "HEAD":
+            raise InputError(f"unsafe branch name {name!r}")
+        check_ref_name(ref)
+        target = self.resolve(sha)
+        if self.list_refs(ref).get(ref) != target or ref == self.current_branch():
+            return False
+        self._run("update-ref", "-d", ref, target)
+        return True
+
     def create_branch(self, name: str, sha: str, *, force: bool = False) -> str:
         """Create branch `name` at commit `sha`; returns its full ref ("refs/heads/<name>").
 

@@ -131,6 +131,14 @@ class CostConfig:
 
 
 @dataclass(frozen=True)
+class PendingConfig:
+    """A review branch whose gain is significant only on the cases its run diagnosed waits (pending) for cases added after the run."""
+
+    min_new_cases: int = _f(10, "a pending branch is looked at again once this many cases were added since its run or its last look", min=1, max=100_000)
+    max_looks: int = _f(3, "looks at a pending branch before it is left unconfirmed; α is split over them (Bonferroni)", min=1, max=20)
+
+
+@dataclass(frozen=True)
 class EvolutionConfig:
     """The evolution round (DESIGN §4). Numbers the FRAMES paper leaves open are our defaults."""
 
@@ -150,8 +158,10 @@ class EvolutionConfig:
         40, "noise-aware gate: a category whose samples neither show a significant drop nor rule out a third of its cases broken gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α and β spent over the looks (≤ eval.samples = off)", min=1, max=1000
     )
     recommend_alpha: float = _f(
-        0.05, "the best member (★, the review branch) must beat S0 on the selection set by a gain an exact paired test finds significant at this level, Bonferroni over the children the run evaluated; 1 = the highest pass rate (the paper)", min=1e-6, max=1.0
+        0.05, "level α of the recommendation: a member gets a review branch only when, tested against S0 on cases no diagnoser saw and on fresh samples of the diagnosed ones, its gain is significant at α (at most α of runs with no better child make a branch); 1 = the highest pass rate (the paper)", min=1e-6, max=1.0
     )
+    confirm_limit: int = _f(3, "children the recommendation tests at most, best diagnosis-set pass rate first (each costs fresh samples of the diagnosed selection cases)", min=1, max=50)
+    pending: PendingConfig = field(default_factory=PendingConfig, metadata={"doc": "review branches waiting for cases added after their run"})
     regression_sample: int = _f(100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0, max=100_000)
     anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0, max=100)
     rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0, max=10)

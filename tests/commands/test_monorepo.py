@@ -127,10 +127,11 @@ def evolved(tmp_path_factory) -> Evolved:
 
 
 def menu(folder: Path) -> dict:
-    """`frames front --json` without what must differ between repositories (run id, commits)."""
+    """`frames front --json` without what must differ between repositories (run id, commits, the branch)."""
     data = frames(folder, "front")
     for row in data["front"]:
         row.pop("commit")
+    data["recommendation"].pop("headline")  # names the review branch, which holds the run id
     return {key: value for key, value in data.items() if key not in ("run_id", "base", "branch")}
 
 

@@ -1,109 +1,97 @@
-"""The recommended member: a gain over S0 must be significant (Bonferroni over the children evaluated)."""
+"""The recommendation in words (evolution/recommend.py): the menu, the reports' first line, review and promote."""
 
 from __future__ import annotations
 
-import math
+import json
 
 import pytest
 
-from frames_cli.evolution.gate import CaseOutcome
-from frames_cli.evolution.recommend import gain_p_value, recommendation_note
+from frames_cli.evolution.evidence import Confirmation, Recommendation, Tally
+from frames_cli.evolution.recommend import against, declined, gain_p_value, headline, member_line, recommendation_note
 from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.errors import Location
+from frames_cli.evolution.gate import CaseOutcome
 
 RUN = "20261201-090000-aaaaaa"
+SPLIT = {"diagnosis": [f"d{i}" for i in range(24)], "selection": [f"d{i}" for i in range(14)] + [f"u{i}" for i in range(6)]}
 
 
-def _outcomes(passes: list[tuple[bool, ...]]) -> dict[str, CaseOutcome]:
-    return {f"c{i}": CaseOutcome("cat", p) for i, p in enumerate(passes)}
-
-
-def test_gain_p_value_is_the_sign_test_on_discordant_cases():
-    # 6 cases the child passes and S0 fails, 1 the other way, 3 alike: P(Bin(7, ½) ≥ 6) = 8/128.
-    base = _outcomes([(False,)] * 6 + [(True,)] + [(True,)] * 3)
-    child = _outcomes([(True,)] * 6 + [(False,)] + [(True,)] * 3)
-    assert gain_p_value(base, child, 1) == pytest.approx(8 / 128)
-    # The same outcomes with the sides swapped are a loss: no evidence of a gain at all.
-    assert gain_p_value(child, base, 1) == pytest.approx(sum(math.comb(7, x) for x in range(1, 8)) / 128)
-
-
-def test_gain_p_value_compares_only_cases_both_sides_scored_with_k_samples():
-    base = _outcomes([(False, False), (False, False), (True, True)])
-    child = _outcomes([(True, True), (True, True)])  # c2 lost on the child's side
-    # Two cases at 0 of 2 against 2 of 2: each stratum's S0 share is hypergeometric, P = (1/6)².
-    assert gain_p_value(base, child, 2) == pytest.approx(1 / 36)
-    # Extra samples the sequential gate drew for a case are not counted: every case weighs k.
-    longer = {cid: CaseOutcome("cat", o.passes + (False, False)) for cid, o in child.items()}
-    assert gain_p_value(base, longer, 2) == pytest.approx(1 / 36)
-    assert gain_p_value({}, child, 2) == 1.0
-
-
-def _run(alpha: float, *children: tuple[str, float, float | None]) -> RunState:
-    state = RunState(RUN, "a" * 40, config={"evolution": {"recommend_alpha": alpha}})
-    state.candidates.append(Candidate(BASE_ID, "a" * 40, None, 0, 0.25, {}, 100.0))
-    for i, (cid, rate, p) in enumerate(children):
-        state.candidates.append(Candidate(cid, f"{i + 1:x}" * 40, BASE_ID, 1, rate, {}, 100.0 - i, gate_passed=True, gain_p=p))
-    state.front = [c.id for c in state.candidates]
+def _run(alpha: float, *children: tuple[str, float, bool]) -> RunState:
+    state = RunState(RUN, "a" * 40, status="finished", config={"evolution": {"recommend_alpha": alpha}})
+    state.checkpoint = {"split": SPLIT}
+    state.candidates.append(Candidate(BASE_ID, "a" * 40, None, 0, 0.40, {}, 100.0, case_counts={"x": 20}))
+    for i, (cid, rate, gate) in enumerate(children):
+        state.candidates.append(Candidate(cid, f"{i + 1:x}" * 40, BASE_ID, 1, rate, {}, 100.0 + i, gate_passed=gate, gain_p=0.03))
+    state.front = [c.id for c in state.candidates if c.parent_id is None or c.gate_passed]
     return state
 
 
-def test_a_gain_that_is_not_significant_leaves_s0_the_best_member():
-    state = _run(0.05, ("r1c1", 0.45, 0.11), ("r2c1", 0.40, 0.30))
-    assert state.best().id == BASE_ID
-    note = recommendation_note(state)
-    assert "p ≤ 0.05 / 2 = 0.025" in note and "smallest: r1c1, p = 0.11" in note and "S0 stays" in note
+def _confirmed(member: str, unseen_p: float, p: float) -> Confirmation:
+    return Confirmation(member, 0.9, True, Tally(6, 5, 0, unseen_p), Tally(14, 6, 1, p), p, p <= 0.05)
 
 
-def test_the_bar_is_alpha_over_every_child_evaluated():
-    # p = 0.02 clears 0.05 / 2 but not 0.05 / 3: a third child evaluated (even one off the front) raises the bar.
-    state = _run(0.05, ("r1c1", 0.45, 0.02), ("r2c1", 0.30, 0.60))
-    assert state.best().id == "r1c1"
-    assert "r1c1 has p = 0.02" in recommendation_note(state)
-    state.candidates.append(Candidate("r3c1", "f" * 40, BASE_ID, 3, 0.10, {}, 90.0, gate_passed=False))
-    assert state.recommendation_bar() == pytest.approx(0.05 / 3)
-    assert state.best().id == BASE_ID
+def test_gain_p_value_is_the_tally_p():
+    base = {f"c{i}": CaseOutcome("x", (False,)) for i in range(5)}
+    child = {f"c{i}": CaseOutcome("x", (True,)) for i in range(5)}
+    assert gain_p_value(base, child, 1) == pytest.approx(1 / 32)
 
 
-def test_the_highest_rate_among_significant_members_wins():
-    state = _run(0.05, ("r1c1", 0.45, 0.001), ("r2c1", 0.60, 0.004), ("r3c1", 0.70, 0.2))
+def test_a_final_branch_states_the_gain_and_its_evidence_in_the_first_line():
+    state = _run(0.05, ("r1c1", 0.65, True), ("r2c1", 0.90, True))
+    state.recommendation = Recommendation("r2c1", "final", 0.05, (_confirmed("r2c1", 0.031, 0.001),)).to_json()
+    state.branch = f"frames/{RUN}"
     assert state.best().id == "r2c1"
+    assert headline(state) == (f"S0 40.0% → r2c1 90.0% (+50.0 pt on the selection set, n=20): 5 of 5 changed unseen cases fixed "
+                               f"(p = 0.031); diagnosed cases on fresh samples: 6 fixed, 1 broken of 14 cases; significant; "
+                               f"review branch frames/{RUN} (final)")
+    assert "on the 6 selection cases no diagnoser saw" in recommendation_note(state)
+    assert member_line(state, state.candidate("r2c1")).startswith("recommended (final): 5 of 5 changed unseen cases fixed")
+    assert member_line(state, state.candidate("r1c1")) == "not recommended (the run recommends r2c1); this member: not tested"
+    assert against(state, state.candidate("r2c1")) is None
+    assert against(state, state.candidate("r1c1")).startswith("this goes against the run's recommendation (r2c1)")
+    assert not declined(state)
 
 
-def test_alpha_one_is_the_papers_rule_and_older_runs_keep_it():
-    state = _run(1.0, ("r1c1", 0.45, 0.9))
+def test_no_branch_still_shows_the_gain_the_table_shows():
+    state = _run(0.05, ("r1c1", 0.65, True), ("r2c1", 0.90, True))
+    state.recommendation = Recommendation(None, "none", 0.05, (_confirmed("r2c1", 0.5, 0.2),)).to_json()
+    assert state.best().id == BASE_ID and declined(state)
+    line = headline(state)
+    assert line.startswith("S0 40.0% → r2c1 90.0% (+50.0 pt") and "not distinguishable from noise (r2c1:" in line
+    assert line.endswith("; no review branch")
+    assert "S0 stays the recommendation" in recommendation_note(state)
+    assert against(state, state.candidate("r2c1")).startswith("this goes against the run's recommendation (S0): 5 of 5 changed")
+
+
+def test_a_pending_branch_says_in_sample_only_and_promote_says_so():
+    state = _run(0.05, ("r1c1", 0.90, True))
+    state.recommendation = Recommendation("r1c1", "pending", 0.05, (_confirmed("r1c1", 0.5, 0.001),)).to_json()
     assert state.best().id == "r1c1"
-    assert recommendation_note(state) is None
-    older = _run(0.05, ("r1c1", 0.45, None))
-    older.config = {}
-    assert older.recommend_alpha == 1.0 and older.best().id == "r1c1"
+    assert "in-sample only: review with care" in headline(state)
+    assert against(state, state.candidate("r1c1")).startswith("r1c1 is recommended, but in-sample only")
+    withdrawn = Recommendation("r1c1", "withdrawn", 0.05, (_confirmed("r1c1", 0.5, 0.001),)).to_json()
+    state.recommendation = withdrawn
+    assert state.best().id == BASE_ID and headline(state).endswith("no review branch")
 
 
-def test_s0_off_the_front_is_still_the_recommendation_when_no_gain_is_significant():
-    state = _run(0.05, ("r1c1", 0.25, 1.0))
-    state.front = ["r1c1"]  # same pass rate, fewer tokens: S0 is dominated
-    assert state.best().id == BASE_ID
-    early = _run(0.05, ("r1c1", 0.45, None))  # rejected early: no p-value, never recommended
-    assert early.best().id == BASE_ID
+def test_the_papers_rule_and_an_undecided_run():
+    state = _run(1.0, ("r1c1", 0.45, True), ("r2c1", 0.50, True))
+    assert state.best().id == "r2c1"
+    assert against(state, state.candidate("r1c1")).endswith("(r2c1, the highest pass rate on the front: the paper's rule)")
+    running = _run(0.05, ("r1c1", 0.45, True))
+    running.status = "running"
+    assert running.best().id == BASE_ID and recommendation_note(running) is None
+    assert "has not decided the recommendation yet" in headline(running)
+    assert against(running, running.candidate("r1c1")).startswith("the run has not decided")
 
 
-def test_the_note_names_the_cases_no_diagnoser_saw_and_says_when_there_are_none():
-    from frames_cli.evolution.recommend import blind_cases, declined
-
-    state = _run(0.05, ("r1c1", 0.45, 0.25))
-    state.checkpoint = {"split": {"diagnosis": ["a", "b", "c"], "selection": ["b", "c", "d", "e"]}}
-    assert blind_cases(state) == 2 and declined(state)
-    assert "on the 2 selection cases no diagnoser saw" in recommendation_note(state)
-    state.checkpoint = {"split": {"diagnosis": ["a", "b"], "selection": ["a", "b"]}}  # the paper's single set E
-    assert blind_cases(state) == 0 and "no gain can be tested" in recommendation_note(state)
-    assert not declined(_run(1.0, ("r1c1", 0.45, 0.25)))
-
-
-def test_a_members_review_line_says_whether_it_is_recommended():
-    from frames_cli.evolution.recommend import member_line
-
-    state = _run(0.05, ("r1c1", 0.45, 0.01), ("r2c1", 0.50, 0.2))
-    assert member_line(state, state.candidate("r1c1")).endswith("recommended: it is the run's best member")
-    assert "p = 0.2 on the selection set, against a bar of 0.05 / 2 = 0.025: not recommended (the run's best member is r1c1)" \
-        == member_line(state, state.candidate("r2c1"))
-    assert member_line(state, state.base_candidate()) is None
-    assert member_line(_run(1.0, ("r1c1", 0.45, 0.01)), _run(1.0, ("r1c1", 0.45, 0.01)).candidate("r1c1")) is None
+def test_a_schema_1_state_keeps_the_verdict_it_was_made_with(tmp_path):
+    state = _run(0.05, ("r1c1", 0.65, True), ("r2c1", 0.90, True))
+    data = state.to_json()
+    data["schema"] = 1
+    data.pop("recommendation")
+    data["candidates"][1]["gain_p"], data["candidates"][2]["gain_p"] = 0.02, 0.03  # bar 0.05 / 2 = 0.025
+    old = RunState.from_json(json.loads(json.dumps(data)), Location(tmp_path / "state.json"))
+    assert old.schema == 2 and old.best().id == "r1c1"
+    assert old.recommended().words().startswith("recorded before frames kept the evidence: p = 0.02")

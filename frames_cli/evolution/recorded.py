@@ -1,0 +1,195 @@
+"""A run's per-case results as one JSON Lines file (`results.jsonl` in the run folder), and the
+recommendation rule applied to such a file.
+
+One line per candidate, set, case and sample: {"candidate", "set", "case_id", "sample", "passed",
+"category", "reason", "skills_used"}. `set` is "diagnosis", "selection", "diagnosis+selection"
+(a category kept whole: one evaluation serves both), "test" (the sealed set), "fresh" (the
+confirmation's new samples of diagnosed selection cases, evolution/evidence.py) or "new" (cases
+added after the run, scored by a prospective look). Lines of files recorded before `sample` was
+written are sample 0. The format is the one of the real-model recordings in bench/data/, so a
+recorded run and a live one go through the same rule (bench/recommend.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frames_cli.errors import InputError, Location
+from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, decide
+from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results
+from frames_cli.evolution.run_ids import BASE_ID
+
+#: The file a run writes into its folder.
+RESULTS_FILE = "results.jsonl"
+#: The sets a line may name.
+SETS = ("diagnosis", "selection", "diagnosis+selection", "test", "fresh", "new")
+_KEYS = ("candidate", "set", "case_id", "passed", "category")
+
+
+@dataclass
+class RecordedRun:
+    """The results of one run by candidate and set.
+
+    Attributes:
+        records: candidate id → set name → result records ({case_id, category, sample, passed}).
+        order: candidate ids in the order they first appear (creation order in a run's file).
+    """
+
+    records: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, path: Path) -> RecordedRun:
+        """Read a results.jsonl file.
+
+        Raises:
+            InputError: at path:line, for a line that is not a JSON object with the keys above, an
+                unknown set, or a file without S0 (candidate "r0c0").
+        """
+        run = cls()
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the results: {exc}", Location(path)) from None
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            where = Location(path, number)
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not JSON: {exc.msg}", where) from None
+            if not isinstance(row, dict) or any(k not in row for k in _KEYS):
+                raise InputError(f"a result line needs the keys {', '.join(_KEYS)}", where)
+            if row["set"] not in SETS:
+                raise InputError(f"unknown set {row['set']!r} (known: {', '.join(SETS)})", where)
+            run.add(str(row["candidate"]), row["set"], {"case_id": str(row["case_id"]), "category": str(row["category"]),
+                                                        "sample": int(row.get("sample", 0)), "passed": bool(row["passed"])})
+        if BASE_ID not in run.records:
+            raise InputError(f"no result of S0 ({BASE_ID})", Location(path))
+        return run
+
+    def add(self, candidate: str, set_name: str, record: Mapping[str, Any]) -> None:
+        """Add one result record of `candidate` on `set_name`."""
+        if candidate not in self.records:
+            self.records[candidate] = {}
+            self.order.append(candidate)
+        self.records[candidate].setdefault(set_name, []).append(dict(record))
+
+    def outcomes(self, candidate: str, *sets: str) -> dict[str, CaseOutcome]:
+        """Case id → outcome of `candidate` over the records of `sets`."""
+        by_set = self.records.get(candidate, {})
+        return outcomes_from_results(r for name in sets for r in by_set.get(name, []))
+
+    def ids(self, *sets: str) -> set[str]:
+        """The case ids S0 has a result for in `sets`."""
+        return set(self.outcomes(BASE_ID, *sets))
+
+    def children(self) -> list[str]:
+        """Every candidate but S0 that has results on the diagnosis and the selection set, in order."""
+        return [c for c in self.order if c != BASE_ID and self.outcomes(c, "diagnosis", "diagnosis+selection")
+                and self.outcomes(c, "selection", "diagnosis+selection")]
+
+    def write(self, path: Path) -> None:
+        """Write the file (one line per record, candidates in order), atomically."""
+        from frames_cli.workspace.atomic import atomic_write_text
+
+        lines = [json.dumps({"candidate": cand, "set": name, **rec}, ensure_ascii=False, sort_keys=True)
+                 for cand in self.order for name, recs in self.records[cand].items() for rec in recs]
+        atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+
+def record_run(folder: Path, state: Any) -> RecordedRun:
+    """The recorded form of a run from the evaluations kept in its folder (`<folder>/evals/`): S0 and
+    every child on the diagnosis and selection sets, the sealed test set and the fresh samples where
+    they were drawn. Cases left out of the run (disputed) are left out here too."""
+    evals = folder / "evals"
+    split = state.checkpoint.get("split") or {}
+    diagnosis, selection = set(split.get("diagnosis", [])), set(split.get("selection", []))
+    if not split:  # the paper's single set E: every case diagnosed and gated
+        diagnosis = selection = set(state.checkpoint.get("eval_case_ids", []))
+    excluded = set((state.checkpoint.get("disputes") or {}))
+    run = RecordedRun()
+
+    def where(case_id: str) -> str | None:
+        if case_id in excluded:
+            return None
+        both = case_id in diagnosis and case_id in selection
+        return "diagnosis+selection" if both else "diagnosis" if case_id in diagnosis else "selection" if case_id in selection else None
+
+    for cand in state.candidates:
+        for suffix, fixed in (("", None), ("-fresh", "fresh"), ("-test", "test")):
+            path = evals / f"{cand.id}{suffix}.json"
+            if not path.is_file():
+                continue
+            for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+                name = fixed or where(r["case_id"])
+                if name is None or r.get("lost") or (fixed and r["case_id"] in excluded):
+                    continue
+                run.add(cand.id, name, {"case_id": r["case_id"], "category": r["category"], "sample": int(r.get("sample", 0)),
+                                        "passed": bool(r["passed"]), "reason": r.get("reason", ""), "skills_used": r.get("skills_used", [])})
+    return run
+
+
+def pass_rate(outcomes: Mapping[str, CaseOutcome], k: int) -> float:
+    """Share of passed samples over the first k samples of every case (0.0 with no case)."""
+    total = sum(len(o.passes[:k]) for o in outcomes.values())
+    return sum(sum(o.passes[:k]) for o in outcomes.values()) / total if total else 0.0
+
+
+def recommend_recorded(run: RecordedRun, alpha: float = 0.05, limit: int = 3, tolerance: float = 0.05, k: int = 1) -> Recommendation:
+    """The recommendation rule (evolution/evidence.py) on a recorded run.
+
+    The gate is recomputed with the paper's rule at `tolerance` on the selection set (a recording
+    holds no verdict); the fresh samples are read from the "fresh" lines when the recording has
+    them for S0 and the child, and otherwise named in `lacks`.
+
+    Raises:
+        ValueError: alpha outside (0, 1) or limit < 1.
+    """
+    diagnosis = run.ids("diagnosis", "diagnosis+selection")
+    selection = run.ids("selection", "diagnosis+selection")
+    unseen, redrawn = selection - diagnosis, selection & diagnosis
+    gate = PerCategoryGate(tolerance)
+    base_sel = run.outcomes(BASE_ID, "selection", "diagnosis+selection")
+    base_fresh = run.outcomes(BASE_ID, "fresh")
+    ranked = []
+    for cid in run.children():
+        verdict = gate.check(base_sel, run.outcomes(cid, "selection", "diagnosis+selection"))
+        ranked.append(Ranked(cid, pass_rate(run.outcomes(cid, "diagnosis", "diagnosis+selection"), k), verdict.passed))
+    lacking: list[str] = []
+
+    def confirm(child: Ranked) -> Confirmation:
+        child_sel = run.outcomes(child.member, "selection", "diagnosis+selection")
+        child_fresh = run.outcomes(child.member, "fresh")
+        pairs = (_only(base_sel, unseen), _only(child_sel, unseen))
+        fresh = None
+        if redrawn and redrawn <= set(base_fresh) and redrawn <= set(child_fresh):
+            fresh = (_only(base_fresh, redrawn), _only(child_fresh, redrawn))
+        elif redrawn and not lacking:
+            lacking.append(f"fresh samples of the {len(redrawn)} diagnosed selection cases (decided on the {len(unseen)} unseen ones)")
+        return Confirmation.of(child.member, child.in_sample, child.gate_passed, pairs, fresh, k, alpha)
+
+    rec = decide(ranked, confirm, alpha, limit)
+    return Recommendation(rec.member, rec.status, rec.alpha, rec.steps, tuple(lacking), rec.rule)
+
+
+def _only(outcomes: Mapping[str, CaseOutcome], ids: Iterable[str]) -> dict[str, CaseOutcome]:
+    keep = set(ids)
+    return {cid: o for cid, o in outcomes.items() if cid in keep}
+
+
+def sealed_change(run: RecordedRun, member: str | None, k: int = 1) -> float | None:
+    """The member's pass rate on the sealed test set minus S0's, in points (0..100 scale); 0.0 for
+    S0 itself; None when either has no test result."""
+    base = run.outcomes(BASE_ID, "test")
+    if not base:
+        return None
+    if member is None:
+        return 0.0
+    other = run.outcomes(member, "test")
+    return 100 * (pass_rate(other, k) - pass_rate(base, k)) if other else None
