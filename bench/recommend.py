@@ -53,6 +53,38 @@ from bundled import copy_example  # noqa: E402
 from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 
+def alternatives(run: RecordedRun, alpha: float, tolerance: float) -> dict[str, str | None]:
+    """What rules rejected for frames (docs/DECISIONS.md) give on a recorded run: member or None.
+
+    - "bonferroni-unseen": the rule before 2026-12-02: each child on the unseen selection cases at
+      α / m (m children), the highest selection rate of the significant gate-passed ones;
+    - "uncorrected": each child on every selection case against S0's recorded samples (diagnosed
+      cases included, no fresh samples), same multiplicity: what regression to the mean inflates;
+    - "rule": frames' rule (evolution/evidence.py).
+    """
+    from frames_cli.evolution.run_ids import BASE_ID
+    from frames_cli.evolution.evidence import Tally
+
+    selection_sets = ("selection", "diagnosis+selection")
+    unseen = run.ids("selection", "diagnosis+selection") - run.ids("diagnosis", "diagnosis+selection")
+    base = run.outcomes(BASE_ID, *selection_sets)
+    gate = PerCategoryGate(tolerance)
+    children = run.children()
+    bar = alpha / max(1, len(children))
+    out: dict[str, str | None] = {}
+    for name, cases in (("bonferroni-unseen", unseen), ("uncorrected", set(base))):
+        winners = []
+        for cid in children:
+            child = run.outcomes(cid, *selection_sets)
+            if gate.check(base, child).passed:
+                tally = Tally.of({c: o for c, o in base.items() if c in cases}, {c: o for c, o in child.items() if c in cases}, 1)
+                if tally.p <= bar:
+                    winners.append((pass_rate(child, 1), cid))
+        out[name] = max(winners)[1] if winners else None
+    out["rule"] = recommend_recorded(run, alpha, 3, tolerance).member
+    return out
+
+
 def recorded(args: argparse.Namespace) -> None:
     """The one-line verdict on a recorded run."""
     run = RecordedRun.read(Path(args.results))
@@ -60,6 +92,10 @@ def recorded(args: argparse.Namespace) -> None:
     change = sealed_change(run, rec.member)
     shown = "n/a" if change is None else f"{change:+.1f} pt"
     print(f"branch={rec.member or 'none'} sealed-change={shown} evidence={rec.status}: {rec.words()}")
+    if args.compare:
+        for name, member in alternatives(run, args.alpha, args.tolerance).items():
+            change = sealed_change(run, member)
+            print(f"  {name}: branch={member or 'none'} sealed-change={'n/a' if change is None else f'{change:+.1f} pt'}")
     for step in rec.steps:
         print(f"  tested {step.member}: diagnosis-set rate {100 * step.in_sample:.1f} %, gate {'passed' if step.gate_passed else 'failed'}, "
               f"p = {step.p:.3g}: {step.evidence()}")
@@ -173,8 +209,9 @@ def aa_run(outcomes: dict[str, CaseOutcome], diagnosis: set[str], selection: set
     return decide(ranked, confirm, alpha, limit).member is not None
 
 
-def bundled_run(folder: Path, seed: int) -> tuple[bool, str]:
-    """`frames evolve --seed seed` on a fresh bundled copy (weak simulator): (a branch was made, its words)."""
+def bundled_run(folder: Path, seed: int) -> tuple[bool, str, dict[str, str | None]]:
+    """`frames evolve --seed seed` on a fresh bundled copy (weak simulator): (a branch was made, its
+    words, what the rejected rules give on the run's results.jsonl)."""
     from frames_cli.evolution.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
@@ -185,13 +222,15 @@ def bundled_run(folder: Path, seed: int) -> tuple[bool, str]:
     commit_all(folder, "bundled example")
     outcome = evolve(Workspace.open(folder), EvolveOptions(seed=seed))
     rec = outcome.state.recommended()
-    return outcome.branch is not None, rec.words() if rec else "undecided"
+    results = folder / ".frames" / "runs" / outcome.state.run_id / "results.jsonl"
+    return outcome.branch is not None, rec.words() if rec else "undecided", alternatives(RecordedRun.read(results), 0.05, 0.05)
 
 
 def aa(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     tally: dict[str, list[bool]] = {}
     power: dict[str, list[bool]] = {}
+    rejected: dict[str, list[bool]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         kinds = [("weak", False), ("strong", False), ("strong", True)]
         per = max(1, args.runs // (2 * len(kinds)))
@@ -213,11 +252,16 @@ def aa(args: argparse.Namespace) -> None:
             print(f"{name}: S0 pass probability over {args.samples} samples: "
                   f"{100 * sum(sum(o.passes) for o in outcomes.values()) / (args.samples * len(outcomes)):.1f} %", flush=True)
         for seed in range(args.bundled_seeds):
-            made, words = bundled_run(Path(tmp) / f"bundled-{seed}", seed)
+            made, words, others = bundled_run(Path(tmp) / f"bundled-{seed}", seed)
             tally.setdefault("bundled frames evolve (weak simulator)", []).append(made)
+            for name, member in others.items():
+                if name != "rule":
+                    rejected.setdefault(f"bundled, rule {name}", []).append(member is not None)
             print(f"bundled seed {seed}: {'branch' if made else 'no branch'}: {words}", flush=True)
     for kind, flags in [*tally.items(), *power.items()]:
         print(f"  {kind}: {sum(flags)} of {len(flags)} runs made a branch ({sum(flags) / len(flags):.3f})")
+    for kind, flags in rejected.items():
+        print(f"  {kind} (rejected for frames): {sum(flags)} of {len(flags)} runs would make a branch")
     planted_all = [flag for flags in power.values() for flag in flags]
     print(f"planted-branch={sum(planted_all) / len(planted_all):.3f} over {len(planted_all)} runs whose later children pass "
           f"{100 * args.planted:.0f} % more cases (the rule's power)")
@@ -231,6 +275,7 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.05, help="level α of the rule (evolution.recommend_alpha)")
     parser.add_argument("--limit", type=int, default=3, help="children tested at most (evolution.confirm_limit)")
     parser.add_argument("--tolerance", type=float, default=0.05, help="ε of the paper's gate, recomputed for a recording")
+    parser.add_argument("--compare", action="store_true", help="RESULTS: also what the rules rejected for frames give")
     parser.add_argument("--aa", action="store_true", help="the false-branch share over A/A and bundled simulator runs")
     parser.add_argument("--runs", type=int, default=300, help="--aa: A/A runs in all (split over profiles and sizes)")
     parser.add_argument("--samples", type=int, default=120, help="--aa: samples of S0 per case to draw A/A runs from")

@@ -77,7 +77,7 @@ def test_write_run_reports(git_repo):
     save_state(ws, state)
     paths = write_run_reports(ws, GitStore(git_repo.root), state)
     folder = ws.runs_dir / RUN
-    assert {p.name for p in folder.iterdir()} == {"state.json", "report.json", "report.md", "report.xml"}
+    assert {p.name for p in folder.iterdir()} == {"state.json", "report.json", "report.md", "report.xml", "results.jsonl"}
     assert paths["junit"] == folder / "report.xml"
     report = json.loads(paths["json"].read_text())
     assert report["summary"]["best_id"] == "r1c1" and report["summary"]["spend_tokens"] == 4321
