@@ -130,3 +130,21 @@ def test_frames_eval_sends_every_chunk_of_a_stage_in_one_tick(tmp_path: Path) ->
             assert codes[-1] == 0, done.output
         reports.append([(r["case_id"], r["passed"], r["output"]) for r in json.loads(done.stdout)["results"]])
     assert reports[0] == reports[1]
+
+
+def test_the_estimate_prices_batched_roles_at_the_batch_price(tmp_path: Path) -> None:
+    estimates = []
+    for batch in (False, ["executor"]):
+        config = _config(False)
+        config["llm"]["batch"] = batch
+        repo = build_repo(tmp_path / str(bool(batch)), config)
+        done = CliRunner().invoke(app, ["evolve", "--estimate", "--json", "--repo", str(repo.root)])
+        assert done.exit_code == 0, done.output
+        estimates.append(json.loads(done.stdout))
+    plain, batched = estimates
+    assert batched["tokens"] == plain["tokens"] and batched["usd"] < plain["usd"]
+    assert any("llm.batch: executor" in note for note in batched["notes"])
+    # Only the executor is batched: its share of the price is halved (gpt-4.1-mini: 0.4 / 1.6 $ → 0.2 / 0.8 $ per M).
+    executor = plain["roles"]["executor"]
+    saved = (executor["prompt_tokens"] * 0.2 + executor["completion_tokens"] * 0.8) / 1e6
+    assert batched["usd"] == pytest.approx(plain["usd"] - saved, rel=1e-6)
