@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+#: A front-matter fence: `---`, blanks after it allowed (a file opening `--- ` is still front matter).
+_FENCE = re.compile(r"^---[ \t]*\r?\n?$")
 _KEY_LINE = re.compile(r"^(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(?P<value>.*))?$")
 _CHILD_LINE = re.compile(r"^\s+(?P<key>[A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(?P<value>.*))?$")
 
@@ -35,8 +37,8 @@ class Split:
 def split_file(text: str) -> Split:
     """Cut `text` into front matter and the rest.
 
-    A file whose first line is not `---` has no front matter (all of it is body). A front matter
-    that is opened and never closed cannot be told from its body.
+    A file whose first line is not `---` (trailing blanks allowed) has no front matter (all of it
+    is body). A front matter that is opened and never closed cannot be told from its body.
 
     Raises:
         Unrepairable: the front matter is opened with `---` and never closed.
@@ -45,12 +47,18 @@ def split_file(text: str) -> Split:
     if text.startswith("\ufeff"):
         text = text[1:]
         fixes.append("removed the byte-order mark at the start of the file")
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != "---":
+    # Line feeds only, as SKILL.md readers split lines (see formats/skill_file.py).
+    lines = re.findall(r"[^\n]*\n|[^\n]+\Z", text)
+    if not lines or not _FENCE.match(lines[0]):
         return Split(None, text, fixes)
-    close = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == "---"), None)
+    if lines[0].rstrip("\r\n") != "---":
+        # `--- ` opens front matter for the runtimes that wrote it (and for YAML); frames writes `---`.
+        fixes.append("removed the blanks after the opening `---`")
+    close = next((i for i in range(1, len(lines)) if _FENCE.match(lines[i])), None)
     if close is None:
         raise Unrepairable("the front matter opened with `---` is never closed, so where the body starts is unknown")
+    if lines[close].rstrip("\r\n") != "---":
+        fixes.append("removed the blanks after the closing `---`")
     return Split("".join(lines[1:close]), "".join(lines[close + 1 :]), fixes)
 
 

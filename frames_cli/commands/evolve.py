@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
+from frames_cli.errors import EXIT_RUNTIME
 from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
@@ -53,8 +54,9 @@ def register(app: typer.Typer) -> None:
         the run stops with exit 75 and a line naming the batches it waits for and since when, and a
         later `frames evolve` (the next cron tick) goes on from their answers.
 
-        Exit codes: 0 done, 1 run-time failure, 2 bad input, 75 another run holds the lock or a
-        provider batch is still running, 130/143 stopped by SIGINT/SIGTERM (resumable).
+        Exit codes: 0 done, 1 run-time failure or the budget spent (the run ends with the front and
+        reports it made, as `frames eval` ends on it with 1), 2 bad input, 75 another run holds the
+        lock or a provider batch is still running, 130/143 stopped by SIGINT/SIGTERM (resumable).
         """
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.driver import EvolveOptions
@@ -111,6 +113,11 @@ def register(app: typer.Typer) -> None:
                 out.print(line, markup=False, highlight=False, soft_wrap=True)
         if state.status == "stopped" and state.stop_reason in _SIGNAL_EXIT:
             raise typer.Exit(_SIGNAL_EXIT[state.stop_reason])
+        if state.stop_reason == "budget":
+            # As `frames eval` ends on a spent budget: exit 1, after the front and reports it made.
+            err_console().print(f"error: the budget is spent ({state.spend_tokens:,} tokens): the run ended before its stopping rules did; "
+                                "its front and reports are above; raise budget.max_tokens or budget.max_usd for a longer run", markup=False, soft_wrap=True)
+            raise typer.Exit(EXIT_RUNTIME)
 
 
 def closing_lines(state: RunState, reports: dict[str, Path], ws: Workspace) -> list[str]:

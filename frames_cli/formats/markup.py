@@ -77,7 +77,8 @@ def _blank_keeping_lines(match: re.Match[str]) -> str:
 def reading_view(lines: list[str], skip: int = 0, keep: frozenset[int] = frozenset()) -> list[str]:
     """The lines as a reader sees them, one for one: the first `skip` lines (front matter) blank;
     template tags, HTML comments and `<br>` removed; a link to a template target read as its text;
-    navigation-only lines blank; `<hN>` headings as Markdown headings. Lines in `keep` (1-based:
+    navigation-only lines blank; `<hN>` headings as Markdown headings, also when written over
+    several lines (the heading on its first line, the others blank). Lines in `keep` (1-based:
     fenced code) are left as written."""
     text = "\n".join([""] * skip + lines[skip:])
     text = _TEMPLATE.sub(_blank_keeping_lines, text)
@@ -88,7 +89,7 @@ def reading_view(lines: list[str], skip: int = 0, keep: frozenset[int] = frozens
         return match.group(0) if any(no in keep for no in inside) else _blank_keeping_lines(match)
 
     text = _EMPTY_LINK.sub(r"\1", _NAVIGATION.sub(navigation, text))
-    out = text.split("\n")
+    out = _join_html_headings(text.split("\n"), keep)
     for i, line in enumerate(out):
         if i + 1 in keep:
             out[i] = lines[i]
@@ -100,6 +101,30 @@ def reading_view(lines: list[str], skip: int = 0, keep: frozenset[int] = frozens
         if heading:
             line = f"{'#' * int(heading.group(1))} {plain(heading.group(2))}"
         out[i] = line.rstrip() if line.strip() else ""
+    return out
+
+
+#: Lines an `<hN>` heading may span (USWDS accordions put a `<button>` on lines of its own).
+_HEADING_SPAN = 8
+_HTML_HEADING_OPEN = re.compile(r"^\s*<h([1-6])\b[^>]*>", re.IGNORECASE)
+
+
+def _join_html_headings(lines: list[str], keep: frozenset[int]) -> list[str]:
+    """`lines` with each `<hN>` heading written over several lines (`<h3 class="usa-accordion__heading">`,
+    its `<button>` and text on the next lines, `</h3>`) put on its first line and the others blank,
+    so it is a heading like a one-line `<hN>`; line numbers stay as they were."""
+    out = list(lines)
+    for i, line in enumerate(out):
+        opened = _HTML_HEADING_OPEN.match(line)
+        if not opened or _HTML_HEADING.match(line) or i + 1 in keep:
+            continue
+        close = re.compile(rf"</h{opened.group(1)}>\s*$", re.IGNORECASE)
+        end = next((j for j in range(i + 1, min(i + _HEADING_SPAN, len(out))) if close.search(out[j])), None)
+        if end is None or any(j + 1 in keep for j in range(i, end + 1)):
+            continue
+        joined = " ".join(part.strip() for part in out[i : end + 1])
+        if _HTML_HEADING.match(joined):
+            out[i : end + 1] = [joined] + [""] * (end - i)
     return out
 
 

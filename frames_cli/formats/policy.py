@@ -233,11 +233,17 @@ def read_policy(path: Path, file: str, *, max_bytes: int = MAX_POLICY_BYTES) -> 
     """Read and parse one policy file; `file` is its workspace-relative name for messages and back-links.
 
     Raises:
-        InputError: a symlink (or behind one, below the workspace), unreadable, binary, not UTF-8,
-            too large or empty (see `decode_policy`).
+        InputError: a name holding a line break or a control or invisible character (shown
+            escaped), a symlink (or behind one, below the workspace), unreadable, binary, not
+            UTF-8, too large or empty (see `decode_policy`).
     """
+    from frames_cli.sanitize import unsafe_value
     from frames_cli.workspace.links import refuse_symlink
 
+    if unsafe_value(file, one_line=True) is not None:
+        # The name goes into back-links (one per line), commit messages and every message naming
+        # the file: a line break there forges lines, a control character acts on a terminal.
+        raise InputError("the file name holds a line break or a control or invisible character; rename the file", Location(repr(file)[1:-1]))
     parts = len(Path(file).parts)
     if not Path(file).is_absolute() and len(Path(path).parents) >= parts:
         refuse_symlink(Path(path).parents[parts - 1], Path(path), file)

@@ -83,7 +83,8 @@ class Tau2Converter:
         """Convert the tasks, in file order; bad tasks are skipped into `problems` and `account`.
 
         Raises:
-            InputError: unreadable or malformed files, or a wanted or excluded task id that no task has.
+            InputError: unreadable or malformed files, a database not shaped like the tasks' domain's
+                (`Tau2Db.check_domain`), or a wanted or excluded task id that no task has.
         """
         tasks = read_tasks(self.tasks_path, self.shown)
         db = Tau2Db.load(self.db_path)
@@ -91,6 +92,7 @@ class Tau2Converter:
         excluded = set(self.exclude)
         cases = []
         seen: set[str] = set()
+        checked: set[str] = set()
         self.problems, self.account = [], Account()
         for task, location in tasks:
             task_id = str(task.get("id"))
@@ -98,8 +100,14 @@ class Tau2Converter:
             if (wanted is not None and task_id not in wanted) or task_id in excluded:
                 continue
             try:
-                case = self._case(task, location, self._domain(task, location), db)
+                domain = self._domain(task, location)
+                if domain.name not in checked:
+                    db.check_domain(domain.name, domain.records)  # the whole database: not a task's fault
+                    checked.add(domain.name)
+                case = self._case(task, location, domain, db)
             except InputError as exc:
+                if exc.location is not None and exc.location.path == db.path:
+                    raise
                 self.problems.append(Problem(location, f"{exc.message}; task skipped"))
                 self.account.add(location, "skipped", exc.message, own_id=task_id)
                 continue

@@ -44,6 +44,23 @@ class Tau2Db:
                 raise InputError(f"table {name!r} must be a JSON object keyed by id", Location(path))
         return cls(tables, path)
 
+    def check_domain(self, domain: str, records: str) -> None:
+        """Refuse a database that is not the domain's: the converter reads its users (objects whose
+        `name` is an object of first and last name) and its table of customer records (`records`,
+        objects). τ²'s mock domain (users named by a string, tasks not reservations) traced back.
+
+        Raises:
+            InputError: at the database file, naming what does not fit.
+        """
+        table = self.table(records)
+        if not table:
+            raise InputError(f"the database holds no `{records}` table: it is not tau2's {domain} database (pass that domain's db.json, or --domain)", Location(self.path))
+        bad_record = next((rid for rid, r in table.items() if not isinstance(r, dict)), None)
+        bad_user = next((uid for uid, u in self.table("users").items() if not isinstance(u, dict) or not isinstance(u.get("name") or {}, dict)), None)
+        if bad_record is not None or bad_user is not None:
+            what = f"record {bad_record!r} of `{records}` is not an object" if bad_record is not None else f"user {bad_user!r} is not an object with a first and last name"
+            raise InputError(f"{what}: the database is not shaped like tau2's {domain} database", Location(self.path))
+
     def table(self, name: str) -> dict[str, Any]:
         """The table `name`, or {} if the database has none."""
         return self.tables.get(name, {})

@@ -35,6 +35,34 @@ def refuse_nested(root: Path) -> None:
         )
 
 
+def refuse_git_dir(root: Path) -> None:
+    """Refuse a folder inside a repository's own git folder: a bare repository or a `.git` folder.
+
+    `frames init` there wrote its files among git's and ran `git init`, which turned a bare
+    repository into a broken non-bare one.
+
+    Raises:
+        InputError: git says `root` (or its nearest existing parent) is inside a git folder.
+    """
+    from git.exc import GitCommandError
+
+    from frames_cli.gitstore.process import SessionGit
+
+    existing = root
+    while not existing.exists():
+        existing = existing.parent
+    try:
+        inside = SessionGit(existing).rev_parse("--is-inside-git-dir") == "true"
+    except (GitCommandError, OSError):
+        return
+    if inside:
+        raise InputError(
+            "is inside a git repository's own folder (a bare repository or .git), not a working tree; "
+            "clone the repository (`git clone`) and run `frames init` in the clone",
+            Location(root),
+        )
+
+
 def init_workspace(root: Path) -> list[str]:
     """Create what is missing of a workspace at `root`; never touch what exists.
 
@@ -48,11 +76,13 @@ def init_workspace(root: Path) -> list[str]:
 
     Raises:
         ConfigError: an existing `frames.yaml` is invalid (it is left as it is).
-        InputError: `root` exists and is not a folder, or lies inside another workspace (a
-            `frames.yaml` in a parent folder of the same repository); nothing is written.
+        InputError: `root` exists and is not a folder, lies inside a bare repository or a `.git`
+            folder, or inside another workspace (a `frames.yaml` in a parent folder of the same
+            repository); nothing is written.
     """
     if root.exists() and not root.is_dir():
         raise InputError("exists and is not a folder", Location(root))
+    refuse_git_dir(root)
     refuse_nested(root)
     created: list[str] = []
     if not root.exists():

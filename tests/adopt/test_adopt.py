@@ -347,3 +347,24 @@ def test_a_commit_refused_by_a_hook_leaves_the_library_as_it_was(tmp_path: Path)
     hook.unlink()
     code, report, err = _adopt(repo)
     assert code == 0 and report["commit"] and report["counts"]["repaired"] == 24
+
+
+def test_an_opening_fence_with_trailing_blanks_is_front_matter(tmp_path: Path) -> None:
+    # Issue 29: `--- ` (a trailing space) was read as body: new front matter went on top, the old
+    # block stayed in the body, and the description was made of its keys.
+    from frames_cli.formats.skill_file import parse_skill
+
+    repo = _workspace(tmp_path, with_library=False)
+    text = "--- \nname: pdf-tools\ndescription: Fill and merge PDF forms with the bundled scripts.\n---  \n# PDF tools\n\nUse scripts/fill.py.\n"
+    (repo.root / "skills" / "pdf-tools").mkdir(parents=True)
+    (repo.root / "skills" / "pdf-tools" / "SKILL.md").write_text(text)
+
+    code, report, err = _adopt(repo)
+
+    assert code == 0, err
+    (entry,) = report["files"]
+    assert entry["status"] == "repaired" and any("blanks after the opening" in c for c in entry["changes"])
+    skill = parse_skill((repo.root / "skills/pdf-tools/SKILL.md").read_text(), Path("skills/pdf-tools/SKILL.md"))
+    assert skill.description == "Fill and merge PDF forms with the bundled scripts."
+    assert skill.body == "# PDF tools\n\nUse scripts/fill.py.\n" and "name:" not in skill.body
+    assert _validate(repo.root / "skills/pdf-tools") == []

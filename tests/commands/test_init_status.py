@@ -91,3 +91,16 @@ def test_status_reports_skills_cases_coverage_and_runs(policy_workspace) -> None
     text = runner.invoke(app, ["status", "--repo", str(root)]).stdout
     assert "policy policies/airline.md: 120/120 content lines covered by exactly one skill" in text
     assert "last run: none" in text
+
+
+def test_init_inside_a_bare_repository_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    # Issue 29: frames init there wrote frames.yaml among git's files and ran `git init`, which made
+    # the bare repository a broken non-bare one.
+    bare = tmp_path / "team.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    before = sorted(p.name for p in bare.iterdir())
+    for target in (bare, bare / "sub"):
+        result = CliRunner().invoke(app, ["init", str(target)])
+        assert result.exit_code == 2 and "bare repository" in result.stderr
+    assert sorted(p.name for p in bare.iterdir()) == before
+    assert subprocess.run(["git", "-C", str(bare), "rev-parse", "--is-bare-repository"], capture_output=True, text=True).stdout.strip() == "true"

@@ -123,3 +123,25 @@ def test_navigation_link_wrapped_over_two_lines_is_left_out() -> None:
     lines = ["[Jump to Step 3: What to Consider While", 'Traveling]({% page "/travel" %})', "", "Plans change.", "```", "[Back to top](#top)", "```"]
     doc = parse_policy(lines, "policies/t.md")
     assert doc.view == ["", "", "", "Plans change.", "```", "[Back to top](#top)", "```"]
+
+
+@pytest.mark.parametrize("name", ["fees\nevil.md", "fees\x1b[2J.md", "fees\u202e.md"])
+def test_a_file_name_that_would_forge_a_line_is_refused_shown_escaped(tmp_path: Path, name: str) -> None:
+    # Issue 29: a newline in a policy's name gave a traceback, and coldstart wrote a skill whose
+    # back-link no later command could read.
+    path = tmp_path / "policies" / name
+    path.parent.mkdir()
+    path.write_text("# Fees\n\nEach bag costs 50 dollars.\n")
+    with pytest.raises(InputError) as info:
+        read_policy(path, f"policies/{name}")
+    assert "file name" in info.value.message and "\n" not in str(info.value) and "\x1b" not in str(info.value)
+
+
+def test_an_html_heading_written_over_several_lines_is_a_heading() -> None:
+    # Issue 29: USWDS accordion headings (`<h3>` with a `<button>` on lines of their own) were text.
+    lines = ["# Rights", "", '<h3 class="usa-accordion__heading">',
+             '  <button type="button" class="usa-accordion__button" aria-expanded="false" aria-controls="a1">',
+             "    First Amendment", "  </button>", "</h3>", '<div id="a1" class="usa-accordion__content">', "<p>Speech is free.</p>", "</div>"]
+    doc = parse_policy(lines, "policies/p.md")
+    assert _tree(doc.root)[1:] == [("Rights > First Amendment", 3, 3, 10, 10)]
+    assert doc.view[3:7] == ["", "", "", ""]
