@@ -64,7 +64,7 @@ def test_an_estimate_over_the_budget_is_said_before_the_first_call(tmp_path: Pat
 
     result = CliRunner().invoke(app, ["evolve", "--repo", str(repo.root)])
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the budget ended the run: exit 1, as eval (issue 29)
     lines = result.stderr.splitlines()
     warning = next(i for i, line in enumerate(lines) if "the estimate exceeds the budget" in line)
     assert "budget.max_tokens 2,000" in lines[warning]
