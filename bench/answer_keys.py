@@ -26,12 +26,15 @@ requirement it is part of. An item holds narrative when under half of its words 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+# litellm (imported with the model layer) would otherwise fetch its price table from the internet.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -124,7 +127,7 @@ def model_keys(rows: list[Row], model: str, work: Path | None, wait: float) -> d
         folder.mkdir(parents=True, exist_ok=True)
         spool = folder / "spool"
         (folder / "frames.yaml").write_text(
-            f"version: 1\nmodels:\n  keys: {model}\nspool:\n  dir: spool\n  timeout_s: {wait}\n"
+            f"version: 1\nmodels:\n  keys: {model}\nspool:\n  dir: spool\n  timeout_s: {wait}\n  poll_s: 0.05\n"
             "llm:\n  cache: false\n  concurrency: 4\n  max_retries: 0\n",
             encoding="utf-8",
         )

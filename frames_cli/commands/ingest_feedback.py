@@ -73,7 +73,7 @@ def _print(report: IngestReport, as_json: bool) -> None:
         out.print(f"prior → {where}: {text}", markup=False)
     waiting = sum(1 for c in (report.stored.written if report.stored else []) if c.review == "needed")
     if waiting:
-        out.print(f"{plural(waiting, 'case')} marked `review: needed` (the answer key above says why): each counts in eval and evolve "
+        out.print(f"{plural(waiting, 'case')} marked `review: needed` (its row above says why): each counts in eval and evolve "
                   "once a person has checked its expected answer and written `review: confirmed` in its case file "
                   "(--dry-run shows every key beside its comment)", markup=False)
 

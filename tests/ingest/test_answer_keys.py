@@ -268,3 +268,25 @@ def test_a_trace_note_that_repeats_a_tool_error_is_not_the_key(tmp_path: Path) -
     [case] = TraceConverter(path).convert()
     assert case.task.expected == "The answer must follow: The agent must refuse a basic economy cancellation."
     assert case.review == "needed"  # the note held the tool's words too: a person looks
+
+
+def test_the_shipped_model_recording_answers_every_labelled_rows_current_prompt() -> None:
+    """bench/answer_keys.py --model spool/keys replays bench/data/answer_keys/keys.spool-answers.jsonl.xz
+    by spool id: a change to the prompt or to a labelled row would leave rows without an answer."""
+    import lzma
+    import sys
+
+    from frames_cli.ingest.answer_key_model import key_request
+    from frames_cli.llm.spool import spool_id
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "bench"))
+    try:
+        import answer_keys as bench
+    finally:
+        sys.path.remove(str(root / "bench"))
+    with lzma.open(bench.RECORDING, "rt", encoding="utf-8") as f:
+        recorded = {json.loads(line)["id"] for line in f if line.strip()}
+    rows = bench.load()
+    assert len(rows) == 133
+    assert all(spool_id("keys", key_request(r.comment, r.request).messages, 0) in recorded for r in rows)
