@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
@@ -38,6 +39,13 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except FramesError as exc:
             _fail(str(exc), exc.exit_code)
+        except BrokenPipeError:
+            # `frames review ... | head`: the reader has what it wanted. Quiet, as git is; stdout
+            # is pointed at /dev/null so the interpreter's final flush cannot fail again.
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(0) from None
         except OSError as exc:
             _fail(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc), EXIT_RUNTIME)
 

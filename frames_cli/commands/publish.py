@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         another frames run holds the workspace lock."""
         from dataclasses import replace
 
-        from frames_cli.commands.output import console, emit_json
+        from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.errors import InputError
         from frames_cli.evolution.publish import BODY_FILE, publish_run
         from frames_cli.evolution.runs import find_candidate, load_run, newest_run, run_dir
@@ -93,9 +93,13 @@ def register(app: typer.Typer) -> None:
                  "none": "none to push"}[done.notes_action]
         out.print(f"Published {done.branch} ({done.candidate}, {done.commit[:12]}) to {remote}: {said}.", markup=False, highlight=False)
         out.print(f"Notes refs/notes/frames: {notes}.", markup=False, highlight=False)
+        if done.base and not done.base_on_remote:
+            err_console().print(f"warning: {remote} has no branch {done.base}, which the pull request would merge into: "
+                                f"push it first (git push {remote} {done.base})", markup=False, soft_wrap=True)
         if done.body_file:
             out.print(f"Pull-request description: {done.body_file}", markup=False, highlight=False)
-            out.print(f"Open the pull request: gh pr create --head {done.branch} --title {_quote(done.title)} --body-file {done.body_file}",
+            base = f" --base {_quote(done.base)}" if done.base else ""
+            out.print(f"Open the pull request: gh pr create{base} --head {done.branch} --title {_quote(done.title)} --body-file {done.body_file}",
                       markup=False, highlight=False)
 
 

@@ -216,8 +216,12 @@ class EvolutionRun:
         results = diagnose(self.ctx.client, self.cands.parent_skills(r), failures, r.batches, round_no=r.round, index=index,
                            tried=tried_section(self.lessons()), amendments=self.ctx.amendments)
         if self.ctx.case_values is not None:
-            for line in guard_proposals(results, self.ctx.case_values):
-                self.ctx.on_event(f"round {r.round}: dropped {line}")
+            dropped = guard_proposals(results, self.ctx.case_values)
+            if dropped:
+                # One line, not one per proposal: each is in state.json and `frames review`.
+                first = _cut(dropped[0], 160)
+                more = f" (and {len(dropped) - 1} more; `frames review` lists them)" if len(dropped) > 1 else ""
+                self.ctx.on_event(f"round {r.round}: dropped {len(dropped)} proposal(s) before the vote: {first}{more}")
         if all(d.error for d in results):
             # One failed diagnoser is noise the vote absorbs; all of them failing is a provider
             # that refuses us (credentials, model name), and more rounds would only repeat it.

@@ -255,18 +255,26 @@ def menu_tables(state: RunState, rows: list[MenuRow], width: int) -> list[Table]
 
     def build(members: list[int]) -> Table:
         table = Table()
-        table.add_column(header[0], justify="left", no_wrap=True)
+        # The measure names may fold (a category name longer than the terminal leaves room for);
+        # the figures never do: a rate cut to "7…" is no rate.
+        table.add_column(header[0], justify="left", overflow="fold")
         for i in members:
             table.add_column(header[i], justify="right", no_wrap=True)
         for row in cells:
             table.add_row(row[0], *(row[i] for i in members))
         return table
 
+    from rich.cells import cell_len
+
+    # A label wider than half the terminal folds (see build), so it counts for at most that much.
+    label = max(cell_len(str(row[0])) for row in [header, *cells])
+    spare = label - min(label, width // 2)
+
     tables, members = [], list(range(1, len(header)))
     while members:
         take = len(members)
         # Fewer members per table until it fits; one member always goes, however wide.
-        while take > 1 and measure.measure(build(members[:take])).maximum > width:
+        while take > 1 and measure.measure(build(members[:take])).maximum - spare > width:
             take -= 1
         tables.append(build(members[:take]))
         members = members[take:]

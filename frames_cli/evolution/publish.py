@@ -38,6 +38,10 @@ class Publication:
             (merged or closed there) and was not pushed again.
         notes_action: "pushed", "merged" (with notes only the remote had), "unchanged" or "none".
         reason: why nothing was published, when so.
+        base: the branch checked out here, which the pull request would merge into (None on a
+            detached HEAD, as in CI: the job names its base itself).
+        base_on_remote: whether `remote` has that branch; a pull request on a remote without it
+            has nothing to merge into (push it first).
     """
 
     run_id: str
@@ -50,6 +54,8 @@ class Publication:
     branch_action: str | None = None
     notes_action: str | None = None
     reason: str | None = None
+    base: str | None = None
+    base_on_remote: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a JSON object (`frames publish --json`)."""
@@ -131,4 +137,8 @@ def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *,
     if synced and notes == "pushed":
         notes = "merged"
     body = pull_request_body(ws, store, state, best, branch)
-    return Publication(state.run_id, remote, branch, best.id, best.commit, title, None, pushed.action, notes), body
+    here = store.current_branch()
+    base = here.removeprefix("refs/heads/") if here else None
+    on_remote = None if here is None else store.remote_sha(remote, here) is not None
+    return Publication(state.run_id, remote, branch, best.id, best.commit, title, None, pushed.action, notes,
+                       base=base, base_on_remote=on_remote), body

@@ -33,7 +33,8 @@ def model_for(config: FramesConfig, role: str) -> str:
     """
     model = getattr(config.models, role, None)
     if not model:
-        raise ConfigError(f"no model configured for this role: set `models.{role}` in frames.yaml", None)
+        raise ConfigError(f"no model configured for this role: set `models.{role}` in frames.yaml "
+                          f"(any litellm model string, or frames-sim/{role} offline)", None)
     return model
 
 

@@ -89,6 +89,13 @@ def test_publish_carries_the_branch_and_notes_and_writes_the_description(world) 
     assert Path(out["body_file"]) == root / ".frames" / "runs" / run / "pull-request.md"
     assert f"## frames candidate {out['candidate']}" in body and "```diff" in body
     assert out["title"].startswith(f"frames: evolved skills from run {run} ({out['candidate']}: pass rate ")
+    assert (out["base"], out["base_on_remote"]) == ("main", False)
+    # A remote without the branch the pull request merges into is named (found by a newcomer).
+    told = publish(root)
+    assert "warning: origin has no branch main" in told.stderr and "git push origin main" in told.stderr
+    assert "gh pr create --base main --head " in told.stdout
+    git(root, "push", "-q", "origin", "main")
+    assert "has no branch" not in publish(root).stderr
 
 
 def test_publishing_again_updates_and_never_duplicates(world, tmp_path: Path) -> None:
