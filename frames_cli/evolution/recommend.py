@@ -134,4 +134,4 @@ def against(state: RunState, cand: Candidate) -> str | None:
     if best is not None and best.id == cand.id:
         return None if rec.status == "final" or rec.rule == "legacy" else f"{cand.id} is recommended, but {rec.words()}"
     line = member_line(state, cand) or ""
-    return f"this goes against the run's recommendation ({other}): {line.split('; this member: ')[-1]}"
+    return f"this goes against the run's recommendation ({other}); {cand.id}'s evidence: {line.split('; this member: ')[-1]}"

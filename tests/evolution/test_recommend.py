@@ -61,7 +61,7 @@ def test_no_branch_still_shows_the_gain_the_table_shows():
     assert line.startswith("S0 40.0% → r2c1 90.0% (+50.0 pt") and "not distinguishable from noise (r2c1:" in line
     assert line.endswith("; no review branch")
     assert "S0 stays the recommendation" in recommendation_note(state)
-    assert against(state, state.candidate("r2c1")).startswith("this goes against the run's recommendation (S0): 5 of 5 changed")
+    assert against(state, state.candidate("r2c1")).startswith("this goes against the run's recommendation (S0); r2c1's evidence: 5 of 5 changed")
 
 
 def test_a_pending_branch_says_in_sample_only_and_promote_says_so():
