@@ -284,7 +284,11 @@ class EvolutionRun:
         """Build the child (parent files + accepted rewrites) and evaluate it on E, blind."""
         changes = self.cands.child_changes(r)
         if not changes:
-            r.note = r.note or "the rewrites changed nothing"
+            # Name the skills whose accepted rewrite came back as it was (report.md lists them as
+            # "Rewritten", so the note must say the text did not change).
+            same = [o["skill"] for o in r.outcomes if o.get("skill_text") is not None]
+            detail = f": the rewriter returned {', '.join(same)} exactly as they were" if same else ""
+            r.note = r.note or f"the rewrites changed nothing{detail}"
             return
         files = {**self.cands.files(r.parent), **changes}
         twin = self.cands.twin(files)
