@@ -95,5 +95,10 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
         return Confirmation.of(child.member, child.in_sample, child.gate_passed, pair, drawn, k, alpha)
 
     children = ranked_children(state)
-    rec = decide(children, confirm, alpha, settings.confirm_limit) if children else Recommendation(None, "none", alpha)
+    if not children:
+        made = sum(1 for c in state.candidates if c.parent_id is not None)
+        why = ("no child to test: the run made none" if not made else
+               f"no child to test: each of its {made} children failed the gate before it was evaluated on every case")
+        return Recommendation(None, "none", alpha, note=why)
+    rec = decide(children, confirm, alpha, settings.confirm_limit)
     return Recommendation(rec.member, rec.status, rec.alpha, rec.steps, tuple(dict.fromkeys(lacks)), rec.rule)

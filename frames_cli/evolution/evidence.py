@@ -201,7 +201,7 @@ class Recommendation:
         lacks: what the evidence could not include (a recorded run has no fresh samples).
         rule: "confirm" (this module's rule), "paper" (α = 1: the highest pass rate, untested) or
             "legacy" (a run recorded before this rule: `note` says what it decided on).
-        note: for a "legacy" record, its evidence in words.
+        note: for a "legacy" record, its evidence in words; for a run with no child to test, why.
         looks: the prospective looks at a pending branch, oldest first (evolution/prospective.py JSON).
     """
 
@@ -242,7 +242,7 @@ class Recommendation:
             last = self.steps[-1]
             text = f"not distinguishable from noise ({last.member}: {last.evidence()})"
         else:
-            text = "no child to test"
+            text = self.note or "no child to test"
         if self.looks:
             text += f"; {look_words(self.looks[-1])}"
         return text + (f"; lacks {'; '.join(self.lacks)}" if self.lacks else "")
