@@ -1,13 +1,17 @@
-"""Verbatim descriptions: what a skill decides and when to use it, from its section's own rules and terms.
+"""Verbatim descriptions: what a skill does and when to use it, in one or two plain sentences of its section's own words.
 
-A description is the section's subject, its leading rule (the first sentence that states one,
-else the first full sentence; never a table row, a lead-in or a lone heading word), the topics it
-covers (its sub-headings and the labels that head a block, "Change cabin:"), the section's key
-terms (words frequent in it and rare in the rest of its document) and when to use it. Reference
-sections (definitions, scope, roles, the domain's basics, ...) say they are reference and name
-what they define (no rule sentence; key terms only when they have no sub-headings), and general
-rules say they apply to every task only when they state rules. Only the document's own text counts, so adding another
-document never changes a description.
+A description says where the section sits (its parent heading, or its document's title) unless the
+skill's name says it, the section's heading as written when the name does not already say it (a
+question always: "Which receipts must I keep?"), the one sentence of the section that best says
+what it decides (`ranked`), and what else it covers (its sub-headings and the labels that head a
+block, "Change cabin:"), within `AIM` characters and never over `LIMIT`: a catalog line is sent
+with every executor call, so each word must help an agent pick the skill. Nothing is cut: a
+sentence or a topic that does not fit is left out whole (a sentence may lose its asides in
+parentheses). A preamble that states rules for the sections after it says it applies to every
+task; a reference section (definitions, scope, roles, the domain's basics) says it is reference
+and what it defines. Only the document's own text counts, so adding another document never
+changes a description. `Description.sources` says what it was made from, down to the line of the
+sentence quoted.
 """
 
 from __future__ import annotations
@@ -15,27 +19,24 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from frames_cli.coldstart.naming import strip_numbering
+from frames_cli.coldstart.lint import defects
+from frames_cli.coldstart.naming import strip_numbering, words
+from frames_cli.coldstart.prose import Sentence, sentences
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.markup import plain
 from frames_cli.formats.policy import PolicyDocument, Section
-from frames_cli.formats.skill import MAX_DESCRIPTION
 from frames_cli.ingest.text import rule_sentences, tokens, word_count
+from frames_cli.tokens import approx_tokens
 
-#: Key terms a description lists.
-TERMS = 20
-# Longest leading rule quoted in a description (characters).
-_RULE_CHARS = 220
+#: Characters a verbatim description aims to stay within (the catalog's cost, issue 30) and
+#: never exceeds (unless its heading alone does).
+AIM, LIMIT = 220, 250
+# Fewest words of a sentence quoted.
+_MIN_WORDS = 5
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^a-z])|(?<=[。！？])")
-_ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 _ARTICLES = frozenset({"a", "an", "the"})
-_SKIP_LINE = re.compile(r"^\s*(?:\||#{1,6}\s|[-=]{3,}\s*$|```|~~~)")
-# A table-of-contents line: only a link to a place in the same page ("- [Changes made at the
-# airport](#changes-made-at-the-airport)"); it repeats other sections' headings.
-_TOC_LINE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(?:\*\*\[!\]\*\*\s*)?\[[^\]]*\]\(#[^)]*\)[\s.;,]*$")
 # Heading words of boilerplate and reference sections; a heading made only of these (and at least
 # one of `_REFERENCE_CORE`) is reference, not procedure.
 _REFERENCE_CORE = frozenset(
@@ -44,13 +45,23 @@ _REFERENCE_CORE = frozenset(
     "approval approvals control domain basic basics background concepts entities".split()
 )
 _REFERENCE_WORDS = _REFERENCE_CORE | frozenset("and of key the policy document documents related revision version change record records".split())
-# Words too common in policy prose to tell sections apart.
-_GENERIC_TERMS = frozenset(
-    "must should may will need needs shall able also well like following include includes including each most more less "
-    "one two three four five first last other others another such same only within without after before about above below "
-    "here there where while every either both many much very even still just already always never cannot can't don't "
-    "you'll you're it's that's you'd we're they're isn't aren't won't doesn't didn't i'm let's".split()
+# Parent headings that place nothing ("Frequently Asked Questions"): the one above them is used.
+_PLACELESS = frozenset({"faq", "faqs", "frequently asked questions", "questions", "overview", "introduction", "general", "other", "miscellaneous"})
+# A leading "Note:", "A:" or "Rental Cars:" (one to three words) is a label, not part of the sentence quoted.
+_LABEL_LEAD = re.compile(r"^(?:[A-Za-z][\w/&'’-]*(?: [A-Za-z][\w/&'’-]*){0,2})\s*:\s+(?=\S)")
+# A sentence that leans on the one before it ("Otherwise, carry on", "If yes, STOP", "It is not
+# possible ...") says little alone.
+_ANAPHORA = re.compile(
+    r"^(?:otherwise|if (?:yes|no|not|so)|then|also|however|but|and|or|so|this|that|these|those|it|they|there|here|"
+    r"in addition|additionally|alternatively|for example|instead|again|once done|in that case|such|continue)\b"
+    r"|\b(?:in the meantime|at this point|as above|as well)\b",
+    re.IGNORECASE,
 )
+# An aside in parentheses of two words or more ("(e.g., fees are charged for using the card)"),
+# left out of a quoted sentence that would not fit with it; "(877)" and "(OLU)" stay.
+_ASIDE = re.compile(r"\s*\((?=[^()]*[A-Za-z]{2,}[^()]*\s[^()]*[A-Za-z])[^()]*\)")
+# A placeholder to fill in ("[dates]", "[ home_location ]"): template text, not a rule.
+_PLACEHOLDER = re.compile(r"\[[^\]]*\]")
 
 
 def is_reference(chunk: Chunk) -> bool:
@@ -64,12 +75,24 @@ def is_reference(chunk: Chunk) -> bool:
 
 def states_rules(chunk: Chunk) -> bool:
     """True when the chunk's text states at least one rule (must, only, never, required, ...)."""
-    return bool(rule_sentences(_prose(chunk)))
+    return any(rule_sentences(s.text) for s in chunk.sentences())
+
+
+def general_rules(chunk: Chunk) -> bool:
+    """True for a preamble that states rules for the tasks of the sections after it: it states a
+    rule and is at most half of its document's text. A preamble that is most of its document (18F's
+    "Get set up to travel before onboarding": the procedure, then one question) is that
+    document's own procedure, not rules for every task."""
+    if chunk.kind != "general" or not states_rules(chunk):
+        return False
+    whole = approx_tokens("\n".join(line for line in chunk.doc.view if line.strip()))
+    return 2 * chunk.tokens <= whole
 
 
 @dataclass(frozen=True)
 class TermWeights:
-    """Inverse document frequency of words over one document's sections (its own text only).
+    """Inverse document frequency of words over one document's sections (its own text only),
+    and the sentences it writes in more than one section (lower case, spaces collapsed).
 
     idf(w) = ln((N + 1) / (df(w) + 1)) + 1, N sections, df(w) sections holding w (the smoothed
     form scikit-learn uses).
@@ -77,94 +100,37 @@ class TermWeights:
 
     idf: dict[str, float]
     default: float
+    repeated: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, doc: PolicyDocument) -> TermWeights:
         """The weights of `doc`: each heading section's own lines count as one section."""
-        texts: list[str] = []
+        texts: list[tuple[str, int]] = []
 
         def walk(section: Section) -> None:
-            texts.append("\n".join(doc.view[section.start - 1 : section.own_end]))
+            texts.append(("\n".join(doc.view[section.start - 1 : section.own_end]), section.start))
             for child in section.children:
                 walk(child)
 
         walk(doc.root)
         df: Counter[str] = Counter()
-        for text in texts:
+        seen: Counter[str] = Counter()
+        for text, first in texts:
             df.update(set(tokens(text)))
+            found = sentences(list(enumerate(text.split("\n"), first)))
+            seen.update({_said(s.text) for s in found if s.words >= _MIN_WORDS})
         n = len(texts)
-        return cls({w: math.log((n + 1) / (c + 1)) + 1 for w, c in df.items()}, math.log(n + 1) + 1)
+        repeated = frozenset(s for s, c in seen.items() if c > 1)
+        return cls({w: math.log((n + 1) / (c + 1)) + 1 for w, c in df.items()}, math.log(n + 1) + 1, repeated)
 
-    def weight(self, word: str) -> float:
-        """idf of `word`'s stem; an unseen word weighs as a word in no section."""
-        return self.idf.get(_stem_of(word.lower()) or word, self.default)
-
-
-def _prose(chunk: Chunk) -> str:
-    """The chunk's reading text without headings, table rows and code fences."""
-    return "\n".join(
-        line for p in chunk.pieces for line in chunk.text(p).split("\n") if line.strip() and not _SKIP_LINE.match(line) and not _TOC_LINE.match(line)
-    )
+    def weight(self, stem: str) -> float:
+        """idf of a stem (`ingest.text.tokens`); an unseen one weighs as a word in no section."""
+        return self.idf.get(stem, self.default)
 
 
-def key_terms(chunk: Chunk, weights: TermWeights, leave_out: set[str], k: int = TERMS) -> list[str]:
-    """Up to `k` words that mark the chunk: (1 + ln tf) · idf over crude stems (`ingest.text.tokens`,
-    so "bag" and "bags" are one term), shown in their most frequent written form; stop words,
-    generic policy words and `leave_out` (stems the description already says) left out; ties in
-    text order."""
-    text = plain("\n".join(line for p in chunk.pieces for line in chunk.text(p).split("\n") if not _TOC_LINE.match(line)))
-    counts: Counter[str] = Counter()
-    forms: dict[str, Counter[str]] = {}
-    for raw in _WORD.findall(text):
-        word = raw.lower().replace("’", "'")
-        if len(word) < 3 or word in _GENERIC_TERMS or "'" in word:
-            continue
-        stem = _stem_of(word)
-        if not stem or stem in leave_out:
-            continue
-        counts[stem] += 1
-        # Keep the form as written ("Concur", "AdTrav"), lower case for ordinary words.
-        forms.setdefault(stem, Counter())[raw if raw[1:].lower() != raw[1:] or raw.isupper() else word] += 1
-    order = {w: i for i, w in enumerate(counts)}
-    ranked = sorted(counts, key=lambda w: (-(1 + math.log(counts[w])) * weights.weight(w), order[w]))
-    return [forms[w].most_common(1)[0][0] for w in ranked[:k]]
-
-
-def _stem_of(word: str) -> str:
-    found = tokens(word)
-    return found[0] if found else ""
-
-
-def prose_sentences(text: str) -> list[str]:
-    """Sentences of Markdown prose as plain text: the wrapped lines of a paragraph or list item
-    joined first, then cut after `.`, `!` or `?`."""
-    paragraphs: list[list[str]] = []
-    for line in text.split("\n"):
-        if not line.strip() or _SKIP_LINE.match(line) or _TOC_LINE.match(line):
-            paragraphs.append([])
-        elif _ITEM_START.match(line) or not paragraphs:
-            paragraphs.append([line])
-        else:
-            paragraphs[-1].append(line)
-    out = []
-    for para in paragraphs:
-        joined = plain(" ".join(ln.strip() for ln in para))
-        out += [s.strip() for s in _SENTENCE_END.split(joined) if s.strip()]
-    return out
-
-
-def leading_rule(chunk: Chunk) -> str:
-    """The first sentence of three words or more that states a rule ("You must sign here."), else
-    the first sentence of five words or more (never a lead-in ending in ":", and without a leading
-    article number such as "第十六条"); "" when the chunk has neither (the subject and terms then
-    carry it)."""
-    found = [strip_numbering(s) for s in prose_sentences("\n".join(chunk.text(p) for p in chunk.pieces))]
-    found = [s for s in found if not s.endswith((":", "："))]
-    rules = [s for s in found if word_count(s) >= 3 and rule_sentences(s)]
-    best = (rules or [s for s in found if word_count(s) >= 5] or [""])[0]
-    if len(best) > _RULE_CHARS:
-        best = best[:_RULE_CHARS].rsplit(" ", 1)[0] + " …"
-    return best if not best or best.endswith((".", "!", "?", "…", "。", "！", "？")) else best + "."
+def _said(text: str) -> str:
+    """A sentence as compared with the document's other sentences: lower case, spaces collapsed."""
+    return " ".join(text.split()).lower()
 
 
 def clean(text: str) -> str:
@@ -175,52 +141,60 @@ def clean(text: str) -> str:
     return text
 
 
-def _subject(chunk: Chunk) -> tuple[str, str]:
-    """(the section's own heading, its parent heading or ""), as plain text without numbering."""
-    heads = [_heading_text(h) for h in chunk.heading]
-    if chunk.doc.root.level and heads:
-        heads = heads[1:]
-    if not heads:
-        return chunk.doc.title, ""
-    return heads[-1], heads[-2] if len(heads) > 1 else ""
-
-
-def _sub_headings(chunk: Chunk) -> list[str]:
-    """Titles of the headings inside the chunk below its own (the topics it also covers)."""
-    own = {_heading_text(h) for h in chunk.heading}
-    out: list[str] = []
-    for piece in chunk.pieces:
-        for line in chunk.text(piece).split("\n"):
-            found = re.match(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", line)
-            if found:
-                title = _heading_text(found.group(2))
-                if title and title not in out and title not in own:
-                    out.append(title)
-    return out
-
-
 def _heading_text(heading: str) -> str:
     """A heading as a description quotes it: plain text, no section number, no trailing ":"."""
     return strip_numbering(plain(heading, markers=False)).rstrip(": ").strip()
+
+
+def _subject(chunk: Chunk) -> tuple[str, str]:
+    """(the section's own heading, where it sits: its nearest parent heading that places it, else
+    its document's title; "" when that is the heading itself)."""
+    heads = [_heading_text(h) for h in chunk.heading]
+    if chunk.doc.root.level and heads:
+        heads = heads[1:]
+    title = _heading_text(chunk.doc.title)
+    if not heads:
+        return title, ""
+    above = [h for h in heads[:-1] if h.lower().rstrip("?") not in _PLACELESS]
+    place = above[-1] if above else title
+    return heads[-1], "" if place.lower() == heads[-1].lower() else place
+
+
+def _sub_headings(chunk: Chunk) -> list[tuple[str, int]]:
+    """(title, file line) of the headings inside the chunk below its own (the topics it also
+    covers), asides left out."""
+    own = {_heading_text(h) for h in chunk.heading}
+    out: list[tuple[str, int]] = []
+    for piece in chunk.pieces:
+        if piece in chunk.asides:
+            continue
+        for no in range(piece.start, piece.end + 1):
+            found = re.match(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$", chunk.doc.view[no - 1])
+            if found and no not in chunk.doc.fenced:
+                title = _heading_text(found.group(2))
+                if title and title not in own and title not in [t for t, _ in out]:
+                    out.append((title, no))
+    return out
 
 
 # A label line: a short title of its own ending in ":" ("Cabin:", "**Change flights:**"), which heads
 # the block under it the way a sub-heading would.
 _LABEL = re.compile(r"^\s{0,3}(?:\*\*|__)?([A-Z][^:.!?*_`\[\]|]{0,48}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*$")
 _LABEL_WORDS = 5
+_ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 # First words of a lead-in sentence ("If the trip involves:", "Note:"), not of a label.
 _LEAD_WORDS = frozenset("if when where while the this these those here there it you we they for to in on as after before once unless otherwise note notes example examples important".split())
 
 
-def section_labels(chunk: Chunk) -> list[str]:
-    """Labels inside the chunk that head a block of their own ("Cabin:", "Change passengers:"), in
-    order: a line that is only a title of at most five words ending in ":", followed by a list or
-    indented text. A lead-in sentence ("The following expenses require receipts:", "Each
-    reservation specifies the following:", "Note:") is not one: it starts with a lead word or
-    holds an article."""
-    out: list[str] = []
+def section_labels(chunk: Chunk) -> list[tuple[str, int]]:
+    """(label, file line) of the labels inside the chunk that head a block of their own ("Cabin:",
+    "Change passengers:"), in order: a line that is only a title of at most five words ending in
+    ":", followed by a list or indented text. A lead-in sentence ("The following expenses require
+    receipts:", "Each reservation specifies the following:", "Note:") is not one: it starts with a
+    lead word or holds an article."""
+    out: list[tuple[str, int]] = []
     for piece in chunk.pieces:
-        lines = chunk.text(piece).split("\n")
+        lines = chunk.doc.view[piece.start - 1 : piece.end]
         for i, line in enumerate(lines):
             found = _LABEL.match(line)
             if not found:
@@ -230,73 +204,185 @@ def section_labels(chunk: Chunk) -> list[str]:
             nxt = next((ln for ln in lines[i + 1 :] if ln.strip()), "")
             sentence = not said or said[0] in _LEAD_WORDS or bool(set(said) & _ARTICLES)
             heads_block = bool(_ITEM_START.match(nxt)) or nxt.startswith((" ", "\t"))
-            if not sentence and len(said) <= _LABEL_WORDS and heads_block and label not in out:
-                out.append(label)
+            if not sentence and len(said) <= _LABEL_WORDS and heads_block and label not in [t for t, _ in out]:
+                out.append((label, piece.start + i))
     return out
 
 
-# A capitalised word inside a sentence (after a lower-case word or a comma): a name ("in Concur").
-_NAME_IN_SENTENCE = re.compile(r"(?<=[a-z,;] )([A-Z][a-z]+)")
+def _quotable(s: Sentence) -> list[str]:
+    """The ways the sentence may be quoted, longest first: whole, then without its asides in
+    parentheses ("(e.g., vendor does not accept credit cards)"), a leading label ("Note:") and
+    enclosing parentheses left out; [] when it must not be quoted: a pointer, filler, a question
+    or exclamation, a sentence that trails off ("..."), leans on text elsewhere, or has fewer
+    than five words."""
+    if s.pointer() or s.filler() or s.deictic() or s.text.rstrip(" )\"'”’").endswith(("?", "!", "...", "…")):
+        return []
+    text = strip_numbering(s.text).strip()
+    if text.startswith("(") and text.endswith((")", ").")):
+        text = text.lstrip("(").rstrip(".").rstrip(")")
+    text = _LABEL_LEAD.sub("", text).strip()
+    if word_count(text) < _MIN_WORDS or text.endswith((":", "：")):
+        return []
+    out = []
+    for form in (text, _ASIDE.sub("", text)):
+        form = " ".join(form.split()).replace(" ,", ",").replace(" .", ".").rstrip(";,")
+        form = form[:1].upper() + form[1:]
+        form = form if form.rstrip("\"'”’)").endswith((".", "。")) else form + "."
+        # A sentence the source leaves open ("(this threshold is $25 for local vouchers.") reads
+        # as cut in a description: it is not quoted.
+        if form not in out and word_count(form) >= _MIN_WORDS and not defects(form):
+            out.append(form)
+    return out
 
 
-def as_phrase(heading: str, prose: str) -> str:
-    """`heading` as words inside a sentence: a capitalised word is lower-cased when the section's
-    prose uses it in lower case, and the first word unless the prose writes it as a name
-    ("Booking a Rental Car in Concur" → "booking a rental car in Concur"), so names and acronyms
-    keep their capitals."""
-    lower = {w for w in _WORD.findall(prose) if w.islower()}
-    names = set(_NAME_IN_SENTENCE.findall(prose))
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence a description may quote: its `score` (see `ranked`), the `sentence` and the
+    ways it may be quoted (`forms`, longest first)."""
 
-    def fix(match: re.Match[str]) -> str:
-        word = match.group(0)
-        capitalised = word[:1].isupper() and word[1:].islower()
-        # The first word is capitalised as any heading's is; it stays so only as a name.
-        common = word.lower() in lower or (match.start() == 0 and word not in names)
-        return word.lower() if capitalised and common else word
+    score: float
+    sentence: Sentence
+    forms: list[str]
 
-    return _WORD.sub(fix, heading)
+    def fit(self, room: int) -> str:
+        """The longest form within `room` characters, "" when none fits."""
+        return next((f for f in self.forms if len(f) <= room), "")
 
 
-def _when(heading: str, parent: str, prose: str) -> str:
-    if heading.rstrip().endswith("?"):
-        return f"Use when someone asks: {heading.rstrip()}"
-    under = f" ({parent})" if parent else ""
-    return f"Use when a task involves {as_phrase(heading, prose)}{under}."
+def ranked(chunk: Chunk, weights: TermWeights, before: int | None = None, rules: bool = False) -> list[Candidate]:
+    """The chunk's quotable sentences (`_quotable`) on lines before `before` (all when None),
+    best first (ties: the earlier one); with `rules` (a preamble, quoted as the rules for every
+    task), a sentence that states no rule and gives no instruction scores × 0.3: "As an airline
+    agent, you can help users book, modify, or cancel flight reservations" read as the entry to
+    every task, and a model chose that skill first for 56 of 61 airline requests.
+
+    Score: the sum, over the quoted sentence's distinct stems, of (1 + ln tf) · idf, tf counted
+    over the chunk and idf over the document's sections (`TermWeights`), divided by √(stems), so
+    a sentence dense in the section's own terms wins, not a long one; then × 1.5 when it states
+    a rule or what is needed, or gives an instruction (`Sentence.normative`, `instruction`);
+    × (1 + the share of the heading's stems it holds: it says what the section is about);
+    × 0.85 for each quotable sentence before it (a section's opening usually says what it is
+    about); × 0.4 for a list item (a detail, often a fragment of a lead-in); × 0.3 when it leans on the sentence before
+    ("Otherwise, ...", "It is ...", "in the meantime") or holds a placeholder to fill in
+    ("[dates]"). A sentence the document writes in two sections or more (an email template's
+    "Please reply with your approval") tells neither apart and is never quoted.
+    """
+    found = chunk.sentences()
+    tf = Counter(t for s in found for t in tokens(s.text))
+    heading = set(tokens(chunk.heading[-1] if chunk.heading and chunk.kind != "general" else chunk.doc.title))
+    out: list[tuple[float, int, Candidate]] = []
+    order = 0
+    for s in found:
+        forms = _quotable(s) if before is None or s.line < before else []
+        stems = set(tokens(forms[0])) if forms else set()
+        if not stems or _said(s.text) in weights.repeated:
+            continue
+        score = sum((1 + math.log(tf[t])) * weights.weight(t) for t in stems if tf[t]) / math.sqrt(len(stems))
+        score *= 1.5 if s.normative() or s.instruction() else 0.3 if rules else 1.0
+        score *= 1 + (len(heading & stems) / len(heading) if heading else 0)
+        score *= 0.85**order * (0.4 if s.item else 1.0)
+        score *= 0.3 if _ANAPHORA.search(forms[0]) or _PLACEHOLDER.search(forms[0]) else 1.0
+        order += 1
+        out.append((-score, s.line, Candidate(score, s, forms)))
+    return [c for _, _, c in sorted(out, key=lambda x: (x[0], x[1]))]
 
 
-def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None) -> str:
-    """The verbatim description of `chunk` (1 to MAX_DESCRIPTION characters, see the module docstring).
+def _pick(candidates: list[Candidate], room: int) -> tuple[Candidate, str] | None:
+    """The best candidate with a form within `room` characters, with that form; None when none fits."""
+    return next(((c, quoted) for c in candidates if (quoted := c.fit(room))), None)
+
+
+def _room(*parts: str) -> int:
+    """Characters left under LIMIT after `parts` and a space after each."""
+    return LIMIT - sum(len(p) + 1 for p in parts if p)
+
+
+def _topic(title: str) -> str:
+    """A sub-heading as a topic: its first sentence when it has two ("I received a bill for an
+    outstanding balance on my travel card. Should I pay it?" → its first)."""
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", title, maxsplit=1)[0]
+    return first.rstrip(".") if first != title else title
+
+
+def _topics(names: list[str], room: int) -> str:
+    """"Covers: A; B; C." with as many whole topics as fit in `room` characters, "" for none;
+    the ones left out are counted ("and 2 more")."""
+    names = [_topic(n) for n in names]
+    for k in range(len(names), 0, -1):
+        rest = len(names) - k
+        text = f"Covers: {'; '.join(names[:k])}{f'; and {rest} more' if rest else ''}"
+        text += "" if text.endswith(("?", "!", ".")) else "."
+        if len(text) <= room:
+            return text
+    return ""
+
+
+@dataclass(frozen=True)
+class Description:
+    """A verbatim description and what it was made from.
+
+    Attributes:
+        text: one or two sentences, at most `LIMIT` characters unless the heading alone is longer.
+        sources: "heading", "sub-headings" and the quoted sentence as `file#Lline`, in that order.
+    """
+
+    text: str
+    sources: list[str] = field(default_factory=list)
+
+
+def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, name: str | None = None) -> Description:
+    """The verbatim description of `chunk` (see the module docstring).
 
     Args:
         weights: the term weights of the chunk's document (`TermWeights.of(chunk.doc)`).
         continues: for a later part of a split section, the name of the skill with its first part.
+        name: the skill's name; a heading made of its words is not said again.
     """
-    title = plain(chunk.doc.title, markers=False)
-    heading, parent = _subject(chunk)
+    title = _heading_text(chunk.doc.title)
+    heading, place = _subject(chunk)
     reference = chunk.kind != "general" and is_reference(chunk)
-    subs = _sub_headings(chunk)
-    subs += [label for label in section_labels(chunk) if label not in subs]
-    # A reference section defines the data every procedure reads: its rule sentences and frequent
-    # words are the domain's common vocabulary ("reservation", "cabin", "payment") and drew
-    # procedure requests to it (7 of 15 airline misses), so it is named by what it defines.
-    rule = "" if reference else leading_rule(chunk)
-    said = set(tokens(" ".join((title, heading, parent, rule))))
-    terms = [] if reference and subs else key_terms(chunk, weights, said)
-    listed = f" Key terms: {', '.join(terms)}." if terms else ""
-    if subs:
-        listed = f" {'Defines' if reference else 'Covers'}: {'; '.join(subs)}." + listed
-    part = f" (part {chunk.part} of {chunk.parts}, continues {continues})" if chunk.part > 1 and continues else (f" (part 1 of {chunk.parts})" if chunk.part == 1 else "")
-    if chunk.kind == "general" and states_rules(chunk):
-        text = f"General rules of {title}{part} that apply to every task under it: {rule}{listed} Use for any task under {title}."
-    elif chunk.kind == "general":
-        text = f"{title}{part}, the introduction: {rule}{listed} Use when a task involves {as_phrase(title, _prose(chunk))}."
-    elif reference:
-        text = f"Reference, not a procedure: {heading}{part} of {title}.{listed} Look up {as_phrase(heading, _prose(chunk))} here."
+    found = _sub_headings(chunk)
+    found += [(label, no) for label, no in section_labels(chunk) if label not in [t for t, _ in found]]
+    topics = [t for t, _ in found]
+    part = f" (part {chunk.part} of {chunk.parts}{f', continues {continues}' if continues else ''})" if chunk.part else ""
+    if reference:
+        # A reference section defines the data every procedure reads: its sentences are the
+        # domain's common vocabulary and drew procedure requests to it (issue 13: 7 of 15
+        # airline misses), so it is described by what it defines.
+        head = f"{heading}{part} ({title}), reference, not a procedure."
+        covered = _topics(topics, LIMIT - len(head) - 1).replace("Covers:", "Defines:", 1)
+        return Description(clean(f"{head} {covered}"), ["heading"] + (["sub-headings"] if covered else []))
+    if chunk.kind == "general":
+        place, lead = "", f"General rules of {title}{part} for every task:" if general_rules(chunk) else f"{title}{part}:"
     else:
-        where = title if title != heading else ""
-        context = f", in {where}" if where else ""
-        text = f"{heading}{part}{context}: {rule}{listed} {_when(heading, parent, _prose(chunk))}"
-    text = clean(text.replace(" :", ":").replace(":  ", ": "))
-    if len(text) > MAX_DESCRIPTION:
-        text = text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0] + "…"
-    return text
+        # The name already says a heading made of its words ("Changes in tax" → changes-in-tax);
+        # a question ("Which receipts must I keep?") or a heading the name shortens is said.
+        named = set(words(heading)) <= set((name or "").split("-")) and not heading.endswith("?")
+        lead = f"{heading}{part}" if not named or part else ""
+        lead += "" if not lead or lead.endswith(("?", "!")) else ":"
+    # With two topics or more, a sentence from inside one of them would stand for the whole: only
+    # the section's own opening, before its first topic, is quoted.
+    candidates = ranked(chunk, weights, min(no for _, no in found) if len(found) > 1 else None, rules=general_rules(chunk))
+    if len(topics) > 1:
+        # Two topics or more say more than one sentence: they are fitted first (within AIM, or
+        # LIMIT when no sentence of the section's opening is quoted).
+        covered = _topics(topics, AIM - len(lead) - 1)
+        first = _pick(candidates, _room(lead, covered) - (LIMIT - AIM))
+        covered = covered if first else _topics(topics, _room(lead))
+    else:
+        first = _pick(candidates, _room(lead))
+        covered = _topics(topics, _room(lead, first[1] if first else ""))
+    quoted = first[1] if first else ""
+    # Where it sits is said when the name does not say it already ("Get access to Concur" for
+    # get-access-to-concur-faq) and it fits.
+    place = "" if set(words(place)) <= set((name or "").split("-")) else place
+    where = f"{place}:" if place and len(" ".join(p for p in (place, lead, quoted, covered) if p)) + 2 <= (AIM if quoted or covered else LIMIT) else ""
+    sources = ["heading"] if lead else []
+    sources += ["sub-headings"] if covered else []
+    sources += [f"{chunk.doc.file}#L{first[0].sentence.line}"] if first else []
+    if not quoted and not covered:
+        # Nothing to quote and no topics: the heading and where it sits say it all.
+        lead = (lead or f"{heading}{part}").rstrip(":")
+        return Description(clean(" ".join(p for p in (where, lead + ("" if lead.endswith(("?", "!", ".")) else ".")) if p)), ["heading"])
+    text = " ".join(p for p in (where, lead, quoted, covered) if p)
+    return Description(clean(text.replace(": Covers:", ". Covers:")), sources)

@@ -40,6 +40,13 @@ _NUMBERING = re.compile(
 _QUESTION = frozenset("how what when where which who why can could should do does did is are will may".split())
 _LEAD = _QUESTION | frozenset("i we you if to my am our happens".split())
 _WH = frozenset("how what when where which who why".split())
+_AUX = frozenset("must should do does can could will would may shall".split())
+_PRONOUNS = frozenset("i we you".split())
+# Openings that say what kind of text follows, not what it is about.
+_GENERIC_LEADS = [lead.split() for lead in ("brief overview of", "overview of", "introduction to", "note about", "notes on", "questions about", "information about", "guide to")]
+# Possessives as a heading writes them in lower case: "Change your Slack location"; "Know Your
+# Customer" keeps its capitalised one, a name.
+_POSSESSIVE = re.compile(r"\b(?:my|your|our|their)\b")
 _ARTICLES = frozenset({"a", "an", "the"})
 _PLURAL = re.compile(r"(?<=([A-Za-z]))\((s|es)\)")
 _AMPERSAND = re.compile(r"(?<=[a-z])&(?=[a-z])")
@@ -69,21 +76,51 @@ def strip_numbering(title: str) -> str:
 
 
 def words(title: str) -> list[str]:
-    """The words a name is made of: numbering, markup, question leads and articles left out,
-    transliterated to ASCII lowercase."""
+    """The words a name is made of: numbering, markup, question leads, articles and lower-case
+    possessives ("your", "my") and openings such as "Brief overview of" left out, transliterated to
+    ASCII lowercase. A question reads as its task: "Which receipts must I keep?" → keep receipts,
+    "Who is my authorizing official and what is my budget?" → authorizing official and budget;
+    "Frequently asked questions" → faq."""
     text = _CJK_RUN.sub(_transliterate_run, plain(strip_numbering(title), markers=False))
-    text = _drop_abbreviation(anyascii(text))
+    text = _POSSESSIVE.sub(" ", _drop_abbreviation(anyascii(text)))
     # "Form(s)" reads "forms", "Tax(es)" "taxes", "Certificates(s)" stays "certificates"; "M&IE" is one word.
     text = _PLURAL.sub(lambda m: "" if m.group(2) == "s" and m.group(1).lower() == "s" else m.group(2), text).lower().replace("'", "")
     found = _WORD.findall(_AMPERSAND.sub("", text))
-    if found and found[0] in _QUESTION:
-        rest = found[1:]
-        # A second question word starts the subject ("What if who is traveling changes?").
-        while len(rest) > 1 and rest[0] in _LEAD and rest[0] not in _WH:
-            rest.pop(0)
-        found = rest or found
+    clauses: list[list[str]] = [[]]
+    for i, w in enumerate(found):
+        # "... and what is my budget": a second question joined by "and" is a clause of its own.
+        if w == "and" and i + 1 < len(found) and found[i + 1] in _QUESTION and clauses[-1]:
+            clauses.append([])
+        else:
+            clauses[-1].append(w)
+    found = [w for k, clause in enumerate(clauses) for w in ([] if k == 0 else ["and"]) + _as_task(clause)]
+    for i in range(len(found) - 2):
+        if found[i : i + 3] == ["frequently", "asked", "questions"]:
+            found[i : i + 3] = ["faq"]
+            break
+    # "Brief overview of vouchers", "Questions about entering expenses": the lead names no task.
+    for lead in _GENERIC_LEADS:
+        if found[: len(lead)] == lead and len(found) > len(lead):
+            found = found[len(lead) :]
+            break
     kept = [w for w in found if w not in _ARTICLES]
     return kept or found
+
+
+def _as_task(found: list[str]) -> list[str]:
+    """One clause's words without its question lead ("how should i claim" → claim), the object
+    asked about after the verb ("receipts must i keep" → keep receipts)."""
+    if not found or found[0] not in _QUESTION:
+        return found
+    rest = found[1:]
+    # A second question word starts the subject ("What if who is traveling changes?").
+    while len(rest) > 1 and rest[0] in _LEAD and rest[0] not in _WH:
+        rest.pop(0)
+    # "Which receipts must I keep?": a short object, then the verb after "must I".
+    for k in range(1, min(len(rest) - 2, 4)):
+        if rest[k] in _AUX and rest[k + 1] in _PRONOUNS:
+            return rest[k + 2 :] + rest[:k]
+    return rest or found
 
 
 def _drop_abbreviation(text: str) -> str:

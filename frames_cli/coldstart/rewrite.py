@@ -12,11 +12,12 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
+from frames_cli.coldstart.lint import defects
 from frames_cli.coldstart.neighbours import Neighbour
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.coldstart.writer import make_skill
 from frames_cli.formats.protected import scan_protected
-from frames_cli.formats.skill import MAX_DESCRIPTION, Skill
+from frames_cli.formats.skill import Skill
 from frames_cli.formats.skill_checks import skill_problems
 from frames_cli.sanitize import clean
 
@@ -32,6 +33,9 @@ _DESCRIPTION_MARKUP = re.compile(r"\{[%{#]|[%}#]\}|<!--|\]\(|(?:^|\s)\|\s|\|\s*:
 MIN_DESCRIPTION_WORDS = 6
 #: Fewest content words of the section a description shares: it is built from the section's terms.
 MIN_SHARED_TERMS = 2
+#: Characters the prompt asks a description to stay within, and the most accepted (a model that
+#: overshoots a little is not sent back for it; one that writes a paragraph is).
+DESCRIPTION_CHARS, MAX_MODEL_DESCRIPTION = 250, 350
 
 
 def numbers(text: str) -> list[str]:
@@ -65,10 +69,11 @@ def check_rewrite(source: str, answer: dict[str, Any], max_body_lines: int) -> l
 def check_description(source: str, description: object) -> list[str]:
     """Problems of a model's description for the policy text `source` (empty when acceptable).
 
-    Checks: 1 to MAX_DESCRIPTION characters; no `<`, `>` or `---` (the spec and the reference
-    validator); no template tags, HTML comments, Markdown links or table rows; at least
-    MIN_DESCRIPTION_WORDS words; at least MIN_SHARED_TERMS content words (`ingest.text.tokens`)
-    of the section, so it says what this section decides.
+    Checks: 1 to MAX_MODEL_DESCRIPTION characters (the prompt asks for DESCRIPTION_CHARS: the
+    catalog is sent with every executor call); no `<`, `>` or `---` (the spec and the reference
+    validator); no template tags, HTML comments, Markdown links or table rows; no word list or cut
+    word (`lint.defects`); at least MIN_DESCRIPTION_WORDS words; at least MIN_SHARED_TERMS content
+    words (`ingest.text.tokens`) of the section, so it says what this section decides.
     """
     from frames_cli.ingest.text import tokens, word_count
 
@@ -76,8 +81,10 @@ def check_description(source: str, description: object) -> list[str]:
     if not text.strip():
         return ["the description is missing: say what the skill decides and when to use it"]
     problems = []
-    if len(text) > MAX_DESCRIPTION:
-        problems.append(f"the description has {len(text)} characters; at most {MAX_DESCRIPTION} are allowed")
+    if len(text) > MAX_MODEL_DESCRIPTION:
+        problems.append(f"the description has {len(text)} characters; write one or two sentences of at most {DESCRIPTION_CHARS}")
+    for defect in defects(" ".join(text.split())):
+        problems.append(f"the description holds a {defect}: write plain, whole sentences")
     if any(c in text for c in "<>") or "---" in text:
         problems.append("the description must not contain `<`, `>` or `---`")
     if _DESCRIPTION_MARKUP.search(text):
@@ -162,7 +169,7 @@ class ModelRewriter:
                 description = clean(reply.data.get("description") or verbatim.description)
                 body = clean(reply.data["body"])
                 body = body if body.endswith("\n") else body + "\n"
-                rewritten = make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode)
+                rewritten = make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode, verbatim.references)
                 # Whatever `frames validate` would refuse (a front-matter block in the body, ...) is refused here.
                 found = [p.message for p in skill_problems(rewritten, folder=verbatim.name) if p.severity == "error"]
             if found:

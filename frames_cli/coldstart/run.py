@@ -16,10 +16,11 @@ from frames_cli.coldstart.base import Rewriter
 from frames_cli.coldstart.coverage import FileCoverage, coverage
 from frames_cli.coldstart.describe import TermWeights, describe
 from frames_cli.coldstart.identity import match_existing
+from frames_cli.coldstart.links import references
 from frames_cli.coldstart.neighbours import Neighbour, closest
 from frames_cli.coldstart.naming import assign_names
 from frames_cli.coldstart.sectioning import Chunk, cut_document
-from frames_cli.coldstart.writer import MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
+from frames_cli.coldstart.writer import DESCRIBED_FROM_KEY, MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
 from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, SKILLS_DIR, Skill
@@ -39,6 +40,8 @@ class Planned:
             needs --force) or "force" (edited, overwritten because of --force).
         continues: for a later part of a split section, the name of the skill with its first part.
         description: the verbatim description (see `describe.describe`).
+        described_from: what `description` was made from (`describe.Description.sources`).
+        references: the other skills its policy text links to (`links.references`).
     """
 
     name: str
@@ -46,10 +49,14 @@ class Planned:
     action: str = ""
     continues: str | None = None
     description: str = ""
+    described_from: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
 
     def verbatim(self) -> Skill:
         """The skill coldstart writes for this plan without a model."""
-        return make_skill(self.name, self.chunk, verbatim_body(self.chunk, self.continues), self.description, VERBATIM)
+        skill = make_skill(self.name, self.chunk, verbatim_body(self.chunk, self.continues), self.description, VERBATIM, self.references)
+        skill.metadata[DESCRIBED_FROM_KEY] = ", ".join(self.described_from)
+        return skill
 
 
 @dataclass
@@ -69,6 +76,7 @@ class ColdstartResult:
             paragraph, list item or table bigger than the limit).
         finished: what became of a change an earlier coldstart or adopt left uncommitted when it
             was killed (`gitstore.worktree.finish_pending`), done before this run read skills/.
+        model: the `coldstart` model that rewrote the skills, None for verbatim text.
     """
 
     planned: list[Planned]
@@ -80,6 +88,19 @@ class ColdstartResult:
     commit: str | None = None
     coverage: list[FileCoverage] = field(default_factory=list)
     finished: Finished | None = None
+    model: str | None = None
+
+    @property
+    def simulator_notice(self) -> str | None:
+        """One line for people when the skill text this run wrote came from the simulator, else None."""
+        from frames_cli.llm.providers import SIM_PREFIX
+
+        if not self.model or not self.model.startswith(f"{SIM_PREFIX}/") or not self.written:
+            return None
+        return (
+            f"Simulated: the bodies and descriptions of these skills were written by {self.model}, a simulator of model "
+            "behaviour, not a model; they are test data, not skills to ship."
+        )
 
     def names(self, *actions: str) -> list[str]:
         """Names of planned skills with one of `actions`."""
@@ -91,12 +112,13 @@ class ColdstartResult:
         return self.names("create", "update", "force")
 
     def to_json(self) -> dict:
-        """Plain JSON for `frames coldstart --json`: skill names per outcome ("created", "updated",
-        "unchanged", "skipped_edited", "removed", "orphaned_edited"), "rewrite_failures",
-        "oversized" (names), "skipped_files" ([{"file", "reason"}]), "commit" (sha or null),
-        "coverage" (FileCoverage.to_json per policy file) and "finished_earlier" (`Finished.to_json`
-        or null)."""
+        """Plain JSON for `frames coldstart --json`: "simulator_notice" (null unless the simulator
+        wrote the text), skill names per outcome ("created", "updated", "unchanged",
+        "skipped_edited", "removed", "orphaned_edited"), "rewrite_failures", "oversized" (names),
+        "skipped_files" ([{"file", "reason"}]), "commit" (sha or null), "coverage"
+        (FileCoverage.to_json per policy file) and "finished_earlier" (`Finished.to_json` or null)."""
         return {
+            "simulator_notice": self.simulator_notice,
             "created": self.names("create"),
             "updated": self.names("update", "force"),
             "unchanged": self.names("keep"),
@@ -113,14 +135,16 @@ class ColdstartResult:
 
 
 def plan_chunks(docs: list[PolicyDocument], config: FramesConfig, on_disk: dict[str, Skill | InputError] | None = None, *, force: bool = False) -> list[Planned]:
-    """Cut every document, name the chunks and describe them, in document order (actions unset).
+    """Cut every document, name the chunks, describe them and find the skills their links point
+    into, in document order (actions unset).
 
     A chunk that is already a skill on disk (same back-linked file and heading path, see
     `identity.match_existing`) keeps that skill's name; other skills' names are not taken.
     """
     chunks = [chunk for doc in docs for chunk in cut_document(doc, config.coldstart)]
     fixed, reserved = match_existing(chunks, on_disk or {}, force=force)
-    plans = [Planned(name, chunk) for name, chunk in zip(assign_names(chunks, fixed, reserved), chunks)]
+    names = assign_names(chunks, fixed, reserved)
+    plans = [Planned(name, chunk, references=refs) for name, chunk, refs in zip(names, chunks, references(chunks, names, docs))]
     first: dict[tuple[str, tuple[str, ...]], str] = {}
     weights = {doc.file: TermWeights.of(doc) for doc in docs}
     for plan in plans:
@@ -129,7 +153,8 @@ def plan_chunks(docs: list[PolicyDocument], config: FramesConfig, on_disk: dict[
             first[key] = plan.name
         elif plan.chunk.part > 1:
             plan.continues = first.get(key)
-        plan.description = describe(plan.chunk, weights[plan.chunk.doc.file], plan.continues)
+        found = describe(plan.chunk, weights[plan.chunk.doc.file], plan.continues, plan.name)
+        plan.description, plan.described_from = found.text, found.sources
     return plans
 
 
@@ -253,14 +278,35 @@ def _refuse_too_big(skills: list[Skill], chunks: dict[str, Chunk]) -> None:
             )
 
 
+#: Longest commit subject: what `git log --oneline` and most review tools show whole.
+SUBJECT_CHARS = 72
+
+
+def commit_subject(written: int, files: list[str], simulated: bool) -> str:
+    """"frames coldstart: 6 skills from policies/airline.md", the files counted when naming them
+    would pass SUBJECT_CHARS, and " (simulated text)" when the simulator wrote it."""
+    from frames_cli.evolution.formatting import plural
+
+    tail = " (simulated text)" if simulated else ""
+    subject = f"frames coldstart: {plural(written, 'skill')} from {', '.join(files) or 'policies/'}{tail}"
+    if len(subject) > SUBJECT_CHARS:
+        subject = f"frames coldstart: {plural(written, 'skill')} from {plural(len(files), 'policy file')}{tail}"
+    return subject
+
+
 def commit_text(result: ColdstartResult) -> str:
-    """The commit message: a summary line, then the skills made (with their policy files), removed
-    and skipped, and a `Frames-Command: coldstart` trailer."""
+    """The commit message: a subject of at most SUBJECT_CHARS characters (`commit_subject`), then
+    the simulator notice when it wrote the text, the policy files, the skills made (with their
+    files), removed and skipped; trailers `Frames-Command: coldstart` and, with a model,
+    `Frames-Models: coldstart=<model>`."""
     from frames_cli.gitstore.message import commit_message
 
     written = [p for p in result.planned if p.action in ("create", "update", "force")]
     files = sorted({p.chunk.doc.file for p in written})
-    lines = []
+    notice = result.simulator_notice
+    lines = [notice, ""] if notice else []
+    if files:
+        lines += ["Policy files:"] + [f"- {f}" for f in files] + [""]
     if written:
         lines.append("Skills made:")
         lines += [f"- {p.name} ({p.chunk.doc.file}, {p.action})" for p in written]
@@ -269,8 +315,10 @@ def commit_text(result: ColdstartResult) -> str:
     skipped = result.names("skip")
     if skipped:
         lines += ["", "Skipped (edited since generation or not made by coldstart; `frames coldstart --force` overwrites):"] + [f"- {n}" for n in skipped]
-    summary = f"frames coldstart: {len(written)} skill(s) from {', '.join(files) or 'policies/'}"
-    return commit_message(summary, "\n".join(lines).strip("\n"), {"Frames-Command": "coldstart"})
+    trailers = {"Frames-Command": "coldstart"}
+    if result.model:
+        trailers["Frames-Models"] = f"coldstart={result.model}"
+    return commit_message(commit_subject(len(written), files, bool(notice)), "\n".join(lines).strip("\n"), trailers)
 
 
 def run_coldstart(
@@ -311,7 +359,8 @@ def run_coldstart(
     planned = plan_chunks(docs, config, on_disk, force=force)
     for plan in planned:
         plan.action = _action(on_disk.get(plan.name), plan, mode, force)
-    result = ColdstartResult(planned, skipped, [p.name for p in planned if p.chunk.oversized], finished=finished)
+    model = rewriter.mode.removeprefix("model ") if rewriter else None
+    result = ColdstartResult(planned, skipped, [p.name for p in planned if p.chunk.oversized], finished=finished, model=model)
     result.removed, result.orphaned = _generated_leftovers(on_disk, {p.name for p in planned})
     if force:
         result.removed += result.orphaned

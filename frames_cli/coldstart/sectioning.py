@@ -8,16 +8,24 @@ long leaf is split into balanced parts between blocks: a paragraph, one top-leve
 everything indented under it, a table or a fenced code block is never cut, and a lead-in line
 ending in ":" stays with the block it introduces. A block bigger than the limit stays whole and
 its chunk is marked `oversized`. A chunk under `coldstart.min_tokens`, or a bare heading, joins a
-neighbour under the same parent heading. Every line with text ends up in exactly one piece.
+neighbour under the same parent heading. A chunk with no rule or procedure (`prose.has_substance`:
+a greeting, a "Questions?" contact line, a list of links, an introduction pointing below) joins the
+section of its document it shares the most words with (a preamble: the section after it), and
+never keeps its own heading. Every line with text ends up in exactly one piece.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 
+from frames_cli.coldstart.links import IN_PAGE_LINE
+from frames_cli.coldstart.prose import Sentence, has_substance, sentences
+from frames_cli.formats.markup import plain
 from frames_cli.formats.policy import PolicyDocument, Section
+from frames_cli.ingest.text import tokens
 from frames_cli.tokens import approx_tokens
 from frames_cli.workspace.config import ColdstartConfig
 
@@ -48,6 +56,8 @@ class Chunk:
         bare: only headings, no rule text: never a skill of its own, always merged.
         oversized: holds a block (paragraph, list item, table, code) larger than `max_tokens`
             that cannot be cut without cutting a rule apart.
+        asides: pieces joined in for lack of substance (`_absorb_hollow`): part of the skill's
+            text, never named among the topics it covers.
     """
 
     doc: PolicyDocument
@@ -58,6 +68,7 @@ class Chunk:
     parts: int = 0
     bare: bool = False
     oversized: bool = False
+    asides: tuple[Piece, ...] = ()
 
     @property
     def content_lines(self) -> int:
@@ -68,6 +79,21 @@ class Chunk:
     def tokens(self) -> int:
         """Approximate tokens of the chunk's reading text (`tokens.approx_tokens`)."""
         return sum(_tokens(self.doc, p.start, p.end) for p in self.pieces)
+
+    def lines(self) -> list[tuple[int, str]]:
+        """(file line number, line) of every piece's lines outside fenced code, in the linked
+        reading view (`PolicyDocument.linked`: markup left out, links to other pages kept)."""
+        view = self.doc.linked
+        return [(no, view[no - 1]) for p in self.pieces for no in range(p.start, p.end + 1) if no not in self.doc.fenced]
+
+    def sentences(self) -> list[Sentence]:
+        """The prose sentences of the chunk (`prose.sentences`), headings and tables left out."""
+        return sentences(self.lines())
+
+    @property
+    def substantive(self) -> bool:
+        """The chunk states a rule or procedure, or (not a preamble) facts (`prose.has_substance`)."""
+        return has_substance(self.sentences(), [line for _, line in self.lines()], preamble=self.kind == "general")
 
     def text(self, piece: Piece) -> str:
         """The reading text of one piece: the file's lines with markup left out (`PolicyDocument.view`),
@@ -244,15 +270,73 @@ def _merge_small(chunks: list[Chunk], cfg: ColdstartConfig) -> list[Chunk]:
         a, b = sorted((i, j))
         first, second = chunks[a], chunks[b]
         keep = first if first.tokens >= second.tokens or second.bare else second
-        merged = Chunk(first.doc, keep.heading, keep.kind, first.pieces + second.pieces, keep.part, keep.parts, first.bare and second.bare, first.oversized or second.oversized)
-        chunks[a : b + 1] = [merged]
+        chunks[a : b + 1] = [_join(first, second, keep)]
         i = a
+    return chunks
+
+
+def _join(first: Chunk, second: Chunk, keep: Chunk, hollow: bool = False) -> Chunk:
+    """`first` and `second` (in document order) as one chunk with `keep`'s heading, kind and
+    part, pieces in document order; with `hollow`, the side not kept is an aside (`Chunk.asides`)."""
+    asides = first.asides + second.asides
+    if hollow:
+        asides = tuple(dict.fromkeys(asides + tuple((second if keep is first else first).pieces)))
+    pieces = sorted(first.pieces + second.pieces, key=lambda p: p.start)
+    return Chunk(first.doc, keep.heading, keep.kind, pieces, keep.part, keep.parts, first.bare and second.bare, first.oversized or second.oversized, asides)
+
+
+def _words(chunk: Chunk) -> set[str]:
+    """The distinct stems (`ingest.text.tokens`) of a chunk's heading and text as read (links as
+    their text, not their addresses), tables of contents left out: they repeat other sections'
+    headings."""
+    text = [plain(line) for _, line in chunk.lines() if not IN_PAGE_LINE.match(line)]
+    return set(tokens(" ".join([*chunk.heading[-1:], *text])))
+
+
+def _home(chunks: list[Chunk], i: int, substantive: list[bool], stems: list[set[str]]) -> int:
+    """Where chunk `i`, which has no substance, goes: a preamble opens the section after it; any
+    other joins the chunk with substance of its document that shares the most with it
+    ("Questions? Email TTS-PeopleOps@gsa.gov" the section that names that address): shared stems
+    (`stems`, per chunk) weighted by idf(t) = ln((N + 1) / (df(t) + 1)) + 1 over the N chunks,
+    divided by √(the other chunk's stems) so a long section does not win by its length; ties go
+    to the nearer chunk, the one before it first."""
+    if chunks[i].kind == "general":
+        return i + 1 if i + 1 < len(chunks) else i - 1
+    df = Counter(t for found in stems for t in found)
+    n = len(chunks)
+
+    def score(j: int) -> tuple[float, int, int]:
+        shared = sum(math.log((n + 1) / (df[t] + 1)) + 1 for t in stems[i] & stems[j])
+        return (shared / math.sqrt(len(stems[j]) or 1), -abs(j - i), int(j < i))
+
+    # A section with substance is the home when there is one, never another hollow one.
+    homes = [j for j in range(n) if j != i and substantive[j]] or [j for j in range(n) if j != i]
+    return max(homes, key=score)
+
+
+def _absorb_hollow(chunks: list[Chunk]) -> list[Chunk]:
+    """Join each chunk without substance (`Chunk.substantive`) to the chunk `_home` finds; the
+    joined chunk is named after the side with substance and keeps its place. Each chunk is read
+    once (and a joined one again), so a document of many sections stays linear."""
+    chunks = list(chunks)
+    substantive = [c.substantive for c in chunks]
+    stems = [_words(c) for c in chunks] if not all(substantive) else []
+    while len(chunks) > 1 and not all(substantive):
+        i = substantive.index(False)
+        j = _home(chunks, i, substantive, stems)
+        hollow, home = chunks[i], chunks[j]
+        first, second = (hollow, home) if i < j else (home, hollow)
+        chunks[j] = _join(first, second, home if substantive[j] else first, hollow=True)
+        substantive[j], stems[j] = chunks[j].substantive, stems[i] | stems[j]
+        for found in (chunks, substantive, stems):
+            del found[i]
     return chunks
 
 
 def cut_document(doc: PolicyDocument, cfg: ColdstartConfig) -> list[Chunk]:
     """Cut one document into chunks, in document order (the general-rules chunk or chunks first;
-    a title heading with no text under it joins the first section instead).
+    a title heading with no text under it joins the first section instead; a chunk without
+    substance joins a neighbour).
 
     A document without headings is one root chunk of kind "section", split into parts when long.
     """
@@ -267,7 +351,6 @@ def cut_document(doc: PolicyDocument, cfg: ColdstartConfig) -> list[Chunk]:
     if root.level and len(general) == 1 and general[0].content_lines == 1:
         # A bare title is no skill of its own: it opens the first section. A preamble with text
         # stays its own general-rules skill, however short (issue 2).
-        first = body[0]
-        body[0] = Chunk(doc, first.heading, first.kind, general[0].pieces + first.pieces, first.part, first.parts, first.bare, first.oversized)
+        body[0] = _join(general[0], body[0], body[0])
         general = []
-    return general + body
+    return _absorb_hollow(general + body)

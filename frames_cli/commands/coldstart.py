@@ -21,6 +21,8 @@ def _print(result: ColdstartResult) -> None:
     out = console()
     if result.finished:
         out.print(f"[yellow]{escape(str(result.finished))}[/]", markup=True)
+    if result.simulator_notice:
+        out.print(f"[yellow]{escape(result.simulator_notice)}[/]", markup=True)
     if result.skipped_files:
         out.print(f"not policy, skipped: {', '.join(f'{f} ({why})' for f, why in result.skipped_files)}")
     groups = (

@@ -29,6 +29,8 @@ _NAVIGATION = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
+# A link whose target is a Jekyll/Liquid page tag: `]({% page "/a/b/#c" %})`, `{% link x.md %}`.
+_PAGE_TARGET = re.compile(r"\]\(\s*\{%-?\s*(?:page|link|post_url)\s+[\"']?([^\"'%\s]+)[\"']?\s*-?%\}\s*\)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)|\[([^\]]+)\]\[[^\]]*\]|<(https?://[^>]+|mailto:[^>]+)>")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
@@ -126,6 +128,13 @@ def _join_html_headings(lines: list[str], keep: frozenset[int]) -> list[str]:
         if _HTML_HEADING.match(joined):
             out[i : end + 1] = [joined] + [""] * (end - i)
     return out
+
+
+def keep_page_links(lines: list[str]) -> list[str]:
+    """`lines` with each link to a template page tag pointing at the page it names
+    (`[FAQ]({% page "/travel-guide-faq/#book-lodging" %})` → `[FAQ](/travel-guide-faq/#book-lodging)`),
+    line for line, so the reading view keeps such a link instead of reading it as its text."""
+    return [_PAGE_TARGET.sub(lambda m: f"]({m.group(1)})", line) if "{%" in line else line for line in lines]
 
 
 def plain(text: str, *, markers: bool = True) -> str:

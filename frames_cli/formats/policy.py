@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from frames_cli.errors import InputError, Location
-from frames_cli.formats.markup import front_matter, plain, reading_view
+from frames_cli.formats.markup import front_matter, keep_page_links, plain, reading_view
 from frames_cli.formats.text import decode_utf8
 
 #: Largest policy file read, in bytes; a bigger one is refused rather than cut into hundreds of skills.
@@ -87,6 +87,8 @@ class PolicyDocument:
             tags, HTML comments and navigation links blanked (`formats.markup.reading_view`);
             headings, skill bodies and coverage read this, never the markup.
         meta: the front matter's mapping ({} without front matter).
+        linked: `view` with links to template page tags kept as links to that page
+            (`markup.keep_page_links`), for what a link points to; `view` when there are none.
     """
 
     file: str
@@ -96,10 +98,13 @@ class PolicyDocument:
     fenced: frozenset[int] = frozenset()
     view: list[str] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
+    linked: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.view:
             self.view = list(self.lines)
+        if not self.linked:
+            self.linked = self.view
 
     def content_lines(self, start: int, end: int) -> int:
         """Lines in `start`..`end` with text a reader sees (not blank in `view`)."""
@@ -195,6 +200,7 @@ def parse_policy(lines: list[str], file: str) -> PolicyDocument:
     skip = front.end if front else 0
     fenced = frozenset(no + skip for no in _fenced(lines[skip:], markdown))
     view = reading_view(lines, skip, fenced) if markdown else list(lines)
+    linked = reading_view(keep_page_links(lines), skip, fenced) if markdown and any("{%" in line for line in lines) else view
     heads = [(no, lvl, plain(text, markers=False)) for no, lvl, text in _headings(view, fenced, markdown)]
     n = len(lines)
     first_text = next((i for i, ln in enumerate(view, 1) if ln.strip()), 0)
@@ -219,7 +225,7 @@ def parse_policy(lines: list[str], file: str) -> PolicyDocument:
     for section in stack[1:]:
         section.end = n
     _close_own(root)
-    return PolicyDocument(file, lines, title, root, fenced, view, front.data if front else {})
+    return PolicyDocument(file, lines, title, root, fenced, view, front.data if front else {}, linked)
 
 
 def _close_own(section: Section) -> None:

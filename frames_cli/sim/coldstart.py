@@ -5,29 +5,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from frames_cli.ingest.text import rule_sentences, sentences
+from frames_cli.coldstart.prose import sentences
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
+
+# The most a description quotes of the section's rule (the prompt asks for 250 characters in all).
+_LEAD_CHARS = 180
 
 
 def behave(call: SimCall) -> dict[str, Any]:
     """COLDSTART_REWRITE JSON: one numbered step per sentence of the `<policy>` block, in the
     section's order, and a description.
 
-    Sentences (and so every number and condition) are kept word for word; headings are dropped
-    because the skill's name carries them. The description is what a careful model writes from the
-    section alone: its heading (the `heading` attribute's last part), its first rule sentence (else
-    its first sentence) and when to use it.
+    Sentences (and so every number and condition) are kept word for word, read as a person reads
+    Markdown (`coldstart.prose.sentences`: a sentence wrapped over lines or a numbered step with
+    its indented lines is one step, never cut at the line break); headings are dropped because
+    the skill's name carries them. The description is what a careful model writes from the
+    section alone: its heading (the `heading` attribute's last part), its first rule sentence
+    (else its first sentence) when it fits, and when to use it.
     """
     found = reading.policy_block(call.prompt)
     if found is None:
         return {"body": "", "description": ""}
     attrs, text = found
-    lines = [line for line in text.split("\n") if not line.lstrip().startswith("#")]
-    steps = sentences("\n".join(lines))
+    lines = [(no, line) for no, line in enumerate(text.split("\n"), 1) if not line.lstrip().startswith("#")]
+    read = sentences(lines)
+    # Table rows are not sentences; they are kept as rows, so their numbers stay too.
+    steps = [s.text for s in read] + [line.strip() for _, line in lines if line.lstrip().startswith("|") and not set(line) <= set("|-: ")]
     topic = attrs.get("heading", "").split(" > ")[-1].strip() or "this policy section"
-    lead = (rule_sentences("\n".join(lines)) or steps or [""])[0].rstrip(".")
-    description = f"Decides {topic[:1].lower() + topic[1:]}: {lead}. Use when a request concerns {topic.lower()}."
+    lead = next((s.text for s in read if s.states_rule() and len(s.text) <= _LEAD_CHARS), next((t for t in steps if len(t) <= _LEAD_CHARS), "")).rstrip(".")
+    said = f": {lead}." if lead else "."
+    description = f"Decides {topic[:1].lower() + topic[1:]}{said} Use when a request concerns {topic.lower()}."
     # The prompt forbids angle brackets and markup in descriptions; a careful model leaves them out.
     description = " ".join(description.translate(str.maketrans("", "", "<>|{}")).split())
     return {"body": "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)) + "\n", "description": description}

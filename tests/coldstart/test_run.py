@@ -44,7 +44,7 @@ def test_bundled_airline_policy_passes_agentskills_validate(policy_workspace) ->
         done = subprocess.run([tool, "validate", str(folder)], capture_output=True, text=True)
         assert done.returncode == 0, f"{folder.name}: {done.stdout}{done.stderr}"
     # One commit, with only the skill files, naming them and the policy file.
-    assert _git(root, "log", "--format=%s") == "frames coldstart: 6 skill(s) from policies/airline.md"
+    assert _git(root, "log", "--format=%s") == "frames coldstart: 6 skills from policies/airline.md"
     assert _git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [f"skills/{n}/SKILL.md" for n in sorted(out["created"])]
     assert "- cancel-flight (policies/airline.md, create)" in _git(root, "log", "-1", "--format=%B")
 
@@ -138,6 +138,11 @@ def test_model_rewrite_through_the_simulator(policy_workspace) -> None:
     cancel = skills["cancel-flight"]
     assert cancel.metadata["frames-coldstart"] == "model frames-sim/coldstart"
     assert cancel.body.startswith("1. First, the agent must obtain the user id and reservation id.")
+    # The simulator's text says so, in the output and in the commit.
+    assert out["simulator_notice"].startswith("Simulated: the bodies and descriptions of these skills were written by frames-sim/coldstart")
+    message = _git(root, "log", "-1", "--format=%B")
+    assert message.startswith("frames coldstart: 6 skills from policies/airline.md (simulated text)\n\nSimulated: ")
+    assert "Frames-Models: coldstart=frames-sim/coldstart" in message
     assert "within 5 to 7 business days" in cancel.body
     # Back-links come from the policy, never from the model.
     assert [(b.start, b.end) for b in cancel.backlinks] == [(133, 152)]
@@ -147,6 +152,7 @@ def test_model_rewrite_through_the_simulator(policy_workspace) -> None:
     # --no-llm switches the mode, so every skill is regenerated verbatim.
     out = _coldstart(root, "--no-llm")
     assert len(out["updated"]) == 6 and SkillSet.from_dir(root / "skills")["cancel-flight"].body.startswith("## Cancel flight\n")
+    assert out["simulator_notice"] is None and "imulated" not in _git(root, "log", "-1", "--format=%B")
 
 
 def _new_coldstart_log(root: Path, *args: str) -> tuple[dict, list[str]]:
@@ -293,6 +299,9 @@ def test_model_writes_the_description_and_it_is_checked_like_the_body(policy_wor
         "| Step | Who | What | refunds payment method original business days": "table rows",
         "See [refunds](https://x.example) for the original payment method rules today.": "links",
         "A skill about the weather and the tides for sailors at sea.": "own terms",
+        "Refunds: original, payment, method, business, days, card.": "word list",
+        "Refunds go to the original payment method within the.": "cut word",
+        "Refunds go to the original payment method within business days. " * 6: "one or two sentences",
     }
     for text, reason in bad.items():
         assert any(reason in p for p in check_description(source, text)), text
@@ -355,6 +364,13 @@ def test_real_travel_policies_read_as_documents(policy_workspace) -> None:
         assert validate(root / "skills" / skill.name) == [], skill.name
     done = runner.invoke(app, ["validate", "--strict", "--repo", str(root)])
     assert done.exit_code == 0, done.output
+    # The subject fits 72 characters; the 13 files are in the body.
+    subject, body = _git(root, "log", "-1", "--format=%s"), _git(root, "log", "-1", "--format=%b")
+    assert subject == f"frames coldstart: {len(skills)} skills from 13 policy files" and len(subject) <= 72
+    assert "Policy files:\n- policies/first-time-travel-complete-concur-profile.md\n" in body
+    # A link to another policy document is a reference to its skill; the description says where it is from.
+    assert "working-while-traveling" in skills["other-necessary-expenses"].references
+    assert skills["keep-receipts"].metadata["frames-described-from"] == "heading, policies/travel-guide-3-travel.md#L50"
 
 
 def test_a_paragraph_too_big_for_any_skill_file_is_refused_and_nothing_written(policy_workspace, monkeypatch: pytest.MonkeyPatch) -> None:

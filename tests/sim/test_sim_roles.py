@@ -204,6 +204,12 @@ def test_coldstart_keeps_every_sentence_as_a_numbered_step(sim_workspace):
         "1. Silver members get 2 free checked bags per passenger in economy.\n2. Each bag must weigh at most 23 kg.\n"
         "3. Staff must never waive fees.\n"
     )
+    # A numbered step wrapped over lines is one step, never cut at the line break (18F's
+    # "1. First thing to get is a travel vendor ID, which you can request by" / "   filling out ...").
+    wrapped = "1. First get a travel vendor ID, which you can request by\n   filling out the EFT form.\n2. Forward the ID to the travel team."
+    prompt = f'Rewrite it.\n\n<policy file="policies/p.md" heading="Get set up">\n{wrapped}\n</policy>'
+    (data,) = ask(sim_workspace, "coldstart", prompt, REWRITE)
+    assert data["body"] == "1. First get a travel vendor ID, which you can request by filling out the EFT form.\n2. Forward the ID to the travel team.\n"
 
 
 def test_truncated_replies_end_with_length_and_are_repaired_or_failed(sim_workspace):
