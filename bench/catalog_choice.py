@@ -257,7 +257,8 @@ def sim_ranking(catalog, question: str) -> list[str]:
 
 
 def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 5.0, record: bool = False, executor: str | None = None) -> dict:
-    """Measure one set: {"set", "skills", "rewritten", "questions", "bm25": {"top1", "top3"},
+    """Measure one set: {"set", "skills", "catalog_tokens" (`tokens.approx_tokens` of the catalog
+    text), "rewritten", "questions", "bm25": {"top1", "top3"},
     "sim": {...}, "bodies": {...}, ["model": {...},] "halves": {"tune"|"held-out": {"questions",
     "bm25", ...}}}; with `half`, that half only. `rewritten` is the number of skills the model
     rewrote (None when verbatim); "model" is the `executor` model's choice, when one is named."""
@@ -297,9 +298,12 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
     def rates(g: str) -> dict:
         return {m: {"top1": round(h[0] / max(1, h[2]), 3), "top3": round(h[1] / max(1, h[2]), 3), "ranked": h[2]} for m, h in hits[g].items()}
 
+    from frames_cli.tokens import approx_tokens
+
     return {
         "set": name,
         "skills": len(skills),
+        "catalog_tokens": approx_tokens(catalog.text()),
         "rewritten": len(skills) - len(failures) if model else None,
         "questions": count["all"],
         **rates("all"),
@@ -334,6 +338,8 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
+    for r in results:
+        print(f"{r['set']}: catalog of {r['skills']} skills, {r['catalog_tokens']:,} tokens ({r['catalog_tokens'] / r['skills']:.1f} per skill; characters / 4)")
     for r in results:
         if r["rewritten"] is not None:
             left = r["skills"] - r["rewritten"]
