@@ -131,11 +131,12 @@ def unsafe_value(value: Any, *, invisible: bool = True, one_line: bool = False, 
 
 
 def clean(text: str) -> str:
-    """`text` without control and invisible characters; CRLF and lone CR become LF.
+    """`text` without control and invisible characters; CRLF, lone CR and the line and paragraph
+    separators (U+2028, U+2029) become LF, so every reader sees the same lines.
 
     For model text on its way into a commit or a skill body (tab, line feed and form feed stay).
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
     bad = _unsafe_set(text)
     return _class(bad).sub("", text) if bad else text
 

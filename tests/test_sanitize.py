@@ -79,6 +79,8 @@ def test_the_classes_are_unicode_categories():
         assert find_unsafe(f"ok {char}") is not None and char not in clean(f"a{char}b")
         assert char not in for_terminal(char) and char not in json_escape_unsafe(json.dumps(char, ensure_ascii=False))
     assert json.loads(json_escape_unsafe(json.dumps("x\U000e0041y", ensure_ascii=False))) == "x\U000e0041y"
+    # Model text's line and paragraph separators become line feeds: every reader sees the same lines.
+    assert clean("a\u2028b\u2029c") == "a\nb\nc"
     assert find_unsafe("\ud800", invisible=False).describe() == "U+D800"
 
 

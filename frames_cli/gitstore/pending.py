@@ -12,6 +12,7 @@ can see.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -49,6 +50,7 @@ class Journal:
         command: the frames command making the change ("coldstart", "adopt").
         head: the commit HEAD named when the change began (None: no commit yet).
         touched: every path touched, in order, each once.
+        made_dirs: folders (workspace-relative) that did not exist before the change made them.
         message, author: the commit's, once every file is written (`written` is True then).
         committed: the commit's sha once git made it (the index may still need updating).
     """
@@ -57,6 +59,7 @@ class Journal:
     command: str
     head: str | None
     touched: list[Touched] = field(default_factory=list)
+    made_dirs: list[str] = field(default_factory=list)
     written: bool = False
     message: str = ""
     author: Identity | None = None
@@ -97,7 +100,9 @@ class Journal:
         seen: set[str] = set()
         for rec in records[1:]:
             kind = rec.get("kind")
-            if kind == "touch" and rec["path"] not in seen:
+            if kind == "dir":
+                journal.made_dirs.append(str(rec["path"]))
+            elif kind == "touch" and rec["path"] not in seen:
                 seen.add(rec["path"])
                 journal.touched.append(Touched(rec["path"], rec.get("copy"), int(rec.get("mode", 0o644)), rec.get("link")))
             elif kind == "written":
@@ -118,6 +123,10 @@ class Journal:
                 continue
             known.add(path)
             target = Path(root) / path
+            missing = next((p for p in reversed(Path(path).parents) if str(p) != "." and not (Path(root) / p).exists()), None)
+            if missing is not None and missing.as_posix() not in self.made_dirs:
+                self.made_dirs.append(missing.as_posix())
+                lines.append({"kind": "dir", "path": missing.as_posix()})
             entry = Touched(path, None)
             if target.is_symlink():
                 entry = Touched(path, None, 0o777, os.readlink(target))
@@ -144,11 +153,15 @@ class Journal:
         """Put every touched path back as it was before the change; returns how many files that changed.
 
         A path that did not exist is removed, with the folders left empty below the first folder of
-        its path (`skills/` itself stays). Safe to run twice: a restored path is left as it is.
+        its path, and the folders the change made (`made_dirs`) when empty. Safe to run twice: a
+        restored path is left as it is.
         """
         changed = 0
         for entry in reversed(self.touched):
             target = Path(root) / entry.path
+            # A write killed half-way leaves its temporary file (`workspace.atomic`) beside the target.
+            for partial in target.parent.glob(f".{glob.escape(target.name)}.*.tmp") if target.parent.is_dir() else []:
+                partial.unlink(missing_ok=True)
             if entry.link is not None:
                 if not (target.is_symlink() and os.readlink(target) == entry.link):
                     _remove(target)
@@ -165,6 +178,8 @@ class Journal:
                 _remove(target)
                 changed += 1
                 _prune(Path(root), target.parent, entry.path)
+        for folder in reversed(self.made_dirs):
+            _remove_empty(Path(root) / folder)
         return changed
 
     def remove(self) -> None:
@@ -183,6 +198,16 @@ def _remove(path: Path) -> None:
         path.unlink()
     elif path.is_dir():
         shutil.rmtree(path)
+
+
+def _remove_empty(folder: Path) -> None:
+    """Remove `folder` if it and every folder below it hold no file."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for child in folder.iterdir():
+        _remove_empty(child)
+    if not any(folder.iterdir()):
+        folder.rmdir()
 
 
 def _prune(root: Path, folder: Path, path: str) -> None:

@@ -20,6 +20,10 @@ from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.links import refuse_symlink
 
 
+#: Largest answer file read: four times the longest text an answer schema allows (llm/schemas.MAX_TEXT).
+MAX_ANSWER_BYTES = 3_200_000
+
+
 def spool_id(name: str, messages: list[dict[str, Any]], sample: int) -> str:
     """Stable id of a request: the same question gets the same files (an answer survives a restart)."""
     blob = json.dumps([name, messages, sample], sort_keys=True, ensure_ascii=False)
@@ -51,7 +55,8 @@ class SpoolProvider(CustomLLM):
 
         Raises:
             litellm.Timeout: no answer within `spool.timeout_s` seconds, or the client closed.
-            litellm.BadRequestError: the call was not made through a ModelClient.
+            litellm.BadRequestError: the call was not made through a ModelClient; the answer file
+                is over MAX_ANSWER_BYTES or not UTF-8 (a failed call, not retried).
         """
         import litellm
 
@@ -69,12 +74,19 @@ class SpoolProvider(CustomLLM):
             atomic_write_text(request, Redactor()(json.dumps(record, indent=2, ensure_ascii=False)) + "\n")
         context.spool_waits.start(rid)
         try:
-            text = _wait(answer, context.spool.timeout_s, context.spool.poll_s, context.closed,
+            data = _wait(answer, context.spool.timeout_s, context.spool.poll_s, context.closed,
                          lambda: context.spool_waits.poll(str(folder)))
         finally:
             context.spool_waits.done(rid)
-        if text is None:
+        if data is None:
             raise litellm.Timeout(f"spool: no answer in {answer} after {context.spool.timeout_s} s", model=model, llm_provider=SPOOL_PREFIX)
+        # Whoever answers is trusted no more than a model: an answer that is no text is a failed call.
+        if len(data) > MAX_ANSWER_BYTES:
+            raise litellm.BadRequestError(f"spool: the answer {answer.name} is over {MAX_ANSWER_BYTES:,} bytes", model=model, llm_provider=SPOOL_PREFIX)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise litellm.BadRequestError(f"spool: the answer {answer.name} is not UTF-8 text (byte {exc.start})", model=model, llm_provider=SPOOL_PREFIX) from None
         prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
         return make_response(f"{SPOOL_PREFIX}/{model}", text, "stop", approx_tokens(prompt), approx_tokens(text))
 
@@ -83,8 +95,8 @@ class SpoolProvider(CustomLLM):
         return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
 
 
-def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event, waiting: Callable[[], None]) -> str | None:
-    """The text of `path` once it exists, is non-empty and stopped growing; None at the deadline
+def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event, waiting: Callable[[], None]) -> bytes | None:
+    """The bytes of `path` (at most MAX_ANSWER_BYTES + 1) once it exists, is non-empty and stopped growing; None at the deadline
     or as soon as `stop` is set (the client closed, e.g. after Ctrl-C). `waiting` is called at
     each look (at most every second) and prints the line about pending requests when due."""
     deadline = time.monotonic() + timeout_s
@@ -92,7 +104,8 @@ def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event, wa
     while time.monotonic() < deadline:
         size = path.stat().st_size if path.exists() else 0
         if size and size == last:
-            return path.read_text(encoding="utf-8")
+            with open(path, "rb") as fh:
+                return fh.read(MAX_ANSWER_BYTES + 1)
         last = size
         waiting()
         if stop.wait(min(poll_s, 1.0) if not size else poll_s):

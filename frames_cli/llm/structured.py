@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -12,6 +13,9 @@ _DECODER = json.JSONDecoder()
 _VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
 # More errors than this only lengthen the repair prompt.
 MAX_ERRORS = 5
+#: Places a JSON value is looked for in a chatty reply at most (each `{` or `[`): a reply of
+#: thousands of brackets is not searched thousands of times.
+MAX_STARTS = 100
 
 
 class AnswerError(ValueError):
@@ -33,8 +37,16 @@ def extract_json(text: str) -> Any:
     several candidates parse, the first fenced block wins, then the first top-level object or array.
 
     Raises:
-        AnswerError: no parseable JSON object or array in `text`.
+        AnswerError: no parseable JSON object or array in `text` (among its first MAX_STARTS
+            brackets), or one nested more than formats/yamlbounds.MAX_DEPTH levels.
     """
+    from frames_cli.formats.yamlbounds import json_too_deep
+
+    deep = json_too_deep(text)
+    if deep:
+        # json recurses per level (a RecursionError, not a ValueError), and each `[` of a bracket
+        # storm would be tried as a start: refused in one linear pass instead.
+        raise AnswerError([f"the reply's {deep}; answer with the flat JSON object asked for"])
     stripped = text.strip()
     try:
         return json.loads(stripped)
@@ -45,7 +57,7 @@ def extract_json(text: str) -> Any:
             return json.loads(block)
         except ValueError:
             continue
-    for match in re.finditer(r"[{\[]", text):
+    for match in itertools.islice(re.finditer(r"[{\[]", text), MAX_STARTS):
         try:
             value, _ = _DECODER.raw_decode(text, match.start())
         except ValueError:
@@ -72,14 +84,34 @@ def parse_answer(text: str | None, schema: dict[str, Any]) -> Any:
         The parsed JSON value.
 
     Raises:
-        AnswerError: no JSON, or schema violations (at most MAX_ERRORS, each `at <path>: <message>`).
+        AnswerError: no JSON, a lone surrogate in a string (no file can hold it), or schema
+            violations (at most MAX_ERRORS, each `at <path>: <message>`).
     """
     if not text:
         raise AnswerError(["the reply is empty"])
     data = extract_json(text)
+    surrogate = _lone_surrogate(data)
+    if surrogate is not None:
+        # `"\ud800"` is valid JSON and no text: it cannot be written to any file.
+        raise AnswerError([f"at {surrogate or '(top level)'}: a lone surrogate escape (\\ud800-\\udfff) is not text; write the character itself"])
     validator = _validator(schema)
     # is_valid is about twice as fast as collecting errors, and nearly every answer is valid.
     if validator.is_valid(data):
         return data
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     raise AnswerError([f"at {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:MAX_ERRORS]])
+
+
+def _lone_surrogate(value: Any, path: str = "") -> str | None:
+    """The JSON path of the first string (or key) in `value` holding a lone surrogate, else None."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= c <= "\udfff" for c in item):
+                return where
+        elif isinstance(item, dict):
+            stack += [(f"{where}/{k}".lstrip("/"), v) for k, v in item.items()] + [(where, k) for k in item]
+        elif isinstance(item, list):
+            stack += [(f"{where}/{i}".lstrip("/"), v) for i, v in enumerate(item)]
+    return None

@@ -134,6 +134,7 @@ def test_a_run_killed_while_writing_is_undone_by_the_next(git_repo, tmp_path: Pa
     (root / "skills" / "alpha" / "SKILL.md").write_text("half\n")
     (root / "skills" / "new").mkdir()
     (root / "skills" / "new" / "SKILL.md").write_text("half\n")
+    (root / "skills" / "alpha" / ".SKILL.md.x1y2z3.tmp").write_text("half of an atomic write")
     # ... killed here: the next run finds the journal.
     done = finish_pending(root, state)
     assert done is not None and done.action == "undone" and done.files == 2 and "adopt" in str(done)
