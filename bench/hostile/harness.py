@@ -112,11 +112,13 @@ class Outcome:
     leak: str = ""
     message: str = ""
     left_out: bool = False
+    compared: bool = False
 
     @property
     def disagree(self) -> bool:
-        """validate and evolve disagree on refusing the input (exit 2), unless evolve left a skill out."""
-        return len(self.codes) >= 2 and self.codes[0] is not None and (self.codes[0] == 2) != (self.codes[1] == 2) and not self.left_out
+        """validate and evolve (the first two commands of a `compare` trial) disagree on refusing
+        the input (exit 2), unless evolve left a skill out."""
+        return self.compared and len(self.codes) >= 2 and self.codes[0] is not None and (self.codes[0] == 2) != (self.codes[1] == 2) and not self.left_out
 
 
 def write(root: Path, rel: str, data: str | bytes) -> None:
@@ -157,10 +159,13 @@ def template(folder: Path) -> Path:
 
 
 def restore(template_root: Path) -> Step:
-    """An undo: the template's frames.yaml, policies/, skills/ and cases/ back in the working tree
-    (git and `.frames/` as the commands left them)."""
+    """An undo: the template's frames.yaml, policies/, skills/ and cases/ back in the working tree,
+    the input's files outside it and a `.frames` symlink gone (git and a real `.frames/` as the
+    commands left them)."""
 
     def undo(root: Path) -> None:
+        if (root / ".frames").is_symlink():
+            (root / ".frames").unlink()
         for name in ("policies", "skills", "cases", "frames.yaml", "outside"):
             for base in (root, root.parent):
                 path = base / name
@@ -299,7 +304,7 @@ def try_trial(trial: Trial, template_root: Path, work: Path) -> Outcome:
     if trial.commit:
         git(root, "add", "-A", "skills", "policies")
         git(root, "commit", "-q", "-m", f"bad input {trial.name}")
-    out = Outcome(trial.name, trial.family)
+    out = Outcome(trial.name, trial.family, compared=trial.compare)
     outputs: list[str] = []
     known = refs(root)
     runtime_state = trial.family != "file"

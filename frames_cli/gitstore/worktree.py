@@ -195,7 +195,8 @@ class CheckoutChange:
             The new commit's sha, or None when no touched path differs from HEAD (nothing is committed).
 
         Raises:
-            GitError: git refused the commit; every touched file is put back as it was first, and
+            GitError: git refused the commit, or the user's index could not take its entries (the
+                branch is then moved back); every touched file is put back as it was first, and
                 the message quotes git and says what to do.
         """
         self.journal.mark_written(message, author)
@@ -204,7 +205,15 @@ class CheckoutChange:
         except GitError as exc:
             undone = self.undo()
             raise GitError(_refusal(str(exc), self.journal.command, undone)) from None
-        return self._finish(sha)
+        try:
+            return self._finish(sha)
+        except GitError as exc:
+            # The index could not take the commit's entries (a lock a hook or another command
+            # holds): the branch goes back to where it was, as if git had refused the commit.
+            if sha is None or not _unwind(self._repo, sha):
+                raise
+            undone = self.undo()
+            raise GitError(_refusal(f"{exc}; frames moved the branch back to where it was", self.journal.command, undone)) from None
 
     def undo(self) -> int:
         """Put every touched file back and end the change; returns the files put back."""
@@ -258,6 +267,20 @@ def finish_pending(root: Path, state_dir: Path) -> Finished | None:
         raise GitError(_refusal(str(exc), journal.command, undone)) from None
     change._finish(sha)
     return Finished(journal.command, "committed" if sha else "nothing-to-commit", sha)
+
+
+def _unwind(repo: GitRepo, sha: str) -> bool:
+    """Move HEAD's branch from the commit `sha` frames just made back to its parent (only if the
+    branch still points at `sha`: git checks the old value); True when done."""
+    parent = repo._run("rev-list", "--parents", "-n", "1", sha).split()[1:2]
+    try:
+        if parent:
+            repo._run("update-ref", "-m", "frames: the index could not take the commit", "HEAD", parent[0], sha)
+        else:
+            repo._run("update-ref", "-d", "HEAD", sha)
+    except GitError:
+        return False
+    return True
 
 
 def _head(repo: GitRepo) -> str | None:

@@ -110,7 +110,8 @@ def _coverage_problems(cov: list[FileCoverage], base: Path) -> list[Problem]:
 def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     """Check everything in the workspace and collect every problem (nothing raises for bad files).
 
-    Checks: `frames.yaml`; every SKILL.md (spec rules, lints, duplicate names, references to other
+    Checks: `frames.yaml`; a change to skills/ left pending by a killed coldstart or adopt
+    (gitstore/pending.py); every SKILL.md (spec rules, lints, duplicate names, references to other
     skills, back-links resolving and matching their hashes); every policy document (readable text);
     coverage of policy text by back-links; case files (unless `with_cases` is False).
     """
@@ -123,6 +124,11 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
         problems.append(Problem(Location(base / ws.config_path.name, exc.location.line if exc.location else None), exc.message))
     if first_symlink(ws.root, ws.state_dir) is not None:
         problems.append(Problem(Location(base / ws.state_dir.name), f"is a symlink (to {os.readlink(ws.state_dir)}); frames writes its state only inside the workspace"))
+    pending = ws.state_dir / "pending-commit"
+    if pending.is_dir() and not pending.is_symlink():
+        # A coldstart or adopt killed before its commit: skills/ may hold its half-written files.
+        problems.append(Problem(Location(base / ws.state_dir.name / pending.name), "an earlier `frames coldstart` or `frames adopt` was stopped "
+                                "before its commit; run either to finish or undo it before editing skills/", "warning"))
     files = SkillSet.read_dir(ws.skills_dir)
     skills, skill_problems = SkillSet.check_files(files, max_body_lines=config.evolution.max_body_lines, base=base)
     problems += skill_problems

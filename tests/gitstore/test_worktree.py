@@ -187,3 +187,29 @@ def test_no_git_command_gets_the_paths_as_arguments(git_repo, tmp_path: Path, mo
     sha = change_files(git_repo.root, tmp_path / "s", files)
     assert sha and len(git_repo.git("show", "--name-only", "--format=", "HEAD").splitlines()) == 600
     assert max(longest) < 1000
+
+
+def test_validate_warns_of_a_change_left_pending(git_repo) -> None:
+    from typer.testing import CliRunner
+
+    from frames_cli.commands.app import app
+
+    (git_repo.root / "frames.yaml").write_text("version: 1\n")
+    change = CheckoutChange.begin(git_repo.root, git_repo.root / ".frames", "coldstart")
+    change.touch(["skills/alpha/SKILL.md"])
+    result = CliRunner().invoke(app, ["validate", "--repo", str(git_repo.root)])
+    assert ".frames/pending-commit: warning: an earlier `frames coldstart` or `frames adopt` was stopped" in result.stdout
+
+
+def test_an_index_the_commit_cannot_reach_moves_the_branch_back(git_repo, tmp_path: Path) -> None:
+    # A hook leaving git's index locked after the commit: the commit stood while `git status` showed
+    # its files as deleted and untracked. Now the branch goes back and the files too.
+    root = git_repo.root
+    head = git_repo.git("rev-parse", "HEAD")
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\ntouch .git/index.lock\n")
+    hook.chmod(0o755)
+    with pytest.raises(GitError, match="moved the branch back"):
+        change_files(root, tmp_path / "s", {"skills/gamma/SKILL.md": "gamma\n"})
+    (root / ".git" / "index.lock").unlink()
+    assert git_repo.git("rev-parse", "HEAD") == head and status(git_repo) == [] and Journal.read(tmp_path / "s") is None
