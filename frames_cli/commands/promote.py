@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         shows the record. S0, unknown candidates and candidates not gated yet are refused even then.
 
         Also refused, each with its reason: a candidate that passed the gate but is not on the
-        front (`--allow-off-front` to promote it anyway), and one whose run's base commit is no
+        front, unless it is the run's recommendation (`--allow-off-front` to promote it anyway), and one whose run's base commit is no
         longer in the history of your current branch (rebased or reset since: `--allow-outdated-base`).
         It then says whether merging the branch into your current branch would conflict, and in
         which files (`git merge-tree`, nothing checked out). A warning says when the candidate is not
@@ -92,7 +92,8 @@ def register(app: typer.Typer) -> None:
             by = store.user_identity()
             if by is None:
                 raise InputError("--override-gate records who accepted the regression, but git knows no identity: set git config user.name and user.email")
-        if cand.gate_passed and cand.id not in state.front and not allow_off_front:
+        recommended = state.best() is not None and state.best().id == cand.id
+        if cand.gate_passed and cand.id not in state.front and not allow_off_front and not recommended:
             raise InputError(f"{spec} is not on the front: {off_front_reason(state, cand)}; see `frames front {state.run_id}`, "
                              "or promote it anyway with --allow-off-front")
         head = store.resolve("HEAD")

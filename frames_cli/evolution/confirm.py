@@ -71,6 +71,7 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
             ev = cands.evaluation(name)
         else:
             files = cands.files(cid)
+            cands.ctx.on_event(f"recommendation: drawing fresh samples of {cid} on the {len(redrawn)} diagnosed selection cases")
             try:
                 results = cands.ctx.sample_more(cid, cands.skill_set(cid, files), redrawn, first, k) if cands.ctx.sample_more else None
             except BudgetExceeded:

@@ -63,14 +63,19 @@ class MenuRow:
 
 
 def deploy_menu(state: RunState, store: GitStore) -> list[MenuRow]:
-    """The front members of `state`, each with its skills diff against S0 read from git.
+    """The front members of `state`, each with its skills diff against S0 read from git, and the
+    recommended member after them when it is off the front (a cheaper sibling with the same pass rate
+    can dominate it): the menu always shows the member with the review branch.
 
     Raises:
         GitError: a candidate commit is missing from the repository.
     """
     best = state.best()
     rows = []
-    for cand in state.front_candidates():
+    members = state.front_candidates()
+    if best is not None and best.parent_id is not None and best not in members:
+        members.append(best)
+    for cand in members:
         stat = store.diff_stat(state.base, cand.commit)
         rows.append(MenuRow(cand, changed_skill_names(stat), stat.lines_changed, best is not None and cand.id == best.id))
     return rows
@@ -228,6 +233,12 @@ def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
     why = recommendation_note(state)
     if why:
         notes.append(why)
+    best = state.best()
+    if best is not None and best.parent_id is not None and best.id not in state.front:
+        from frames_cli.evolution.story import off_front_reason
+
+        notes.append(f"{best.id} ★ is shown although it is off the front ({off_front_reason(state, best)}): the recommendation "
+                     "tests children by their diagnosis-set pass rate, older first on a tie, whatever their tokens.")
     changed = [row for row in menu_columns(state, rows) if row.changed_skills]
     if changed:
         notes.append("Skills changed against S0:")

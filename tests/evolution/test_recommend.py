@@ -95,3 +95,15 @@ def test_a_schema_1_state_keeps_the_verdict_it_was_made_with(tmp_path):
     old = RunState.from_json(json.loads(json.dumps(data)), Location(tmp_path / "state.json"))
     assert old.schema == 2 and old.best().id == "r1c1"
     assert old.recommended().words().startswith("recorded before frames kept the evidence: p = 0.02")
+
+
+def test_a_recommended_member_off_the_front_is_named_in_the_menu_notes():
+    from frames_cli.evolution.menu import MenuRow, menu_notes
+
+    state = _run(0.05, ("r1c1", 0.90, True), ("r2c1", 0.90, True))
+    state.candidates[2].mean_tokens = 50.0  # the cost-directed sibling: same rate, fewer tokens
+    state.front = [BASE_ID, "r2c1"]
+    state.recommendation = Recommendation("r1c1", "final", 0.05, (_confirmed("r1c1", 0.031, 0.004),)).to_json()
+    rows = [MenuRow(c, [], 0, c.id == "r1c1") for c in state.candidates]
+    notes = menu_notes(state, rows)
+    assert any(n.startswith("r1c1 ★ is shown although it is off the front (dominated by r2c1") for n in notes)

@@ -41,3 +41,13 @@ def test_a_bad_results_file_is_named_with_its_line(tmp_path, line, message):
     with pytest.raises(InputError) as err:
         RecordedRun.read(path)
     assert message in err.value.message and (err.value.location.line in (2, None))
+
+
+def test_a_run_recorded_with_its_fresh_samples_replays_its_own_recommendation():
+    run = RecordedRun.read(RUNS / "2026-12-02-airline-thin-rerun-2" / "results.jsonl")
+    rec = recommend_recorded(run)
+    # The run said: r1c1 (final), 5 of 5 unseen fixed and 3 of 3 diagnosed cases on fresh samples.
+    step = rec.steps[0]
+    assert (rec.member, rec.status, rec.lacks) == ("r1c1", "final", ())
+    assert (step.unseen.fixed, step.unseen.broken, step.fresh.fixed, step.fresh.broken, step.fresh.cases) == (5, 0, 3, 0, 13)
+    assert step.p == pytest.approx(1 / 256) and sealed_change(run, "r1c1") == 0.0
