@@ -8,7 +8,9 @@ policies, symlinks, secrets, bombs, run ids; through `frames validate` and `fram
 the workspace, back-links past any file), `answer` (a model's hostile answers through the spool
 provider, role by role: front matter, control characters however escaped, credentials, forged
 lines, runaway sizes, broken JSON) and `git` (hooks, signing, locks, sparse checkouts, operations in
-progress, kill -9 while writing or committing, 10,000 sections). Each input runs in a fresh copy of
+progress, kill -9 while writing or committing, 10,000 sections) and `real` (third-party files:
+USWDS accordions, a Chinese statute, UTF-16 and CRLF exports, skills written for other runtimes).
+Each input runs in a fresh copy of
 a small workspace (bench/hostile/harness.py); then the input is taken away and the normal commands
 a user runs next must pass.
 
@@ -29,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hostile import answers, bounds, files, gitstates  # noqa: E402  (siblings of this script)
+from hostile import answers, bounds, files, gitstates, thirdparty  # noqa: E402  (siblings of this script)
 from hostile.harness import Outcome, Trial, template, try_trial  # noqa: E402
 
-FAMILIES = {"file": files.trials, "bounds": bounds.trials, "answer": answers.trials, "git": gitstates.trials}
+FAMILIES = {"file": files.trials, "bounds": bounds.trials, "answer": answers.trials, "git": gitstates.trials, "real": thirdparty.trials}
 
 
 def row(o: Outcome) -> str:

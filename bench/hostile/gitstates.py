@@ -18,6 +18,12 @@ from hostile.harness import Trial, git, write
 Step = Callable[[Path], None]
 NORMAL = (("coldstart",), ("validate",))
 FAIL = "#!/bin/sh\necho 'policy check failed: see CONTRIBUTING' >&2\nexit 1\n"
+#: A journal left by no frames run: it names a file outside the workspace to delete and one to restore.
+JOURNAL_OUTSIDE = (
+    '{"kind": "begin", "version": 1, "command": "coldstart", "head": null}\n'
+    '{"kind": "touch", "path": "../../outside-victim.txt", "copy": null}\n'
+    '{"kind": "touch", "path": "/etc/hostname", "copy": "0"}\n'
+)
 
 
 def _without_skills(root: Path) -> None:
@@ -51,7 +57,7 @@ def _remove(*rels: str) -> Step:
     def undo(root: Path) -> None:
         for rel in rels:
             path = root / rel
-            if path.is_dir():
+            if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink(missing_ok=True)
@@ -114,6 +120,11 @@ def trials() -> list[Trial]:
         trial("adopt-killed-in-commit", _then(_hook("pre-commit", slow_hook.format(end="", result="exit 0")),
                                               _touch("../library/travel-helper/SKILL.md", "---\nname: travel-helper\ndescription: Book trains before flights on short trips.\n---\nBody.\n")),
               _then(_wait_for("hook-done"), _remove(f"{hooks}/pre-commit")), command=("adopt", "../library"), kill_on="in-hook"),
+        trial("pending-commit-is-a-file", _touch(".frames/pending-commit", "not a folder"), lambda r: None),
+        trial("pending-journal-names-outside", _touch(".frames/pending-commit/journal.jsonl", JOURNAL_OUTSIDE), lambda r: None),
+        trial("skills-symlink-outside", lambda r: (r.parent / "outside").mkdir(exist_ok=True) or (r / "skills").symlink_to(r.parent / "outside"),
+              _remove("skills")),
+        trial("unborn-branch", lambda r: git(r, "symbolic-ref", "HEAD", "refs/heads/fresh") and None, lambda r: None),
         trial("sections-10000", _big_policy(10_000), lambda r: None),
     ]
     out += [trial(f"kill-while-writing-{t}s", _big_policy(2000), lambda r: None, kill_after=t) for t in (2.0, 4.0, 6.0, 9.0)]

@@ -67,8 +67,12 @@ class Journal:
 
     @classmethod
     def start(cls, state_dir: Path, command: str, head: str | None) -> Journal:
-        """A new journal in `<state_dir>/pending-commit/` (which must not exist), its first line on disk."""
+        """A new journal in `<state_dir>/pending-commit/` (anything there before is removed: call
+        `read` first), its first line on disk."""
         folder = Path(state_dir) / PENDING_DIR
+        # Whatever is there is no journal `read` can follow (a torn or foreign one, or a file of
+        # that name): it names nothing to finish, and appending to it would make this one unreadable too.
+        _remove(folder)
         (folder / "before").mkdir(parents=True)
         journal = cls(folder, command, head)
         started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -80,10 +84,13 @@ class Journal:
         """The pending change of `state_dir`, or None when there is none.
 
         A last line cut short (the machine stopped while writing it) is ignored; the change is
-        then read as it stood before that line. A journal whose first line is unreadable names
-        nothing to finish or undo and counts as none.
+        then read as it stood before that line. A journal whose first line is unreadable, or a
+        `pending-commit` that is a symlink, names nothing to finish or undo and counts as none; a
+        line naming an unsafe path (`..`, absolute) is left out.
         """
         folder = Path(state_dir) / PENDING_DIR
+        if folder.is_symlink():
+            return None
         try:
             lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
@@ -100,9 +107,9 @@ class Journal:
         seen: set[str] = set()
         for rec in records[1:]:
             kind = rec.get("kind")
-            if kind == "dir":
+            if kind == "dir" and _safe(rec.get("path")):
                 journal.made_dirs.append(str(rec["path"]))
-            elif kind == "touch" and rec["path"] not in seen:
+            elif kind == "touch" and rec.get("path") not in seen and _safe(rec.get("path")):
                 seen.add(rec["path"])
                 journal.touched.append(Touched(rec["path"], rec.get("copy"), int(rec.get("mode", 0o644)), rec.get("link")))
             elif kind == "written":
@@ -169,7 +176,10 @@ class Journal:
                     os.symlink(entry.link, target)
                     changed += 1
             elif entry.copy is not None:
-                data = (self.folder / "before" / entry.copy).read_bytes()
+                try:
+                    data = (self.folder / "before" / entry.copy).read_bytes()
+                except OSError:
+                    continue  # its copy is gone (deleted by hand): the file is left as it is
                 if target.is_symlink() or not target.is_file() or target.read_bytes() != data or stat.S_IMODE(target.stat().st_mode) != entry.mode:
                     _remove(target)
                     atomic_write_bytes(target, data, entry.mode)
@@ -191,6 +201,18 @@ class Journal:
             fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def _safe(path: object) -> bool:
+    """A workspace-relative path a journal may name (`names.check_path`): nothing it restores lies outside."""
+    from frames_cli.errors import InputError
+    from frames_cli.gitstore.names import check_path
+
+    try:
+        check_path(path) if isinstance(path, str) else None
+    except InputError:
+        return False
+    return isinstance(path, str)
 
 
 def _remove(path: Path) -> None:

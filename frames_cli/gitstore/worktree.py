@@ -63,11 +63,16 @@ def check_committable(root: Path, folder: str = "skills") -> None:
     cannot be made cleanly.
 
     Raises:
+        InputError: `folder` (or a folder on its way) is a symlink leading out of the workspace.
         GitError: `root` is not in a git work tree; a merge, rebase, cherry-pick, revert or bisect is
             in progress (its commit would take frames' files); git's index is locked
             (`index.lock`); `folder` lies outside the sparse checkout (its files would be written
             where git does not track them). Each message says what to do.
     """
+    from frames_cli.workspace.links import refuse_symlink
+
+    # Files written through a link leading out of the workspace would land outside it.
+    refuse_symlink(Path(root).resolve(), Path(root).resolve() / folder, folder)
     repo = _open(root)
     git_path = _git_paths(repo)
     for name, what, fix in (

@@ -213,3 +213,21 @@ def test_an_index_the_commit_cannot_reach_moves_the_branch_back(git_repo, tmp_pa
         change_files(root, tmp_path / "s", {"skills/gamma/SKILL.md": "gamma\n"})
     (root / ".git" / "index.lock").unlink()
     assert git_repo.git("rev-parse", "HEAD") == head and status(git_repo) == [] and Journal.read(tmp_path / "s") is None
+
+
+def test_a_foreign_or_hostile_journal_finishes_nothing_and_blocks_nothing(git_repo, tmp_path: Path) -> None:
+    import json
+
+    state = tmp_path / "s"
+    (state / "pending-commit").mkdir(parents=True)
+    lines = [{"kind": "begin", "version": 1, "command": "coldstart", "head": None},
+             {"kind": "touch", "path": "../../escape.txt", "copy": None}, {"kind": "touch", "path": "skills/alpha/SKILL.md", "copy": "0"}]
+    (state / "pending-commit" / "journal.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    done = finish_pending(git_repo.root, state)  # the copy of alpha's text is missing: left as it is
+    assert done is not None and done.action == "undone" and not (tmp_path / "escape.txt").exists()
+    assert (git_repo.root / "skills" / "alpha" / "SKILL.md").exists()
+    (state / "pending-commit").mkdir()
+    (state / "pending-commit" / "journal.jsonl").write_text("{torn")
+    assert change_files(git_repo.root, state, {"skills/gamma/SKILL.md": "gamma\n"}) is not None
+    (state / "pending-commit").write_text("a file, not a folder")
+    assert change_files(git_repo.root, state, {"skills/delta/SKILL.md": "delta\n"}) is not None
