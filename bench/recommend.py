@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import random
 import subprocess
@@ -48,7 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 from frames_cli.evolution.evidence import Confirmation, Ranked, decide  # noqa: E402
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate  # noqa: E402
-from frames_cli.evolution.recorded import RecordedRun, pass_rate, recommend_recorded, sealed_change  # noqa: E402
+from frames_cli.evolution.evidence import pass_rate  # noqa: E402
+from frames_cli.evolution.recorded import RecordedRun, recommend_recorded, sealed_change  # noqa: E402
 from bundled import copy_example  # noqa: E402
 from sim_calibration import PROFILES, thin_skills  # noqa: E402
 

@@ -103,6 +103,8 @@ def register(app: typer.Typer) -> None:
                 rec = state.recommended()
                 pending = " (pending: waits for new cases)" if rec is not None and rec.status == "pending" else ""
                 out.print(f"review branch: {outcome.branch}{pending}  (frames review {state.run_id}/{best.id})", markup=False)
+            elif state.status == "finished" and state.recommended() is not None and state.recommended().budget_spent:
+                out.print("the budget ran out before the recommendation was decided; no review branch was made")
             elif state.status == "finished" and declined(state):
                 out.print("no front member beat S0 by more than noise; no review branch was made")
             elif state.status == "finished":

@@ -51,10 +51,10 @@ def _pending(ws: Workspace) -> list[dict[str, Any]]:
     from frames_cli.evolution.splits import load_split_cases
 
     try:
-        cases, _ = load_split_cases(ws.root, ws.config())
+        cases, sealed = load_split_cases(ws.root, ws.config())
     except FramesError:
         return []
-    waits = (waiting(state, cases) for state in load_runs(ws, problems=[]))
+    waits = (waiting(state, cases, sealed) for state in load_runs(ws, problems=[]))
     return [w.to_json() for w in waits if w is not None]
 
 

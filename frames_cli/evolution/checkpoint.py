@@ -80,6 +80,9 @@ class LoopMemory:
         pending: the round in progress, if any.
         disputes: case id → dispute (evolution/disputes.py) known to this run: from earlier runs
             (undecided at its start) and from its own diagnosers.
+        case_keys: the content keys (evaluation/samples.case_key) of every case the run held, sorted:
+            a case added later with a new id but the content of one of them is not new to the run
+            (evolution/prospective.py); [] in runs recorded before frames kept them.
     """
 
     settings: dict[str, Any]
@@ -90,6 +93,7 @@ class LoopMemory:
     rounds: list[RoundRecord] = field(default_factory=list)
     pending: RoundRecord | None = None
     disputes: dict[str, dict] = field(default_factory=dict)
+    case_keys: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """Plain JSON (rounds as dicts of their fields), stored as RunState.checkpoint."""

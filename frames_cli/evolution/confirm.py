@@ -2,19 +2,19 @@
 evaluations, with the fresh samples it needs drawn through the run's model client (and cache).
 
 Fresh samples are numbered from max(eval.samples, evolution.gate_max_samples): after every sample
-the evaluation and the sequential gate may draw, so they are new draws (a sample's number is in its
-cache key), and the same numbers for S0 and every child. They are kept beside the other evaluations
-(`<evals_dir>/<id>-fresh.json`), so a resumed end reads them instead of asking again.
+the evaluation and the sequential gate may draw, so they are new draws (a sample's number is in the
+model cache's and a provider batch's key), and the same numbers for S0 and every child. With a
+provider at temperature 0 a fresh draw is often the same answer; the correction for regression to
+the mean then has little to correct, and the test stays valid.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from frames_cli.errors import BudgetExceeded
+from frames_cli.errors import BudgetExceeded, FramesError
 from frames_cli.evolution.context import Evaluation
-from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, answered_outcomes, decide
-from frames_cli.evolution.gate import CaseOutcome
+from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, answered_outcomes, decide, pass_rate
 from frames_cli.evolution.run_ids import BASE_ID
 
 if TYPE_CHECKING:
@@ -29,28 +29,24 @@ def first_fresh_sample(settings: Settings) -> int:
     return max(settings.samples, settings.gate_max_samples)
 
 
-def ranked_children(state: RunState) -> list[Ranked]:
-    """The run's children that were evaluated on every case (not rejected early), in creation order,
-    with their diagnosis-set pass rate (the run's single set E when it does not split)."""
-    ranked = []
-    for cand in state.candidates:
-        if cand.parent_id is None or not cand.evaluated or cand.gain_p is None:
-            continue
-        scores = cand.sets.get("diagnosis") or {}
-        rate = scores.get("pass_rate")
-        ranked.append(Ranked(cand.id, float(rate if rate is not None else cand.pass_rate or 0.0), bool(cand.gate_passed)))
-    return ranked
+class _BudgetSpent(Exception):
+    """The budget ran out while the recommendation drew samples (its children cannot all be ranked or tested)."""
 
 
 def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Settings) -> Recommendation:
-    """The recommendation of a finished run (evolution/evidence.py), drawing fresh samples of S0 and
-    of each child the walk reaches on the selection cases that were also diagnosed.
+    """The recommendation of a finished run (evolution/evidence.py).
+
+    Every child of the run is ranked by its diagnosis-set pass rate, a child the gate rejected early
+    included: its evaluation is first completed on the cases early rejection skipped (samples
+    0…k−1, the numbers its evaluation would have drawn), because which children stop early depends
+    on their selection results, and a ranking that left them out would read the samples the test
+    reads. Fresh samples of S0 and of each child the walk reaches are then drawn on the selection
+    cases that were also diagnosed. Both are kept beside the evaluations (`<id>-rest.json`,
+    `<id>-fresh.json`), so a resumed end asks for nothing again.
 
     Under the paper's rule (`evolution.recommend_alpha` ≥ 1) nothing is tested or drawn: the member
-    is the front's highest pass rate (RunState.best).
-
-    A budget spent while drawing ends the walk there: the children not reached are not tested, and
-    the recommendation says what it lacks.
+    is the front's highest pass rate (RunState.best). When the budget runs out while drawing, nothing
+    is decided: the recommendation is "none" with `budget_spent` set, and says so.
     """
     alpha = settings.recommend_alpha
     if alpha >= 1:
@@ -59,47 +55,49 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
         return Recommendation(member, "final" if member else "none", 1.0, rule="paper")
     excluded = cands.excluded()
     selection = set(split.selection) - excluded
-    redrawn = sorted(selection & set(split.diagnosis))
-    unseen = selection - set(split.diagnosis)
+    diagnosis = set(split.diagnosis) - excluded
+    redrawn = sorted(selection & diagnosis)
+    unseen = selection - diagnosis
     k, first = settings.samples, first_fresh_sample(settings)
-    lacks: list[str] = []
 
-    def fresh(cid: str) -> dict[str, CaseOutcome] | None:
-        name = f"{cid}-fresh"
+    def drawn(cid: str, name: str, case_ids: list[str], start: int, why: str) -> list[dict]:
         path = cands.ctx.evals_dir / f"{name}.json"
         if path.is_file():
-            ev = cands.evaluation(name)
-        else:
-            files = cands.files(cid)
-            cands.ctx.on_event(f"recommendation: drawing fresh samples of {cid} on the {len(redrawn)} diagnosed selection cases")
-            try:
-                results = cands.ctx.sample_more(cid, cands.skill_set(cid, files), redrawn, first, k) if cands.ctx.sample_more else None
-            except BudgetExceeded:
-                lacks.append("fresh samples (the budget was spent)")
-                return None
-            if results is None:
-                lacks.append("fresh samples (this run cannot draw them)")
-                return None
-            ev = Evaluation(0.0, {}, 0.0, None, results)
-            cands.keep_evaluation(name, ev)
-        return answered_outcomes(ev.results)
+            return cands.evaluation(name).results
+        if cands.ctx.sample_more is None:
+            raise FramesError("the recommendation needs more samples, but this run cannot draw them")
+        cands.ctx.on_event(f"recommendation: {why}")
+        try:
+            results = cands.ctx.sample_more(cid, cands.skill_set(cid, cands.files(cid)), case_ids, start, k)
+        except BudgetExceeded:
+            raise _BudgetSpent from None
+        cands.keep_evaluation(name, Evaluation(0.0, {}, 0.0, None, results))
+        return results
+
+    def complete(cid: str) -> list[dict]:
+        ev = cands.evaluation(cid)
+        skipped = [c for c in (ev.early_stop or {}).get("skipped", []) if c not in excluded]
+        if not skipped:
+            return ev.results
+        return ev.results + drawn(cid, f"{cid}-rest", skipped, 0, f"completing {cid} on the {len(skipped)} cases its early rejection skipped")
 
     def confirm(child: Ranked) -> Confirmation:
-        base_sel, child_sel = answered_outcomes(cands.evaluation(BASE_ID).results), answered_outcomes(cands.evaluation(child.member).results)
-        pair = ({c: o for c, o in base_sel.items() if c in unseen}, {c: o for c, o in child_sel.items() if c in unseen})
-        drawn = None
-        if redrawn and not lacks:
-            base_fresh = fresh(BASE_ID)
-            child_fresh = fresh(child.member) if base_fresh is not None else None
-            if base_fresh is not None and child_fresh is not None:
-                drawn = (base_fresh, child_fresh)
-        return Confirmation.of(child.member, child.in_sample, child.gate_passed, pair, drawn, k, alpha)
+        base, own = answered_outcomes(complete(BASE_ID)), answered_outcomes(complete(child.member))
+        pair = ({c: o for c, o in base.items() if c in unseen}, {c: o for c, o in own.items() if c in unseen})
+        fresh = None
+        if redrawn:
+            why = "drawing fresh samples of {} on the {} diagnosed selection cases"
+            fresh = (answered_outcomes(drawn(BASE_ID, f"{BASE_ID}-fresh", redrawn, first, why.format(BASE_ID, len(redrawn)))),
+                     answered_outcomes(drawn(child.member, f"{child.member}-fresh", redrawn, first, why.format(child.member, len(redrawn)))))
+        return Confirmation.of(child.member, child.in_sample, child.gate_passed, pair, fresh, k, alpha)
 
-    children = ranked_children(state)
+    children = [c for c in state.candidates if c.parent_id is not None and c.evaluated]
     if not children:
-        made = sum(1 for c in state.candidates if c.parent_id is not None)
-        why = ("no child to test: the run made none" if not made else
-               f"no child to test: each of its {made} children failed the gate before it was evaluated on every case")
-        return Recommendation(None, "none", alpha, note=why)
-    rec = decide(children, confirm, alpha, settings.confirm_limit)
-    return Recommendation(rec.member, rec.status, rec.alpha, rec.steps, tuple(dict.fromkeys(lacks)), rec.rule)
+        return Recommendation(None, "none", alpha, note="no child to test: the run made none")
+    try:
+        ranked = [Ranked(c.id, pass_rate({cid: o for cid, o in answered_outcomes(complete(c.id)).items() if cid in diagnosis}, k),
+                         bool(c.gate_passed)) for c in children]
+        return decide(ranked, confirm, alpha, settings.confirm_limit)
+    except _BudgetSpent:
+        return Recommendation(None, "none", alpha, budget_spent=True,
+                              note="not decided: the budget ran out while the recommendation drew the samples it tests on")

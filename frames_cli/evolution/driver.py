@@ -13,7 +13,7 @@ from frames_cli.evolution.collaborators import build_context, gates
 from frames_cli.evolution.disputes import load_disputes, open_disputes
 from frames_cli.evolution.drift import base_warnings
 from frames_cli.evolution.loop import EvolutionRun
-from frames_cli.evolution.prospective import look_at_pending
+from frames_cli.evolution.prospective import held_case_keys, look_at_pending
 from frames_cli.evolution.records import RunState
 from frames_cli.evolution.run_ids import new_run_id
 from frames_cli.evolution.runs import load_run, run_dir
@@ -132,7 +132,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         # Batch mode: while a provider batch runs, stop at once (exit 75) rather than replay to it.
         wait_for_batches(ws, config)
         # Cron's tick decides earlier runs' pending branches first, on the cases added since.
-        look_at_pending(ws, config, store, cases, on_event, use_cache=options.use_cache)
+        look_at_pending(ws, config, store, cases, sealed, on_event, use_cache=options.use_cache)
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
         settings = Settings.from_json(memory.settings)
         if options.max_rounds is not None:
@@ -142,6 +142,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         if not memory.eval_case_ids:
             split = _new_split(cases, sealed, settings)
             memory.split, memory.eval_case_ids = split.to_json(), split.evaluated()
+            memory.case_keys = held_case_keys(cases, [*split.evaluated(), *split.test])
             # Disputes earlier runs recorded and nobody decided yet: those cases stay out of this run too.
             memory.disputes = open_disputes(cases, load_disputes(ws))
         split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)

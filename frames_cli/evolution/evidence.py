@@ -114,6 +114,12 @@ def answered_outcomes(results: Iterable[Mapping[str, Any]]) -> dict[str, CaseOut
     return outcomes_from_results(r for r in records if r["case_id"] not in lost)
 
 
+def pass_rate(outcomes: Mapping[str, CaseOutcome], k: int) -> float:
+    """Share of passed samples over the first k samples of every case (0.0 with no case)."""
+    total = sum(len(o.passes[:k]) for o in outcomes.values())
+    return sum(sum(o.passes[:k]) for o in outcomes.values()) / total if total else 0.0
+
+
 def combined(*tallies: Tally) -> Tally:
     """Counts added; p left at 1.0 (the p of a union needs the strata: `Confirmation.of`)."""
     return Tally(sum(t.cases for t in tallies), sum(t.fixed for t in tallies), sum(t.broken for t in tallies))
@@ -202,6 +208,8 @@ class Recommendation:
         rule: "confirm" (this module's rule), "paper" (α = 1: the highest pass rate, untested) or
             "legacy" (a run recorded before this rule: `note` says what it decided on).
         note: for a "legacy" record, its evidence in words; for a run with no child to test, why.
+        budget_spent: the budget ran out while the samples the rule needs were drawn: nothing was
+            decided (status "none"), which is no evidence either way.
         looks: the prospective looks at a pending branch, oldest first (evolution/prospective.py JSON).
     """
 
@@ -213,6 +221,7 @@ class Recommendation:
     rule: str = "confirm"
     looks: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     note: str = ""
+    budget_spent: bool = False
 
     @property
     def chosen(self) -> Confirmation | None:
@@ -229,6 +238,13 @@ class Recommendation:
         if self.rule == "legacy":
             return self.note
         chosen = self.chosen
+        if chosen is not None and self.status == "final" and self.looks:
+            look = self.looks[-1]
+            both = Tally.from_json(look["unseen_and_new"]) if "unseen_and_new" in look else None
+            shown = both.words("unseen or later") if both is not None else "the unseen and later cases"
+            text = (f"confirmed on cases no diagnoser saw (look {look['look']}): {shown} (p = {look['p_gain']:.2g} ≤ "
+                    f"{look['level']:.2g}); in-sample when it was made: {chosen.evidence()}")
+            return text + (f"; lacks {'; '.join(self.lacks)}" if self.lacks else "")
         if chosen is not None and self.status == "final":
             text = f"{chosen.evidence()}; significant"
         elif chosen is not None and self.status == "pending":
@@ -250,7 +266,8 @@ class Recommendation:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (kept in the run state)."""
         return {"member": self.member, "status": self.status, "alpha": self.alpha, "steps": [s.to_json() for s in self.steps],
-                "lacks": list(self.lacks), "rule": self.rule, "looks": [dict(x) for x in self.looks], "note": self.note}
+                "lacks": list(self.lacks), "rule": self.rule, "looks": [dict(x) for x in self.looks], "note": self.note,
+                "budget_spent": self.budget_spent}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Recommendation:
@@ -264,14 +281,14 @@ class Recommendation:
             raise ValueError(f"unknown recommendation status {status!r}")
         return cls(data.get("member"), status, float(data["alpha"]), tuple(Confirmation.from_json(s) for s in data.get("steps", [])),
                    tuple(data.get("lacks", [])), str(data.get("rule", "confirm")), tuple(dict(x) for x in data.get("looks", [])),
-                   str(data.get("note", "")))
+                   str(data.get("note", "")), bool(data.get("budget_spent", False)))
 
 
 def look_words(look: Mapping[str, Any]) -> str:
     """One prospective look (evolution/prospective.py) in words: "look 1: 10 new cases, 4 of 4 changed
     cases fixed (p = 0.004 with the unseen cases, level 0.017): final"."""
     tally = Tally.from_json(look["new"])
-    return (f"look {look['look']}: {tally.cases} new cases, {tally.words()} (p = {look['p_gain']:.2g} with the unseen cases, "
+    return (f"look {look['look']}: {tally.cases} new cases, {tally.words()} (p = {look['p_gain']:.2g} on the cases no diagnoser saw, "
             f"level {look['level']:.2g}): {look['status']}")
 
 

@@ -157,6 +157,9 @@ class EvolutionRun:
             return
         rec = recommend_run(self.cands, self.state, self.split, self.settings)
         self.state.recommendation = rec.to_json()
+        if rec.budget_spent:
+            # Undecided for want of budget, not for want of a gain: the run ends as a spent budget does (exit 1).
+            self.state.status, self.state.stop_reason = "finished", "budget"
         who = f"{rec.member} ({rec.status})" if rec.member else "S0 stays (no review branch)"
         self.ctx.on_event(f"recommendation: {who}: {rec.words()}")
         self.save()

@@ -195,12 +195,15 @@ def menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[li
 
 def evidence_cell(state: RunState, cand: Candidate) -> str:
     """A member's evidence in a word or two for the menu: "branch (final)", "branch (pending)",
-    "significant", "noise", "not tested" ("—" for S0 and before the run's end decided)."""
+    "withdrawn", "significant", "noise", "not tested", "untested" (the budget ran out before the
+    rule's samples); "—" for S0 and before the run's end decided."""
     rec = state.recommended()
     if rec is None or cand.parent_id is None:
         return "—"
+    if rec.budget_spent:
+        return "untested"
     if rec.member == cand.id:
-        return f"branch ({rec.status})"
+        return "withdrawn" if rec.status == "withdrawn" else f"branch ({rec.status})"
     step = next((s for s in rec.steps if s.member == cand.id), None)
     if step is None:
         return "not tested"

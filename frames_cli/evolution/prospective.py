@@ -20,7 +20,7 @@ Each look is recorded in the run's state (`recommendation.looks`), its calls in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -66,22 +66,34 @@ def pending_settings(state: RunState) -> tuple[int, int]:
     return int(pending.get("min_new_cases", 10)), int(pending.get("max_looks", 3))
 
 
-def new_cases(state: RunState, cases: Mapping[str, Case]) -> list[str]:
-    """Ids of the counted cases the run never held (in none of its sets), sorted."""
+def held_case_keys(cases: Mapping[str, Case], ids: Iterable[str]) -> list[str]:
+    """The content keys (evaluation/samples.case_key) of the cases `ids`, sorted: what a run held."""
+    from frames_cli.evaluation.samples import case_key
+
+    return sorted({case_key(cases[cid]) for cid in ids if cid in cases})
+
+
+def new_cases(state: RunState, cases: Mapping[str, Case], sealed: Iterable[str] = ()) -> list[str]:
+    """Ids of the counted cases no diagnoser of the run could have seen, sorted: not among the run's
+    ids, not the content of one of its cases under a new id (LoopMemory.case_keys; id alone for runs
+    recorded before it), and not sealed (`evolution.split.test_cases`: the sealed set decides nothing)."""
+    from frames_cli.evaluation.samples import case_key
+
     split = state.checkpoint.get("split") or {}
     held = set(split.get("diagnosis", [])) | set(split.get("selection", [])) | set(split.get("test", []))
     held |= set(state.checkpoint.get("eval_case_ids", []))
-    return sorted(cid for cid in cases if cid not in held)
+    keys, shut = set(state.checkpoint.get("case_keys", [])), set(sealed)
+    return sorted(cid for cid, case in cases.items() if cid not in held and cid not in shut and case_key(case) not in keys)
 
 
-def waiting(state: RunState, cases: Mapping[str, Case]) -> Wait | None:
+def waiting(state: RunState, cases: Mapping[str, Case], sealed: Iterable[str] = ()) -> Wait | None:
     """The pending branch of `state` and how far it is from its next look; None when it has none."""
     rec = state.recommended()
     if rec is None or rec.status != "pending" or rec.member is None:
         return None
     step, _ = pending_settings(state)
     last = int(rec.looks[-1]["new_cases"]) if rec.looks else 0
-    return Wait(state.run_id, rec.member, state.branch, len(new_cases(state, cases)), last + step, len(rec.looks), rec.words())
+    return Wait(state.run_id, rec.member, state.branch, len(new_cases(state, cases, sealed)), last + step, len(rec.looks), rec.words())
 
 
 def decide_look(rec: Recommendation, unseen: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]],
@@ -107,40 +119,47 @@ def decide_look(rec: Recommendation, unseen: tuple[Mapping[str, CaseOutcome], Ma
         status = "unconfirmed"
     else:
         status = "pending"
-    look = {"look": number, "at": utc_now(), "new_cases": on_new.cases, "new": on_new.to_json(), "p_gain": gain.p, "p_loss": loss.p,
-            "level": level, "status": status}
+    look = {"look": number, "at": utc_now(), "new_cases": on_new.cases, "new": on_new.to_json(), "unseen_and_new": gain.to_json(),
+            "p_gain": gain.p, "p_loss": loss.p, "level": level, "status": status}
     return Recommendation(rec.member, status, rec.alpha, rec.steps, rec.lacks, rec.rule, (*rec.looks, look), rec.note)
 
 
-def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases: Mapping[str, Case], on_event: Callable[[str], None],
-                    use_cache: bool = True) -> list[str]:
+def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases: Mapping[str, Case], sealed: Iterable[str],
+                    on_event: Callable[[str], None], use_cache: bool = True) -> list[str]:
     """Look at every pending branch of the workspace that has enough new cases (under the caller's
-    workspace lock); returns the ids of the runs looked at.
+    workspace lock); returns the ids of the runs looked at. `sealed` are the ids of the sealed test
+    cases, which never count as new. A run whose base or member commit is gone from the repository
+    (refs/frames not fetched in a CI clone, say) is skipped with a warning: it blocks no later run.
 
     Raises:
         BudgetExceeded / ModelError: from the model calls (the run's state is unchanged).
     """
+    from frames_cli.errors import GitError, InputError
     from frames_cli.evolution.runs import load_runs, save_state
 
-    looked = []
+    looked, sealed = [], set(sealed)
     for state in load_runs(ws, problems=[]):
-        wait = waiting(state, cases)
+        wait = waiting(state, cases, sealed)
         if wait is None:
             continue
         if wait.new < wait.needed:
             on_event(f"pending review branch {wait.line()}")
             continue
-        ids = new_cases(state, cases)
+        ids = new_cases(state, cases, sealed)
         rec = state.recommended()
         assert rec is not None and rec.member is not None
         _, max_looks = pending_settings(state)
         on_event(f"looking at pending branch {wait.branch} ({rec.member}) on {len(ids)} cases added after run {state.run_id}")
-        base_new, member_new = _score(ws, config, store, state, rec.member, [cases[c] for c in ids], len(rec.looks) + 1, use_cache)
+        try:
+            base_new, member_new = _score(ws, config, store, state, rec.member, [cases[c] for c in ids], len(rec.looks) + 1, use_cache)
+        except (GitError, InputError) as exc:
+            on_event(f"warning: pending branch {wait.branch} of run {state.run_id} cannot be looked at ({exc}); skipped")
+            continue
         unseen = _unseen(ws, state, rec.member)
         k = int((state.config.get("eval", {}) or {}).get("samples", 1))
         after = decide_look(rec, unseen, (base_new, member_new), k, max_looks)
         state.recommendation = after.to_json()
-        _after_look(ws, store, state, after)
+        _after_look(ws, store, state, after, on_event)
         save_state(ws, state)
         on_event(f"pending branch {wait.branch} ({rec.member}): {look_words(after.looks[-1])}")
         looked.append(state.run_id)
@@ -156,6 +175,7 @@ def _score(ws: Workspace, config: FramesConfig, store: GitStore, state: RunState
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
+    from frames_cli.workspace.atomic import atomic_write_json
 
     k = int((state.config.get("eval", {}) or {}).get("samples", 1))
     folder = run_dir(ws, state.run_id) / f"look-{number}"
@@ -164,10 +184,12 @@ def _score(ws: Workspace, config: FramesConfig, store: GitStore, state: RunState
         executor = make_executor(ws, config, client)
         judge = client if config.models.judge else None
         out = []
-        for commit in (state.base, state.candidate(member).commit):
+        for cid, commit in ((BASE_ID, state.base), (member, state.candidate(member).commit)):
             skills = SkillSet.load_valid(store.read_files(commit))[0]
-            report = evaluate(chosen, skills, executor, samples=k, judge=judge)
-            out.append(answered_outcomes(r.to_dict() for r in report.results))
+            results = [r.to_dict() for r in evaluate(chosen, skills, executor, samples=k, judge=judge).results]
+            # Kept for the run's results.jsonl ("new" lines), so a recording replays the look.
+            atomic_write_json(folder / f"{cid}.json", {"results": results})
+            out.append(answered_outcomes(results))
     finally:
         client.close()
     return out[0], out[1]
@@ -190,11 +212,14 @@ def _unseen(ws: Workspace, state: RunState, member: str) -> tuple[dict[str, Case
     return out[0], out[1]
 
 
-def _after_look(ws: Workspace, store: GitStore, state: RunState, rec: Recommendation) -> None:
-    """A withdrawn branch is deleted (it no longer carries a recommendation); the reports are written again."""
+def _after_look(ws: Workspace, store: GitStore, state: RunState, rec: Recommendation, on_event: Callable[[str], None]) -> None:
+    """A withdrawn branch is deleted (it no longer carries a recommendation) unless someone moved it,
+    which is said and left as it is; the run's reports are written again."""
     from frames_cli.evolution.report import write_run_reports
 
     if rec.status == "withdrawn" and state.branch:
-        store.delete_branch(state.branch, state.candidate(rec.member or BASE_ID).commit)
-        state.branch = None
+        if store.delete_branch(state.branch, state.candidate(rec.member or BASE_ID).commit):
+            state.branch = None
+        else:
+            on_event(f"warning: branch {state.branch} no longer points at {rec.member}: someone moved it, so it is left as it is")
     write_run_reports(ws, store, state)

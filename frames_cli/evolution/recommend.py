@@ -50,9 +50,9 @@ def top_member(state: RunState) -> Candidate | None:
 def declined(state: RunState) -> bool:
     """True when the run finished with S0 as its recommendation although a front member's pass rate
     is higher (a gain the table shows that the evidence does not carry)."""
-    best = state.best()
+    best, rec = state.best(), state.recommended()
     return (state.status == "finished" and state.recommend_alpha < 1 and best is not None and best.parent_id is None
-            and top_member(state) is not None)
+            and top_member(state) is not None and not (rec is not None and rec.budget_spent))
 
 
 def headline(state: RunState) -> str:
@@ -63,7 +63,9 @@ def headline(state: RunState) -> str:
     base, best, top = state.base_candidate(), state.best(), top_member(state)
     if base is None or base.pass_rate is None:
         return "S0 not evaluated yet"
-    shown = best if best is not None and best.parent_id is not None else top
+    branch = best if best is not None and best.parent_id is not None else None
+    # The gain the table shows: the highest member; the member with the branch is named after it when it differs.
+    shown = top if top is not None and (branch is None or (top.pass_rate or 0.0) > (branch.pass_rate or 0.0)) else branch
     if shown is None:
         return f"S0 {pct(base.pass_rate)}; no child beat it"
     split = state.checkpoint.get("split") or {}
@@ -74,8 +76,10 @@ def headline(state: RunState) -> str:
     rec = state.recommended()
     if rec is None:
         return f"{gain}; the run's end has not decided the recommendation yet"
-    if best is not None and best.parent_id is not None:
+    if branch is not None:
         where = f"review branch {state.branch}" if state.branch else "review branch not made yet"
+        if branch is not shown:
+            gain += f"; the review branch is {branch.id}'s ({pct(branch.pass_rate)})"
         return f"{gain}: {rec.words()}; {where} ({rec.status})"
     return f"{gain}: {rec.words()}; no review branch"
 
@@ -113,6 +117,8 @@ def member_line(state: RunState, cand: Candidate) -> str | None:
     own = f"{step.evidence()}; {'significant' if step.significant else 'not significant'} at α = {rec.alpha:g}" if step else "not tested"
     if best is not None and best.id == cand.id:
         return f"recommended ({rec.status}): {rec.words()}"
+    if rec.member == cand.id and rec.status == "withdrawn":
+        return f"not recommended any more: {rec.words()}"
     other = "S0" if best is None or best.parent_id is None else best.id
     return f"not recommended (the run recommends {other}); this member: {own}"
 

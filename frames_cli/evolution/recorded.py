@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, decide
+from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, decide, pass_rate
 from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results
 from frames_cli.evolution.run_ids import BASE_ID
 
@@ -67,8 +67,11 @@ class RecordedRun:
                 raise InputError(f"a result line needs the keys {', '.join(_KEYS)}", where)
             if row["set"] not in SETS:
                 raise InputError(f"unknown set {row['set']!r} (known: {', '.join(SETS)})", where)
-            run.add(str(row["candidate"]), row["set"], {"case_id": str(row["case_id"]), "category": str(row["category"]),
-                                                        "sample": int(row.get("sample", 0)), "passed": bool(row["passed"])})
+            record = {"case_id": str(row["case_id"]), "category": str(row["category"]), "sample": int(row.get("sample", 0)),
+                      "passed": bool(row["passed"])}
+            if row["set"] == "new":
+                record["look"] = int(row.get("look", 1))
+            run.add(str(row["candidate"]), row["set"], record)
         if BASE_ID not in run.records:
             raise InputError(f"no result of S0 ({BASE_ID})", Location(path))
         return run
@@ -85,14 +88,26 @@ class RecordedRun:
         by_set = self.records.get(candidate, {})
         return outcomes_from_results(r for name in sets for r in by_set.get(name, []))
 
+    def samples(self) -> int:
+        """k, the samples per case of the run's evaluation: the fewest S0 holds of any selection or diagnosis case (1 when none)."""
+        held = self.outcomes(BASE_ID, "selection", "diagnosis", "diagnosis+selection")
+        return min((len(o.passes) for o in held.values()), default=1)
+
+    def looked(self, candidate: str, look: int) -> dict[str, CaseOutcome]:
+        """Case id → outcome of `candidate` on the cases a prospective look `look` scored ("new" lines)."""
+        return outcomes_from_results(r for r in self.records.get(candidate, {}).get("new", []) if r.get("look") == look)
+
+    def looks(self) -> list[int]:
+        """The numbers of the prospective looks the recording holds, in order."""
+        return sorted({r["look"] for sets in self.records.values() for r in sets.get("new", [])})
+
     def ids(self, *sets: str) -> set[str]:
         """The case ids S0 has a result for in `sets`."""
         return set(self.outcomes(BASE_ID, *sets))
 
     def children(self) -> list[str]:
-        """Every candidate but S0 that has results on the diagnosis and the selection set, in order."""
-        return [c for c in self.order if c != BASE_ID and self.outcomes(c, "diagnosis", "diagnosis+selection")
-                and self.outcomes(c, "selection", "diagnosis+selection")]
+        """Every candidate but S0 that has results on the selection set, in order."""
+        return [c for c in self.order if c != BASE_ID and self.outcomes(c, "selection", "diagnosis+selection")]
 
     def write(self, path: Path) -> None:
         """Write the file (one line per record, candidates in order), atomically."""
@@ -121,61 +136,88 @@ def record_run(folder: Path, state: Any) -> RecordedRun:
         both = case_id in diagnosis and case_id in selection
         return "diagnosis+selection" if both else "diagnosis" if case_id in diagnosis else "selection" if case_id in selection else None
 
-    for cand in state.candidates:
-        for suffix, fixed in (("", None), ("-fresh", "fresh"), ("-test", "test")):
-            path = evals / f"{cand.id}{suffix}.json"
-            if not path.is_file():
+    def add(cid: str, path: Path, fixed: str | None, extra: dict[str, Any]) -> None:
+        if not path.is_file():
+            return
+        for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+            name = fixed or where(r["case_id"])
+            if name is None or r.get("lost") or (fixed != "new" and r["case_id"] in excluded):
                 continue
-            for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
-                name = fixed or where(r["case_id"])
-                if name is None or r.get("lost") or (fixed and r["case_id"] in excluded):
-                    continue
-                run.add(cand.id, name, {"case_id": r["case_id"], "category": r["category"], "sample": int(r.get("sample", 0)),
-                                        "passed": bool(r["passed"]), "reason": r.get("reason", ""), "skills_used": r.get("skills_used", [])})
+            run.add(cid, name, {"case_id": r["case_id"], "category": r["category"], "sample": int(r.get("sample", 0)),
+                                "passed": bool(r["passed"]), "reason": r.get("reason", ""), "skills_used": r.get("skills_used", []), **extra})
+
+    for cand in state.candidates:
+        # "-rest": the cases early rejection skipped, completed for the recommendation (same sets, same sample numbers).
+        for suffix, fixed in (("", None), ("-rest", None), ("-fresh", "fresh"), ("-test", "test")):
+            add(cand.id, evals / f"{cand.id}{suffix}.json", fixed, {})
+    looks = sorted((p for p in folder.glob("look-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
+    for look in looks:
+        for cand in state.candidates:
+            add(cand.id, look / f"{cand.id}.json", "new", {"look": int(look.name[5:])})
     return run
 
 
-def pass_rate(outcomes: Mapping[str, CaseOutcome], k: int) -> float:
-    """Share of passed samples over the first k samples of every case (0.0 with no case)."""
-    total = sum(len(o.passes[:k]) for o in outcomes.values())
-    return sum(sum(o.passes[:k]) for o in outcomes.values()) / total if total else 0.0
+def recommend_recorded(run: RecordedRun, alpha: float = 0.05, limit: int = 3, tolerance: float = 0.05, max_looks: int = 3) -> Recommendation:
+    """The recommendation rule (evolution/evidence.py) on a recorded run, as the run would have
+    decided it from what the recording holds.
 
-
-def recommend_recorded(run: RecordedRun, alpha: float = 0.05, limit: int = 3, tolerance: float = 0.05, k: int = 1) -> Recommendation:
-    """The recommendation rule (evolution/evidence.py) on a recorded run.
-
-    The gate is recomputed with the paper's rule at `tolerance` on the selection set (a recording
-    holds no verdict); the fresh samples are read from the "fresh" lines when the recording has
-    them for S0 and the child, and otherwise named in `lacks`.
+    k is the recording's samples per case. The gate is recomputed with the paper's rule at
+    `tolerance` on the selection set (a recording holds no verdict). Fresh samples come from the
+    "fresh" lines, a child rejected early is ranked on its completed evaluation ("-rest" results
+    are recorded in its sets), and a pending branch's prospective looks are replayed from the "new"
+    lines (evolution/prospective.decide_look, `max_looks` looks); whatever is missing is named in
+    `lacks`. α ≥ 1 is the paper's rule: the gate-passed child of the highest selection pass rate.
 
     Raises:
-        ValueError: alpha outside (0, 1) or limit < 1.
+        ValueError: alpha ≤ 0 or limit < 1.
     """
+    from frames_cli.evolution.prospective import decide_look
+
+    k = run.samples()
     diagnosis = run.ids("diagnosis", "diagnosis+selection")
     selection = run.ids("selection", "diagnosis+selection")
     unseen, redrawn = selection - diagnosis, selection & diagnosis
     gate = PerCategoryGate(tolerance)
     base_sel = run.outcomes(BASE_ID, "selection", "diagnosis+selection")
     base_fresh = run.outcomes(BASE_ID, "fresh")
-    ranked = []
+    ranked, partial, lacking = [], [], []
     for cid in run.children():
-        verdict = gate.check(base_sel, run.outcomes(cid, "selection", "diagnosis+selection"))
-        ranked.append(Ranked(cid, pass_rate(run.outcomes(cid, "diagnosis", "diagnosis+selection"), k), verdict.passed))
-    lacking: list[str] = []
+        child_sel = run.outcomes(cid, "selection", "diagnosis+selection")
+        passed = gate.check(base_sel, child_sel).passed
+        diag = run.outcomes(cid, "diagnosis", "diagnosis+selection")
+        if not diagnosis <= set(diag) or not selection <= set(child_sel):
+            partial.append(cid)
+            continue
+        ranked.append(Ranked(cid, pass_rate(diag, k), passed))
+    if alpha >= 1:
+        passing = [(pass_rate(run.outcomes(c.member, "selection", "diagnosis+selection"), k), -i, c.member)
+                   for i, c in enumerate(ranked) if c.gate_passed]
+        member = max(passing)[2] if passing else None
+        return Recommendation(member, "final" if member else "none", 1.0, rule="paper")
+    if partial:
+        lacking.append(f"complete evaluations of {', '.join(partial)} (rejected early, never completed): ranked without them")
 
     def confirm(child: Ranked) -> Confirmation:
         child_sel = run.outcomes(child.member, "selection", "diagnosis+selection")
         child_fresh = run.outcomes(child.member, "fresh")
         pairs = (_only(base_sel, unseen), _only(child_sel, unseen))
         fresh = None
-        if redrawn and redrawn <= set(base_fresh) and redrawn <= set(child_fresh):
+        if redrawn and (set(base_fresh) | set(child_fresh)) & redrawn:
             fresh = (_only(base_fresh, redrawn), _only(child_fresh, redrawn))
-        elif redrawn and not lacking:
+        elif redrawn and not any(x.startswith("fresh samples") for x in lacking):
             lacking.append(f"fresh samples of the {len(redrawn)} diagnosed selection cases (decided on the {len(unseen)} unseen ones)")
         return Confirmation.of(child.member, child.in_sample, child.gate_passed, pairs, fresh, k, alpha)
 
+    if not ranked:
+        return Recommendation(None, "none", alpha, lacks=tuple(lacking), note="no child to test")
     rec = decide(ranked, confirm, alpha, limit)
-    return Recommendation(rec.member, rec.status, rec.alpha, rec.steps, tuple(lacking), rec.rule)
+    rec = Recommendation(rec.member, rec.status, rec.alpha, rec.steps, tuple(lacking), rec.rule)
+    for look in run.looks():
+        if rec.status != "pending" or rec.member is None:
+            break
+        pair = (_only(base_sel, unseen), _only(run.outcomes(rec.member, "selection", "diagnosis+selection"), unseen))
+        rec = decide_look(rec, pair, (run.looked(BASE_ID, look), run.looked(rec.member, look)), k, max_looks)
+    return rec
 
 
 def _only(outcomes: Mapping[str, CaseOutcome], ids: Iterable[str]) -> dict[str, CaseOutcome]:

@@ -309,7 +309,7 @@ def _upgrade_1(data: dict[str, Any]) -> dict[str, Any]:
     evolution = (data.get("config") or {}).get("evolution") or {}
     alpha = float(evolution.get("recommend_alpha", 1.0))
     data["schema"] = 2
-    if data.get("status") != "finished" or "recommendation" in data or alpha >= 1:
+    if (data.get("status") != "finished" and not data.get("branch")) or "recommendation" in data or alpha >= 1:
         return data  # under the paper's rule RunState.best decides live, as before
     children = [c for c in data.get("candidates", []) if isinstance(c, dict) and c.get("parent_id") is not None
                 and c.get("pass_rate") is not None]
@@ -378,7 +378,7 @@ class RunSummary:
             branch=state.branch,
             n_cases=base.n_cases if base else None,
             samples=base.samples if base else 1,
-            recommendation=rec.status if rec else None,
+            recommendation=("paper's rule" if rec.rule == "paper" else rec.status) if rec else None,
             evidence=rec.words() if rec else None,
         )
 

@@ -78,9 +78,11 @@ class BatchRecord:
 
 def call_key(kwargs: dict[str, Any]) -> str:
     """Hex sha256 of what decides one call's answer: model, messages, temperature, output limit,
-    response format and the attempt number (a retry is a new request)."""
-    attempt = (kwargs.get("metadata") or {}).get(providers.ATTEMPT_KEY, 0)
-    parts = [kwargs["model"], kwargs["messages"], kwargs.get("temperature"), kwargs.get("max_tokens"), kwargs.get("response_format"), attempt]
+    response format, the attempt number (a retry is a new request) and the sample number (sample k
+    of a request is an independent draw, as in the model cache's key: llm/cache.request_key)."""
+    metadata = kwargs.get("metadata") or {}
+    attempt, sample = metadata.get(providers.ATTEMPT_KEY, 0), metadata.get(providers.SAMPLE_KEY, 0)
+    parts = [kwargs["model"], kwargs["messages"], kwargs.get("temperature"), kwargs.get("max_tokens"), kwargs.get("response_format"), attempt, sample]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 

@@ -79,4 +79,28 @@ def test_an_in_sample_gain_waits_for_new_cases_and_a_later_run_looks_at_it(tmp_p
     look = state["recommendation"]["looks"][0]
     assert look["new_cases"] == len(RULES) and look["status"] == state["recommendation"]["status"]
     assert look["status"] in ("final", "pending", "withdrawn") and (folder / "look-1" / "ledger.json").is_file()
-    assert f"look 1: {len(RULES)} new cases" in (folder / "report.md").read_text()
+    said = "confirmed on cases no diagnoser saw (look 1)" if look["status"] == "final" else f"look 1: {len(RULES)} new cases"
+    assert said in (folder / "report.md").read_text().splitlines()[2]
+
+
+def test_new_cases_are_neither_renamed_cases_of_the_run_nor_sealed_ones(tmp_path):
+    from frames_cli.evolution.prospective import held_case_keys, new_cases
+    from frames_cli.evolution.records import RunState
+    from frames_cli.formats.case_files import load_cases
+
+    from .conftest import make_cases
+
+    raw = make_cases()
+    held = sorted(c["id"] for c in raw)[:6]
+    renamed = {**next(c for c in raw if c["id"] == held[0]), "id": "v2-" + held[0]}
+    (tmp_path / "cases.yaml").write_text(yaml.safe_dump([*raw, renamed], sort_keys=False))
+    later = {c.id: c for c in load_cases([tmp_path / "cases.yaml"])}
+    cases = {cid: c for cid, c in later.items() if cid != renamed["id"]}
+    state = RunState("20261202-120000-aaaaaa", "a" * 40, checkpoint={"split": {"diagnosis": held[:3], "selection": held[3:]},
+                                                                    "case_keys": held_case_keys(cases, held)})
+    renamed = later[renamed["id"]]
+    fresh = sorted(set(cases) - set(held))
+    assert new_cases(state, later) == fresh  # the renamed case has a diagnosed case's content
+    assert new_cases(state, later, sealed=fresh[:2]) == fresh[2:]
+    state.checkpoint.pop("case_keys")  # a run recorded before frames kept the keys: ids alone
+    assert renamed.id in new_cases(state, later)

@@ -1,0 +1,102 @@
+"""The run's end (evolution/confirm.py): every child is ranked, one rejected early included, and the
+samples the rule needs are drawn once, with their own numbers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from frames_cli.errors import BudgetExceeded
+from frames_cli.evolution.confirm import recommend_run
+from frames_cli.evolution.context import Evaluation
+from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.settings import Settings
+from frames_cli.evolution.splits import Split
+
+DIAGNOSIS = [f"d{i}" for i in range(6)]
+UNSEEN = [f"u{i}" for i in range(6)]
+
+
+def rec(case_id: str, passed: bool, sample: int = 0) -> dict:
+    return {"case_id": case_id, "category": "x", "sample": sample, "passed": passed}
+
+
+@dataclass
+class Ctx:
+    evals_dir: Path
+    budget: int = 10_000
+    drawn: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    passes: dict[str, bool] = field(default_factory=dict)
+
+    def sample_more(self, cid, skills, case_ids, first, count):
+        if len(case_ids) > self.budget:
+            raise BudgetExceeded("spent")
+        self.budget -= len(case_ids)
+        self.drawn.append((cid, tuple(case_ids), first))
+        return [rec(c, self.passes.get(cid, False), first) for c in case_ids]
+
+    def on_event(self, line: str) -> None:
+        self.events.append(line)
+
+
+class Cands:
+    """The part of evolution/candidates.Candidates the run's end uses, over evaluation files."""
+
+    def __init__(self, ctx: Ctx):
+        self.ctx = ctx
+
+    def excluded(self) -> set[str]:
+        return set()
+
+    def evaluation(self, name: str) -> Evaluation:
+        return Evaluation(**json.loads((self.ctx.evals_dir / f"{name}.json").read_text()))
+
+    def keep_evaluation(self, name: str, ev: Evaluation) -> None:
+        (self.ctx.evals_dir / f"{name}.json").write_text(json.dumps(ev.to_json()))
+
+    def files(self, cid: str) -> dict:
+        return {}
+
+    def skill_set(self, cid: str, files: dict) -> object:
+        return object()
+
+
+def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Cands, RunState, Split, Settings]:
+    ctx = Ctx(tmp_path, budget, passes={"r1c1": True, "r2c1": True})
+    cands = Cands(ctx)
+    write = lambda name, results, early=None: cands.keep_evaluation(name, Evaluation(0.0, {}, 0.0, None, results, early))  # noqa: E731
+    write(BASE_ID, [rec(c, False) for c in DIAGNOSIS + UNSEEN])
+    # r1c1 passes everything but was stopped early before its diagnosis cases (the gate saw enough):
+    # ranked only on a completed evaluation, it comes first and is tested.
+    write("r1c1", [rec(c, True) for c in UNSEEN], {"evaluated": 6, "skipped": DIAGNOSIS, "reason": "certain"})
+    write("r2c1", [rec(c, c in ("d0", "u0")) for c in DIAGNOSIS + UNSEEN])
+    state = RunState("20261202-120000-aaaaaa", "a" * 40, status="finished", config={"evolution": {"recommend_alpha": 0.05}})
+    state.candidates = [Candidate(BASE_ID, "a" * 40, None, 0, 0.0), Candidate("r1c1", "b" * 40, BASE_ID, 1, 1.0, gate_passed=False),
+                        Candidate("r2c1", "c" * 40, BASE_ID, 2, 0.2, gate_passed=True, gain_p=0.5)]
+    split = Split(tuple(DIAGNOSIS), tuple(UNSEEN))
+    settings = Settings(max_rounds=3, patience=2, diagnosers=3, batch_size=4, vote_threshold=2, tolerance=0.05, regression_sample=0,
+                        anchor_cases=2, rewrite_retries=1, max_body_lines=500, seed=0, samples=1, recommend_alpha=0.05, gate_max_samples=40)
+    return cands, state, split, settings
+
+
+def test_a_child_rejected_early_is_completed_and_ranked_with_the_others(tmp_path):
+    cands, state, split, settings = setup(tmp_path)
+    rec_ = recommend_run(cands, state, split, settings)
+    # r1c1 completed on the 6 diagnosis cases it skipped (samples from 0), ranked first (100 %), tested:
+    # significant (6 of 6 unseen fixed) but gate-failed, so the turn passes to r2c1, which is not significant.
+    assert ("r1c1", tuple(DIAGNOSIS), 0) in cands.ctx.drawn
+    assert [s.member for s in rec_.steps] == ["r1c1", "r2c1"] and rec_.member is None
+    assert (tmp_path / "r1c1-rest.json").is_file()
+    # A second end (a resume) draws nothing again.
+    drawn = len(cands.ctx.drawn)
+    assert recommend_run(cands, state, split, settings) == rec_ and len(cands.ctx.drawn) == drawn
+
+
+def test_a_budget_spent_while_drawing_decides_nothing_and_says_so(tmp_path):
+    cands, state, split, settings = setup(tmp_path, budget=3)
+    rec_ = recommend_run(cands, state, split, settings)
+    assert (rec_.member, rec_.status, rec_.budget_spent) == (None, "none", True)
+    assert rec_.words().startswith("not decided: the budget ran out")
