@@ -1,12 +1,8 @@
-"""Text formatting shared by every report: percentages, tokens, USD, candidate labels, safe Markdown."""
+"""Text formatting shared by every report: percentages, tokens, USD, plurals, sample sizes, safe Markdown."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from frames_cli.evolution.records import Candidate
 
 
 def pct(rate: float | None) -> str:
@@ -41,11 +37,6 @@ def with_n(text: str, n: int | None, k: int = 1) -> str:
     """`text` followed by its sample size in parentheses ("pass rate (n=50)"); `text` alone when n is unknown."""
     size = sample_size(n, k)
     return f"{text} ({size})" if size else text
-
-
-def label(cand: Candidate) -> str:
-    """The candidate id, marked "(S0)" for the base (the candidate without a parent)."""
-    return f"{cand.id} (S0)" if cand.parent_id is None else cand.id
 
 
 def md_text(text: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from frames_cli.errors import InputError
 from frames_cli.evolution.commit import gate_overrides
 from frames_cli.evolution.consensus import Change
-from frames_cli.evolution.formatting import label, markdown_table, md_text, pct, plural, sample_size, tokens, with_n
+from frames_cli.evolution.formatting import markdown_table, md_text, pct, plural, sample_size, tokens, with_n
 from frames_cli.evolution.gate import gate_detail, sampled_further
 from frames_cli.evolution.menu import changed_skill_names
 from frames_cli.evolution.recommend import member_line
@@ -241,6 +241,11 @@ def _sequential_lines(sequential: dict | None) -> list[str]:
         out += ["", f"Rejected early at k = {stopped['look']}: the rejection was certain whatever their samples gave, so these"
                     f" {len(stopped['skipped'])} case(s) were not sampled to it: {skipped}"]
     return [*out, ""]
+
+
+def label(cand: Candidate) -> str:
+    """The candidate id, marked "(S0)" for the base (the candidate without a parent)."""
+    return f"{cand.id} (S0)" if cand.parent_id is None else cand.id
 
 
 def gate_line(cand: Candidate) -> str:
