@@ -14,9 +14,9 @@ from frames_cli.evolution.attribution import Attribution, attribute, catalog_cha
 from frames_cli.evolution.context import Evaluation
 from frames_cli.evolution.disputes import excluded_ids
 from frames_cli.evolution.early import EarlyRejection, certain_rejection
+from frames_cli.evolution.evidence import gain_p_value
 from frames_cli.evolution.front import FrontPoint, pareto_front
 from frames_cli.evolution.gate import GateVerdict, Outcomes, outcomes_from_results
-from frames_cli.evolution.recommend import gain_p_value
 from frames_cli.evolution.records import Candidate, FailureNote
 from frames_cli.evolution.run_ids import BASE_ID, candidate_id
 from frames_cli.evolution.rewrite import RewriteOutcome, plan_changes
@@ -86,10 +86,10 @@ class Candidates:
 
     def _gain_p(self, ev: Evaluation) -> float:
         """The child of evaluation `ev` against S0 on the selection cases no diagnoser saw
-        (recommend.gain_p_value); a case lost on either side is compared on neither."""
+        (evidence.gain_p_value); a case lost on either side is compared on neither."""
         lost = self._lost_ids(BASE_ID) | {r["case_id"] for r in ev.results if r.get("lost")}
         # A diagnosed case is rewritten for because S0 failed it: re-drawn, it regresses to its
-        # mean, a gain the exact test would count as real (recommend.py).
+        # mean, a gain the exact test would count as real (evidence.py).
         gated = set(self.split.selection) - set(self.split.diagnosis) - self.excluded() - lost
         child = outcomes_from_results(r for r in ev.results if r["case_id"] in gated)
         return gain_p_value(self._outcomes(BASE_ID, lost), child, self.settings.samples)

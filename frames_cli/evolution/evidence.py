@@ -106,6 +106,16 @@ class Tally:
         return cls(int(data["cases"]), int(data["fixed"]), int(data["broken"]), float(data["p"]))
 
 
+def gain_p_value(base: Mapping[str, CaseOutcome], child: Mapping[str, CaseOutcome], k: int) -> float:
+    """The one-sided p-value of "the child passes more often than S0" over the cases both were scored
+    on with k samples (the first k of each side; Tally). 1.0 when no case differs.
+
+    Raises:
+        ValueError: k < 1.
+    """
+    return Tally.of(base, child, k).p
+
+
 def answered_outcomes(results: Iterable[Mapping[str, Any]]) -> dict[str, CaseOutcome]:
     """Per-case outcomes of result records ({case_id, category, sample, passed, lost}) without the
     cases whose answer was lost in some sample: a missing answer says nothing of the skills."""

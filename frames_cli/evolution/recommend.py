@@ -3,30 +3,18 @@
 The rule itself is evolution/evidence.py (decided at the run's end by evolution/confirm.py and, for
 a pending branch, later by evolution/prospective.py); this module only says what it decided and
 how strong the evidence is, so that no surface hides a gain the run's own table shows or calls
-noise a gain. `gain_p_value` is each child's p on the selection cases no diagnoser saw (the
-menu's "p, unseen cases" row).
+noise a gain. A child's p on the selection cases no diagnoser saw (the menu's "p, unseen cases"
+row) is evidence.gain_p_value.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
-from frames_cli.evolution.evidence import Tally
 from frames_cli.evolution.formatting import pct, sample_size
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.gate import CaseOutcome
     from frames_cli.evolution.records import Candidate, RunState
-
-
-def gain_p_value(base: Mapping[str, CaseOutcome], child: Mapping[str, CaseOutcome], k: int) -> float:
-    """The one-sided p-value of "the child passes more often than S0" over the cases both were scored
-    on with k samples (the first k of each side; evidence.Tally). 1.0 when no case differs.
-
-    Raises:
-        ValueError: k < 1.
-    """
-    return Tally.of(base, child, k).p
 
 
 def blind_cases(state: RunState) -> int | None:

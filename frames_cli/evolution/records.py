@@ -94,7 +94,7 @@ class Candidate:
         cut_from: for a sub-child, the child whose implicated rewrites it leaves out; None otherwise.
         left_out: for a sub-child, skill → the broken cases that implicated the rewrite left out.
         gain_p: the one-sided exact p-value of its gain over S0 on the selection set
-            (recommend.gain_p_value); None for S0, a child not fully evaluated (rejected early) and
+            (evidence.gain_p_value); None for S0, a child not fully evaluated (rejected early) and
             candidates of runs recorded before frames kept it.
     """
 

@@ -7,13 +7,17 @@ import math
 
 import pytest
 
-from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, Tally, decide, order
+from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, Tally, decide, gain_p_value, order
 from frames_cli.evolution.gate import CaseOutcome
 from frames_cli.evolution.paired_test import upper_p_value
 
 
 def outcomes(*passes: tuple[bool, ...], prefix: str = "c") -> dict[str, CaseOutcome]:
     return {f"{prefix}{i}": CaseOutcome("cat", p) for i, p in enumerate(passes)}
+
+
+def test_gain_p_value_is_the_tally_p():
+    assert gain_p_value(outcomes(*[(False,)] * 5), outcomes(*[(True,)] * 5), 1) == pytest.approx(1 / 32)
 
 
 def test_a_tally_counts_fixed_and_broken_cases_and_tests_the_gain():

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from frames_cli.evolution.evidence import Confirmation, Recommendation, Tally
-from frames_cli.evolution.recommend import against, declined, gain_p_value, headline, member_line, recommendation_note
+from frames_cli.evolution.recommend import against, declined, headline, member_line, recommendation_note
 from frames_cli.evolution.records import Candidate, RunState
 from frames_cli.evolution.run_ids import BASE_ID
 from frames_cli.errors import Location
-from frames_cli.evolution.gate import CaseOutcome
 
 RUN = "20261201-090000-aaaaaa"
 SPLIT = {"diagnosis": [f"d{i}" for i in range(24)], "selection": [f"d{i}" for i in range(14)] + [f"u{i}" for i in range(6)]}
@@ -29,12 +26,6 @@ def _run(alpha: float, *children: tuple[str, float, bool]) -> RunState:
 
 def _confirmed(member: str, unseen_p: float, p: float) -> Confirmation:
     return Confirmation(member, 0.9, True, Tally(6, 5, 0, unseen_p), Tally(14, 6, 1, p), p, p <= 0.05)
-
-
-def test_gain_p_value_is_the_tally_p():
-    base = {f"c{i}": CaseOutcome("x", (False,)) for i in range(5)}
-    child = {f"c{i}": CaseOutcome("x", (True,)) for i in range(5)}
-    assert gain_p_value(base, child, 1) == pytest.approx(1 / 32)
 
 
 def test_a_final_branch_states_the_gain_and_its_evidence_in_the_first_line():
