@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from frames_cli.errors import ConfigError
 from frames_cli.evolution.diagnose import Proposal
 from frames_cli.evolution import rules
 
@@ -107,23 +106,6 @@ class VoteResult:
     threshold: int = 1
 
 
-def resolve_threshold(q: int | str, diagnosers: int) -> int:
-    """Turn the configured q (a number or "all") into a vote count for `diagnosers` diagnosers.
-
-    `all` means every diagnoser that was asked, so a failed diagnoser call (which counts as no
-    proposals) blocks unanimous changes rather than lowering the bar.
-
-    Raises:
-        ConfigError: q is larger than D, so no change could ever be accepted.
-    """
-    threshold = diagnosers if q == "all" else int(q)
-    if threshold > diagnosers:
-        raise ConfigError(
-            f"`evolution.vote_threshold` ({q}) exceeds `evolution.diagnosers` ({diagnosers}): no change could ever pass the vote"
-        )
-    return threshold
-
-
 def vote(
     proposals: Sequence[Proposal], threshold: int, existing: set[str] | frozenset[str], merge_threshold: float | None = None
 ) -> VoteResult:
@@ -136,7 +118,7 @@ def vote(
 
     Args:
         proposals: validated proposals of every diagnoser of the round.
-        threshold: q as a count (see `resolve_threshold`), ≥ 1.
+        threshold: q as a count (see settings.resolve_threshold), ≥ 1.
         existing: skill names of the parent.
         merge_threshold: proposals of different diagnosers whose rules have a `rules.similarity`
             at least this are one change (`evolution.merge_threshold`); None merges identical

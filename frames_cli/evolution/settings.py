@@ -6,17 +6,34 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from frames_cli.evolution.consensus import resolve_threshold
+from frames_cli.errors import ConfigError
 
 if TYPE_CHECKING:
     from frames_cli.workspace.config import FramesConfig
+
+
+def resolve_threshold(q: int | str, diagnosers: int) -> int:
+    """Turn the configured q (a number or "all") into a vote count for `diagnosers` diagnosers.
+
+    `all` means every diagnoser that was asked, so a failed diagnoser call (which counts as no
+    proposals) blocks unanimous changes rather than lowering the bar.
+
+    Raises:
+        ConfigError: q is larger than D, so no change could ever be accepted.
+    """
+    threshold = diagnosers if q == "all" else int(q)
+    if threshold > diagnosers:
+        raise ConfigError(
+            f"`evolution.vote_threshold` ({q}) exceeds `evolution.diagnosers` ({diagnosers}): no change could ever pass the vote"
+        )
+    return threshold
 
 
 @dataclass(frozen=True)
 class Settings:
     """The evolution settings a run is fixed to (from `evolution.*`, `eval.samples` and `eval.lost_retries` in frames.yaml).
 
-    `vote_threshold` is q as a count of diagnosers (see consensus.resolve_threshold); `retrieval` is
+    `vote_threshold` is q as a count of diagnosers (see `resolve_threshold`); `retrieval` is
     `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
     retrieval); `gate`, `gate_alpha` and `early_rejection` take the defaults of frames.yaml in runs
     started before they existed; `split` is `evolution.split` as a dict (used once, when a new run

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from frames_cli.errors import ConfigError
-from frames_cli.evolution.consensus import resolve_threshold, vote
+from frames_cli.evolution.consensus import vote
+from frames_cli.evolution.settings import resolve_threshold
 from frames_cli.evolution.diagnose import Proposal
 
 EXISTING = {"cancel-flight", "baggage"}
