@@ -132,7 +132,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         # Batch mode: while a provider batch runs, stop at once (exit 75) rather than replay to it.
         wait_for_batches(ws, config)
         # Cron's tick decides earlier runs' pending branches first, on the cases added since.
-        look_at_pending(ws, config, store, cases, sealed, on_event, use_cache=options.use_cache)
+        from frames_cli.evolution.report import write_run_reports
+
+        look_at_pending(ws, config, store, cases, sealed, on_event, write_run_reports, use_cache=options.use_cache)
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
         settings = Settings.from_json(memory.settings)
         if options.max_rounds is not None:

@@ -125,10 +125,12 @@ def decide_look(rec: Recommendation, unseen: tuple[Mapping[str, CaseOutcome], Ma
 
 
 def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases: Mapping[str, Case], sealed: Iterable[str],
-                    on_event: Callable[[str], None], use_cache: bool = True) -> list[str]:
+                    on_event: Callable[[str], None], write_reports: Callable[[Workspace, GitStore, RunState], object],
+                    use_cache: bool = True) -> list[str]:
     """Look at every pending branch of the workspace that has enough new cases (under the caller's
     workspace lock); returns the ids of the runs looked at. `sealed` are the ids of the sealed test
-    cases, which never count as new. A run whose base or member commit is gone from the repository
+    cases, which never count as new; `write_reports` writes a looked-at run's reports again (the
+    caller's, evolution/report.py, which reads this rule's results and so sits above it). A run whose base or member commit is gone from the repository
     (refs/frames not fetched in a CI clone, say) is skipped with a warning: it blocks no later run.
 
     Raises:
@@ -159,7 +161,8 @@ def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases:
         k = int((state.config.get("eval", {}) or {}).get("samples", 1))
         after = decide_look(rec, unseen, (base_new, member_new), k, max_looks)
         state.recommendation = after.to_json()
-        _after_look(ws, store, state, after, on_event)
+        _after_look(store, state, after, on_event)
+        write_reports(ws, store, state)
         save_state(ws, state)
         on_event(f"pending branch {wait.branch} ({rec.member}): {look_words(after.looks[-1])}")
         looked.append(state.run_id)
@@ -212,14 +215,11 @@ def _unseen(ws: Workspace, state: RunState, member: str) -> tuple[dict[str, Case
     return out[0], out[1]
 
 
-def _after_look(ws: Workspace, store: GitStore, state: RunState, rec: Recommendation, on_event: Callable[[str], None]) -> None:
+def _after_look(store: GitStore, state: RunState, rec: Recommendation, on_event: Callable[[str], None]) -> None:
     """A withdrawn branch is deleted (it no longer carries a recommendation) unless someone moved it,
-    which is said and left as it is; the run's reports are written again."""
-    from frames_cli.evolution.report import write_run_reports
-
+    which is said and left as it is."""
     if rec.status == "withdrawn" and state.branch:
         if store.delete_branch(state.branch, state.candidate(rec.member or BASE_ID).commit):
             state.branch = None
         else:
             on_event(f"warning: branch {state.branch} no longer points at {rec.member}: someone moved it, so it is left as it is")
-    write_run_reports(ws, store, state)
