@@ -24,7 +24,10 @@ _NAME_WORD = re.compile(r"[A-Z][a-z]+")
 #: A proper noun as a case's record writes it: a capitalised word ("Dallas", "LaGuardia") or a code
 #: in capitals ("JFK", "TX").
 _PROPER = re.compile(r"[A-Z][A-Za-z]+")
-_MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|"
+    r"Nov(?:ember)?|Dec(?:ember)?)"
+)
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 #: A date or a clock time written out ("May 17", "17th of May, 2024", "3:30 pm"): several tokens
 #: that are one value. Month names must be capitalised ("you may 5 ..." is no date).
@@ -46,8 +49,8 @@ def value_of(token: str) -> str | None:
     """The normalised value of one `TOKEN` match, or None when it is an ordinary word or a count.
 
     Values: tokens mixing letters and digits (ids, flight numbers), dates and times, amounts (with a
-    currency sign, a decimal part, or ≥ SMALL_COUNT; a count with its unit, "24h", is a count), and all-capital words of five or more letters
-    (reservation ids without a digit). Case-folded, so "h8q05l" and "H8Q05L" are one value;
+    currency sign, a decimal part, or ≥ SMALL_COUNT; a count with its unit, "24h", is a count), and all-capital words
+    of five or more letters (reservation ids without a digit). Case-folded, so "h8q05l" and "H8Q05L" are one value;
     "$1,380.00" and "1380" are one value too.
     """
     signed = token[0] in "$€£"

@@ -46,13 +46,12 @@ def cut_value(sentence: str) -> str | None:
     """The words of `sentence` that show its values were cut out, or None when it reads whole.
 
     A preposition (IN, TO) needs its object: one that ends a clause after other words lost it
-    ("Agent assigns payment to."), unless a verb comes just before it, where English leaves the object elsewhere: a relative clause ("a cabin the user has
-    just changed to"), coordinated verbs sharing one object ("paid with, or refunded to, one
-    payment method"), an infinitive left implicit ("if the user wants to"). An article or a
-    coordinating conjunction that ends a clause lost what followed it; so did "is"/"are" with no
-    pronoun subject before it. Two prepositions joined by a conjunction share one object ("before
-    or after the trip"); "between and" and "from to" are `_MARKS`, the marks of a cut that need no
-    grammar.
+    ("Agent assigns payment to."), unless a verb comes just before it, where English leaves the object
+    elsewhere: a relative clause ("a cabin the user has just changed to"), coordinated verbs sharing one
+    object ("paid with, or refunded to, one payment method"), an infinitive left implicit ("if the user wants
+    to"). An article or a coordinating conjunction that ends a clause lost what followed it; so did "is"/"are"
+    with no pronoun subject before it. Two prepositions joined by a conjunction share one object ("before or
+    after the trip"); "between and" and "from to" are `_MARKS`, the marks of a cut that need no grammar.
     """
     mark = _MARKS.search(sentence)
     if mark is not None:
@@ -129,4 +128,6 @@ def content_words(text: str) -> frozenset[str]:
     not, whatever a stop-word list holds."""
     from frames_cli.ingest.text import tokens
 
-    return frozenset(t for word, pos in tagged(text) if pos.startswith(_CONTENT) for t in tokens(word.replace("'", " ")))
+    return frozenset(
+        t for word, pos in tagged(text) if pos.startswith(_CONTENT) for t in tokens(word.replace("'", " "))
+    )

@@ -38,7 +38,8 @@ _GRADER = re.compile(
     re.IGNORECASE,
 )
 _GRADER_ANYWHERE = re.compile(
-    r"\btest(?:s|ing)\s+(?:of\s+)?(?:the\s+)?(?:agent|understanding|capacity|ability)\b|\bwe\s+expect\s+(?:the\s+)?agent\b",
+    r"\btest(?:s|ing)\s+(?:of\s+)?(?:the\s+)?(?:agent|understanding|capacity|ability)\b|"
+    r"\bwe\s+expect\s+(?:the\s+)?agent\b",
     re.IGNORECASE,
 )
 # A sentence to the simulated user: it names the agent in the third person and speaks to "you"
@@ -50,8 +51,8 @@ _TO_USER = re.compile(r"(?=.*\bthe\s+agent\b)(?=.*\byou\b)", re.IGNORECASE)
 # policy writes "The user must ...", "If the user ...", "Users ...", "User id". A gendered pronoun
 # names one person ("User thinks she is Gold"): no rule of the policy or the trial uses one.
 _SCENARIO = re.compile(
-    r"^(?:(?:also|then),?\s+)?user\s+(?:will|would|wants|wanted|tries|tried|thinks|thought|is|was|has|had|asks|asked|says|said|"
-    r"claims|claimed|mentions|insists|lies|needs|does|did|first|then|later|eventually|initially)\b",
+    r"^(?:(?:also|then),?\s+)?user\s+(?:will|would|wants|wanted|tries|tried|thinks|thought|is|was|has|had|asks|asked|"
+    r"says|said|claims|claimed|mentions|insists|lies|needs|does|did|first|then|later|eventually|initially)\b",
     re.IGNORECASE,
 )
 _PERSON = re.compile(r"\b(?:she|he|her|hers|him|his|herself|himself)\b", re.IGNORECASE)

@@ -1,4 +1,5 @@
-"""Text from models, cases, reviewers and policies is data: the one place that decides which characters and tags it may carry.
+"""Text from models, cases, reviewers and policies is data: the
+one place that decides which characters and tags it may carry.
 
 Three kinds of character are never wanted in text frames commits, shows or sends to a model,
 each defined by its Unicode general category (`unicodedata`, so the sets follow the Unicode
@@ -54,7 +55,8 @@ def _kind(char: str) -> str:
 
 
 def _unsafe_set(text: str, invisible: bool = True, extra: str = "") -> set[str]:
-    """The distinct characters of `text` that are control (and, when `invisible`, invisible) characters, or in `extra`."""
+    """The distinct characters of `text` that are control (and,
+    when `invisible`, invisible) characters, or in `extra`."""
     if _SUSPECT.search(text) is None and not any(c in text for c in extra):
         return set()
     wanted = ("control", "invisible") if invisible else ("control",)
@@ -101,7 +103,9 @@ def find_unsafe(text: str, *, invisible: bool = True) -> UnsafeChar | None:
     return UnsafeChar(line, column, text[start])
 
 
-def unsafe_value(value: Any, *, invisible: bool = True, one_line: bool = False, _path: tuple[str, ...] = ()) -> tuple[tuple[str, ...], UnsafeChar] | None:
+def unsafe_value(
+    value: Any, *, invisible: bool = True, one_line: bool = False, _path: tuple[str, ...] = ()
+) -> tuple[tuple[str, ...], UnsafeChar] | None:
     """The first string inside parsed data (YAML or JSON: strings, lists, mappings and their keys)
     holding a character `find_unsafe` refuses, as (key path, character); None when there is none.
 

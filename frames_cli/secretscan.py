@@ -117,7 +117,10 @@ def _rules() -> tuple[_Rule, ...]:
     rules = []
     for module, name in PLUGINS:
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
-        rules += [_Rule(plugin.secret_type, pattern, _required(pattern), bool(pattern.flags & re.IGNORECASE)) for pattern in plugin.denylist]
+        rules += [
+            _Rule(plugin.secret_type, pattern, _required(pattern), bool(pattern.flags & re.IGNORECASE))
+            for pattern in plugin.denylist
+        ]
     for kind, body in EXTRA_RULES:
         pattern = re.compile(body)
         rules.append(_Rule(kind, pattern, _required(pattern), bool(pattern.flags & re.IGNORECASE)))

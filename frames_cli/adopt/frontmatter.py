@@ -1,4 +1,5 @@
-"""Reading the front matter of a SKILL.md written for another runtime: split it off, and repair YAML that does not parse."""
+"""Reading the front matter of a SKILL.md written for another
+runtime: split it off, and repair YAML that does not parse."""
 
 from __future__ import annotations
 
@@ -131,7 +132,10 @@ def _read_lines(front: str, problem: str) -> tuple[dict[str, Any], list[str]]:
             entries.append((no, m["key"], [m["value"] or ""]))
         elif entries:
             if not line[:1].isspace():
-                fixes.append(f"line {no}: joined to the value of `{entries[-1][1]}` (a line at the left margin that is not `key:`)")
+                fixes.append(
+                    f"line {no}: joined to the value of `{entries[-1][1]}` (a line at the left margin that is not "
+                    "`key:`)"
+                )
             entries[-1][2].append(line)
         else:
             raise Unrepairable(f"line {no} of the front matter is neither `key: value` nor part of one")

@@ -23,8 +23,13 @@ def model_describer(client: ModelClient):  # type: ignore[no-untyped-def]
     model = client.model_for("coldstart")
 
     def describe(skills: list[tuple[str, str]]) -> list[tuple[str, str] | None]:
-        requests = [ChatRequest("coldstart", [{"role": "user", "content": render("adopt_describe", skill_name=name, body=body)}],
-                                ADOPT_DESCRIPTION, tag=f"adopt:{name}") for name, body in skills]
+        requests = [
+            ChatRequest(
+                "coldstart", [{"role": "user", "content": render("adopt_describe", skill_name=name, body=body)}],
+                ADOPT_DESCRIPTION, tag=f"adopt:{name}",
+            )
+            for name, body in skills
+        ]
         out: list[tuple[str, str] | None] = []
         for reply in client.chat_many(requests):
             text = shorten(clean(reply.data["description"]), TEXT_DESCRIPTION_CHARS) if reply.ok else ""

@@ -177,7 +177,9 @@ def _metadata(value: Any, changes: list[str]) -> dict[str, str]:
 
 
 def _string_field(key: str, value: Any, changes: list[str]) -> str:
-    text = " ".join(_to_text(v) for v in value) if key == "allowed-tools" and isinstance(value, list) else _to_text(value)
+    text = (
+        " ".join(_to_text(v) for v in value) if key == "allowed-tools" and isinstance(value, list) else _to_text(value)
+    )
     if not isinstance(value, str):
         changes.append(f"`{key}` written as the string {_short(text)!r}")
     return text

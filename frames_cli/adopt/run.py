@@ -50,7 +50,10 @@ class FileReport:
 
     def to_json(self) -> dict:
         """JSON-ready form (the fields as they are)."""
-        return {"source": self.source, "skill": self.skill, "status": self.status, "changes": self.changes, "reason": self.reason}
+        return {
+            "source": self.source, "skill": self.skill, "status": self.status, "changes": self.changes,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -81,9 +84,11 @@ class AdoptReport:
 
     def to_json(self) -> dict:
         """JSON-ready form: files, counts per status, written paths, commit, the earlier change finished."""
-        return {"into": self.into, "in_place": self.in_place, "dry_run": self.dry_run, "commit": self.commit, "written": self.written,
-                "finished_earlier": self.finished.to_json() if self.finished else None,
-                "counts": {s: self.count(s) for s in STATUSES}, "files": [f.to_json() for f in self.files]}
+        return {
+            "into": self.into, "in_place": self.in_place, "dry_run": self.dry_run, "commit": self.commit,
+            "written": self.written, "finished_earlier": self.finished.to_json() if self.finished else None,
+            "counts": {s: self.count(s) for s in STATUSES}, "files": [f.to_json() for f in self.files],
+        }
 
 
 def find_skill_files(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -97,13 +102,20 @@ def find_skill_files(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     if (folder / SKILL_FILE).is_file():
         return [folder / SKILL_FILE], []
     found = sorted(p for p in folder.glob(f"*/{SKILL_FILE}") if p.is_file() and not p.parent.name.startswith("."))
-    nested = sorted(p for p in folder.glob(f"*/*/**/{SKILL_FILE}") if p.is_file() and not (p.parent.parent / SKILL_FILE).exists()
-                    and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    return found, [(p, "nested skill folder: frames keeps skills flat, one folder per skill directly under the skills folder") for p in nested]
+    nested = sorted(
+        p for p in folder.glob(f"*/*/**/{SKILL_FILE}") if p.is_file() and not (p.parent.parent / SKILL_FILE).exists()
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    return found, [
+        (p, "nested skill folder: frames keeps skills flat, one folder per skill directly under the skills folder")
+        for p in nested
+    ]
 
 
-def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dry_run: bool = False, commit: bool = True,
-          describer: Describer | None = None) -> AdoptReport:
+def adopt(
+    ws: Workspace, config: FramesConfig, source: Path | None = None, *, dry_run: bool = False, commit: bool = True,
+    describer: Describer | None = None,
+) -> AdoptReport:
     """Make the skills of `source` (default: the workspace's skills/) a valid library in skills/.
 
     Each file is repaired on its own (adopt/repair.py); one that cannot be is left untouched and
@@ -137,7 +149,9 @@ def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dr
     files, nested = find_skill_files(src)
     if not files and not nested:
         raise InputError(f"no {SKILL_FILE} found (expected <folder>/<skill>/{SKILL_FILE})", Location(src))
-    reports: list[FileReport] = [FileReport(_shown(ws, p, src), p.parent.name, "unrepairable", reason=why) for p, why in nested]
+    reports: list[FileReport] = [
+        FileReport(_shown(ws, p, src), p.parent.name, "unrepairable", reason=why) for p, why in nested
+    ]
     drafts: list[tuple[Path, Draft | None, str | None, FileReport]] = []
     for path in files:
         report = FileReport(_shown(ws, path, src), path.parent.name, "valid")
@@ -145,7 +159,9 @@ def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dr
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
-            report.status, report.reason = "unrepairable", f"not UTF-8 text (byte {exc.start}); save it as UTF-8 and adopt again"
+            report.status, report.reason = (
+                "unrepairable", f"not UTF-8 text (byte {exc.start}); save it as UTF-8 and adopt again",
+            )
             continue
         if is_valid(text, path.parent.name):
             drafts.append((path, None, text, report))
@@ -156,7 +172,9 @@ def adopt(ws: Workspace, config: FramesConfig, source: Path | None = None, *, dr
             report.status, report.reason = "unrepairable", str(exc)
     written = _describe(drafts, describer)
     plans = _place(ws, src, in_place, drafts, written)
-    result = AdoptReport(sorted(reports, key=lambda r: r.source), ws.relative(ws.skills_dir), in_place, dry_run, finished=finished)
+    result = AdoptReport(
+        sorted(reports, key=lambda r: r.source), ws.relative(ws.skills_dir), in_place, dry_run, finished=finished
+    )
     if dry_run:
         return result
     change = None
@@ -181,7 +199,9 @@ class _Plan:
     update: bool = False  # target holds an earlier adoption, replaced by this version
 
 
-def _describe(drafts: list[tuple[Path, Draft | None, str | None, FileReport]], describer: Describer | None) -> dict[int, tuple[str, str] | None]:
+def _describe(
+    drafts: list[tuple[Path, Draft | None, str | None, FileReport]], describer: Describer | None
+) -> dict[int, tuple[str, str] | None]:
     """Descriptions written by `describer` for the drafts that need one, by index into `drafts`."""
     need = [i for i, (_p, d, _t, _r) in enumerate(drafts) if d is not None and d.needs_description]
     if not need or describer is None:
@@ -205,7 +225,10 @@ def _place(ws: Workspace, src: Path, in_place: bool, drafts: list[tuple[Path, Dr
         occupied = target.exists() and target.resolve() != path.parent.resolve()
         clash = taken.get(repair.folder) or (_shown(ws, target) if occupied and in_place else None)
         if clash:
-            report.status, report.reason = "unrepairable", f"its name {repair.folder!r} is taken by {clash}; rename one of the folders and adopt again"
+            report.status, report.reason = (
+                "unrepairable",
+                f"its name {repair.folder!r} is taken by {clash}; rename one of the folders and adopt again",
+            )
             continue
         update = False
         if occupied:  # from another folder, over a skill of that name: an update, or refused
@@ -271,9 +294,14 @@ def _apply(ws: Workspace, plans: list[_Plan], touch: Callable[[list[str]], None]
         inside = _inside(plan.source, ws.skills_dir)
         # The target folder does not exist yet (`_place` refuses a taken name): its paths are the
         # source's, under the new folder.
-        files = sorted(p.relative_to(plan.source) for p in plan.source.rglob("*") if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(plan.source).parts)
+        files = sorted(
+            p.relative_to(plan.source) for p in plan.source.rglob("*")
+            if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(plan.source).parts
+        )
         moved = [ws.relative(plan.source / f) for f in files] if inside else []
-        made = [ws.relative(plan.target / f) for f in files] + ([] if (plan.source / SKILL_FILE).exists() else [ws.relative(plan.target / SKILL_FILE)])
+        made = [ws.relative(plan.target / f) for f in files] + (
+            [] if (plan.source / SKILL_FILE).exists() else [ws.relative(plan.target / SKILL_FILE)]
+        )
         if touch:
             touch(moved + made)
         if inside:  # a folder of skills/ renamed: its other files move with it
@@ -320,7 +348,9 @@ def _author(ws: Workspace):  # type: ignore[no-untyped-def]
         raise GitError(f"{ws.root}: not a git repository (run `git init`, or adopt with --no-commit)")
     identity = GitStore(ws.root).user_identity()
     if identity is None:
-        raise GitError("git does not know who you are: set user.name and user.email (`git config`), or adopt with --no-commit")
+        raise GitError(
+            "git does not know who you are: set user.name and user.email (`git config`), or adopt with --no-commit"
+        )
     return identity
 
 
@@ -349,7 +379,10 @@ def _message(report: AdoptReport) -> str:
             lines += [f"- {change}" for change in f.changes]
         elif f.status == "unrepairable":
             lines.append(f"not adopted: {f.source}: {f.reason}")
-    summary = f"Adopt {report.count('valid') + report.count('repaired')} skill(s) as Agent Skills ({report.count('repaired')} repaired)"
+    summary = (
+        f"Adopt {report.count('valid') + report.count('repaired')} skill(s) as Agent Skills "
+        f"({report.count('repaired')} repaired)"
+    )
     if report.count("updated"):
         summary += f", update {report.count('updated')} adopted before"
     return commit_message(summary, "\n".join(lines), {"Frames-Command": "adopt"})

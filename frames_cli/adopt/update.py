@@ -1,4 +1,5 @@
-"""Re-adoption: a skill adopted from a library before and unchanged since is updated from the library's new version; any other skill of that name is left alone.
+"""Re-adoption: a skill adopted from a library before and unchanged since is
+updated from the library's new version; any other skill of that name is left alone.
 
 A library is adopted with `frames adopt DIR`; when it changes upstream, `frames adopt DIR` again
 brings the changes in as one commit. A skill folder counts as "as adopted" when the last commit
@@ -47,7 +48,10 @@ def check_existing(ws: Workspace, store: GitStore | None, name: str) -> Existing
     """
     prefix = f"skills/{name}/"
     if store is None:
-        return Existing(False, f"{prefix} exists and the workspace is not a git repository, so frames cannot tell whether it was adopted")
+        return Existing(
+            False,
+            f"{prefix} exists and the workspace is not a git repository, so frames cannot tell whether it was adopted",
+        )
     try:
         entries = store.log("HEAD", [prefix], max_count=1)
     except (GitError, UnknownRevisionError):  # no commit yet
@@ -57,11 +61,16 @@ def check_existing(ws: Workspace, store: GitStore | None, name: str) -> Existing
     last = entries[0]
     subject = last.message.splitlines()[0] if last.message else ""
     if last.trailers.get(ADOPT_TRAILER[0]) != ADOPT_TRAILER[1]:
-        return Existing(False, f"{prefix} exists and was not adopted from a library (last changed by {last.sha[:12]} “{subject}”); "
-                               "rename one of the folders and adopt again")
+        return Existing(
+            False,
+            f"{prefix} exists and was not adopted from a library (last changed by {last.sha[:12]} “{subject}”); "
+            "rename one of the folders and adopt again",
+        )
     committed = store.read_files("HEAD", prefix)
     if folder_files(ws.skills_dir / name, ws.root) != committed:
-        return Existing(False, f"{prefix} has changes not committed since it was adopted; commit or undo them, then adopt again")
+        return Existing(
+            False, f"{prefix} has changes not committed since it was adopted; commit or undo them, then adopt again"
+        )
     return Existing(True)
 
 

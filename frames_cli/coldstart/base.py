@@ -29,4 +29,6 @@ class Rewriter(Protocol):
 
     mode: str
 
-    def __call__(self, items: list[tuple[Chunk, Skill]], neighbours: dict[str, list[Neighbour]] | None = None) -> list[tuple[Skill, str | None]]: ...
+    def __call__(
+        self, items: list[tuple[Chunk, Skill]], neighbours: dict[str, list[Neighbour]] | None = None
+    ) -> list[tuple[Skill, str | None]]: ...

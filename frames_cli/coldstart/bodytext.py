@@ -19,7 +19,9 @@ from frames_cli.coldstart.links import IN_PAGE_LINE, in_page_as_text
 from frames_cli.formats.policy import MARKDOWN_SUFFIXES, PolicyDocument
 
 # Lines that open a block of their own and never continue a paragraph.
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}(?:\s|$)|>|\||```|~~~|<|[-*_=]{3,}\s*$|[-*+]\s*$|\d+[.)]\s*$)")
+_BLOCK_START = re.compile(
+    r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}(?:\s|$)|>|\||```|~~~|<|[-*_=]{3,}\s*$|[-*+]\s*$|\d+[.)]\s*$)"
+)
 _EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*$")
 # A hard line break in Markdown: two spaces or a backslash at the end.
 _HARD_BREAK = re.compile(r"(?:  |\\)$")

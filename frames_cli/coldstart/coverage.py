@@ -29,7 +29,8 @@ class FileCoverage:
 
     Attributes:
         file: workspace-relative path.
-        content_lines: lines with text a reader sees (not blank in `PolicyDocument.view`: front matter and template tags do not count).
+        content_lines: lines with text a reader sees (not blank in
+        `PolicyDocument.view`: front matter and template tags do not count).
         covered: content lines covered by exactly one skill.
         uncovered: runs (start, end) of content lines no skill links to.
         overlaps: (line, [skill names]) for content lines more than one skill links to.
@@ -112,8 +113,16 @@ def backlink_problems(root: Path, skills: Iterable[Skill]) -> tuple[list[Problem
                 continue
             if link.end > len(lines) or span_sha256(lines, link.start, link.end) != link.sha256:
                 heading = f" ({link.heading})" if link.heading else ""
-                fix = "`frames coldstart --force` regenerates it, losing the edits" if skill.edited else "run `frames coldstart`"
-                problems.append(Problem(at, f"stale back-link: {where}{heading} changed since this skill was made ({fix})", "warning"))
+                fix = (
+                    "`frames coldstart --force` regenerates it, losing the edits"
+                    if skill.edited
+                    else "run `frames coldstart`"
+                )
+                problems.append(
+                    Problem(
+                        at, f"stale back-link: {where}{heading} changed since this skill was made ({fix})", "warning"
+                    )
+                )
                 if skill.name not in stale:
                     stale.append(skill.name)
     return problems, stale

@@ -1,4 +1,5 @@
-"""Verbatim descriptions: what a skill does and when to use it, in one or two plain sentences of its section's own words.
+"""Verbatim descriptions: what a skill does and when to use
+it, in one or two plain sentences of its section's own words.
 
 A description says where the section sits (its parent heading, or its document's title) unless the
 skill's name says it, the section's heading as written when the name does not already say it (a
@@ -40,13 +41,20 @@ _ARTICLES = frozenset({"a", "an", "the"})
 # Heading words of boilerplate and reference sections; a heading made only of these (and at least
 # one of `_REFERENCE_CORE`) is reference, not procedure.
 _REFERENCE_CORE = frozenset(
-    "definitions definition glossary terms terminology acronyms abbreviations scope purpose objective objectives "
-    "roles responsibilities responsibility artifacts artefacts references history applicability authority ownership owner "
+    "definitions definition glossary terms terminology acronyms abbreviations scope purpose objective objectives roles "
+    "responsibilities responsibility artifacts artefacts references history applicability authority ownership owner "
     "approval approvals control domain basic basics background concepts entities".split()
 )
-_REFERENCE_WORDS = _REFERENCE_CORE | frozenset("and of key the policy document documents related revision version change record records".split())
+_REFERENCE_WORDS = _REFERENCE_CORE | frozenset(
+    "and of key the policy document documents related revision version change record records".split()
+)
 # Parent headings that place nothing ("Frequently Asked Questions"): the one above them is used.
-_PLACELESS = frozenset({"faq", "faqs", "frequently asked questions", "questions", "overview", "introduction", "general", "other", "miscellaneous"})
+_PLACELESS = frozenset(
+    {
+        "faq", "faqs", "frequently asked questions", "questions", "overview", "introduction", "general", "other",
+        "miscellaneous",
+    }
+)
 # A leading "Note:", "A:" or "Rental Cars:" (one to three words) is a label, not part of the sentence quoted.
 _LABEL_LEAD = re.compile(r"^(?:[A-Za-z][\w/&'’-]*(?: [A-Za-z][\w/&'’-]*){0,2})\s*:\s+(?=\S)")
 # A sentence that leans on the one before it ("Otherwise, carry on", "If yes, STOP", "It is not
@@ -183,7 +191,12 @@ _LABEL = re.compile(r"^\s{0,3}(?:\*\*|__)?([A-Z][^:.!?*_`\[\]|]{0,48}?)(?:\*\*|_
 _LABEL_WORDS = 5
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 # First words of a lead-in sentence ("If the trip involves:", "Note:"), not of a label.
-_LEAD_WORDS = frozenset("if when where while the this these those here there it you we they for to in on as after before once unless otherwise note notes example examples important".split())
+_LEAD_WORDS = frozenset(
+    (
+        "if when where while the this these those here there it you we they for to in on as after before once unless "
+        "otherwise note notes example examples important"
+    ).split()
+)
 
 
 def section_labels(chunk: Chunk) -> list[tuple[str, int]]:
@@ -344,7 +357,9 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
     found = _sub_headings(chunk)
     found += [(label, no) for label, no in section_labels(chunk) if label not in [t for t, _ in found]]
     topics = [t for t, _ in found]
-    part = f" (part {chunk.part} of {chunk.parts}{f', continues {continues}' if continues else ''})" if chunk.part else ""
+    part = (
+        f" (part {chunk.part} of {chunk.parts}{f', continues {continues}' if continues else ''})" if chunk.part else ""
+    )
     if reference:
         # A reference section defines the data every procedure reads: its sentences are the
         # domain's common vocabulary and drew procedure requests to it (issue 13: 7 of 15
@@ -353,7 +368,9 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
         covered = _topics(topics, LIMIT - len(head) - 1).replace("Covers:", "Defines:", 1)
         return Description(clean(f"{head} {covered}"), ["heading"] + (["sub-headings"] if covered else []))
     if chunk.kind == "general":
-        place, lead = "", f"General rules of {title}{part} for every task:" if general_rules(chunk) else f"{title}{part}:"
+        place, lead = (
+            "", f"General rules of {title}{part} for every task:" if general_rules(chunk) else f"{title}{part}:",
+        )
     else:
         # The name already says a heading made of its words ("Changes in tax" → changes-in-tax);
         # a question ("Which receipts must I keep?") or a heading the name shortens is said.
@@ -362,7 +379,9 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
         lead += "" if not lead or lead.endswith(("?", "!")) else ":"
     # With two topics or more, a sentence from inside one of them would stand for the whole: only
     # the section's own opening, before its first topic, is quoted.
-    candidates = ranked(chunk, weights, min(no for _, no in found) if len(found) > 1 else None, rules=general_rules(chunk))
+    candidates = ranked(
+        chunk, weights, min(no for _, no in found) if len(found) > 1 else None, rules=general_rules(chunk)
+    )
     if len(topics) > 1:
         # Two topics or more say more than one sentence: they are fitted first (within AIM, or
         # LIMIT when no sentence of the section's opening is quoted).
@@ -376,13 +395,21 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
     # Where it sits is said when the name does not say it already ("Get access to Concur" for
     # get-access-to-concur-faq) and it fits.
     place = "" if set(words(place)) <= set((name or "").split("-")) else place
-    where = f"{place}:" if place and len(" ".join(p for p in (place, lead, quoted, covered) if p)) + 2 <= (AIM if quoted or covered else LIMIT) else ""
+    where = (
+        f"{place}:"
+        if place
+        and len(" ".join(p for p in (place, lead, quoted, covered) if p)) + 2 <= (AIM if quoted or covered else LIMIT)
+        else ""
+    )
     sources = ["heading"] if lead else []
     sources += ["sub-headings"] if covered else []
     sources += [f"{chunk.doc.file}#L{first[0].sentence.line}"] if first else []
     if not quoted and not covered:
         # Nothing to quote and no topics: the heading and where it sits say it all.
         lead = (lead or f"{heading}{part}").rstrip(":")
-        return Description(clean(" ".join(p for p in (where, lead + ("" if lead.endswith(("?", "!", ".")) else ".")) if p)), ["heading"])
+        return Description(
+            clean(" ".join(p for p in (where, lead + ("" if lead.endswith(("?", "!", ".")) else ".")) if p)),
+            ["heading"],
+        )
     text = " ".join(p for p in (where, lead, quoted, covered) if p)
     return Description(clean(text.replace(": Covers:", ". Covers:")), sources)

@@ -20,7 +20,9 @@ def _links(skill: Skill) -> list[BackLink]:
         return []
 
 
-def match_existing(chunks: list[Chunk], on_disk: dict[str, Skill | InputError], *, force: bool = False) -> tuple[dict[int, str], frozenset[str]]:
+def match_existing(
+    chunks: list[Chunk], on_disk: dict[str, Skill | InputError], *, force: bool = False
+) -> tuple[dict[int, str], frozenset[str]]:
     """Pair chunks with the skills on disk they already are.
 
     A chunk is the skill whose back-links are exactly its own; else, among skills with a back-link

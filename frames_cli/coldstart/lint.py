@@ -14,7 +14,12 @@ import re
 WORD_LIST_ITEMS = 5
 _ITEM = re.compile(r"^\s*(?:and\s+|or\s+)?([A-Za-z][\w'’&/-]*)\s*$")
 # Words no sentence ends on: an article, a preposition or conjunction left hanging ("create an.").
-_DANGLING = frozenset("a an the to for of and or with in on at by from as than into onto via per your my our their its this these that".split())
+_DANGLING = frozenset(
+    (
+        "a an the to for of and or with in on at by from as than into onto via per your my our their its this these "
+        "that"
+    ).split()
+)
 _SENTENCE_END = re.compile(r"([A-Za-z][\w'’-]*)([.!?])[\"'”’)]*(?=\s|$)")
 _ABBREVIATION_END = re.compile(r"\b(?:i\.e|e\.g|vs|cf)\.(?=\s+[A-Z]|$)")
 _PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))

@@ -27,7 +27,8 @@ from frames_cli.ingest.text import CJK, STOPWORDS
 SOFT_NAME = 48
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK_RUN = re.compile(rf"[{CJK}]+")
-# Section numbers ("2.1.1", "1\\.", "IV.", "A)", "Section 4:", "Appendix B -", "第一章") say where a heading sits, not what it is about.
+# Section numbers ("2.1.1", "1\\.", "IV.", "A)", "Section 4:", "Appendix
+# B -", "第一章") say where a heading sits, not what it is about.
 _NUMBERING = re.compile(
     r"^\s*(?:"
     r"第[0-9〇零一二三四五六七八九十百千]+[章节節条條款编編篇部]\s*"
@@ -43,7 +44,13 @@ _WH = frozenset("how what when where which who why".split())
 _AUX = frozenset("must should do does can could will would may shall".split())
 _PRONOUNS = frozenset("i we you".split())
 # Openings that say what kind of text follows, not what it is about.
-_GENERIC_LEADS = [lead.split() for lead in ("brief overview of", "overview of", "introduction to", "note about", "notes on", "questions about", "information about", "guide to")]
+_GENERIC_LEADS = [
+    lead.split()
+    for lead in (
+        "brief overview of", "overview of", "introduction to", "note about", "notes on", "questions about",
+        "information about", "guide to",
+    )
+]
 # Possessives as a heading writes them in lower case: "Change your Slack location"; "Know Your
 # Customer" keeps its capitalised one, a name.
 _POSSESSIVE = re.compile(r"\b(?:my|your|our|their)\b")
@@ -56,7 +63,9 @@ _ABBREVIATION = re.compile(r"\s*\(([A-Z][A-Z&/.]{1,7})\)")
 _JOINERS = frozenset("and of for the in on to &".split())
 # A name must not end on a word that needs the words cut after it.
 _RULE_WORDS = frozenset("must never always only should shall cannot".split())
-_DANGLING = frozenset("a an the and or of to for from in on at by with but than other as into about is are my your our their if".split())
+_DANGLING = frozenset(
+    "a an the and or of to for from in on at by with but than other as into about is are my your our their if".split()
+)
 # Headings that name no process on their own.
 _GENERIC = frozenset(
     {
@@ -84,7 +93,10 @@ def words(title: str) -> list[str]:
     text = _CJK_RUN.sub(_transliterate_run, plain(strip_numbering(title), markers=False))
     text = _POSSESSIVE.sub(" ", _drop_abbreviation(anyascii(text)))
     # "Form(s)" reads "forms", "Tax(es)" "taxes", "Certificates(s)" stays "certificates"; "M&IE" is one word.
-    text = _PLURAL.sub(lambda m: "" if m.group(2) == "s" and m.group(1).lower() == "s" else m.group(2), text).lower().replace("'", "")
+    text = (
+        _PLURAL.sub(lambda m: "" if m.group(2) == "s" and m.group(1).lower() == "s" else m.group(2), text).lower()
+        .replace("'", "")
+    )
     found = _WORD.findall(_AMPERSAND.sub("", text))
     clauses: list[list[str]] = [[]]
     for i, w in enumerate(found):
@@ -195,7 +207,10 @@ def part_lead(chunk: Chunk, base: list[str]) -> list[str]:
     """Words that name a continuation part: its two most frequent content words (four letters or
     more, not in `base`), in the order the part first uses them."""
     text = plain(" ".join(chunk.text(p) for p in chunk.pieces))
-    found = [w for w in words(text) if len(w) >= 4 and w not in STOPWORDS and w not in _DANGLING and w not in _RULE_WORDS and w not in base and not w.isdigit()]
+    found = [
+        w for w in words(text) if len(w) >= 4 and w not in STOPWORDS and w not in _DANGLING and w not in _RULE_WORDS
+        and w not in base and not w.isdigit()
+    ]
     counts: dict[str, int] = {}
     for w in found:
         counts[w] = counts.get(w, 0) + 1
@@ -262,7 +277,9 @@ def file_words(file: str) -> list[str]:
     return _WORD.findall(anyascii(" ".join((*parts, path.stem))).lower())
 
 
-def assign_names(chunks: list[Chunk], fixed: dict[int, str] | None = None, reserved: frozenset[str] = frozenset()) -> list[str]:
+def assign_names(
+    chunks: list[Chunk], fixed: dict[int, str] | None = None, reserved: frozenset[str] = frozenset()
+) -> list[str]:
     """One unique name per chunk, in the same order.
 
     Args:

@@ -25,14 +25,26 @@ _TABLE = re.compile(r"^\s*\|.*\|")
 # A cut after ".", "!" or "?" and spaces, before anything but a lower-case letter.
 _END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^a-z\s])|(?<=[。！？])")
 # Words whose final "." ends no sentence.
-_ABBREVIATIONS = re.compile(r"(?:\b(?:i\.e|e\.g|etc|vs|approx|cf|al|no|nos|st|mr|mrs|ms|dr|jr|sr|inc|ltd|co|dept|min|max|ext|fig|a\.m|p\.m|u\.s)\.|\b[A-Z]\.)$", re.IGNORECASE)
+_ABBREVIATIONS = re.compile(
+    r"(?:\b(?:i\.e|e\.g|etc|vs|approx|cf|al|no|nos|st|mr|mrs|ms|dr|jr|sr|inc|ltd|co|dept|min|max|ext|fig|a\.m|p\.m|"
+    r"u\.s)\.|\b[A-Z]\.)$",
+    re.IGNORECASE,
+)
 _LINK = re.compile(r"(?<!!)\[([^\]\[]*)\]\(([^)\s]*)\)|<(?:https?://|mailto:)[^>]+>")
 _ADDRESS = re.compile(r"\S+@\S+\.\w+|https?://\S+|#[a-z][\w-]*")
 # Words that make a sentence lean on text it does not hold: "the instructions below", "here".
-_DEICTIC = re.compile(r"\b(?:here|below|above|the following|these (?:steps|tips|instructions|links|pages)|this (?:page|step|guide|section|link))(?![\w-])", re.IGNORECASE)
+_DEICTIC = re.compile(
+    r"\b(?:here|below|above|the following|these (?:steps|tips|instructions|links|pages)|this (?:page|step|guide|"
+    r"section|link))(?![\w-])",
+    re.IGNORECASE,
+)
 # Clauses before an imperative: "If you do, ...", "To update it, ...", "Once approved, ...".
-_LEAD_CLAUSE = re.compile(r"^(?:(?:if|when|once|after|before|to|for|in|on|while|from|with|at)\b[^,]{0,120},\s*)", re.IGNORECASE)
-_LEAD_WORD = re.compile(r"^(?:note|important|tip|first|then|next|finally|also|otherwise|please|now|optional)\b[:,]?\s*", re.IGNORECASE)
+_LEAD_CLAUSE = re.compile(
+    r"^(?:(?:if|when|once|after|before|to|for|in|on|while|from|with|at)\b[^,]{0,120},\s*)", re.IGNORECASE
+)
+_LEAD_WORD = re.compile(
+    r"^(?:note|important|tip|first|then|next|finally|also|otherwise|please|now|optional)\b[:,]?\s*", re.IGNORECASE
+)
 # Verbs an instruction starts with (imperative mood), in lower case.
 IMPERATIVES = frozenset(
     """
@@ -46,9 +58,16 @@ IMPERATIVES = frozenset(
 )
 # A pointer: an instruction whose object is a link or a place elsewhere ("Check out [the screen
 # shots](...)", "consider [these tips](...)", "read the instructions here").
-_POINTING_VERB = re.compile(r"^(?:see|check out|check|consider|read|visit|follow|click|go to|refer to|review|look at)\s+(?:the\s+)?\[", re.IGNORECASE)
+_POINTING_VERB = re.compile(
+    r"^(?:see|check out|check|consider|read|visit|follow|click|go to|refer to|review|look at)\s+(?:the\s+)?\[",
+    re.IGNORECASE,
+)
 # Statements of what is needed or allowed that carry no marker of `ingest.text.rule_sentences`.
-_NORMATIVE = re.compile(r"\b(?:sufficient|recommend(?:ed|s)?|responsible for|reimburs(?:able|ed)|acceptable|approv(?:al|ed) (?:is|are)|may|should)\b", re.IGNORECASE)
+_NORMATIVE = re.compile(
+    r"\b(?:sufficient|recommend(?:ed|s)?|responsible for|reimburs(?:able|ed)|acceptable|approv(?:al|ed) (?:is|are)|"
+    r"may|should)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 # What a description must not carry: template tags, HTML comments, links, table rows, front matter.
-_DESCRIPTION_MARKUP = re.compile(r"\{[%{#]|[%}#]\}|<!--|\]\(|(?:^|\s)\|\s|\|\s*:?-{2,}|^\s*(?:title|subtitle|layout):", re.MULTILINE)
+_DESCRIPTION_MARKUP = re.compile(
+    r"\{[%{#]|[%}#]\}|<!--|\]\(|(?:^|\s)\|\s|\|\s*:?-{2,}|^\s*(?:title|subtitle|layout):", re.MULTILINE
+)
 #: Fewest words a description has: a heading word alone says nothing about when to use a skill.
 MIN_DESCRIPTION_WORDS = 6
 #: Fewest content words of the section a description shares: it is built from the section's terms.
@@ -82,18 +84,29 @@ def check_description(source: str, description: object) -> list[str]:
         return ["the description is missing: say what the skill decides and when to use it"]
     problems = []
     if len(text) > MAX_MODEL_DESCRIPTION:
-        problems.append(f"the description has {len(text)} characters; write one or two sentences of at most {DESCRIPTION_CHARS}")
+        problems.append(
+            f"the description has {len(text)} characters; write one or two sentences of at most {DESCRIPTION_CHARS}"
+        )
     for defect in defects(" ".join(text.split())):
         problems.append(f"the description holds a {defect}: write plain, whole sentences")
     if any(c in text for c in "<>") or "---" in text:
         problems.append("the description must not contain `<`, `>` or `---`")
     if _DESCRIPTION_MARKUP.search(text):
-        problems.append("the description must be plain sentences: no template tags, HTML comments, links, table rows or front matter")
+        problems.append(
+            "the description must be plain sentences: no template tags, HTML comments, links, table rows or front "
+            "matter"
+        )
     if word_count(text) < MIN_DESCRIPTION_WORDS:
-        problems.append(f"the description must be a sentence of at least {MIN_DESCRIPTION_WORDS} words saying what the skill decides and when to use it")
+        problems.append(
+            f"the description must be a sentence of at least {MIN_DESCRIPTION_WORDS} words saying what the skill "
+            "decides and when to use it"
+        )
     shared = set(tokens(text)) & set(tokens(source))
     if len(shared) < MIN_SHARED_TERMS:
-        problems.append(f"the description must use the section's own terms (it shares {len(shared)} content words with it; at least {MIN_SHARED_TERMS})")
+        problems.append(
+            f"the description must use the section's own terms (it shares {len(shared)} content words with it; at "
+            f"least {MIN_SHARED_TERMS})"
+        )
     return problems
 
 
@@ -103,7 +116,9 @@ def rule_text(chunk: Chunk) -> str:
     number inside a template tag (18F's `{% image "_img/travel/11-book-hotel-now.png" ... %}`) is
     not shown to the model, which could only meet the check by inventing a step 11. Numbers the
     prompt shows, link targets and Markdown image paths included, are still required."""
-    return "\n".join(line for p in chunk.pieces for line in chunk.text(p).splitlines() if not line.lstrip().startswith("#"))
+    return "\n".join(
+        line for p in chunk.pieces for line in chunk.text(p).splitlines() if not line.lstrip().startswith("#")
+    )
 
 
 def _lines_attr(chunk: Chunk) -> str:
@@ -133,7 +148,11 @@ class ModelRewriter:
 
         feedback = ""
         if errors:
-            feedback = "\nYour previous answer was rejected:\n" + "\n".join(f"- {e}" for e in errors) + "\nFix these problems and answer again.\n"
+            feedback = (
+                "\nYour previous answer was rejected:\n"
+                + "\n".join(f"- {e}" for e in errors)
+                + "\nFix these problems and answer again.\n"
+            )
         prompt = render(
             "coldstart_rewrite",
             skill_name=skill.name,
@@ -145,9 +164,13 @@ class ModelRewriter:
             neighbours="\n".join(n.line() for n in near) or "(none)",
             errors=feedback,
         )
-        return ChatRequest(role="coldstart", messages=[{"role": "user", "content": prompt}], schema=COLDSTART_REWRITE, tag=skill.name)
+        return ChatRequest(
+            role="coldstart", messages=[{"role": "user", "content": prompt}], schema=COLDSTART_REWRITE, tag=skill.name
+        )
 
-    def __call__(self, items: list[tuple[Chunk, Skill]], neighbours: dict[str, list[Neighbour]] | None = None) -> list[tuple[Skill, str | None]]:
+    def __call__(
+        self, items: list[tuple[Chunk, Skill]], neighbours: dict[str, list[Neighbour]] | None = None
+    ) -> list[tuple[Skill, str | None]]:
         """Rewrite every (chunk, verbatim skill); all first attempts go out as one concurrent batch,
         then each retry round batches the rejected ones again. `progress` hears of each section
         as it settles: rewritten, or rejected for the last time. Each prompt lists the skill's
@@ -162,14 +185,21 @@ class ModelRewriter:
             """One try at section `i`; True when the answer was rejected."""
             nonlocal settled
             chunk, verbatim = items[i]
-            reply = await self.client.achat(self._request(chunk, verbatim, errors[i], neighbours.get(verbatim.name, [])))
-            found = [f"the model call failed: {reply.error}"] if not reply.ok else check_rewrite(rule_text(chunk), reply.data, limit)
+            reply = await self.client.achat(
+                self._request(chunk, verbatim, errors[i], neighbours.get(verbatim.name, []))
+            )
+            found = (
+                [f"the model call failed: {reply.error}"] if not reply.ok
+                else check_rewrite(rule_text(chunk), reply.data, limit)
+            )
             if not found:
                 # Model text: control, bidi and zero-width characters never reach a skill body.
                 description = clean(reply.data.get("description") or verbatim.description)
                 body = clean(reply.data["body"])
                 body = body if body.endswith("\n") else body + "\n"
-                rewritten = make_skill(verbatim.name, chunk, body, " ".join(description.split()), self.mode, verbatim.references)
+                rewritten = make_skill(
+                    verbatim.name, chunk, body, " ".join(description.split()), self.mode, verbatim.references
+                )
                 # Whatever `frames validate` would refuse (a front-matter block in the body, ...) is refused here.
                 found = [p.message for p in skill_problems(rewritten, folder=verbatim.name) if p.severity == "error"]
             if found:

@@ -54,7 +54,10 @@ class Planned:
 
     def verbatim(self) -> Skill:
         """The skill coldstart writes for this plan without a model."""
-        skill = make_skill(self.name, self.chunk, verbatim_body(self.chunk, self.continues), self.description, VERBATIM, self.references)
+        skill = make_skill(
+            self.name, self.chunk, verbatim_body(self.chunk, self.continues), self.description, VERBATIM,
+            self.references,
+        )
         skill.metadata[DESCRIBED_FROM_KEY] = ", ".join(self.described_from)
         return skill
 
@@ -98,8 +101,8 @@ class ColdstartResult:
         if not self.model or not self.model.startswith(f"{SIM_PREFIX}/") or not self.written:
             return None
         return (
-            f"Simulated: the bodies and descriptions of these skills were written by {self.model}, a simulator of model "
-            "behaviour, not a model; they are test data, not skills to ship."
+            f"Simulated: the bodies and descriptions of these skills were written by {self.model}, a simulator of "
+            "model behaviour, not a model; they are test data, not skills to ship."
         )
 
     def names(self, *actions: str) -> list[str]:
@@ -134,7 +137,10 @@ class ColdstartResult:
         }
 
 
-def plan_chunks(docs: list[PolicyDocument], config: FramesConfig, on_disk: dict[str, Skill | InputError] | None = None, *, force: bool = False) -> list[Planned]:
+def plan_chunks(
+    docs: list[PolicyDocument], config: FramesConfig, on_disk: dict[str, Skill | InputError] | None = None, *,
+    force: bool = False,
+) -> list[Planned]:
     """Cut every document, name the chunks, describe them and find the skills their links point
     into, in document order (actions unset).
 
@@ -144,7 +150,10 @@ def plan_chunks(docs: list[PolicyDocument], config: FramesConfig, on_disk: dict[
     chunks = [chunk for doc in docs for chunk in cut_document(doc, config.coldstart)]
     fixed, reserved = match_existing(chunks, on_disk or {}, force=force)
     names = assign_names(chunks, fixed, reserved)
-    plans = [Planned(name, chunk, references=refs) for name, chunk, refs in zip(names, chunks, references(chunks, names, docs))]
+    plans = [
+        Planned(name, chunk, references=refs)
+        for name, chunk, refs in zip(names, chunks, references(chunks, names, docs))
+    ]
     first: dict[tuple[str, tuple[str, ...]], str] = {}
     weights = {doc.file: TermWeights.of(doc) for doc in docs}
     for plan in plans:
@@ -162,7 +171,13 @@ def _neighbours(planned: list[Planned]) -> dict[str, list[Neighbour]]:
     """Every planned skill's closest others by their verbatim catalog lines (`neighbours.closest`),
     the whole set's, so a model's description can set a skill apart from a look-alike in another
     document too. Only what is shown to the model depends on other documents, never what is kept."""
-    entries = [(Neighbour(p.name, p.chunk.doc.file, " > ".join(p.chunk.heading) or p.chunk.doc.title), f"{p.name} {p.description}") for p in planned]
+    entries = [
+        (
+            Neighbour(p.name, p.chunk.doc.file, " > ".join(p.chunk.heading) or p.chunk.doc.title),
+            f"{p.name} {p.description}",
+        )
+        for p in planned
+    ]
     return closest(entries)
 
 
@@ -214,7 +229,9 @@ def _read_skills(ws: Workspace, force: bool) -> dict[str, Skill | InputError]:
             out[path.parent.name] = parse_skill_bytes(path.read_bytes(), Path(ws.relative(path)))
         except InputError as exc:
             if not force:
-                raise InputError(f"{exc.message} (fix it, or delete it and coldstart makes it again)", exc.location) from None
+                raise InputError(
+                    f"{exc.message} (fix it, or delete it and coldstart makes it again)", exc.location
+                ) from None
             out[path.parent.name] = exc
     return out
 
@@ -233,7 +250,8 @@ def _refuse_secrets(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]
         if hits:
             source = chunks[skill.name].doc.file if skill.name in chunks else "its policy"
             raise InputError(
-                f"would hold a credential ({hits[0].kind}) copied from {source}: remove it there; coldstart commits no secret",
+                f"would hold a credential ({hits[0].kind}) copied from {source}: remove it there; coldstart commits "
+                "no secret",
                 Location(ws.relative(ws.skills_dir / skill.name / SKILL_FILE), hits[0].line),
             )
 
@@ -253,8 +271,8 @@ def _refuse_invalid(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]
         if errors and skill.name in chunks:
             chunk = chunks[skill.name]
             raise InputError(
-                f"this text would make {ws.relative(ws.skills_dir / skill.name / SKILL_FILE)}, which `frames validate` refuses: "
-                f"{errors[0].message}; change the policy text (nothing was written)",
+                f"this text would make {ws.relative(ws.skills_dir / skill.name / SKILL_FILE)}, which "
+                f"`frames validate` refuses: {errors[0].message}; change the policy text (nothing was written)",
                 Location(chunk.doc.file, chunk.pieces[0].start),
             )
 
@@ -272,8 +290,9 @@ def _refuse_too_big(skills: list[Skill], chunks: dict[str, Chunk]) -> None:
         if size > MAX_SKILL_BYTES and skill.name in chunks:
             chunk = chunks[skill.name]
             raise InputError(
-                f"this text would make skill {skill.name} {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit of a skill file, "
-                "and it is one paragraph, list item or table that cannot be cut: split it into paragraphs or under headings",
+                f"this text would make skill {skill.name} {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit of "
+                "a skill file, and it is one paragraph, list item or table that cannot be cut: split it into "
+                "paragraphs or under headings",
                 Location(chunk.doc.file, chunk.pieces[0].start),
             )
 
@@ -314,7 +333,9 @@ def commit_text(result: ColdstartResult) -> str:
         lines += ["", "Removed (their policy section is gone):"] + [f"- {n}" for n in result.removed]
     skipped = result.names("skip")
     if skipped:
-        lines += ["", "Skipped (edited since generation or not made by coldstart; `frames coldstart --force` overwrites):"] + [f"- {n}" for n in skipped]
+        lines += [
+            "", "Skipped (edited since generation or not made by coldstart; `frames coldstart --force` overwrites):",
+        ] + [f"- {n}" for n in skipped]
     trailers = {"Frames-Command": "coldstart"}
     if result.model:
         trailers["Frames-Models"] = f"coldstart={result.model}"
@@ -347,7 +368,9 @@ def run_coldstart(
     skipped = [(ws.relative(p), why) for p in all_files(ws.policies_dir) if (why := skip_reason(p, ws.policies_dir))]
     if not docs:
         named = f"; skipped: {', '.join(f'{f} ({why})' for f, why in skipped)}" if skipped else ""
-        raise InputError(f"no policy documents (add Markdown or text files to policies/){named}", Location(ws.policies_dir))
+        raise InputError(
+            f"no policy documents (add Markdown or text files to policies/){named}", Location(ws.policies_dir)
+        )
     finished = None
     if commit:
         # Before skills/ is read: a killed run's files are committed or put back first.
@@ -360,7 +383,9 @@ def run_coldstart(
     for plan in planned:
         plan.action = _action(on_disk.get(plan.name), plan, mode, force)
     model = rewriter.mode.removeprefix("model ") if rewriter else None
-    result = ColdstartResult(planned, skipped, [p.name for p in planned if p.chunk.oversized], finished=finished, model=model)
+    result = ColdstartResult(
+        planned, skipped, [p.name for p in planned if p.chunk.oversized], finished=finished, model=model
+    )
     result.removed, result.orphaned = _generated_leftovers(on_disk, {p.name for p in planned})
     if force:
         result.removed += result.orphaned
@@ -378,7 +403,9 @@ def run_coldstart(
     _refuse_too_big(skills, {p.name: p.chunk for p in todo})
     _refuse_secrets(ws, skills, {p.name: p.chunk for p in todo})
     _refuse_invalid(ws, skills, {p.name: p.chunk for p in todo})
-    paths = [f"{SKILLS_DIR}/{s.name}/{SKILL_FILE}" for s in skills] + [f"{SKILLS_DIR}/{n}/{SKILL_FILE}" for n in result.removed]
+    paths = [f"{SKILLS_DIR}/{s.name}/{SKILL_FILE}" for s in skills] + [
+        f"{SKILLS_DIR}/{n}/{SKILL_FILE}" for n in result.removed
+    ]
     change = CheckoutChange.begin(ws.root, ws.state_dir, "coldstart") if commit and paths else None
     with change.writing() if change else nullcontext():
         if change is not None:

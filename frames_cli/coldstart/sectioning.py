@@ -84,7 +84,9 @@ class Chunk:
         """(file line number, line) of every piece's lines outside fenced code, in the linked
         reading view (`PolicyDocument.linked`: markup left out, links to other pages kept)."""
         view = self.doc.linked
-        return [(no, view[no - 1]) for p in self.pieces for no in range(p.start, p.end + 1) if no not in self.doc.fenced]
+        return [
+            (no, view[no - 1]) for p in self.pieces for no in range(p.start, p.end + 1) if no not in self.doc.fenced
+        ]
 
     def sentences(self) -> list[Sentence]:
         """The prose sentences of the chunk (`prose.sentences`), headings and tables left out."""
@@ -136,7 +138,10 @@ def _blocks(doc: PolicyDocument, start: int, end: int) -> list[tuple[int, int]]:
         else:
             table = bool(_TABLE_ROW.match(view[no - 1]))
             no += 1
-            while no <= end and view[no - 1].strip() and no not in fenced and (table or not _LIST_ITEM.match(view[no - 1])):
+            while (
+                no <= end and view[no - 1].strip() and no not in fenced
+                and (table or not _LIST_ITEM.match(view[no - 1]))
+            ):
                 no += 1
         blocks.append((first, _trim_end(view, first, no - 1)))
     return _glue_lead_ins(view, blocks)
@@ -190,7 +195,9 @@ def _glue_lead_ins(view: list[str], blocks: list[tuple[int, int]]) -> list[tuple
     return out
 
 
-def _split(doc: PolicyDocument, heading: tuple[str, ...], start: int, end: int, cfg: ColdstartConfig, kind: str) -> list[Chunk]:
+def _split(
+    doc: PolicyDocument, heading: tuple[str, ...], start: int, end: int, cfg: ColdstartConfig, kind: str
+) -> list[Chunk]:
     """Pack the blocks of a span into parts of about equal size, each within `max_tokens` when its
     blocks allow (parts are closed at the balanced share, so the last part is not a stub)."""
     blocks = _blocks(doc, start, end)
@@ -209,11 +216,18 @@ def _split(doc: PolicyDocument, heading: tuple[str, ...], start: int, end: int, 
     for k, group in enumerate(groups, 1):
         b, e = blocks[group[0]][0], blocks[group[-1]][1]
         big = any(sizes[i] > cfg.max_tokens for i in group)
-        chunks.append(Chunk(doc, heading, kind, [Piece(heading, b, e)], part=k if len(groups) > 1 else 0, parts=len(groups) if len(groups) > 1 else 0, oversized=big))
+        chunks.append(
+            Chunk(
+                doc, heading, kind, [Piece(heading, b, e)], part=k if len(groups) > 1 else 0,
+                parts=len(groups) if len(groups) > 1 else 0, oversized=big,
+            )
+        )
     return chunks
 
 
-def _span_chunks(doc: PolicyDocument, heading: tuple[str, ...], start: int, end: int, cfg: ColdstartConfig, kind: str) -> list[Chunk]:
+def _span_chunks(
+    doc: PolicyDocument, heading: tuple[str, ...], start: int, end: int, cfg: ColdstartConfig, kind: str
+) -> list[Chunk]:
     span = _trim(doc, start, end)
     if span is None:
         return []
@@ -263,7 +277,10 @@ def _merge_small(chunks: list[Chunk], cfg: ColdstartConfig) -> list[Chunk]:
         if small.bare:
             j = i + 1 if i + 1 < len(chunks) else i - 1
         else:
-            j = next((k for k in (i - 1, i + 1) if 0 <= k < len(chunks) and not chunks[k].part and _kin(small, chunks[k])), None)
+            j = next(
+                (k for k in (i - 1, i + 1) if 0 <= k < len(chunks) and not chunks[k].part and _kin(small, chunks[k])),
+                None,
+            )
             if j is None:
                 i += 1
                 continue
@@ -282,7 +299,10 @@ def _join(first: Chunk, second: Chunk, keep: Chunk, hollow: bool = False) -> Chu
     if hollow:
         asides = tuple(dict.fromkeys(asides + tuple((second if keep is first else first).pieces)))
     pieces = sorted(first.pieces + second.pieces, key=lambda p: p.start)
-    return Chunk(first.doc, keep.heading, keep.kind, pieces, keep.part, keep.parts, first.bare and second.bare, first.oversized or second.oversized, asides)
+    return Chunk(
+        first.doc, keep.heading, keep.kind, pieces, keep.part, keep.parts, first.bare and second.bare,
+        first.oversized or second.oversized, asides,
+    )
 
 
 def _words(chunk: Chunk) -> set[str]:

@@ -47,7 +47,9 @@ def tags(chunk: Chunk) -> list[str]:
     return [PurePosixPath(chunk.doc.file).stem] + ([kind] if kind else [])
 
 
-def make_skill(name: str, chunk: Chunk, body: str, description: str, mode: str, references: list[str] | None = None) -> Skill:
+def make_skill(
+    name: str, chunk: Chunk, body: str, description: str, mode: str, references: list[str] | None = None
+) -> Skill:
     """A new skill for `chunk` with its back-links, tags, references, mode and generation stamp.
 
     Args:

@@ -95,7 +95,10 @@ def same(expected: Any, got: Any, *, ignore_case: bool = True, subset: bool = Fa
             return False
         return all(k in got and same(v, got[k], ignore_case=ignore_case, subset=subset) for k, v in expected.items())
     if isinstance(expected, list):
-        return isinstance(got, list) and len(expected) == len(got) and _assign(expected, got, ignore_case, subset) == ([], [])
+        return (
+            isinstance(got, list) and len(expected) == len(got)
+            and _assign(expected, got, ignore_case, subset) == ([], [])
+        )
     a, b = _scalar(expected, ignore_case), _scalar(got, ignore_case)
     if isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
@@ -108,7 +111,10 @@ def _assign(expected: list[Any], got: list[Any], ignore_case: bool, subset: bool
     A maximum bipartite matching (Kuhn's augmenting paths), so the result does not depend on the
     order of either list.
     """
-    fits = [[j for j, item in enumerate(got) if same(want, item, ignore_case=ignore_case, subset=subset)] for want in expected]
+    fits = [
+        [j for j, item in enumerate(got) if same(want, item, ignore_case=ignore_case, subset=subset)]
+        for want in expected
+    ]
     owner: dict[int, int] = {}  # output index -> expected index
 
     def augment(i: int, seen: set[int]) -> bool:
@@ -130,7 +136,9 @@ def describe(item: Any) -> str:
     """A short, stable rendering of one expected/output item for failure reasons."""
     if isinstance(item, dict) and "name" in item and isinstance(item.get("arguments"), dict):
         # Sorted: a cached answer's keys come back sorted, a fresh one's in the model's order.
-        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, sort_keys=True)}" for k, v in sorted(item["arguments"].items()))
+        args = ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False, sort_keys=True)}" for k, v in sorted(item["arguments"].items())
+        )
         return f"{item['name']}({args})"
     return json.dumps(item, ensure_ascii=False, sort_keys=True)
 
@@ -245,13 +253,17 @@ class RubricCheck:
             rubric="\n".join(f"- {r}" for r in rubric) if isinstance(rubric, list) else str(rubric),
             answer=json.dumps(output, ensure_ascii=False, indent=1),
         )
-        return ChatRequest("judge", [{"role": "user", "content": prompt}], RUBRIC_VERDICT, sample=sample, tag=case.id, retry=retry)
+        return ChatRequest(
+            "judge", [{"role": "user", "content": prompt}], RUBRIC_VERDICT, sample=sample, tag=case.id, retry=retry
+        )
 
     @staticmethod
     def verdict(reply: ChatReply) -> Verdict:
         """Turn the judge's ChatReply into a Verdict."""
         if not reply.ok:
-            return Verdict(False, f"judge failed: {reply.error}", reply.usage, error=f"judge: {reply.error}", lost=reply.lost)
+            return Verdict(
+                False, f"judge failed: {reply.error}", reply.usage, error=f"judge: {reply.error}", lost=reply.lost
+            )
         return Verdict(bool(reply.data["pass"]), clip(str(reply.data.get("reason", ""))), reply.usage)
 
     def check(self, case: Case, output: Any) -> Verdict:

@@ -95,7 +95,10 @@ class Estimate:
         from frames_cli.llm.batch import batched_roles
 
         batched = frozenset(batched_roles(config))
-        notes = [f"llm.batch: {', '.join(sorted(batched))} priced at the provider's batch price where it has one"] if batched else []
+        notes = (
+            [f"llm.batch: {', '.join(sorted(batched))} priced at the provider's batch price where it has one"]
+            if batched else []
+        )
         return cls(notes=notes, batched=batched)
 
     def role(self, name: str, model: str | None) -> RoleEstimate:
@@ -135,7 +138,9 @@ class Estimate:
             price = price_of(self.models.get(name, ""), batch=name in self.batched)
             if price is None:
                 return None, None
-            expected += (r.prompt_tokens * price.input_per_million + r.completion_tokens * price.output_per_million) / 1e6
+            expected += (
+                r.prompt_tokens * price.input_per_million + r.completion_tokens * price.output_per_million
+            ) / 1e6
             bound += r.max_tokens * max(price.input_per_million, price.output_per_million) / 1e6
         return expected, bound
 
@@ -150,17 +155,30 @@ class Estimate:
         return {
             "calls": self.calls, "calls_max": self.calls_max, "tokens": self.tokens, "max_tokens": self.max_tokens,
             "usd": usd, "usd_max": usd_max, "short": short, "notes": self.notes,
-            "roles": {name: {"model": self.models.get(name), "calls": r.calls, "calls_max": r.calls_max, "prompt_tokens": r.prompt_tokens,
-                             "completion_tokens": r.completion_tokens, "max_tokens": r.max_tokens} for name, r in self.roles.items()},
+            "roles": {
+                name: {
+                    "model": self.models.get(name), "calls": r.calls, "calls_max": r.calls_max,
+                    "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
+                    "max_tokens": r.max_tokens,
+                }
+                for name, r in self.roles.items()
+            },
         }
 
     def summary(self) -> str:
-        """One line: calls at most, tokens expected (from the short run's, for evolve) and at most, price where known."""
+        """One line: calls at most, tokens expected (from the short
+        run's, for evolve) and at most, price where known."""
         usd, usd_max = self.usd()
-        price = f"about ${usd:,.2f} (at most ${usd_max:,.2f})" if usd is not None else "price unknown (litellm has no price for a model)"
+        price = (
+            f"about ${usd:,.2f} (at most ${usd_max:,.2f})"
+            if usd is not None
+            else "price unknown (litellm has no price for a model)"
+        )
         if self.short is None:
-            return (f"estimate: at most {self.calls_max:,} model calls (about {self.calls:,}), about {self.tokens:,} tokens "
-                    f"(at most {self.max_tokens:,}), {price}")
+            return (
+                f"estimate: at most {self.calls_max:,} model calls (about {self.calls:,}), about {self.tokens:,} "
+                f"tokens (at most {self.max_tokens:,}), {price}"
+            )
         short_usd = self.short.usd()[0]
         low = f"${short_usd:,.2f}–" if short_usd is not None and usd is not None else ""
         return (f"estimate: at most {self.calls_max:,} model calls (about {self.short.calls:,}–{self.calls:,}), "
@@ -175,8 +193,10 @@ def evaluation_estimate(cases: Sequence[Case], skills: SkillSet, config: FramesC
     return out
 
 
-def add_evaluation(out: Estimate, cases: Sequence[Case], skills: SkillSet, config: FramesConfig, samples: int, times: int = 1,
-                   max_times: int | None = None) -> None:
+def add_evaluation(
+    out: Estimate, cases: Sequence[Case], skills: SkillSet, config: FramesConfig, samples: int, times: int = 1,
+    max_times: int | None = None,
+) -> None:
     """Add `times` evaluations (`max_times` at most, default `times`) of `skills` on `cases` × `samples` to `out`."""
     if not cases:
         return
@@ -202,13 +222,20 @@ def _executor(cases: Sequence[Case], skills: SkillSet, config: FramesConfig) -> 
     loads = min(ex.max_skill_loads, len(blocks))
     mean_block = sum(blocks) / len(blocks) if blocks else 0
     answer_turn = approx_tokens(render("executor_answer", case_id="x", skills=""))
-    follow_up_max = max(answer_turn + sum(blocks[:loads]), approx_tokens(render("executor_retry", case_id="x", unknown="", valid=", ".join(catalog.ids))))
+    follow_up_max = max(
+        answer_turn + sum(blocks[:loads]),
+        approx_tokens(render("executor_retry", case_id="x", unknown="", valid=", ".join(catalog.ids))),
+    )
     repair_turn = approx_tokens(render("repair", errors="")) + 50
     calls_per_case = (ex.max_turns + 1) * (1 + llm.repair_turns)
     est = RoleEstimate()
     for case in cases:
-        first = approx_tokens(render("executor_catalog", case_id=case.id, catalog=listing, request=request_text(case.agent_view().input),
-                                     answer_format=case.task.answer_format or "JSON", max_loads=ex.max_skill_loads))
+        first = approx_tokens(
+            render(
+                "executor_catalog", case_id=case.id, catalog=listing, request=request_text(case.agent_view().input),
+                answer_format=case.task.answer_format or "JSON", max_loads=ex.max_skill_loads,
+            )
+        )
         answer = approx_tokens(json.dumps(case.task.expected, ensure_ascii=False)) + ANSWER_OVERHEAD
         load_reply = LOAD_TOKENS_PER_ID * loads + 5
         if loads:
@@ -256,7 +283,10 @@ def budget_warning(estimate: Estimate, max_tokens: int | None, max_usd: float | 
         over.append(f"about ${usd:,.2f} > budget.max_usd ${max_usd:,.2f}")
     if not over:
         return None
-    return f"warning: the estimate exceeds the budget ({'; '.join(over)}): the run will stop when the budget is spent; raise it in frames.yaml to run to the end"
+    return (
+        f"warning: the estimate exceeds the budget ({'; '.join(over)}): the run will stop when the budget is spent; "
+        "raise it in frames.yaml to run to the end"
+    )
 
 
 def budget_sentence(estimate: Estimate, max_tokens: int | None, max_usd: float | None) -> str:
@@ -283,4 +313,6 @@ def budget_sentence(estimate: Estimate, max_tokens: int | None, max_usd: float |
     if caps:
         return (f"budget: the run stops at {' or '.join(caps)}, before the bound of {estimate.max_tokens:,} tokens, "
                 f"which assumes every round, retry and repair turn; the expected spend fits the budget")
-    return f"budget: the bound of {estimate.max_tokens:,} tokens fits the budget, so the run's own stopping rules end it"
+    return (
+        f"budget: the bound of {estimate.max_tokens:,} tokens fits the budget, so the run's own stopping rules end it"
+    )

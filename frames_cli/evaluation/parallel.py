@@ -52,7 +52,8 @@ class WorkerSetup:
 
 @dataclass
 class _SliceOutcome:
-    """One worker's answer: its results as a pickled list per chunk (None when it failed or was stopped), its spend, and its failure."""
+    """One worker's answer: its results as a pickled list per chunk
+    (None when it failed or was stopped), its spend, and its failure."""
 
     results: list[bytes] | None
     roles: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -127,7 +128,9 @@ def evaluate_parallel(
     bounds = [len(cases) * i // jobs for i in range(jobs + 1)]
     config = _worker_config(setup.config, jobs)
     worker_setup = WorkerSetup(setup.workspace, config, setup.run_dir, setup.use_cache)
-    if threading.active_count() == 1 and (setup.config.executor.kind == "builtin" or any(c.task.check.kind == "rubric" for c in cases)):
+    if threading.active_count() == 1 and (
+        setup.config.executor.kind == "builtin" or any(c.task.check.kind == "rubric" for c in cases)
+    ):
         from frames_cli.llm.providers import litellm_module
 
         # Import litellm (seconds of CPU) once here rather than once in every forked worker.
@@ -143,8 +146,12 @@ def evaluate_parallel(
     # Held until the workers have ended: freeing it earlier would write to pages shared with them.
     ballast = fill_allocator_holes() if fork else []
     # A forked worker takes its chunks from the inherited list by its index; a spawned one is sent them.
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(messages, stop, chunks if fork else None)) as pool:
-        futures = [pool.submit(_run_slice, k, None if fork else chunks[k], skills, worker_setup, samples) for k in range(jobs)]
+    with ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_init_worker, initargs=(messages, stop, chunks if fork else None)
+    ) as pool:
+        futures = [
+            pool.submit(_run_slice, k, None if fork else chunks[k], skills, worker_setup, samples) for k in range(jobs)
+        ]
         pending: set[Future[bytes]] = set(futures)
         interrupted = False
         while pending:
@@ -178,7 +185,9 @@ def evaluate_parallel(
     for k in [*failed, *range(jobs)]:
         if outcomes[k].error is not None:
             raise outcomes[k].error
-    return EvalReport([r for outcome in outcomes for part in outcome.results or [] for r in pickle.loads(part)], samples)
+    return EvalReport(
+        [r for outcome in outcomes for part in outcome.results or [] for r in pickle.loads(part)], samples
+    )
 
 
 def _worker_config(config: FramesConfig, jobs: int) -> FramesConfig:
@@ -204,7 +213,10 @@ def pickled_chunks(cases: Sequence[Case]) -> list[bytes]:
     zlib's fastest level; 2.4 s of CPU (0.5 s of it compressing), and 1.1 s over the workers to
     read them back (`unpickled_chunk`).
     """
-    return [zlib.compress(pickle.dumps(list(cases[i:i + PROGRESS_CHUNK]), pickle.HIGHEST_PROTOCOL), 1) for i in range(0, len(cases), PROGRESS_CHUNK)]
+    return [
+        zlib.compress(pickle.dumps(list(cases[i : i + PROGRESS_CHUNK]), pickle.HIGHEST_PROTOCOL), 1)
+        for i in range(0, len(cases), PROGRESS_CHUNK)
+    ]
 
 
 def unpickled_chunk(chunk: bytes) -> list[Case]:
@@ -254,7 +266,8 @@ def _close_when_stopped(client: ModelClient, ended: threading.Event) -> None:
 
 
 def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: WorkerSetup, samples: int) -> bytes:
-    """Evaluate slice `worker` in a worker process with a client of its own, one chunk at a time; its pickled `_SliceOutcome`.
+    """Evaluate slice `worker` in a worker process with a client
+    of its own, one chunk at a time; its pickled `_SliceOutcome`.
 
     The slice's chunks (`pickled_chunks`) are `sent` (a spawned worker) or
     `_inherited_chunks[worker]` (a forked one). The simulator's world holds the current chunk's
@@ -278,7 +291,10 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
         if _progress_queue is not None:
             _progress_queue.put((worker, finished + done))
 
-    client = ModelClient(setup.workspace, setup.config, run_dir=setup.run_dir, use_cache=setup.use_cache, sim_world=world, save_ledger=False)
+    client = ModelClient(
+        setup.workspace, setup.config, run_dir=setup.run_dir, use_cache=setup.use_cache, sim_world=world,
+        save_ledger=False,
+    )
     results: list[bytes] = []
     error = None
     stopped = False
@@ -291,8 +307,15 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
                 cases = unpickled_chunk(chunk)
                 world.cases = SimWorld.from_cases(cases).cases
                 judge = client if any(c.task.check.kind == "rubric" for c in cases) else None
-                results.append(pickle.dumps(evaluate(cases, skills, executor, samples=samples, judge=judge, progress=report,
-                                                     lost_retries=setup.config.eval.lost_retries).results, pickle.HIGHEST_PROTOCOL))
+                results.append(
+                    pickle.dumps(
+                        evaluate(
+                            cases, skills, executor, samples=samples, judge=judge, progress=report,
+                            lost_retries=setup.config.eval.lost_retries,
+                        ).results,
+                        pickle.HIGHEST_PROTOCOL,
+                    )
+                )
                 finished += len(cases) * samples
         except _Stopped:
             stopped = True
@@ -302,4 +325,7 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
                 _progress_queue.put((worker, None))
         finally:
             ended.set()
-    return pickle.dumps(_SliceOutcome(None if error or stopped else results, client.ledger.to_dict()["roles"], error), pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps(
+        _SliceOutcome(None if error or stopped else results, client.ledger.to_dict()["roles"], error),
+        pickle.HIGHEST_PROTOCOL,
+    )

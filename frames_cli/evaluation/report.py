@@ -63,7 +63,11 @@ def _cost_line(report: EvalReport) -> str:
     return (
         f"mean tokens per case: {report.mean_prompt_tokens:.0f} prompt + {report.mean_completion_tokens:.0f} completion"
         f" = {report.mean_tokens:.0f}; cost: {_cost(report.cost_usd)}"
-        + (f"; lost: {lost} result(s) got no answer from the model layer, retries included, and count in no rate" if lost else "")
+        + (
+            f"; lost: {lost} result(s) got no answer from the model layer, retries included, and count in no rate"
+            if lost
+            else ""
+        )
     )
 
 
@@ -101,7 +105,10 @@ def markdown(report: EvalReport, title: str = "frames eval", expected: dict[str,
     """A Markdown summary: the per-category table, the cost line and the failures (for a PR comment),
     each failure with the expected answer beside the agent's when `expected` is given."""
     headers = _headers(report)
-    lines = [f"## {title}", "", "| " + " | ".join(headers) + " |", "|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|"]
+    lines = [
+        f"## {title}", "", "| " + " | ".join(headers) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|",
+    ]
     for name, stats in _rows(report):
         label = f"**{name}**" if name == "overall" else name
         lines.append("| " + " | ".join([label, *_cells(report, stats)]) + " |")
@@ -137,7 +144,9 @@ def junit_xml(report: EvalReport, name: str = "frames", notice: str | None = Non
         results = groups[category]
         n_err = sum(1 for r in results if not r.passed and r.error)
         n_fail = sum(1 for r in results if not r.passed and not r.error)
-        suite = ET.SubElement(root, "testsuite", name=category, tests=str(len(results)), failures=str(n_fail), errors=str(n_err))
+        suite = ET.SubElement(
+            root, "testsuite", name=category, tests=str(len(results)), failures=str(n_fail), errors=str(n_err)
+        )
         if notice:
             ET.SubElement(ET.SubElement(suite, "properties"), "property", name="simulator_notice", value=notice)
         for r in results:

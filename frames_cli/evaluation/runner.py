@@ -251,7 +251,9 @@ def evaluate(
                 try:
                     agent_results = executor.run(views[chunk], skills, first_sample + sample)
                     if len(agent_results) != len(views[chunk]):
-                        raise ValueError(f"executor returned {len(agent_results)} results for {len(views[chunk])} cases")
+                        raise ValueError(
+                            f"executor returned {len(agent_results)} results for {len(views[chunk])} cases"
+                        )
                     by_sample[sample] += _check_all(cases[chunk], agent_results, first_sample + sample, judge)
                 except BatchPending as exc:
                     # Batch mode: this chunk's calls were sent as a batch; the other chunks' go out
@@ -270,8 +272,10 @@ def evaluate(
     return EvalReport(results, samples)
 
 
-def _run_lost_again(cases: Sequence[Case], views: Sequence[Any], skills: SkillSet, executor: Executor, by_sample: list[list[CaseResult]],
-                    judge: ModelClient | None, retry: int, first_sample: int = 0) -> bool:
+def _run_lost_again(
+    cases: Sequence[Case], views: Sequence[Any], skills: SkillSet, executor: Executor,
+    by_sample: list[list[CaseResult]], judge: ModelClient | None, retry: int, first_sample: int = 0,
+) -> bool:
     """Run every lost result of `by_sample` again (try number `retry`), in place; False when none was lost.
 
     A retried result keeps the tokens its lost tries cost, so the cost objective sees them.
@@ -313,12 +317,17 @@ def _old_objects_frozen() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], sample: int, judge: ModelClient | None, retry: int = 0) -> list[CaseResult]:
+def _check_all(
+    cases: Sequence[Case], agent_results: Sequence[AgentResult], sample: int, judge: ModelClient | None, retry: int = 0
+) -> list[CaseResult]:
     verdicts: list[Verdict | None] = [None] * len(cases)
     rubric_at: list[int] = []
     for i, (case, result) in enumerate(zip(cases, agent_results)):
         if result.error is not None:
-            verdicts[i] = Verdict(False, f"{'answer lost' if result.lost else 'agent failed'}: {result.error}", error=result.error, lost=result.lost)
+            verdicts[i] = Verdict(
+                False, f"{'answer lost' if result.lost else 'agent failed'}: {result.error}", error=result.error,
+                lost=result.lost,
+            )
         elif case.task.check.kind == "rubric":
             rubric_at.append(i)
         else:
@@ -332,7 +341,10 @@ def _check_all(cases: Sequence[Case], agent_results: Sequence[AgentResult], samp
     out = []
     for case, result, verdict in zip(cases, agent_results, verdicts):
         assert verdict is not None
-        usage = Usage(result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.cost_usd, result.usage.cached_prompt_tokens)
+        usage = Usage(
+            result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.cost_usd,
+            result.usage.cached_prompt_tokens,
+        )
         usage.add(verdict.usage)
         out.append(
             CaseResult(

@@ -41,7 +41,10 @@ def case_key(case: Case) -> str:
     """Hex sha256 of what decides a case's result besides the skills: its category, task (input,
     expected answer, check) and diagnosis (the simulator reads the evidence). An edited case is a new case."""
     record = case.to_dict()
-    blob = json.dumps([record.get("category"), record.get("task"), record.get("diagnosis")], sort_keys=True, ensure_ascii=False, default=str)
+    blob = json.dumps(
+        [record.get("category"), record.get("task"), record.get("diagnosis")], sort_keys=True, ensure_ascii=False,
+        default=str,
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -1,4 +1,5 @@
-"""`evaluate_staged`: `evaluate` in a chosen order, batch by batch, stopping as soon as a rule says the outcome is decided."""
+"""`evaluate_staged`: `evaluate` in a chosen order, batch by
+batch, stopping as soon as a rule says the outcome is decided."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def evaluate_staged(
     progress: Progress | None = None,
     lost_retries: int = 0,
 ) -> StagedOutcome:
-    """Evaluate `cases` in the order `staging.order` gives, `staging.batch` cases at a time, until `staging.stop` gives a reason.
+    """Evaluate `cases` in the order `staging.order` gives,
+    `staging.batch` cases at a time, until `staging.stop` gives a reason.
 
     Every result is the one `evaluate` gives for that case and sample (each batch is an `evaluate`
     call), so a staged evaluation that runs to the end has the same report, results in case order.
@@ -97,7 +99,10 @@ def evaluate_staged(
         ids, pending = ordered[: staging.batch], ordered[staging.batch :]
         done = len(results)
         step = (lambda d, _t, done=done: progress(done + d, total)) if progress else None
-        results += evaluate([by_id[c] for c in ids], skills, executor, samples=samples, judge=judge, progress=step, lost_retries=lost_retries).results
+        results += evaluate(
+            [by_id[c] for c in ids], skills, executor, samples=samples, judge=judge, progress=step,
+            lost_retries=lost_retries,
+        ).results
         if pending:
             why = staging.stop(results, pending)
             if why:

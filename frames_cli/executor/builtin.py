@@ -63,7 +63,9 @@ class BuiltinExecutor:
             results += self.client.gather(one, list(cases[start : start + size]))
         return results
 
-    async def _conversation(self, case: AgentCase, catalog: Catalog, listing: str, sample: int, retry: int) -> AgentResult:
+    async def _conversation(
+        self, case: AgentCase, catalog: Catalog, listing: str, sample: int, retry: int
+    ) -> AgentResult:
         first = render(
             "executor_catalog",
             case_id=case.id,
@@ -77,7 +79,9 @@ class BuiltinExecutor:
         state = f"catalog of {len(catalog.ids)} skills"
         asks = 0
         while True:
-            reply = await self.client.achat(ChatRequest("executor", list(messages), EXECUTOR_STEP, sample=sample, tag=case.id, retry=retry))
+            reply = await self.client.achat(
+                ChatRequest("executor", list(messages), EXECUTOR_STEP, sample=sample, tag=case.id, retry=retry)
+            )
             usage.add(reply.usage)
             if not reply.ok:
                 trajectory.append(_step(trajectory, state, "model call", f"failed: {reply.error}"))
@@ -89,11 +93,16 @@ class BuiltinExecutor:
                 return AgentResult(case.id, data["answer"], used, usage, trajectory)
             if asks == self.max_turns:
                 trajectory.append(_step(trajectory, state, {"load": data["load"]}, "refused: no turns left"))
-                return AgentResult(case.id, None, [], usage, trajectory, error=f"no answer after {self.max_turns} turns of loading skills")
+                return AgentResult(
+                    case.id, None, [], usage, trajectory,
+                    error=f"no answer after {self.max_turns} turns of loading skills",
+                )
             asks += 1
             follow_up, result = self._load(case, catalog, data["load"], loaded)
             trajectory.append(_step(trajectory, state, {"load": data["load"]}, result))
-            state = f"catalog of {len(catalog.ids)} skills; loaded: {', '.join(catalog.ids[i] for i in loaded) or 'none'}"
+            state = (
+                f"catalog of {len(catalog.ids)} skills; loaded: {', '.join(catalog.ids[i] for i in loaded) or 'none'}"
+            )
             messages += [{"role": "assistant", "content": reply.text or ""}, {"role": "user", "content": follow_up}]
 
     def _load(self, case: AgentCase, catalog: Catalog, requested: list[str], loaded: list[str]) -> tuple[str, str]:
@@ -106,8 +115,13 @@ class BuiltinExecutor:
         new = fresh[: max(self.max_loads - len(loaded), 0)]
         loaded.extend(new)
         skipped = fresh[len(new) :]
-        blocks = Block("\n\n".join(catalog.block(sid) for sid in new)) or f"(none: at most {self.max_loads} skills per case, all loaded)"
-        result = f"loaded {', '.join(catalog.ids[s] for s in new) or 'nothing'}" + (f"; not loaded {', '.join(skipped)}" if skipped else "")
+        blocks = (
+            Block("\n\n".join(catalog.block(sid) for sid in new))
+            or f"(none: at most {self.max_loads} skills per case, all loaded)"
+        )
+        result = f"loaded {', '.join(catalog.ids[s] for s in new) or 'nothing'}" + (
+            f"; not loaded {', '.join(skipped)}" if skipped else ""
+        )
         return render("executor_answer", case_id=case.id, skills=blocks), result
 
 

@@ -61,7 +61,9 @@ class CommandExecutor:
         """Run the program on every case; results in case order. See `Executor`."""
         return self.run_files(cases, skills.to_files(), sample, retry)
 
-    def run_files(self, cases: Sequence[AgentCase], files: dict[str, bytes], sample: int = 0, retry: int = 0) -> list[AgentResult]:
+    def run_files(
+        self, cases: Sequence[AgentCase], files: dict[str, bytes], sample: int = 0, retry: int = 0
+    ) -> list[AgentResult]:
         """`run` with the skill set as its files (`SkillSet.to_files()`: `skills/<name>/SKILL.md` → bytes),
         written to a fresh temporary folder: what a Ray worker gets (executor/ray_backend.py)."""
         with tempfile.TemporaryDirectory(prefix="frames-skills-") as tmp:
@@ -76,7 +78,10 @@ class CommandExecutor:
 
     def _one(self, case: AgentCase, folder: Path, sample: int, retry: int) -> AgentResult:
         payload = json.dumps({**case.to_dict(), "sample": sample}, ensure_ascii=False)
-        env = {**os.environ, "FRAMES_SKILLS_DIR": str(folder), "FRAMES_CASE_ID": case.id, "FRAMES_SAMPLE": str(sample), "FRAMES_RETRY": str(retry)}
+        env = {
+            **os.environ, "FRAMES_SKILLS_DIR": str(folder), "FRAMES_CASE_ID": case.id, "FRAMES_SAMPLE": str(sample),
+            "FRAMES_RETRY": str(retry),
+        }
         try:
             proc = subprocess.Popen(
                 [*self.argv, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -93,7 +98,10 @@ class CommandExecutor:
             return AgentResult(case.id, error=f"agent timed out after {self.timeout_s:g} s")
         if proc.returncode != 0:
             tail = err.decode("utf-8", "replace").strip()[-STDERR_SHOWN:]
-            return AgentResult(case.id, error=f"agent exited with code {proc.returncode}" + (f": {tail}" if tail else ""), lost=proc.returncode == EXIT_LOST)
+            return AgentResult(
+                case.id, error=f"agent exited with code {proc.returncode}" + (f": {tail}" if tail else ""),
+                lost=proc.returncode == EXIT_LOST,
+            )
         return parse_agent_output(case.id, out.decode("utf-8", "replace"))
 
 

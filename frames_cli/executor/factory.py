@@ -28,7 +28,9 @@ def make_executor(ws: Workspace, config: FramesConfig, client: ModelClient) -> E
     if kind == "builtin":
         return cls(client, config.executor)
     if not config.executor.command:
-        raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", Location(ws.config_path))
+        raise ConfigError(
+            "`executor.command` must name your agent program when `executor.kind` is command", Location(ws.config_path)
+        )
     if config.eval.backend == "ray":
         from frames_cli.executor.ray_backend import RayCommandExecutor, ray_module
 

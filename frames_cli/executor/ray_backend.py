@@ -49,12 +49,16 @@ def ray_module(config_path: Path | None = None) -> Any:
         from frames_cli.errors import ConfigError, Location
 
         where = Location(config_path) if config_path else None
-        raise ConfigError("`eval.backend: ray` needs Ray: pip install 'frames-cli[ray]' (or set eval.backend: local)", where) from None
+        raise ConfigError(
+            "`eval.backend: ray` needs Ray: pip install 'frames-cli[ray]' (or set eval.backend: local)", where
+        ) from None
     with _init_lock:
         if not ray.is_initialized():
             import logging
 
-            ray.init(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
+            ray.init(
+                include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False, configure_logging=False
+            )
     return ray
 
 
@@ -93,7 +97,10 @@ class RayCommandExecutor:
         files = ray.put(skills.to_files())
         size = self.chunk_size(len(cases), ray.cluster_resources().get("CPU", 1.0))
         chunks = [list(cases[i:i + size]) for i in range(0, len(cases), size)]
-        refs = [task.remote(self.argv, self.timeout_s, str(self.cwd) if self.cwd else None, files, chunk, sample, retry) for chunk in chunks]
+        refs = [
+            task.remote(self.argv, self.timeout_s, str(self.cwd) if self.cwd else None, files, chunk, sample, retry)
+            for chunk in chunks
+        ]
         out: list[AgentResult] = []
         for chunk, ref in zip(chunks, refs):
             try:
@@ -103,7 +110,10 @@ class RayCommandExecutor:
             except ray.exceptions.RayError as exc:
                 # Ray gave up on the task (its workers kept dying, or the node left): its cases are
                 # lost, not failed; the evaluation asks again.
-                reason = f"Ray task lost after {TASK_RETRIES} retries: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                reason = (
+                    f"Ray task lost after {TASK_RETRIES} retries: {type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}"
+                )
                 out += [AgentResult(c.id, error=reason, lost=True) for c in chunk]
         return out
 
@@ -122,8 +132,10 @@ def _remote(ray: Any) -> Any:
     return _task
 
 
-def _run_task(argv: list[str], timeout_s: float, cwd: str | None, files: dict[str, bytes], cases: list[AgentCase], sample: int,
-              retry: int) -> list[AgentResult]:
+def _run_task(
+    argv: list[str], timeout_s: float, cwd: str | None, files: dict[str, bytes], cases: list[AgentCase], sample: int,
+    retry: int,
+) -> list[AgentResult]:
     """One Ray task: the local command agent on `cases`, one at a time, in a fresh skills folder."""
     if cwd is not None and not os.path.isdir(cwd):
         why = f"the workspace folder {cwd} does not exist on Ray node {socket.gethostname()} (the agent runs there)"

@@ -1,4 +1,5 @@
-"""Case files: reading YAML and JSON Lines with `path:line` errors (stop at the first, or collect all), finding them, writing them atomically.
+"""Case files: reading YAML and JSON Lines with `path:line` errors (stop
+at the first, or collect all), finding them, writing them atomically.
 
 A case file is either YAML holding a list of case mappings (``cases/*.yaml``) or JSON Lines with one
 case object per line (``cases/*.jsonl``); formats/case.py shows one record.
@@ -76,7 +77,9 @@ def _records_yaml(path: Path, text: str) -> Iterable[tuple[Any, Location, yaml.N
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else []
         except yaml.MarkedYAMLError as exc:
-            raise InputError(f"invalid YAML: {exc.problem or exc}", Location(path, yaml_error_line(exc, text))) from None
+            raise InputError(
+                f"invalid YAML: {exc.problem or exc}", Location(path, yaml_error_line(exc, text))
+            ) from None
     finally:
         loader.dispose()
     if node is None:
@@ -190,7 +193,8 @@ def case_files(root: Path, pattern: str) -> list[Path]:
     from frames_cli.workspace.links import refuse_symlink
 
     found = sorted(
-        p for p in Path(root).glob(pattern) if p.is_file() and p.suffix.lower() in CASE_SUFFIXES and not p.name.startswith(".")
+        p for p in Path(root).glob(pattern)
+        if p.is_file() and p.suffix.lower() in CASE_SUFFIXES and not p.name.startswith(".")
     )
     for path in found:
         refuse_symlink(Path(root), path, path.relative_to(root).as_posix())
@@ -209,10 +213,15 @@ def load_counted_cases(root: Path, pattern: str) -> list[Case]:
     """
     paths = case_files(root, pattern)
     if not paths:
-        raise InputError(f"no case files match {pattern!r} (.yaml, .yml or .jsonl); add cases with `frames ingest`", Location(root))
+        raise InputError(
+            f"no case files match {pattern!r} (.yaml, .yml or .jsonl); add cases with `frames ingest`", Location(root)
+        )
     counted = [case for case in load_cases(paths) if case.counts]
     if not counted:
-        raise InputError(f"the case files matching {pattern!r} hold no case that counts (reviewed, and no `review: needed`)", Location(paths[0]))
+        raise InputError(
+            f"the case files matching {pattern!r} hold no case that counts (reviewed, and no `review: needed`)",
+            Location(paths[0]),
+        )
     return counted
 
 
@@ -240,7 +249,10 @@ def dump_cases(cases: Sequence[Case], suffix: str) -> str:
     """The text of a case file holding `cases`: YAML list for ``.yaml``/``.yml``, else JSON Lines."""
     records = [case.to_dict() for case in cases]
     if suffix.lower() in (".yaml", ".yml"):
-        return yaml.dump(records, Dumper=_CaseDumper, sort_keys=False, allow_unicode=True, width=100) if records else "[]\n"
+        return (
+            yaml.dump(records, Dumper=_CaseDumper, sort_keys=False, allow_unicode=True, width=100) if records
+            else "[]\n"
+        )
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)
 
 

@@ -11,7 +11,10 @@ from frames_cli.formats.case import LABELS, REVIEW_STATES, Case, Check, Diagnosi
 from frames_cli.registry import CHECKS
 from frames_cli.sanitize import LINE_BREAKS, unsafe_value
 
-CASE_KEYS = ("id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from", "must_pass", "label", "review")
+CASE_KEYS = (
+    "id", "category", "source", "created", "task", "diagnosis", "priors", "generated", "reviewed", "also_from",
+    "must_pass", "label", "review",
+)
 TASK_KEYS = ("input", "expected", "check", "answer_format")
 DIAGNOSIS_KEYS = ("symptom", "cause", "notes", "trajectory", "evidence")
 _REQUIRED = ("id", "category", "task")
@@ -136,10 +139,18 @@ def parse_record(record: Any, location: Location | None) -> Case:
         where, bad = found
         kind = "a line break or tab" if bad.char in LINE_BREAKS else f"the character {bad.describe()}"
         # However it was written (raw, a YAML `\e` or a JSON `\u001b` escape), it would reach terminals and prompts.
-        raise RecordError(f"`{'.'.join(where)}` holds {kind}; case text is plain text" + (" and ids and categories are one line" if kind.startswith("a line") else ""), where)
+        raise RecordError(
+            f"`{'.'.join(where)}` holds {kind}; case text is plain text"
+            + (" and ids and categories are one line" if kind.startswith("a line") else ""),
+            where,
+        )
     where = _non_finite(record, ())
     if where is not None:
-        raise RecordError(f"`{'.'.join(where)}` is not a finite number (NaN or infinity): no answer can match it; write a number or a string", where)
+        raise RecordError(
+            f"`{'.'.join(where)}` is not a finite number (NaN or infinity): no answer can match it; write a number or "
+            "a string",
+            where,
+        )
     created = record.get("created", "")
     return Case(
         id=case_id,
@@ -192,10 +203,15 @@ def _must_pass(value: Any) -> bool | str:
 def _review(value: Any) -> str | None:
     if value is None or value in REVIEW_STATES:
         return value
-    raise RecordError(f"`review` must be `needed` (the expected answer waits for a person) or `confirmed`, got {value!r}", ("review",))
+    raise RecordError(
+        f"`review` must be `needed` (the expected answer waits for a person) or `confirmed`, got {value!r}", ("review",)
+    )
 
 
 def _label(value: Any) -> str | None:
     if value is None or value in LABELS:
         return value
-    raise RecordError(f"`label` must be `confirmed` or `disputed` (a person's decision on a disputed label), got {value!r}", ("label",))
+    raise RecordError(
+        f"`label` must be `confirmed` or `disputed` (a person's decision on a disputed label), got {value!r}",
+        ("label",),
+    )

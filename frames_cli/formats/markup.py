@@ -25,7 +25,8 @@ _EMPTY_LINK = re.compile(r"\[([^\]\[]*)\]\([ \t]*\)")
 # Site navigation ("[Next to Booking travel >](...)", "[Jump to Step 3: What to Consider While
 # Traveling](...)") standing alone is not policy; its text may wrap over lines of its own.
 _NAVIGATION = re.compile(
-    r"^[ \t]*\[\s*(?:next|previous|prev|back|jump to|skip to|return to|go to)\b[^\]\n]*(?:\n[^\]\n]+)*\]\([^)\n]*\)(?:[ \t]|<br\s*/?>)*$",
+    r"^[ \t]*\[\s*(?:next|previous|prev|back|jump to|skip to|return to|"
+    r"go to)\b[^\]\n]*(?:\n[^\]\n]+)*\]\([^)\n]*\)(?:[ \t]|<br\s*/?>)*$",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -24,7 +24,9 @@ MAX_POLICY_BYTES = 1_000_000
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # Whole names (before the first dot) of files that travel with policies but are not policy; a
 # name only starting with one ("Notice of Privacy Practices", "Source Code Policy") is a policy.
-_COMPANIONS = frozenset({"license", "licence", "copying", "notice", "readme", "source", "authors", "contributing", "changelog"})
+_COMPANIONS = frozenset(
+    {"license", "licence", "copying", "notice", "readme", "source", "authors", "contributing", "changelog"}
+)
 # LICENSE-MIT, COPYING_LGPL: a companion word in capitals and a code.
 _COMPANION_CODE = re.compile(r"^(?:LICENSE|LICENCE|COPYING|NOTICE)[-_][A-Z0-9][A-Za-z0-9.-]*$")
 
@@ -140,10 +142,16 @@ def decode_policy(data: bytes, shown: str, *, max_bytes: int = MAX_POLICY_BYTES)
             the location names `shown` and the line where that is known.
     """
     if len(data) > max_bytes:
-        raise InputError(f"policy file is {len(data)} bytes; the limit is {max_bytes} (split it into several documents)", Location(shown))
+        raise InputError(
+            f"policy file is {len(data)} bytes; the limit is {max_bytes} (split it into several documents)",
+            Location(shown),
+        )
     nul = data.find(b"\0")
     if nul >= 0:
-        raise InputError("binary file, not a policy document (policies/ holds Markdown or plain text)", Location(shown, data.count(b"\n", 0, nul) + 1))
+        raise InputError(
+            "binary file, not a policy document (policies/ holds Markdown or plain text)",
+            Location(shown, data.count(b"\n", 0, nul) + 1),
+        )
     text = decode_utf8(data, shown, encoding="utf-8-sig")
     if not text.strip():
         raise InputError("empty policy document", Location(shown))
@@ -160,7 +168,9 @@ def _fenced(lines: list[str], markdown: bool) -> frozenset[int]:
         m = _FENCE.match(line)
         if m:
             inside.add(no)
-            fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (fence or m.group(1))
+            fence = (
+                None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) else (fence or m.group(1))
+            )
         elif fence:
             inside.add(no)
     return frozenset(inside)
@@ -200,7 +210,9 @@ def parse_policy(lines: list[str], file: str) -> PolicyDocument:
     skip = front.end if front else 0
     fenced = frozenset(no + skip for no in _fenced(lines[skip:], markdown))
     view = reading_view(lines, skip, fenced) if markdown else list(lines)
-    linked = reading_view(keep_page_links(lines), skip, fenced) if markdown and any("{%" in line for line in lines) else view
+    linked = (
+        reading_view(keep_page_links(lines), skip, fenced) if markdown and any("{%" in line for line in lines) else view
+    )
     heads = [(no, lvl, plain(text, markers=False)) for no, lvl, text in _headings(view, fenced, markdown)]
     n = len(lines)
     first_text = next((i for i, ln in enumerate(view, 1) if ln.strip()), 0)
@@ -249,7 +261,10 @@ def read_policy(path: Path, file: str, *, max_bytes: int = MAX_POLICY_BYTES) -> 
     if unsafe_value(file, one_line=True) is not None:
         # The name goes into back-links (one per line), commit messages and every message naming
         # the file: a line break there forges lines, a control character acts on a terminal.
-        raise InputError("the file name holds a line break or a control or invisible character; rename the file", Location(repr(file)[1:-1]))
+        raise InputError(
+            "the file name holds a line break or a control or invisible character; rename the file",
+            Location(repr(file)[1:-1]),
+        )
     parts = len(Path(file).parts)
     if not Path(file).is_absolute() and len(Path(path).parents) >= parts:
         refuse_symlink(Path(path).parents[parts - 1], Path(path), file)

@@ -46,7 +46,9 @@ def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
             continue
         if marker == PROTECTED_OPEN:
             if open_line is not None:
-                problems.append((no, f"protected region opened again before the one at body line {open_line} was closed"))
+                problems.append(
+                    (no, f"protected region opened again before the one at body line {open_line} was closed")
+                )
                 continue
             open_line, current = no, []
         elif marker == PROTECTED_CLOSE:

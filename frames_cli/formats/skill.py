@@ -39,7 +39,9 @@ GENERATED_KEY = "frames-generated"
 #: Highest line a back-link may name: a policy file holds at most 1,000,000 bytes
 #: (formats/policy.MAX_POLICY_BYTES), so no more lines; a larger number is a typo or a hostile edit.
 MAX_LINE = 1_000_000
-_BACKLINK_RE = re.compile(r"^(?P<file>.+?)#L(?P<start>\d+)-L(?P<end>\d+) sha256:(?P<sha>[0-9a-f]{64})(?: (?P<heading>.*))?$")
+_BACKLINK_RE = re.compile(
+    r"^(?P<file>.+?)#L(?P<start>\d+)-L(?P<end>\d+) sha256:(?P<sha>[0-9a-f]{64})(?: (?P<heading>.*))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,9 @@ def decode_backlinks(value: str) -> list[BackLink]:
         if start < 1 or end < start:
             raise ValueError(f"back-link {raw.strip()!r} has an empty line span")
         if end > MAX_LINE:
-            raise ValueError(f"back-link {raw.strip()!r} names line {end}; a policy file has at most {MAX_LINE:,} lines")
+            raise ValueError(
+                f"back-link {raw.strip()!r} names line {end}; a policy file has at most {MAX_LINE:,} lines"
+            )
         links.append(BackLink(m["file"], m["heading"] or "", start, end, m["sha"]))
     return links
 

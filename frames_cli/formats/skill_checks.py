@@ -1,4 +1,5 @@
-"""The spec rules and lints of one skill (name, description, compatibility, markers, back-links, credentials, length)."""
+"""The spec rules and lints of one skill (name, description,
+compatibility, markers, back-links, credentials, length)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 from frames_cli.errors import Location
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.protected import scan_protected
-from frames_cli.formats.skill import BACKLINKS_KEY, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, NAME_RE, SKILL_FILE, SKILLS_DIR, Skill
+from frames_cli.formats.skill import (
+    BACKLINKS_KEY, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, NAME_RE, SKILL_FILE, SKILLS_DIR, Skill,
+)
 from frames_cli.sanitize import find_unsafe, unsafe_value
 from frames_cli.secretscan import find_secrets
 
@@ -27,7 +30,9 @@ def name_problems(name: str) -> list[str]:
     if len(name) > MAX_NAME:
         out.append(f"name is {len(name)} characters; at most {MAX_NAME} are allowed")
     if not NAME_RE.match(name):
-        out.append(f"name {name!r} must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)")
+        out.append(
+            f"name {name!r} must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)"
+        )
     return out
 
 
@@ -60,11 +65,21 @@ def skill_problems(skill: Skill, *, folder: str | None = None, max_body_lines: i
     if not skill.description.strip():
         out.append(Problem(at_description, "`description` must not be empty"))
     if len(skill.description) > MAX_DESCRIPTION:
-        out.append(Problem(at_description, f"description is {len(skill.description)} characters; at most {MAX_DESCRIPTION} are allowed"))
+        out.append(
+            Problem(
+                at_description,
+                f"description is {len(skill.description)} characters; at most {MAX_DESCRIPTION} are allowed",
+            )
+        )
     if "<" in skill.description or ">" in skill.description:
         out.append(Problem(at_description, "description must not contain `<` or `>`"))
     if skill.compatibility is not None and len(skill.compatibility) > MAX_COMPATIBILITY:
-        out.append(Problem(Location(path, key_line(skill, "compatibility")), f"compatibility is {len(skill.compatibility)} characters; at most {MAX_COMPATIBILITY} are allowed"))
+        out.append(
+            Problem(
+                Location(path, key_line(skill, "compatibility")),
+                f"compatibility is {len(skill.compatibility)} characters; at most {MAX_COMPATIBILITY} are allowed",
+            )
+        )
     for line, msg in scan_protected(skill.body)[1]:
         out.append(Problem(Location(path, body_line(skill, line)), msg))
     try:
@@ -73,17 +88,29 @@ def skill_problems(skill: Skill, *, folder: str | None = None, max_body_lines: i
         out.append(Problem(Location(path, key_line(skill, "metadata")), f"metadata `{BACKLINKS_KEY}`: {exc}"))
     for hit in find_secrets(skill.body):
         # Skills are committed, pushed and pasted into prompts: a credential must never be one's text.
-        out.append(Problem(Location(path, body_line(skill, hit.line)), f"holds a credential ({hit.kind}); remove it, skills are committed and shown to models"))
+        out.append(
+            Problem(
+                Location(path, body_line(skill, hit.line)),
+                f"holds a credential ({hit.kind}); remove it, skills are committed and shown to models",
+            )
+        )
     for hit in find_secrets(skill.description):
         out.append(Problem(at_description, f"description holds a credential ({hit.kind}); remove it"))
     out += _unsafe_problems(skill, path)
     injected = front_matter_in_body(skill.body)
     if injected is not None:
-        out.append(Problem(Location(path, body_line(skill, injected)), "the body opens or holds a `---` block of front-matter keys, which a reader of the file could take "
-                           "for the skill's front matter: a skill body is plain Markdown (write a thematic break as `***`)"))
+        out.append(
+            Problem(
+                Location(path, body_line(skill, injected)),
+                "the body opens or holds a `---` block of front-matter keys, which a reader of the file could take "
+                "for the skill's front matter: a skill body is plain Markdown (write a thematic break as `***`)",
+            )
+        )
     n_lines = len(skill.body.splitlines())
     if n_lines > max_body_lines:
-        out.append(Problem(here, f"body has {n_lines} lines; keep it under {max_body_lines} (cost is an objective)", "warning"))
+        out.append(
+            Problem(here, f"body has {n_lines} lines; keep it under {max_body_lines} (cost is an objective)", "warning")
+        )
     return out
 
 
@@ -123,15 +150,28 @@ def _unsafe_problems(skill: Skill, path: Path) -> list[Problem]:
     `"\\e]0;x\\a"` or `"\\u202e"` is plain text in the file and an ESC once read) and in the body
     (a skill made in memory was never a file the reader checked)."""
     out = []
-    fields = {"name": skill.name, "description": skill.description, "license": skill.license, "compatibility": skill.compatibility,
-              "allowed-tools": skill.allowed_tools, "metadata": skill.metadata}
+    fields = {
+        "name": skill.name, "description": skill.description, "license": skill.license,
+        "compatibility": skill.compatibility, "allowed-tools": skill.allowed_tools, "metadata": skill.metadata,
+    }
     for key, value in fields.items():
         found = unsafe_value(value, one_line=key in ("name", "license", "compatibility", "allowed-tools"), _path=(key,))
         if found is not None:
             where, bad = found
             kind = "a line break or tab" if bad.char in "\t\n\r\x0c" else f"the character {bad.describe()}"
-            out.append(Problem(Location(path, key_line(skill, key)), f"`{'.'.join(where)}` holds {kind}; front-matter values are plain text (it may be written as a YAML escape)"))
+            out.append(
+                Problem(
+                    Location(path, key_line(skill, key)),
+                    f"`{'.'.join(where)}` holds {kind}; front-matter values are plain text (it may be written as a "
+                    "YAML escape)",
+                )
+            )
     bad = find_unsafe(skill.body)
     if bad is not None:
-        out.append(Problem(Location(path, body_line(skill, bad.line)), f"the body holds the character {bad.describe()} at column {bad.column}; a skill is plain text"))
+        out.append(
+            Problem(
+                Location(path, body_line(skill, bad.line)),
+                f"the body holds the character {bad.describe()} at column {bad.column}; a skill is plain text",
+            )
+        )
     return out

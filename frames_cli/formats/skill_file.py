@@ -22,7 +22,9 @@ _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _OTHER_BREAKS = ("\u2028", "\u2029", "\x85")
 
 
-def _key_segments(lines: list[str], node: yaml.MappingNode, first_line: int, last_line: int) -> list[tuple[str, yaml.Node, yaml.Node, str]]:
+def _key_segments(
+    lines: list[str], node: yaml.MappingNode, first_line: int, last_line: int
+) -> list[tuple[str, yaml.Node, yaml.Node, str]]:
     """Split the lines of a block mapping into one raw segment per key.
 
     `lines` are the document's lines; `first_line`..`last_line` (0-based, exclusive end) bound the
@@ -105,11 +107,16 @@ def parse_skill(text: str, path: Path) -> Skill:
         raise InputError("front matter is not closed with a `---` line", Location(path, 1))
     fm_lines = lines[1:close]
     fm_text = "".join(fm_lines)
-    other_break = next((i for i, ln in enumerate(fm_lines) if any(c in ln for c in _OTHER_BREAKS) or "\r" in ln.rstrip("\r\n")), None)
+    other_break = next(
+        (i for i, ln in enumerate(fm_lines) if any(c in ln for c in _OTHER_BREAKS) or "\r" in ln.rstrip("\r\n")), None
+    )
     if other_break is not None:
         # YAML 1.1 (PyYAML) breaks lines at them, YAML 1.2 and strictyaml do not: one file, two readings.
-        raise InputError("front matter holds a line separator (U+2028, U+2029, U+0085 or a lone CR), which YAML readers disagree on; "
-                         "use line feeds", Location(path, other_break + 2))
+        raise InputError(
+            "front matter holds a line separator (U+2028, U+2029, U+0085 or a lone CR), which YAML readers disagree "
+            "on; use line feeds",
+            Location(path, other_break + 2),
+        )
     if "---" in fm_text:
         # The reference validator splits the file at the first `---` after the opening fence.
         at = next(i for i, ln in enumerate(fm_lines) if "---" in ln)
@@ -118,7 +125,9 @@ def parse_skill(text: str, path: Path) -> Skill:
         node = _compose(fm_text)
     except yaml.MarkedYAMLError as exc:
         line = yaml_error_line(exc, fm_text)
-        raise InputError(f"invalid YAML in front matter: {exc.problem or exc}", Location(path, line + 1 if line else 1)) from None
+        raise InputError(
+            f"invalid YAML in front matter: {exc.problem or exc}", Location(path, line + 1 if line else 1)
+        ) from None
     if not isinstance(node, yaml.MappingNode):
         raise InputError("front matter must be a mapping of keys to values", Location(path, 2 if node else 1))
     _reject_non_strict(fm_text, path, 1)
@@ -147,7 +156,10 @@ def parse_skill(text: str, path: Path) -> Skill:
     body_start = close + 1
     while body_start < len(lines) and not lines[body_start].strip():
         body_start += 1
-    source = SkillSource(lines[0], lines[close], raw_keys, meta_raw, meta_head, "".join(lines[close + 1 : body_start]), body_start + 1, key_lines)
+    source = SkillSource(
+        lines[0], lines[close], raw_keys, meta_raw, meta_head, "".join(lines[close + 1 : body_start]), body_start + 1,
+        key_lines,
+    )
     return Skill(
         name=values["name"],
         description=values["description"],
@@ -161,7 +173,9 @@ def parse_skill(text: str, path: Path) -> Skill:
     )
 
 
-def _parse_metadata(lines: list[str], knode: yaml.Node, vnode: yaml.Node, path: Path) -> tuple[dict[str, str], dict[str, tuple[str, str]] | None, str]:
+def _parse_metadata(
+    lines: list[str], knode: yaml.Node, vnode: yaml.Node, path: Path
+) -> tuple[dict[str, str], dict[str, tuple[str, str]] | None, str]:
     loc = Location(path, vnode.start_mark.line + 2)
     if isinstance(vnode, yaml.ScalarNode) and vnode.value == "" and not vnode.style:
         return {}, None, ""
@@ -191,7 +205,10 @@ def parse_skill_bytes(data: bytes, path: Path) -> Skill:
     """Decode UTF-8 `data` and parse it (InputError naming the line of a bad byte, or a file over
     MAX_SKILL_BYTES)."""
     if len(data) > MAX_SKILL_BYTES:
-        raise InputError(f"SKILL.md is {len(data)} bytes; the limit is {MAX_SKILL_BYTES} (skills should stay near 5,000 tokens)", Location(path))
+        raise InputError(
+            f"SKILL.md is {len(data)} bytes; the limit is {MAX_SKILL_BYTES} (skills should stay near 5,000 tokens)",
+            Location(path),
+        )
     return parse_skill(decode_utf8(data, path), path)
 
 
@@ -216,7 +233,9 @@ def _render_key(key: str, value: str, indent: str = "") -> str:
 
 def _front_values(skill: Skill) -> dict[str, Any]:
     values: dict[str, Any] = {"name": skill.name, "description": skill.description}
-    for key, value in (("license", skill.license), ("compatibility", skill.compatibility), ("allowed-tools", skill.allowed_tools)):
+    for key, value in (
+        ("license", skill.license), ("compatibility", skill.compatibility), ("allowed-tools", skill.allowed_tools),
+    ):
         if value is not None:
             values[key] = value
     if skill.metadata:

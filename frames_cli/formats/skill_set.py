@@ -1,4 +1,5 @@
-"""The skill set: skills loaded from files or a folder (every problem collected, bad skills left out), and back to files."""
+"""The skill set: skills loaded from files or a folder (every
+problem collected, bad skills left out), and back to files."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ class SkillSet(Mapping[str, Skill]):
         return SkillSet([s for s in self._skills.values() if s.name != name])
 
     @classmethod
-    def check_files(cls, files: Mapping[str, bytes], *, max_body_lines: int = 500, base: Path | None = None) -> tuple[SkillSet, list[Problem]]:
+    def check_files(
+        cls, files: Mapping[str, bytes], *, max_body_lines: int = 500, base: Path | None = None
+    ) -> tuple[SkillSet, list[Problem]]:
         """Parse and check skills from `{path: bytes}`; collect every problem instead of stopping.
 
         Paths are POSIX, `skills/<folder>/SKILL.md` or `<folder>/SKILL.md`; other files (a skill's
@@ -76,13 +79,18 @@ class SkillSet(Mapping[str, Skill]):
         for name, group in by_name.items():
             if len(group) > 1:
                 users = ", ".join(str(s.path) for s in group)
-                problems.extend(Problem(Location(s.path, key_line(s, "name")), f"duplicate skill name {name!r} (used by {users})") for s in group)
+                problems.extend(
+                    Problem(Location(s.path, key_line(s, "name")), f"duplicate skill name {name!r} (used by {users})")
+                    for s in group
+                )
         keep = [skill for skill, bad in parsed if not bad and len(by_name[skill.name]) == 1]
         problems.sort(key=lambda p: (str(p.location.path), p.location.line or 0))
         return cls(keep), problems
 
     @classmethod
-    def load_valid(cls, files: Mapping[str, bytes], *, base: Path | None = None, max_body_lines: int = 500) -> tuple[SkillSet, list[Problem]]:
+    def load_valid(
+        cls, files: Mapping[str, bytes], *, base: Path | None = None, max_body_lines: int = 500
+    ) -> tuple[SkillSet, list[Problem]]:
         """The skills of `files` that load, and the first error of each one that does not.
 
         For commands that work on a skill set (eval, evolve, ingest): one bad skill leaves that

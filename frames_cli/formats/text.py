@@ -12,7 +12,8 @@ from frames_cli.sanitize import find_unsafe
 
 
 def decode_utf8(
-    data: bytes, path: Path | str, *, error: type[InputError] = InputError, encoding: str = "utf-8", invisible: bool = True
+    data: bytes, path: Path | str, *, error: type[InputError] = InputError, encoding: str = "utf-8",
+    invisible: bool = True,
 ) -> str:
     """`data` decoded as UTF-8 (`encoding="utf-8-sig"` also drops a byte-order mark), refused when
     it holds a control character (NUL, ESC, ...: `sanitize.find_unsafe`) or, when `invisible`, a
@@ -33,7 +34,10 @@ def decode_utf8(
     if bad is not None:
         column = bad.column + (1 if text.startswith("\ufeff") and bad.line == 1 else 0)
         kind = "control" if unicodedata.category(bad.char) == "Cc" else "invisible (bidirectional or zero-width)"
-        raise error(f"{kind} character {bad.describe()} at column {column}; remove it (the file must be plain text)", Location(path, bad.line))
+        raise error(
+            f"{kind} character {bad.describe()} at column {column}; remove it (the file must be plain text)",
+            Location(path, bad.line),
+        )
     return text
 
 
@@ -78,7 +82,9 @@ class _UniqueKeys:
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
                 if key_node.value in seen:
-                    raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
+                    )
                 seen.add(key_node.value)
         return super().construct_mapping(node, deep)  # type: ignore[misc]
 

@@ -72,7 +72,9 @@ def check_yaml_bounds(
                 open_counts[-1] += grown
                 total += grown
                 if total > max_values:
-                    raise error(f"YAML aliases expand to more than {max_values} values (an alias bomb?)", _loc(path, event))
+                    raise error(
+                        f"YAML aliases expand to more than {max_values} values (an alias bomb?)", _loc(path, event)
+                    )
     except yaml.YAMLError:
         return
 

@@ -1,4 +1,5 @@
-"""GitHistory: reading a workspace's history (log, trailers, diffs, ancestry, file versions, merge conflicts) without a checkout."""
+"""GitHistory: reading a workspace's history (log, trailers, diffs,
+ancestry, file versions, merge conflicts) without a checkout."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from frames_cli.gitstore.message import parse_trailers
 from frames_cli.gitstore.repo import SKILLS_PREFIX, GitRepo
 
 # Paths in diff and log listings: taken literally (no pathspec magic) and printed unquoted (non-ASCII).
-_LISTING_ENV = {"GIT_LITERAL_PATHSPECS": "1", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.quotePath", "GIT_CONFIG_VALUE_0": "false"}
+_LISTING_ENV = {
+    "GIT_LITERAL_PATHSPECS": "1", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.quotePath",
+    "GIT_CONFIG_VALUE_0": "false",
+}
 
 
 @dataclass(frozen=True)
@@ -96,8 +100,10 @@ class GitHistory(GitRepo):
         repo_path = self.repo_path(path)
         shas = self._run("log", f"--max-count={max_count}", "--format=%H", sha, "--", repo_path).split()
         for commit in shas:
-            status, out, _err = self._git.execute(["git", "cat-file", "blob", f"{commit}:{repo_path}"], with_extended_output=True,
-                                                  with_exceptions=False, stdout_as_string=False)
+            status, out, _err = self._git.execute(
+                ["git", "cat-file", "blob", f"{commit}:{repo_path}"], with_extended_output=True, with_exceptions=False,
+                stdout_as_string=False,
+            )
             if status == 0:
                 yield out
 
@@ -110,7 +116,10 @@ class GitHistory(GitRepo):
             GitError: git failed (for example older than 2.38, or unrelated histories).
         """
         status, out, err = self._git.execute(
-            ["git", "merge-tree", "--write-tree", "--name-only", "--no-messages", self.resolve(ours), self.resolve(theirs)],
+            [
+                "git", "merge-tree", "--write-tree", "--name-only", "--no-messages", self.resolve(ours),
+                self.resolve(theirs),
+            ],
             with_extended_output=True, with_exceptions=False,
         )
         if status not in (0, 1):
@@ -152,8 +161,8 @@ class GitHistory(GitRepo):
         # --relative=<prefix> leaves out changes outside the workspace and prints paths from it.
         relative = (f"--relative={self.prefix}",) if self.prefix else ()
         return self._run(
-            "diff", "--no-color", "--no-ext-diff", "--no-textconv", *relative, *options, self.resolve(a), self.resolve(b),
-            "--", *specs, env=_LISTING_ENV,
+            "diff", "--no-color", "--no-ext-diff", "--no-textconv", *relative, *options, self.resolve(a),
+            self.resolve(b), "--", *specs, env=_LISTING_ENV,
         )
 
     def log(self, ref: str, paths: Iterable[str] = (SKILLS_PREFIX,), max_count: int = 100) -> list[LogEntry]:

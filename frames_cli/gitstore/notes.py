@@ -1,4 +1,5 @@
-"""GitNotes: frames' notes on commits (refs/notes/frames), read and written byte for byte under the repository's notes lock."""
+"""GitNotes: frames' notes on commits (refs/notes/frames), read
+and written byte for byte under the repository's notes lock."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ class GitNotes(GitRepo):
         """
         self.edit_note(sha, lambda _old: text, author=author)
 
-    def edit_note(self, sha: str, edit: Callable[[str | None], str | None], *, author: Identity = FRAMES_IDENTITY) -> str | None:
+    def edit_note(
+        self, sha: str, edit: Callable[[str | None], str | None], *, author: Identity = FRAMES_IDENTITY
+    ) -> str | None:
         """Replace commit `sha`'s note by `edit(old note or None)`, unless that returns None; holds
         the repository's notes lock from the read to the write. Returns the note written, or None.
 

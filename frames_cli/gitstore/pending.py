@@ -1,4 +1,5 @@
-"""The journal of a change to the checkout on its way to a commit: what each touched file held before, and how far the change got.
+"""The journal of a change to the checkout on its way to a commit:
+what each touched file held before, and how far the change got.
 
 `frames coldstart` and `frames adopt` write skill files into the user's working tree and then
 commit them (gitstore/worktree.py). Before a file is touched, its old bytes are copied into
@@ -76,7 +77,12 @@ class Journal:
         (folder / "before").mkdir(parents=True)
         journal = cls(folder, command, head)
         started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        journal._append({"kind": "begin", "version": VERSION, "command": command, "head": head, "pid": os.getpid(), "started": started})
+        journal._append(
+            {
+                "kind": "begin", "version": VERSION, "command": command, "head": head, "pid": os.getpid(),
+                "started": started,
+            }
+        )
         return journal
 
     @classmethod
@@ -111,7 +117,9 @@ class Journal:
                 journal.made_dirs.append(str(rec["path"]))
             elif kind == "touch" and rec.get("path") not in seen and _safe(rec.get("path")):
                 seen.add(rec["path"])
-                journal.touched.append(Touched(rec["path"], rec.get("copy"), int(rec.get("mode", 0o644)), rec.get("link")))
+                journal.touched.append(
+                    Touched(rec["path"], rec.get("copy"), int(rec.get("mode", 0o644)), rec.get("link"))
+                )
             elif kind == "written":
                 journal.written, journal.message = True, str(rec.get("message") or "")
                 author = rec.get("author")
@@ -130,7 +138,9 @@ class Journal:
                 continue
             known.add(path)
             target = Path(root) / path
-            missing = next((p for p in reversed(Path(path).parents) if str(p) != "." and not (Path(root) / p).exists()), None)
+            missing = next(
+                (p for p in reversed(Path(path).parents) if str(p) != "." and not (Path(root) / p).exists()), None
+            )
             if missing is not None and missing.as_posix() not in self.made_dirs:
                 self.made_dirs.append(missing.as_posix())
                 lines.append({"kind": "dir", "path": missing.as_posix()})
@@ -180,7 +190,10 @@ class Journal:
                     data = (self.folder / "before" / entry.copy).read_bytes()
                 except OSError:
                     continue  # its copy is gone (deleted by hand): the file is left as it is
-                if target.is_symlink() or not target.is_file() or target.read_bytes() != data or stat.S_IMODE(target.stat().st_mode) != entry.mode:
+                if (
+                    target.is_symlink() or not target.is_file() or target.read_bytes() != data
+                    or stat.S_IMODE(target.stat().st_mode) != entry.mode
+                ):
                     _remove(target)
                     atomic_write_bytes(target, data, entry.mode)
                     changed += 1

@@ -1,4 +1,5 @@
-"""GitRemote: pushing to a remote: a review branch (created, fast-forwarded, never a person's commit overwritten) and refs/notes/frames (merged with the remote's, never overwritten)."""
+"""GitRemote: pushing to a remote: a review branch (created, fast-forwarded, never a person's
+commit overwritten) and refs/notes/frames (merged with the remote's, never overwritten)."""
 
 from __future__ import annotations
 
@@ -121,7 +122,10 @@ class GitRemote(GitNotes):
         if before == sha:
             return BranchPush("unchanged", before)
         if before is None:
-            self._run("push", "--quiet", f"--force-with-lease={ref}:", "--end-of-options", remote, f"{sha}:{ref}", env=_quiet_env())
+            self._run(
+                "push", "--quiet", f"--force-with-lease={ref}:", "--end-of-options", remote, f"{sha}:{ref}",
+                env=_quiet_env(),
+            )
             return BranchPush("created", None)
         try:
             self._fetch(remote, ref, FETCHED_BRANCH)
@@ -132,10 +136,13 @@ class GitRemote(GitNotes):
                 return BranchPush("behind", before)
             if not replaceable(before):
                 raise GitError(
-                    f"{remote} {name} is at {before[:12]}, a commit frames did not make and that {sha[:12]} does not contain; "
-                    "it is left as it is (merge or delete it on the remote, then publish again)"
+                    f"{remote} {name} is at {before[:12]}, a commit frames did not make and that {sha[:12]} does not "
+                    "contain; it is left as it is (merge or delete it on the remote, then publish again)"
                 )
-            self._run("push", "--quiet", f"--force-with-lease={ref}:{before}", "--end-of-options", remote, f"{sha}:{ref}", env=_quiet_env())
+            self._run(
+                "push", "--quiet", f"--force-with-lease={ref}:{before}", "--end-of-options", remote, f"{sha}:{ref}",
+                env=_quiet_env(),
+            )
             return BranchPush("replaced", before)
         finally:
             self._run("update-ref", "-d", FETCHED_BRANCH)

@@ -1,4 +1,5 @@
-"""GitRepo: the repository containing a workspace, seen from the workspace folder: paths, running git, resolving revisions."""
+"""GitRepo: the repository containing a workspace, seen from the
+workspace folder: paths, running git, resolving revisions."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ class GitRepo:
             raise GitError(f"{root}: no such folder")
         here = Path(root).resolve()
         try:
-            top, prefix, common = SessionGit(here).rev_parse("--show-toplevel", "--show-prefix", "--git-common-dir").split("\n")
+            top, prefix, common = (
+                SessionGit(here).rev_parse("--show-toplevel", "--show-prefix", "--git-common-dir").split("\n")
+            )
         except (GitCommandError, OSError) as exc:
             detail = git_stderr(exc) if isinstance(exc, GitCommandError) else str(exc)
             raise GitError(f"{root}: not a git repository ({detail})") from None

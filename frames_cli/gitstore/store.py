@@ -14,8 +14,8 @@ Refs, branches and notes belong to the repository, not to a workspace (see docs/
 
 GitStore is one object made of parts, each in its module: GitRepo (gitstore/repo.py: the repository,
 the path mapping, running git, resolving revisions), GitHistory (history.py: log, trailers, diffs),
-GitNotes (notes.py), GitRemote (remote.py: pushing the review branch and notes); this module adds reading trees, commits, refs and branches. Identities and
-dates are gitstore/identity.py, messages message.py, name checks names.py.
+GitNotes (notes.py), GitRemote (remote.py: pushing the review branch and notes); this module adds reading trees,
+commits, refs and branches. Identities and dates are gitstore/identity.py, messages message.py, name checks names.py.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ _ZERO_SHA = "0" * 40
 class GitStore(GitHistory, GitRemote):
     """Plumbing access to the git repository containing `root` (the workspace folder), seen from `root`.
 
-    Paths in arguments and results are relative to `root` (see the module docstring). Never touches the user's index, working tree or checked-out branch. Methods raise `GitError`
-    (exit code 1) when git refuses and `InputError` (exit code 2) for an unsafe ref or path name;
+    Paths in arguments and results are relative to `root` (see the module docstring). Never
+    touches the user's index, working tree or checked-out branch. Methods raise `GitError` (exit
+    code 1) when git refuses and `InputError` (exit code 2) for an unsafe ref or path name;
     user text is never passed to git as an option.
     """
 
@@ -136,7 +137,9 @@ class GitStore(GitHistory, GitRemote):
             with open(folder / "entries", "rb") as stdin:
                 self._run("update-index", "-z", "--index-info", env=index_env, stdin=stdin)
             # --index-info silently drops a folder replaced by a file (and the reverse): refuse instead.
-            expected = {p for p in before if changes.get(p, b"") is not None} | {p for p, d in changes.items() if d is not None}
+            expected = {p for p in before if changes.get(p, b"") is not None} | {
+                p for p, d in changes.items() if d is not None
+            }
             lost = sorted(expected ^ self._index_paths(index_env))
             if lost:
                 shown = (self.workspace_path(p) or p for p in lost[:5])

@@ -1,4 +1,5 @@
-"""The commits frames makes on the user's checked-out branch: `frames coldstart`'s and `frames adopt`'s skills, and only them.
+"""The commits frames makes on the user's checked-out branch:
+`frames coldstart`'s and `frames adopt`'s skills, and only them.
 
 Everything else in frames commits through plumbing (`store.py`) without touching the checkout;
 coldstart and adopt are different because their output is meant to land in the working tree the
@@ -97,7 +98,10 @@ def check_committable(root: Path, folder: str = "skills") -> None:
 
 def _git_paths(repo: GitRepo):  # type: ignore[no-untyped-def]
     """A function giving the path of a file in the repository's git folder (`git rev-parse --git-path`)."""
-    names = ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG", "index.lock", "index"]
+    names = [
+        "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG", "index.lock",
+        "index",
+    ]
     found = dict(zip(names, repo._run("rev-parse", *[a for n in names for a in ("--git-path", n)]).split("\n")))
     return lambda name: repo.root / found[name]
 
@@ -106,7 +110,9 @@ def _check_sparse(repo: GitRepo, folder: str) -> None:
     """Refuse a `folder` the sparse checkout leaves out: its tracked files are not on disk (skip-worktree),
     or, in cone mode, no cone holds it."""
     target = repo.repo_path(folder)
-    hidden = [e for e in repo._run("ls-files", "-t", "-z", "--", target, env=_LITERAL).split("\0") if e.startswith("S ")]
+    hidden = [
+        e for e in repo._run("ls-files", "-t", "-z", "--", target, env=_LITERAL).split("\0") if e.startswith("S ")
+    ]
     cone = repo._run("config", "--bool", "--default", "false", "core.sparseCheckoutCone") == "true"
     outside = bool(hidden)
     if cone and not outside:
@@ -168,7 +174,10 @@ class CheckoutChange:
         """
         check_committable(root, folder)
         if Journal.read(state_dir) is not None:
-            raise GitError(f"an earlier change to the checkout is still pending in {Path(state_dir) / 'pending-commit'}; run frames coldstart or adopt to finish it")
+            raise GitError(
+                f"an earlier change to the checkout is still pending in {Path(state_dir) / 'pending-commit'}; run "
+                "frames coldstart or adopt to finish it"
+            )
         repo = _open(root)
         return cls(root, repo, Journal.start(state_dir, command, _head(repo)))
 
@@ -218,7 +227,9 @@ class CheckoutChange:
             if sha is None or not _unwind(self._repo, sha):
                 raise
             undone = self.undo()
-            raise GitError(_refusal(f"{exc}; frames moved the branch back to where it was", self.journal.command, undone)) from None
+            raise GitError(
+                _refusal(f"{exc}; frames moved the branch back to where it was", self.journal.command, undone)
+            ) from None
 
     def undo(self) -> int:
         """Put every touched file back and end the change; returns the files put back."""
@@ -314,7 +325,9 @@ def _identity_env(repo: GitRepo, author: Identity | None) -> dict[str, str]:
     """Author and committer for `git commit`: the user's configured identity, else `author` or frames'."""
     configured = all(repo._run("config", "--default", "", key) for key in ("user.name", "user.email"))
     fallback = author or FRAMES_IDENTITY
-    env = {} if author is None and configured else {"GIT_AUTHOR_NAME": fallback.name, "GIT_AUTHOR_EMAIL": fallback.email}
+    env = (
+        {} if author is None and configured else {"GIT_AUTHOR_NAME": fallback.name, "GIT_AUTHOR_EMAIL": fallback.email}
+    )
     if not configured:
         env.update(GIT_COMMITTER_NAME=fallback.name, GIT_COMMITTER_EMAIL=fallback.email)
     return env
@@ -339,7 +352,9 @@ def _commit(repo: GitRepo, paths: list[str], message: str, author: Identity | No
         repo._run("read-tree", *([head] if head else ["--empty"]), env=env)
         # A path git ignores and does not track stays out, as `git add` would leave it.
         tops = sorted({repo.repo_path(p.split("/", 1)[0]) for p in paths})
-        ignored = set(repo._run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *tops, env=env).split("\0"))
+        ignored = set(
+            repo._run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *tops, env=env).split("\0")
+        )
         specs = [s for s in specs if s not in ignored]
         if not specs:
             return None
@@ -363,7 +378,10 @@ def _commit_hooks(repo: GitRepo) -> list[str]:
     import os
 
     folder = repo.root / repo._run("rev-parse", "--git-path", "hooks")
-    return [h for h in ("pre-commit", "prepare-commit-msg", "commit-msg") if os.access(folder / h, os.X_OK) and (folder / h).is_file()]
+    return [
+        h for h in ("pre-commit", "prepare-commit-msg", "commit-msg")
+        if os.access(folder / h, os.X_OK) and (folder / h).is_file()
+    ]
 
 
 def _update_index(repo: GitRepo, paths: list[str], sha: str) -> None:
@@ -406,7 +424,10 @@ def _refusal(detail: str, command: str, undone: int) -> str:
     """The account of a refused commit: what git said, what frames did, what the user must do."""
     low = detail.lower()
     if "gpg" in low or "sign" in low:
-        fix = "set up the signing key git is configured to use, or turn signing off for this repository (`git config commit.gpgsign false`)"
+        fix = (
+            "set up the signing key git is configured to use, or turn signing off for this repository "
+            "(`git config commit.gpgsign false`)"
+        )
     elif ".lock" in low:
         fix = "another git command holds the lock named above; if none is running, delete that lock file"
     elif "hook" in low or "pre-commit" in low or "commit-msg" in low:

@@ -31,9 +31,14 @@ def behave(call: SimCall) -> dict[str, Any]:
     lines = [(no, line) for no, line in enumerate(text.split("\n"), 1) if not line.lstrip().startswith("#")]
     read = sentences(lines)
     # Table rows are not sentences; they are kept as rows, so their numbers stay too.
-    steps = [s.text for s in read] + [line.strip() for _, line in lines if line.lstrip().startswith("|") and not set(line) <= set("|-: ")]
+    steps = [s.text for s in read] + [
+        line.strip() for _, line in lines if line.lstrip().startswith("|") and not set(line) <= set("|-: ")
+    ]
     topic = attrs.get("heading", "").split(" > ")[-1].strip() or "this policy section"
-    lead = next((s.text for s in read if s.states_rule() and len(s.text) <= _LEAD_CHARS), next((t for t in steps if len(t) <= _LEAD_CHARS), "")).rstrip(".")
+    lead = next(
+        (s.text for s in read if s.states_rule() and len(s.text) <= _LEAD_CHARS),
+        next((t for t in steps if len(t) <= _LEAD_CHARS), ""),
+    ).rstrip(".")
     said = f": {lead}." if lead else "."
     description = f"Decides {topic[:1].lower() + topic[1:]}{said} Use when a request concerns {topic.lower()}."
     # The prompt forbids angle brackets and markup in descriptions; a careful model leaves them out.

@@ -1,4 +1,5 @@
-"""Simulated diagnoser: per failure, the case's missing rules and policy statements (p_insight), else its evidence copied, else noise."""
+"""Simulated diagnoser: per failure, the case's missing rules and
+policy statements (p_insight), else its evidence copied, else noise."""
 
 from __future__ import annotations
 
@@ -46,12 +47,11 @@ def behave(call: SimCall) -> dict[str, Any]:
     Per failure, drawn in turn:
     - with probability p_insight, the diagnoser finds the cause: it proposes the case's rules
       (world.CaseFacts.rules: its evidence with the case's own values taken out; about "the
-      agent", `stated_for_the_agent`) that no skill block states yet, for the skill that best matches the case (the relevance function the
-      executor loads skills with); and the statements of the case's deciding policy section
-      (world.CaseFacts.statements) that a retrieved `<policy>` block shows and no skill block
-      states, for the skill that block's heading names (`_restorable`; the case's best skill
-      when no one skill leads). A case with neither gets
-      no proposal: the diagnoser cannot explain it.
+      agent", `stated_for_the_agent`) that no skill block states yet, for the skill that best matches the
+      case (the relevance function the executor loads skills with); and the statements of the case's
+      deciding policy section (world.CaseFacts.statements) that a retrieved `<policy>` block shows and no
+      skill block states, for the skill that block's heading names (`_restorable`; the case's best skill
+      when no one skill leads). A case with neither gets no proposal: the diagnoser cannot explain it.
     - otherwise, with probability p_literal, it copies the case's evidence as rule text, values
       and all: a line that helps that one case (what the case-value guard is for);
     - otherwise it adds a spurious rule to a skill drawn at random.
@@ -87,20 +87,48 @@ def behave(call: SimCall) -> dict[str, Any]:
         insight = rng.random() < call.config.p_insight
         if insight and case_id in call.config.mislabelled:
             passage = " ".join(evidence) or "the policy"
-            disputes.append({"case_id": case_id, "passage": passage, "reason": f"The expected result of {case_id} contradicts this passage."})
+            disputes.append(
+                {
+                    "case_id": case_id, "passage": passage,
+                    "reason": f"The expected result of {case_id} contradicts this passage.",
+                }
+            )
             continue
         if insight:
             if not best:
                 continue
             # The case's rules and the policy's statements are separate proposals, so that a guard
             # that drops one (a copied evaluator line) does not take the other with it.
-            made = [(best[0][0], " ".join(quote_rule(stated_for_the_agent(r)) for r in rules), f"The skill does not state the rule that decides {case_id}.")] if rules else []
-            made += [(skill or best[0][0], " ".join(map(quote_rule, texts)), f"The skill leaves out the policy passage that decides {case_id}.")
-                     for skill, texts in restore.items()]
+            made = (
+                [
+                    (
+                        best[0][0], " ".join(quote_rule(stated_for_the_agent(r)) for r in rules),
+                        f"The skill does not state the rule that decides {case_id}.",
+                    )
+                ]
+                if rules else []
+            )
+            made += [
+                (
+                    skill or best[0][0], " ".join(map(quote_rule, texts)),
+                    f"The skill leaves out the policy passage that decides {case_id}.",
+                )
+                for skill, texts in restore.items()
+            ]
         elif best and rng.random() < call.config.p_literal:
-            made = [(best[0][0], " ".join(quote_rule(s) for s in evidence), f"The skill does not say what {case_id} expects.")]
+            made = [
+                (
+                    best[0][0], " ".join(quote_rule(s) for s in evidence),
+                    f"The skill does not say what {case_id} expects.",
+                )
+            ]
         else:
-            made = [(rng.choice(blocks).name, quote_rule(rng.choice(SPURIOUS_RULES)), f"The reply in {case_id} may have confused the customer.")]
+            made = [
+                (
+                    rng.choice(blocks).name, quote_rule(rng.choice(SPURIOUS_RULES)),
+                    f"The reply in {case_id} may have confused the customer.",
+                )
+            ]
         for skill, change, rationale in made:
             if f"{skill}: {change}" not in tried:
                 proposals.append({"skill": skill, "change": change, "rationale": rationale, "case_ids": [case_id]})
@@ -108,7 +136,8 @@ def behave(call: SimCall) -> dict[str, Any]:
 
 
 def _restorable(
-    statements: tuple[str, ...], shown: list[tuple[dict[str, str], str]], stated: list[frozenset[str]], skills: list[tuple[str, str]]
+    statements: tuple[str, ...], shown: list[tuple[dict[str, str], str]], stated: list[frozenset[str]],
+    skills: list[tuple[str, str]],
 ) -> dict[str | None, list[str]]:
     """The policy `statements` the case turns on that a retrieved `<policy>` block of
     the prompt shows word for word and no skill block states (what a diagnoser that reads the

@@ -44,7 +44,10 @@ def behave(call: SimCall) -> dict[str, Any]:
             return {"load": [sid for sid, _ in best[: call.config.loads]]}
     cfg = call.config
     facts = call.world.facts(case)
-    known = knowledge(case.diagnosis.evidence, facts.rules, facts.values, call.world.policy, [b.text for b in blocks], cfg.policy_reading, facts.statements)
+    known = knowledge(
+        case.diagnosis.evidence, facts.rules, facts.values, call.world.policy, [b.text for b in blocks],
+        cfg.policy_reading, facts.statements,
+    )
     p_correct = cfg.floor + (cfg.ceiling - cfg.floor) * known
     rng = call.rng(case.id, "answer")
     answer = case.task.expected if rng.random() < p_correct else wrong_answer(case.task.expected, rng)

@@ -44,14 +44,17 @@ def raise_transient(draw_: FaultDraw, model: str, timeout_s: float | None) -> No
     if draw_.rate_limit:
         raise litellm.RateLimitError("frames-sim: simulated rate limit", llm_provider="frames-sim", model=model)
     if draw_.timeout:
-        raise litellm.Timeout(f"frames-sim: simulated timeout after {timeout_s} s", model=model, llm_provider="frames-sim")
+        raise litellm.Timeout(
+            f"frames-sim: simulated timeout after {timeout_s} s", model=model, llm_provider="frames-sim"
+        )
 
 
 def damage(text: str, draw_: FaultDraw) -> tuple[str, str]:
     """The reply text and finish reason after output faults.
 
     malformed_json: Python-style single quotes and no closing brace, after a chatty prefix (a
-    common failure of real models), so no valid answer object can be extracted. truncated: the text is cut in half, finish reason "length".
+    common failure of real models), so no valid answer object can be
+    extracted. truncated: the text is cut in half, finish reason "length".
     """
     if draw_.malformed_json:
         text = "Here is my answer: " + text.strip().replace('"', "'").removesuffix("}")

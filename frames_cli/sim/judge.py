@@ -33,4 +33,7 @@ def behave(call: SimCall) -> dict[str, Any]:
     items = expected if isinstance(expected, list) and all(isinstance(e, str) for e in expected) else [expected]
     if all(isinstance(item, str) and overlap(canonical(item), canon) >= FOUND_THRESHOLD for item in items):
         return {"pass": True, "reason": "the answer states what the rubric asks for"}
-    return {"pass": False, "reason": f"the answer differs from the expected {clip(json.dumps(expected, ensure_ascii=False), 200)}"}
+    return {
+        "pass": False,
+        "reason": f"the answer differs from the expected {clip(json.dumps(expected, ensure_ascii=False), 200)}",
+    }

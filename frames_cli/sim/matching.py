@@ -54,7 +54,10 @@ def sentence_sets(text: str) -> tuple[frozenset[str], ...]:
     return _sentences(text).sets
 
 
-def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str], policy: frozenset[str], texts: Sequence[str], policy_reading: float, statements: Sequence[str] = ()) -> float:
+def knowledge(
+    evidence: Sequence[str], rules: Sequence[str], own: frozenset[str], policy: frozenset[str], texts: Sequence[str],
+    policy_reading: float, statements: Sequence[str] = (),
+) -> float:
     """How much (0..1) of what a case turns on the agent knows from the skill `texts` it loaded.
 
     Only sentences that apply to the case count: a sentence carrying a value that neither the case
@@ -72,7 +75,10 @@ def knowledge(evidence: Sequence[str], rules: Sequence[str], own: frozenset[str]
     if not evidence:
         return 1.0
     allowed = own | policy
-    usable = [tokens_ for text in texts for tokens_, values in zip(_sentences(text).sets, _sentences(text).values) if values <= allowed]
+    usable = [
+        tokens_ for text in texts for tokens_, values in zip(_sentences(text).sets, _sentences(text).values)
+        if values <= allowed
+    ]
     literal = sum(not _token_set(e) or sentence_found(e, usable) for e in evidence) / len(evidence)
     by_rule = sum(sentence_found(rule, usable) for rule in rules) / len(rules) if rules else 0.0
     read = sum(sentence_found(s, usable) for s in statements) / len(statements) if statements else 0.0

@@ -39,7 +39,8 @@ class SimProvider(CustomLLM):
     """
 
     def completion(
-        self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, timeout: Any = None, model_response: Any = None, **kwargs: Any
+        self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, timeout: Any = None,
+        model_response: Any = None, **kwargs: Any,
     ) -> Any:
         """Answer one call for role `model` (litellm passes the name without `frames-sim/`).
 
@@ -61,7 +62,10 @@ class SimProvider(CustomLLM):
         context, metadata = context_of(litellm_params)
         behaviour = BEHAVIOURS.get(model)
         if behaviour is None:
-            raise litellm.BadRequestError(f"unknown simulated role {model!r}; known: {', '.join(BEHAVIOURS)}", model=model, llm_provider=SIM_PREFIX)
+            raise litellm.BadRequestError(
+                f"unknown simulated role {model!r}; known: {', '.join(BEHAVIOURS)}", model=model,
+                llm_provider=SIM_PREFIX,
+            )
         cfg = context.simulator
         prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
         call = SimCall(model, prompt, int(metadata.get(SAMPLE_KEY, 0)), cfg, context.world())
@@ -70,12 +74,20 @@ class SimProvider(CustomLLM):
         if cfg.latency_s:
             time.sleep(min(cfg.latency_s, limit) if limit else cfg.latency_s)
             if limit is not None and cfg.latency_s > limit:
-                raise litellm.Timeout(f"frames-sim: latency {cfg.latency_s} s exceeds the {limit} s timeout", model=model, llm_provider=SIM_PREFIX)
+                raise litellm.Timeout(
+                    f"frames-sim: latency {cfg.latency_s} s exceeds the {limit} s timeout", model=model,
+                    llm_provider=SIM_PREFIX,
+                )
         faults.raise_transient(drawn, model, limit)
         text, finish = faults.damage(json.dumps(behaviour(call), ensure_ascii=False), drawn)
         prompt_tokens, completion_tokens = approx_tokens(prompt), approx_tokens(text)
-        cost = prompt_tokens * SIM_PRICE["input_cost_per_token"] + completion_tokens * SIM_PRICE["output_cost_per_token"]
-        return make_response(f"{SIM_PREFIX}/{model}", text, finish, prompt_tokens, completion_tokens, fingerprint=FINGERPRINT, cost_usd=cost, into=model_response)
+        cost = (
+            prompt_tokens * SIM_PRICE["input_cost_per_token"] + completion_tokens * SIM_PRICE["output_cost_per_token"]
+        )
+        return make_response(
+            f"{SIM_PREFIX}/{model}", text, finish, prompt_tokens, completion_tokens, fingerprint=FINGERPRINT,
+            cost_usd=cost, into=model_response,
+        )
 
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
         """`completion` in a worker thread (its latency is a blocking sleep); same returns and errors."""

@@ -18,7 +18,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # The validator's complaint about a rule written twice (evolution.rewrite): the later line's number
 # and the repeated sentence (quoted by repr, perhaps clipped with "…"); a model told so keeps the
 # first statement and drops the repeated sentence, keeping the rest of its line.
-_DUPLICATE = re.compile(r"lines? (?:\d+ and )?(\d+) states? the same rule twice[^:]*: (['\"]).*?\2 / (['\"])(.*?)\3(?=;|$)", re.M)
+_DUPLICATE = re.compile(
+    r"lines? (?:\d+ and )?(\d+) states? the same rule twice[^:]*: (['\"]).*?\2 / (['\"])(.*?)\3(?=;|$)", re.M
+)
 
 #: How a verbose model restates a rule it has just written. The real-model trial's rewrites
 #: (../shared/data/real-model-trial/, 7 rewriter answers) add no generic filler; their excess is the
@@ -49,7 +51,10 @@ def behave(call: SimCall) -> dict[str, Any]:
     if CONDENSE in call.prompt:
         lines = _condensed(lines)
     existing = sentence_sets(target.text)
-    added = [r for r in dict.fromkeys(_quoted_rules(reading.json_after(call.prompt, "Blueprint"))) if not sentence_found(r, existing)]
+    added = [
+        r for r in dict.fromkeys(_quoted_rules(reading.json_after(call.prompt, "Blueprint")))
+        if not sentence_found(r, existing)
+    ]
     lines += [f"- {rule}" for rule in added]
     if rng.random() < cfg.p_verbose and added:
         lines.append("- " + RESTATE.format(rule=added[0][:1].lower() + added[0][1:]))
@@ -101,7 +106,9 @@ def _without_sentence(line: str, start: str) -> str | None:
     """`line` without its first sentence that begins with `start`; None when no text is left."""
     marker = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", line).group(0)
     parts = _SENTENCE.split(line[len(marker):])
-    kept = [p for i, p in enumerate(parts) if not (p.startswith(start) and all(not q.startswith(start) for q in parts[:i]))]
+    kept = [
+        p for i, p in enumerate(parts) if not (p.startswith(start) and all(not q.startswith(start) for q in parts[:i]))
+    ]
     if len(kept) == len(parts):  # the quote is not found word for word: the whole line goes, as before
         return None
     return marker + " ".join(kept) if kept else None

@@ -85,7 +85,10 @@ class SimWorld:
     def from_cases(cls, cases: Iterable[Case], policy_texts: Iterable[str] = ()) -> SimWorld:
         """A world of `cases` (a later duplicate id wins) and the policy documents' texts."""
         texts = list(policy_texts)
-        return cls({c.id: c for c in cases}, frozenset(policy_values(texts)), tuple(p for text in texts for p in passages_of(text)))
+        return cls(
+            {c.id: c for c in cases}, frozenset(policy_values(texts)),
+            tuple(p for text in texts for p in passages_of(text)),
+        )
 
     @classmethod
     def from_workspace(cls, workspace: Workspace, config: FramesConfig) -> SimWorld:

@@ -29,7 +29,10 @@ class ModelsConfig:
     rewriter: str | None = _f(None, "applies a blueprint to one skill", model=True)
     generator: str | None = _f(None, "writes new cases for uncovered policy sections", model=True)
     judge: str | None = _f(None, "grades `rubric` checks", model=True)
-    keys: str | None = _f(None, "reads the answer key from reviewer comments (review-log, trace notes); null = the rule-based reader", model=True)
+    keys: str | None = _f(
+        None, "reads the answer key from reviewer comments (review-log, trace notes); null = the rule-based reader",
+        model=True,
+    )
     coldstart: str | None = _f(None, "rewrites policy sections into procedures; null keeps text verbatim", model=True)
 
 
@@ -48,7 +51,10 @@ class LLMConfig:
 
     concurrency: int = _f(8, "model calls in flight at once", min=1, max=1024)
     processes: int = _f(
-        0, "worker processes for the litellm calls (0 = this process; not in `frames eval --jobs` workers); more use more CPUs for many fast calls", min=0, max=64
+        0,
+        "worker processes for the litellm calls (0 = this process; not in `frames eval --jobs` workers); more use "
+        "more CPUs for many fast calls",
+        min=0, max=64,
     )
     timeout_s: float = _f(60.0, "seconds before one call is abandoned and retried", min=0.001, max=86_400)
     max_retries: int = _f(4, "retries on rate limits, timeouts and connection errors", min=0, max=20)
@@ -60,7 +66,10 @@ class LLMConfig:
     repair_turns: int = _f(1, "turns that show the model its JSON-Schema errors before giving up", min=0, max=5)
     api_base: str | None = _f(None, "base URL for an OpenAI-compatible server (vLLM, Ollama); null = provider default")
     batch: bool | list[str] = _f(
-        False, "send each stage's calls of these roles (true = all) to the provider's batch API: about half the price, answers within 24 h; `frames evolve` exits 75 while a batch runs and goes on at a later tick (providers: openai, azure)",
+        False,
+        "send each stage's calls of these roles (true = all) to the provider's batch API: about half the price, "
+        "answers within 24 h; `frames evolve` exits 75 while a batch runs and goes on at a later tick (providers: "
+        "openai, azure)",
         roles=True,
     )
 
@@ -75,8 +84,13 @@ class BudgetConfig:
 
     # 20 M: the bundled example's run spends about 4.1 M on the simulator (`frames evolve --estimate`
     # says about 3.8 M before it starts); a run far beyond that is a mistake until someone says otherwise.
-    max_tokens: int | None = _f(DEFAULT_MAX_TOKENS, "prompt + completion tokens per run (each frames eval or evolve); null = no limit", min=1, max=10**12)
-    max_usd: float | None = _f(None, "USD per run where the model's price is known; null = no limit", min=0.0, max=1_000_000)
+    max_tokens: int | None = _f(
+        DEFAULT_MAX_TOKENS, "prompt + completion tokens per run (each frames eval or evolve); null = no limit", min=1,
+        max=10**12,
+    )
+    max_usd: float | None = _f(
+        None, "USD per run where the model's price is known; null = no limit", min=0.0, max=1_000_000
+    )
 
 
 @dataclass(frozen=True)
@@ -86,8 +100,13 @@ class RetrievalConfig:
 
     enabled: bool = _f(True, "add matching policy passages and past skill changes to each diagnoser's prompt")
     top_k: int = _f(5, "passages added per diagnoser batch at most", min=1, max=100)
-    min_score: float = _f(0.5, "keep a passage only when its BM25 score is at least this share of the best score for the same failure", min=0.0, max=1.0)
-    min_shared_terms: int = _f(3, "distinct content words a passage must share with a failure; fewer is a weak match, left out", min=1, max=100)
+    min_score: float = _f(
+        0.5, "keep a passage only when its BM25 score is at least this share of the best score for the same failure",
+        min=0.0, max=1.0,
+    )
+    min_shared_terms: int = _f(
+        3, "distinct content words a passage must share with a failure; fewer is a weak match, left out", min=1, max=100
+    )
     max_changes: int = _f(200, "past skill commits indexed, newest first (0 = policies only)", min=0, max=100_000)
 
 
@@ -98,11 +117,32 @@ class SplitConfig:
     front, blind) and an optional sealed test set (scored once at the end, never for a decision).
     `selection: 0` and `test: 0` (with no `test_cases`) is the FRAMES paper's single evaluation set E."""
 
-    selection: float = _f(0.3, "share of each category's cases held out for the gate and the front (0 = gate on the diagnosis set, the paper's single set E)", min=0.0, max=0.9)
-    test: float = _f(0.2, "share of each category's cases sealed as the test set, scored once at the end (0 = none)", min=0.0, max=0.9)
-    test_cases: str | None = _f(None, "glob of case files that are the sealed test set as a whole (besides `test`), relative to the workspace; null = none", inside=True)
-    min_cases: int = _f(4, "a category with fewer cases is kept whole: all of them diagnosed and gated (in-sample), none sealed", min=2, max=100_000)
-    seed: int = _f(0, "salt of the case-id hash that assigns the sets; keep it fixed, or a later run may diagnose cases an earlier one held out", min=0, max=MAX_SEED)
+    selection: float = _f(
+        0.3,
+        "share of each category's cases held out for the gate and the front (0 = gate on the diagnosis set, the "
+        "paper's single set E)",
+        min=0.0, max=0.9,
+    )
+    test: float = _f(
+        0.2, "share of each category's cases sealed as the test set, scored once at the end (0 = none)", min=0.0,
+        max=0.9,
+    )
+    test_cases: str | None = _f(
+        None,
+        "glob of case files that are the sealed test set as a whole (besides `test`), relative to the workspace; null "
+        "= none",
+        inside=True,
+    )
+    min_cases: int = _f(
+        4, "a category with fewer cases is kept whole: all of them diagnosed and gated (in-sample), none sealed", min=2,
+        max=100_000,
+    )
+    seed: int = _f(
+        0,
+        "salt of the case-id hash that assigns the sets; keep it fixed, or a later run may diagnose cases an earlier "
+        "one held out",
+        min=0, max=MAX_SEED,
+    )
 
 
 @dataclass(frozen=True)
@@ -111,13 +151,20 @@ class GuardsConfig:
     only to measure what it prevents (bench/)."""
 
     case_values: bool = _f(
-        True, "drop a proposed rule, and refuse a rewritten line, that carries a value of a case (an id, a name, an amount, a date) the policy does not state"
+        True,
+        "drop a proposed rule, and refuse a rewritten line, that carries a value of a case (an id, a name, an amount, "
+        "a date) the policy does not state",
     )
     policy_sentences: bool = _f(
-        True, "refuse a rewrite that removes or changes a sentence its skill held from the policy at S0, unless the blueprint asks for it citing cases"
+        True,
+        "refuse a rewrite that removes or changes a sentence its skill held from the policy at S0, unless the "
+        "blueprint asks for it citing cases",
     )
     rule_form: bool = _f(
-        True, "drop a proposed rule, and refuse a rewritten line, that is not a rule for the agent: a note to a grader (\"Check that agent ...\"), a description of a case's user, or a case's evaluator note with its values cut out"
+        True,
+        "drop a proposed rule, and refuse a rewritten line, that is not a rule for the agent: a note to a grader "
+        "(\"Check that agent ...\"), a description of a case's user, or a case's evaluator note with its values cut "
+        "out",
     )
 
 
@@ -126,16 +173,26 @@ class CostConfig:
     """Cost-directed children (evolution/cost.py): the front's "same pass rate, fewer tokens" side."""
 
     enabled: bool = _f(True, "when the parent has few failures, condense its costliest skills instead of diagnosing")
-    max_failures: int = _f(1, "a parent failing at most this many diagnosis-set cases gets a cost-directed child", min=0, max=100_000)
-    skills: int = _f(2, "skills condensed per cost-directed child (the most tokens per case: loads × body tokens)", min=1, max=100)
+    max_failures: int = _f(
+        1, "a parent failing at most this many diagnosis-set cases gets a cost-directed child", min=0, max=100_000
+    )
+    skills: int = _f(
+        2, "skills condensed per cost-directed child (the most tokens per case: loads × body tokens)", min=1, max=100
+    )
 
 
 @dataclass(frozen=True)
 class PendingConfig:
-    """A review branch whose gain is significant only on the cases its run diagnosed waits (pending) for cases added after the run."""
+    """A review branch whose gain is significant only on the cases its
+    run diagnosed waits (pending) for cases added after the run."""
 
-    min_new_cases: int = _f(10, "a pending branch is looked at again once this many cases were added since its run or its last look", min=1, max=100_000)
-    max_looks: int = _f(3, "looks at a pending branch before it is left unconfirmed; α is split over them (Bonferroni)", min=1, max=20)
+    min_new_cases: int = _f(
+        10, "a pending branch is looked at again once this many cases were added since its run or its last look", min=1,
+        max=100_000,
+    )
+    max_looks: int = _f(
+        3, "looks at a pending branch before it is left unconfirmed; α is split over them (Bonferroni)", min=1, max=20
+    )
 
 
 @dataclass(frozen=True)
@@ -149,51 +206,114 @@ class EvolutionConfig:
     vote_threshold: int | str = _f(2, "q: distinct diagnosers that must propose a skill, or `all`", min=1, max=64)
     tolerance: float = _f(0.05, "ε: relative per-category tolerance of the gate against S0", min=0.0, max=1.0)
     gate: str = _f(
-        "paper", "gate rule: `paper` (below (1 − ε)·S0 rejects; in a small category one flip of a noisy case can decide) or `noise-aware` (rejects only a drop an exact paired test finds significant, sampling further where unsure: a verdict a re-run keeps, for several times the tokens; docs/method.md)",
+        "paper",
+        "gate rule: `paper` (below (1 − ε)·S0 rejects; in a small category one flip of a noisy case can decide) or "
+        "`noise-aware` (rejects only a drop an exact paired test finds significant, sampling further where unsure: a "
+        "verdict a re-run keeps, for several times the tokens; docs/method.md)",
         choices=("paper", "noise-aware"),
     )
-    gate_alpha: float = _f(0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0)
-    early_rejection: bool = _f(True, "stop evaluating a child once the gate must reject it (the decision is the full evaluation's)")
+    gate_alpha: float = _f(
+        0.05, "noise-aware gate: chance of rejecting a child as good as S0, over all categories", min=1e-6, max=1.0
+    )
+    early_rejection: bool = _f(
+        True, "stop evaluating a child once the gate must reject it (the decision is the full evaluation's)"
+    )
     gate_max_samples: int = _f(
-        40, "noise-aware gate: a category whose samples neither show a significant drop nor rule out a third of its cases broken gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α and β spent over the looks (≤ eval.samples = off)", min=1, max=1000
+        40,
+        "noise-aware gate: a category whose samples neither show a significant drop nor rule out a third of its cases "
+        "broken gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α and β "
+        "spent over the looks (≤ eval.samples = off)",
+        min=1, max=1000,
     )
     recommend_alpha: float = _f(
-        0.05, "level α of the recommendation: a member gets a review branch only when, tested against S0 on cases no diagnoser saw and on fresh samples of the diagnosed ones, its gain is significant at α (at most α of runs with no better child make a branch); 1 = the highest pass rate (the paper)", min=1e-6, max=1.0
+        0.05,
+        "level α of the recommendation: a member gets a review branch only when, tested against S0 on cases no "
+        "diagnoser saw and on fresh samples of the diagnosed ones, its gain is significant at α (at most α of runs "
+        "with no better child make a branch); 1 = the highest pass rate (the paper)",
+        min=1e-6, max=1.0,
     )
-    confirm_limit: int = _f(3, "children the recommendation tests at most, best diagnosis-set pass rate first (each costs fresh samples of the diagnosed selection cases)", min=1, max=50)
-    pending: PendingConfig = field(default_factory=PendingConfig, metadata={"doc": "review branches waiting for cases added after their run"})
-    regression_sample: int = _f(100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0, max=100_000)
+    confirm_limit: int = _f(
+        3,
+        "children the recommendation tests at most, best diagnosis-set pass rate first (each costs fresh samples of "
+        "the diagnosed selection cases)",
+        min=1, max=50,
+    )
+    pending: PendingConfig = field(
+        default_factory=PendingConfig, metadata={"doc": "review branches waiting for cases added after their run"}
+    )
+    regression_sample: int = _f(
+        100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0,
+        max=100_000,
+    )
     anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0, max=100)
-    rewrite_retries: int = _f(2, "rewrites retried with the validator's errors before a change is dropped", min=0, max=10)
+    rewrite_retries: int = _f(
+        2, "rewrites retried with the validator's errors before a change is dropped", min=0, max=10
+    )
     max_body_lines: int = _f(500, "longest skill body a rewrite may produce (Agent Skills advice)", min=1, max=10_000)
-    merge_threshold: float = _f(0.25, "proposals of different diagnosers whose rules share at least this share of content words (Jaccard) are one change; 1 = only the same words", min=0.01, max=1.0)
-    duplicate_threshold: float = _f(0.4, "a rewrite is refused when it has more pairs of rule lines at least this similar (Jaccard, same numbers) than its parent; 1 = only the same words", min=0.01, max=1.0)
+    merge_threshold: float = _f(
+        0.25,
+        "proposals of different diagnosers whose rules share at least this share of content words (Jaccard) are one "
+        "change; 1 = only the same words",
+        min=0.01, max=1.0,
+    )
+    duplicate_threshold: float = _f(
+        0.4,
+        "a rewrite is refused when it has more pairs of rule lines at least this similar (Jaccard, same numbers) than "
+        "its parent; 1 = only the same words",
+        min=0.01, max=1.0,
+    )
     attribution_steps: int = _f(
-        2, "per round, sub-children made from a child that failed the gate (or is off the front) and changed several skills: each leaves out the rewrites its broken cases loaded (0 = off)", min=0, max=100
+        2,
+        "per round, sub-children made from a child that failed the gate (or is off the front) and changed several "
+        "skills: each leaves out the rewrites its broken cases loaded (0 = off)",
+        min=0, max=100,
     )
     seed: int = _f(0, "seed for batching, sampling and tie-breaking", min=0, max=MAX_SEED)
-    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"})
-    split: SplitConfig = field(default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"})
-    guards: GuardsConfig = field(default_factory=GuardsConfig, metadata={"doc": "what a proposal or rewrite may not write"})
-    cost: CostConfig = field(default_factory=CostConfig, metadata={"doc": "cost-directed children when there is little to learn"})
+    retrieval: RetrievalConfig = field(
+        default_factory=RetrievalConfig, metadata={"doc": "diagnosis context (BM25 retrieval)"}
+    )
+    split: SplitConfig = field(
+        default_factory=SplitConfig, metadata={"doc": "diagnosis, selection and sealed test sets"}
+    )
+    guards: GuardsConfig = field(
+        default_factory=GuardsConfig, metadata={"doc": "what a proposal or rewrite may not write"}
+    )
+    cost: CostConfig = field(
+        default_factory=CostConfig, metadata={"doc": "cost-directed children when there is little to learn"}
+    )
 
 
 @dataclass(frozen=True)
 class ColdstartConfig:
     """How `frames coldstart` cuts policy documents into skills."""
 
-    max_tokens: int = _f(1500, "largest section (approx. tokens) kept as one skill; longer ones are split between paragraphs, list items or tables", min=50, max=1_000_000)
-    min_tokens: int = _f(12, "sections under this many (approx.) tokens join a neighbour under the same parent heading", min=0, max=1_000_000)
-    rewrite_retries: int = _f(2, "with models.coldstart: retries, shown the validator's errors, before the verbatim text is kept", min=0, max=10)
+    max_tokens: int = _f(
+        1500,
+        "largest section (approx. tokens) kept as one skill; longer ones are split between paragraphs, list items or "
+        "tables",
+        min=50, max=1_000_000,
+    )
+    min_tokens: int = _f(
+        12, "sections under this many (approx.) tokens join a neighbour under the same parent heading", min=0,
+        max=1_000_000,
+    )
+    rewrite_retries: int = _f(
+        2, "with models.coldstart: retries, shown the validator's errors, before the verbatim text is kept", min=0,
+        max=10,
+    )
 
 
 @dataclass(frozen=True)
 class ExecutorConfig:
     """The agent under test (DESIGN §5)."""
 
-    kind: str = _f("builtin", "`builtin` (one LLM call per step) or `command` (your own agent)", choices=("builtin", "command"))
+    kind: str = _f(
+        "builtin", "`builtin` (one LLM call per step) or `command` (your own agent)", choices=("builtin", "command")
+    )
     command: list[str] = _f([], "argv of your agent for kind `command`; gets the case on stdin")
-    timeout_s: float = _f(120.0, "seconds per case before the agent is stopped and the case fails", min=0.001, max=86_400)
+    timeout_s: float = _f(
+        120.0, "seconds per case before the agent is stopped and the case fails", min=0.001, max=86_400
+    )
     max_skill_loads: int = _f(4, "skills the built-in agent may load per case", min=0, max=100)
     max_turns: int = _f(3, "turns the built-in agent may spend asking for skills", min=1, max=50)
 
@@ -204,15 +324,25 @@ class EvalConfig:
 
     samples: int = _f(1, "k: samples per case (pass@k and pass^k need k > 1)", min=1, max=1000)
     cases: str = _f("cases/*", "glob of case files, relative to the workspace", inside=True)
-    jobs: int = _f(1, "worker processes `frames eval` spreads the cases over (each gets 1/jobs of the budget)", min=1, max=256)
+    jobs: int = _f(
+        1, "worker processes `frames eval` spreads the cases over (each gets 1/jobs of the budget)", min=1, max=256
+    )
     lost_retries: int = _f(
-        2, "times a case whose answer was lost (provider errors after every retry, a reply still malformed) is run again before it is left out of the scores", min=0, max=10
+        2,
+        "times a case whose answer was lost (provider errors after every retry, a reply still malformed) is run again "
+        "before it is left out of the scores",
+        min=0, max=10,
     )
     backend: str = _f(
-        "local", "where a command agent (`executor.kind: command`) runs: `local` (this machine) or `ray` (Ray tasks on the cluster of RAY_ADDRESS, else a local one; pip install 'frames-cli[ray]')",
+        "local",
+        "where a command agent (`executor.kind: command`) runs: `local` (this machine) or `ray` (Ray tasks on the "
+        "cluster of RAY_ADDRESS, else a local one; pip install 'frames-cli[ray]')",
         choices=("local", "ray"),
     )
-    ray_cpus: float = _f(1.0, "with backend ray: CPUs each agent run reserves on the cluster (a fraction puts several on one CPU)", min=0.01, max=1024.0)
+    ray_cpus: float = _f(
+        1.0, "with backend ray: CPUs each agent run reserves on the cluster (a fraction puts several on one CPU)",
+        min=0.01, max=1024.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -220,10 +350,16 @@ class IngestConfig:
     """`frames ingest`: how feedback becomes cases, priors and generated cases."""
 
     category: str = _f("uncategorized", "category of imported rows that name none")
-    evidence_match: float = _f(0.6, "share of an evidence sentence's words a policy text must hold to count as its source", min=0.0, max=1.0)
-    prior_min_score: float = _f(1.0, "lowest BM25 score for attaching advice to a skill; weaker matches stay unmatched", min=0.0, max=1000.0)
+    evidence_match: float = _f(
+        0.6, "share of an evidence sentence's words a policy text must hold to count as its source", min=0.0, max=1.0
+    )
+    prior_min_score: float = _f(
+        1.0, "lowest BM25 score for attaching advice to a skill; weaker matches stay unmatched", min=0.0, max=1000.0
+    )
     prior_max_skills: int = _f(2, "skills one piece of advice is attached to at most", min=1, max=100)
-    delayed_failure_steps: int = _f(2, "steps between a trace's first error and its end from which the whole trajectory is kept", min=1, max=10_000)
+    delayed_failure_steps: int = _f(
+        2, "steps between a trace's first error and its end from which the whole trajectory is kept", min=1, max=10_000
+    )
     generated_per_section: int = _f(2, "cases the generator is asked for per uncovered policy section", min=1, max=100)
 
 
@@ -242,19 +378,42 @@ class SimulatorConfig:
     """`frames-sim`: a model of LLM behaviour, not an LLM (DESIGN §8)."""
 
     seed: int = _f(0, "seed; the same seed gives the same answers", min=0, max=MAX_SEED)
-    floor: float = _f(0.1, "P(correct) of the executor when its skills tell it nothing about the case", min=0.0, max=1.0)
+    floor: float = _f(
+        0.1, "P(correct) of the executor when its skills tell it nothing about the case", min=0.0, max=1.0
+    )
     ceiling: float = _f(0.95, "P(correct) when its skills state every rule the case turns on", min=0.0, max=1.0)
     policy_reading: float = _f(
-        0.0, "how much of the policy section that decides a case the executor applies when its loaded skills hold it, without a sentence stating the case's rule (0 = a weak model; docs/simulator.md: a strong model)", min=0.0, max=1.0
+        0.0,
+        "how much of the policy section that decides a case the executor applies when its loaded skills hold it, "
+        "without a sentence stating the case's rule (0 = a weak model; docs/simulator.md: a strong model)",
+        min=0.0, max=1.0,
     )
-    loads: int = _f(3, "skills the simulated executor loads per case: the best Okapi BM25 matches of its catalog lines (at most `executor.max_skill_loads`)", min=1, max=100)
-    p_insight: float = _f(0.6, "P(a diagnoser finds the real cause of a failure: the case's rules, without its values, and its policy section's statements that the retrieved policy shows and no skill states)", min=0.0, max=1.0)
-    p_literal: float = _f(0.5, "P(a diagnoser that misses the cause copies the case's evidence, values and all, instead of proposing noise)", min=0.0, max=1.0)
+    loads: int = _f(
+        3,
+        "skills the simulated executor loads per case: the best Okapi BM25 matches of its catalog lines (at most "
+        "`executor.max_skill_loads`)",
+        min=1, max=100,
+    )
+    p_insight: float = _f(
+        0.6,
+        "P(a diagnoser finds the real cause of a failure: the case's rules, without its values, and its policy "
+        "section's statements that the retrieved policy shows and no skill states)",
+        min=0.0, max=1.0,
+    )
+    p_literal: float = _f(
+        0.5,
+        "P(a diagnoser that misses the cause copies the case's evidence, values and all, instead of proposing noise)",
+        min=0.0, max=1.0,
+    )
     p_forget: float = _f(0.25, "P(the rewriter drops an existing rule sentence)", min=0.0, max=1.0)
     p_forget_anchored: float = _f(0.08, "the same when anchor cases are in the prompt", min=0.0, max=1.0)
     p_verbose: float = _f(0.3, "P(the rewriter states a rule it adds twice, in other words)", min=0.0, max=1.0)
     latency_s: float = _f(0.0, "seconds each simulated call takes", min=0.0, max=3600)
-    mislabelled: list[str] = _f([], "ids of cases whose expected result the simulated world holds to contradict the policy: a diagnoser that sees the cause (p_insight) disputes the case instead of proposing a rule")
+    mislabelled: list[str] = _f(
+        [],
+        "ids of cases whose expected result the simulated world holds to contradict the policy: a diagnoser that sees "
+        "the cause (p_insight) disputes the case instead of proposing a rule",
+    )
     faults: FaultsConfig = field(default_factory=FaultsConfig, metadata={"doc": "fault injection"})
 
 
@@ -274,7 +433,10 @@ class FramesConfig:
     version: int = _f(CONFIG_VERSION, "format version of this file", min=1, max=CONFIG_VERSION)
     models: ModelsConfig = field(
         default_factory=ModelsConfig,
-        metadata={"doc": "model per role: any litellm model (openai/gpt-4.1-mini; key from its usual variable), frames-sim/<role> (the simulator) or spool/<name>"},
+        metadata={
+            "doc": "model per role: any litellm model (openai/gpt-4.1-mini; key from its usual variable), "
+            "frames-sim/<role> (the simulator) or spool/<name>"
+        },
     )
     llm: LLMConfig = field(default_factory=LLMConfig, metadata={"doc": "model calls"})
     budget: BudgetConfig = field(default_factory=BudgetConfig, metadata={"doc": "spend limits per run"})

@@ -1,4 +1,5 @@
-"""`frames.yaml` ↔ FramesConfig: parsing with `path:line` errors (types, ranges, paths, q ≤ D), loading, and the commented template `frames init` writes."""
+"""`frames.yaml` ↔ FramesConfig: parsing with `path:line` errors (types, ranges,
+paths, q ≤ D), loading, and the commented template `frames init` writes."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from frames_cli.errors import ConfigError, Location
 from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 from frames_cli.formats.yamlbounds import check_yaml_bounds
 from frames_cli.sanitize import LINE_BREAKS, unsafe_value
-from frames_cli.workspace.config import CONFIG_FILE, MAX_CALLS_PER_PROCESS, SETTINGS_REFERENCE, ColdstartConfig, EvolutionConfig, ExecutorConfig, FramesConfig, LLMConfig, SplitConfig
+from frames_cli.workspace.config import (
+    CONFIG_FILE, MAX_CALLS_PER_PROCESS, SETTINGS_REFERENCE, ColdstartConfig, EvolutionConfig, ExecutorConfig,
+    FramesConfig, LLMConfig, SplitConfig,
+)
 
 #: Largest frames.yaml read; the template `frames init` writes is about 8 KB.
 MAX_CONFIG_BYTES = 1_000_000
@@ -104,7 +108,10 @@ def _check_roles(value: list[str], key: str, loc: Location) -> None:
 
 def _check_inside(value: str, key: str, loc: Location) -> None:
     """A path or glob setting must stay inside the workspace: relative, without `..`."""
-    if PurePosixPath(value).is_absolute() or Path(value).is_absolute() or ".." in PurePosixPath(value).parts or not value.strip():
+    if (
+        PurePosixPath(value).is_absolute() or Path(value).is_absolute() or ".." in PurePosixPath(value).parts
+        or not value.strip()
+    ):
         raise ConfigError(f"`{key}` must be a path relative to the workspace, inside it (no `..`), got {value!r}", loc)
 
 
@@ -114,7 +121,11 @@ def _check_model(model: str, key: str, loc: Location) -> None:
 
     prefix, _, role = model.partition("/")
     if prefix == SIM_PREFIX and role not in SIM_ROLES:
-        raise ConfigError(f"`{key}`: the simulator plays no role {role!r} (known: {', '.join(f'{SIM_PREFIX}/{r}' for r in SIM_ROLES)})", loc)
+        raise ConfigError(
+            f"`{key}`: the simulator plays no role {role!r} (known: "
+            f"{', '.join(f'{SIM_PREFIX}/{r}' for r in SIM_ROLES)})",
+            loc,
+        )
 
 
 def _check_range(value: float, key: str, meta: dict, loc: Location) -> None:
@@ -144,22 +155,33 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
         if dataclasses.is_dataclass(tp):
             values[key] = _build(tp, value_node, full, path)
         else:
-            values[key] = _convert(value_node, tp, full, dict(fields[key].metadata), Location(path, value_node.start_mark.line + 1))
+            values[key] = _convert(
+                value_node, tp, full, dict(fields[key].metadata), Location(path, value_node.start_mark.line + 1)
+            )
     built = cls(**values)
     if isinstance(built, LLMConfig):
         check_calls_per_process(built, loc)
     if isinstance(built, SplitConfig) and built.selection + built.test > 0.9:
-        raise ConfigError(f"`{prefix}.selection` + `{prefix}.test` is {built.selection + built.test:g}; at most 0.9, so that cases are left to diagnose", loc)
+        raise ConfigError(
+            f"`{prefix}.selection` + `{prefix}.test` is {built.selection + built.test:g}; at most 0.9, so that cases "
+            "are left to diagnose",
+            loc,
+        )
     if isinstance(built, EvolutionConfig):
         check_votes(built, loc)
     if isinstance(built, ColdstartConfig) and built.min_tokens > built.max_tokens:
-        raise ConfigError(f"`{prefix}.min_tokens` {built.min_tokens} is more than `{prefix}.max_tokens` {built.max_tokens}", loc)
+        raise ConfigError(
+            f"`{prefix}.min_tokens` {built.min_tokens} is more than `{prefix}.max_tokens` {built.max_tokens}", loc
+        )
     if isinstance(built, ExecutorConfig) and built.kind == "command" and not built.command:
         raise ConfigError("`executor.command` must name your agent program when `executor.kind` is command", loc)
     if isinstance(built, FramesConfig) and built.eval.backend == "ray" and built.executor.kind != "command":
         line = next((k.start_mark.line + 1 for k, _ in node.value if k.value == "eval"), loc.line)
-        raise ConfigError("`eval.backend: ray` runs a command agent (`executor.kind: command`) on Ray workers; the built-in agent's "
-                          "model calls wait on the provider in this process (raise llm.concurrency instead)", Location(path, line))
+        raise ConfigError(
+            "`eval.backend: ray` runs a command agent (`executor.kind: command`) on Ray workers; the built-in agent's "
+            "model calls wait on the provider in this process (raise llm.concurrency instead)",
+            Location(path, line),
+        )
     return built
 
 
@@ -171,7 +193,10 @@ def check_votes(evolution: EvolutionConfig, loc: Location | None) -> None:
     """
     q, d = evolution.vote_threshold, evolution.diagnosers
     if isinstance(q, int) and q > d:
-        raise ConfigError(f"`evolution.vote_threshold` {q} is more than `evolution.diagnosers` {d}: no skill could get enough votes", loc)
+        raise ConfigError(
+            f"`evolution.vote_threshold` {q} is more than `evolution.diagnosers` {d}: no skill could get enough votes",
+            loc,
+        )
 
 
 def check_calls_per_process(llm: LLMConfig, loc: Location | None) -> None:
@@ -182,7 +207,11 @@ def check_calls_per_process(llm: LLMConfig, loc: Location | None) -> None:
     """
     if llm.processes and llm.concurrency > llm.processes * MAX_CALLS_PER_PROCESS:
         need = -(-llm.concurrency // MAX_CALLS_PER_PROCESS)
-        raise ConfigError(f"`llm.concurrency` {llm.concurrency} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} calls in flight per worker process at most)", loc)
+        raise ConfigError(
+            f"`llm.concurrency` {llm.concurrency} needs `llm.processes` of at least {need} ({MAX_CALLS_PER_PROCESS} "
+            "calls in flight per worker process at most)",
+            loc,
+        )
 
 
 def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:
@@ -213,7 +242,9 @@ def load_config(root: Path) -> FramesConfig:
     """
     path = Path(root) / CONFIG_FILE
     if path.is_symlink() and not path.resolve().is_relative_to(Path(root).resolve()):
-        raise ConfigError(f"is a symlink (to {os.readlink(path)}); frames reads its settings only from the workspace", Location(path))
+        raise ConfigError(
+            f"is a symlink (to {os.readlink(path)}); frames reads its settings only from the workspace", Location(path)
+        )
     if not path.exists():
         return FramesConfig()
     try:

@@ -67,15 +67,25 @@ def _shown(ws: Workspace) -> Path:
 def _policies(ws: Workspace, base: Path, problems: list[Problem]) -> list[PolicyDocument]:
     docs = []
     if first_symlink(ws.root, ws.policies_dir) is not None:
-        problems.append(Problem(Location(base / "policies"), f"is a symlink (to {os.readlink(ws.policies_dir)}); frames reads no policy through a symlink"))
+        problems.append(
+            Problem(
+                Location(base / "policies"),
+                f"is a symlink (to {os.readlink(ws.policies_dir)}); frames reads no policy through a symlink",
+            )
+        )
         return docs
     for path in policy_files(ws.policies_dir):
         rel = path.relative_to(ws.root).as_posix()
         try:
             doc = read_policy(path, rel)
             docs.append(doc)
-            problems += [Problem(Location(base / rel, hit.line), f"holds a credential ({hit.kind}); coldstart would copy it into a skill: remove it")
-                         for hit in find_secrets("\n".join(doc.lines))]
+            problems += [
+                Problem(
+                    Location(base / rel, hit.line),
+                    f"holds a credential ({hit.kind}); coldstart would copy it into a skill: remove it",
+                )
+                for hit in find_secrets("\n".join(doc.lines))
+            ]
         except InputError as exc:
             loc = exc.location or Location(rel)
             problems.append(Problem(Location(base / str(loc.path), loc.line), exc.message))
@@ -90,7 +100,12 @@ def skill_folder_problems(ws: Workspace, base: Path) -> list[Problem]:
         for folder in sorted(ws.skills_dir.iterdir()):
             link = first_symlink(ws.root, folder / "SKILL.md")
             if link is not None:
-                problems.append(Problem(Location(base / link.relative_to(ws.root)), f"is a symlink (to {os.readlink(link)}); frames reads no skill through a symlink"))
+                problems.append(
+                    Problem(
+                        Location(base / link.relative_to(ws.root)),
+                        f"is a symlink (to {os.readlink(link)}); frames reads no skill through a symlink",
+                    )
+                )
             elif folder.is_dir() and not folder.name.startswith(".") and not (folder / "SKILL.md").is_file():
                 problems.append(Problem(Location(base / "skills" / folder.name), "skill folder has no SKILL.md"))
     return problems
@@ -101,9 +116,16 @@ def _coverage_problems(cov: list[FileCoverage], base: Path) -> list[Problem]:
     for fc in cov:
         for start, end in fc.uncovered:
             span = f"lines {start}-{end} are" if end > start else f"line {start} is"
-            out.append(Problem(Location(base / fc.file, start), f"{span} not covered by any skill's back-links", "warning"))
+            out.append(
+                Problem(Location(base / fc.file, start), f"{span} not covered by any skill's back-links", "warning")
+            )
         for line, names in fc.overlaps:
-            out.append(Problem(Location(base / fc.file, line), f"line covered by {len(names)} skills: {', '.join(names)}", "warning"))
+            out.append(
+                Problem(
+                    Location(base / fc.file, line), f"line covered by {len(names)} skills: {', '.join(names)}",
+                    "warning",
+                )
+            )
     return out
 
 
@@ -121,14 +143,27 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
         config = ws.config()
     except ConfigError as exc:
         config = FramesConfig()
-        problems.append(Problem(Location(base / ws.config_path.name, exc.location.line if exc.location else None), exc.message))
+        problems.append(
+            Problem(Location(base / ws.config_path.name, exc.location.line if exc.location else None), exc.message)
+        )
     if first_symlink(ws.root, ws.state_dir) is not None:
-        problems.append(Problem(Location(base / ws.state_dir.name), f"is a symlink (to {os.readlink(ws.state_dir)}); frames writes its state only inside the workspace"))
+        problems.append(
+            Problem(
+                Location(base / ws.state_dir.name),
+                f"is a symlink (to {os.readlink(ws.state_dir)}); frames writes its state only inside the workspace",
+            )
+        )
     pending = ws.state_dir / "pending-commit"
     if pending.is_dir() and not pending.is_symlink():
         # A coldstart or adopt killed before its commit: skills/ may hold its half-written files.
-        problems.append(Problem(Location(base / ws.state_dir.name / pending.name), "an earlier `frames coldstart` or `frames adopt` was stopped "
-                                "before its commit; run either to finish or undo it before editing skills/", "warning"))
+        problems.append(
+            Problem(
+                Location(base / ws.state_dir.name / pending.name),
+                "an earlier `frames coldstart` or `frames adopt` was stopped "
+                "before its commit; run either to finish or undo it before editing skills/",
+                "warning",
+            )
+        )
     files = SkillSet.read_dir(ws.skills_dir)
     skills, skill_problems = SkillSet.check_files(files, max_body_lines=config.evolution.max_body_lines, base=base)
     problems += skill_problems
@@ -142,13 +177,19 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     docs = _policies(ws, base, problems)
     cov = coverage(docs, skills.values())
     problems += _coverage_problems(cov, base)
-    health = Health(config, skills, len(files), [s.name for s in skills.values() if GENERATED_KEY in s.metadata and s.edited], stale, docs, cov)
+    health = Health(
+        config, skills, len(files), [s.name for s in skills.values() if GENERATED_KEY in s.metadata and s.edited],
+        stale, docs, cov,
+    )
     if with_cases:
         from frames_cli.formats.case_files import case_files, check_case_files
 
         cases, case_problems = check_case_files(case_files(ws.root, config.eval.cases))
         health.cases_by_category = dict(sorted(Counter(c.category for c in cases).items()))
-        problems += [Problem(Location(_rebase(p.location.path, ws, base), p.location.line), p.message, p.severity) for p in case_problems]
+        problems += [
+            Problem(Location(_rebase(p.location.path, ws, base), p.location.line), p.message, p.severity)
+            for p in case_problems
+        ]
     health.problems = sorted(problems, key=lambda p: (str(p.location.path), p.location.line or 0))
     return health
 

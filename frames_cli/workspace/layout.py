@@ -42,7 +42,9 @@ class Workspace:
         if root is None:
             top = repository_root(start)
             where = f"here or in a parent folder up to the repository root {top}" if top and top != start else "here"
-            raise InputError(f"not a frames workspace: no {CONFIG_FILE} {where} (run `frames init` first)", Location(start))
+            raise InputError(
+                f"not a frames workspace: no {CONFIG_FILE} {where} (run `frames init` first)", Location(start)
+            )
         return cls(root)
 
     def config(self) -> FramesConfig:

@@ -43,4 +43,8 @@ def refuse_symlink(root: Path, path: Path, shown: Path | str | None = None) -> N
     except OSError:
         target = "?"
     name = shown if shown is not None and link == Path(path) else link.relative_to(root).as_posix()
-    raise InputError(f"is a symlink (to {target}); frames reads and writes nothing through a symlink: put the file or folder itself here", Location(name))
+    raise InputError(
+        f"is a symlink (to {target}); frames reads and writes nothing through a symlink: put the file or folder "
+        "itself here",
+        Location(name),
+    )

@@ -32,7 +32,10 @@ def refuse_invalid_inputs(ws: Workspace) -> list[Problem]:
     if errors:
         more = f" (and {len(errors) - 1} more: `frames validate` lists them)" if len(errors) > 1 else ""
         raise InputError(errors[0].message + more, errors[0].location)
-    return [p for p in found if p.location.line is None and not str(p.location.path).endswith("SKILL.md") or "symlink" in p.message]
+    return [
+        p for p in found
+        if p.location.line is None and not str(p.location.path).endswith("SKILL.md") or "symlink" in p.message
+    ]
 
 
 def _in_skills(ws: Workspace, path: str) -> bool:

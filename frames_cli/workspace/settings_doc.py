@@ -64,14 +64,20 @@ def settings_reference() -> str:
         f"run `{REGENERATE}` (a test compares the two).",
         "",
     ]
-    top = [f for f in dataclasses.fields(FramesConfig) if not dataclasses.is_dataclass(f.type) and f.default is not dataclasses.MISSING]
+    top = [
+        f for f in dataclasses.fields(FramesConfig)
+        if not dataclasses.is_dataclass(f.type) and f.default is not dataclasses.MISSING
+    ]
     out += _table("", [(f, getattr(FramesConfig(), f.name)) for f in top], FramesConfig)
 
     def section(obj: Any, prefix: str, doc: str) -> None:
         cls = type(obj)
         about = " ".join(cls.__doc__.split()) if cls.__doc__ else f"{doc[:1].upper()}{doc[1:]}."
         out.extend([f"## `{prefix}`", "", about, ""])
-        leaves = [(f, getattr(obj, f.name)) for f in dataclasses.fields(obj) if not dataclasses.is_dataclass(getattr(obj, f.name))]
+        leaves = [
+            (f, getattr(obj, f.name)) for f in dataclasses.fields(obj)
+            if not dataclasses.is_dataclass(getattr(obj, f.name))
+        ]
         out.extend(_table(prefix + ".", leaves, cls))
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
@@ -97,7 +103,10 @@ def _table(prefix: str, leaves: list[tuple[dataclasses.Field, Any]], cls: type) 
         key = f"{prefix}{f.name}"
         mark = " (**init**)" if key in TEAM_SETTINGS else ""
         meta = dict(f.metadata)
-        rows.append(f"| `{key}`{mark} | `{_cell(yaml_scalar(value))}` | {_cell(_allowed(hints[f.name], meta))} | {_cell(meta.get('doc', ''))} |")
+        rows.append(
+            f"| `{key}`{mark} | `{_cell(yaml_scalar(value))}` | {_cell(_allowed(hints[f.name], meta))} | "
+            f"{_cell(meta.get('doc', ''))} |"
+        )
     return [*rows, ""]
 
 
