@@ -35,7 +35,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
 EXAMPLE = ("frames.yaml", "policies", "skills", "cases", "holdout")

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from sim_calibration import PROFILES, thin_skills  # noqa: E402
 from transfer import highest_rate  # noqa: E402
 
-from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 from bundled import copy_example  # noqa: E402
 

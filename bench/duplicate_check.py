@@ -15,7 +15,7 @@ import argparse
 import random
 import time
 
-from frames_cli.evolution.rules import duplicate_pairs
+from frames_cli.evolution.propose.rules import duplicate_pairs
 
 WORDS = ("agent must cancel reservation refund passenger flight cabin economy business bag checked fee insurance travel "
          "booking hours days status membership gold silver payment certificate gift card credit profile user change modify").split()

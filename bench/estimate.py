@@ -8,7 +8,7 @@ child's evaluation early (patience = max_rounds, early rejection and attribution
 the full-run figure describes. Then one `frames eval` of the base skills.
 
 Prints calls (expected, at most, real) and tokens (the short run's and the full run's expected,
-real, real ÷ full, at most). Checks what the estimate promises (evolution/estimate.py,
+real, real ÷ full, at most). Checks what the estimate promises (evolution/run/estimate.py,
 docs/DECISIONS.md "What `--estimate` promises"): real calls and tokens never above the maximum
 (per role and in total); every evolve run's real tokens between 0.75 × the short run's and
 1.25 × the full run's; the full-length run (when each of its rounds made a child, as the
@@ -89,8 +89,8 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=1, help="evolve runs with evolution.seed 0..N-1 (default 1)")
     args = parser.parse_args()
     from frames_cli.evaluation.estimate import evaluation_estimate
-    from frames_cli.evolution.driver import EvolveOptions, evolve
-    from frames_cli.evolution.driver import estimate as estimate_new_run
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
+    from frames_cli.evolution.run.driver import estimate as estimate_new_run
     from frames_cli.formats.case_files import load_counted_cases
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.config import with_overrides

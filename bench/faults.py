@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from ablation import commit_all, snapshot  # noqa: E402
 
 from frames_cli.errors import FramesError  # noqa: E402
-from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
 KINDS = ("none", "rate_limit", "timeout", "malformed_json", "truncated")

@@ -24,7 +24,7 @@ workspace as committed at HEAD, each with its own empty model cache:
                              made worse, not always failing).
                              Every rule judges the same children: the paper's and the noise-aware
                              rule at each fixed k of --samples (the first k samples of each
-                             group), and the sequential noise-aware gate (evolution/sequential.py)
+                             group), and the sequential noise-aware gate (evolution/compare/sequential.py)
                              from each --sequential-start (1, the bundled example's eval.samples,
                              and 5) up to --sequential-max (each group
                              holds max(--samples, --sequential-max) samples; look j reads the
@@ -92,10 +92,10 @@ sys.path.insert(0, str(ROOT))
 
 from ablation import commit_all  # noqa: E402
 
-from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
-from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
-from frames_cli.evolution.runs import run_dir  # noqa: E402
-from frames_cli.evolution.sequential import Drawn, SequentialGate, sequential_verdict  # noqa: E402
+from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
+from frames_cli.evolution.state.runs import run_dir  # noqa: E402
+from frames_cli.evolution.compare.sequential import Drawn, SequentialGate, sequential_verdict  # noqa: E402
 from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
@@ -113,7 +113,7 @@ _BEFORE_RUN = """
 import json, os, sys
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, sys.argv[1])
-from frames_cli.evolution.driver import EvolveOptions, evolve
+from frames_cli.evolution.run.driver import EvolveOptions, evolve
 from frames_cli.workspace.layout import Workspace
 state = evolve(Workspace.open(sys.argv[2]), EvolveOptions()).state
 print(json.dumps({"run_id": state.run_id, "tokens": state.spend_tokens}))

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ablation import commit_all, fmt_range, snapshot, workspace  # noqa: E402
 from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
-from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 
 SETTINGS = [

@@ -38,7 +38,7 @@ class SimBackend:
     """The simulator of workspace `root`, answering chat completion bodies for the models in `roles`."""
 
     def __init__(self, root: Path, roles: dict[str, str]):
-        from frames_cli.evolution.splits import load_split_cases
+        from frames_cli.evolution.state.splits import load_split_cases
         from frames_cli.sim.world import SimWorld, policy_texts
         from frames_cli.workspace.layout import Workspace
 

@@ -1,4 +1,4 @@
-"""Which member gets a review branch under frames' recommendation rule (frames_cli/evolution/evidence.py).
+"""Which member gets a review branch under frames' recommendation rule (frames_cli/evolution/compare/evidence.py).
 
 python bench/recommend.py RESULTS.jsonl [--alpha 0.05] [--limit 3] [--tolerance 0.05]
     A recorded run (one line per candidate, set and case: the format of `.frames/runs/<run>/results.jsonl`
@@ -20,7 +20,7 @@ python bench/recommend.py --aa [--runs 300] [--samples 120] [--bundled-seeds 10]
       draw of the same skills: no child is better), and the fresh samples the rule asks for; splits
       the cases as the bundled run does (30 cases: 14 diagnosed selection cases, 6 unseen) or as a
       team's first workspace does (17 cases, every category kept whole, no unseen case); gates each
-      child with the paper's rule; and applies the rule of the run (frames_cli.evolution.evidence.decide).
+      child with the paper's rule; and applies the rule of the run (frames_cli.evolution.compare.evidence.decide).
     - bundled runs: `frames evolve --seed s` on fresh copies of the bundled example (the weak
       simulator, whose children the sealed test set shows are no better than S0), s = 0..N-1.
     Prints false-branch per kind and in all, then `false-branch=<share>` over every run. Beside it,
@@ -45,10 +45,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_cli.evolution.evidence import Confirmation, Ranked, decide  # noqa: E402
-from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate  # noqa: E402
-from frames_cli.evolution.evidence import pass_rate  # noqa: E402
-from frames_cli.evolution.recorded import RecordedRun, recommend_recorded, sealed_change  # noqa: E402
+from frames_cli.evolution.compare.evidence import Confirmation, Ranked, decide  # noqa: E402
+from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate  # noqa: E402
+from frames_cli.evolution.compare.evidence import pass_rate  # noqa: E402
+from frames_cli.evolution.decide.recorded import RecordedRun, recommend_recorded, sealed_change  # noqa: E402
 from bundled import copy_example  # noqa: E402
 from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
@@ -60,10 +60,10 @@ def alternatives(run: RecordedRun, alpha: float, tolerance: float) -> dict[str, 
       α / m (m children), the highest selection rate of the significant gate-passed ones;
     - "uncorrected": each child on every selection case against S0's recorded samples (diagnosed
       cases included, no fresh samples), same multiplicity: what regression to the mean inflates;
-    - "rule": frames' rule (evolution/evidence.py).
+    - "rule": frames' rule (evolution/compare/evidence.py).
     """
-    from frames_cli.evolution.run_ids import BASE_ID
-    from frames_cli.evolution.evidence import Tally
+    from frames_cli.evolution.state.run_ids import BASE_ID
+    from frames_cli.evolution.compare.evidence import Tally
 
     selection_sets = ("selection", "diagnosis+selection")
     unseen = run.ids("selection", "diagnosis+selection") - run.ids("diagnosis", "diagnosis+selection")
@@ -133,7 +133,7 @@ def many_samples(root: Path, samples: int) -> dict[str, CaseOutcome]:
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import BudgetConfig
     from frames_cli.workspace.layout import Workspace
-    from frames_cli.evolution.gate import outcomes_from_results
+    from frames_cli.evolution.compare.gate import outcomes_from_results
 
     ws = Workspace.open(root)
     config = dataclasses.replace(ws.config(), budget=BudgetConfig(max_tokens=None))
@@ -146,7 +146,7 @@ def many_samples(root: Path, samples: int) -> dict[str, CaseOutcome]:
 
 def split_of(root: Path, ids: set[str]) -> tuple[set[str], set[str]]:
     """(diagnosis, selection) case ids of the cases `ids` of `root`, split as a run splits them."""
-    from frames_cli.evolution.splits import split_cases
+    from frames_cli.evolution.state.splits import split_cases
     from frames_cli.formats.case_files import load_counted_cases
     from frames_cli.workspace.layout import Workspace
 
@@ -212,7 +212,7 @@ def aa_run(outcomes: dict[str, CaseOutcome], diagnosis: set[str], selection: set
 def bundled_run(folder: Path, seed: int) -> tuple[bool, str, dict[str, str | None]]:
     """`frames evolve --seed seed` on a fresh bundled copy (weak simulator): (a branch was made, its
     words, what the rejected rules give on the run's results.jsonl)."""
-    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
     copy_example(folder)

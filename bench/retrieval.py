@@ -1,4 +1,4 @@
-"""Time and memory of retrieval for diagnosis context (evolution/retrieval.py): index build and batch queries.
+"""Time and memory of retrieval for diagnosis context (evolution/propose/retrieval.py): index build and batch queries.
 
 Three corpora, each queried with the 50 bundled tau2 cases as failures in diagnoser batches of 8:
 - `bundled`: the bundled example as `frames evolve` sees it at HEAD (policies/ and the skill
@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_cli.evolution.diagnose import Failure
-from frames_cli.evolution.retrieval import (
+from frames_cli.evolution.propose.diagnose import Failure
+from frames_cli.evolution.propose.retrieval import (
     Passage,
     PassageIndex,
     batch_hits,

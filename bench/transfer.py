@@ -45,8 +45,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_cli.evolution.driver import EvolveOptions, evolve  # noqa: E402
-from frames_cli.evolution.records import Candidate, RunState  # noqa: E402
+from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
+from frames_cli.evolution.state.records import Candidate, RunState  # noqa: E402
 from frames_cli.workspace.config import EvolutionConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 from bundled import copy_example  # noqa: E402

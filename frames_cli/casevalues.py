@@ -1,6 +1,6 @@
 """Values that belong to a case rather than to a rule: ids, amounts, dates and times, names and places.
 
-Shared by the case-value guard (evolution/guards.py) and the simulator (sim/), so that neither
+Shared by the case-value guard (evolution/propose/guards.py) and the simulator (sim/), so that neither
 package imports the other. See docs/DECISIONS.md (2026-12-01, guards) for what counts as a value.
 """
 

@@ -5,7 +5,7 @@ A benchmark's evaluator text says what a task tests and who its user is. τ²-be
 do a change ...", "Check that agent downgrades all passengers ...", "User wants change flight
 dates.", "Also user is not a native speaker.". Copied into a skill, such a line tells the agent
 nothing it can follow: it addresses someone who grades the agent, or it describes one case. The
-proposal guard (evolution/guards.py) drops it, and the simulator's world (sim/world.py) does not
+proposal guard (evolution/propose/guards.py) drops it, and the simulator's world (sim/world.py) does not
 count it as a rule a case needs, so that both agree on what a rule is. Shared here so that neither
 package imports the other, as `casevalues` is. See docs/DECISIONS.md (2026-12-01, rules addressed
 to a grader).

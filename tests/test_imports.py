@@ -41,7 +41,7 @@ def test_the_simulator_does_not_import_evolution() -> None:
 
 
 def module_name(path: Path) -> str:
-    """`frames_cli/evolution/loop.py` → `frames_cli.evolution.loop` (a package is its `__init__`)."""
+    """`frames_cli/evolution/run/loop.py` → `frames_cli.evolution.run.loop` (a package is its `__init__`)."""
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -60,7 +60,7 @@ def import_time_imports(tree: ast.Module, known: set[str]) -> set[str]:
         elif isinstance(node, ast.Try):
             pending.extend([*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)])
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # `from frames_cli.evolution import commit` imports the module frames_cli.evolution.commit.
+            # `from frames_cli.evolution import commit` imports the module frames_cli.evolution.round.commit.
             out.update({node.module, *(f"{node.module}.{a.name}" for a in node.names)})
         elif isinstance(node, ast.Import):
             out.update(a.name for a in node.names)

@@ -304,7 +304,7 @@ SUBJECT_CHARS = 72
 def commit_subject(written: int, files: list[str], simulated: bool) -> str:
     """"frames coldstart: 6 skills from policies/airline.md", the files counted when naming them
     would pass SUBJECT_CHARS, and " (simulated text)" when the simulator wrote it."""
-    from frames_cli.evolution.formatting import plural
+    from frames_cli.formatting import plural
 
     tail = " (simulated text)" if simulated else ""
     subject = f"frames coldstart: {plural(written, 'skill')} from {', '.join(files) or 'policies/'}{tail}"

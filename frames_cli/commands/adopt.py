@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         refused: the reasons are listed; the others are written and committed); 75 another
         frames run holds the workspace lock.
         """
-        from frames_cli.evolution.run_ids import new_run_id
+        from frames_cli.evolution.state.run_ids import new_run_id
         from frames_cli.workspace.layout import Workspace
         from frames_cli.workspace.lock import workspace_lock
 

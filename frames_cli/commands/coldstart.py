@@ -16,7 +16,7 @@ def _print(result: ColdstartResult) -> None:
     from rich.markup import escape
 
     from frames_cli.commands.output import console
-    from frames_cli.evolution.formatting import plural
+    from frames_cli.formatting import plural
 
     out = console()
     if result.finished:
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
         when git fails; 75 when another run holds the lock."""
         from frames_cli.coldstart.run import run_coldstart
         from frames_cli.commands.output import emit_json, progress_bar
-        from frames_cli.evolution.run_ids import new_run_id
+        from frames_cli.evolution.state.run_ids import new_run_id
         from frames_cli.workspace.layout import Workspace
         from frames_cli.workspace.lock import workspace_lock
 
@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         _print(result)
         if spend:
             from frames_cli.commands.output import console
-            from frames_cli.evolution.formatting import plural
+            from frames_cli.formatting import plural
 
             role = spend["roles"].get("coldstart", {})
             console().print(

@@ -62,13 +62,13 @@ def load_eval_cases(ws: Workspace, pattern: str) -> list[Case]:
 
 def load_set_cases(ws: Workspace, name: str) -> list[Case]:
     """The cases of one set (`diagnosis`, `selection` or `test`) as `frames evolve` would divide the
-    workspace's cases now (`eval.cases`, `evolution.split`; evolution/splits.py).
+    workspace's cases now (`eval.cases`, `evolution.split`; evolution/state/splits.py).
 
     Raises:
         InputError: an unknown set name (the message lists the sets), or a bad case file.
     """
     from frames_cli.errors import InputError
-    from frames_cli.evolution.splits import SETS, load_split_cases, split_cases
+    from frames_cli.evolution.state.splits import SETS, load_split_cases, split_cases
 
     if name not in SETS:
         raise InputError(f"--set must be one of {', '.join(SETS)}, got {name!r}")
@@ -132,7 +132,7 @@ def eval_command(
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
     from frames_cli.llm.providers import simulator_notice
-    from frames_cli.evolution.run_ids import new_run_id
+    from frames_cli.evolution.state.run_ids import new_run_id
     from frames_cli.llm.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
     from frames_cli.workspace.atomic import atomic_write_json

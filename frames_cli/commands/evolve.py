@@ -12,7 +12,7 @@ from frames_cli.errors import EXIT_RUNTIME
 from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.records import RunState
+    from frames_cli.evolution.state.records import RunState
     from frames_cli.workspace.layout import Workspace
 
 # Conventional shell codes for a run stopped by a signal (128 + signal number); a stop file or a
@@ -59,21 +59,21 @@ def register(app: typer.Typer) -> None:
         lock or a provider batch is still running, 130/143 stopped by SIGINT/SIGTERM (resumable).
         """
         from frames_cli.commands.output import console, emit_json, err_console
-        from frames_cli.evolution.driver import EvolveOptions
-        from frames_cli.evolution.driver import evolve as run_evolve
-        from frames_cli.evolution.formatting import plural
-        from frames_cli.evolution.menu import menu_json, print_menu
+        from frames_cli.evolution.run.driver import EvolveOptions
+        from frames_cli.evolution.run.driver import evolve as run_evolve
+        from frames_cli.formatting import plural
+        from frames_cli.evolution.report.menu import menu_json, print_menu
         from rich.text import Text
 
         from frames_cli.commands.output import print_trimmed
-        from frames_cli.evolution.recommend import declined, headline
+        from frames_cli.evolution.decide.recommend import declined, headline
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
         options = EvolveOptions(base=base, resume=resume, max_rounds=max_rounds, seed=seed, use_cache=not no_cache, force=force)
         if estimate:
             from frames_cli.commands.output import print_estimate
-            from frames_cli.evolution.driver import estimate as estimate_run
+            from frames_cli.evolution.run.driver import estimate as estimate_run
 
             print_estimate(estimate_run(ws, options), ws.config(), json_out)
             return

@@ -52,7 +52,7 @@ def _print(report: IngestReport, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_json())
         return
-    from frames_cli.evolution.formatting import plural
+    from frames_cli.formatting import plural
 
     out = console()
     data = report.to_json()
@@ -93,7 +93,7 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
             nothing to import (exit code 2; nothing written).
     """
     from frames_cli.errors import InputError
-    from frames_cli.evolution.formatting import plural
+    from frames_cli.formatting import plural
     from frames_cli.ingest import pipeline
 
     check_output_file(out, "--out")
@@ -375,7 +375,7 @@ def generate(
         report.extra["would_generate"] = limit if uncovered else 0
     if not json_out:
         from frames_cli.commands.output import console
-        from frames_cli.evolution.formatting import plural
+        from frames_cli.formatting import plural
 
         for u in report.extra["uncovered"]:
             console().print(f"uncovered: {u['ref']} {u['heading']}", markup=False)

@@ -63,11 +63,11 @@ def register(app: typer.Typer) -> None:
         reported so: running the command again records it)."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.errors import GitError, InputError
-        from frames_cli.evolution.commit import record_gate_override
-        from frames_cli.evolution.formatting import plural
-        from frames_cli.evolution.recommend import against
-        from frames_cli.evolution.runs import find_candidate
-        from frames_cli.evolution.story import off_front_reason
+        from frames_cli.evolution.round.commit import record_gate_override
+        from frames_cli.formatting import plural
+        from frames_cli.evolution.decide.recommend import against
+        from frames_cli.evolution.state.runs import find_candidate
+        from frames_cli.evolution.report.story import off_front_reason
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 

@@ -55,8 +55,8 @@ def register(app: typer.Typer) -> None:
 
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.errors import InputError
-        from frames_cli.evolution.publish import BODY_FILE, publish_run
-        from frames_cli.evolution.runs import find_candidate, load_run, newest_run, run_dir
+        from frames_cli.evolution.report.publish import BODY_FILE, publish_run
+        from frames_cli.evolution.state.runs import find_candidate, load_run, newest_run, run_dir
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
         from frames_cli.workspace.lock import workspace_lock

@@ -34,9 +34,9 @@ def register(app: typer.Typer) -> None:
         cannot be written."""
         from frames_cli.commands.output import console, emit_json
         from frames_cli.errors import InputError
-        from frames_cli.evolution.html_report import render_html_report
-        from frames_cli.evolution.menu import deploy_menu
-        from frames_cli.evolution.runs import load_run, newest_run, run_dir
+        from frames_cli.evolution.report.html_report import render_html_report
+        from frames_cli.evolution.report.menu import deploy_menu
+        from frames_cli.evolution.state.runs import load_run, newest_run, run_dir
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 

@@ -21,8 +21,8 @@ def register(app: typer.Typer) -> None:
         newest run, the default of `frames front`. A damaged run record is reported on stderr and
         skipped. Exit 0."""
         from frames_cli.commands.output import console, emit_json, err_console
-        from frames_cli.evolution.runs import list_runs
-        from frames_cli.evolution.formatting import pct, sample_size, usd
+        from frames_cli.evolution.state.runs import list_runs
+        from frames_cli.formatting import pct, sample_size, usd
         from frames_cli.formats.problems import Problem
         from frames_cli.workspace.layout import Workspace
 

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 def _last_run(ws: Workspace) -> dict[str, Any] | None:
     """The newest run's summary (`RunSummary.to_json()`); None when there is no run."""
-    from frames_cli.evolution.records import RunSummary
-    from frames_cli.evolution.runs import newest_run
+    from frames_cli.evolution.state.records import RunSummary
+    from frames_cli.evolution.state.runs import newest_run
 
     state = newest_run(ws, problems=[])
     return RunSummary.of(state).to_json() if state else None
@@ -43,12 +43,12 @@ def status_data(ws: Workspace, health: Health) -> dict[str, Any]:
 
 
 def _pending(ws: Workspace) -> list[dict[str, Any]]:
-    """Review branches waiting for cases added after their run (evolution/prospective.py), with how
+    """Review branches waiting for cases added after their run (evolution/decide/prospective.py), with how
     many new cases are in and how many their next look needs; [] when the cases cannot be read."""
     from frames_cli.errors import FramesError
-    from frames_cli.evolution.prospective import waiting
-    from frames_cli.evolution.runs import load_runs
-    from frames_cli.evolution.splits import load_split_cases
+    from frames_cli.evolution.decide.prospective import waiting
+    from frames_cli.evolution.state.runs import load_runs
+    from frames_cli.evolution.state.splits import load_split_cases
 
     try:
         cases, sealed = load_split_cases(ws.root, ws.config())
@@ -59,10 +59,10 @@ def _pending(ws: Workspace) -> list[dict[str, Any]]:
 
 
 def _disputed(ws: Workspace) -> list[dict[str, Any]]:
-    """Cases a diagnoser said are mislabelled and nobody decided yet (evolution/disputes.py), with
+    """Cases a diagnoser said are mislabelled and nobody decided yet (evolution/state/disputes.py), with
     the policy passage cited; a case whose file cannot be read is left out here (validate names it)."""
     from frames_cli.errors import InputError
-    from frames_cli.evolution.disputes import load_disputes, open_disputes
+    from frames_cli.evolution.state.disputes import load_disputes, open_disputes
     from frames_cli.formats.case_files import case_files, load_cases
 
     disputes = load_disputes(ws)
@@ -94,7 +94,7 @@ def _print(data: dict[str, Any]) -> None:
     from rich.table import Table
 
     from frames_cli.commands.output import console
-    from frames_cli.evolution.formatting import pct, plural, sample_size
+    from frames_cli.formatting import pct, plural, sample_size
 
     out = console()
     out.print(f"workspace {data['root']}")

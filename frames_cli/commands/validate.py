@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
                 }
             )
         else:
-            from frames_cli.evolution.formatting import plural
+            from frames_cli.formatting import plural
 
             out = console()
             for problem in health.problems:

@@ -78,7 +78,7 @@ class Estimate:
         roles: role → its estimate. models: role → model string.
         notes: the assumptions that matter for this run (one line each).
         short: for `frames evolve`, the expected spend of the shortest usual run (it stops at
-            patience; evolution/estimate.py), whose bounds are not used; None for `frames eval`.
+            patience; evolution/run/estimate.py), whose bounds are not used; None for `frames eval`.
         batched: roles priced at their batch price (`llm.batch`).
     """
 

@@ -106,7 +106,7 @@ class Case:
     `must_pass`: False, True (no child may turn this case from pass to fail) or "category" (the
     same for every case of its category); see `must_pass_ids`.
     `label`: None (nobody decided), "confirmed" or "disputed": a person's decision after a diagnoser
-    said the expected result contradicts the policy (evolution/disputes.py). A disputed case counts
+    said the expected result contradicts the policy (evolution/state/disputes.py). A disputed case counts
     in no gate, front or diagnosis until it is `confirmed`.
     `review`: None, "needed" (the converter was unsure of the expected answer, e.g. the key it read
     from a reviewer's comment; the case counts nowhere, like a disputed one) or "confirmed" (a

@@ -96,7 +96,7 @@ class BudgetConfig:
 @dataclass(frozen=True)
 class RetrievalConfig:
     """Context for diagnosers (DESIGN §9): policy passages and past accepted skill changes that match a
-    batch's failures by BM25 (evolution/retrieval.py); weak matches are left out."""
+    batch's failures by BM25 (evolution/propose/retrieval.py); weak matches are left out."""
 
     enabled: bool = _f(True, "add matching policy passages and past skill changes to each diagnoser's prompt")
     top_k: int = _f(5, "passages added per diagnoser batch at most", min=1, max=100)
@@ -147,7 +147,7 @@ class SplitConfig:
 
 @dataclass(frozen=True)
 class GuardsConfig:
-    """Guards on what evolution writes (evolution/guards.py). All are on by default; switch one off
+    """Guards on what evolution writes (evolution/propose/guards.py). All are on by default; switch one off
     only to measure what it prevents (bench/)."""
 
     case_values: bool = _f(
@@ -170,7 +170,7 @@ class GuardsConfig:
 
 @dataclass(frozen=True)
 class CostConfig:
-    """Cost-directed children (evolution/cost.py): the front's "same pass rate, fewer tokens" side."""
+    """Cost-directed children (evolution/propose/cost.py): the front's "same pass rate, fewer tokens" side."""
 
     enabled: bool = _f(True, "when the parent has few failures, condense its costliest skills instead of diagnosing")
     max_failures: int = _f(

@@ -23,9 +23,9 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.records import Candidate, FailureNote, RunState
-from frames_cli.evolution.run_ids import BASE_ID
-from frames_cli.evolution.runs import save_state
+from frames_cli.evolution.state.records import Candidate, FailureNote, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID
+from frames_cli.evolution.state.runs import save_state
 from frames_cli.formats.skill import BackLink, Skill, text_sha256
 from frames_cli.formats.skill_file import render_skill
 from frames_cli.gitstore.message import commit_message
@@ -345,7 +345,7 @@ def test_promote_refusals(world):
 
 
 def test_promote_override_gate_records_who_why_and_when(world):
-    from frames_cli.evolution.commit import add_metrics_note
+    from frames_cli.evolution.round.commit import add_metrics_note
 
     before, branches = _user_view(world), world.git("for-each-ref", "refs/heads/")
     rejected = world.state.candidate("r1c2")
@@ -403,7 +403,7 @@ def test_promote_override_gate_records_who_why_and_when(world):
 
 
 def test_review_lists_policy_sentences_changed_and_proposals_dropped(world):
-    from frames_cli.evolution.review import build_review, review_markdown
+    from frames_cli.evolution.report.review import build_review, review_markdown
     from frames_cli.gitstore.store import GitStore
     from frames_cli.workspace.layout import Workspace
 

@@ -86,7 +86,7 @@ def test_evolve_runs_without_the_bad_skill_and_warns_about_uncommitted_edits(tmp
 
 
 def test_skills_drift_names_each_kind() -> None:
-    from frames_cli.evolution.drift import skills_drift
+    from frames_cli.evolution.run.drift import skills_drift
 
     base = {"skills/a/SKILL.md": b"a", "skills/b/SKILL.md": b"b", "skills/c/SKILL.md": b"c", "skills/c/notes.md": b"x"}
     tree = {"skills/a/SKILL.md": b"a", "skills/b/SKILL.md": b"B", "skills/d/SKILL.md": b"d"}

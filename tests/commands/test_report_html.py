@@ -69,7 +69,7 @@ def test_default_path_and_json(world, tmp_path):
 def test_hostile_text_is_escaped(world, tmp_path):
     state = _with(world)
     state.candidates[1].failures[0].reason = "<script>alert(1)</script><img src=http://x.invalid/a.png>"
-    from frames_cli.evolution.runs import save_state
+    from frames_cli.evolution.state.runs import save_state
     from frames_cli.workspace.layout import Workspace
 
     save_state(Workspace(world.root), state)

@@ -25,11 +25,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.menu import MenuRow, print_menu
-from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.evolution.run_ids import BASE_ID
-from frames_cli.evolution.runs import load_run, save_state
-from frames_cli.evolution.report import write_run_reports
+from frames_cli.evolution.report.menu import MenuRow, print_menu
+from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID
+from frames_cli.evolution.state.runs import load_run, save_state
+from frames_cli.evolution.report.report import write_run_reports
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace
 from tests.commands.test_front_review_promote_runs import RUN, _invoke, world, world_template  # noqa: F401 (fixtures)

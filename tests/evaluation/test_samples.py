@@ -17,8 +17,8 @@ import shutil
 from pathlib import Path
 
 from frames_cli.evaluation.samples import SampleStore, setup_key, skills_key
-from frames_cli.evolution.driver import EvolveOptions, evolve
-from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.run.driver import EvolveOptions, evolve
+from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
 from frames_cli.workspace.config import ExecutorConfig, FramesConfig
 from frames_cli.workspace.layout import Workspace

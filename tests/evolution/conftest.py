@@ -52,7 +52,7 @@ CONFIG = {
         # Two cases per rule are too few to hold any out: these tests gate in-sample, on the
         # paper's single set E (held-out sets: tests/evolution/test_splits.py).
         "split": {"selection": 0, "test": 0},
-        # On E every case is diagnosed, so no gain can be tested (evolution/recommend.py): the
+        # On E every case is diagnosed, so no gain can be tested (evolution/decide/recommend.py): the
         # paper's rule makes the highest-rate member the best one and the review branch.
         "recommend_alpha": 1.0,
     },

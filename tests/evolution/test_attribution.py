@@ -31,10 +31,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from frames_cli.evolution.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
-from frames_cli.evolution.checkpoint import RoundRecord
-from frames_cli.evolution.gate import CaseOutcome
-from frames_cli.evolution.lessons import left_out_notes, round_lessons
+from frames_cli.evolution.round.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
+from frames_cli.evolution.state.checkpoint import RoundRecord
+from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.propose.lessons import left_out_notes, round_lessons
 from helpers import init_git_repo, install_scripted, remove_scripted
 
 SEATING_KEPT = "Window seats are assigned at online booking time."

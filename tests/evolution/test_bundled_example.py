@@ -75,8 +75,8 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
     learns rules, not case facts. The paper's rule (recommend_alpha 1) makes the highest-rate member
     the review branch, so the lines the guards let through are judged even when no gain is
     significant (by default no branch is made then)."""
-    from frames_cli.evolution.guards import CaseValues
-    from frames_cli.evolution.policy_keeper import PolicyKeeper
+    from frames_cli.evolution.propose.guards import CaseValues
+    from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
     from frames_cli.formats.case_files import load_cases
     from frames_cli.formats.skill_set import SkillSet
 
@@ -115,6 +115,6 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
 
 
 def _holds(skills, name: str, sentence: str) -> bool:
-    from frames_cli.evolution.policy_keeper import holds
+    from frames_cli.evolution.propose.policy_keeper import holds
 
     return name in skills and holds(skills[name].body, sentence)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from frames_cli.evolution.charts import MIN_TOKEN_SPAN, label_groups, token_axis
+from frames_cli.evolution.report.charts import MIN_TOKEN_SPAN, label_groups, token_axis
 
 
 def cand(cid: str, tokens: float, rate: float, parent: str | None = "r0c0") -> SimpleNamespace:

@@ -1,4 +1,4 @@
-"""The run's end (evolution/confirm.py): every child is ranked, one rejected early included, and the
+"""The run's end (evolution/decide/confirm.py): every child is ranked, one rejected early included, and the
 samples the rule needs are drawn once, with their own numbers."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frames_cli.errors import BudgetExceeded
-from frames_cli.evolution.confirm import recommend_run
-from frames_cli.evolution.context import Evaluation
-from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.evolution.run_ids import BASE_ID
-from frames_cli.evolution.settings import Settings
-from frames_cli.evolution.splits import Split
+from frames_cli.evolution.decide.confirm import recommend_run
+from frames_cli.evolution.round.context import Evaluation
+from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID
+from frames_cli.evolution.state.settings import Settings
+from frames_cli.evolution.state.splits import Split
 
 DIAGNOSIS = [f"d{i}" for i in range(6)]
 UNSEEN = [f"u{i}" for i in range(6)]
@@ -43,7 +43,7 @@ class Ctx:
 
 
 class Cands:
-    """The part of evolution/candidates.Candidates the run's end uses, over evaluation files."""
+    """The part of evolution/round/candidates.Candidates the run's end uses, over evaluation files."""
 
     def __init__(self, ctx: Ctx):
         self.ctx = ctx

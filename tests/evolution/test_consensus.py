@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from frames_cli.errors import ConfigError
-from frames_cli.evolution.consensus import vote
-from frames_cli.evolution.settings import resolve_threshold
-from frames_cli.evolution.diagnose import Proposal
+from frames_cli.evolution.propose.consensus import vote
+from frames_cli.evolution.state.settings import resolve_threshold
+from frames_cli.evolution.propose.diagnose import Proposal
 
 EXISTING = {"cancel-flight", "baggage"}
 
@@ -65,7 +65,7 @@ def test_threshold_above_diagnoser_count_is_a_config_error():
 
 def test_blueprint_json_round_trip():
     bp = vote(PROPOSALS, 1, EXISTING).blueprints[1]
-    from frames_cli.evolution.consensus import Blueprint
+    from frames_cli.evolution.propose.consensus import Blueprint
 
     assert Blueprint.from_json(bp.to_json()).to_json() == bp.to_json()
 

@@ -1,4 +1,4 @@
-"""Cost-directed children (evolution/cost.py, issue #11 item 7).
+"""Cost-directed children (evolution/propose/cost.py, issue #11 item 7).
 
 Invariants:
 1. A skill's cost per case is the share of results that loaded it × its body's tokens; skills are
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from frames_cli.evolution.cost import condense_blueprints, skill_costs
+from frames_cli.evolution.propose.cost import condense_blueprints, skill_costs
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.conventions import CONDENSE
 

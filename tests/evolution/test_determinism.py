@@ -15,8 +15,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from frames_cli.evolution.driver import EvolveOptions, evolve
-from frames_cli.evolution.lessons import Lesson, left_out_notes
+from frames_cli.evolution.run.driver import EvolveOptions, evolve
+from frames_cli.evolution.propose.lessons import Lesson, left_out_notes
 from frames_cli.workspace.layout import Workspace
 
 from .conftest import CONFIG, build_repo

@@ -19,9 +19,9 @@ import yaml
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.checkpoint import RoundRecord
-from frames_cli.evolution.diagnose import batching_note, make_batches
-from frames_cli.evolution.lessons import round_lessons, tried_section
+from frames_cli.evolution.state.checkpoint import RoundRecord
+from frames_cli.evolution.propose.diagnose import batching_note, make_batches
+from frames_cli.evolution.propose.lessons import round_lessons, tried_section
 from frames_cli.llm.audit import read_exchanges
 
 from .conftest import CONFIG, build_repo

@@ -18,8 +18,8 @@ import pytest
 
 from frames_cli.evaluation.runner import CaseResult, evaluate
 from frames_cli.evaluation.staged import Staging, evaluate_staged
-from frames_cli.evolution.early import certain_rejection, decisive_order, rejection_rule
-from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate
+from frames_cli.evolution.compare.early import certain_rejection, decisive_order, rejection_rule
+from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate
 from frames_cli.executor.base import AgentResult
 from frames_cli.formats.case import Case, Check, Source, Task
 from frames_cli.formats.skill_set import SkillSet
@@ -152,7 +152,7 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
     import copy
     import json
 
-    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
     from .conftest import CONFIG, build_repo
@@ -191,7 +191,7 @@ def test_early_stop_at_the_first_look_never_changes_a_sequential_verdict():
     """With sequential sampling, early rejection asks the first look (k samples, α_1); the full
     evaluation replays every look on up to 4k samples. A child stopped early is one the full
     sequential gate rejects; one it accepts is evaluated in full."""
-    from frames_cli.evolution.sequential import Drawn, SequentialGate
+    from frames_cli.evolution.compare.sequential import Drawn, SequentialGate
 
     rng = random.Random(20261202)
     stopped = later = 0
@@ -220,7 +220,7 @@ def test_early_stop_at_the_first_look_never_changes_a_sequential_verdict():
 
 
 def test_cases_to_settle_names_what_the_records_of_an_early_stop_still_need():
-    from frames_cli.evolution.early import cases_to_settle
+    from frames_cli.evolution.compare.early import cases_to_settle
 
     o = lambda cat, passes, must=False: CaseOutcome(cat, tuple(passes), must)  # noqa: E731
     base = {"f1": o("fail", [1]), "f2": o("fail", [1]), "f3": o("fail", [0]), "f4": o("fail", [1]),
@@ -255,8 +255,8 @@ def test_an_early_verdict_names_only_evaluated_cases_as_better_or_worse():
 def test_early_stop_with_settled_cases_gives_the_full_evaluations_records():
     """After the stop and the settled cases, the verdict's failing categories and broken must-pass
     cases are the full evaluation's, and so is attribution's analysis (broken cases, implicated skills)."""
-    from frames_cli.evolution.attribution import attribute
-    from frames_cli.evolution.early import cases_to_settle
+    from frames_cli.evolution.round.attribution import attribute
+    from frames_cli.evolution.compare.early import cases_to_settle
 
     rng = random.Random(20261203)
     settled_any = stopped = 0

@@ -1,4 +1,4 @@
-"""The recommendation rule (evolution/evidence.py): tallies, the fixed-sequence walk, final vs pending."""
+"""The recommendation rule (evolution/compare/evidence.py): tallies, the fixed-sequence walk, final vs pending."""
 
 from __future__ import annotations
 
@@ -7,9 +7,17 @@ import math
 
 import pytest
 
-from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, Tally, decide, gain_p_value, order
-from frames_cli.evolution.gate import CaseOutcome
-from frames_cli.evolution.paired_test import upper_p_value
+from frames_cli.evolution.compare.evidence import (
+    Confirmation,
+    Ranked,
+    Recommendation,
+    Tally,
+    decide,
+    gain_p_value,
+    order,
+)
+from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.compare.paired_test import upper_p_value
 
 
 def outcomes(*passes: tuple[bool, ...], prefix: str = "c") -> dict[str, CaseOutcome]:

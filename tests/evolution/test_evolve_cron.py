@@ -107,8 +107,8 @@ def test_new_case_new_setting_or_new_base_start_a_new_run(tmp_path: Path) -> Non
 
 
 def test_resume_honours_max_rounds_and_keeps_its_seed(evolve_repo: EvolveRepo) -> None:
-    from frames_cli.evolution.driver import EvolveOptions, evolve
-    from frames_cli.evolution.runs import load_run
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
+    from frames_cli.evolution.state.runs import load_run
     from frames_cli.workspace.layout import Workspace
 
     ws = Workspace.open(evolve_repo.root)
@@ -149,6 +149,6 @@ def test_a_state_without_fingerprint_loads_and_is_never_up_to_date(tmp_path: Pat
 
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["run_id"] != first["run_id"]
-    from frames_cli.evolution.runs import read_state
+    from frames_cli.evolution.state.runs import read_state
 
     assert read_state(path).fingerprint is None

@@ -22,7 +22,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.checkpoint import CRASH_ENV
+from frames_cli.evolution.state.checkpoint import CRASH_ENV
 
 from helpers import init_git_repo
 
@@ -56,7 +56,7 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
     assert after == before
     menu = json.loads(result.stdout)
     run_id = menu["run_id"]
-    from frames_cli.evolution.runs import load_run
+    from frames_cli.evolution.state.runs import load_run
     from frames_cli.workspace.layout import Workspace
 
     state = load_run(Workspace.open(repo.root), run_id)
@@ -152,7 +152,7 @@ def _evolve_in_child(root: Path, crash_after: int | None) -> int:
             os.environ[CRASH_ENV] = str(crash_after)
         else:
             os.environ.pop(CRASH_ENV, None)
-        from frames_cli.evolution.driver import EvolveOptions, evolve
+        from frames_cli.evolution.run.driver import EvolveOptions, evolve
         from frames_cli.workspace.layout import Workspace
 
         evolve(Workspace.open(root), EvolveOptions())
@@ -165,7 +165,7 @@ def _evolve_in_child(root: Path, crash_after: int | None) -> int:
 
 def _outcome(repo: EvolveRepo) -> tuple[list, int]:
     """(front as (id, pass rate, tokens, skills tree), real model calls) of the repo's only run."""
-    from frames_cli.evolution.runs import load_runs
+    from frames_cli.evolution.state.runs import load_runs
     from frames_cli.workspace.layout import Workspace
 
     (state,) = load_runs(Workspace.open(repo.root))
@@ -264,7 +264,7 @@ def test_a_resumed_run_stages_early_rejection_as_it_started(tmp_path: Path, monk
 
     import yaml
 
-    from frames_cli.evolution.early import EarlyRejection
+    from frames_cli.evolution.compare.early import EarlyRejection
 
     batches: list[int] = []
     staging = EarlyRejection.staging
@@ -289,7 +289,7 @@ def test_a_resumed_run_stages_early_rejection_as_it_started(tmp_path: Path, monk
 def test_budget_ends_the_run_between_calls(tmp_path: Path) -> None:
     import yaml
 
-    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
     from .conftest import CONFIG

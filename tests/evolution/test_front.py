@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 
-from frames_cli.evolution.front import FrontPoint, dominates, pareto_front
+from frames_cli.evolution.compare.front import FrontPoint, dominates, pareto_front
 
 
 def keys(points):

@@ -19,7 +19,7 @@ import random
 
 import pytest
 
-from frames_cli.evolution.gate import (
+from frames_cli.evolution.compare.gate import (
     CaseOutcome,
     PerCategoryGate,
     outcomes_from_results,
@@ -27,7 +27,7 @@ from frames_cli.evolution.gate import (
     noise_levels,
     too_small_categories,
 )
-from frames_cli.evolution.paired_test import broken_case_p_value, cases_needed, upper_p_value
+from frames_cli.evolution.compare.paired_test import broken_case_p_value, cases_needed, upper_p_value
 
 
 def outcomes(spec: dict[str, list[str]], must_pass: set[str] = frozenset()) -> dict[str, CaseOutcome]:
@@ -150,7 +150,7 @@ def test_warning_names_every_too_small_category_with_the_cases_it_needs():
 
 
 def test_evolve_names_every_too_small_category_before_its_first_model_call(tmp_path, monkeypatch):
-    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.llm.answer import Answerer
     from frames_cli.workspace.layout import Workspace
 

@@ -76,7 +76,7 @@ def scripted():
 
 
 def test_rewriter_cannot_touch_protected_regions_or_unlisted_skills(tmp_path: Path, scripted: Scripted) -> None:
-    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
     config = yaml.safe_load(yaml.safe_dump(CONFIG))

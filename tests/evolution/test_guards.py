@@ -1,4 +1,4 @@
-"""The guards of evolution/guards.py: no case facts as rules, no policy sentence dropped silently.
+"""The guards of evolution/propose/guards.py: no case facts as rules, no policy sentence dropped silently.
 
 Invariants:
 1. A proposal whose rule names a case's reservation id (or a person's name, an amount, a date of a
@@ -22,11 +22,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from frames_cli.evolution.consensus import Blueprint, Change
-from frames_cli.evolution.diagnose import DiagnoserResult, Proposal
-from frames_cli.evolution.guards import CaseValues, RewriteGuard, guard_proposals
-from frames_cli.evolution.policy_keeper import PolicyKeeper
-from frames_cli.evolution.rewrite import RewriteLimits, rewrite
+from frames_cli.evolution.propose.consensus import Blueprint, Change
+from frames_cli.evolution.propose.diagnose import DiagnoserResult, Proposal
+from frames_cli.evolution.propose.guards import CaseValues, RewriteGuard, guard_proposals
+from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
+from frames_cli.evolution.propose.rewrite import RewriteLimits, rewrite
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.formats.skill import text_sha256

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from frames_cli.evolution.guards import CaseValues
+from frames_cli.evolution.propose.guards import CaseValues
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,9 +89,9 @@ def test_no_good_line_of_the_corpus_is_dropped() -> None:
 
 
 def test_a_run_records_its_guard_rules_and_a_resumed_older_run_says_they_changed() -> None:
-    from frames_cli.evolution.guards import GUARD_RULES
-    from frames_cli.evolution.records import RunState
-    from frames_cli.evolution.snapshot import GUARD_RULES_KEY, changed_since, guard_rules_note, run_fingerprint
+    from frames_cli.evolution.propose.guards import GUARD_RULES
+    from frames_cli.evolution.state.records import RunState
+    from frames_cli.evolution.run.snapshot import GUARD_RULES_KEY, changed_since, guard_rules_note, run_fingerprint
 
     now = {"evolution": {"seed": 0}, "models": {}, "executor": {}, GUARD_RULES_KEY: GUARD_RULES}
     older = {k: v for k, v in now.items() if k != GUARD_RULES_KEY}  # recorded before rules were versioned

@@ -77,7 +77,7 @@ def hostile():
 
 def test_hostile_model_text_never_reaches_git_or_the_terminal(tmp_path: Path, hostile: Hostile, monkeypatch) -> None:
     from frames_cli.commands.app import app
-    from frames_cli.evolution.driver import EvolveOptions, evolve
+    from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
     config = yaml.safe_load(yaml.safe_dump(CONFIG))

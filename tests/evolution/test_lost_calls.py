@@ -15,12 +15,12 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from frames_cli.evolution.checkpoint import LoopMemory, RoundRecord
-from frames_cli.evolution.gate import PerCategoryGate
-from frames_cli.evolution.context import Evaluation
-from frames_cli.evolution.loop import EvolutionRun
-from frames_cli.evolution.records import RunState
-from frames_cli.evolution.scoring import score
+from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
+from frames_cli.evolution.compare.gate import PerCategoryGate
+from frames_cli.evolution.round.context import Evaluation
+from frames_cli.evolution.run.loop import EvolutionRun
+from frames_cli.evolution.state.records import RunState
+from frames_cli.evolution.compare.scoring import score
 from frames_cli.formats.case_record import case_from_dict
 
 from .test_evolve_cron import one_round_config, run_cli
@@ -97,8 +97,8 @@ def test_a_run_with_lost_results_is_not_up_to_date(tmp_path: Path) -> None:
 
 
 def test_the_run_report_says_how_many_results_were_lost(tmp_path: Path) -> None:
-    from frames_cli.evolution.records import Candidate
-    from frames_cli.evolution.report import run_report_json, run_report_markdown
+    from frames_cli.evolution.state.records import Candidate
+    from frames_cli.evolution.report.report import run_report_json, run_report_markdown
 
     state = RunState(run_id="20261201-000000-abcdef", base="0" * 40, status="finished")
     state.candidates.append(Candidate("r0c0", "0" * 40, None, 0, pass_rate=0.5, lost=3, sets={"test": {"lost": 1}}))
@@ -110,8 +110,8 @@ def test_the_run_report_says_how_many_results_were_lost(tmp_path: Path) -> None:
 
 def test_a_lost_case_never_makes_an_early_rejection() -> None:
     from frames_cli.evaluation.runner import CaseResult
-    from frames_cli.evolution.early import rejection_rule
-    from frames_cli.evolution.gate import CaseOutcome
+    from frames_cli.evolution.compare.early import rejection_rule
+    from frames_cli.evolution.compare.gate import CaseOutcome
 
     baseline = {f"a{i}": CaseOutcome("c", (True,)) for i in range(1, 5)}
     rule = rejection_rule(PerCategoryGate(0.05), baseline, set())

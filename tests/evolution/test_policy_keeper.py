@@ -1,4 +1,4 @@
-"""The policy keeper reads a short sentence with the one before it on its line (evolution/policy_keeper.py).
+"""The policy keeper reads a short sentence with the one before it on its line (evolution/propose/policy_keeper.py).
 
 Invariant: "... send the message 'YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.' to
 the user." is one kept rule; a rewrite that cuts its short tail ("PLEASE HOLD ON.' to the user.",
@@ -7,8 +7,8 @@ two content words, too short to be kept alone) changes it and is refused. A head
 
 from __future__ import annotations
 
-from frames_cli.evolution.consensus import Blueprint
-from frames_cli.evolution.policy_keeper import PolicyKeeper
+from frames_cli.evolution.propose.consensus import Blueprint
+from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
 from frames_cli.formats.skill import text_sha256
 from frames_cli.formats.skill_set import SkillSet
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frames_cli.evolution.prompting import skill_block, skill_blocks
+from frames_cli.evolution.propose.prompting import skill_block, skill_blocks
 from frames_cli.formats.skill import Skill
 from frames_cli.sim import reading
 

@@ -1,4 +1,4 @@
-"""A pending review branch judged on cases added after its run (evolution/prospective.py), end to end
+"""A pending review branch judged on cases added after its run (evolution/decide/prospective.py), end to end
 on the simulator: the run draws fresh samples, writes results.jsonl, and a later `frames evolve`
 looks at the branch once enough new cases are in."""
 
@@ -11,10 +11,10 @@ import yaml
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.evidence import Confirmation, Recommendation, Tally
-from frames_cli.evolution.gate import CaseOutcome
-from frames_cli.evolution.prospective import decide_look
-from frames_cli.evolution.recorded import RecordedRun, recommend_recorded
+from frames_cli.evolution.compare.evidence import Confirmation, Recommendation, Tally
+from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.decide.prospective import decide_look
+from frames_cli.evolution.decide.recorded import RecordedRun, recommend_recorded
 
 from .conftest import CONFIG, RULES, build_repo
 
@@ -84,8 +84,8 @@ def test_an_in_sample_gain_waits_for_new_cases_and_a_later_run_looks_at_it(tmp_p
 
 
 def test_new_cases_are_neither_renamed_cases_of_the_run_nor_sealed_ones(tmp_path):
-    from frames_cli.evolution.prospective import held_case_keys, new_cases
-    from frames_cli.evolution.records import RunState
+    from frames_cli.evolution.decide.prospective import held_case_keys, new_cases
+    from frames_cli.evolution.state.records import RunState
     from frames_cli.formats.case_files import load_cases
 
     from .conftest import make_cases

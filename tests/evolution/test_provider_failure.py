@@ -28,7 +28,7 @@ def test_every_diagnoser_call_failing_exits_1_and_records_a_failed_run(tmp_path:
     assert result.exit_code == 1, result.output
     assert "every diagnoser call of round 1 failed, first with:" in result.stderr
     assert "spool/diagnoser: gave up after 1 attempt(s)" in result.stderr and "spool: no answer in" in result.stderr
-    from frames_cli.evolution.runs import list_runs
+    from frames_cli.evolution.state.runs import list_runs
     from frames_cli.workspace.layout import Workspace
 
     (run,) = list_runs(Workspace.open(repo.root))

@@ -1,13 +1,14 @@
-"""The recommendation in words (evolution/recommend.py): the menu, the reports' first line, review and promote."""
+"""The recommendation in words (evolution/decide/recommend.py): the menu, the reports' first line,
+review and promote."""
 
 from __future__ import annotations
 
 import json
 
-from frames_cli.evolution.evidence import Confirmation, Recommendation, Tally
-from frames_cli.evolution.recommend import against, declined, headline, member_line, recommendation_note
-from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.compare.evidence import Confirmation, Recommendation, Tally
+from frames_cli.evolution.decide.recommend import against, declined, headline, member_line, recommendation_note
+from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.errors import Location
 
 RUN = "20261201-090000-aaaaaa"
@@ -89,7 +90,7 @@ def test_a_schema_1_state_keeps_the_verdict_it_was_made_with(tmp_path):
 
 
 def test_a_recommended_member_off_the_front_is_named_in_the_menu_notes():
-    from frames_cli.evolution.menu import MenuRow, menu_notes
+    from frames_cli.evolution.report.menu import MenuRow, menu_notes
 
     state = _run(0.05, ("r1c1", 0.90, True), ("r2c1", 0.90, True))
     state.candidates[2].mean_tokens = 50.0  # the cost-directed sibling: same rate, fewer tokens

@@ -1,4 +1,5 @@
-"""Recorded runs (evolution/recorded.py): the real-model recordings in bench/data/ through the recommendation rule."""
+"""Recorded runs (evolution/decide/recorded.py): the real-model recordings in bench/data/ through the
+recommendation rule."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.evolution.recorded import RecordedRun, recommend_recorded, sealed_change
+from frames_cli.evolution.decide.recorded import RecordedRun, recommend_recorded, sealed_change
 
 RUNS = Path(__file__).resolve().parents[2] / "bench" / "data" / "real-model-runs"
 

@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.evolution import records
-from frames_cli.evolution.records import Candidate, FailureNote, RunState
-from frames_cli.evolution.run_ids import BASE_ID, candidate_ref, check_run_id, new_run_id, review_branch
-from frames_cli.evolution.runs import find_candidate, list_runs, load_run, read_state, save_state
+from frames_cli.evolution.state import records
+from frames_cli.evolution.state.records import Candidate, FailureNote, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID, candidate_ref, check_run_id, new_run_id, review_branch
+from frames_cli.evolution.state.runs import find_candidate, list_runs, load_run, read_state, save_state
 from frames_cli.gitstore.names import check_ref_name
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace

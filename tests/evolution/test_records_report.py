@@ -12,10 +12,10 @@ import json
 
 from junitparser import Failure, JUnitXml
 
-from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.evolution.run_ids import BASE_ID
-from frames_cli.evolution.runs import save_state
-from frames_cli.evolution.report import gate_junit_xml, write_run_reports
+from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID
+from frames_cli.evolution.state.runs import save_state
+from frames_cli.evolution.report.report import gate_junit_xml, write_run_reports
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace
 

@@ -25,8 +25,8 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.errors import ConfigError
-from frames_cli.evolution.prompting import retrieved_section
-from frames_cli.evolution.retrieval import (
+from frames_cli.evolution.propose.prompting import retrieved_section
+from frames_cli.evolution.propose.retrieval import (
     MAX_PASSAGE_LINES,
     Hit,
     Passage,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import FramesError
-from frames_cli.evolution.rewrite import RewriteLimits, RewriteOutcome, plan_changes, validate_rewrite
+from frames_cli.evolution.propose.rewrite import RewriteLimits, RewriteOutcome, plan_changes, validate_rewrite
 from frames_cli.formats.skill_file import parse_skill
 from frames_cli.formats.skill_set import SkillSet
 
@@ -145,7 +145,7 @@ CABIN = "- The agent must never change the cabin for only some of the flights in
 
 
 def test_the_repeat_is_a_sentence_and_the_rest_of_its_line_is_a_new_rule():
-    from frames_cli.evolution.rules import duplicate_pairs, rule_sentences
+    from frames_cli.evolution.propose.rules import duplicate_pairs, rule_sentences
 
     [pair] = duplicate_pairs(f"# Modify\n\n{CABIN}\n{RESTATED}\n", 0.4)
     assert (pair.first_line, pair.second_line) == (3, 4)
@@ -185,7 +185,7 @@ def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(
 
 def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
     # A cut skill gets the policy's two cabin-change price rules back: alike by words, two rules.
-    from frames_cli.evolution.policy_sentences import policy_sections
+    from frames_cli.evolution.propose.policy_sentences import policy_sections
 
     policy = (Path(__file__).parents[2] / "policies" / "airline.md").read_bytes()
     higher, lower = (line[2:] for line in policy.decode().splitlines() if "price after cabin change is" in line)
@@ -210,8 +210,8 @@ def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
 
 
 def test_policy_sections_read_the_policy_as_coldstart_does():
-    from frames_cli.evolution.policy_sentences import policy_sections
-    from frames_cli.evolution.rules import sentence_key
+    from frames_cli.evolution.propose.policy_sentences import policy_sections
+    from frames_cli.evolution.propose.rules import sentence_key
 
     policy = (
         "---\ntitle: Fees\n---\n# Fees\n\n## Bags\n\nEach extra bag costs 50 dollars for an economy\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from frames_cli.evolution.rewrite import RewriteLimits, validate_rewrite
+from frames_cli.evolution.propose.rewrite import RewriteLimits, validate_rewrite
 from frames_cli.formats.skill_checks import skill_problems
 from frames_cli.formats.skill_file import parse_skill
 

@@ -1,5 +1,5 @@
 """The rule-form guard: what is addressed to a grader, describes a case's user, or copies a case's
-evaluator note with its values cut out is not a rule (frames_cli/ruleform.py, evolution/guards.py).
+evaluator note with its values cut out is not a rule (frames_cli/ruleform.py, evolution/propose/guards.py).
 
 Invariants:
 1. A proposal whose rule sets a test of the agent ("Check that agent ...", "Test agent's capacity
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from frames_cli.evolution.diagnose import DiagnoserResult, Proposal
-from frames_cli.evolution.guards import MAX_NAMED_VALUES, CaseValues, Hit, added_line_errors, guard_proposals
+from frames_cli.evolution.propose.diagnose import DiagnoserResult, Proposal
+from frames_cli.evolution.propose.guards import MAX_NAMED_VALUES, CaseValues, Hit, added_line_errors, guard_proposals
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.ingest.text import sentences

@@ -9,7 +9,7 @@ Invariants:
 
 from __future__ import annotations
 
-from frames_cli.evolution import rules
+from frames_cli.evolution.propose import rules
 
 ELIGIBLE_A = "Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, it is in business class, or it has travel insurance."
 ELIGIBLE_B = "A reservation can be cancelled only if it was booked within the last 24 hours, the airline cancelled the flight, the cabin is business, or it has travel insurance."

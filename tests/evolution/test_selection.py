@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from frames_cli.evolution.diagnose import make_batches
-from frames_cli.evolution.front import FrontPoint
-from frames_cli.evolution.selection import RoundRobinSelector
+from frames_cli.evolution.propose.diagnose import make_batches
+from frames_cli.evolution.compare.front import FrontPoint
+from frames_cli.evolution.round.selection import RoundRobinSelector
 
 
 def test_round_robin_visits_members_in_creation_order_then_repeats():

@@ -1,4 +1,4 @@
-"""Sequential sampling for the noise-aware gate (evolution/sequential.py).
+"""Sequential sampling for the noise-aware gate (evolution/compare/sequential.py).
 
 Invariants:
 1. Looks are k, 2k, 4k, … up to the maximum; the α spent over them sums to α, most at the last.
@@ -22,8 +22,8 @@ import random
 
 import pytest
 
-from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate
-from frames_cli.evolution.sequential import Drawn, SequentialGate, drawn_outcomes, look_schedule, sequential_verdict, spending
+from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate
+from frames_cli.evolution.compare.sequential import Drawn, SequentialGate, drawn_outcomes, look_schedule, sequential_verdict, spending
 
 
 def _o(category: str, passes: str, must: bool = False) -> CaseOutcome:
@@ -131,7 +131,7 @@ def test_a_category_at_its_floor_and_clear_of_broken_cases_is_accepted_at_the_fi
 
 
 def test_a_category_with_a_third_of_its_cases_broken_is_accepted_early_at_most_the_beta_spent(monkeypatch):
-    import frames_cli.evolution.sequential as sequential
+    import frames_cli.evolution.compare.sequential as sequential
 
     monkeypatch.setattr(sequential, "REGRESSION_BETA", 0.3)  # a bound a few hundred trials can check
     rng = random.Random(7)
@@ -228,7 +228,7 @@ def test_children_as_good_as_s0_are_rejected_at_most_alpha_of_the_time():
 
 
 def test_the_verdict_says_what_was_sampled_further_in_its_summary_and_detail():
-    from frames_cli.evolution.gate import gate_detail
+    from frames_cli.evolution.compare.gate import gate_detail
 
     base, child = _world()
     verdict = _gate().decide(Drawn(base), Drawn(child)).verdict
@@ -241,7 +241,7 @@ def test_the_verdict_says_what_was_sampled_further_in_its_summary_and_detail():
 
 
 def test_a_category_too_small_at_k_but_judged_at_a_later_look_gets_no_warning():
-    from frames_cli.evolution.gate import small_categories_warning, too_small_categories
+    from frames_cli.evolution.compare.gate import small_categories_warning, too_small_categories
 
     seq = _gate(20, 1)
     looks = list(zip(seq.looks, seq.alphas))
@@ -254,7 +254,7 @@ def test_a_category_too_small_at_k_but_judged_at_a_later_look_gets_no_warning():
 
 
 def test_the_broken_cases_p_value_holds_its_level_at_every_pass_probability_of_the_alternative():
-    from frames_cli.evolution.paired_test import broken_cases_p_value
+    from frames_cli.evolution.compare.paired_test import broken_cases_p_value
 
     k = 4
     assert broken_cases_p_value([(3, 1), (4, 2)], k, 1) == 0.0  # the child passed both: neither can be broken
@@ -352,8 +352,8 @@ def test_early_rejection_inside_a_look_never_changes_a_verdict_and_settles_what_
 
 
 def test_a_look_stopped_early_is_said_in_the_summary_the_detail_and_the_review():
-    from frames_cli.evolution.gate import gate_detail
-    from frames_cli.evolution.review import _sequential_lines
+    from frames_cli.evolution.compare.gate import gate_detail
+    from frames_cli.evolution.report.review import _sequential_lines
 
     # "drop": S0 always passes d0, the child never; "dip": the child a little below S0 on three
     # cases. Both are undecided at k = 5; at k = 10 d0 alone makes the rejection certain.

@@ -1,4 +1,4 @@
-"""The sequential noise-aware gate inside `frames evolve` (evolution/candidates.py, driver.py).
+"""The sequential noise-aware gate inside `frames evolve` (evolution/round/candidates.py, driver.py).
 
 Invariants:
 1. A child whose category is below its floor without a significant drop gets more samples of that
@@ -18,8 +18,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.driver import EvolveOptions, evolve
-from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.run.driver import EvolveOptions, evolve
+from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.workspace.layout import Workspace
 
 from .conftest import CONFIG, build_repo

@@ -1,4 +1,4 @@
-"""Held-out sets: the counted cases divided per category, stably by case id (evolution/splits.py).
+"""Held-out sets: the counted cases divided per category, stably by case id (evolution/state/splits.py).
 
 Invariants:
 1. Adding a case keeps every other case in its set (the place is a hash of the id alone).
@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.errors import ConfigError
-from frames_cli.evolution.splits import SETS, Split, split_cases
+from frames_cli.evolution.state.splits import SETS, Split, split_cases
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.workspace.config import SplitConfig
 from frames_cli.workspace.config_file import parse_config

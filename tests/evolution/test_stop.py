@@ -6,7 +6,7 @@ import os
 import signal
 from pathlib import Path
 
-from frames_cli.evolution.stop import StopRequest
+from frames_cli.evolution.round.stop import StopRequest
 
 
 def test_sigterm_sets_the_reason_and_handlers_are_restored(tmp_path: Path) -> None:

@@ -23,11 +23,11 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.checkpoint import LoopMemory
-from frames_cli.evolution.driver import EvolveOptions, evolve
-from frames_cli.evolution.loop import STAGES
-from frames_cli.evolution.records import RunState
-from frames_cli.evolution.runs import load_runs, read_state
+from frames_cli.evolution.state.checkpoint import LoopMemory
+from frames_cli.evolution.run.driver import EvolveOptions, evolve
+from frames_cli.evolution.run.loop import STAGES
+from frames_cli.evolution.state.records import RunState
+from frames_cli.evolution.state.runs import load_runs, read_state
 from frames_cli.errors import Location
 from frames_cli.workspace.layout import Workspace
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from frames_cli.evolution.driver import _amendments
+from frames_cli.evolution.run.driver import _amendments
 from frames_cli.formats.policy import span_sha256
 from frames_cli.formats.skill import BackLink, Skill
 from frames_cli.gitstore.store import GitStore

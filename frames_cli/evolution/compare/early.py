@@ -2,7 +2,7 @@
 
 A child is rejected before its evaluation ends only when the gate rejects it even if every case not
 yet evaluated passed every sample. Gates are monotone (a child that passes more never gets a worse
-verdict: evolution/gate.py), so that best completion rejecting means every completion rejects: the
+verdict: evolution/compare/gate.py), so that best completion rejecting means every completion rejects: the
 decision is exactly the full evaluation's. A child that passes is always evaluated in full.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from frames_cli.evaluation.runner import CaseResult
 from frames_cli.evaluation.staged import Staging, StopRule
-from frames_cli.evolution.gate import CaseOutcome, Gate, GateVerdict, Outcomes, outcomes_from_results
+from frames_cli.evolution.compare.gate import CaseOutcome, Gate, GateVerdict, Outcomes, outcomes_from_results
 
 
 def decisive_order(baseline: Outcomes, pending: Sequence[str], tolerance: float, done: Outcomes | None = None,
@@ -81,7 +81,7 @@ def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: I
 
 def cases_to_settle(gate: Gate, baseline: Outcomes, done: Outcomes, pending: Sequence[str], parent: Outcomes) -> list[str]:
     """The `pending` cases a child rejected early must still be evaluated on so that attribution
-    (evolution/attribution.py) analyses it as it would the full evaluation, in `pending` order.
+    (evolution/round/attribution.py) analyses it as it would the full evaluation, in `pending` order.
 
     The decision is certain already; what is not is which categories fail (attribution analyses
     those, and the rewriter is later told them in the left-out lessons) and which of their cases
@@ -118,7 +118,7 @@ def cases_to_settle(gate: Gate, baseline: Outcomes, done: Outcomes, pending: Seq
 def rejection_rule(gate: Gate, baseline: Outcomes, must_pass: set[str]) -> StopRule:
     """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason.
 
-    A case the child lost is left out of both sides, as the gate leaves it out (evolution/candidates.Candidates.gate_child).
+    A case the child lost is left out of both sides, as the gate leaves it out (evolution/round/candidates.Candidates.gate_child).
     """
 
     def stop(results: list[CaseResult], pending: list[str]) -> str | None:

@@ -22,14 +22,14 @@ The rule: choose on what the diagnosers saw, confirm on what they did not.
    significant only with the fresh samples of diagnosed cases (the child was written for those
    cases: a real gain there may not carry to new ones). A pending branch waits for cases ingested
    after the run (no diagnoser of the run saw them): each later look scores S0 and the member on
-   them (evolution/prospective.py).
+   them (evolution/decide/prospective.py).
 
 Why the level holds: when no child is better than S0 on any case, the first test rejects with
 probability at most α, because its child was chosen without its confirmation samples; every branch
 needs that rejection. So P(any branch, pending or final) ≤ α however many children a run makes,
 without the Bonferroni split over children that left a team-sized run no power.
 
-This module is pure: the samples come in through a callable, so a run (evolution/confirm.py), a
+This module is pure: the samples come in through a callable, so a run (evolution/decide/confirm.py), a
 recorded run (bench/recommend.py) and the A/A bench share the rule.
 """
 
@@ -39,9 +39,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from frames_cli.evolution.formatting import plural
-from frames_cli.evolution.gate import CaseOutcome, outcomes_from_results
-from frames_cli.evolution.paired_test import upper_p_value
+from frames_cli.formatting import plural
+from frames_cli.evolution.compare.gate import CaseOutcome, outcomes_from_results
+from frames_cli.evolution.compare.paired_test import upper_p_value
 
 #: A recommendation's status: a branch whose gain holds on unseen cases; one waiting for cases added
 #: after the run; one those cases went against (the branch is deleted); one they never decided
@@ -211,7 +211,7 @@ class Recommendation:
 
     Attributes:
         member: the member with the branch; None when S0 stays.
-        status: one of STATUSES (see the module docstring and evolution/prospective.py).
+        status: one of STATUSES (see the module docstring and evolution/decide/prospective.py).
         alpha: the level α of every test.
         steps: the children tested, in order (the walk of step 2).
         lacks: what the evidence could not include (a recorded run has no fresh samples).
@@ -220,7 +220,7 @@ class Recommendation:
         note: for a "legacy" record, its evidence in words; for a run with no child to test, why.
         budget_spent: the budget ran out while the samples the rule needs were drawn: nothing was
             decided (status "none"), which is no evidence either way.
-        looks: the prospective looks at a pending branch, oldest first (evolution/prospective.py JSON).
+        looks: the prospective looks at a pending branch, oldest first (evolution/decide/prospective.py JSON).
     """
 
     member: str | None
@@ -295,7 +295,7 @@ class Recommendation:
 
 
 def look_words(look: Mapping[str, Any]) -> str:
-    """One prospective look (evolution/prospective.py) in words: "look 1: 10 new cases, 4 of 4 changed
+    """One prospective look (evolution/decide/prospective.py) in words: "look 1: 10 new cases, 4 of 4 changed
     cases fixed (p = 0.004 with the unseen cases, level 0.017): final"."""
     tally = Tally.from_json(look["new"])
     return (f"look {look['look']}: {tally.cases} new cases, {tally.words()} (p = {look['p_gain']:.2g} on the cases no diagnoser saw, "

@@ -3,7 +3,7 @@
 Both rules keep the FRAMES floor check, PR_c(child) ≥ (1 − ε)·PR_c(S0) for every category c
 (arXiv 2608.01772). The noise-aware rule rejects a category only when, besides falling below its
 floor, the data show a drop: Bonferroni gives each of the m categories of S0 a level of α / m, and
-a category's level goes to two tests of evolution/paired_test.py, half each: the exact stratified
+a category's level goes to two tests of evolution/compare/paired_test.py, half each: the exact stratified
 test of the category's net drop (`upper_p_value`), and, for each of its n cases, the unconditional
 test that this one case broke (`broken_case_p_value` at α / (2·m·n)). The second half goes to the
 net test too when no single case could reach its share at this k (known before any model call,
@@ -18,8 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from frames_cli.evolution.formatting import plural
-from frames_cli.evolution.paired_test import broken_case_p_value, cases_needed, smallest_broken_case_p, upper_p_value
+from frames_cli.formatting import plural
+from frames_cli.evolution.compare.paired_test import (
+    broken_case_p_value,
+    cases_needed,
+    smallest_broken_case_p,
+    upper_p_value,
+)
 
 # Absorbs float noise in (1 − ε)·PR so that a child equal to S0 passes with ε = 0.
 _SLACK = 1e-12
@@ -122,9 +127,9 @@ class GateVerdict:
 
     Attributes:
         rule: "paper" or "noise-aware"; alpha: the family-wise error rate of the noise-aware rule.
-        early_stop: set by evolution/early.py when the child was rejected before its evaluation
+        early_stop: set by evolution/compare/early.py when the child was rejected before its evaluation
             ended: {"evaluated": cases run, "skipped": [case ids], "reason": text}; None otherwise.
-        sequential: set by evolution/sequential.py when the noise-aware gate may draw more samples:
+        sequential: set by evolution/compare/sequential.py when the noise-aware gate may draw more samples:
             {"looks": [samples per case at each look], "alphas": [α spent at each look], "betas": [β
             spent at each look by early acceptance; absent in runs before it],
             "categories": {name: {"samples": k it was decided at, "why": text}}, "drawn": {side:
@@ -208,7 +213,7 @@ class PerCategoryGate:
         rule: "paper" (the floor alone decides) or "noise-aware" (the floor and the exact test).
         alpha: noise-aware only: the chance, over all categories, of rejecting a child as good as S0.
         family: noise-aware only: m, the number of categories `alpha` is shared among (Bonferroni);
-            0 = the categories of the baseline checked. The sequential gate (evolution/sequential.py)
+            0 = the categories of the baseline checked. The sequential gate (evolution/compare/sequential.py)
             checks some categories at a later look and sets it to all of S0's.
     """
 
@@ -328,7 +333,7 @@ def too_small_categories(categories: Mapping[str, int], samples: int, alpha: flo
     with `samples` per case among m = len(categories) categories (`cases_to_judge`), sorted by name.
 
     With `looks` ((samples per case, α spent) of each look of the sequential gate,
-    evolution/sequential.py) a category is too small when no look can judge it, and `needed` is
+    evolution/compare/sequential.py) a category is too small when no look can judge it, and `needed` is
     the fewest cases at which one could. Known before any model call: the bound is S0 passing
     every sample and the child none.
     """
@@ -387,5 +392,5 @@ def gate_detail(gate: Mapping[str, Any]) -> str:
 
 def sampled_further(sequential: Mapping[str, Any] | None) -> dict[str, dict]:
     """Category → its record ({"samples", "looks", "why"}) for the categories the sequential gate
-    (evolution/sequential.py) sampled beyond the first look; {} when none or not sequential."""
+    (evolution/compare/sequential.py) sampled beyond the first look; {} when none or not sequential."""
     return {c: s for c, s in sorted(((sequential or {}).get("categories") or {}).items()) if s.get("looks", 1) > 1}

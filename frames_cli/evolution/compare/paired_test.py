@@ -11,7 +11,7 @@ of the Cochran–Mantel–Haenszel test; Mehta, Patel & Gray, JASA 80 (1985) 969
 McNemar's exact test: only discordant cases (t = 1) vary, each a fair coin.
 
 The p-value only grows when a child's pass count grows (more child passes raise t, and a larger t
-makes A stochastically larger), which early rejection relies on (evolution/early.py).
+makes A stochastically larger), which early rejection relies on (evolution/compare/early.py).
 
 `broken_case_p_value` is the second test of the noise-aware gate: one case alone, unconditional.
 It asks how likely S0 beats the child by d = a − b samples on one case if both pass it with the

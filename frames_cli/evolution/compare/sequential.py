@@ -1,6 +1,6 @@
 """Sequential sampling for the noise-aware gate: more samples where a category is not decided yet.
 
-At k samples per case the noise-aware rule (evolution/gate.py) often cannot tell a real drop from
+At k samples per case the noise-aware rule (evolution/compare/gate.py) often cannot tell a real drop from
 noise. The sequential gate looks again with more samples instead. Looks are planned before any
 model call at k, 2k, 4k, … samples per case, the last at `evolution.gate_max_samples`. It is a
 one-sided group-sequential test with two boundaries (Jennison & Turnbull, "Group Sequential
@@ -40,7 +40,7 @@ look; a broken case that a gain elsewhere lifted to the floor at k samples then 
 Samples are truncated to k_j at look j, so samples of S0 drawn for an earlier child's later look
 do not change this child's earlier looks.
 
-The first look is the fixed-k gate at α_1: early rejection (evolution/early.py) stops a child only
+The first look is the fixed-k gate at α_1: early rejection (evolution/compare/early.py) stops a child only
 when that look must reject, and a rejection at any look ends the gate, so the decisions stay the
 full evaluation's. With the paper's rule, or `gate_max_samples` ≤ k, there is one look at α.
 """
@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from frames_cli.evolution.gate import CaseOutcome, CategoryCheck, GateVerdict, PerCategoryGate
-from frames_cli.evolution.paired_test import broken_cases_p_value
+from frames_cli.evolution.compare.gate import CaseOutcome, CategoryCheck, GateVerdict, PerCategoryGate
+from frames_cli.evolution.compare.paired_test import broken_cases_p_value
 
 #: ρ of the spending function t^ρ (Kim & DeMets 1987), for α and β alike.
 SPENDING_POWER = 2

@@ -1,4 +1,4 @@
-"""The run's recommendation at its end: the rule of evolution/evidence.py on the run's own
+"""The run's recommendation at its end: the rule of evolution/compare/evidence.py on the run's own
 evaluations, with the fresh samples it needs drawn through the run's model client (and cache).
 
 Fresh samples are numbered from max(eval.samples, evolution.gate_max_samples): after every sample
@@ -13,15 +13,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from frames_cli.errors import BudgetExceeded, FramesError
-from frames_cli.evolution.context import Evaluation
-from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, answered_outcomes, decide, pass_rate
-from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.round.context import Evaluation
+from frames_cli.evolution.compare.evidence import (
+    Confirmation,
+    Ranked,
+    Recommendation,
+    answered_outcomes,
+    decide,
+    pass_rate,
+)
+from frames_cli.evolution.state.run_ids import BASE_ID
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.candidates import Candidates
-    from frames_cli.evolution.records import RunState
-    from frames_cli.evolution.settings import Settings
-    from frames_cli.evolution.splits import Split
+    from frames_cli.evolution.round.candidates import Candidates
+    from frames_cli.evolution.state.records import RunState
+    from frames_cli.evolution.state.settings import Settings
+    from frames_cli.evolution.state.splits import Split
 
 
 def first_fresh_sample(settings: Settings) -> int:
@@ -34,7 +41,7 @@ class _BudgetSpent(Exception):
 
 
 def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Settings) -> Recommendation:
-    """The recommendation of a finished run (evolution/evidence.py).
+    """The recommendation of a finished run (evolution/compare/evidence.py).
 
     Every child of the run is ranked by its diagnosis-set pass rate, a child the gate rejected early
     included: its evaluation is first completed on the cases early rejection skipped (samples

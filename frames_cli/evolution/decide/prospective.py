@@ -1,7 +1,7 @@
 """Prospective validation: a pending review branch judged on cases added after its run.
 
 A run's recommendation is *pending* when its member's gain is significant only with the fresh
-samples of cases its diagnosers saw (evolution/evidence.py). Cases that entered the workspace after
+samples of cases its diagnosers saw (evolution/compare/evidence.py). Cases that entered the workspace after
 the run (any counted case whose id the run never held) were seen by none of its diagnosers or
 rewriters, so they test whether the gain carries. `frames evolve` (from cron) looks at every pending
 branch before it starts its own run, once `evolution.pending.min_new_cases` new cases arrived since
@@ -24,13 +24,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.evolution.evidence import Recommendation, Tally, answered_outcomes, look_words
-from frames_cli.evolution.gate import CaseOutcome
-from frames_cli.evolution.records import utc_now
-from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.compare.evidence import Recommendation, Tally, answered_outcomes, look_words
+from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.state.records import utc_now
+from frames_cli.evolution.state.run_ids import BASE_ID
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.records import RunState
+    from frames_cli.evolution.state.records import RunState
     from frames_cli.formats.case import Case
     from frames_cli.gitstore.store import GitStore
     from frames_cli.workspace.config import FramesConfig
@@ -130,14 +130,14 @@ def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases:
     """Look at every pending branch of the workspace that has enough new cases (under the caller's
     workspace lock); returns the ids of the runs looked at. `sealed` are the ids of the sealed test
     cases, which never count as new; `write_reports` writes a looked-at run's reports again (the
-    caller's, evolution/report.py, which reads this rule's results and so sits above it). A run whose base or member commit is gone from the repository
+    caller's, evolution/report/report.py, which reads this rule's results and so sits above it). A run whose base or member commit is gone from the repository
     (refs/frames not fetched in a CI clone, say) is skipped with a warning: it blocks no later run.
 
     Raises:
         BudgetExceeded / ModelError: from the model calls (the run's state is unchanged).
     """
     from frames_cli.errors import GitError, InputError
-    from frames_cli.evolution.runs import load_runs, save_state
+    from frames_cli.evolution.state.runs import load_runs, save_state
 
     looked, sealed = [], set(sealed)
     for state in load_runs(ws, problems=[]):
@@ -173,7 +173,7 @@ def _score(ws: Workspace, config: FramesConfig, store: GitStore, state: RunState
            use_cache: bool) -> tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]:
     """S0's and the member's outcomes on `chosen`, k samples each, with the model client of the look's folder."""
     from frames_cli.evaluation.runner import evaluate
-    from frames_cli.evolution.runs import run_dir
+    from frames_cli.evolution.state.runs import run_dir
     from frames_cli.executor.factory import make_executor
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ModelClient
@@ -202,7 +202,7 @@ def _unseen(ws: Workspace, state: RunState, member: str) -> tuple[dict[str, Case
     """(S0, member) outcomes on the run's selection cases no diagnoser saw, from its kept evaluations."""
     import json
 
-    from frames_cli.evolution.runs import run_dir
+    from frames_cli.evolution.state.runs import run_dir
 
     split = state.checkpoint.get("split") or {}
     unseen = set(split.get("selection", [])) - set(split.get("diagnosis", []))

@@ -1,7 +1,7 @@
 """The run's recommendation in words, for the menu, the reports, `frames runs`, `review` and `promote`.
 
-The rule itself is evolution/evidence.py (decided at the run's end by evolution/confirm.py and, for
-a pending branch, later by evolution/prospective.py); this module only says what it decided and
+The rule itself is evolution/compare/evidence.py (decided at the run's end by evolution/decide/confirm.py and, for
+a pending branch, later by evolution/decide/prospective.py); this module only says what it decided and
 how strong the evidence is, so that no surface hides a gain the run's own table shows or calls
 noise a gain. A child's p on the selection cases no diagnoser saw (the menu's "p, unseen cases"
 row) is evidence.gain_p_value.
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from frames_cli.evolution.formatting import pct, sample_size
+from frames_cli.formatting import pct, sample_size
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.records import Candidate, RunState
+    from frames_cli.evolution.state.records import Candidate, RunState
 
 
 def blind_cases(state: RunState) -> int | None:

@@ -4,7 +4,7 @@ recommendation rule applied to such a file.
 One line per candidate, set, case and sample: {"candidate", "set", "case_id", "sample", "passed",
 "category", "reason", "skills_used"}. `set` is "diagnosis", "selection", "diagnosis+selection"
 (a category kept whole: one evaluation serves both), "test" (the sealed set), "fresh" (the
-confirmation's new samples of diagnosed selection cases, evolution/evidence.py) or "new" (cases
+confirmation's new samples of diagnosed selection cases, evolution/compare/evidence.py) or "new" (cases
 added after the run, scored by a prospective look). Lines of files recorded before `sample` was
 written are sample 0. The format is the one of the real-model recordings in bench/data/, so a
 recorded run and a live one go through the same rule (bench/recommend.py).
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.evidence import Confirmation, Ranked, Recommendation, decide, pass_rate
-from frames_cli.evolution.gate import CaseOutcome, PerCategoryGate, outcomes_from_results
-from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.compare.evidence import Confirmation, Ranked, Recommendation, decide, pass_rate
+from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate, outcomes_from_results
+from frames_cli.evolution.state.run_ids import BASE_ID
 
 #: The file a run writes into its folder.
 RESULTS_FILE = "results.jsonl"
@@ -158,20 +158,20 @@ def record_run(folder: Path, state: Any) -> RecordedRun:
 
 
 def recommend_recorded(run: RecordedRun, alpha: float = 0.05, limit: int = 3, tolerance: float = 0.05, max_looks: int = 3) -> Recommendation:
-    """The recommendation rule (evolution/evidence.py) on a recorded run, as the run would have
+    """The recommendation rule (evolution/compare/evidence.py) on a recorded run, as the run would have
     decided it from what the recording holds.
 
     k is the recording's samples per case. The gate is recomputed with the paper's rule at
     `tolerance` on the selection set (a recording holds no verdict). Fresh samples come from the
     "fresh" lines, a child rejected early is ranked on its completed evaluation ("-rest" results
     are recorded in its sets), and a pending branch's prospective looks are replayed from the "new"
-    lines (evolution/prospective.decide_look, `max_looks` looks); whatever is missing is named in
+    lines (evolution/decide/prospective.decide_look, `max_looks` looks); whatever is missing is named in
     `lacks`. α ≥ 1 is the paper's rule: the gate-passed child of the highest selection pass rate.
 
     Raises:
         ValueError: alpha ≤ 0 or limit < 1.
     """
-    from frames_cli.evolution.prospective import decide_look
+    from frames_cli.evolution.decide.prospective import decide_look
 
     k = run.samples()
     diagnosis = run.ids("diagnosis", "diagnosis+selection")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from frames_cli.evolution.diagnose import Proposal
-from frames_cli.evolution import rules
+from frames_cli.evolution.propose.diagnose import Proposal
+from frames_cli.evolution.propose import rules
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
-from frames_cli.evolution.consensus import Blueprint, Change
+from frames_cli.evolution.propose.consensus import Blueprint, Change
 from frames_cli.llm.conventions import CONDENSE
 from frames_cli.tokens import approx_tokens
 

@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from frames_cli.evolution.prompting import DIAGNOSIS_FORMAT, json_block, retrieved_section, skill_blocks
+from frames_cli.evolution.propose.prompting import DIAGNOSIS_FORMAT, json_block, retrieved_section, skill_blocks
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.retrieval import PassageIndex
+    from frames_cli.evolution.propose.retrieval import PassageIndex
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client import ChatReply, ModelClient
@@ -240,7 +240,7 @@ def diagnose(
     Returns:
         One result per batch, in order. A failed call is a result with `error` and no proposals.
     """
-    from frames_cli.evolution.retrieval import batch_hits
+    from frames_cli.evolution.propose.retrieval import batch_hits
     from frames_cli.llm.client import ChatRequest
     from frames_cli.llm.prompts import Block, render
     from frames_cli.llm.schemas import DIAGNOSIS

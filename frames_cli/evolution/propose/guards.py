@@ -18,7 +18,7 @@ Three checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIO
   whole sentences (`grammar.fragment`), no story (`grammar.narrates`), no evaluator's assertion
   ("Agent should not make any changes.", `ruleform.evaluator_assertion`), and about its failure and
   the policy (`CaseValues.ungrounded`); measured on real text by bench/guards.py (issue 27).
-- `PolicyKeeper` (`policy_sentences`, evolution/policy_keeper.py): a rewrite may not remove or
+- `PolicyKeeper` (`policy_sentences`, evolution/propose/policy_keeper.py): a rewrite may not remove or
   change a sentence its skill held from the policy at S0 unless the blueprint asked for exactly
   that. `RewriteGuard` applies it and the text checks to a rewrite.
 """
@@ -38,9 +38,9 @@ from frames_cli.ruleform import evaluator_assertion, first_non_rule, note_senten
 from frames_cli.secretscan import REDACTED, find_secrets
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.consensus import Blueprint
-    from frames_cli.evolution.diagnose import DiagnoserResult
-    from frames_cli.evolution.policy_keeper import PolicyChange, PolicyKeeper
+    from frames_cli.evolution.propose.consensus import Blueprint
+    from frames_cli.evolution.propose.diagnose import DiagnoserResult
+    from frames_cli.evolution.propose.policy_keeper import PolicyChange, PolicyKeeper
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill
 

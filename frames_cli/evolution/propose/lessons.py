@@ -18,8 +18,8 @@ from frames_cli.sanitize import escape_tags
 from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.checkpoint import RoundRecord
-    from frames_cli.evolution.retrieval import Passage
+    from frames_cli.evolution.state.checkpoint import RoundRecord
+    from frames_cli.evolution.propose.retrieval import Passage
     from frames_cli.workspace.layout import Workspace
 
 LESSONS_FILE = "failed-changes.json"
@@ -34,7 +34,7 @@ class Lesson:
     Attributes:
         run, round: where it was tried.
         kind: "gate" (its child failed the gate), "left-out" (attribution left its rewrite out of a
-            sub-child: cases that loaded it broke; evolution/attribution.py) or "refused" (the
+            sub-child: cases that loaded it broke; evolution/round/attribution.py) or "refused" (the
             proposal was dropped before the vote: a guard or the validator refused it).
         skill: the skill it was for.
         change: the change text as proposed ("" when the refusal line does not carry it).
@@ -146,7 +146,7 @@ def save_lessons(ws: Workspace, run_id: str, lessons: Iterable[Lesson]) -> None:
 
 def lesson_passages(lessons: Iterable[Lesson], run_id: str) -> list[Passage]:
     """Retrieval passages (kind "failed") for the lessons of runs other than `run_id`."""
-    from frames_cli.evolution.retrieval import Passage
+    from frames_cli.evolution.propose.retrieval import Passage
 
     return [
         Passage(f"run {x.run} round {x.round}", "failed", f"tried and failed: {x.skill} ({x.reason})", x.change, (x.skill,))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Mapping
 from frames_cli.ingest.text import overlap, sentences, token_set
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.consensus import Blueprint
+    from frames_cli.evolution.propose.consensus import Blueprint
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_set import SkillSet
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from frames_cli.evolution.rules import rule_sentences, sentence_key
+from frames_cli.evolution.propose.rules import rule_sentences, sentence_key
 
 # A line that opens a block of its own: a list item (bullet, number, task box), a blockquote, a table row.
 _BLOCK_START = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s|\d+[.)]\s|\|)")

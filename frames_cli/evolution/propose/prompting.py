@@ -10,7 +10,7 @@ from frames_cli.llm.prompts import Block
 from frames_cli.sanitize import escape_tags
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.retrieval import Hit
+    from frames_cli.evolution.propose.retrieval import Hit
     from frames_cli.formats.skill import Skill
 
 RETRIEVED_HEADING = (

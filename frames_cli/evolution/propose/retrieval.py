@@ -72,7 +72,7 @@ class Passage:
     Attributes:
         cite: how a reader finds it: `policies/x.md:12-30` (1-based inclusive lines of the file at
             the base commit) or `commit <12 hex>`.
-        kind: "policy", "change" or "failed" (a change an earlier run saw fail: evolution/lessons.py).
+        kind: "policy", "change" or "failed" (a change an earlier run saw fail: evolution/propose/lessons.py).
         title: the heading path (" > "-joined) of a policy passage, the summary line of a change.
         text: the text shown to the diagnoser below its title (a change: its message body, at most
             MAX_CHANGE_CHARS characters); indexed with `title` and, for a change, the skill names.

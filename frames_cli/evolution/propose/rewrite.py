@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from frames_cli.errors import FramesError, InputError
-from frames_cli.evolution.consensus import Blueprint
-from frames_cli.evolution.diagnose import SKILL_NAME
-from frames_cli.evolution.prompting import REWRITE_FORMAT, json_block, skill_block
+from frames_cli.evolution.propose.consensus import Blueprint
+from frames_cli.evolution.propose.diagnose import SKILL_NAME
+from frames_cli.evolution.propose.prompting import REWRITE_FORMAT, json_block, skill_block
 from frames_cli.ingest.text import word_count
 from frames_cli.sanitize import clean, escape_tags, one_line, structure_tags
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.guards import RewriteGuard
+    from frames_cli.evolution.propose.guards import RewriteGuard
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_set import SkillSet
@@ -112,7 +112,7 @@ def validate_rewrite(
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_checks import skill_problems
     from frames_cli.formats.skill_file import parse_skill, render_skill
-    from frames_cli.evolution.rules import duplicate_pairs
+    from frames_cli.evolution.propose.rules import duplicate_pairs
     from frames_cli.llm.audit import Redactor
 
     errors: list[str] = []
@@ -256,7 +256,7 @@ def rewrite(
     Args:
         anchors: skill name → anchor cases (cases of the regression pool that passed using it).
         priors: skill name → reviewer advice attached to it (context for the rewriter, not rules).
-        guard: the guards of evolution/guards.py a valid answer must also pass (policy sentences
+        guard: the guards of evolution/propose/guards.py a valid answer must also pass (policy sentences
             kept, no case value in an added line); their errors are retried like the validator's.
         left_out: skill name → its earlier rewrites that were left out because cases broke
             (`lessons.left_out_notes`), shown to its rewriter.

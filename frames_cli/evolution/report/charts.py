@@ -13,12 +13,12 @@ import io
 import re
 from typing import TYPE_CHECKING
 
-from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.evolution.state.records import Candidate, RunState
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from frames_cli.evolution.story import RoundStory
+    from frames_cli.evolution.report.story import RoundStory
 
 PASS, FAIL, FRONT, OFF, GREY = "#2e7d32", "#c62828", "#1565c0", "#90a4ae", "#607d8b"
 
@@ -112,8 +112,8 @@ def category_chart(state: RunState) -> str:
     failed the gate are red."""
     import numpy as np
 
-    from frames_cli.evolution.formatting import with_n
-    from frames_cli.evolution.menu import categories
+    from frames_cli.formatting import with_n
+    from frames_cli.evolution.report.menu import categories
 
     cands = [c for c in state.candidates if c.evaluated]
     cats = categories(state)

@@ -1,6 +1,6 @@
 """The HTML run report (`frames report`): one self-contained page, openable offline.
 
-Pictures (evolution/charts.py, inline SVG): the Pareto front, pass rate per category per
+Pictures (evolution/report/charts.py, inline SVG): the Pareto front, pass rate per category per
 candidate, the rounds as a timeline. Then the deploy menu, the rounds with their reasons, and each
 candidate's gate verdict, motivating cases, blueprint with policy back-links, and diff. The page
 has no script, no external file and names no URL; its Content-Security-Policy (`default-src
@@ -13,12 +13,12 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from frames_cli.evolution.formatting import pct, plural, tokens, usd
-from frames_cli.evolution.menu import MenuRow, menu_cells, menu_notes
-from frames_cli.evolution.recommend import headline
-from frames_cli.evolution.records import Candidate, RunState, RunSummary
-from frames_cli.evolution.review import build_review, gate_line
-from frames_cli.evolution.story import RoundStory, next_steps, off_front_reason, problems, run_story
+from frames_cli.formatting import pct, plural, tokens, usd
+from frames_cli.evolution.report.menu import MenuRow, menu_cells, menu_notes
+from frames_cli.evolution.decide.recommend import headline
+from frames_cli.evolution.state.records import Candidate, RunState, RunSummary
+from frames_cli.evolution.report.review import build_review, gate_line
+from frames_cli.evolution.report.story import RoundStory, next_steps, off_front_reason, problems, run_story
 
 if TYPE_CHECKING:
     from frames_cli.gitstore.store import GitStore
@@ -48,7 +48,7 @@ def render_html_report(ws: Workspace, store: GitStore, state: RunState, rows: li
         GitError: a candidate commit is missing from the repository.
         ImportError: matplotlib is not installed (it is a dependency of frames).
     """
-    from frames_cli.evolution.charts import category_chart, pareto_chart, timeline_chart
+    from frames_cli.evolution.report.charts import category_chart, pareto_chart, timeline_chart
     from frames_cli.llm.providers import simulator_notice
 
     stories = run_story(state)

@@ -6,9 +6,9 @@ import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from frames_cli.evolution.formatting import pct, plural, tokens, usd, with_n
-from frames_cli.evolution.recommend import blind_cases, headline, recommendation_note
-from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.formatting import pct, plural, tokens, usd, with_n
+from frames_cli.evolution.decide.recommend import blind_cases, headline, recommendation_note
+from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.gitstore.history import DiffStat
 from frames_cli.gitstore.repo import SKILLS_PREFIX
 from frames_cli.gitstore.store import GitStore
@@ -84,7 +84,7 @@ def deploy_menu(state: RunState, store: GitStore) -> list[MenuRow]:
 def set_sizes(state: RunState) -> dict[str, int]:
     """Cases per set of a run that holds sets out ({set: cases}, sets with cases only, in
     splits.SETS order); {} for a run on the paper's single set E or recorded before sets existed."""
-    from frames_cli.evolution.splits import SETS
+    from frames_cli.evolution.state.splits import SETS
 
     split = state.checkpoint.get("split") or {}
     if split.get("paper", True):
@@ -95,7 +95,7 @@ def set_sizes(state: RunState) -> dict[str, int]:
 def set_counts_cells(state: RunState) -> tuple[list[str], list[list[str]]] | None:
     """Cases per set and category as table cells (header, rows, a total row last); None when the
     run has no split recorded. A category kept whole counts in both the diagnosis and the selection set."""
-    from frames_cli.evolution.splits import SETS
+    from frames_cli.evolution.state.splits import SETS
 
     split = state.checkpoint.get("split") or {}
     counts = split.get("counts") or {}
@@ -238,7 +238,7 @@ def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
         notes.append(why)
     best = state.best()
     if best is not None and best.parent_id is not None and best.id not in state.front:
-        from frames_cli.evolution.story import off_front_reason
+        from frames_cli.evolution.report.story import off_front_reason
 
         notes.append(f"{best.id} ★ is shown although it is off the front ({off_front_reason(state, best)}): the recommendation "
                      "tests children by their diagnosis-set pass rate, older first on a tie, whatever their tokens.")
@@ -252,7 +252,7 @@ def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
 def off_front_notes(state: RunState) -> list[str]:
     """ "Not on the front:" and one line per child candidate off the front with the reason (gate
     failure or who dominates it); [] when every child is on the front."""
-    from frames_cli.evolution.story import off_front_reason
+    from frames_cli.evolution.report.story import off_front_reason
 
     off = [c for c in state.candidates if c.parent_id is not None and c.id not in state.front]
     return ["Not on the front:", *(f"  {c.id}: {off_front_reason(state, c)}" for c in off)] if off else []

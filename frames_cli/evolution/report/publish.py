@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from frames_cli.errors import InputError
-from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.evolution.run_ids import BASE_ID
+from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.layout import Workspace
 
@@ -64,7 +64,7 @@ class Publication:
 
 def pull_request_title(state: RunState, best: Candidate) -> str:
     """One line: the run, the member and its pass rate against S0 on the cases it was chosen on."""
-    from frames_cli.evolution.formatting import pct
+    from frames_cli.formatting import pct
 
     base = next((c for c in state.candidates if c.id == BASE_ID), None)
     gain = f": pass rate {pct(base.pass_rate)} → {pct(best.pass_rate)}" if base is not None else ""
@@ -73,7 +73,7 @@ def pull_request_title(state: RunState, best: Candidate) -> str:
 
 def pull_request_body(ws: Workspace, store: GitStore, state: RunState, best: Candidate, branch: str) -> str:
     """The description: the candidate's review (`frames review --markdown`) with how to look at it locally."""
-    from frames_cli.evolution.review import build_review, review_markdown
+    from frames_cli.evolution.report.review import build_review, review_markdown
     from frames_cli.sanitize import for_terminal
 
     review = for_terminal(review_markdown(build_review(ws, store, state, best)))
@@ -108,7 +108,7 @@ def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *,
         GitError: the remote cannot be reached, refused the push, or holds a person's commit on
             the branch that the run's commit does not contain (exit 1).
     """
-    from frames_cli.evolution.commit import merge_note_texts, published_to, record_publication
+    from frames_cli.evolution.round.commit import merge_note_texts, published_to, record_publication
 
     if state.status != "finished":
         raise InputError(f"run {state.run_id} is {state.status}, not finished: run `frames evolve` to finish it, then publish")

@@ -1,7 +1,7 @@
 """The run reports written at the end of `frames evolve`: report.json, report.md and report.xml (JUnit XML of the gate).
 
-The deploy menu is evolution/menu.py, a candidate's review evolution/review.py; text helpers are
-evolution/formatting.py.
+The deploy menu is evolution/report/menu.py, a candidate's review evolution/report/review.py; text helpers are
+frames_cli/formatting.py.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from frames_cli.evolution.formatting import markdown_table, md_text, pct, plural, usd, with_n
-from frames_cli.evolution.menu import MenuRow, deploy_menu, menu_cells, menu_json, menu_notes, set_counts_cells
-from frames_cli.evolution.recommend import headline
-from frames_cli.evolution.recorded import RESULTS_FILE, record_run
-from frames_cli.evolution.records import Candidate, RunState, RunSummary
-from frames_cli.evolution.runs import REPORT_FILES, run_dir
-from frames_cli.evolution.story import RoundStory, next_steps, off_front_reason, problems, run_story
+from frames_cli.formatting import markdown_table, md_text, pct, plural, usd, with_n
+from frames_cli.evolution.report.menu import MenuRow, deploy_menu, menu_cells, menu_json, menu_notes, set_counts_cells
+from frames_cli.evolution.decide.recommend import headline
+from frames_cli.evolution.decide.recorded import RESULTS_FILE, record_run
+from frames_cli.evolution.state.records import Candidate, RunState, RunSummary
+from frames_cli.evolution.state.runs import REPORT_FILES, run_dir
+from frames_cli.evolution.report.story import RoundStory, next_steps, off_front_reason, problems, run_story
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
 from frames_cli.workspace.layout import Workspace
@@ -187,7 +187,7 @@ def _round_lines(state: RunState, s: RoundStory) -> list[str]:
 
 def write_run_reports(ws: Workspace, store: GitStore, state: RunState) -> dict[str, Path]:
     """Write report.json, report.md and report.xml (the gate of the best member) into the run folder,
-    and results.jsonl, the run's per-case results (evolution/recorded.py).
+    and results.jsonl, the run's per-case results (evolution/decide/recorded.py).
 
     Each file is written atomically. Returns {"json" | "markdown" | "junit": path}.
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.errors import InputError
-from frames_cli.evolution.commit import gate_overrides
-from frames_cli.evolution.consensus import Change
-from frames_cli.evolution.formatting import markdown_table, md_text, pct, plural, sample_size, tokens, with_n
-from frames_cli.evolution.gate import gate_detail, sampled_further
-from frames_cli.evolution.menu import changed_skill_names
-from frames_cli.evolution.recommend import member_line
-from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.evolution.round.commit import gate_overrides
+from frames_cli.evolution.propose.consensus import Change
+from frames_cli.formatting import markdown_table, md_text, pct, plural, sample_size, tokens, with_n
+from frames_cli.evolution.compare.gate import gate_detail, sampled_further
+from frames_cli.evolution.report.menu import changed_skill_names
+from frames_cli.evolution.decide.recommend import member_line
+from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.gitstore.history import DiffStat
 from frames_cli.gitstore.repo import SKILLS_PREFIX
 from frames_cli.gitstore.store import GitStore
@@ -60,7 +60,7 @@ class Review:
         simulator_notice: the caveat when a role of the run ran on frames-sim, else None.
         recommendation: `recommend.member_line`: the candidate's gain test against the run's
             recommendation bar, and whether it is the best member (None for S0 or at α = 1).
-        disputed: the run's disputed labels (evolution/disputes.py), `{"case_id", "passage",
+        disputed: the run's disputed labels (evolution/state/disputes.py), `{"case_id", "passage",
             "reason", "round", "diagnoser", ...}` each: cases left out of the gate and the front.
     """
 
@@ -333,7 +333,7 @@ def review_markdown(review: Review) -> str:
 
 
 def _attribution_lines(cand: Candidate) -> list[str]:
-    """What attribution (evolution/attribution.py) found: for a sub-child, the rewrites it leaves out
+    """What attribution (evolution/round/attribution.py) found: for a sub-child, the rewrites it leaves out
     and the broken cases that implicated each; for an analysed child, its finding and the sub-child made."""
     lines = []
     if cand.cut_from:
@@ -381,7 +381,7 @@ def _blueprint_lines(cand: Candidate, skills: dict[str, SkillContext]) -> list[s
 
 def _policy_change_lines(cand: Candidate) -> list[str]:
     """Each policy sentence the candidate's rewrites removed or changed, with the blueprint line that
-    asked and its cases; a rewrite that did so unasked was refused (evolution/guards.py)."""
+    asked and its cases; a rewrite that did so unasked was refused (evolution/propose/guards.py)."""
     if cand.parent_id is None:
         return ["- none (S0 is the baseline)"]
     lines = []

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from frames_cli.evolution.formatting import pct, plural, tokens
-from frames_cli.evolution.front import FrontPoint, dominates, pareto_front
-from frames_cli.evolution.recommend import declined
-from frames_cli.evolution.records import Candidate, RunState
+from frames_cli.formatting import pct, plural, tokens
+from frames_cli.evolution.compare.front import FrontPoint, dominates, pareto_front
+from frames_cli.evolution.decide.recommend import declined
+from frames_cli.evolution.state.records import Candidate, RunState
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class RoundStory:
         joined, left: front members that joined / left the front in this round.
         front: the front after the round.
         reason: why the round made no child ("" when it made one).
-        attribution: one line per attribution step (evolution/attribution.py): what it found and
+        attribution: one line per attribution step (evolution/round/attribution.py): what it found and
             the sub-child it made, with that sub-child's gate verdict.
         finished: False for the round in progress when the run stopped.
     """
@@ -139,7 +139,7 @@ def _front(state: RunState, upto_round: int) -> list[str]:
 def off_front_reason(state: RunState, cand: Candidate) -> str:
     """Why `cand` is not on the front ("" when it is): the gate's verdict, or who dominates it.
 
-    Dominance is the front's (evolution/front.py): at least the pass rate and at most the mean
+    Dominance is the front's (evolution/compare/front.py): at least the pass rate and at most the mean
     tokens per case, better in one; an equal candidate is left out in favour of the older one.
     """
     if cand.id in state.front:

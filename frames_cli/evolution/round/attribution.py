@@ -5,11 +5,11 @@ the evaluation records which skills the agent loaded (`skills_used` of each resu
 passed in the parent and fails in the child points at the changed skills it read. A skill whose
 catalog line (its description, or the skill itself when new) changed is implicated by every such
 case, since the catalog decides what every case loads. The sub-child keeps the parent's files and
-the rewrites no case implicated; it is evaluated like any child (evolution/loop.py,
+the rewrites no case implicated; it is evaluated like any child (evolution/run/loop.py,
 `stage_attribute`). A broken case that loaded none of the changed skills implicates nothing: the
 analysis says so and no skill is guessed.
 
-Pure: no I/O. A child rejected early (evolution/early.py) has results for some cases only; only
+Pure: no I/O. A child rejected early (evolution/compare/early.py) has results for some cases only; only
 cases both the parent and the child have results for are compared.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.gate import Outcomes
+    from frames_cli.evolution.compare.gate import Outcomes
     from frames_cli.formats.skill_set import SkillSet
 
 #: Why a child is analysed: it failed the gate, or it passed but sits off the Pareto front.
@@ -45,7 +45,7 @@ class Attribution:
             broken case implicates them.
         unattributed: broken cases that loaded none of the changed skills (implicating nothing).
         unevaluated: cases of `categories` the parent passed and the child has no result for
-            (rejected early; 0 when the early stop evaluated them after all: evolution/early.cases_to_settle).
+            (rejected early; 0 when the early stop evaluated them after all: evolution/compare/early.cases_to_settle).
     """
 
     child: str

@@ -9,27 +9,27 @@ import json
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from frames_cli.errors import FramesError
-from frames_cli.evolution import commit as commits
-from frames_cli.evolution.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
-from frames_cli.evolution.context import Evaluation
-from frames_cli.evolution.disputes import excluded_ids
-from frames_cli.evolution.early import EarlyRejection, certain_rejection
-from frames_cli.evolution.evidence import gain_p_value
-from frames_cli.evolution.front import FrontPoint, pareto_front
-from frames_cli.evolution.gate import GateVerdict, Outcomes, outcomes_from_results
-from frames_cli.evolution.records import Candidate, FailureNote
-from frames_cli.evolution.run_ids import BASE_ID, candidate_id
-from frames_cli.evolution.rewrite import RewriteOutcome, plan_changes
-from frames_cli.evolution.scoring import score
-from frames_cli.evolution.sequential import Drawn, drawn_outcomes, sequential_verdict
+from frames_cli.evolution.round import commit as commits
+from frames_cli.evolution.round.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
+from frames_cli.evolution.round.context import Evaluation
+from frames_cli.evolution.state.disputes import excluded_ids
+from frames_cli.evolution.compare.early import EarlyRejection, certain_rejection
+from frames_cli.evolution.compare.evidence import gain_p_value
+from frames_cli.evolution.compare.front import FrontPoint, pareto_front
+from frames_cli.evolution.compare.gate import GateVerdict, Outcomes, outcomes_from_results
+from frames_cli.evolution.state.records import Candidate, FailureNote
+from frames_cli.evolution.state.run_ids import BASE_ID, candidate_id
+from frames_cli.evolution.propose.rewrite import RewriteOutcome, plan_changes
+from frames_cli.evolution.compare.scoring import score
+from frames_cli.evolution.compare.sequential import Drawn, drawn_outcomes, sequential_verdict
 from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.checkpoint import LoopMemory, RoundRecord
-    from frames_cli.evolution.context import RunContext
-    from frames_cli.evolution.records import RunState
-    from frames_cli.evolution.settings import Settings
-    from frames_cli.evolution.splits import Split
+    from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
+    from frames_cli.evolution.round.context import RunContext
+    from frames_cli.evolution.state.records import RunState
+    from frames_cli.evolution.state.settings import Settings
+    from frames_cli.evolution.state.splits import Split
     from frames_cli.formats.skill_set import SkillSet
 
 
@@ -37,7 +37,7 @@ class Candidates:
     """The candidates of one run and what is done to each: evaluated, gated against S0, explained,
     committed, scored per set, attributed; the front recomputed as they come.
 
-    The round's stages (evolution/loop.py) call these; the state and memory are the run's own objects,
+    The round's stages (evolution/run/loop.py) call these; the state and memory are the run's own objects,
     changed in place.
 
     Args:
@@ -104,7 +104,7 @@ class Candidates:
         parent), and its record (the verdict's JSON with `lost_left_out`). A case lost on either side
         is compared on neither: its missing answer says nothing of the skills. A child rejected early
         gets the verdict that is certain whatever its unevaluated cases give. With sequential
-        sampling on, a child not rejected early is decided by evolution/sequential.py, which may
+        sampling on, a child not rejected early is decided by evolution/compare/sequential.py, which may
         draw more samples of S0 and the child (kept in their evaluations' `gate_samples`); with
         early rejection on, a look's samples of the child come in stages and stop once its
         rejection is certain (and, when attribution may analyse the child, once its failing
@@ -241,10 +241,10 @@ class Candidates:
         (None when turned off).
 
         S0's lost cases are left out of its outcomes, as in the gate; the rule leaves out the
-        child's lost cases as they come (evolution/early.rejection_rule). When attribution may
+        child's lost cases as they come (evolution/compare/early.rejection_rule). When attribution may
         analyse the child (it is on and the child changes several skills), the parent's outcomes
         on the cases attribution counts go along, so that the cases it needs are evaluated after
-        the stop (evolution/early.cases_to_settle)."""
+        the stop (evolution/compare/early.cases_to_settle)."""
         if not self.settings.early_rejection:
             return None
         from frames_cli.formats.case import must_pass_ids

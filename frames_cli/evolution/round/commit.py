@@ -6,11 +6,11 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
-from frames_cli.evolution.checkpoint import RoundRecord
-from frames_cli.evolution.consensus import Blueprint
-from frames_cli.evolution.gate import gate_detail
-from frames_cli.evolution.records import Candidate, RunState
-from frames_cli.evolution.run_ids import BASE_ID, candidate_ref, review_branch
+from frames_cli.evolution.state.checkpoint import RoundRecord
+from frames_cli.evolution.propose.consensus import Blueprint
+from frames_cli.evolution.compare.gate import gate_detail
+from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.evolution.state.run_ids import BASE_ID, candidate_ref, review_branch
 from frames_cli.sanitize import one_line
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def record_gate_override(store: GitStore, state: RunState, cand: Candidate, *, r
     Raises:
         GitError: git refused to write the note.
     """
-    from frames_cli.evolution.records import utc_now
+    from frames_cli.evolution.state.records import utc_now
 
     entry = {"run": state.run_id, "candidate": cand.id, "branch": branch, "failed": cand.failed_categories(),
              "reason": reason, "by": f"{by.name} <{by.email}>", "at": utc_now()}
@@ -216,7 +216,7 @@ def record_publication(store: GitStore, state: RunState, cand: Candidate, *, bra
     Raises:
         GitError: git refused to write the note.
     """
-    from frames_cli.evolution.records import utc_now
+    from frames_cli.evolution.state.records import utc_now
 
     entry = {"run": state.run_id, "candidate": cand.id, "branch": branch, "remote": remote, "commit": cand.commit}
 

@@ -7,18 +7,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from frames_cli.evolution.selection import RoundRobinSelector, Selector
+from frames_cli.evolution.round.selection import RoundRobinSelector, Selector
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.checkpoint import Checkpointer
-    from frames_cli.evolution.early import EarlyRejection
-    from frames_cli.evolution.gate import Gate
-    from frames_cli.evolution.guards import CaseValues
-    from frames_cli.evolution.policy_keeper import PolicyKeeper
-    from frames_cli.evolution.lessons import Lesson
-    from frames_cli.evolution.retrieval import PassageIndex
-    from frames_cli.evolution.sequential import SequentialGate
-    from frames_cli.evolution.stop import StopRequest
+    from frames_cli.evolution.state.checkpoint import Checkpointer
+    from frames_cli.evolution.compare.early import EarlyRejection
+    from frames_cli.evolution.compare.gate import Gate
+    from frames_cli.evolution.propose.guards import CaseValues
+    from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
+    from frames_cli.evolution.propose.lessons import Lesson
+    from frames_cli.evolution.propose.retrieval import PassageIndex
+    from frames_cli.evolution.compare.sequential import SequentialGate
+    from frames_cli.evolution.round.stop import StopRequest
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
@@ -38,23 +38,23 @@ class RunContext:
         anchors: (skill name, n) → ids of anchor cases from the regression pool.
         priors: skill name → reviewer advice attached to it (`priors.yaml`), shown to its rewriter.
         retriever: parent commit sha → the index diagnosers retrieve context from (policy passages
-            and past skill changes, evolution/retrieval.py), or None when retrieval is off.
+            and past skill changes, evolution/propose/retrieval.py), or None when retrieval is off.
         accept: called with (candidate id, commit sha, skills) when a candidate is accepted (S0, or
             a child that passed the gate), so the regression pool learns from it.
         checkpointer: atomic state saves in the run folder.
         evals_dir: where per-case results of each candidate are kept.
         stop: the stop request.
         gate, selector: the strategies (with sequential sampling, `gate` is its first look).
-        sequential: the noise-aware gate's sequential sampling (evolution/sequential.py), or None
+        sequential: the noise-aware gate's sequential sampling (evolution/compare/sequential.py), or None
             when off (paper rule, or `evolution.gate_max_samples` ≤ `eval.samples`).
         sample_more: (candidate id, skills, case ids, first sample, samples) → the result records
             (as in `Evaluation.results`) of those samples of those cases: what the sequential gate draws.
         record_disputes: called with the run's disputes (case id → record) whenever it learns one,
             so later runs and `frames status` know them.
-        record_lessons: called with the run's lessons (evolution/lessons.py) after every round.
+        record_lessons: called with the run's lessons (evolution/propose/lessons.py) after every round.
         earlier_lessons: the lessons of earlier runs (`.frames/failed-changes.json`); their left-out
             rewrites are shown to the rewriter of the same skill.
-        case_values: the case-value index of evolution/guards.py (with the rule-form check), or None
+        case_values: the case-value index of evolution/propose/guards.py (with the rule-form check), or None
             when both guards are off.
         policy_keeper: the policy sentences of S0's skills, or None when that guard is off.
         policy_sentences: the base commit's policy sentences by section
@@ -96,7 +96,7 @@ class Evaluation:
 
     Attributes:
         pass_rate: overall, case-weighted, 0..1, over every evaluated case (the loop scores each set
-            from `results`: evolution/scoring.score).
+            from `results`: evolution/compare/scoring.score).
         per_category: category → pass rate, over every evaluated case.
         mean_tokens: prompt + completion tokens per case.
         cost_usd: None when a price is unknown.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence
 
-from frames_cli.evolution.front import FrontPoint
+from frames_cli.evolution.compare.front import FrontPoint
 
 
 class Selector(Protocol):

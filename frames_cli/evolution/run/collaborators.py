@@ -5,22 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory
-from frames_cli.evolution.context import Evaluation, RunContext
-from frames_cli.evolution.disputes import save_disputes
-from frames_cli.evolution.gate import PerCategoryGate
-from frames_cli.evolution.lessons import lesson_passages, load_lessons, save_lessons
-from frames_cli.evolution.records import RunState
-from frames_cli.evolution.run_ids import BASE_ID
-from frames_cli.evolution.policy_sentences import policy_sections
-from frames_cli.evolution.runs import run_dir
-from frames_cli.evolution.sequential import SequentialGate
-from frames_cli.evolution.settings import Settings
-from frames_cli.evolution.splits import Split
-from frames_cli.evolution.stop import StopRequest
+from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory
+from frames_cli.evolution.round.context import Evaluation, RunContext
+from frames_cli.evolution.state.disputes import save_disputes
+from frames_cli.evolution.compare.gate import PerCategoryGate
+from frames_cli.evolution.propose.lessons import lesson_passages, load_lessons, save_lessons
+from frames_cli.evolution.state.records import RunState
+from frames_cli.evolution.state.run_ids import BASE_ID
+from frames_cli.evolution.propose.policy_sentences import policy_sections
+from frames_cli.evolution.state.runs import run_dir
+from frames_cli.evolution.compare.sequential import SequentialGate
+from frames_cli.evolution.state.settings import Settings
+from frames_cli.evolution.state.splits import Split
+from frames_cli.evolution.round.stop import StopRequest
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.early import EarlyRejection
+    from frames_cli.evolution.compare.early import EarlyRejection
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.workspace.config import FramesConfig
@@ -169,7 +169,7 @@ def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Sett
     """
     if not settings.retrieval.get("enabled"):
         return lambda _sha: None
-    from frames_cli.evolution.retrieval import PassageIndex, change_passages, policy_passages
+    from frames_cli.evolution.propose.retrieval import PassageIndex, change_passages, policy_passages
     from frames_cli.workspace.config import RetrievalConfig
 
     config = RetrievalConfig(**settings.retrieval)
@@ -190,11 +190,11 @@ def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Sett
 
 
 def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case], policies: Mapping[str, bytes]) -> dict[str, Any]:
-    """The RunContext fields of the guards `settings.guards` switches on (evolution/guards.py): the
+    """The RunContext fields of the guards `settings.guards` switches on (evolution/propose/guards.py): the
     case-value index over `cases` and the policy at the base commit, and the policy sentences that
     S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
-    from frames_cli.evolution.guards import CaseValues
-    from frames_cli.evolution.policy_keeper import PolicyKeeper
+    from frames_cli.evolution.propose.guards import CaseValues
+    from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
     from frames_cli.formats.skill_set import SkillSet
 
     on = settings.guards

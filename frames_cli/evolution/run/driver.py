@@ -1,4 +1,4 @@
-"""Opening an evolve run: base commit, new run or resume, the diagnosis / selection / test sets, the lock (its collaborators: evolution/collaborators.py)."""
+"""Opening an evolve run: base commit, new run or resume, the diagnosis / selection / test sets, the lock (its collaborators: evolution/run/collaborators.py)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
-from frames_cli.evolution.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
-from frames_cli.evolution.collaborators import build_context, gates
-from frames_cli.evolution.disputes import load_disputes, open_disputes
-from frames_cli.evolution.drift import base_warnings
-from frames_cli.evolution.loop import EvolutionRun
-from frames_cli.evolution.prospective import held_case_keys, look_at_pending
-from frames_cli.evolution.records import RunState
-from frames_cli.evolution.run_ids import new_run_id
-from frames_cli.evolution.runs import load_run, run_dir
-from frames_cli.evolution.settings import Settings
-from frames_cli.evolution.snapshot import changed_since, guard_rules_note, run_fingerprint, run_snapshot
-from frames_cli.evolution.splits import Split, describe_split, split_cases
+from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
+from frames_cli.evolution.run.collaborators import build_context, gates
+from frames_cli.evolution.state.disputes import load_disputes, open_disputes
+from frames_cli.evolution.run.drift import base_warnings
+from frames_cli.evolution.run.loop import EvolutionRun
+from frames_cli.evolution.decide.prospective import held_case_keys, look_at_pending
+from frames_cli.evolution.state.records import RunState
+from frames_cli.evolution.state.run_ids import new_run_id
+from frames_cli.evolution.state.runs import load_run, run_dir
+from frames_cli.evolution.state.settings import Settings
+from frames_cli.evolution.run.snapshot import changed_since, guard_rules_note, run_fingerprint, run_snapshot
+from frames_cli.evolution.state.splits import Split, describe_split, split_cases
 from frames_cli.llm.batch import batch_notices, wait_for_batches
 from frames_cli.llm.check import require_keys
 
@@ -60,7 +60,7 @@ class EvolveOutcome:
         state: the run's final state.
         resumed: the run was resumed rather than started.
         branch: the review branch `frames/<run>` (None when no child beat S0).
-        menu: the deploy menu rows (evolution/report.py MenuRow of evolution/menu.py, one per front member).
+        menu: the deploy menu rows (MenuRow of evolution/report/menu.py, one per front member).
         reports: {"json" | "markdown" | "junit": path} of the run reports.
         up_to_date: no run was made: `state` is the latest finished run, which already evolved this
             base with these cases and settings (then `menu` and `reports` are empty).
@@ -79,7 +79,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     """Run (or resume) one evolve run on `ws` under the workspace lock.
 
     Under the lock, earlier runs' pending review branches with enough cases added since are looked
-    at first (evolution/prospective.py). Order: `options.resume`; else the newest unfinished run of the base; else, unless
+    at first (evolution/decide/prospective.py). Order: `options.resume`; else the newest unfinished run of the base; else, unless
     `options.force`, nothing when the latest finished run has this base and this `run_fingerprint`
     (outcome `up_to_date`: no lock, run folder, ref or model call); else a new run.
 
@@ -132,7 +132,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         # Batch mode: while a provider batch runs, stop at once (exit 75) rather than replay to it.
         wait_for_batches(ws, config)
         # Cron's tick decides earlier runs' pending branches first, on the cases added since.
-        from frames_cli.evolution.report import write_run_reports
+        from frames_cli.evolution.report.report import write_run_reports
 
         look_at_pending(ws, config, store, cases, sealed, on_event, write_run_reports, use_cache=options.use_cache)
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
@@ -189,9 +189,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
                 # are in the cache), and `frames runs` must not list a failed run for a typo or a
                 # key. After close(), which writes the ledger into the run folder.
                 _discard(ws, store, state)
-        from frames_cli.evolution.commit import publish_best
-        from frames_cli.evolution.menu import deploy_menu
-        from frames_cli.evolution.report import write_run_reports
+        from frames_cli.evolution.round.commit import publish_best
+        from frames_cli.evolution.report.menu import deploy_menu
+        from frames_cli.evolution.report.report import write_run_reports
 
         branch = publish_best(store, state)
         ctx.checkpointer.save(state, memory)
@@ -201,9 +201,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
 
 def _estimate_lines(config: FramesConfig, settings: Settings, cases: dict[str, Case], split: Split, base_files: dict[str, bytes],
                     policy_files: dict[str, bytes]) -> list[str]:
-    """The new run's estimate (evolution/estimate.py), and a warning when it exceeds the budget: before the first call."""
+    """The new run's estimate (evolution/run/estimate.py), and a warning when it exceeds the budget: before the first call."""
     from frames_cli.evaluation.estimate import budget_sentence
-    from frames_cli.evolution.estimate import evolve_estimate
+    from frames_cli.evolution.run.estimate import evolve_estimate
     from frames_cli.formats.skill_set import SkillSet
 
     estimate = evolve_estimate(cases, split, SkillSet.load_valid(base_files)[0], config, settings, policy_files)
@@ -218,7 +218,7 @@ def estimate(ws: Workspace, options: EvolveOptions) -> Any:
     Raises:
         InputError / ConfigError: bad cases or settings. UnknownRevisionError: no such base.
     """
-    from frames_cli.evolution.estimate import evolve_estimate
+    from frames_cli.evolution.run.estimate import evolve_estimate
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
 
@@ -242,7 +242,7 @@ def _discard(ws: Workspace, store: Any, state: RunState) -> None:
     """Remove a new run's record: its folder under .frames/runs/, its refs and its note entries."""
     import shutil
 
-    from frames_cli.evolution.commit import discard_run
+    from frames_cli.evolution.round.commit import discard_run
 
     discard_run(store, state)
     shutil.rmtree(run_dir(ws, state.run_id), ignore_errors=True)
@@ -281,7 +281,7 @@ def _load_cases(ws: Workspace, config: FramesConfig) -> tuple[dict[str, Case], s
     Raises:
         InputError: a case file is bad (path:line), or there are no cases at all.
     """
-    from frames_cli.evolution.splits import load_split_cases
+    from frames_cli.evolution.state.splits import load_split_cases
 
     return load_split_cases(ws.root, config)
 
@@ -309,7 +309,7 @@ def _amendments(store: Any, base: str, base_files: dict[str, bytes], on_event: C
 
 def _reports_missing(ws: Workspace, state: RunState) -> list[str]:
     """Names of the finished run's report files that are not in its folder."""
-    from frames_cli.evolution.runs import REPORT_FILES
+    from frames_cli.evolution.state.runs import REPORT_FILES
 
     return [name for name in REPORT_FILES.values() if not (run_dir(ws, state.run_id) / name).is_file()]
 
@@ -322,8 +322,8 @@ def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callab
     Both are functions of the state, so rebuilding them later gives what the run would have written.
     Under the workspace lock (LockedError, exit 75, while another run holds it).
     """
-    from frames_cli.evolution.commit import publish_best
-    from frames_cli.evolution.report import write_run_reports
+    from frames_cli.evolution.round.commit import publish_best
+    from frames_cli.evolution.report.report import write_run_reports
     from frames_cli.workspace.lock import workspace_lock
 
     with workspace_lock(ws, state.run_id, "evolve"):
@@ -341,7 +341,7 @@ def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callab
 
 def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> str | None:
     """The warning naming every category of the gated cases too small to judge, or None (before any model call)."""
-    from frames_cli.evolution.gate import small_categories_warning, too_small_categories
+    from frames_cli.evolution.compare.gate import small_categories_warning, too_small_categories
 
     counts: dict[str, int] = {}
     for cid in gated:

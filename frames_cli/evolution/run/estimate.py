@@ -26,7 +26,7 @@ Assumed in every figure, where the settings do not say:
   the whole skill; at most every skill plus ⌊D·B / q⌋ new ones (one proposal per failure each),
   each tried 1 + `rewrite_retries` times;
 - skills keep their current size (a rewrite that adds rules makes later prompts longer);
-- the sequential noise-aware gate (evolution/sequential.py) is counted in the upper bound only:
+- the sequential noise-aware gate (evolution/compare/sequential.py) is counted in the upper bound only:
   S0 and every child drawing up to `gate_max_samples` samples of every selection case; the
   expected figures assume every category is decided at the first look.
 """
@@ -40,8 +40,8 @@ from frames_cli.evaluation.estimate import Estimate, RoleEstimate, add_evaluatio
 from frames_cli.tokens import approx_tokens
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.settings import Settings
-    from frames_cli.evolution.splits import Split
+    from frames_cli.evolution.state.settings import Settings
+    from frames_cli.evolution.state.splits import Split
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_set import SkillSet
@@ -117,7 +117,7 @@ def _sequential_samples(settings: Settings) -> int:
 def _diagnosers(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, settings: Settings, batch: int,
                 policy_files: Mapping[str, bytes]) -> RoleEstimate:
     """One round's diagnoser calls."""
-    from frames_cli.evolution.prompting import DIAGNOSIS_FORMAT, json_block, skill_blocks
+    from frames_cli.evolution.propose.prompting import DIAGNOSIS_FORMAT, json_block, skill_blocks
     from frames_cli.llm.prompts import render
 
     llm = config.llm
@@ -154,8 +154,8 @@ def _rewrites(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, set
 
 def _record_tokens(case: Case, n_skills: int) -> int:
     """Tokens of one failure record in a diagnoser's `Failures:` block (as json_block shows a list of them)."""
-    from frames_cli.evolution.diagnose import Failure
-    from frames_cli.evolution.prompting import json_block
+    from frames_cli.evolution.propose.diagnose import Failure
+    from frames_cli.evolution.propose.prompting import json_block
 
     steps = [
         {"step": 1, "state": f"catalog of {n_skills} skills", "action": {"load": ["s0000", "s0001"]}, "result": "loaded s0000, s0001"},
@@ -170,7 +170,7 @@ def _retrieved_tokens(settings: Settings, policy_files: Mapping[str, bytes]) -> 
     retrieval = settings.retrieval or {}
     if not retrieval.get("enabled") or not policy_files:
         return 0
-    from frames_cli.evolution.retrieval import policy_passages
+    from frames_cli.evolution.propose.retrieval import policy_passages
 
     passages = policy_passages(policy_files)[0]
     if not passages:
@@ -182,8 +182,8 @@ def _retrieved_tokens(settings: Settings, policy_files: Mapping[str, bytes]) -> 
 def _rewrite_prompt_tokens(skill: Skill, skills: SkillSet, cases: Sequence[Case], settings: Settings) -> int:
     """Tokens of the rewriter's prompt for `skill`: the real prompt, with a blueprint of D votes and
     `anchor_cases` anchors of the mean case."""
-    from frames_cli.evolution.consensus import Blueprint, Change
-    from frames_cli.evolution.rewrite import rewriter_messages
+    from frames_cli.evolution.propose.consensus import Blueprint, Change
+    from frames_cli.evolution.propose.rewrite import rewriter_messages
 
     evidence = " ".join(e for c in cases[:1] for e in c.diagnosis.evidence) or "a rule"
     changes = tuple(Change(f'Add the rule: "{evidence}"', ("the failing cases need it",), (cases[0].id,), (i,)) for i in range(settings.diagnosers))

@@ -7,28 +7,28 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import BudgetExceeded, FramesError, ModelError
 from frames_cli.llm.batch import BatchPending
-from frames_cli.evolution import commit as commits
-from frames_cli.evolution.candidates import Candidates, skill_names
-from frames_cli.evolution.checkpoint import LoopMemory, RoundRecord
-from frames_cli.evolution.confirm import recommend_run
-from frames_cli.evolution.consensus import Blueprint, vote
-from frames_cli.evolution.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
-from frames_cli.evolution.cost import condense_blueprints, skill_costs
-from frames_cli.evolution.lessons import Lesson, left_out_notes, round_lessons, tried_section
-from frames_cli.evolution.guards import RewriteGuard, guard_proposals
-from frames_cli.evolution.records import Candidate, RunState, utc_now
-from frames_cli.evolution.run_ids import BASE_ID, candidate_id
-from frames_cli.evolution.rewrite import RewriteLimits, rewrite
-from frames_cli.evolution.scoring import score
-from frames_cli.evolution.splits import Split
+from frames_cli.evolution.round import commit as commits
+from frames_cli.evolution.round.candidates import Candidates, skill_names
+from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
+from frames_cli.evolution.decide.confirm import recommend_run
+from frames_cli.evolution.propose.consensus import Blueprint, vote
+from frames_cli.evolution.propose.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
+from frames_cli.evolution.propose.cost import condense_blueprints, skill_costs
+from frames_cli.evolution.propose.lessons import Lesson, left_out_notes, round_lessons, tried_section
+from frames_cli.evolution.propose.guards import RewriteGuard, guard_proposals
+from frames_cli.evolution.state.records import Candidate, RunState, utc_now
+from frames_cli.evolution.state.run_ids import BASE_ID, candidate_id
+from frames_cli.evolution.propose.rewrite import RewriteLimits, rewrite
+from frames_cli.evolution.compare.scoring import score
+from frames_cli.evolution.state.splits import Split
 from frames_cli.sanitize import one_line
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.context import RunContext
-    from frames_cli.evolution.settings import Settings
+    from frames_cli.evolution.round.context import RunContext
+    from frames_cli.evolution.state.settings import Settings
 
 #: The stages of one round, in the order the method runs them; each ends with a checkpoint.
-#: `attribute` makes the sub-children of a child that failed the gate (evolution/attribution.py).
+#: `attribute` makes the sub-children of a child that failed the gate (evolution/round/attribution.py).
 STAGES = ("parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit", "attribute")
 
 
@@ -151,7 +151,7 @@ class EvolutionRun:
         self.save()
 
     def recommend(self) -> None:
-        """Decide which member gets the review branch (evolution/confirm.py, evolution/evidence.py),
+        """Decide which member gets the review branch (evolution/decide/confirm.py, evolution/compare/evidence.py),
         once: a resumed end keeps the recorded recommendation."""
         if self.state.recommendation:
             return
@@ -233,7 +233,7 @@ class EvolutionRun:
         self._take_disputes(r, results)
 
     def _condense(self, r: RoundRecord, diagnosed: set[str], failures: int) -> None:
-        """A cost-directed round (evolution/cost.py): blueprints that condense the parent's costliest
+        """A cost-directed round (evolution/propose/cost.py): blueprints that condense the parent's costliest
         skills, measured on its diagnosis-set results; no diagnoser is called and nothing is voted."""
         r.kind = "cost"
         results = [rec for rec in self.cands.evaluation(r.parent).results if rec["case_id"] in diagnosed]

@@ -7,9 +7,9 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any, Iterable
 
-from frames_cli.evolution.guards import GUARD_RULES
-from frames_cli.evolution.records import RunState
-from frames_cli.evolution.settings import Settings
+from frames_cli.evolution.propose.guards import GUARD_RULES
+from frames_cli.evolution.state.records import RunState
+from frames_cli.evolution.state.settings import Settings
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case

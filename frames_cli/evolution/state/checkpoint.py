@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.runs import load_runs, run_dir, save_state, state_written_ns
+from frames_cli.evolution.state.runs import load_runs, run_dir, save_state, state_written_ns
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.records import RunState
+    from frames_cli.evolution.state.records import RunState
     from frames_cli.workspace.layout import Workspace
 
 #: Statuses of a run that a later `frames evolve` resumes.
@@ -73,16 +73,16 @@ class LoopMemory:
         models: role → model string, for commit trailers.
         eval_case_ids: what every candidate is evaluated on during the run (diagnosis ∪ selection
             set; the paper's evaluation set E when the run does not split), in order.
-        split: the run's sets (evolution/splits.Split JSON), fixed at its start; {} in runs
+        split: the run's sets (evolution/state/splits.Split JSON), fixed at its start; {} in runs
             recorded before held-out sets existed (they resume on E as one set).
         picks: candidate id → times chosen as parent (round-robin bookkeeping).
         rounds: finished rounds.
         pending: the round in progress, if any.
-        disputes: case id → dispute (evolution/disputes.py) known to this run: from earlier runs
+        disputes: case id → dispute (evolution/state/disputes.py) known to this run: from earlier runs
             (undecided at its start) and from its own diagnosers.
         case_keys: the content keys (evaluation/samples.case_key) of every case the run held, sorted:
             a case added later with a new id but the content of one of them is not new to the run
-            (evolution/prospective.py); [] in runs recorded before frames kept them.
+            (evolution/decide/prospective.py); [] in runs recorded before frames kept them.
     """
 
     settings: dict[str, Any]

@@ -2,8 +2,8 @@
 
 `state.json` carries `schema` (SCHEMA_VERSION); a file from a newer frames is refused, not guessed at,
 and an older one is upgraded on reading, one step per version (`_UPGRADES`).
-Run and candidate ids, refs and the review branch are evolution/run_ids.py; the run folders
-(saving, reading, listing runs) evolution/runs.py.
+Run and candidate ids, refs and the review branch are evolution/state/run_ids.py; the run folders
+(saving, reading, listing runs) evolution/state/runs.py.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.run_ids import CANDIDATE_ID_RE, RUN_ID_RE
-from frames_cli.evolution.strict_json import fields_from
+from frames_cli.evolution.state.run_ids import CANDIDATE_ID_RE, RUN_ID_RE
+from frames_cli.evolution.state.strict_json import fields_from
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.evidence import Recommendation
+    from frames_cli.evolution.compare.evidence import Recommendation
 
 SCHEMA_VERSION = 2
 STATUSES = ("running", "finished", "stopped", "failed")
@@ -64,10 +64,10 @@ class Candidate:
         mean_tokens: mean prompt + completion tokens per case of the executor on E.
         cost_usd: executor cost of evaluating it on E in USD; None when the model's price is unknown.
         gate_passed: the gate verdict against S0; None for S0 itself and for unevaluated children.
-        gate_details: `GateVerdict.to_json()` of evolution/gate.py: {"passed", "tolerance",
+        gate_details: `GateVerdict.to_json()` of evolution/compare/gate.py: {"passed", "tolerance",
             "checks": [{"category", "baseline", "child", "floor", "passed"}]}; {} when not gated.
         changed_skills: names of the skills changed against the parent (added or rewritten), sorted.
-        blueprints: `Blueprint.to_json()` of evolution/consensus.py, one per rewritten skill:
+        blueprints: `Blueprint.to_json()` of evolution/propose/consensus.py, one per rewritten skill:
             {"skill", "new_skill", "description", "votes", "changes": [{"change", "rationale",
             "case_ids", "diagnosers"}]}.
         motivating_case_ids: the parent's failing cases cited by the kept proposals, sorted.
@@ -83,7 +83,7 @@ class Candidate:
             each rate in `per_category` is over ({} in runs
             recorded before frames kept it); `n_cases` is their sum.
         samples: k, the samples per case (a rate is over n × k results).
-        sets: {"diagnosis" | "selection" | "test": evolution/scoring.Scores JSON ({"pass_rate",
+        sets: {"diagnosis" | "selection" | "test": evolution/compare/scoring.Scores JSON ({"pass_rate",
             "per_category", "mean_tokens", "cases", "lost"})}: the same candidate on each set side
             by side; "test" only once the sealed test set was scored at the end of the run.
         lost: results (case × sample) of its evaluation on E whose answer was lost to the model
@@ -185,8 +185,8 @@ class RunState:
         error: the error that failed the run, one line.
         branch: the review branch made for the recommended member, once made.
         recommendation: `evidence.Recommendation.to_json()`, once the run's end decided it ({}
-            before; evolution/confirm.py, and evolution/prospective.py for a pending branch's looks).
-        checkpoint: stage data owned by evolution/checkpoint.py (what a resumed round must not redo).
+            before; evolution/decide/confirm.py, and evolution/decide/prospective.py for a pending branch's looks).
+        checkpoint: stage data owned by evolution/state/checkpoint.py (what a resumed round must not redo).
         schema: SCHEMA_VERSION of the writer.
     """
 
@@ -247,8 +247,8 @@ class RunState:
         return sum(1 for c in self.candidates if c.parent_id is not None and c.evaluated)
 
     def recommended(self) -> Recommendation | None:
-        """The run's recommendation (evolution/evidence.py), once its end decided it; None before."""
-        from frames_cli.evolution.evidence import Recommendation
+        """The run's recommendation (evolution/compare/evidence.py), once its end decided it; None before."""
+        from frames_cli.evolution.compare.evidence import Recommendation
 
         return Recommendation.from_json(self.recommendation) if self.recommendation else None
 
@@ -333,7 +333,7 @@ class RunSummary:
     """One line of `frames runs`. Rates 0..1, spend in tokens and USD (None = price unknown);
     `n_cases` the cases the rates are over (the selection set, E when the run does not split; None
     for runs recorded before frames kept case counts), `samples` the samples per case (k);
-    `recommendation` the status of the run's recommendation (evolution/evidence.STATUSES; None
+    `recommendation` the status of the run's recommendation (evolution/compare/evidence.STATUSES; None
     before its end decided) and `evidence` its words."""
 
     run_id: str

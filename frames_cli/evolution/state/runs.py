@@ -1,10 +1,10 @@
 """The run folders `.frames/runs/<run-id>/`: saving and reading state.json, listing runs oldest first, finding a candidate.
 
 Layout of one run folder (docs/ARCHITECTURE.md):
-    state.json       RunState (evolution/records.py), rewritten atomically after every step (the checkpoint)
+    state.json       RunState (evolution/state/records.py), rewritten atomically after every step (the checkpoint)
     ledger.json      spend per role (llm/ledger.py)
     exchanges.jsonl  audit log of model exchanges (llm/audit.py)
-    report.json, report.md, report.xml   the final reports (evolution/report.py)
+    report.json, report.md, report.xml   the final reports (evolution/report/report.py)
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from frames_cli.errors import GitError, InputError, Location
-from frames_cli.evolution.records import Candidate, RunState, RunSummary
-from frames_cli.evolution.run_ids import CANDIDATE_ID_RE, RUN_ID_RE, check_run_id
+from frames_cli.evolution.state.records import Candidate, RunState, RunSummary
+from frames_cli.evolution.state.run_ids import CANDIDATE_ID_RE, RUN_ID_RE, check_run_id
 from frames_cli.formats.problems import Problem
 from frames_cli.workspace.atomic import atomic_write_json
 from frames_cli.workspace.layout import Workspace

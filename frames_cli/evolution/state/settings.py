@@ -49,8 +49,8 @@ class Settings:
     runs between two looks of early rejection, fixed so that a resume with another concurrency
     stops a child after the same cases (0 in runs started before it was fixed: they use
     `llm.concurrency` as read at each start); `confirm_limit` is the most children the
-    recommendation tests (evolution/evidence.py), `pending` `evolution.pending` as a dict
-    (evolution/prospective.py); the rest mean
+    recommendation tests (evolution/compare/evidence.py), `pending` `evolution.pending` as a dict
+    (evolution/decide/prospective.py); the rest mean
     what their config fields say.
     """
 
