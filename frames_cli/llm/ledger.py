@@ -63,7 +63,9 @@ class Ledger:
         self.path = path
         self.roles: dict[str, RoleTotals] = {}
         self._pico_usd: dict[str, int] = {}  # role → cost_usd in pico-USD: integer sums do not depend on order
-        self._lock = threading.Lock()
+        # Re-entrant: the totals take it too (a role added by another thread mid-sum raised
+        # "dictionary changed size during iteration"), and to_dict reads them while holding it.
+        self._lock = threading.RLock()
         if path is not None and Path(path).exists():
             self._load(Path(path))
 
@@ -121,12 +123,14 @@ class Ledger:
     @property
     def total_tokens(self) -> int:
         """Prompt + completion tokens of every call of the run (tokens)."""
-        return sum(t.prompt_tokens + t.completion_tokens for t in self.roles.values())
+        with self._lock:
+            return sum(t.prompt_tokens + t.completion_tokens for t in self.roles.values())
 
     @property
     def total_usd(self) -> float:
         """USD of the priced calls of the run."""
-        return sum(self._pico_usd.values()) / PICO
+        with self._lock:
+            return sum(self._pico_usd.values()) / PICO
 
     def check(self) -> None:
         """Raise BudgetExceeded when a limit is reached; otherwise return.
