@@ -60,9 +60,9 @@ def atomic_write_text(path: Path, text: str, mode: int = 0o644) -> None:
     atomic_write_bytes(path, redact_secrets(text, REDACTED).encode("utf-8"), mode)
 
 
-def atomic_write_json(path: Path, obj: Any) -> None:
+def atomic_write_json(path: Path, obj: Any) -> str:
     """Write `obj` as indented, key-sorted JSON to `path` atomically, credentials in its strings
-    redacted; see `atomic_write_bytes`."""
+    redacted; see `atomic_write_bytes`. Returns the text written (what a later read would give)."""
     from frames_cli.secretscan import find_secrets, redact_data
 
     text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -71,3 +71,4 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     if find_secrets(text):
         text = json.dumps(redact_data(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
+    return text

@@ -42,26 +42,37 @@ class Ctx:
         self.events.append(line)
 
 
-class Cands:
-    """The part of evolution/round/candidates.Candidates the run's end uses, over evaluation files."""
+class Store:
+    """The part of evolution/round/candidate_store.CandidateStore the run's end reads, over evaluation files."""
 
-    def __init__(self, ctx: Ctx):
-        self.ctx = ctx
+    def __init__(self, evals_dir: Path):
+        self.evals_dir = evals_dir
 
-    def excluded(self) -> set[str]:
-        return set()
+    def has_evaluation(self, name: str) -> bool:
+        return (self.evals_dir / f"{name}.json").is_file()
 
     def evaluation(self, name: str) -> Evaluation:
-        return Evaluation(**json.loads((self.ctx.evals_dir / f"{name}.json").read_text()))
-
-    def keep_evaluation(self, name: str, ev: Evaluation) -> None:
-        (self.ctx.evals_dir / f"{name}.json").write_text(json.dumps(ev.to_json()))
+        return Evaluation(**json.loads((self.evals_dir / f"{name}.json").read_text()))
 
     def files(self, cid: str) -> dict:
         return {}
 
     def skill_set(self, cid: str, files: dict) -> object:
         return object()
+
+
+class Cands:
+    """The part of evolution/round/candidates.Candidates the run's end uses."""
+
+    def __init__(self, ctx: Ctx):
+        self.ctx = ctx
+        self.store = Store(ctx.evals_dir)
+
+    def excluded(self) -> set[str]:
+        return set()
+
+    def keep_evaluation(self, name: str, ev: Evaluation) -> None:
+        (self.ctx.evals_dir / f"{name}.json").write_text(json.dumps(ev.to_json()))
 
 
 def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Cands, RunState, Split, Settings]:

@@ -43,7 +43,7 @@ def gated_run(tmp_path: Path, base: list[dict], child: list[dict]) -> tuple[Evol
     evals.mkdir()
     for cid, results in (("r0c0", base), ("r1c1", child)):
         (evals / f"{cid}.json").write_text(json.dumps(evaluation(results).to_json()))
-    ctx = SimpleNamespace(gate=PerCategoryGate(0.05), sequential=None, cases=cases, evals_dir=evals, on_event=lambda _m: None)
+    ctx = SimpleNamespace(gate=PerCategoryGate(0.05), sequential=None, cases=cases, evals_dir=evals, store=None, on_event=lambda _m: None)
     memory = LoopMemory(settings={}, models={}, eval_case_ids=ids)
     run = EvolutionRun(ctx, RunState(run_id="20261201-000000-abcdef", base="0" * 40), memory, None, {})  # type: ignore[arg-type]
     return run, RoundRecord(round=1, parent="r0c0", child="r1c1")

@@ -68,21 +68,20 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
     k, first = settings.samples, first_fresh_sample(settings)
 
     def drawn(cid: str, name: str, case_ids: list[str], start: int, why: str) -> list[dict]:
-        path = cands.ctx.evals_dir / f"{name}.json"
-        if path.is_file():
-            return cands.evaluation(name).results
+        if cands.store.has_evaluation(name):
+            return cands.store.evaluation(name).results
         if cands.ctx.sample_more is None:
             raise FramesError("the recommendation needs more samples, but this run cannot draw them")
         cands.ctx.on_event(f"recommendation: {why}")
         try:
-            results = cands.ctx.sample_more(cid, cands.skill_set(cid, cands.files(cid)), case_ids, start, k)
+            results = cands.ctx.sample_more(cid, cands.store.skill_set(cid, cands.store.files(cid)), case_ids, start, k)
         except BudgetExceeded:
             raise _BudgetSpent from None
         cands.keep_evaluation(name, Evaluation(0.0, {}, 0.0, None, results))
         return results
 
     def complete(cid: str) -> list[dict]:
-        ev = cands.evaluation(cid)
+        ev = cands.store.evaluation(cid)
         skipped = [c for c in (ev.early_stop or {}).get("skipped", []) if c not in excluded]
         if not skipped:
             return ev.results

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from frames_cli.errors import FramesError
 from frames_cli.evolution.round import commit as commits
 from frames_cli.evolution.round.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
+from frames_cli.evolution.round.candidate_store import CandidateStore
 from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.state.disputes import excluded_ids
 from frames_cli.evolution.compare.early import EarlyRejection, certain_rejection
@@ -19,7 +20,6 @@ from frames_cli.evolution.compare.front import FrontPoint, pareto_front
 from frames_cli.evolution.compare.gate import GateVerdict, Outcomes, outcomes_from_results
 from frames_cli.evolution.state.records import Candidate, FailureNote
 from frames_cli.evolution.state.run_ids import BASE_ID, candidate_id
-from frames_cli.evolution.propose.rewrite import RewriteOutcome, plan_changes
 from frames_cli.evolution.compare.scoring import score
 from frames_cli.evolution.compare.sequential import Drawn, drawn_outcomes, sequential_verdict
 from frames_cli.workspace.atomic import atomic_write_json
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from frames_cli.evolution.state.records import RunState
     from frames_cli.evolution.state.settings import Settings
     from frames_cli.evolution.state.splits import Split
-    from frames_cli.formats.skill_set import SkillSet
 
 
 class Candidates:
@@ -38,14 +37,15 @@ class Candidates:
     committed, scored per set, attributed; the front recomputed as they come.
 
     The round's stages (evolution/run/loop.py) call these; the state and memory are the run's own objects,
-    changed in place.
+    changed in place. What is read of the candidates (files, skill sets, evaluations, a round's
+    changes) comes from `store`, which reads each once.
 
     Args:
         ctx: the run's collaborators.
         state: the run's record; `candidates` and `front` are kept here.
         memory: the loop's progress (case ids of E, disputes, models).
         settings: the run's evolution settings.
-        base_files: `skills/` files of the base commit.
+        base_files: `skills/` files of the base commit (path -> bytes).
         split: the run's diagnosis / selection / test sets.
     """
 
@@ -54,9 +54,8 @@ class Candidates:
         self.state = state
         self.memory = memory
         self.settings = settings
-        self.base_files = base_files
         self.split = split
-        self._skills: dict[str, SkillSet] = {}
+        self.store = CandidateStore(ctx.store, state, ctx.evals_dir, base_files)
 
     def excluded(self) -> set[str]:
         """Cases that count in no set now: disputed and not confirmed by a person, or `label: disputed`."""
@@ -97,7 +96,7 @@ class Candidates:
     def evaluate_child(self, cid: str, files: Mapping[str, bytes], parent: str) -> None:
         """Evaluate a child (or sub-child) of `parent` made of `files` on E, blind, and keep its
         results; with early rejection on, the evaluation stops once the gate must reject it."""
-        self.keep_evaluation(cid, self.ctx.evaluate(cid, self.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent, files)))
+        self.keep_evaluation(cid, self.ctx.evaluate(cid, self.store.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent, files)))
 
     def gate_child(self, cid: str, files: Callable[[], Mapping[str, bytes]], parent: str) -> tuple[GateVerdict, dict]:
         """The gate's verdict on an evaluated child (made of `files()`, read only to draw samples) against S0 (never against the
@@ -113,7 +112,7 @@ class Candidates:
         Raises:
             FramesError: the child was rejected early, yet its results no longer make the rejection certain.
         """
-        seq, evaluation = self.ctx.sequential, self.evaluation(cid)
+        seq, evaluation = self.ctx.sequential, self.store.evaluation(cid)
         if seq is not None and not evaluation.early_stop:
             stage = (self.settings.stage_cases or self.ctx.client.config.llm.concurrency) if self.settings.early_rejection else 0
             verdict = sequential_verdict(seq, lambda: (self._drawn(BASE_ID), self._drawn(cid)),
@@ -139,23 +138,22 @@ class Candidates:
         from frames_cli.formats.case import must_pass_ids
 
         gated = set(self.split.selection) - self.excluded()
-        ev = self.evaluation(cid)
+        ev = self.store.evaluation(cid)
         return drawn_outcomes((r for r in [*ev.results, *ev.gate_samples] if r["case_id"] in gated), must_pass_ids(self.ctx.cases.values()))
 
     def _draw(self, cid: str, files: Callable[[], Mapping[str, bytes]], case_ids: list[str], first: int, count: int) -> None:
         """Draw samples `first`… (`count` of them) of `case_ids` for candidate `cid` and keep them in its evaluation."""
         if self.ctx.sample_more is None:
             raise FramesError("the sequential gate needs more samples, but this run cannot draw them")
-        skills = self.skill_set(cid, self.base_files if cid == BASE_ID else files())
+        skills = self.store.skill_set(cid, self.store.base_files if cid == BASE_ID else files())
         drawn = self.ctx.sample_more(cid, skills, case_ids, first, count)
-        ev = self.evaluation(cid)
-        ev.gate_samples.extend(drawn)
-        self.keep_evaluation(cid, ev)
+        ev = self.store.evaluation(cid)
+        self.keep_evaluation(cid, dataclasses.replace(ev, gate_samples=[*ev.gate_samples, *drawn]))
 
     def commit_child(self, r: RoundRecord, child: Candidate, changes: Mapping[str, bytes], gate: dict | None) -> bool:
         """Score, explain and commit an evaluated child of the round's parent; an accepted child
         joins the pool and maybe the front. Returns True when it is a new front member."""
-        evaluation, parent = self.evaluation(child.id), self.state.candidate(r.parent)
+        evaluation, parent = self.store.evaluation(child.id), self.state.candidate(r.parent)
         self.score_candidate(child, evaluation)
         self._explain(child, r, changes, gate)
         child.commit = commits.commit_candidate(self.ctx.store, self.state, child, r, dict(changes), self.memory.models)
@@ -163,7 +161,7 @@ class Candidates:
         self.state.candidates.append(child)
         before = set(self.state.front)
         if child.gate_passed:
-            self.ctx.accept(child.id, child.commit, self.skill_set(child.id, {**self.files(parent.id), **changes}))
+            self.ctx.accept(child.id, child.commit, self.store.skill_set(child.id, {**self.store.files(parent.id), **changes}))
         self.update_front()
         commits.add_metrics_note(self.ctx.store, self.state, child)
         return child.id in self.state.front and child.id not in before
@@ -178,22 +176,22 @@ class Candidates:
         # Disputed cases count nowhere; a case lost on either side says nothing of the rewrites.
         counted = set(self.memory.eval_case_ids) - self.excluded() - self._lost_ids(r.parent) - self._lost_ids(cand.id)
         must_pass = must_pass_ids(self.ctx.cases.values())
-        parent_ev, child_ev = self.evaluation(r.parent), self.evaluation(cand.id)
+        parent_ev, child_ev = self.store.evaluation(r.parent), self.store.evaluation(cand.id)
         parent = outcomes_from_results([x for x in parent_ev.results if x["case_id"] in counted], must_pass)
         child = outcomes_from_results([x for x in child_ev.results if x["case_id"] in counted], must_pass)
         if cand.gate_passed:
             why, categories, mp = "dominated", dominated_categories(self.state.candidate(r.parent).per_category, cand.per_category), []
         else:
             why, categories, mp = "gate", cand.failed_categories(), cand.gate_details.get("must_pass_broken", [])
-        catalog = catalog_changes(self.parent_skills(r), self.skill_set(cand.id, self.files(cand.id)), cand.changed_skills)
+        catalog = catalog_changes(self.store.parent_skills(r), self.store.skill_set(cand.id, self.store.files(cand.id)), cand.changed_skills)
         return attribute(cand.id, why, categories, parent, child, loaded_skills(child_ev.results), cand.changed_skills, catalog, mp)
 
     def make_sub_child(self, r: RoundRecord, found: Attribution) -> tuple[str | None, bool]:
         """Evaluate, gate and commit the sub-child that keeps only `found.kept` of the round's
         rewrites; returns (its id, whether it is a new front member), or (None, False) when it
         equals an existing candidate."""
-        changes = {p: d for p, d in self.child_changes(r).items() if p.split("/")[1] in found.kept}
-        files = {**self.files(r.parent), **changes}
+        changes = {p: d for p, d in self.store.child_changes(r).items() if p.split("/")[1] in found.kept}
+        files = {**self.store.files(r.parent), **changes}
         twin = self.twin(files)
         if twin:
             self.ctx.on_event(f"round {r.round}: the sub-child without {', '.join(found.implicated)} is identical to {twin}")
@@ -213,7 +211,7 @@ class Candidates:
         child.changed_skills = skill_names(changes)
         child.blueprints = [b for b in r.blueprints if b["skill"] in child.changed_skills]
         child.motivating_case_ids = sorted({c for b in child.blueprints for ch in b["changes"] for c in ch["case_ids"]})
-        failing = self.evaluation(r.parent).failing()
+        failing = self.store.evaluation(r.parent).failing()
         child.failures = [
             FailureNote(cid, failing[cid]["category"], failing[cid]["reason"], self.ctx.cases[cid].diagnosis.symptom)
             for cid in child.motivating_case_ids
@@ -229,12 +227,12 @@ class Candidates:
         child.votes_needed, child.diagnosers = self.settings.vote_threshold, self.settings.diagnosers
 
     def keep_evaluation(self, cid: str, ev: Evaluation) -> None:
-        """Write `ev` to `<evals_dir>/<cid>.json` (atomically): the per-case results later stages read."""
-        atomic_write_json(self.ctx.evals_dir / f"{cid}.json", ev.to_json())
-
-    def evaluation(self, cid: str) -> Evaluation:
-        """The evaluation kept for `cid` (read from `<evals_dir>/<cid>.json`)."""
-        return Evaluation(**json.loads((self.ctx.evals_dir / f"{cid}.json").read_text(encoding="utf-8")))
+        """Write `ev` to `<evals_dir>/<cid>.json` (atomically): the per-case results later stages read
+        (through the store, which is handed the text written rather than reading it back)."""
+        written = atomic_write_json(self.ctx.evals_dir / f"{cid}.json", ev.to_json())
+        # What was written, not `ev`: the file's keys are sorted and credentials redacted, and a
+        # resumed run reads the file; both must see the same evaluation.
+        self.store.remember(cid, Evaluation(**json.loads(written)))
 
     def _early_rejection(self, parent: str, files: Mapping[str, bytes]) -> EarlyRejection | None:
         """What lets the child (made of `files`) stop its evaluation once the gate must reject it
@@ -253,20 +251,20 @@ class Candidates:
         analysed = None
         if self._analysed(parent, files):
             counted = set(self.memory.eval_case_ids) - self.excluded() - self._lost_ids(parent)
-            analysed = outcomes_from_results([x for x in self.evaluation(parent).results if x["case_id"] in counted], must_pass)
+            analysed = outcomes_from_results([x for x in self.store.evaluation(parent).results if x["case_id"] in counted], must_pass)
         return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID, self._lost_ids(BASE_ID)), must_pass,
                               self.settings.tolerance, self._outcomes(parent), analysed)
 
     def _analysed(self, parent: str, files: Mapping[str, bytes]) -> bool:
         """Whether attribution may analyse the child of `parent` made of `files`: it is on and the
         child changes several skills (then a rejection's failing categories must be the full evaluation's)."""
-        before = self.files(parent)
+        before = self.store.files(parent)
         changed = {path.split("/")[1] for path in set(files) | set(before) if files.get(path) != before.get(path)}
         return self.settings.attribution_steps > 0 and len(changed) >= 2
 
     def _lost_ids(self, cid: str) -> set[str]:
         """Ids of the cases with a lost result in candidate `cid`'s evaluation on E."""
-        return {r["case_id"] for r in self.evaluation(cid).results if r.get("lost")}
+        return {r["case_id"] for r in self.store.evaluation(cid).results if r.get("lost")}
 
     def _outcomes(self, cid: str, leave_out: frozenset[str] | set[str] = frozenset()) -> Outcomes:
         """Candidate `cid`'s per-case outcomes on the selection set (what the gate judges), with the
@@ -274,36 +272,12 @@ class Candidates:
         from frames_cli.formats.case import must_pass_ids
 
         gated = set(self.split.selection) - self.excluded() - leave_out
-        results = [r for r in self.evaluation(cid).results if r["case_id"] in gated]
+        results = [r for r in self.store.evaluation(cid).results if r["case_id"] in gated]
         return outcomes_from_results(results, must_pass_ids(self.ctx.cases.values()))
 
     def twin(self, files: Mapping[str, bytes]) -> str | None:
         """The id of the first candidate whose skills/ files are `files`, or None."""
-        return next((c.id for c in self.state.candidates if self.files(c.id) == files), None)
-
-    def files(self, cid: str) -> dict[str, bytes]:
-        """The skills/ files of candidate `cid` (read from its commit)."""
-        return self.base_files if cid == BASE_ID else self.ctx.store.read_files(self.state.candidate(cid).commit)
-
-    def skill_set(self, cid: str, files: Mapping[str, bytes]) -> SkillSet:
-        """The loadable skills of candidate `cid` from its skills/ `files` (path -> bytes), built once per
-        candidate and kept; skills that do not load are left out, as the driver reported at start."""
-        from frames_cli.formats.skill_set import SkillSet
-
-        if cid not in self._skills:
-            # A base skill that does not load is left out of every candidate (the driver says so
-            # before the run starts) and stays in their commits as it was.
-            self._skills[cid] = SkillSet.load_valid(files)[0]
-        return self._skills[cid]
-
-    def parent_skills(self, r: RoundRecord) -> SkillSet:
-        """The skill set of round `r`'s parent candidate."""
-        return self.skill_set(r.parent, self.files(r.parent))
-
-    def child_changes(self, r: RoundRecord) -> dict[str, bytes]:
-        """The child's file changes; only skills named by this round's vote may appear."""
-        outcomes = [RewriteOutcome.from_json(o) for o in r.outcomes]
-        return plan_changes(self.parent_skills(r), outcomes, {b["skill"] for b in r.blueprints})
+        return next((c.id for c in self.state.candidates if self.store.files(c.id) == files), None)
 
     def point(self, c: Candidate) -> FrontPoint:
         """Candidate `c` as a point of the Pareto front: pass rate (0..1) on the selection set, mean

@@ -139,7 +139,7 @@ class EvolutionRun:
     def baseline(self) -> None:
         """Evaluate S0 (the base commit's skills) on E; it is candidate r0c0 and the first front member."""
         self.ctx.on_event("evaluating S0 (the base commit's skills)")
-        skills = self.cands.skill_set(BASE_ID, self.base_files)
+        skills = self.cands.store.skill_set(BASE_ID, self.base_files)
         evaluation = self.ctx.evaluate(BASE_ID, skills, self.memory.eval_case_ids, None)
         self.cands.keep_evaluation(BASE_ID, evaluation)
         c0 = Candidate(BASE_ID, self.state.base, None, 0)
@@ -179,7 +179,7 @@ class EvolutionRun:
             if "test" in cand.sets:
                 continue
             self.ctx.on_event(f"scoring {cand.id} on the sealed test set ({len(self.split.test)} cases)")
-            ev = self.ctx.evaluate(f"{cand.id}-test", self.cands.skill_set(cand.id, self.cands.files(cand.id)), list(self.split.test), None)
+            ev = self.ctx.evaluate(f"{cand.id}-test", self.cands.store.skill_set(cand.id, self.cands.store.files(cand.id)), list(self.split.test), None)
             self.cands.keep_evaluation(f"{cand.id}-test", ev)
             excluded = self.cands.excluded()
             cand.sets["test"] = score(ev.results, [c for c in self.split.test if c not in excluded]).to_json()
@@ -199,7 +199,7 @@ class EvolutionRun:
         """Split the parent's failures into seeded batches; D diagnosers, each given the policy and past
         changes retrieved for its batch, propose changes concurrently."""
         diagnosed = set(self.split.diagnosis) - self.cands.excluded()
-        failing = {cid: rec for cid, rec in self.cands.evaluation(r.parent).failing().items() if cid in diagnosed}
+        failing = {cid: rec for cid, rec in self.cands.store.evaluation(r.parent).failing().items() if cid in diagnosed}
         s = self.settings
         if s.cost.get("enabled") and len(failing) <= s.cost.get("max_failures", 0):
             self._condense(r, diagnosed, len(failing))
@@ -216,7 +216,7 @@ class EvolutionRun:
             for cid, rec in failing.items()
         ]
         index = self.ctx.retriever(self.state.candidate(r.parent).commit)
-        results = diagnose(self.ctx.client, self.cands.parent_skills(r), failures, r.batches, round_no=r.round, index=index,
+        results = diagnose(self.ctx.client, self.cands.store.parent_skills(r), failures, r.batches, round_no=r.round, index=index,
                            tried=tried_section(self.lessons()), amendments=self.ctx.amendments)
         if self.ctx.case_values is not None:
             dropped = guard_proposals(results, self.ctx.case_values)
@@ -236,8 +236,8 @@ class EvolutionRun:
         """A cost-directed round (evolution/propose/cost.py): blueprints that condense the parent's costliest
         skills, measured on its diagnosis-set results; no diagnoser is called and nothing is voted."""
         r.kind = "cost"
-        results = [rec for rec in self.cands.evaluation(r.parent).results if rec["case_id"] in diagnosed]
-        costs = skill_costs(results, self.cands.parent_skills(r))
+        results = [rec for rec in self.cands.store.evaluation(r.parent).results if rec["case_id"] in diagnosed]
+        costs = skill_costs(results, self.cands.store.parent_skills(r))
         r.blueprints = [b.to_json() for b in condense_blueprints(costs, int(self.settings.cost.get("skills", 1)))]
         r.costs = [c.to_json() for c in costs]
         few = "no diagnosis-set case" if failures == 0 else f"{failures} diagnosis-set case{'s' if failures > 1 else ''}"
@@ -256,7 +256,7 @@ class EvolutionRun:
                 cited = tuple(c for c in p.case_ids if c not in excluded)
                 if cited:
                     proposals.append(dataclasses.replace(p, case_ids=cited))
-        result = vote(proposals, self.settings.vote_threshold, set(self.cands.parent_skills(r)), self.settings.merge_threshold)
+        result = vote(proposals, self.settings.vote_threshold, set(self.cands.store.parent_skills(r)), self.settings.merge_threshold)
         r.blueprints = [b.to_json() for b in result.blueprints]
         r.rejected = result.rejected
         if r.diagnoses and not r.blueprints:
@@ -274,7 +274,7 @@ class EvolutionRun:
         guard = RewriteGuard(self.ctx.policy_keeper, self.ctx.case_values)
         known = [*self.ctx.earlier_lessons, *self.lessons()]
         left_out = {b.skill: left_out_notes(known, b.skill, self.state.run_id) for b in blueprints}
-        outcomes = rewrite(self.ctx.client, self.cands.parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors, guard=guard,
+        outcomes = rewrite(self.ctx.client, self.cands.store.parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors, guard=guard,
                            left_out=left_out)
         r.outcomes = [o.to_json() for o in outcomes]
         if not any(o.accepted for o in outcomes):
@@ -285,7 +285,7 @@ class EvolutionRun:
 
     def stage_evaluate(self, r: RoundRecord) -> None:
         """Build the child (parent files + accepted rewrites) and evaluate it on E, blind."""
-        changes = self.cands.child_changes(r)
+        changes = self.cands.store.child_changes(r)
         if not changes:
             # Name the skills whose accepted rewrite came back as it was (report.md lists them as
             # "Rewritten", so the note must say the text did not change).
@@ -293,7 +293,7 @@ class EvolutionRun:
             detail = f": the rewriter returned {', '.join(same)} exactly as they were" if same else ""
             r.note = r.note or f"the rewrites changed nothing{detail}"
             return
-        files = {**self.cands.files(r.parent), **changes}
+        files = {**self.cands.store.files(r.parent), **changes}
         twin = self.cands.twin(files)
         if twin:
             r.note = f"the child is identical to {twin}"
@@ -307,7 +307,7 @@ class EvolutionRun:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        verdict, r.gate = self.cands.gate_child(r.child, lambda: {**self.cands.files(r.parent), **self.cands.child_changes(r)}, r.parent)
+        verdict, r.gate = self.cands.gate_child(r.child, lambda: {**self.cands.store.files(r.parent), **self.cands.store.child_changes(r)}, r.parent)
         self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
 
     def stage_commit(self, r: RoundRecord) -> None:
@@ -316,7 +316,7 @@ class EvolutionRun:
             self.state.stale_rounds += 1
             self.ctx.on_event(f"round {r.round}: no child ({r.note or 'nothing to evaluate'})")
             return
-        fresh = self.cands.commit_child(r, Candidate(r.child, "", r.parent, r.round), self.cands.child_changes(r), r.gate)
+        fresh = self.cands.commit_child(r, Candidate(r.child, "", r.parent, r.round), self.cands.store.child_changes(r), r.gate)
         self.state.stale_rounds = 0 if fresh else self.state.stale_rounds + 1
 
     def stage_attribute(self, r: RoundRecord) -> None:
@@ -374,7 +374,7 @@ class EvolutionRun:
         self.ctx.record_disputes(dict(self.memory.disputes))
         for cand in self.state.candidates:
             if cand.evaluated:
-                self.cands.score_candidate(cand, self.cands.evaluation(cand.id))
+                self.cands.score_candidate(cand, self.cands.store.evaluation(cand.id))
         self.cands.update_front()
 
 
