@@ -1,5 +1,6 @@
 """Package layering: the model layer does not import the simulator, the simulator not the evolution;
-no import cycles.
+sub-packages import only downward; no package imports itself through others; no import cycles; no
+package folder over 15 modules (docs/ARCHITECTURE.md, "Package order").
 
 The simulator registers itself as a provider (registry.PROVIDERS); prompt conventions both sides
 need live in llm/conventions.py. Every import statement counts, inside functions and
@@ -14,6 +15,33 @@ from pathlib import Path
 import frames_cli
 
 PACKAGE = Path(frames_cli.__file__).parent
+
+#: A package cut into sub-packages → its sub-packages, lowest first: a module imports from its own
+#: sub-package or from one listed before it, never after (docs/ARCHITECTURE.md, "Package order").
+LAYERS: dict[str, tuple[str, ...]] = {
+    "evolution": ("compare", "state", "propose", "round", "decide", "report", "run"),
+}
+
+#: The most modules (`__init__.py` not counted) one folder of frames_cli holds.
+MAX_MODULES = 15
+
+#: Folders still over MAX_MODULES → their count today; cut next (issue 33), never to grow.
+NOT_YET_CUT = {"ingest": 25, "llm": 19, "commands": 21}
+
+#: The imports that still close cycles between the lower packages (importer, imported). Each is to
+#: be cut; the test fails when one is gone, so the list only shrinks, and on any new cycle.
+TANGLE = {
+    ("frames_cli.evaluation.parallel", "frames_cli.sim.world"),
+    ("frames_cli.evaluation.samples", "frames_cli.sim.world"),
+    ("frames_cli.executor.builtin", "frames_cli.evaluation.checks"),
+    ("frames_cli.formats.case_files", "frames_cli.workspace.atomic"),
+    ("frames_cli.formats.case_files", "frames_cli.workspace.links"),
+    ("frames_cli.formats.policy", "frames_cli.workspace.links"),
+    ("frames_cli.gitstore.pending", "frames_cli.workspace.atomic"),
+    ("frames_cli.gitstore.worktree", "frames_cli.workspace.links"),
+    ("frames_cli.workspace.config_file", "frames_cli.llm.providers"),
+    ("frames_cli.workspace.health", "frames_cli.coldstart.coverage"),
+}
 
 
 def imported(folder: str) -> dict[str, set[str]]:
@@ -73,8 +101,10 @@ def test_no_import_cycles() -> None:
     An import inside a function runs later and breaks no import; a package importing its own
     submodules is not a cycle unless a submodule imports the package back at its top level.
     """
-    paths = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
-    graph = {m: import_time_imports(ast.parse(p.read_text(encoding="utf-8")), set(paths)) - {m} for m, p in paths.items()}
+    paths = module_paths()
+    graph = {
+        m: import_time_imports(ast.parse(p.read_text(encoding="utf-8")), set(paths)) - {m} for m, p in paths.items()
+    }
     cycles = []
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
 
@@ -91,3 +121,103 @@ def test_no_import_cycles() -> None:
         if module not in state:
             visit(module, [])
     assert cycles == []
+
+
+def module_paths() -> dict[str, Path]:
+    """Every module of frames_cli by dotted name."""
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def all_imports(tree: ast.Module, known: set[str]) -> set[str]:
+    """The frames_cli modules a module names in any import statement, in functions and under
+    `TYPE_CHECKING` too: `from a.b import c` names the module a.b.c when there is one, else a.b."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            named = (f"{node.module}.{a.name}" for a in node.names)
+            out.update(name if name in known else node.module for name in named)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out & known
+
+
+def module_graph() -> dict[str, set[str]]:
+    """module → the frames_cli modules it imports (any import statement)."""
+    paths = module_paths()
+    return {m: all_imports(ast.parse(p.read_text(encoding="utf-8")), set(paths)) - {m} for m, p in paths.items()}
+
+
+def package_of(module: str, path: Path) -> str:
+    """The package a module belongs to: its folder's package (a package's `__init__` is the package
+    itself); a module directly under frames_cli/ (errors, tokens, …) stands for itself."""
+    if path.name == "__init__.py" or path.parent == PACKAGE:
+        return module
+    return module.rpartition(".")[0]
+
+
+def layer(module: str) -> tuple[str, int] | None:
+    """(package, rank of its sub-package in LAYERS) of a module inside a cut package; None elsewhere."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[2] in LAYERS.get(parts[1], ()):
+        return parts[1], LAYERS[parts[1]].index(parts[2])
+    return None
+
+
+def test_sub_packages_import_only_downward() -> None:
+    wrong = []
+    for parent, order in LAYERS.items():
+        folder = PACKAGE / parent
+        subs = sorted(p.name for p in folder.iterdir() if (p / "__init__.py").is_file())
+        loose = sorted(p.name for p in folder.glob("*.py") if p.name != "__init__.py")
+        if subs != sorted(order) or loose:
+            wrong.append(f"{parent}/: sub-packages {subs} (declared {sorted(order)}), modules outside them {loose}")
+    assert wrong == []
+    upward = [
+        f"{module} → {other}"
+        for module, names in module_graph().items()
+        for other in sorted(names)
+        if (a := layer(module)) and (b := layer(other)) and a[0] == b[0] and b[1] > a[1]
+    ]
+    assert upward == []
+
+
+def test_no_package_imports_itself_through_others() -> None:
+    """Packages (each folder; each module directly under frames_cli/) with an edge where one of
+    their modules imports another's: no cycle once the known TANGLE imports are left out."""
+    paths = module_paths()
+    graph = module_graph()
+    present = {(m, o) for m, names in graph.items() for o in names}
+    assert TANGLE - present == set(), "a TANGLE import is gone: take it off the list"
+    edges: dict[str, dict[str, list[str]]] = {}
+    for module, names in graph.items():
+        a = package_of(module, paths[module])
+        for other in names:
+            b = package_of(other, paths[other])
+            if a != b and (module, other) not in TANGLE:
+                edges.setdefault(a, {}).setdefault(b, []).append(f"{module} → {other}")
+    cycles = []
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(package: str, path: list[str]) -> None:
+        state[package] = 1
+        for other in sorted(edges.get(package, {})):
+            if state.get(other) == 1:
+                loop = [*path[path.index(other):], package, other]
+                cycles.append([edges[a][b][0] for a, b in zip(loop, loop[1:])])
+            elif other not in state:
+                visit(other, [*path, package])
+        state[package] = 2
+
+    for package in sorted(edges):
+        if package not in state:
+            visit(package, [])
+    assert cycles == []
+
+
+def test_no_package_folder_holds_more_than_15_modules() -> None:
+    counts = {
+        str(folder.relative_to(PACKAGE)): sum(1 for p in folder.glob("*.py") if p.name != "__init__.py")
+        for folder in [PACKAGE, *(p.parent for p in PACKAGE.rglob("__init__.py"))]
+    }
+    over = {name: n for name, n in counts.items() if n > MAX_MODULES and n != NOT_YET_CUT.get(name)}
+    assert over == {}
