@@ -96,7 +96,8 @@ def note_sentences(item: str) -> tuple[list[str], list[str]]:
     """
     parts = sentences(item)
     note = bool(parts) and not_a_rule(parts[0]) is not None
-    rules, other = [], []
+    rules: list[str] = []
+    other: list[str] = []
     for sentence in parts:
         ok = not_a_rule(sentence) is None and (not note or _OBLIGATION.search(sentence) is not None)
         (rules if ok else other).append(sentence)

@@ -80,10 +80,8 @@ def _required(pattern: re.Pattern[str]) -> str | None:
     Read from the parsed pattern: runs of literals in its top-level sequence, in a positive
     lookbehind, or in a group that is itself in that sequence, are in every match.
     """
-    try:
-        import re._parser as sre_parse  # Python 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse  # type: ignore[no-redef]
+    # typeshed stubs only the deprecated alias sre_parse, not re._parser (its name since 3.11).
+    import re._parser as sre_parse  # type: ignore[import-not-found]
 
     runs: list[str] = []
 

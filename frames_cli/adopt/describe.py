@@ -27,7 +27,8 @@ def from_text(body: str, name: str) -> str:
     """A description from the body: its first heading and the first sentences of its first
     paragraph of prose (code blocks, tables and headings left out), at most TEXT_DESCRIPTION_CHARS
     characters; the name in words when the body has no text."""
-    title, paragraph, fenced = "", [], False
+    title, fenced = "", False
+    paragraph: list[str] = []
     for line in body.splitlines() + [""]:
         if _FENCE.match(line):
             fenced = not fenced

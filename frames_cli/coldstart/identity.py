@@ -39,20 +39,34 @@ def match_existing(
         all gone (a renamed document's sections may take their names again) and, with `force`,
         files that do not parse.
     """
-    files = {c.doc.file for c in chunks}
     links = {name: _links(s) for name, s in on_disk.items() if isinstance(s, Skill)}
-    by_heading: dict[tuple[str, str], list[str]] = {}
-    for name, found in sorted(links.items(), key=lambda kv: (kv[1][0].start if kv[1] else 0, kv[0])):
-        for key in dict.fromkeys((link.file, link.heading) for link in found):
-            by_heading.setdefault(key, []).append(name)
+    fixed = _by_heading(chunks, links, _by_backlinks(chunks, links))
+    files = {c.doc.file for c in chunks}
+    return fixed, frozenset(_reserved(on_disk, links, set(fixed.values()), files, force))
+
+
+def _by_backlinks(chunks: list[Chunk], links: dict[str, list[BackLink]]) -> dict[int, str]:
+    """Chunk index → the skill whose back-links are exactly the chunk's own (each skill once)."""
+    exact = {tuple(found): name for name, found in links.items() if found}
     fixed: dict[int, str] = {}
     used: set[str] = set()
-    exact = {tuple(found): name for name, found in links.items() if found}
     for i, chunk in enumerate(chunks):
         name = exact.get(tuple(backlinks(chunk)))
         if name and name not in used:
             fixed[i] = name
             used.add(name)
+    return fixed
+
+
+def _by_heading(chunks: list[Chunk], links: dict[str, list[BackLink]], fixed: dict[int, str]) -> dict[int, str]:
+    """`fixed`, and for each other chunk the unused skill with a back-link to its file and heading
+    path: the one whose back-links name the same headings, else the earliest in the file."""
+    by_heading: dict[tuple[str, str], list[str]] = {}
+    for name, found in sorted(links.items(), key=lambda kv: (kv[1][0].start if kv[1] else 0, kv[0])):
+        for key in dict.fromkeys((link.file, link.heading) for link in found):
+            by_heading.setdefault(key, []).append(name)
+    fixed = dict(fixed)
+    used = set(fixed.values())
     for i, chunk in enumerate(chunks):
         if i in fixed:
             continue
@@ -63,6 +77,15 @@ def match_existing(
         same = [n for n in options if {link.heading for link in links[n]} == mine]
         fixed[i] = (same or options)[0]
         used.add(fixed[i])
+    return fixed
+
+
+def _reserved(
+    on_disk: dict[str, Skill | InputError], links: dict[str, list[BackLink]], used: set[str], files: set[str],
+    force: bool,
+) -> set[str]:
+    """The skills on disk no chunk pairs with, but generated ones whose back-linked files are all
+    gone and, with `force`, files that do not parse."""
     reserved = set()
     for name, skill in on_disk.items():
         if name in used:
@@ -74,4 +97,4 @@ def match_existing(
         gone = GENERATED_KEY in skill.metadata and links[name] and all(link.file not in files for link in links[name])
         if not gone:
             reserved.add(name)
-    return fixed, frozenset(reserved)
+    return reserved

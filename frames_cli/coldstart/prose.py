@@ -175,8 +175,8 @@ def sentences(lines: list[tuple[int, str]]) -> list[Sentence]:
             text = plain(marked)
             if not text:
                 continue
-            line = max((no for start, no in starts if start <= offset), default=para[0][0])
-            out.append(Sentence(text, marked.strip(), line, item))
+            at = max((no for start, no in starts if start <= offset), default=para[0][0])
+            out.append(Sentence(text, marked.strip(), at, item))
     return out
 
 

@@ -207,7 +207,8 @@ def _action(existing: Skill | None | InputError, plan: Planned, mode: str, force
 
 def _generated_leftovers(on_disk: dict[str, Skill | InputError], planned: set[str]) -> tuple[list[str], list[str]]:
     """(removable, orphaned): generated skills no planned section needs, unedited or edited."""
-    removable, orphaned = [], []
+    removable: list[str] = []
+    orphaned: list[str] = []
     for name, skill in sorted(on_disk.items()):
         if name in planned or isinstance(skill, InputError) or GENERATED_KEY not in skill.metadata:
             continue

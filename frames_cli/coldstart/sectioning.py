@@ -274,6 +274,7 @@ def _merge_small(chunks: list[Chunk], cfg: ColdstartConfig) -> list[Chunk]:
         if not small.bare and (small.tokens >= cfg.min_tokens or small.part):
             i += 1
             continue
+        j: int | None
         if small.bare:
             j = i + 1 if i + 1 < len(chunks) else i - 1
         else:

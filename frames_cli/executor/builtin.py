@@ -75,7 +75,9 @@ class BuiltinExecutor:
             max_loads=self.max_loads,
         )
         messages: list[dict[str, Any]] = [{"role": "user", "content": first}]
-        usage, trajectory, loaded = Usage(), [], []
+        usage = Usage()
+        trajectory: list[dict[str, Any]] = []
+        loaded: list[str] = []
         state = f"catalog of {len(catalog.ids)} skills"
         asks = 0
         while True:

@@ -58,7 +58,8 @@ class Catalog:
 
     def resolve(self, requested: Iterable[str]) -> tuple[list[str], list[str]]:
         """Split requested ids into (known ids, unknown ones), each de-duplicated in order."""
-        known, unknown = [], []
+        known: list[str] = []
+        unknown: list[str] = []
         for sid in dict.fromkeys(str(r).strip() for r in requested):
             (known if sid in self.ids else unknown).append(sid)
         return known, unknown

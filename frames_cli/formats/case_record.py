@@ -144,12 +144,12 @@ def parse_record(record: Any, location: Location | None) -> Case:
             + (" and ids and categories are one line" if kind.startswith("a line") else ""),
             where,
         )
-    where = _non_finite(record, ())
-    if where is not None:
+    nan_at = _non_finite(record, ())
+    if nan_at is not None:
         raise RecordError(
-            f"`{'.'.join(where)}` is not a finite number (NaN or infinity): no answer can match it; write a number or "
+            f"`{'.'.join(nan_at)}` is not a finite number (NaN or infinity): no answer can match it; write a number or "
             "a string",
-            where,
+            nan_at,
         )
     created = record.get("created", "")
     return Case(

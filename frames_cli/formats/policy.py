@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.markup import front_matter, keep_page_links, plain, reading_view
@@ -41,7 +41,7 @@ def span_sha256(lines: list[str], start: int, end: int) -> str:
     return hashlib.sha256("\n".join(lines[start - 1 : end]).encode("utf-8")).hexdigest()
 
 
-def is_companion(path: Path) -> bool:
+def is_companion(path: PurePath) -> bool:
     """True for files that travel with policies but are not policy: the name before its first dot
     is LICENSE, LICENCE, COPYING, NOTICE, README, SOURCE, AUTHORS, CONTRIBUTING or CHANGELOG (any
     case: `LICENSE`, `README.md`, `LICENSE.tau-bench`), or LICENSE-<code> (`LICENSE-MIT`)."""

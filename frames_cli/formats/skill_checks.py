@@ -166,12 +166,12 @@ def _unsafe_problems(skill: Skill, path: Path) -> list[Problem]:
                     "YAML escape)",
                 )
             )
-    bad = find_unsafe(skill.body)
-    if bad is not None:
+    char = find_unsafe(skill.body)
+    if char is not None:
         out.append(
             Problem(
-                Location(path, body_line(skill, bad.line)),
-                f"the body holds the character {bad.describe()} at column {bad.column}; a skill is plain text",
+                Location(path, body_line(skill, char.line)),
+                f"the body holds the character {char.describe()} at column {char.column}; a skill is plain text",
             )
         )
     return out

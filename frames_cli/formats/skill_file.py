@@ -138,7 +138,8 @@ def parse_skill(text: str, path: Path) -> Skill:
     meta_raw: dict[str, tuple[str, str]] | None = None
     meta_head = ""
     for key, knode, vnode, raw in _key_segments(fm_lines, node, 0, len(fm_lines)):
-        loc = Location(path, knode.start_mark.line + 2)
+        line = knode.start_mark.line + 2
+        loc = Location(path, line)
         if key not in KEYS:
             raise InputError(f"unknown front-matter key `{key}` (allowed: {', '.join(KEYS)})", loc)
         if key in values:
@@ -148,7 +149,7 @@ def parse_skill(text: str, path: Path) -> Skill:
         else:
             values[key] = _scalar_str(vnode, key, Location(path, vnode.start_mark.line + 2))
         raw_keys[key] = (raw, values[key] if key != "metadata" else dict(values[key]))
-        key_lines[key] = loc.line
+        key_lines[key] = line
     for required in ("name", "description"):
         if required not in values:
             raise InputError(f"missing required front-matter key `{required}`", Location(path, 1))

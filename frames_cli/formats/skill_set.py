@@ -56,7 +56,7 @@ class SkillSet(Mapping[str, Skill]):
             are errors on every file that uses the name.
         """
         problems: list[Problem] = []
-        parsed: list[tuple[Skill, bool]] = []
+        parsed: list[tuple[Skill, Path, bool]] = []
         for rel in sorted(files):
             parts = rel.removeprefix(f"{SKILLS_DIR}/").split("/")
             if len(parts) != 2 or parts[1] != SKILL_FILE:
@@ -72,18 +72,18 @@ class SkillSet(Mapping[str, Skill]):
                 continue
             found = skill_problems(skill, folder=parts[0], max_body_lines=max_body_lines)
             problems.extend(found)
-            parsed.append((skill, any(p.severity == "error" for p in found)))
-        by_name: dict[str, list[Skill]] = {}
-        for skill, _ in parsed:
-            by_name.setdefault(skill.name, []).append(skill)
+            parsed.append((skill, shown, any(p.severity == "error" for p in found)))
+        by_name: dict[str, list[tuple[Skill, Path]]] = {}
+        for skill, shown, _ in parsed:
+            by_name.setdefault(skill.name, []).append((skill, shown))
         for name, group in by_name.items():
             if len(group) > 1:
-                users = ", ".join(str(s.path) for s in group)
+                users = ", ".join(str(at) for _, at in group)
                 problems.extend(
-                    Problem(Location(s.path, key_line(s, "name")), f"duplicate skill name {name!r} (used by {users})")
-                    for s in group
+                    Problem(Location(at, key_line(s, "name")), f"duplicate skill name {name!r} (used by {users})")
+                    for s, at in group
                 )
-        keep = [skill for skill, bad in parsed if not bad and len(by_name[skill.name]) == 1]
+        keep = [skill for skill, _, bad in parsed if not bad and len(by_name[skill.name]) == 1]
         problems.sort(key=lambda p: (str(p.location.path), p.location.line or 0))
         return cls(keep), problems
 

@@ -68,7 +68,7 @@ def check_yaml_bounds(
                     anchors[event.anchor] = 1
                 open_counts[-1] += 1
             elif isinstance(event, yaml.AliasEvent):
-                grown = anchors.get(event.anchor, 1)
+                grown = anchors.get(event.anchor or "", 1)
                 open_counts[-1] += grown
                 total += grown
                 if total > max_values:

@@ -21,6 +21,7 @@ import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from frames_cli.gitstore.identity import Identity
 from frames_cli.workspace.atomic import atomic_write_bytes
@@ -132,7 +133,7 @@ class Journal:
         """Record what each of `paths` (workspace-relative, under `root`) holds now, before it changes:
         its bytes copied under `before/`, then one journal line each. Paths already recorded are skipped."""
         known = {t.path for t in self.touched}
-        lines = []
+        lines: list[dict[str, Any]] = []
         for path in paths:
             if path in known:
                 continue

@@ -18,10 +18,10 @@ class SessionGit(Git):
     its own within a step; frames never needs to interrupt one.
     """
 
-    def execute(self, command: Any, **kwargs: Any) -> Any:
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
         """`Git.execute`, with `start_new_session=True` unless the caller says otherwise."""
         kwargs.setdefault("start_new_session", True)
-        return super().execute(command, **kwargs)
+        return super().execute(*args, **kwargs)
 
 
 class SessionRepo(Repo):

@@ -219,6 +219,11 @@ class GitRemote(GitNotes):
             for commit, blob in theirs.items():
                 if commit in ours and ours[commit] != blob:
                     their_text = self._run("cat-file", "blob", blob)
-                    self.edit_note(commit, lambda mine, t=their_text: merge(mine or "", t))
+                    self.edit_note(commit, _merged_with(merge, their_text))
         finally:
             self._run("update-ref", "-d", FETCHED_NOTES)
+
+
+def _merged_with(merge: Callable[[str, str], str], theirs: str) -> Callable[[str | None], str]:
+    """An `edit_note` edit: our note (none: "") merged with `theirs` by `merge`."""
+    return lambda mine: merge(mine or "", theirs)

@@ -20,11 +20,13 @@ commits, refs and branches. Identities and dates are gitstore/identity.py, messa
 
 from __future__ import annotations
 
+import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
 
 from git.exc import GitCommandError
+from git.objects import Blob, Tree
 
 from frames_cli.errors import GitError, InputError
 from frames_cli.gitstore.history import GitHistory
@@ -71,11 +73,19 @@ class GitStore(GitHistory, GitRemote):
                     tree = tree / folder
                 except KeyError:
                     return {}
-                if tree.type != "tree":
+                if not isinstance(tree, Tree):
                     return {}
-            blobs = [item for item in tree.traverse() if item.type == "blob" and f"{item.mode:o}" in FILE_MODES]
-            # Every blob lies under `folder`, itself inside the workspace: workspace_path never gives None here.
-            return {self.workspace_path(b.path): b.data_stream.read() for b in sorted(blobs, key=lambda b: b.path)}  # type: ignore[misc]
+            blobs = {
+                os.fspath(item.path): item
+                for item in tree.traverse()
+                if isinstance(item, Blob) and f"{item.mode:o}" in FILE_MODES
+            }
+            files: dict[str, bytes] = {}
+            for repo_path in sorted(blobs):
+                path = self.workspace_path(repo_path)
+                if path is not None:  # always: every blob lies under `folder`, itself inside the workspace
+                    files[path] = blobs[repo_path].data_stream.read()
+            return files
 
     def commit_files(
         self,

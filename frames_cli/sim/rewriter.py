@@ -94,17 +94,19 @@ def _drop_repeats(body: str, prompt: str) -> str:
     last_retry = prompt.rsplit("Your rewrite was rejected by the validator:", 1)
     if len(last_retry) < 2:
         return body
-    lines = body.split("\n")
+    lines: list[str | None] = list(body.split("\n"))
     for m in _DUPLICATE.finditer(last_retry[1]):
         number, repeated = int(m.group(1)), m.group(4).removesuffix("…")
-        if 0 < number <= len(lines) and lines[number - 1] is not None:
-            lines[number - 1] = _without_sentence(lines[number - 1], repeated)
+        line = lines[number - 1] if 0 < number <= len(lines) else None
+        if line is not None:
+            lines[number - 1] = _without_sentence(line, repeated)
     return "\n".join(line for line in lines if line is not None)
 
 
 def _without_sentence(line: str, start: str) -> str | None:
     """`line` without its first sentence that begins with `start`; None when no text is left."""
-    marker = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", line).group(0)
+    lead = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", line)
+    marker = lead.group(0) if lead else ""  # always a match: every part of the pattern is optional
     parts = _SENTENCE.split(line[len(marker):])
     kept = [
         p for i, p in enumerate(parts) if not (p.startswith(start) and all(not q.startswith(start) for q in parts[:i]))

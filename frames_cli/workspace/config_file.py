@@ -152,7 +152,7 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
         if key in values:
             raise ConfigError(f"duplicate key `{full}`", kloc)
         tp = hints[key]
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             values[key] = _build(tp, value_node, full, path)
         else:
             values[key] = _convert(

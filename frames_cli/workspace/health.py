@@ -65,7 +65,7 @@ def _shown(ws: Workspace) -> Path:
 
 
 def _policies(ws: Workspace, base: Path, problems: list[Problem]) -> list[PolicyDocument]:
-    docs = []
+    docs: list[PolicyDocument] = []
     if first_symlink(ws.root, ws.policies_dir) is not None:
         problems.append(
             Problem(
@@ -171,7 +171,7 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     for skill in skills.values():
         for ref in skill.references:
             if ref not in skills:
-                problems.append(Problem(Location(skill.path, 1), f"references unknown skill {ref!r}"))
+                problems.append(Problem(Location(skill.path or skill.name, 1), f"references unknown skill {ref!r}"))
     links, stale = backlink_problems(ws.root, skills.values())
     problems += links
     docs = _policies(ws, base, problems)
