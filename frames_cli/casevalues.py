@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
-from frames_cli.adopt.repair import Draft, Repair, finish, is_valid, read_draft
 from frames_cli.adopt.frontmatter import Unrepairable
+from frames_cli.adopt.repair import Draft, Repair, finish, is_valid, read_draft
 from frames_cli.adopt.update import account, check_existing, folder_files
 from frames_cli.errors import GitError, InputError, Location
 from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR

@@ -19,8 +19,9 @@ makes no frames model call. Judge: one call per rubric case and sample (+ repair
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from frames_cli.tokens import approx_tokens
 

@@ -8,10 +8,11 @@ import pickle
 import signal
 import threading
 import zlib
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.evaluation.allocator import fill_allocator_holes
 from frames_cli.evaluation.runner import PROGRESS_CHUNK, EvalReport, Progress, evaluate

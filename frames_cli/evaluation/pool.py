@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -78,7 +78,7 @@ class RegressionPool:
         by_case: dict[str, list] = {}
         for r in report.results:
             by_case.setdefault(r.case_id, []).append(r)
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
         seq = max((e.seq for e in self.entries.values()), default=0)
         added = []
         for case_id, results in by_case.items():

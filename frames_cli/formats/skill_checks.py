@@ -11,6 +11,7 @@ from frames_cli.formats.problems import Problem
 from frames_cli.formats.protected import scan_protected
 from frames_cli.formats.skill import (
     BACKLINKS_KEY, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, NAME_RE, SKILL_FILE, SKILLS_DIR, Skill,
+    decode_backlinks,
 )
 from frames_cli.sanitize import find_unsafe, unsafe_value
 from frames_cli.secretscan import find_secrets
@@ -57,7 +58,47 @@ def skill_problems(skill: Skill, *, folder: str | None = None, max_body_lines: i
     (`front_matter_in_body`). Warnings: body longer than `max_body_lines` lines.
     """
     path = skill.path or Path(f"{SKILLS_DIR}/{skill.name}/{SKILL_FILE}")
-    here = Location(path, 1)
+    out = _front_matter_problems(skill, path, folder)
+    for line, msg in scan_protected(skill.body)[1]:
+        out.append(Problem(Location(path, body_line(skill, line)), msg))
+    try:
+        decode_backlinks(skill.metadata.get(BACKLINKS_KEY, ""))
+    except ValueError as exc:
+        out.append(Problem(Location(path, key_line(skill, "metadata")), f"metadata `{BACKLINKS_KEY}`: {exc}"))
+    for hit in find_secrets(skill.body):
+        # Skills are committed, pushed and pasted into prompts: a credential must never be one's text.
+        out.append(
+            Problem(
+                Location(path, body_line(skill, hit.line)),
+                f"holds a credential ({hit.kind}); remove it, skills are committed and shown to models",
+            )
+        )
+    at_description = Location(path, key_line(skill, "description"))
+    for hit in find_secrets(skill.description):
+        out.append(Problem(at_description, f"description holds a credential ({hit.kind}); remove it"))
+    out += _unsafe_problems(skill, path)
+    injected = front_matter_in_body(skill.body)
+    if injected is not None:
+        out.append(
+            Problem(
+                Location(path, body_line(skill, injected)),
+                "the body opens or holds a `---` block of front-matter keys, which a reader of the file could take "
+                "for the skill's front matter: a skill body is plain Markdown (write a thematic break as `***`)",
+            )
+        )
+    n_lines = len(skill.body.splitlines())
+    if n_lines > max_body_lines:
+        out.append(
+            Problem(
+                Location(path, 1), f"body has {n_lines} lines; keep it under {max_body_lines} (cost is an objective)",
+                "warning",
+            )
+        )
+    return out
+
+
+def _front_matter_problems(skill: Skill, path: Path, folder: str | None) -> list[Problem]:
+    """The spec rules of the name (and its folder), the description and the compatibility."""
     at_name, at_description = Location(path, key_line(skill, "name")), Location(path, key_line(skill, "description"))
     out = [Problem(at_name, msg) for msg in name_problems(skill.name)]
     if folder is not None and folder != skill.name:
@@ -80,39 +121,7 @@ def skill_problems(skill: Skill, *, folder: str | None = None, max_body_lines: i
                 f"compatibility is {len(skill.compatibility)} characters; at most {MAX_COMPATIBILITY} are allowed",
             )
         )
-    for line, msg in scan_protected(skill.body)[1]:
-        out.append(Problem(Location(path, body_line(skill, line)), msg))
-    try:
-        skill.backlinks
-    except ValueError as exc:
-        out.append(Problem(Location(path, key_line(skill, "metadata")), f"metadata `{BACKLINKS_KEY}`: {exc}"))
-    for hit in find_secrets(skill.body):
-        # Skills are committed, pushed and pasted into prompts: a credential must never be one's text.
-        out.append(
-            Problem(
-                Location(path, body_line(skill, hit.line)),
-                f"holds a credential ({hit.kind}); remove it, skills are committed and shown to models",
-            )
-        )
-    for hit in find_secrets(skill.description):
-        out.append(Problem(at_description, f"description holds a credential ({hit.kind}); remove it"))
-    out += _unsafe_problems(skill, path)
-    injected = front_matter_in_body(skill.body)
-    if injected is not None:
-        out.append(
-            Problem(
-                Location(path, body_line(skill, injected)),
-                "the body opens or holds a `---` block of front-matter keys, which a reader of the file could take "
-                "for the skill's front matter: a skill body is plain Markdown (write a thematic break as `***`)",
-            )
-        )
-    n_lines = len(skill.body.splitlines())
-    if n_lines > max_body_lines:
-        out.append(
-            Problem(here, f"body has {n_lines} lines; keep it under {max_body_lines} (cost is an objective)", "warning")
-        )
     return out
-
 
 
 def front_matter_in_body(body: str) -> int | None:

@@ -3,8 +3,8 @@ ancestry, file versions, merge conflicts) without a checkout."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from frames_cli.errors import GitError, UnknownRevisionError
 from frames_cli.gitstore.message import parse_trailers

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def git_date(when: datetime) -> str:
     Git rejects "+00:00" style offsets (NOTES-libraries.md), so the offset is formatted by hand.
     """
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     minutes = int(when.utcoffset().total_seconds() // 60)  # type: ignore[union-attr]
     sign = "+" if minutes >= 0 else "-"
     return f"{int(when.timestamp())} {sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"

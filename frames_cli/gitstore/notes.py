@@ -4,8 +4,8 @@ and written byte for byte under the repository's notes lock."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from git.exc import GitCommandError
 

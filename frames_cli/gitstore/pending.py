@@ -19,7 +19,7 @@ import os
 import shutil
 import stat
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,7 @@ class Journal:
         _remove(folder)
         (folder / "before").mkdir(parents=True)
         journal = cls(folder, command, head)
-        started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         journal._append(
             {
                 "kind": "begin", "version": VERSION, "command": command, "head": head, "pid": os.getpid(),

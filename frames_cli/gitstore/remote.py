@@ -4,9 +4,9 @@ commit overwritten) and refs/notes/frames (merged with the remote's, never overw
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from frames_cli.errors import GitError, InputError

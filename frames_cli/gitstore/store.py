@@ -32,9 +32,8 @@ from frames_cli.errors import GitError, InputError
 from frames_cli.gitstore.history import GitHistory
 from frames_cli.gitstore.identity import FRAMES_IDENTITY, Identity, git_date, identity_env
 from frames_cli.gitstore.names import check_path, check_ref_name
-from frames_cli.gitstore.notes import GitNotes
-from frames_cli.gitstore.remote import GitRemote
 from frames_cli.gitstore.process import SessionRepo
+from frames_cli.gitstore.remote import GitRemote
 from frames_cli.gitstore.repo import FILE_MODES, SKILLS_PREFIX
 
 _ZERO_SHA = "0" * 40

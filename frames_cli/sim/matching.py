@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from frames_cli.casevalues import values_in
 from frames_cli.ingest.text import sentences, tokens

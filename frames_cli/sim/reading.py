@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 # Prompts run to tens of KB and every simulated call reads its own, so each reader first jumps to its
 # literal with str.find / rfind (no per-character regex work on the rest of the prompt) and applies

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from frames_cli.formats.protected import PROTECTED_CLOSE, PROTECTED_OPEN
 from frames_cli.llm.conventions import CONDENSE

@@ -26,8 +26,9 @@ including cases no diagnoser saw.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.casevalues import case_values, holds_value, is_rule_word, policy_values
 from frames_cli.grammar import cut_value

@@ -12,8 +12,9 @@ working tree's policies) and by `frames evolve`, whose diagnosers are told which
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 from frames_cli.errors import InputError
 from frames_cli.formats.policy import decode_policy, span_sha256

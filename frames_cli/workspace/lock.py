@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from frames_cli.errors import LockedError
 from frames_cli.workspace.atomic import atomic_write_json
@@ -48,7 +48,7 @@ def workspace_lock(ws: Workspace, run_id: str, command: str) -> Iterator[None]:
         raise LockedError(f"{ws.root}: locked by {_holder(ws)}; try again when it has finished") from None
     info = ws.state_dir / "lock.json"
     try:
-        started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         atomic_write_json(info, {"run_id": run_id, "command": command, "pid": os.getpid(), "started": started})
         yield
     finally:
