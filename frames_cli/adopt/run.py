@@ -157,20 +157,9 @@ def adopt(
     for path in files:
         report = FileReport(_shown(ws, path, src), path.parent.name, "valid")
         reports.append(report)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            report.status, report.reason = (
-                "unrepairable", f"not UTF-8 text (byte {exc.start}); save it as UTF-8 and adopt again",
-            )
-            continue
-        if is_valid(text, path.parent.name):
-            drafts.append((path, None, text, report))
-            continue
-        try:
-            drafts.append((path, read_draft(text, path.parent.name), text, report))
-        except Unrepairable as exc:
-            report.status, report.reason = "unrepairable", str(exc)
+        draft = _read(path, report)
+        if draft is not None:
+            drafts.append(draft)
     written = _describe(drafts, describer)
     plans = _place(ws, src, in_place, drafts, written)
     result = AdoptReport(
@@ -190,6 +179,25 @@ def adopt(
             result.written = _apply(ws, plans, change.touch)
         result.commit = change.commit(_message(result), author=author)
     return result
+
+
+def _read(path: Path, report: FileReport) -> tuple[Path, Draft | None, str | None, FileReport] | None:
+    """`path` with its repair (None: valid as it is) and text; None, with `report` marked
+    unrepairable, when it cannot be repaired."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report.status, report.reason = (
+            "unrepairable", f"not UTF-8 text (byte {exc.start}); save it as UTF-8 and adopt again",
+        )
+        return None
+    if is_valid(text, path.parent.name):
+        return path, None, text, report
+    try:
+        return path, read_draft(text, path.parent.name), text, report
+    except Unrepairable as exc:
+        report.status, report.reason = "unrepairable", str(exc)
+        return None
 
 
 @dataclass

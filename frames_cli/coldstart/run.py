@@ -365,13 +365,7 @@ def run_coldstart(
             (`check_committable`; nothing is written), or git refused the commit (every file
             written is put back first).
     """
-    docs = read_policies(ws.root, ws.policies_dir)
-    skipped = [(ws.relative(p), why) for p in all_files(ws.policies_dir) if (why := skip_reason(p, ws.policies_dir))]
-    if not docs:
-        named = f"; skipped: {', '.join(f'{f} ({why})' for f, why in skipped)}" if skipped else ""
-        raise InputError(
-            f"no policy documents (add Markdown or text files to policies/){named}", Location(ws.policies_dir)
-        )
+    docs, skipped = _read_documents(ws)
     finished = None
     if commit:
         # Before skills/ is read: a killed run's files are committed or put back first.
@@ -411,17 +405,34 @@ def run_coldstart(
     with change.writing() if change else nullcontext():
         if change is not None:
             change.touch(paths)
-        for skill in skills:
-            atomic_write_text(ws.skills_dir / skill.name / SKILL_FILE, render_skill(skill))
-            on_disk[skill.name] = skill
-        for name in result.removed:
-            del on_disk[name]
-            path = ws.skills_dir / name / SKILL_FILE
-            path.unlink(missing_ok=True)
-            if path.parent.is_dir() and not any(path.parent.iterdir()):
-                path.parent.rmdir()
+        _write(ws, skills, result.removed, on_disk)
 
     if change is not None:
         result.commit = change.commit(commit_text(result))
     result.coverage = coverage(docs, [s for s in on_disk.values() if isinstance(s, Skill)])
     return result
+
+
+def _read_documents(ws: Workspace) -> tuple[list[PolicyDocument], list[tuple[str, str]]]:
+    """The policy documents, and the files of policies/ skipped with the reason; InputError when there is none."""
+    docs = read_policies(ws.root, ws.policies_dir)
+    skipped = [(ws.relative(p), why) for p in all_files(ws.policies_dir) if (why := skip_reason(p, ws.policies_dir))]
+    if not docs:
+        named = f"; skipped: {', '.join(f'{f} ({why})' for f, why in skipped)}" if skipped else ""
+        raise InputError(
+            f"no policy documents (add Markdown or text files to policies/){named}", Location(ws.policies_dir)
+        )
+    return docs, skipped
+
+
+def _write(ws: Workspace, skills: list[Skill], removed: list[str], on_disk: dict[str, Skill | InputError]) -> None:
+    """Write `skills` and delete the `removed` ones (their folder too when left empty); `on_disk` follows."""
+    for skill in skills:
+        atomic_write_text(ws.skills_dir / skill.name / SKILL_FILE, render_skill(skill))
+        on_disk[skill.name] = skill
+    for name in removed:
+        del on_disk[name]
+        path = ws.skills_dir / name / SKILL_FILE
+        path.unlink(missing_ok=True)
+        if path.parent.is_dir() and not any(path.parent.iterdir()):
+            path.parent.rmdir()

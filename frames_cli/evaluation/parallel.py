@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.evaluation.allocator import fill_allocator_holes
-from frames_cli.evaluation.runner import PROGRESS_CHUNK, EvalReport, Progress, evaluate
+from frames_cli.evaluation.runner import PROGRESS_CHUNK, CaseResult, EvalReport, Progress, evaluate
 from frames_cli.workspace.config import with_overrides
 
 if TYPE_CHECKING:
@@ -158,13 +158,7 @@ def evaluate_parallel(
         while pending:
             try:
                 _, pending = wait(pending, timeout=PROGRESS_POLL_S, return_when=FIRST_COMPLETED)
-                while not messages.empty():
-                    worker, count = messages.get()
-                    if count is None:
-                        failed.append(worker)
-                        stop.set()
-                    else:
-                        done[worker] = count
+                _read_messages(messages, done, failed, stop)
                 if progress:
                     progress(sum(done), len(cases) * samples)
             except KeyboardInterrupt:
@@ -177,18 +171,36 @@ def evaluate_parallel(
     # Decoded once the workers have ended: objects made here while they live would land in pages
     # this process shares with them, and each such page would be copied.
     del ballast
+    return EvalReport(_results(futures, ledger, interrupted, failed), samples)
+
+
+def _read_messages(messages: SimpleQueue, done: list[int], failed: list[int], stop: EventType) -> None:
+    """Take the workers' messages: results done so far per worker, or None from a worker that
+    failed (the others are then told to `stop`)."""
+    while not messages.empty():
+        worker, count = messages.get()
+        if count is None:
+            failed.append(worker)
+            stop.set()
+        else:
+            done[worker] = count
+
+
+def _results(
+    futures: list[Future[bytes]], ledger: Ledger | None, interrupted: bool, failed: list[int]
+) -> list[CaseResult]:
+    """The workers' results in slice order, their spend added to `ledger` first; KeyboardInterrupt
+    when interrupted, else the first failure (of the first worker to report one) raised."""
     outcomes: list[_SliceOutcome] = [pickle.loads(f.result()) for f in futures]
     if ledger is not None:
         for outcome in outcomes:
             ledger.add_totals(outcome.roles)
     if interrupted:
         raise KeyboardInterrupt
-    for k in [*failed, *range(jobs)]:
+    for k in [*failed, *range(len(outcomes))]:
         if outcomes[k].error is not None:
             raise outcomes[k].error
-    return EvalReport(
-        [r for outcome in outcomes for part in outcome.results or [] for r in pickle.loads(part)], samples
-    )
+    return [r for outcome in outcomes for part in outcome.results or [] for r in pickle.loads(part)]
 
 
 def _worker_config(config: FramesConfig, jobs: int) -> FramesConfig:

@@ -249,18 +249,14 @@ def evaluate(
             for start in range(0, len(cases), PROGRESS_CHUNK):
                 chunk = slice(start, start + PROGRESS_CHUNK)
                 try:
-                    agent_results = executor.run(views[chunk], skills, first_sample + sample)
-                    if len(agent_results) != len(views[chunk]):
-                        raise ValueError(
-                            f"executor returned {len(agent_results)} results for {len(views[chunk])} cases"
-                        )
-                    by_sample[sample] += _check_all(cases[chunk], agent_results, first_sample + sample, judge)
+                    checked = _run_chunk(cases[chunk], views[chunk], skills, executor, first_sample + sample, judge)
                 except BatchPending as exc:
                     # Batch mode: this chunk's calls were sent as a batch; the other chunks' go out
                     # in this same run too, so a stage waits for one round of batches, not one per chunk.
                     waiting = exc
                     continue
-                done += len(agent_results)
+                by_sample[sample] += checked
+                done += len(checked)
                 if progress:
                     progress(done, total)
         if waiting is not None:
@@ -270,6 +266,17 @@ def evaluate(
                 break
     results = [by_sample[s][i] for i in range(len(cases)) for s in range(samples)]
     return EvalReport(results, samples)
+
+
+def _run_chunk(
+    cases: Sequence[Case], views: Sequence[Any], skills: SkillSet, executor: Executor, sample: int,
+    judge: ModelClient | None,
+) -> list[CaseResult]:
+    """One executor call on `views` (a chunk of `cases`), and every answer checked."""
+    agent_results = executor.run(views, skills, sample)
+    if len(agent_results) != len(views):
+        raise ValueError(f"executor returned {len(agent_results)} results for {len(views)} cases")
+    return _check_all(cases, agent_results, sample, judge)
 
 
 def _run_lost_again(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 PROTECTED_OPEN = "<!-- frames:protected -->"
 PROTECTED_CLOSE = "<!-- /frames:protected -->"
@@ -24,10 +25,7 @@ def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
         (regions, problems): the text between each pair of markers, in order, and (1-based body
         line, message) for each nesting, unclosed, stray or malformed marker.
     """
-    regions: list[str] = []
-    problems: list[tuple[int, str]] = []
-    open_line: int | None = None
-    current: list[str] = []
+    scan = _Scan()
     in_code = False
     for no, line in enumerate(body.splitlines(keepends=True), 1):
         marker = line.strip()
@@ -35,33 +33,60 @@ def scan_protected(body: str) -> tuple[list[str], list[tuple[int, str]]]:
             in_code = not in_code
         elif in_code:
             # A marker shown in fenced code (a policy documenting frames) is code, not a marker.
-            if open_line is not None:
-                current.append(line)
+            scan.text(line)
             continue
         if marker not in (PROTECTED_OPEN, PROTECTED_CLOSE) and _MARKER_LIKE.search(line):
             # A near miss (`<!--frames:protected-->`, upper case, an inline region) would protect
             # nothing while its author believes it does: it is an error, never ignored.
-            problems.append((no, f"not a protected-region marker: write `{PROTECTED_OPEN}` and `{PROTECTED_CLOSE}` "
-                                 "exactly, each alone on its line (inline regions are not supported)"))
+            scan.problems.append(
+                (
+                    no,
+                    f"not a protected-region marker: write `{PROTECTED_OPEN}` and `{PROTECTED_CLOSE}` "
+                    "exactly, each alone on its line (inline regions are not supported)",
+                )
+            )
             continue
         if marker == PROTECTED_OPEN:
-            if open_line is not None:
-                problems.append(
-                    (no, f"protected region opened again before the one at body line {open_line} was closed")
-                )
-                continue
-            open_line, current = no, []
+            scan.open(no)
         elif marker == PROTECTED_CLOSE:
-            if open_line is None:
-                problems.append((no, "`<!-- /frames:protected -->` without an opening marker"))
-                continue
-            regions.append("".join(current))
-            open_line = None
-        elif open_line is not None:
-            current.append(line)
-    if open_line is not None:
-        problems.append((open_line, "protected region is never closed"))
-    return regions, problems
+            scan.close(no)
+        else:
+            scan.text(line)
+    if scan.open_line is not None:
+        scan.problems.append((scan.open_line, "protected region is never closed"))
+    return scan.regions, scan.problems
+
+
+@dataclass
+class _Scan:
+    """A scan of a body so far: the regions closed, the problems, and the open region's first line and text."""
+
+    regions: list[str] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)
+    open_line: int | None = None
+    current: list[str] = field(default_factory=list)
+
+    def text(self, line: str) -> None:
+        """A line that is no marker: text of the open region, if any."""
+        if self.open_line is not None:
+            self.current.append(line)
+
+    def open(self, no: int) -> None:
+        """An opening marker at body line `no`."""
+        if self.open_line is not None:
+            self.problems.append(
+                (no, f"protected region opened again before the one at body line {self.open_line} was closed")
+            )
+            return
+        self.open_line, self.current = no, []
+
+    def close(self, no: int) -> None:
+        """A closing marker at body line `no`."""
+        if self.open_line is None:
+            self.problems.append((no, "`<!-- /frames:protected -->` without an opening marker"))
+            return
+        self.regions.append("".join(self.current))
+        self.open_line = None
 
 
 def protected_regions(body: str) -> list[str]:

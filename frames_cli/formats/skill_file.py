@@ -7,6 +7,7 @@ did not change since parsing, and the body is stored verbatim, so an edit shows 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,32 @@ def parse_skill(text: str, path: Path) -> Skill:
         InputError: `path:line: message` naming the first structural problem.
     """
     path = Path(path)
+    lines, close = _split_front_matter(text, path)
+    fm_lines = lines[1:close]
+    keys = _read_keys(fm_lines, _front_matter_node(fm_lines, path), path)
+    body_start = close + 1
+    while body_start < len(lines) and not lines[body_start].strip():
+        body_start += 1
+    source = SkillSource(
+        lines[0], lines[close], keys.raw, keys.meta_raw, keys.meta_head, "".join(lines[close + 1 : body_start]),
+        body_start + 1, keys.lines,
+    )
+    values = keys.values
+    return Skill(
+        name=values["name"],
+        description=values["description"],
+        body="".join(lines[body_start:]),
+        metadata=values.get("metadata", {}),
+        license=values.get("license"),
+        compatibility=values.get("compatibility"),
+        allowed_tools=values.get("allowed-tools"),
+        path=path,
+        source=source,
+    )
+
+
+def _split_front_matter(text: str, path: Path) -> tuple[list[str], int]:
+    """The file's lines (each with its line end) and the index of the `---` line closing the front matter."""
     if text.startswith("\ufeff"):
         raise InputError("file starts with a byte-order mark; save it as UTF-8 without BOM", Location(path, 1))
     # Lines end at line feeds only, as other readers of SKILL.md split them: `splitlines` also
@@ -105,7 +132,11 @@ def parse_skill(text: str, path: Path) -> Skill:
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == "---"), None)
     if close is None:
         raise InputError("front matter is not closed with a `---` line", Location(path, 1))
-    fm_lines = lines[1:close]
+    return lines, close
+
+
+def _front_matter_node(fm_lines: list[str], path: Path) -> yaml.MappingNode:
+    """The front matter's lines composed as a YAML mapping, refused where YAML readers would disagree on it."""
     fm_text = "".join(fm_lines)
     other_break = next(
         (i for i, ln in enumerate(fm_lines) if any(c in ln for c in _OTHER_BREAKS) or "\r" in ln.rstrip("\r\n")), None
@@ -131,12 +162,24 @@ def parse_skill(text: str, path: Path) -> Skill:
     if not isinstance(node, yaml.MappingNode):
         raise InputError("front matter must be a mapping of keys to values", Location(path, 2 if node else 1))
     _reject_non_strict(fm_text, path, 1)
+    return node
 
-    values: dict[str, Any] = {}
-    raw_keys: dict[str, tuple[str, Any]] = {}
-    key_lines: dict[str, int] = {}
+
+@dataclass
+class _Keys:
+    """The front matter's keys as read: values, each key's text and file line, and the metadata's."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
     meta_raw: dict[str, tuple[str, str]] | None = None
-    meta_head = ""
+    meta_head: str = ""
+
+
+def _read_keys(fm_lines: list[str], node: yaml.MappingNode, path: Path) -> _Keys:
+    """Every key of the front matter: only known keys, each once, `name` and `description` present."""
+    keys = _Keys()
+    values = keys.values
     for key, knode, vnode, raw in _key_segments(fm_lines, node, 0, len(fm_lines)):
         line = knode.start_mark.line + 2
         loc = Location(path, line)
@@ -145,33 +188,15 @@ def parse_skill(text: str, path: Path) -> Skill:
         if key in values:
             raise InputError(f"duplicate front-matter key `{key}`", loc)
         if key == "metadata":
-            values[key], meta_raw, meta_head = _parse_metadata(fm_lines, knode, vnode, path)
+            values[key], keys.meta_raw, keys.meta_head = _parse_metadata(fm_lines, knode, vnode, path)
         else:
             values[key] = _scalar_str(vnode, key, Location(path, vnode.start_mark.line + 2))
-        raw_keys[key] = (raw, values[key] if key != "metadata" else dict(values[key]))
-        key_lines[key] = line
+        keys.raw[key] = (raw, values[key] if key != "metadata" else dict(values[key]))
+        keys.lines[key] = line
     for required in ("name", "description"):
         if required not in values:
             raise InputError(f"missing required front-matter key `{required}`", Location(path, 1))
-
-    body_start = close + 1
-    while body_start < len(lines) and not lines[body_start].strip():
-        body_start += 1
-    source = SkillSource(
-        lines[0], lines[close], raw_keys, meta_raw, meta_head, "".join(lines[close + 1 : body_start]), body_start + 1,
-        key_lines,
-    )
-    return Skill(
-        name=values["name"],
-        description=values["description"],
-        body="".join(lines[body_start:]),
-        metadata=values.get("metadata", {}),
-        license=values.get("license"),
-        compatibility=values.get("compatibility"),
-        allowed_tools=values.get("allowed-tools"),
-        path=path,
-        source=source,
-    )
+    return keys
 
 
 def _parse_metadata(

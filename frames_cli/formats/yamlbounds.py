@@ -45,38 +45,53 @@ def check_yaml_bounds(
         if size > max_bytes:
             raise error(f"file is {size} bytes; the limit is {max_bytes}", Location(path))
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    # Per open collection: values inside it so far. Per anchor: the values its node expands to.
-    open_counts: list[int] = [0]
-    anchors: dict[str, int] = {}
-    open_anchors: list[str | None] = []
-    total = 0
+    expansion = _Expansion()
     try:
         for event in yaml.parse(text, Loader=loader):
-            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                if len(open_counts) > max_depth:
-                    raise error(f"YAML nested more than {max_depth} levels deep", _loc(path, event))
-                open_counts.append(0)
-                open_anchors.append(event.anchor)
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                size = open_counts.pop() + 1
-                anchor = open_anchors.pop()
-                if anchor is not None:
-                    anchors[anchor] = size
-                open_counts[-1] += size
-            elif isinstance(event, yaml.ScalarEvent):
-                if event.anchor is not None:
-                    anchors[event.anchor] = 1
-                open_counts[-1] += 1
-            elif isinstance(event, yaml.AliasEvent):
-                grown = anchors.get(event.anchor or "", 1)
-                open_counts[-1] += grown
-                total += grown
-                if total > max_values:
-                    raise error(
-                        f"YAML aliases expand to more than {max_values} values (an alias bomb?)", _loc(path, event)
-                    )
+            opens = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
+            if opens and expansion.depth > max_depth:
+                raise error(f"YAML nested more than {max_depth} levels deep", _loc(path, event))
+            if expansion.add(event) > max_values:
+                raise error(f"YAML aliases expand to more than {max_values} values (an alias bomb?)", _loc(path, event))
     except yaml.YAMLError:
         return
+
+
+class _Expansion:
+    """The values a YAML event stream holds once its aliases are followed, counted in one pass."""
+
+    def __init__(self) -> None:
+        # Per open collection: values inside it so far. Per anchor: the values its node expands to.
+        self.open_counts: list[int] = [0]
+        self.anchors: dict[str, int] = {}
+        self.open_anchors: list[str | None] = []
+        self.added = 0
+
+    @property
+    def depth(self) -> int:
+        """Collections open, plus one for the document."""
+        return len(self.open_counts)
+
+    def add(self, event: yaml.Event) -> int:
+        """Count `event`; the values aliases added so far."""
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            self.open_counts.append(0)
+            self.open_anchors.append(event.anchor)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            size = self.open_counts.pop() + 1
+            anchor = self.open_anchors.pop()
+            if anchor is not None:
+                self.anchors[anchor] = size
+            self.open_counts[-1] += size
+        elif isinstance(event, yaml.ScalarEvent):
+            if event.anchor is not None:
+                self.anchors[event.anchor] = 1
+            self.open_counts[-1] += 1
+        elif isinstance(event, yaml.AliasEvent):
+            grown = self.anchors.get(event.anchor or "", 1)
+            self.open_counts[-1] += grown
+            self.added += grown
+        return self.added
 
 
 def _loc(path: Path | str, event: yaml.Event) -> Location:

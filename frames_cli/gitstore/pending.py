@@ -98,16 +98,7 @@ class Journal:
         folder = Path(state_dir) / PENDING_DIR
         if folder.is_symlink():
             return None
-        try:
-            lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            return None
-        records = []
-        for line in lines:
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                break
+        records = _read_records(folder / JOURNAL)
         if not records or records[0].get("kind") != "begin" or records[0].get("version") != VERSION:
             return None
         journal = cls(folder, str(records[0].get("command") or "?"), records[0].get("head"))
@@ -252,3 +243,18 @@ def _prune(root: Path, folder: Path, path: str) -> None:
     while folder != top and folder.is_relative_to(top) and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()
         folder = folder.parent
+
+
+def _read_records(journal: Path) -> list[Any]:
+    """The journal's lines as JSON, up to the first that does not parse (cut short); [] when it cannot be read."""
+    try:
+        lines = journal.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    records = []
+    for line in lines:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            break
+    return records

@@ -9,6 +9,7 @@ import os
 import reprlib
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, Union
 
@@ -63,37 +64,75 @@ def _convert(node: yaml.Node, tp: Any, key: str, meta: dict, loc: Location) -> A
         # A YAML escape (`"\e]0;x\a"`, `"\u202e"`) is plain text in the file and a control character once read.
         kind = "a line break or tab" if found[1].char in LINE_BREAKS else f"the character {found[1].describe()}"
         raise ConfigError(f"`{key}` holds {kind}; settings are plain one-line text", loc)
+    setting = _Setting(key, meta, loc, args)
     for arg in args:
-        if typing.get_origin(arg) is list:
-            if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                if meta.get("roles"):
-                    _check_roles(value, key, loc)
-                return list(value)
-        elif arg is bool:
-            if isinstance(value, bool):
-                return value
-        elif arg is int:
-            if isinstance(value, int) and not isinstance(value, bool):
-                _check_range(value, key, meta, loc)
-                return value
-        elif arg is float:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                if not math.isfinite(value):
-                    raise ConfigError(f"`{key}` must be a finite number, got {value}", loc)
-                _check_range(float(value), key, meta, loc)
-                return float(value)
-        elif arg is str:
-            if isinstance(value, str):
-                if "choices" in meta and value not in meta["choices"]:
-                    raise ConfigError(f"`{key}` must be one of {', '.join(meta['choices'])}, got {value!r}", loc)
-                if int in args and value != "all":
-                    raise ConfigError(f"`{key}` must be a whole number or `all`, got {value!r}", loc)
-                if meta.get("model"):
-                    _check_model(value, key, loc)
-                if meta.get("inside"):
-                    _check_inside(value, key, loc)
-                return value
+        read = _read_list if typing.get_origin(arg) is list else _READERS.get(arg)
+        out = read(value, setting) if read is not None else _NOT_THIS_TYPE
+        if out is not _NOT_THIS_TYPE:
+            return out
     raise bad()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Setting:
+    """What the readers of one setting's value check against: its key, metadata, place and union type."""
+
+    key: str
+    meta: dict
+    loc: Location
+    args: tuple[Any, ...]
+
+
+#: What a reader returns for a value that is not of its type (the next type of the union is tried).
+_NOT_THIS_TYPE: Any = object()
+
+
+def _read_list(value: Any, setting: _Setting) -> Any:
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return _NOT_THIS_TYPE
+    if setting.meta.get("roles"):
+        _check_roles(value, setting.key, setting.loc)
+    return list(value)
+
+
+def _read_bool(value: Any, setting: _Setting) -> Any:
+    return value if isinstance(value, bool) else _NOT_THIS_TYPE
+
+
+def _read_int(value: Any, setting: _Setting) -> Any:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return _NOT_THIS_TYPE
+    _check_range(value, setting.key, setting.meta, setting.loc)
+    return value
+
+
+def _read_float(value: Any, setting: _Setting) -> Any:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return _NOT_THIS_TYPE
+    if not math.isfinite(value):
+        raise ConfigError(f"`{setting.key}` must be a finite number, got {value}", setting.loc)
+    _check_range(float(value), setting.key, setting.meta, setting.loc)
+    return float(value)
+
+
+def _read_str(value: Any, setting: _Setting) -> Any:
+    if not isinstance(value, str):
+        return _NOT_THIS_TYPE
+    key, meta, loc = setting.key, setting.meta, setting.loc
+    if "choices" in meta and value not in meta["choices"]:
+        raise ConfigError(f"`{key}` must be one of {', '.join(meta['choices'])}, got {value!r}", loc)
+    if int in setting.args and value != "all":
+        raise ConfigError(f"`{key}` must be a whole number or `all`, got {value!r}", loc)
+    if meta.get("model"):
+        _check_model(value, key, loc)
+    if meta.get("inside"):
+        _check_inside(value, key, loc)
+    return value
+
+
+_READERS: dict[Any, Callable[[Any, _Setting], Any]] = {
+    bool: _read_bool, int: _read_int, float: _read_float, str: _read_str,
+}
 
 
 def _check_roles(value: list[str], key: str, loc: Location) -> None:
@@ -159,6 +198,12 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
                 value_node, tp, full, dict(fields[key].metadata), Location(path, value_node.start_mark.line + 1)
             )
     built = cls(**values)
+    _check_across(built, prefix, node, path, loc)
+    return built
+
+
+def _check_across(built: Any, prefix: str, node: yaml.MappingNode, path: Path, loc: Location) -> None:
+    """The rules between the settings of one block (`prefix`, read from `node` at `loc`)."""
     if isinstance(built, LLMConfig):
         check_calls_per_process(built, loc)
     if isinstance(built, SplitConfig) and built.selection + built.test > 0.9:
@@ -182,7 +227,6 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
             "model calls wait on the provider in this process (raise llm.concurrency instead)",
             Location(path, line),
         )
-    return built
 
 
 def check_votes(evolution: EvolutionConfig, loc: Location | None) -> None:
