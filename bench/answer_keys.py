@@ -15,7 +15,7 @@ fragment, the rows whose key holds narrative (text that is no requirement), and 
     python bench/answer_keys.py --model spool/keys --record /tmp/keys --wait 900   # answered live in /tmp/keys/spool, recorded
     python bench/answer_keys.py --show             # every row that is not right, with its key
 
-Scoring (here, not in frames): words are `ingest.text.tokens` (stemmed, stop words out). A key is
+Scoring (here, not in frames): words are `words.tokens` (stemmed, stop words out). A key is
 right when each labelled requirement has ≥ 80 % of its words in the key, ≥ 85 % of the key's words
 are requirement words, and no item is a fragment. An item is a fragment when it holds a link
 target, or, found in the comment, starts or ends inside a sentence (not after a sentence end, a
@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from frames_cli.ingest.answer_key import AnswerKey, extract_key  # noqa: E402
-from frames_cli.ingest.comment_text import VERDICT_WORDS, strip_links  # noqa: E402
-from frames_cli.ingest.text import overlap, token_set  # noqa: E402
+from frames_cli.ingest.keys.answer_key import AnswerKey, extract_key  # noqa: E402
+from frames_cli.ingest.keys.comment_text import VERDICT_WORDS, strip_links  # noqa: E402
+from frames_cli.words import overlap, token_set  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "answer_keys"
 RECORDING = DATA / "keys.spool-answers.jsonl.xz"
@@ -69,8 +69,8 @@ def load() -> list[Row]:
     """The labelled rows, read with frames' own review-log reader (columns found by their names)."""
     import yaml
 
-    from frames_cli.ingest.records import FieldResolver, read_records
-    from frames_cli.ingest.review_log import ALIASES, parse_verdict
+    from frames_cli.ingest.rows.records import FieldResolver, read_records
+    from frames_cli.ingest.feedback.review_log import ALIASES, parse_verdict
 
     labels = yaml.safe_load((DATA / "labels.yaml").read_text(encoding="utf-8"))
     rows = []
@@ -118,7 +118,7 @@ def model_keys(rows: list[Row], model: str, work: Path | None, wait: float) -> d
     (a workspace folder whose `spool/` answerers serve), answered live and added to the recording."""
     import spool_replay
 
-    from frames_cli.ingest.answer_key_model import ModelKeyReader
+    from frames_cli.ingest.keys.answer_key_model import ModelKeyReader
     from frames_cli.llm.client import ModelClient
     from frames_cli.workspace.layout import Workspace
 

@@ -7,7 +7,7 @@ temporary workspace, renders the catalog exactly as the built-in executor shows 
 
 - BM25 (k1 = 1.5, b = 0.75, rank-bm25's Okapi with Lucene's idf, ln(1 + (N − n + 0.5)/(n + 0.5)),
   see `LuceneBM25`) over the catalog lines (`id: name — description`), the question as the query,
-  both tokenised by `ingest.text.tokens`; `--idf okapi` ranks with rank-bm25's own idf instead;
+  both tokenised by `words.tokens`; `--idf okapi` ranks with rank-bm25's own idf instead;
 - the simulated executor (`frames-sim/executor`): the real first-turn prompt (`executor_catalog`)
   with the question as the request, and the ids it asks to load, in its order;
 - with `--executor spool/executor`, a model's choice: the same first-turn prompt sent through
@@ -218,7 +218,7 @@ def _bm25(corpus: list[list[str]]):
 
 def bm25_ranking(catalog, question: str) -> list[str]:
     """Skill names by BM25 score of their catalog line for `question`, best first (ties: catalog order)."""
-    from frames_cli.ingest.text import tokens
+    from frames_cli.words import tokens
 
     lines = catalog.text().split("\n")[1:]
     names = list(catalog.ids.values())
@@ -229,7 +229,7 @@ def bm25_ranking(catalog, question: str) -> list[str]:
 
 def body_ranking(skills, question: str) -> list[str]:
     """Skill names by BM25 score of their bodies for `question`, best first (ties: name order)."""
-    from frames_cli.ingest.text import tokens
+    from frames_cli.words import tokens
 
     names = sorted(skills)
     scores = _bm25([tokens(skills[n].body) for n in names]).get_scores(tokens(question))

@@ -28,8 +28,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_cli.ingest import pipeline  # noqa: E402
-from frames_cli.ingest.review_log import ReviewLogConverter  # noqa: E402
+from frames_cli.ingest.feedback import pipeline  # noqa: E402
+from frames_cli.ingest.feedback.review_log import ReviewLogConverter  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 from bundled import copy_example  # noqa: E402
 

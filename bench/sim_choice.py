@@ -56,7 +56,7 @@ def first_turns(data: Path) -> list[tuple[str, str, list[tuple[str, str, str]], 
 def _bm25(texts: list[str], idf: str):
     from rank_bm25 import BM25Okapi
 
-    from frames_cli.ingest.text import tokens
+    from frames_cli.words import tokens
 
     class Lucene(BM25Okapi):
         def _calc_idf(self, nd: dict) -> None:
@@ -68,7 +68,7 @@ def _bm25(texts: list[str], idf: str):
 
 def rank(rule: str, query: str, entries: list[tuple[str, str, str]]) -> list[str]:
     """Catalog ids in the order `rule` ("sim", "okapi", "lucene") would load them."""
-    from frames_cli.ingest.text import tokens
+    from frames_cli.words import tokens
     from frames_cli.sim.matching import bm25_ranked, ranked, skill_text
 
     texts = [skill_text(name, desc) for _, name, desc in entries]

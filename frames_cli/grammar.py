@@ -123,10 +123,10 @@ _CONTENT = ("NN", "VB", "JJ")
 
 
 def content_words(text: str) -> frozenset[str]:
-    """The stemmed nouns, verbs and adjectives of `text` (`ingest.text.tokens` of each), the words
+    """The stemmed nouns, verbs and adjectives of `text` (`words.tokens` of each), the words
     that say what a rule is about; function words and adverbs ("every", "never", "instead") are
     not, whatever a stop-word list holds."""
-    from frames_cli.ingest.text import tokens
+    from frames_cli.words import tokens
 
     return frozenset(
         t for word, pos in tagged(text) if pos.startswith(_CONTENT) for t in tokens(word.replace("'", " "))

@@ -60,10 +60,10 @@ EXECUTORS = Kind(
 CONVERTERS = Kind(
     "converter",
     {
-        "tau2": "frames_cli.ingest.tau2:Tau2Converter",
-        "review-log": "frames_cli.ingest.review_log:ReviewLogConverter",
-        "trace": "frames_cli.ingest.trace:TraceConverter",
-        "import": "frames_cli.ingest.generic:GenericConverter",
+        "tau2": "frames_cli.ingest.tau2.converter:Tau2Converter",
+        "review-log": "frames_cli.ingest.feedback.review_log:ReviewLogConverter",
+        "trace": "frames_cli.ingest.feedback.trace:TraceConverter",
+        "import": "frames_cli.ingest.feedback.generic:GenericConverter",
     },
 )
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from frames_cli.ingest.text import sentences
+from frames_cli.words import sentences
 
 # A sentence that sets a test of the agent: one that opens with "Test"/"Testing" ("Test that agent
 # refuses ...", "Testing introducing a new user intent ...", "Test for flight change."), or with

@@ -1,4 +1,5 @@
-"""Word-level text helpers shared by the converters: tokens, sentences, rule detection, overlap."""
+"""Word-level text helpers shared by the converters, coldstart, the guards, retrieval and the simulator: tokens,
+sentences, rule detection, overlap."""
 
 from __future__ import annotations
 

@@ -20,13 +20,14 @@ PACKAGE = Path(frames_cli.__file__).parent
 #: sub-package or from one listed before it, never after (docs/ARCHITECTURE.md, "Package order").
 LAYERS: dict[str, tuple[str, ...]] = {
     "evolution": ("compare", "state", "propose", "round", "decide", "report", "run"),
+    "ingest": ("cases", "keys", "rows", "tau2", "feedback"),
 }
 
 #: The most modules (`__init__.py` not counted) one folder of frames_cli holds.
 MAX_MODULES = 15
 
 #: Folders still over MAX_MODULES → their count today; cut next (issue 33), never to grow.
-NOT_YET_CUT = {"ingest": 25, "llm": 19, "commands": 21}
+NOT_YET_CUT = {"llm": 19, "commands": 21}
 
 #: The imports that still close cycles between the lower packages (importer, imported). Each is to
 #: be cut; the test fails when one is gone, so the list only shrinks, and on any new cycle.

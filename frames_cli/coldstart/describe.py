@@ -28,7 +28,7 @@ from frames_cli.coldstart.prose import Sentence, sentences
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.markup import plain
 from frames_cli.formats.policy import PolicyDocument, Section
-from frames_cli.ingest.text import rule_sentences, tokens, word_count
+from frames_cli.words import rule_sentences, tokens, word_count
 from frames_cli.tokens import approx_tokens
 
 #: Characters a verbatim description aims to stay within (the catalog's cost, issue 30) and
@@ -132,7 +132,7 @@ class TermWeights:
         return cls({w: math.log((n + 1) / (c + 1)) + 1 for w, c in df.items()}, math.log(n + 1) + 1, repeated)
 
     def weight(self, stem: str) -> float:
-        """idf of a stem (`ingest.text.tokens`); an unseen one weighs as a word in no section."""
+        """idf of a stem (`words.tokens`); an unseen one weighs as a word in no section."""
         return self.idf.get(stem, self.default)
 
 

@@ -21,7 +21,7 @@ from anyascii import anyascii
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.formats.markup import plain
 from frames_cli.formats.skill import MAX_NAME
-from frames_cli.ingest.text import CJK, STOPWORDS
+from frames_cli.words import CJK, STOPWORDS
 
 #: Preferred longest name (characters); the spec allows MAX_NAME.
 SOFT_NAME = 48

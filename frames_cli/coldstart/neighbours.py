@@ -37,7 +37,7 @@ def closest(entries: list[tuple[Neighbour, str]], k: int = NEIGHBOURS) -> dict[s
     Returns:
         skill name → up to `k` neighbours (empty for a set of one skill).
     """
-    from frames_cli.ingest.text import tokens
+    from frames_cli.words import tokens
 
     docs = [tokens(text) for _, text in entries]
     if len(entries) < 2:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from frames_cli.coldstart.links import IN_PAGE_LINE
 from frames_cli.formats.markup import plain
-from frames_cli.ingest.text import rule_sentences, word_count
+from frames_cli.words import rule_sentences, word_count
 
 _SKIP_LINE = re.compile(r"^\s*(?:\||#{1,6}(?:\s|$)|[-=]{3,}\s*$|```|~~~)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s|$)")
@@ -62,7 +62,7 @@ _POINTING_VERB = re.compile(
     r"^(?:see|check out|check|consider|read|visit|follow|click|go to|refer to|review|look at)\s+(?:the\s+)?\[",
     re.IGNORECASE,
 )
-# Statements of what is needed or allowed that carry no marker of `ingest.text.rule_sentences`.
+# Statements of what is needed or allowed that carry no marker of `words.rule_sentences`.
 _NORMATIVE = re.compile(
     r"\b(?:sufficient|recommend(?:ed|s)?|responsible for|reimburs(?:able|ed)|acceptable|approv(?:al|ed) (?:is|are)|"
     r"may|should)\b",
@@ -88,11 +88,11 @@ class Sentence:
 
     @property
     def words(self) -> int:
-        """Words of the plain text (`ingest.text.word_count`: a CJK character counts as one)."""
+        """Words of the plain text (`words.word_count`: a CJK character counts as one)."""
         return word_count(self.text)
 
     def states_rule(self) -> bool:
-        """It carries a rule marker (`ingest.text.rule_sentences`: must, only, never, at most, ...)."""
+        """It carries a rule marker (`words.rule_sentences`: must, only, never, at most, ...)."""
         return bool(rule_sentences(self.text))
 
     def normative(self) -> bool:

@@ -75,9 +75,9 @@ def check_description(source: str, description: object) -> list[str]:
     catalog is sent with every executor call); no `<`, `>` or `---` (the spec and the reference
     validator); no template tags, HTML comments, Markdown links or table rows; no word list or cut
     word (`lint.defects`); at least MIN_DESCRIPTION_WORDS words; at least MIN_SHARED_TERMS content
-    words (`ingest.text.tokens`) of the section, so it says what this section decides.
+    words (`words.tokens`) of the section, so it says what this section decides.
     """
-    from frames_cli.ingest.text import tokens, word_count
+    from frames_cli.words import tokens, word_count
 
     text = str(description or "")
     if not text.strip():

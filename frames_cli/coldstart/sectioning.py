@@ -25,7 +25,7 @@ from frames_cli.coldstart.links import IN_PAGE_LINE
 from frames_cli.coldstart.prose import Sentence, has_substance, sentences
 from frames_cli.formats.markup import plain
 from frames_cli.formats.policy import PolicyDocument, Section
-from frames_cli.ingest.text import tokens
+from frames_cli.words import tokens
 from frames_cli.tokens import approx_tokens
 from frames_cli.workspace.config import ColdstartConfig
 
@@ -307,7 +307,7 @@ def _join(first: Chunk, second: Chunk, keep: Chunk, hollow: bool = False) -> Chu
 
 
 def _words(chunk: Chunk) -> set[str]:
-    """The distinct stems (`ingest.text.tokens`) of a chunk's heading and text as read (links as
+    """The distinct stems (`words.tokens`) of a chunk's heading and text as read (links as
     their text, not their addresses), tables of contents left out: they repeat other sections'
     headings."""
     text = [plain(line) for _, line in chunk.lines() if not IN_PAGE_LINE.match(line)]

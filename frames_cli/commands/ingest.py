@@ -2,7 +2,7 @@
 
 Each converter adds one function to `SUBCOMMANDS`: it parses its own options, builds its
 `Converter` and hands it to `ingest_feedback.run_converter`, which stores the cases through
-`ingest/pipeline.py` (atomically, folding duplicates across sources, keeping the `created` stamps
+`ingest/feedback/pipeline.py` (atomically, folding duplicates across sources, keeping the `created` stamps
 of cases already in the file) and reports what was written.
 """
 
@@ -41,9 +41,9 @@ def tau2(
 
     A task that cannot be converted is skipped with `tasks.json:LINE: error: ...` (all or nothing with --strict).
     """
-    from frames_cli.ingest.dedup import today
-    from frames_cli.ingest.tau2 import Tau2Converter
-    from frames_cli.ingest.tau2_domains import DOMAINS
+    from frames_cli.ingest.cases.dedup import today
+    from frames_cli.ingest.tau2.converter import Tau2Converter
+    from frames_cli.ingest.tau2.domains import DOMAINS
     from frames_cli.workspace.layout import Workspace
 
     if domain is not None and domain not in DOMAINS:

@@ -1,10 +1,10 @@
 """The feedback subcommands of `frames ingest`: review-log, trace, cases, amendment, generate.
 
 Each is listed in `commands/ingest.py` `SUBCOMMANDS`. They parse options, build the converter and
-hand over to `ingest/pipeline.py`. Bad rows are printed as `path:line: error: ...` on stderr and
+hand over to `ingest/feedback/pipeline.py`. Bad rows are printed as `path:line: error: ...` on stderr and
 skipped; the command still exits 0 when good rows were imported. `--strict` makes any bad row
 exit 2 with nothing written; a file where no row is good also exits 2. Every run ends with the
-converter's account (`ingest/account.py`): the fields read from which columns, the columns left
+converter's account (`ingest/rows/account.py`): the fields read from which columns, the columns left
 unused (with a `--map` hint when one looks like a known field), and every row's fate.
 """
 
@@ -20,7 +20,7 @@ from frames_cli.commands.common import JsonOption, RepoOption, check_output_file
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
-    from frames_cli.ingest.pipeline import IngestReport
+    from frames_cli.ingest.feedback.pipeline import IngestReport
     from frames_cli.workspace.config import IngestConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -94,7 +94,7 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     """
     from frames_cli.errors import InputError
     from frames_cli.formatting import plural
-    from frames_cli.ingest import pipeline
+    from frames_cli.ingest.feedback import pipeline
 
     check_output_file(out, "--out")
     cases = converter.convert()
@@ -118,7 +118,7 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
             report.account.settle(report.stored.merged)
         report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, report.stored.written)
     if priors is not None:
-        from frames_cli.ingest.priors import save_priors
+        from frames_cli.ingest.cases.priors import save_priors
 
         save_priors(ws.root, priors)
     _print(report, as_json)
@@ -160,7 +160,7 @@ def _import_file(
     Raises:
         InputError: a bad `--map` item, or as `run_converter` (exit code 2).
     """
-    from frames_cli.ingest.records import parse_mapping
+    from frames_cli.ingest.rows.records import parse_mapping
     from frames_cli.workspace.layout import Workspace
 
     ws = Workspace.open(repo)
@@ -195,9 +195,9 @@ def review_log(
     states, read by the rules or by `models.keys`; a key the reader is unsure of marks its case
     `review: needed` (it counts once a person writes `review: confirmed`).
     """
-    from frames_cli.ingest import pipeline
-    from frames_cli.ingest.answer_key_model import workspace_reader
-    from frames_cli.ingest.review_log import FIELDS, ReviewLogConverter
+    from frames_cli.ingest.feedback import pipeline
+    from frames_cli.ingest.keys.answer_key_model import workspace_reader
+    from frames_cli.ingest.feedback.review_log import FIELDS, ReviewLogConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> ReviewLogConverter:
         return ReviewLogConverter(file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category, shown_path(ws, file),
@@ -220,9 +220,9 @@ def trace(
     Fields (--map FIELD=COLUMN, COLUMN being a JSON key): input, steps, messages, outcome, reward, label, expected, output,
     category, id.
     """
-    from frames_cli.ingest import pipeline
-    from frames_cli.ingest.answer_key_model import workspace_reader
-    from frames_cli.ingest.trace import ALIASES, TraceConverter
+    from frames_cli.ingest.feedback import pipeline
+    from frames_cli.ingest.keys.answer_key_model import workspace_reader
+    from frames_cli.ingest.feedback.trace import ALIASES, TraceConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> TraceConverter:
         return TraceConverter(file, columns, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.delayed_failure_steps, cfg.category,
@@ -248,7 +248,7 @@ def cases(
     symptom, id (the case id), fields.NAME. An InstructLab qna.yaml: --records
     seed_examples.questions_and_answers (question, answer, and the seed example's context as evidence).
     """
-    from frames_cli.ingest.generic import FIELDS, GenericConverter
+    from frames_cli.ingest.feedback.generic import FIELDS, GenericConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> GenericConverter:
         return GenericConverter(file, columns, fmt, cfg.category, check, records, shown_path(ws, file))
@@ -272,8 +272,8 @@ def amendment(
     Cases are generated when `models.generator` is set (marked generated, reviewed: false).
     """
     from frames_cli.errors import InputError, Location
-    from frames_cli.ingest import amendment as amend
-    from frames_cli.ingest import pipeline
+    from frames_cli.ingest.feedback import amendment as amend
+    from frames_cli.ingest.feedback import pipeline
     from frames_cli.workspace.layout import Workspace
 
     check_output_file(out, "--out")
@@ -349,7 +349,7 @@ def generate(
     New cases are marked generated and `reviewed: false`: they count only once a person sets
     `reviewed: true` in the case file (default cases/generated.yaml).
     """
-    from frames_cli.ingest import pipeline
+    from frames_cli.ingest.feedback import pipeline
     from frames_cli.workspace.layout import Workspace
 
     check_output_file(out, "--out")

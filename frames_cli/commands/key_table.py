@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from frames_cli.evaluation.checks import clip
-from frames_cli.ingest.answer_key import NONE_REASONS
+from frames_cli.ingest.keys.answer_key import NONE_REASONS
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from frames_cli.ingest.account import Account, RowFate
+    from frames_cli.ingest.rows.account import Account, RowFate
 
 #: Characters of a comment shown in the table (the whole comment is in `--json` and the case's notes).
 COMMENT_SHOWN = 400

@@ -83,8 +83,8 @@ def _stale_links(ws: Workspace, health: Health) -> list[Any]:
 
 
 def _feedback(ws: Workspace) -> dict[str, Any]:
-    """Cases per source, unreviewed generated cases and uncovered policy sections (ingest/pipeline.py)."""
-    from frames_cli.ingest.pipeline import feedback_status
+    """Cases per source, unreviewed generated cases and uncovered policy sections (ingest/feedback/pipeline.py)."""
+    from frames_cli.ingest.feedback.pipeline import feedback_status
 
     return feedback_status(ws, ws.config())
 

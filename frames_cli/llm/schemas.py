@@ -103,7 +103,7 @@ GENERATED_CASES: dict[str, Any] = {
 
 #: LLM rubric check (judge).
 #: Answer-key reader (`models.keys`): the requirements a reviewer's comment states, each a whole
-#: sentence of it (`ingest/answer_key_model.py` checks that), or none and why.
+#: sentence of it (`ingest/keys/answer_key_model.py` checks that), or none and why.
 ANSWER_KEY: dict[str, Any] = {
     "type": "object",
     "required": ["requirements"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from frames_cli.ingest.text import rule_sentences, sentences, tokens
+from frames_cli.words import rule_sentences, sentences, tokens
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from frames_cli.evaluation.checks import clip
 from frames_cli.evaluation.normalise import canonical
-from frames_cli.ingest.text import overlap
+from frames_cli.words import overlap
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import FOUND_THRESHOLD

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from frames_cli.casevalues import values_in
-from frames_cli.ingest.text import sentences, tokens
+from frames_cli.words import sentences, tokens
 
 #: An evidence sentence counts as present when one sentence of the skill text holds at least this
 #: share of its distinct content words (stop words dropped, crude stems): 0.7 tolerates a rewriter's
@@ -109,7 +109,7 @@ def bm25_ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple
     """Candidates (key, text) that share words with `query`, highest Okapi BM25 score first.
 
     The executor's choice of skills from a catalog: the candidates' texts are the corpus (one
-    document each, `ingest.text.tokens`), scored by rank-bm25's `BM25Okapi` (k1 = 1.5, b = 0.75,
+    document each, `words.tokens`), scored by rank-bm25's `BM25Okapi` (k1 = 1.5, b = 0.75,
     idf = ln((N − n + 0.5)/(n + 0.5)), floored at 0.25 × the mean idf; Robertson & Zaragoza 2009,
     "The Probabilistic Relevance Framework: BM25 and Beyond"). Chosen because it agrees best with
     the skills a real model loaded in the real-model trial (`bench/sim_choice.py`, DECISIONS).

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.casevalues import case_values, holds_value, is_rule_word, policy_values
 from frames_cli.grammar import cut_value
-from frames_cli.ingest.text import sentences, token_set, tokens
+from frames_cli.words import sentences, token_set, tokens
 from frames_cli.ruleform import note_sentences
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def passages_of(text: str) -> list[tuple[str, ...]]:
 
     Each heading's own lines (up to its first sub-heading), read as `formats.policy.parse_policy`
     reads a Markdown policy (ATX and setext headings; a `#` line inside fenced code is no heading;
-    front matter, template tags and HTML comments are not text), split into `ingest.text`
+    front matter, template tags and HTML comments are not text), split into `words.py`
     sentences of MIN_RULE_WORDS content words or more; the preamble before the first heading is a
     section too, and a section without one statement is dropped.
     """

@@ -27,7 +27,7 @@ from frames_cli.evolution.propose.diagnose import DiagnoserResult, Proposal
 from frames_cli.evolution.propose.guards import MAX_NAMED_VALUES, CaseValues, Hit, added_line_errors, guard_proposals
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict
-from frames_cli.ingest.text import sentences
+from frames_cli.words import sentences
 from frames_cli.ruleform import not_a_rule
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -73,7 +73,7 @@ def test_an_unclosed_quote_is_reported_where_it_opens() -> None:
 
 
 def test_cjk_text_has_tokens_sentences_and_rules() -> None:
-    from frames_cli.ingest.text import rule_sentences, sentences, tokens, word_count
+    from frames_cli.words import rule_sentences, sentences, tokens, word_count
 
     assert tokens("机构必须 ID") == ["机构", "构必", "必须", "id"]
     assert sentences("为了预防洗钱活动。金融机构必须建立制度。") == ["为了预防洗钱活动。", "金融机构必须建立制度。"]
@@ -84,7 +84,7 @@ def test_cjk_text_has_tokens_sentences_and_rules() -> None:
 def test_question_words_carry_no_topic() -> None:
     """"How", "why" and "where" are stop words like "what" and "who": a user's "How do I claim it?"
     shares nothing with an FAQ heading "How to book a hotel" (issue 13: it drew such questions)."""
-    from frames_cli.ingest.text import tokens
+    from frames_cli.words import tokens
     from frames_cli.sim.matching import bm25_ranked
 
     assert tokens("How, why, where, whom and whose?") == []

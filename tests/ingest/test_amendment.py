@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.ingest.amendment import git_versions, section_changes, stale_skills
+from frames_cli.ingest.feedback.amendment import git_versions, section_changes, stale_skills
 
 runner = CliRunner()
 PETS = "\n## Pets\n\nPets may travel in the cabin only on business flights.\nAt most one pet per passenger.\n"

@@ -25,9 +25,9 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.formats.case_files import load_cases, load_counted_cases
-from frames_cli.ingest.answer_key import extract_key
-from frames_cli.ingest.answer_key_model import key_from_reply, whole_sentences
-from frames_cli.ingest.review_log import ReviewLogConverter
+from frames_cli.ingest.keys.answer_key import extract_key
+from frames_cli.ingest.keys.answer_key_model import key_from_reply, whole_sentences
+from frames_cli.ingest.feedback.review_log import ReviewLogConverter
 
 runner = CliRunner()
 
@@ -257,7 +257,7 @@ def test_models_keys_reads_the_keys_and_falls_back_to_the_rules_when_it_fails(wo
 
 
 def test_a_trace_note_that_repeats_a_tool_error_is_not_the_key(tmp_path: Path) -> None:
-    from frames_cli.ingest.trace import TraceConverter
+    from frames_cli.ingest.feedback.trace import TraceConverter
 
     error = "Error: reservations must be cancelled within 24 hours of booking"
     trace = {"id": "t1", "input": "Cancel ABC123", "outcome": "failure",
@@ -276,7 +276,7 @@ def test_the_shipped_model_recording_answers_every_labelled_rows_current_prompt(
     import lzma
     import sys
 
-    from frames_cli.ingest.answer_key_model import key_request
+    from frames_cli.ingest.keys.answer_key_model import key_request
     from frames_cli.llm.spool import spool_id
 
     root = Path(__file__).resolve().parents[2]

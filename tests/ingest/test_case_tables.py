@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.errors import InputError
 from frames_cli.formats.case_files import load_cases
-from frames_cli.ingest.generic import GenericConverter
-from frames_cli.ingest.nested import lookup
+from frames_cli.ingest.feedback.generic import GenericConverter
+from frames_cli.ingest.rows.nested import lookup
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()

@@ -8,7 +8,7 @@ import pytest
 
 from frames_cli.errors import InputError
 from frames_cli.formats.case_files import load_cases, write_cases
-from frames_cli.ingest.dedup import content_key, default_check, make_case, merge_duplicates, store_cases
+from frames_cli.ingest.cases.dedup import content_key, default_check, make_case, merge_duplicates, store_cases
 
 
 def _case(kind: str, ref: str, text: str, expected, category: str = "cancel"):

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.formats.case import Diagnosis
 from frames_cli.formats.case_files import load_cases
-from frames_cli.ingest.dedup import make_case
-from frames_cli.ingest.generator import Unit, compute_coverage, validate_generated
-from frames_cli.ingest.pipeline import coverage
+from frames_cli.ingest.cases.dedup import make_case
+from frames_cli.ingest.cases.generator import Unit, compute_coverage, validate_generated
+from frames_cli.ingest.feedback.pipeline import coverage
 from frames_cli.workspace.layout import Workspace
 
 runner = CliRunner()
@@ -110,7 +110,7 @@ def test_generate_without_a_generator_model_is_a_config_error(workspace: Path):
 
 
 def test_a_skill_without_back_links_is_a_unit_and_the_prompt_follows_the_convention(workspace: Path):
-    from frames_cli.ingest.generator import generator_request
+    from frames_cli.ingest.cases.generator import generator_request
     from frames_cli.sim import reading
 
     folder = workspace / "skills" / "greeting"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.ingest.generic import FIELDS, GenericConverter
-from frames_cli.ingest.records import parse_mapping
+from frames_cli.ingest.feedback.generic import FIELDS, GenericConverter
+from frames_cli.ingest.rows.records import parse_mapping
 
 DATA = Path(__file__).parent / "data"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frames_cli.ingest.records import FieldResolver, read_records
+from frames_cli.ingest.rows.records import FieldResolver, read_records
 
 ALIASES = {"input": ("input", "question"), "comment": ("comment", "notes")}
 

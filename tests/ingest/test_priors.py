@@ -6,7 +6,7 @@ from pathlib import Path
 
 from frames_cli.formats.case import Source
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.ingest.priors import Prior, SkillMatcher, attach, load_priors, save_priors
+from frames_cli.ingest.cases.priors import Prior, SkillMatcher, attach, load_priors, save_priors
 
 
 def test_advice_goes_to_the_matching_skill_and_weak_matches_are_left_out(workspace: Path):

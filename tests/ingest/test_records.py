@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.ingest.records import FieldResolver, decode_lines, read_records
+from frames_cli.ingest.rows.records import FieldResolver, decode_lines, read_records
 
 ALIASES = {"input": ("input", "question"), "comment": ("comment", "notes")}
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from frames_cli.errors import Location
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest.review_log import APPROVED_KIND, ReviewLogConverter, parse_verdict
-from frames_cli.ingest.text import policy_sentences
+from frames_cli.ingest.feedback.review_log import APPROVED_KIND, ReviewLogConverter, parse_verdict
+from frames_cli.words import policy_sentences
 
 DATA = Path(__file__).parent / "data"
 

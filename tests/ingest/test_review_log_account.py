@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.formats.case_files import load_cases
-from frames_cli.ingest.review_log import ReviewLogConverter, parse_verdict
-from frames_cli.ingest.answer_key import extract_key, wrong_claims
-from frames_cli.ingest.text import rule_sentences
+from frames_cli.ingest.feedback.review_log import ReviewLogConverter, parse_verdict
+from frames_cli.ingest.keys.answer_key import extract_key, wrong_claims
+from frames_cli.words import rule_sentences
 
 runner = CliRunner()
 

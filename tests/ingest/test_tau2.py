@@ -13,8 +13,8 @@ from frames_cli.commands.app import app
 from frames_cli.errors import InputError
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_files import load_cases
-from frames_cli.ingest.tau2 import Tau2Converter
-from frames_cli.ingest.tau2_customer import CUSTOMER_HEADER, customer_text
+from frames_cli.ingest.tau2.converter import Tau2Converter
+from frames_cli.ingest.tau2.customer import CUSTOMER_HEADER, customer_text
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRLINE = ROOT / "tests" / "fixtures" / "tau2-airline"
@@ -266,14 +266,14 @@ def test_a_booking_lists_the_route_and_date_the_customer_names(airline: dict[str
 
 
 def test_every_option_can_be_booked(airline: dict[str, Case]) -> None:
-    from frames_cli.ingest.tau2_flights import TODAY
+    from frames_cli.ingest.tau2.flights import TODAY
 
     options = [o for c in airline.values() for o in c.task.input["fields"].get("flight_options", [])]
     assert options and all(o["status"] == "available" and o["date"] > TODAY and "prices" in o for o in options)
 
 
 def test_a_negated_change_asks_for_no_new_flight() -> None:
-    from frames_cli.ingest.tau2_flights import named_routes, requested_routes
+    from frames_cli.ingest.tau2.flights import named_routes, requested_routes
 
     records = [{"reservation_id": "ABC123", "origin": "IAH", "destination": "SEA",
                 "flights": [{"flight_number": "HAT001", "origin": "IAH", "destination": "SEA", "date": "2024-05-23"}]}]

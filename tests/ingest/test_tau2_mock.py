@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.ingest.tau2 import Tau2Converter
+from frames_cli.ingest.tau2.converter import Tau2Converter
 
 TASK = {
     "id": "create_task_1",

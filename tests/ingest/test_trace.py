@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from frames_cli.ingest.text import policy_sentences
-from frames_cli.ingest.trace import TraceConverter, excerpt, steps_from_messages
+from frames_cli.words import policy_sentences
+from frames_cli.ingest.feedback.trace import TraceConverter, excerpt, steps_from_messages
 
 DATA = Path(__file__).parent / "data"
 TRACES = DATA / "traces.jsonl"

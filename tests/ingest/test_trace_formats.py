@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.formats.case_files import load_cases
-from frames_cli.ingest.trace import TraceConverter, steps_from_messages
+from frames_cli.ingest.feedback.trace import TraceConverter, steps_from_messages
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from frames_cli.ingest.text import sentences, tokens
+from frames_cli.words import sentences, tokens
 from frames_cli.sim.matching import knowledge, sentence_found, sentence_sets
 
 

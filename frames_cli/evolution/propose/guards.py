@@ -33,7 +33,7 @@ from frames_cli.casevalues import (
     TOKEN, case_texts, case_values, holds_value, is_rule_word, name_phrases, phrases, policy_values, value_of, values_in, without_values,
 )
 from frames_cli.grammar import content_words, cut_value, fragment, narrates
-from frames_cli.ingest.text import sentences, token_set
+from frames_cli.words import sentences, token_set
 from frames_cli.ruleform import evaluator_assertion, first_non_rule, note_sentences
 from frames_cli.secretscan import REDACTED, find_secrets
 
@@ -102,7 +102,7 @@ class CaseValues:
             = …"), such a value no longer looks like a credential to the scanner that redacts
             what frames writes, so the reason must not print it.
         notes: the evidence sentences that are facts of their case (`Note`), for `copied_note`.
-        policy_words: the policy texts' words (`ingest.text.token_set`), for `ungrounded`.
+        policy_words: the policy texts' words (`words.token_set`), for `ungrounded`.
         case_words: case id → the words of everything its record holds, for `ungrounded`.
         check_values: `why_not` refuses case values and stubs (`evolution.guards.case_values`).
         check_form: `why_not` refuses what is not a rule for the agent (`evolution.guards.rule_form`).

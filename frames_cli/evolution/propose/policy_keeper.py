@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
-from frames_cli.ingest.text import overlap, sentences, token_set
+from frames_cli.words import overlap, sentences, token_set
 
 if TYPE_CHECKING:
     from frames_cli.evolution.propose.consensus import Blueprint

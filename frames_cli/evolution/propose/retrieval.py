@@ -35,7 +35,7 @@ passages that match what every failure mentions ("the user must provide their us
 of the bundled example's first 9 batches, over the passages that decide single failures. The top `top_k` are returned; none when nothing
 clears the floor.
 
-Terms are `ingest.text.tokens`: lower-cased words without stop words, crudely stemmed, so
+Terms are `words.tokens`: lower-cased words without stop words, crudely stemmed, so
 "refunds" meets "refund". Everything here is deterministic and pure (no I/O, no model call) except
 `change_passages`, which runs `git log`.
 """
@@ -47,7 +47,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.ingest.text import tokens
+from frames_cli.words import tokens
 
 if TYPE_CHECKING:
     from frames_cli.formats.policy import PolicyDocument, Section

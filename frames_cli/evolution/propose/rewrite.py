@@ -12,7 +12,7 @@ from frames_cli.errors import FramesError, InputError
 from frames_cli.evolution.propose.consensus import Blueprint
 from frames_cli.evolution.propose.diagnose import SKILL_NAME
 from frames_cli.evolution.propose.prompting import REWRITE_FORMAT, json_block, skill_block
-from frames_cli.ingest.text import word_count
+from frames_cli.words import word_count
 from frames_cli.sanitize import clean, escape_tags, one_line, structure_tags
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from frames_cli.ingest.text import token_set
+from frames_cli.words import token_set
 
 _QUOTED_RULE = re.compile(r'^\s*Add the rule:\s*"(.+)"\s*$', re.DOTALL)
 _NUMBER_WORDS = {
@@ -42,7 +42,7 @@ def rule_text(change: str) -> str:
 
 
 def similarity(a: str, b: str) -> float:
-    """Jaccard similarity (0–1) of the two texts' stemmed content words (`ingest.text.token_set`).
+    """Jaccard similarity (0–1) of the two texts' stemmed content words (`words.token_set`).
 
     Two empty texts are identical (1.0) only when they are equal strings; otherwise 0.0.
     """

@@ -31,8 +31,8 @@ from frames_cli.formats.case import Case, Check, Diagnosis
 from frames_cli.formats.policy import PolicyDocument, Section
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.ingest.dedup import fair_check, make_case
-from frames_cli.ingest.text import best_sentence, overlap, sentences, token_set
+from frames_cli.ingest.cases.dedup import fair_check, make_case
+from frames_cli.words import best_sentence, overlap, sentences, token_set
 from frames_cli.llm.types import ChatReply, ChatRequest, Usage
 from frames_cli.registry import CHECKS
 

@@ -32,8 +32,8 @@ from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import decode_policy, is_companion, parse_policy, span_sha256
 from frames_cli.formats.skill import BackLink
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.ingest.generator import Unit, section_units
-from frames_cli.ingest.text import sentences
+from frames_cli.ingest.cases.generator import Unit, section_units
+from frames_cli.words import sentences
 
 KIND = "amendment"
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from frames_cli.formats.case import Case, Check, Diagnosis
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest.account import Account
-from frames_cli.ingest.dedup import make_case
-from frames_cli.ingest.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
+from frames_cli.ingest.rows.account import Account
+from frames_cli.ingest.cases.dedup import make_case
+from frames_cli.ingest.rows.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
 from frames_cli.registry import CHECKS
 
 KIND = "import"
@@ -75,7 +75,7 @@ class GenericConverter:
         fmt: "csv", "tsv", "jsonl" or "yaml".
         category: category of rows that name none (`ingest.category`).
         check: check kind of rows that name none (None: `set` for list answers, else `exact`).
-        records: JSON/YAML: the path of the record list below the top level (`ingest.nested`).
+        records: JSON/YAML: the path of the record list below the top level (`ingest.rows.nested`).
         shown: the file's name in locations and case references (relative to the workspace).
 
     After `convert`, `problems` holds the bad rows (skipped) and warnings, with file and line,

@@ -19,12 +19,19 @@ from frames_cli.formats.policy import read_policies
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.formats.case_files import case_files
-from frames_cli.ingest.account import Account
-from frames_cli.ingest.dedup import StoreResult, store_cases
-from frames_cli.ingest.generator import CaseGenerator, Coverage, Unit, compute_coverage, section_units, skill_units
-from frames_cli.ingest.priors import Prior, Priors, SkillMatcher, attach, load_priors
-from frames_cli.ingest.review_log import APPROVED_KIND
-from frames_cli.ingest.text import policy_sentences
+from frames_cli.ingest.rows.account import Account
+from frames_cli.ingest.cases.dedup import StoreResult, store_cases
+from frames_cli.ingest.cases.generator import (
+    CaseGenerator,
+    Coverage,
+    Unit,
+    compute_coverage,
+    section_units,
+    skill_units,
+)
+from frames_cli.ingest.cases.priors import Prior, Priors, SkillMatcher, attach, load_priors
+from frames_cli.ingest.feedback.review_log import APPROVED_KIND
+from frames_cli.words import policy_sentences
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
 

@@ -26,11 +26,11 @@ How a row is classified:
   for the regression pool by its source kind ``review-log-approved``: a reviewer, not an evaluation
   run, judged it, so `pipeline.seed_regression_pool` adds it to the pool at import.
 - **Advice only** (verdict like note/advice/fyi) → a prior attached to the matching skills by BM25
-  (`ingest.priors`), never a case.
+  (`ingest.cases.priors`), never a case.
 - Anything else (no input, unknown verdict, a rejected row with neither correct answer nor
   comment) is a bad row: reported with file and line, skipped.
 
-The answer key (`ingest.answer_key`): every requirement the comment states (rules, correct figures,
+The answer key (`ingest.keys.answer_key`): every requirement the comment states (rules, correct figures,
 required steps), each a whole sentence as the reviewer wrote it; never a fragment, never policy
 text the reviewer did not write, never a link target; the story, tone and names are notes. Read by
 the rules of `answer_key.extract_key`, or by the model of ``models.keys`` held to the same contract
@@ -50,13 +50,13 @@ from pathlib import Path
 from frames_cli.errors import Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest.account import Account, AsPrior
-from frames_cli.ingest.answer_key import NONE_REASONS, AnswerKey
-from frames_cli.ingest.answer_key_model import Pair, rule_reader
-from frames_cli.ingest.dedup import make_case
-from frames_cli.ingest.priors import Prior
-from frames_cli.ingest.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
-from frames_cli.ingest.text import best_sentence
+from frames_cli.ingest.rows.account import Account, AsPrior
+from frames_cli.ingest.keys.answer_key import NONE_REASONS, AnswerKey
+from frames_cli.ingest.keys.answer_key_model import Pair, rule_reader
+from frames_cli.ingest.cases.dedup import make_case
+from frames_cli.ingest.cases.priors import Prior
+from frames_cli.ingest.rows.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
+from frames_cli.words import best_sentence
 
 KIND = "review-log"
 #: Source kind of approved rows: passing cases a reviewer vouched for (regression-pool seeds).

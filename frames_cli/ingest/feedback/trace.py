@@ -1,7 +1,7 @@
 """`frames ingest trace`: agent traces (JSON Lines or a JSON array) → cases whose diagnosis holds a trajectory excerpt.
 
 One line (or array item, or a file that is one JSON object) is one trace, in either shape (a
-Claude Code session file, one event per line, is one trace per session: `ingest/sessions.py`):
+Claude Code session file, one event per line, is one trace per session: `ingest/feedback/sessions.py`):
 
 - **steps**: ``{"steps": [{"state": …, "action": …, "result": …}, …], "outcome": "failure", …}``;
   SWE-agent's ``trajectory`` steps carry their result as ``observation``.
@@ -50,14 +50,14 @@ from typing import Any
 
 from frames_cli.formats.case import Case, Check, Diagnosis
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest.account import Account
-from frames_cli.ingest.dedup import make_case
-from frames_cli.ingest.nested import split_path
-from frames_cli.ingest.records import FieldResolver, Record, convert_records, read_records
-from frames_cli.ingest.answer_key import AnswerKey
-from frames_cli.ingest.answer_key_model import Pair, rule_reader
-from frames_cli.ingest.review_log import parse_verdict, policy_evidence, rubric_check
-from frames_cli.ingest.sessions import group_sessions
+from frames_cli.ingest.rows.account import Account
+from frames_cli.ingest.cases.dedup import make_case
+from frames_cli.ingest.rows.nested import split_path
+from frames_cli.ingest.rows.records import FieldResolver, Record, convert_records, read_records
+from frames_cli.ingest.keys.answer_key import AnswerKey
+from frames_cli.ingest.keys.answer_key_model import Pair, rule_reader
+from frames_cli.ingest.feedback.review_log import parse_verdict, policy_evidence, rubric_check
+from frames_cli.ingest.feedback.sessions import group_sessions
 
 KIND = "trace"
 

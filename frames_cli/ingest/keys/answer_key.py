@@ -6,7 +6,7 @@ rule, we never say taxis are banned"). The key holds every requirement the revie
 correct figures, required steps), each a whole sentence as the reviewer wrote it, and nothing else:
 never a fragment, never policy text the reviewer did not write, never a link target. The rest are
 diagnosis notes. This module is the deterministic reader (`extract_key`), the offline default and
-the fallback of the model reader (`ingest/answer_key_model.py`); both return an `AnswerKey`.
+the fallback of the model reader (`ingest/keys/answer_key_model.py`); both return an `AnswerKey`.
 
 Each sentence (`comment_text.split_sentences`, verdict words cut) is read in this order, the first
 rule that applies deciding:
@@ -45,7 +45,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from frames_cli.ingest.comment_text import drop_verdict, split_sentences, strip_links
+from frames_cli.ingest.keys.comment_text import drop_verdict, split_sentences, strip_links
 
 #: How the key was read: by these rules, or by a model (its name) with these rules as the check.
 RULES = "rules"

@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from frames_cli.ingest.answer_key import AnswerKey, Sentence, extract_key, read_sentence, wrong_claims
-from frames_cli.ingest.comment_text import drop_verdict, split_sentences, strip_links
+from frames_cli.ingest.keys.answer_key import AnswerKey, Sentence, extract_key, read_sentence, wrong_claims
+from frames_cli.ingest.keys.comment_text import drop_verdict, split_sentences, strip_links
 
 if TYPE_CHECKING:
     from frames_cli.llm.client import ModelClient

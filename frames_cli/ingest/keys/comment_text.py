@@ -1,6 +1,6 @@
 """A reviewer's comment as sentences: links reduced to their words, bullets and verdict words cut, quotes kept whole.
 
-The answer key of a rejected row is made of whole sentences the reviewer wrote (`ingest.answer_key`),
+The answer key of a rejected row is made of whole sentences the reviewer wrote (`ingest.keys.answer_key`),
 so the comment is first cut where a reader would cut it:
 
 - Markdown links ``[words](target)`` keep their words, never the target; ``<https://…>`` and bare

@@ -18,7 +18,7 @@ from frames_cli.errors import Location
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
-    from frames_cli.ingest.answer_key import AnswerKey
+    from frames_cli.ingest.keys.answer_key import AnswerKey
 
 #: The fates of a row, in the order the summary lists them.
 FATES = ("case", "passing case", "prior", "duplicate", "skipped")

@@ -18,8 +18,8 @@ from typing import Any
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest import nested
-from frames_cli.ingest.account import FieldUse
+from frames_cli.ingest.rows import nested
+from frames_cli.ingest.rows.account import FieldUse
 
 # difflib ratio above which a header is taken for a misspelt alias; 0.8 accepts one wrong or
 # missing letter in a 5-letter word ("coment", "catgory") but not a different word ("content").

@@ -11,8 +11,8 @@ from typing import Any
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest import nested
-from frames_cli.ingest.fields import FieldResolver, ReadResult, Record, plain, make_record, unused_columns
+from frames_cli.ingest.rows import nested
+from frames_cli.ingest.rows.fields import FieldResolver, ReadResult, Record, plain, make_record, unused_columns
 
 def warn_once(problems: list[Problem], warned: set[str], location: Location, warnings: list[str]) -> None:
     """Add each warning the first time it is seen in a file: one misspelt key is one warning, not one per row."""

@@ -19,7 +19,7 @@ same mess the same way:
   European locale save semicolon-separated ".csv" files.
 - JSON files (`.json`, or a JSON Lines file that is one JSON array) hold an array of records, or
   one object that is a record itself (a SWE-agent ``.traj``) or holds them (`records` path).
-- Records may sit below the top level (`records`, see `ingest.nested`): each is read with its
+- Records may sit below the top level (`records`, see `ingest.rows.nested`): each is read with its
   ancestors' fields, so a mapping can name a parent's key.
 - What was read is kept for the ingest's account: the field → column choices (`ReadResult.fields`)
   and the columns no field used (`ReadResult.unused`, with `FieldResolver.hint`).
@@ -35,9 +35,9 @@ from typing import Any, TypeVar
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest.account import Account, AsPrior
-from frames_cli.ingest.fields import FieldResolver, ReadResult, Record, make_record, unused_columns, iter_prefixed, parse_mapping
-from frames_cli.ingest.objects import jsonl_objects, nested_rows, object_records, read_json, read_yaml, Unreadable, json_array_items, sniff_json
+from frames_cli.ingest.rows.account import Account, AsPrior
+from frames_cli.ingest.rows.fields import FieldResolver, ReadResult, Record, make_record, unused_columns, iter_prefixed, parse_mapping
+from frames_cli.ingest.rows.objects import jsonl_objects, nested_rows, object_records, read_json, read_yaml, Unreadable, json_array_items, sniff_json
 
 __all__ = ["FORMATS", "FieldResolver", "ReadResult", "Record", "convert_records", "decode_lines", "iter_prefixed", "json_array_items",
            "parse_mapping", "read_records"]
@@ -176,7 +176,7 @@ def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, re
         resolver: how columns map to canonical fields.
         fmt: "csv", "tsv", "jsonl", "json" or "yaml", overriding the suffix. "jsonl" reads a file
             that is one JSON document (an array, a pretty-printed object) as "json".
-        records: JSON/YAML only: the path of the record list below the top level (`ingest.nested`).
+        records: JSON/YAML only: the path of the record list below the top level (`ingest.rows.nested`).
         shown: the file's name in locations and case references (the path relative to the
             workspace); default `path`.
         regroup: JSON Lines only: turns the parsed lines into the records (several lines into one,

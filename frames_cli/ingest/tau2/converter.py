@@ -1,7 +1,7 @@
 """tau2-bench tasks → cases: the customer's side and their records as input, the allowed write actions as expected.
 
 One tau2 task becomes one case (see `Tau2Converter` for the rules). Domains differ only in a
-`Tau2Domain` table (ingest/tau2_domains.py): which DB table holds the customer's records (airline reservations, retail
+`Tau2Domain` table (ingest/tau2/domains.py): which DB table holds the customer's records (airline reservations, retail
 orders), which tools write, and how a write action names a category.
 """
 
@@ -16,11 +16,11 @@ from typing import Any
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest.account import Account
-from frames_cli.ingest.tau2_customer import customer_text
-from frames_cli.ingest.tau2_data import Tau2Db, read_tasks
-from frames_cli.ingest.tau2_domains import AIRLINE, DOMAINS, Tau2Domain
-from frames_cli.ingest.tau2_reach import untellable
+from frames_cli.ingest.rows.account import Account
+from frames_cli.ingest.tau2.customer import customer_text
+from frames_cli.ingest.tau2.data import Tau2Db, read_tasks
+from frames_cli.ingest.tau2.domains import AIRLINE, DOMAINS, Tau2Domain
+from frames_cli.ingest.tau2.reach import untellable
 
 _FLIGHT_REQUEST = re.compile(
     r"\b(chang|modif|upgrad|downgrad|push back|switch|book\b|rebook|reschedul|nonstop|cabin|business|economy)",

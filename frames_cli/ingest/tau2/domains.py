@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from frames_cli.ingest.tau2_data import Tau2Db
-from frames_cli.ingest.tau2_flights import RESERVATION_ID, airline_context
+from frames_cli.ingest.tau2.data import Tau2Db
+from frames_cli.ingest.tau2.flights import RESERVATION_ID, airline_context
 
 _ANSWER_FORMAT = (
     'A JSON object {{"actions": [{{"name": TOOL, "arguments": {{...}}}}, ...], "reply": TEXT}}: "actions" lists every '

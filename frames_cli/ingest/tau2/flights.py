@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from frames_cli.ingest.tau2_data import Tau2Db
+    from frames_cli.ingest.tau2.data import Tau2Db
 
 #: The airline policy's "current time" (`policies/airline.md`): no flight before it can be booked.
 TODAY = "2024-05-15"
