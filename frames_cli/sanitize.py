@@ -46,8 +46,9 @@ _SUSPECT = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\U0010ffff]")
 
 
 @lru_cache(maxsize=65536)
-def _kind(char: str) -> str:
-    """"control", "invisible" or "" (allowed) for one character."""
+def char_kind(char: str) -> str:
+    """"control", "invisible" or "" (allowed) for one character, by its Unicode general category:
+    Cc and Cs are control, Cf invisible; tab, line feed, carriage return and form feed are allowed."""
     if char in _LAYOUT:
         return ""
     category = unicodedata.category(char)
@@ -60,7 +61,7 @@ def _unsafe_set(text: str, invisible: bool = True, extra: str = "") -> set[str]:
     if _SUSPECT.search(text) is None and not any(c in text for c in extra):
         return set()
     wanted = ("control", "invisible") if invisible else ("control",)
-    return {c for c in set(text) if c in extra or _kind(c) in wanted}
+    return {c for c in set(text) if c in extra or char_kind(c) in wanted}
 
 
 def _class(chars: set[str]) -> re.Pattern[str]:

@@ -68,13 +68,13 @@ def test_the_classes_are_unicode_categories():
     import sys
     import unicodedata
 
-    from frames_cli.sanitize import _kind
+    from frames_cli.sanitize import char_kind
 
     for code in list(range(0x30000)) + list(range(0xE0000, 0xE1000)) + [sys.maxunicode]:
         char = chr(code)
         category = unicodedata.category(char)
         want = "" if char in "\t\n\r\x0c" else "control" if category in ("Cc", "Cs") else "invisible" if category == "Cf" else ""
-        assert _kind(char) == want, hex(code)
+        assert char_kind(char) == want, hex(code)
     for char in ("\U000e0041", "\u00ad", "\x9b", "\ud800"):
         assert find_unsafe(f"ok {char}") is not None and char not in clean(f"a{char}b")
         assert char not in for_terminal(char) and char not in json_escape_unsafe(json.dumps(char, ensure_ascii=False))
