@@ -1,7 +1,7 @@
 """Run records: the persisted RunState and Candidate schema (state.json), and a run's summary.
 
 `state.json` carries `schema` (SCHEMA_VERSION); a file from a newer frames is refused, not guessed at,
-and an older one is upgraded on reading, one step per version (`_UPGRADES`).
+and an older one is upgraded on reading, one step per version (evolution/state/upgrades.py).
 Run and candidate ids, refs and the review branch are evolution/state/run_ids.py; the run folders
 (saving, reading, listing runs) evolution/state/runs.py.
 """
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from frames_cli.errors import InputError, Location
 from frames_cli.evolution.state.run_ids import CANDIDATE_ID_RE, RUN_ID_RE
 from frames_cli.evolution.state.strict_json import fields_from
+from frames_cli.evolution.state.upgrades import upgrade
 
 if TYPE_CHECKING:
     from frames_cli.evolution.compare.evidence import Recommendation
@@ -285,8 +286,7 @@ class RunState:
         if isinstance(data, dict) and isinstance(data.get("schema"), int) and data["schema"] > SCHEMA_VERSION:
             raise InputError(f"run state schema {data['schema']} is newer than this frames ({SCHEMA_VERSION}); upgrade frames", where)
         if isinstance(data, dict) and isinstance(data.get("schema", 1), int):
-            for version in range(max(1, data.get("schema", 1)), SCHEMA_VERSION):
-                data = _UPGRADES[version](dict(data))
+            data = upgrade(data, SCHEMA_VERSION)
         values = fields_from(cls, data, where)
         if not isinstance(values["run_id"], str) or not RUN_ID_RE.match(values["run_id"]):
             raise InputError(f"bad run id {values['run_id']!r}", where)
@@ -300,32 +300,6 @@ class RunState:
             except InputError as exc:
                 raise InputError(exc.message, where) from None
         return state
-
-
-def _upgrade_1(data: dict[str, Any]) -> dict[str, Any]:
-    """Schema 1 → 2: the recommendation becomes a record. A finished schema-1 run recommended the
-    front member with the highest pass rate among those whose gain on the unseen selection cases
-    had p ≤ α / m (Bonferroni over the m children evaluated); that verdict is kept as it was made."""
-    evolution = (data.get("config") or {}).get("evolution") or {}
-    alpha = float(evolution.get("recommend_alpha", 1.0))
-    data["schema"] = 2
-    if (data.get("status") != "finished" and not data.get("branch")) or "recommendation" in data or alpha >= 1:
-        return data  # under the paper's rule RunState.best decides live, as before
-    children = [c for c in data.get("candidates", []) if isinstance(c, dict) and c.get("parent_id") is not None
-                and c.get("pass_rate") is not None]
-    bar = alpha / max(1, len(children))
-    front = set(data.get("front", []))
-    members = [c for c in children if c.get("id") in front and isinstance(c.get("gain_p"), (int, float)) and c["gain_p"] <= bar]
-    member = max(members, key=lambda c: (c["pass_rate"], -(c.get("mean_tokens") or 0.0)), default=None)
-    note = (f"recorded before frames kept the evidence: p = {member['gain_p']:.2g} on unseen cases, at most α / m = {bar:.2g}" if member
-            else f"recorded before frames kept the evidence: no gain on unseen cases reached α / m = {bar:.2g}")
-    data["recommendation"] = {"member": member["id"] if member else None, "status": "final" if member else "none", "alpha": alpha,
-                              "rule": "legacy", "note": note}
-    return data
-
-
-#: schema version → the step that upgrades a state of that version to the next.
-_UPGRADES = {1: _upgrade_1}
 
 
 @dataclass(frozen=True)
