@@ -119,7 +119,7 @@ def model_keys(rows: list[Row], model: str, work: Path | None, wait: float) -> d
     import spool_replay
 
     from frames_cli.ingest.keys.answer_key_model import ModelKeyReader
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.workspace.layout import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:

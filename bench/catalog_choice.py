@@ -128,7 +128,7 @@ class Bench:
             self.config = with_overrides(self.config, "llm", concurrency=256)
             self.config = with_overrides(self.config, "spool", timeout_s=self.wait, poll_s=min(0.05, self.wait / 4))
         if self.model or self.executor:
-            from frames_cli.llm.client import ModelClient
+            from frames_cli.llm.client.client import ModelClient
 
             self.client = ModelClient(self.ws, self.config, run_dir=self.ws.state_dir / "bench").__enter__()
         return self
@@ -162,9 +162,9 @@ class Bench:
             SystemExit: a recorded answer was not taken within `wait` seconds (a busy machine):
                 the figures would count a recorded question as unanswered.
         """
-        from frames_cli.llm.schemas import EXECUTOR_STEP
-        from frames_cli.llm.spool import spool_id
-        from frames_cli.llm.types import ChatRequest
+        from frames_cli.llm.messages.schemas import EXECUTOR_STEP
+        from frames_cli.llm.transport.spool import spool_id
+        from frames_cli.llm.messages.types import ChatRequest
 
         requests = [ChatRequest("executor", [{"role": "user", "content": first_turn(catalog, q)}], EXECUTOR_STEP, tag="q") for q in questions]
         replies = self.client.chat_many(requests)
@@ -238,7 +238,7 @@ def body_ranking(skills, question: str) -> list[str]:
 
 def first_turn(catalog, question: str) -> str:
     """The built-in executor's first message for a case whose request is `question` (case id "q")."""
-    from frames_cli.llm.prompts import render
+    from frames_cli.llm.messages.prompts import render
 
     return render("executor_catalog", case_id="q", catalog=catalog.text(), request=question, answer_format="JSON", max_loads=TOP)
 

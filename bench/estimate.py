@@ -120,7 +120,7 @@ def main() -> int:
 
         from frames_cli.evaluation.runner import evaluate
         from frames_cli.executor.factory import make_executor
-        from frames_cli.llm.client import ModelClient
+        from frames_cli.llm.client.client import ModelClient
         from frames_cli.sim.world import SimWorld
 
         config = ws.config()

@@ -52,9 +52,9 @@ from frames_cli.evaluation.runner import EvalReport, evaluate  # noqa: E402
 from frames_cli.executor.builtin import BuiltinExecutor  # noqa: E402
 from frames_cli.formats.case_files import load_cases, write_cases  # noqa: E402
 from frames_cli.formats.skill_set import SkillSet  # noqa: E402
-from frames_cli.llm.client import ModelClient  # noqa: E402
-from frames_cli.llm.ledger import Ledger  # noqa: E402
-from frames_cli.llm.providers import litellm_module  # noqa: E402
+from frames_cli.llm.client.client import ModelClient  # noqa: E402
+from frames_cli.llm.store.ledger import Ledger  # noqa: E402
+from frames_cli.llm.transport.providers import litellm_module  # noqa: E402
 from frames_cli.sim.world import SimWorld  # noqa: E402
 from frames_cli.workspace.config import FramesConfig, ModelsConfig, with_overrides  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402

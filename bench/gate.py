@@ -189,7 +189,7 @@ def samples_outcomes(root: Path, commit: str | None, samples: int) -> tuple[dict
     from frames_cli.formats.case_files import load_counted_cases
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld
 
     ws = Workspace.open(root)

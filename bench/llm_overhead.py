@@ -30,9 +30,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task  # noqa: E402
-from frames_cli.llm.client import ChatRequest, ModelClient  # noqa: E402
-from frames_cli.llm.prompts import render  # noqa: E402
-from frames_cli.llm.schemas import EXECUTOR_STEP  # noqa: E402
+from frames_cli.llm.client.client import ChatRequest, ModelClient  # noqa: E402
+from frames_cli.llm.messages.prompts import render  # noqa: E402
+from frames_cli.llm.messages.schemas import EXECUTOR_STEP  # noqa: E402
 from frames_cli.sim.world import SimWorld  # noqa: E402
 from frames_cli.workspace.config import FramesConfig, ModelsConfig, with_overrides  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
@@ -74,7 +74,7 @@ def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency:
     the floor set by litellm and the simulator, without the layer (no cache, ledger, audit, parsing)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from frames_cli.llm import providers
+    from frames_cli.llm.transport import providers
 
     litellm = providers.litellm_module()
 

@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from frames_cli.llm import providers
+from frames_cli.llm.transport import providers
 
 
 class SimBackend:

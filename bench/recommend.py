@@ -129,7 +129,7 @@ def many_samples(root: Path, samples: int) -> dict[str, CaseOutcome]:
     from frames_cli.formats.case_files import load_counted_cases
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import BudgetConfig
     from frames_cli.workspace.layout import Workspace

@@ -1,7 +1,7 @@
 """Recorded spool answers: a bench replays what a model once answered through `spool/<role>`.
 
 A recording is xz-compressed JSONL, one {id, model, messages, answer} per request; `id` is the
-spool id (`llm.spool.spool_id`, the hash of the model's name, the messages and the sample), so a
+spool id (`llm.transport.spool.spool_id`, the hash of the model's name, the messages and the sample), so a
 request finds its answer only while its prompt is byte-for-byte the one recorded. Replaying puts
 each answer in the spool folder as `<id>.answer.txt`, where the spool provider takes it at once;
 recording gathers the answered requests of a folder that someone answered live.
@@ -14,7 +14,7 @@ import lzma
 import re
 from pathlib import Path
 
-#: A spool id as `llm.spool.spool_id` makes it: the only file name a recording may ask for.
+#: A spool id as `llm.transport.spool.spool_id` makes it: the only file name a recording may ask for.
 SPOOL_ID = re.compile(r"[0-9a-f]{20}")
 
 

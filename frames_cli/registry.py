@@ -80,12 +80,12 @@ CHECKS = Kind(
 
 #: Model-string prefixes in `models.<role>`; anything without a known prefix goes to litellm. A
 #: module with `litellm_provider()` is registered with litellm as a custom provider
-#: (llm/providers.py), so `llm/` never imports the simulator.
+#: (llm/transport/providers.py), so `llm/` never imports the simulator.
 PROVIDERS = Kind(
     "model provider",
     {
         "frames-sim": "frames_cli.sim",
-        "spool": "frames_cli.llm.spool",
+        "spool": "frames_cli.llm.transport.spool",
         "litellm": "litellm",
     },
 )

@@ -63,7 +63,7 @@ def install_scripted(handler: object) -> None:
     one; `remove_scripted` takes it out again."""
     from litellm.utils import custom_llm_setup
 
-    from frames_cli.llm.providers import litellm_module
+    from frames_cli.llm.transport.providers import litellm_module
 
     litellm = litellm_module()
     litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != SCRIPTED] + [
@@ -74,7 +74,7 @@ def install_scripted(handler: object) -> None:
 
 def remove_scripted() -> None:
     """Take the `scripted/` provider out of litellm's provider map."""
-    from frames_cli.llm.providers import litellm_module
+    from frames_cli.llm.transport.providers import litellm_module
 
     litellm = litellm_module()
     litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != SCRIPTED]

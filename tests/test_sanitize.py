@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from frames_cli.llm.prompts import Block, render
+from frames_cli.llm.messages.prompts import Block, render
 from frames_cli.sanitize import clean, escape_tags, find_unsafe, for_terminal, json_escape_unsafe, one_line, structure_tags
 
 HOSTILE = "a\x00b\x1b]0;title\x07c\x1b[2J\u202ed\u200be\ufeff\x9bf\r\ng\rh\x7f"

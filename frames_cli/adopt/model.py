@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from frames_cli.adopt.describe import TEXT_DESCRIPTION_CHARS, clean, shorten
 
 if TYPE_CHECKING:
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
 
 
 def model_describer(client: ModelClient):  # type: ignore[no-untyped-def]
@@ -16,9 +16,9 @@ def model_describer(client: ModelClient):  # type: ignore[no-untyped-def]
     An answer that is not valid after the client's repair turn gives None for that skill, so its
     description is written from the text and the report says why.
     """
-    from frames_cli.llm.prompts import render
-    from frames_cli.llm.schemas import ADOPT_DESCRIPTION
-    from frames_cli.llm.types import ChatRequest
+    from frames_cli.llm.messages.prompts import render
+    from frames_cli.llm.messages.schemas import ADOPT_DESCRIPTION
+    from frames_cli.llm.messages.types import ChatRequest
 
     model = client.model_for("coldstart")
 

@@ -23,7 +23,7 @@ from frames_cli.sanitize import clean
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import Progress
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.workspace.config import FramesConfig
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -142,9 +142,9 @@ class ModelRewriter:
         self.mode = f"model {config.models.coldstart}"
 
     def _request(self, chunk: Chunk, skill: Skill, errors: list[str], near: list[Neighbour]) -> Any:
-        from frames_cli.llm.prompts import render
-        from frames_cli.llm.schemas import COLDSTART_REWRITE
-        from frames_cli.llm.types import ChatRequest
+        from frames_cli.llm.messages.prompts import render
+        from frames_cli.llm.messages.schemas import COLDSTART_REWRITE
+        from frames_cli.llm.messages.types import ChatRequest
 
         feedback = ""
         if errors:

@@ -96,7 +96,7 @@ class ColdstartResult:
     @property
     def simulator_notice(self) -> str | None:
         """One line for people when the skill text this run wrote came from the simulator, else None."""
-        from frames_cli.llm.providers import SIM_PREFIX
+        from frames_cli.llm.transport.providers import SIM_PREFIX
 
         if not self.model or not self.model.startswith(f"{SIM_PREFIX}/") or not self.written:
             return None

@@ -75,7 +75,7 @@ def _adopt(ws: Workspace, config: FramesConfig, folder: Path | None, dry_run: bo
 
     client = None
     if config.models.coldstart and not no_model and not dry_run:
-        from frames_cli.llm.client import ModelClient
+        from frames_cli.llm.client.client import ModelClient
 
         client = ModelClient(ws, config, use_cache=not no_cache)
     try:

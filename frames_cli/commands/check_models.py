@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 every checked role answered, 1 some role did not, 2 bad input.
         """
         from frames_cli.commands.output import console, emit_json, model_wait
-        from frames_cli.llm.check import check_models as run_checks
+        from frames_cli.llm.client.check import check_models as run_checks
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)

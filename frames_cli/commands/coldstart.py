@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
         with workspace_lock(ws, run_id, "coldstart"):
             if config.models.coldstart and not no_llm:
                 from frames_cli.coldstart.rewrite import ModelRewriter
-                from frames_cli.llm.client import ModelClient
+                from frames_cli.llm.client.client import ModelClient
 
                 # Ledger and audit log of the model calls go to .frames/coldstart/<run-id>/.
                 with ModelClient(ws, config, run_dir=ws.state_dir / "coldstart" / run_id, use_cache=not no_cache) as client:

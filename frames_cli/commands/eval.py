@@ -131,9 +131,9 @@ def eval_command(
     from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.executor.factory import make_executor
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
     from frames_cli.evolution.state.run_ids import new_run_id
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
     from frames_cli.workspace.atomic import atomic_write_json
     from frames_cli.workspace.layout import Workspace
@@ -161,7 +161,7 @@ def eval_command(
         err_console().print(left_out_message(dropped, len(skills)), markup=False, soft_wrap=True)
     k = samples or config.eval.samples
     from frames_cli.evaluation.estimate import budget_warning, evaluation_estimate
-    from frames_cli.llm.check import require_keys
+    from frames_cli.llm.client.check import require_keys
 
     spend = evaluation_estimate(case_list, skills, config, k)
     if estimate:
@@ -177,7 +177,7 @@ def eval_command(
 
     rubric = any(c.task.check.kind == "rubric" for c in case_list)
     require_keys(ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else []))
-    from frames_cli.llm.batch import batch_notices, wait_for_batches
+    from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
 
     wait_for_batches(ws, config)
     for line in batch_notices(config):

@@ -121,7 +121,7 @@ def model_wait(description: str, *, quiet: bool = False) -> Iterator[None]:
     """A spinner with the elapsed time on stderr while model calls whose count is not known ahead
     run (ingest's generator, adopt's describer, check-models); like `progress_bar`, drawn only on
     a terminal and not with `--json` (`quiet`). The waits the calls meet (spool, retries) print
-    their own lines (llm/notices.py)."""
+    their own lines (llm/transport/notices.py)."""
     if quiet:
         yield
         return

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from frames_cli.evaluation.normalise import amount, holds
-from frames_cli.llm.types import ChatReply, ChatRequest, Usage
+from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
 
 _MISSING = object()
 
@@ -241,8 +241,8 @@ class RubricCheck:
 
     def request(self, case: Case, output: Any, sample: int = 0, retry: int = 0) -> ChatRequest:
         """The judge's ChatRequest for `output` on `case` (prompt `judge`, schema RUBRIC_VERDICT)."""
-        from frames_cli.llm.prompts import render
-        from frames_cli.llm.schemas import RUBRIC_VERDICT
+        from frames_cli.llm.messages.prompts import render
+        from frames_cli.llm.messages.schemas import RUBRIC_VERDICT
 
         view = case.agent_view()
         rubric = case.task.expected

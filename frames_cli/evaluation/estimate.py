@@ -92,8 +92,8 @@ class Estimate:
     @classmethod
     def of(cls, config: FramesConfig) -> Estimate:
         """An empty estimate priced as `config` says: the roles of `llm.batch` at their batch price
-        (llm/check.price_of), with a note naming them."""
-        from frames_cli.llm.batch import batched_roles
+        (llm/client/check.price_of), with a note naming them."""
+        from frames_cli.llm.transport.batch import batched_roles
 
         batched = frozenset(batched_roles(config))
         notes = (
@@ -130,7 +130,7 @@ class Estimate:
 
     def usd(self) -> tuple[float | None, float | None]:
         """(expected USD, USD at most); None when litellm knows no price for a role that calls."""
-        from frames_cli.llm.check import price_of
+        from frames_cli.llm.client.check import price_of
 
         expected = bound = 0.0
         for name, r in self.roles.items():
@@ -214,7 +214,7 @@ def _executor(cases: Sequence[Case], skills: SkillSet, config: FramesConfig) -> 
     """One evaluation of every case, one sample, by the built-in agent."""
     from frames_cli.evaluation.checks import request_text
     from frames_cli.executor.catalog import Catalog
-    from frames_cli.llm.prompts import render
+    from frames_cli.llm.messages.prompts import render
 
     ex, llm = config.executor, config.llm
     catalog = Catalog.of(skills)

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.llm.client import ModelClient
-    from frames_cli.llm.ledger import Ledger
+    from frames_cli.llm.client.client import ModelClient
+    from frames_cli.llm.store.ledger import Ledger
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -132,7 +132,7 @@ def evaluate_parallel(
     if threading.active_count() == 1 and (
         setup.config.executor.kind == "builtin" or any(c.task.check.kind == "rubric" for c in cases)
     ):
-        from frames_cli.llm.providers import litellm_module
+        from frames_cli.llm.transport.providers import litellm_module
 
         # Import litellm (seconds of CPU) once here rather than once in every forked worker.
         litellm_module()
@@ -289,7 +289,7 @@ def _run_slice(worker: int, sent: list[bytes] | None, skills: SkillSet, setup: W
     the calls a failed worker made.
     """
     from frames_cli.executor.factory import make_executor
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
 
     if sent is None:

@@ -132,7 +132,7 @@ def junit_xml(report: EvalReport, name: str = "frames", notice: str | None = Non
 
     A failing case carries `<failure message=reason>`; an agent or judge failure (crash, timeout,
     bad JSON, model error) is an `<error>` instead, so CI tells broken runs from wrong answers.
-    `notice` (the simulator notice, `llm.providers.simulator_notice`) goes into every suite as the
+    `notice` (the simulator notice, `llm.transport.providers.simulator_notice`) goes into every suite as the
     `simulator_notice` property and its `<system-out>`, which JUnit consumers show per suite.
     """
     root = ET.Element("testsuites", name=name)

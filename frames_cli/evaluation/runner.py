@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.evaluation.checks import LOCAL_CHECKS, RubricCheck, Verdict
 from frames_cli.evaluation.metrics import mean_over_cases, pass_at_k, pass_hat_k
-from frames_cli.llm.batch import BatchPending
-from frames_cli.llm.types import Usage
+from frames_cli.llm.transport.batch import BatchPending
+from frames_cli.llm.messages.types import Usage
 
 if TYPE_CHECKING:
     from frames_cli.executor.base import AgentResult, Executor
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
 
 #: Called after each chunk of cases with (results done, results in all).
 Progress = Callable[[int, int], None]

@@ -12,7 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.llm.appender import LineAppender
+from frames_cli.llm.store.appender import LineAppender
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -56,7 +56,7 @@ def setup_key(ws: Workspace, config: FramesConfig) -> str:
     names a file (its program, its script), so an edited agent draws afresh; with a simulated role
     the simulator's settings and the policy texts it reads.
     """
-    from frames_cli.llm.providers import SIM_PREFIX
+    from frames_cli.llm.transport.providers import SIM_PREFIX
 
     executor = config.executor
     parts: list[Any] = [asdict(executor), config.models.executor, config.models.judge,

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from frames_cli.executor.base import Executor
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
 
 #: (results so far, ids of the cases not evaluated yet) → why the evaluation may stop, or None.
 StopRule = Callable[[list[CaseResult], list[str]], "str | None"]

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from frames_cli.formats.case import AgentCase
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.types import Usage
+from frames_cli.llm.messages.types import Usage
 
 
 @dataclass

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from frames_cli.evaluation.checks import request_text
 from frames_cli.executor.base import AgentResult
 from frames_cli.executor.catalog import Catalog
-from frames_cli.llm.prompts import Block, render
-from frames_cli.llm.schemas import EXECUTOR_STEP
-from frames_cli.llm.types import ChatRequest, Usage
+from frames_cli.llm.messages.prompts import Block, render
+from frames_cli.llm.messages.schemas import EXECUTOR_STEP
+from frames_cli.llm.messages.types import ChatRequest, Usage
 
 #: Cases per event loop for each concurrent call slot: enough to keep every slot busy between
 #: turns, few enough that only a small share of a large evaluation's prompts is in memory.
@@ -27,7 +27,7 @@ CHUNK_PER_SLOT = 32
 if TYPE_CHECKING:
     from frames_cli.formats.case import AgentCase
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.workspace.config import ExecutorConfig
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from frames_cli.formats.skill import Skill
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.prompts import Block
+from frames_cli.llm.messages.prompts import Block
 from frames_cli.sanitize import escape_tags
 
 ID_DIGITS = 4

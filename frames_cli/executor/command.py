@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.executor.base import AgentResult
-from frames_cli.llm.types import Usage
+from frames_cli.llm.messages.types import Usage
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import AgentCase

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from frames_cli.executor.base import Executor
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 

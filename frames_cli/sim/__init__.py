@@ -11,9 +11,9 @@ from typing import Any
 
 
 def litellm_provider() -> Any:
-    """The simulator as a litellm custom provider (`llm.providers.LiteLLMProvider`), found through
+    """The simulator as a litellm custom provider (`llm.transport.providers.LiteLLMProvider`), found through
     `registry.PROVIDERS`: the model layer registers it without importing this package by name."""
-    from frames_cli.llm.providers import SIM_PREFIX, LiteLLMProvider, sim_models
+    from frames_cli.llm.transport.providers import SIM_PREFIX, LiteLLMProvider, sim_models
     from frames_cli.sim.provider import SimProvider
 
     return LiteLLMProvider(SIM_PREFIX, SimProvider(), sim_models())

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from frames_cli.words import token_set as _token_set
-from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN, TRIED_CLOSE, TRIED_OPEN
+from frames_cli.llm.messages.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN, TRIED_CLOSE, TRIED_OPEN
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import ranked, sentence_found, sentence_sets, skill_text

@@ -10,7 +10,7 @@ from typing import Any
 from litellm.llms.custom_llm import CustomLLM
 
 from frames_cli.tokens import approx_tokens
-from frames_cli.llm.providers import ATTEMPT_KEY, SAMPLE_KEY, SIM_PREFIX, SIM_PRICE, context_of, make_response
+from frames_cli.llm.transport.providers import ATTEMPT_KEY, SAMPLE_KEY, SIM_PREFIX, SIM_PRICE, context_of, make_response
 from frames_cli.sim import coldstart, diagnoser, executor, faults, generator, judge, rewriter
 from frames_cli.sim.base import Behaviour, SimCall
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from frames_cli.formats.protected import PROTECTED_CLOSE, PROTECTED_OPEN
-from frames_cli.llm.conventions import CONDENSE
+from frames_cli.llm.messages.conventions import CONDENSE
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import sentence_found, sentence_sets

@@ -156,7 +156,7 @@ def _check_inside(value: str, key: str, loc: Location) -> None:
 
 def _check_model(model: str, key: str, loc: Location) -> None:
     """A simulator model must name a role the simulator plays; other providers check their own names."""
-    from frames_cli.llm.providers import SIM_PREFIX, SIM_ROLES
+    from frames_cli.llm.transport.providers import SIM_PREFIX, SIM_ROLES
 
     prefix, _, role = model.partition("/")
     if prefix == SIM_PREFIX and role not in SIM_ROLES:

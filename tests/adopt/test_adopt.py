@@ -229,7 +229,7 @@ def describing():
     from litellm.llms.custom_llm import CustomLLM
     from litellm.utils import custom_llm_setup
 
-    from frames_cli.llm.providers import litellm_module, make_response
+    from frames_cli.llm.transport.providers import litellm_module, make_response
 
     litellm = litellm_module()
     prompts: list[str] = []

@@ -13,7 +13,7 @@ from junitparser import JUnitXml
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.llm.audit import read_exchanges
+from frames_cli.llm.store.audit import read_exchanges
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = "version: 1\nmodels:\n  executor: frames-sim/executor\n  judge: frames-sim/judge\nllm:\n  concurrency: 4\n"

@@ -12,7 +12,7 @@ def test_help_imports_neither_litellm_nor_git() -> None:
         "import sys, json\n"
         "from frames_cli.commands.app import app\n"
         "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('litellm', 'git', 'jsonschema', 'rank_bm25', 'frames_cli.llm.client') if m in sys.modules]\n"
+        "heavy = [m for m in ('litellm', 'git', 'jsonschema', 'rank_bm25', 'frames_cli.llm.client.client') if m in sys.modules]\n"
         "print(json.dumps(heavy), file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

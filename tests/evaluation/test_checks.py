@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from frames_cli.evaluation.checks import ContainsCheck, ExactCheck, RubricCheck, SetCheck, same
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
-from frames_cli.llm.client import ModelClient
+from frames_cli.llm.client.client import ModelClient
 
 
 def case(expected: object, kind: str, **options: object) -> Case:

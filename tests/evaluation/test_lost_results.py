@@ -22,9 +22,9 @@ from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.command import CommandExecutor
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.audit import read_exchanges
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.schemas import EXECUTOR_STEP
+from frames_cli.llm.store.audit import read_exchanges
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.schemas import EXECUTOR_STEP
 
 AGENT = [sys.executable, str(Path(__file__).resolve().parents[1] / "executor" / "agent.py")]
 

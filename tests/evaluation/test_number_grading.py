@@ -17,9 +17,9 @@ import pytest
 from frames_cli.evaluation.checks import ContainsCheck, ExactCheck, SetCheck
 from frames_cli.evaluation.normalise import amount, canonical, holds
 from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.prompts import render
-from frames_cli.llm.schemas import RUBRIC_VERDICT
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.prompts import render
+from frames_cli.llm.messages.schemas import RUBRIC_VERDICT
 
 SAME = ["5,244", "$5,244.00", "5244", "5244.0", "$ 5244"]
 DIFFERENT = ["52,44", "15244", "5244.5", "524", "52445", "5,2440"]

@@ -25,9 +25,9 @@ from frames_cli.evaluation.runner import evaluate
 from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.audit import read_exchanges
-from frames_cli.llm.client import ModelClient
-from frames_cli.llm.ledger import Ledger
+from frames_cli.llm.store.audit import read_exchanges
+from frames_cli.llm.client.client import ModelClient
+from frames_cli.llm.store.ledger import Ledger
 from frames_cli.sim.world import SimWorld
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,7 +216,7 @@ def test_holes_are_left_unfilled_when_the_process_has_no_stderr() -> None:
 def test_workers_make_their_calls_in_their_own_threads_when_llm_processes_is_set(sim_workspace, cases, skills, tmp_path: Path) -> None:
     import multiprocessing.forkserver
 
-    from frames_cli.llm.callpool import _start_context
+    from frames_cli.llm.transport.callpool import _start_context
 
     # A fork server started by this process (as an earlier CallPool would have, with its preload)
     # is not a child of a forked worker: a worker that used `llm.processes` would not reach it.

@@ -14,7 +14,7 @@ from frames_cli.errors import InputError
 from frames_cli.evaluation import report as reports
 from frames_cli.evaluation.pool import RegressionPool
 from frames_cli.evaluation.runner import CaseResult, EvalReport
-from frames_cli.llm.types import Usage
+from frames_cli.llm.messages.types import Usage
 from frames_cli.workspace.layout import Workspace
 
 

@@ -14,7 +14,7 @@ from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.command import CommandExecutor
 from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.client import ModelClient
+from frames_cli.llm.client.client import ModelClient
 
 AGENT = [sys.executable, str(Path(__file__).resolve().parents[1] / "executor" / "agent.py")]
 RUBRIC_CASE = """\
@@ -85,7 +85,7 @@ def test_first_sample_numbers_the_draws_and_the_lost_retries_from_there() -> Non
     """The sequential gate draws samples k, k + 1, … later: the executor sees those numbers (the cache key's)."""
     from frames_cli.executor.base import AgentResult
     from frames_cli.formats.case import Case, Check, Source, Task
-    from frames_cli.llm.types import Usage
+    from frames_cli.llm.messages.types import Usage
 
     seen: list[tuple[int, int]] = []
 

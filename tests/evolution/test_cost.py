@@ -17,7 +17,7 @@ from pathlib import Path
 
 from frames_cli.evolution.propose.cost import condense_blueprints, skill_costs
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.conventions import CONDENSE
+from frames_cli.llm.messages.conventions import CONDENSE
 
 from .conftest import CONFIG, build_repo, skill_text
 from .test_disputes_and_lessons import evolve, run_folder

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frames_cli.evolution.propose.diagnose import validate_answer
-from frames_cli.llm.types import ChatReply, ChatRequest
+from frames_cli.llm.messages.types import ChatReply, ChatRequest
 
 REQUEST = ChatRequest(role="diagnoser", messages=[])
 EXISTING = {"cancel-flight", "baggage"}

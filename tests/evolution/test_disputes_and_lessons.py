@@ -22,7 +22,7 @@ from frames_cli.commands.app import app
 from frames_cli.evolution.state.checkpoint import RoundRecord
 from frames_cli.evolution.propose.diagnose import batching_note, make_batches
 from frames_cli.evolution.propose.lessons import round_lessons, tried_section
-from frames_cli.llm.audit import read_exchanges
+from frames_cli.llm.store.audit import read_exchanges
 
 from .conftest import CONFIG, build_repo
 

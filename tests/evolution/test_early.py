@@ -23,7 +23,7 @@ from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate
 from frames_cli.executor.base import AgentResult
 from frames_cli.formats.case import Case, Check, Source, Task
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.types import Usage
+from frames_cli.llm.messages.types import Usage
 
 
 def _random_world(rng: random.Random) -> tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]:

@@ -71,7 +71,7 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
         assert f"Frames-Run: {run_id}" in trailers and f"Frames-Candidate: {child.id}" in trailers
         note = json.loads(repo.git("notes", "--ref", "refs/notes/frames", "show", child.commit))
         assert note["runs"][run_id]["pass_rate"] == child.pass_rate
-    from frames_cli.llm.audit import read_exchanges
+    from frames_cli.llm.store.audit import read_exchanges
 
     rewrites = [e for e in read_exchanges(repo.root / ".frames" / "runs" / run_id / "exchanges.jsonl") if e["role"] == "rewriter"]
     assert rewrites, "some skill must have been rewritten"
@@ -176,7 +176,7 @@ def _outcome(repo: EvolveRepo) -> tuple[list, int]:
 
 
 def test_killed_and_resumed_run_matches_an_uninterrupted_one(tmp_path: Path) -> None:
-    from frames_cli.llm.providers import litellm_module
+    from frames_cli.llm.transport.providers import litellm_module
 
     litellm_module()  # import once here, so forked runs start fast
     straight, crashed = build_repo(tmp_path / "a"), build_repo(tmp_path / "b")

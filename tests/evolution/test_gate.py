@@ -151,7 +151,7 @@ def test_warning_names_every_too_small_category_with_the_cases_it_needs():
 
 def test_evolve_names_every_too_small_category_before_its_first_model_call(tmp_path, monkeypatch):
     from frames_cli.evolution.run.driver import EvolveOptions, evolve
-    from frames_cli.llm.answer import Answerer
+    from frames_cli.llm.client.answer import Answerer
     from frames_cli.workspace.layout import Workspace
 
     from .conftest import CONFIG, build_repo, make_cases

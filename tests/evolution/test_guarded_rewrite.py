@@ -30,7 +30,7 @@ class Scripted:
     def __init__(self) -> None:
         from litellm.llms.custom_llm import CustomLLM
 
-        from frames_cli.llm.providers import make_response
+        from frames_cli.llm.transport.providers import make_response
         from frames_cli.sim import reading
 
         outer = self

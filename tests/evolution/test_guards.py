@@ -245,8 +245,8 @@ class _Client:
         self.requests: list[Any] = []
 
     async def achat(self, request: Any) -> Any:
-        from frames_cli.llm.client import ChatReply
-        from frames_cli.llm.types import Usage
+        from frames_cli.llm.client.client import ChatReply
+        from frames_cli.llm.messages.types import Usage
 
         body = self.bodies[len(self.requests)]
         self.requests.append(request)

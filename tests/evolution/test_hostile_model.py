@@ -32,7 +32,7 @@ class Hostile:
     def __init__(self) -> None:
         from litellm.llms.custom_llm import CustomLLM
 
-        from frames_cli.llm.providers import make_response
+        from frames_cli.llm.transport.providers import make_response
         from frames_cli.sim import reading
 
         outer = self
@@ -63,7 +63,7 @@ class Hostile:
 def hostile():
     from litellm.utils import custom_llm_setup
 
-    from frames_cli.llm.providers import litellm_module
+    from frames_cli.llm.transport.providers import litellm_module
 
     litellm = litellm_module()
     provider = Hostile()

@@ -132,7 +132,7 @@ def test_a_new_skill_without_a_description_takes_the_blueprints():
 def test_the_rewriter_schema_accepts_an_empty_description():
     import jsonschema
 
-    from frames_cli.llm.schemas import REWRITE
+    from frames_cli.llm.messages.schemas import REWRITE
 
     jsonschema.validate({"body": "x", "description": ""}, REWRITE)
 
@@ -157,7 +157,7 @@ def test_the_repeat_is_a_sentence_and_the_rest_of_its_line_is_a_new_rule():
 def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(skill):
     """Validator and simulated rewriter agree on the retry message: the second answer passes and
     still holds the rule the restating line added."""
-    from frames_cli.llm.prompts import render
+    from frames_cli.llm.messages.prompts import render
     from frames_cli.sim.base import SimCall
     from frames_cli.sim.rewriter import behave
     from frames_cli.sim.world import SimWorld

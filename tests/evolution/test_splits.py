@@ -104,7 +104,7 @@ def test_a_run_diagnoses_only_the_diagnosis_set_and_seals_the_test_set(tmp_path:
     split = state["checkpoint"]["split"]
     held_out = set(split["selection"]) | set(split["test"])
     assert split["test"] and held_out and not held_out & set(split["diagnosis"])
-    from frames_cli.llm.audit import read_exchanges
+    from frames_cli.llm.store.audit import read_exchanges
 
     exchanges = read_exchanges(repo.root / ".frames" / "runs" / menu["run_id"] / "exchanges.jsonl")
     seen = [e for e in exchanges if e["role"] in ("diagnoser", "rewriter")]

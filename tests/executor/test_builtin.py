@@ -23,8 +23,8 @@ from frames_cli.executor.builtin import BuiltinExecutor
 from frames_cli.executor.catalog import Catalog
 from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.audit import read_exchanges
-from frames_cli.llm.client import ModelClient
+from frames_cli.llm.store.audit import read_exchanges
+from frames_cli.llm.client.client import ModelClient
 from frames_cli.workspace.config import ExecutorConfig
 
 MARKER = "QX-BLIND-4411"
@@ -109,7 +109,7 @@ class Scripted:
     def __init__(self, answers: list[dict[str, Any]]):
         from litellm.llms.custom_llm import CustomLLM
 
-        from frames_cli.llm.providers import make_response
+        from frames_cli.llm.transport.providers import make_response
 
         outer = self
         self.answers, self.prompts = list(answers), []

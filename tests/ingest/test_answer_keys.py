@@ -215,7 +215,7 @@ class _KeyModel:
     def __init__(self, answers: dict[str, Any]):
         from litellm.llms.custom_llm import CustomLLM
 
-        from frames_cli.llm.providers import make_response
+        from frames_cli.llm.transport.providers import make_response
 
         outer = self
         self.prompts: list[str] = []
@@ -277,7 +277,7 @@ def test_the_shipped_model_recording_answers_every_labelled_rows_current_prompt(
     import sys
 
     from frames_cli.ingest.keys.answer_key_model import key_request
-    from frames_cli.llm.spool import spool_id
+    from frames_cli.llm.transport.spool import spool_id
 
     root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "bench"))

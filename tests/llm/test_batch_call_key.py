@@ -1,9 +1,9 @@
-"""A batch line's key: sample k of a request is its own draw, as in the model cache (llm/batch.call_key)."""
+"""A batch line's key: sample k of a request is its own draw, as in the model cache (llm/transport/batch.call_key)."""
 
 from __future__ import annotations
 
-from frames_cli.llm import providers
-from frames_cli.llm.batch import call_key
+from frames_cli.llm.transport import providers
+from frames_cli.llm.transport.batch import call_key
 
 
 def _kwargs(sample: int, attempt: int = 0) -> dict:

@@ -1,4 +1,4 @@
-"""Batch mode (`llm.batch`, llm/batch.py) against a local OpenAI-compatible server (bench/openai_server.py)
+"""Batch mode (`llm.batch`, llm/transport/batch.py) against a local OpenAI-compatible server (bench/openai_server.py)
 that answers with the simulator, through litellm's real OpenAI client.
 
 Invariants:
@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from bench.openai_server import OpenAIServer, SimBackend
 from frames_cli.commands.app import app
 from frames_cli.evolution.run.driver import EvolveOptions, evolve
-from frames_cli.llm.batch import BatchPending, batch_notices
+from frames_cli.llm.transport.batch import BatchPending, batch_notices
 from frames_cli.workspace.config_file import parse_config
 from frames_cli.workspace.layout import Workspace
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from helpers import install_scripted, remove_scripted
 
-from frames_cli.llm.cache import ResponseCache
-from frames_cli.llm.audit import Redactor
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.schemas import EXECUTOR_STEP
+from frames_cli.llm.store.cache import ResponseCache
+from frames_cli.llm.store.audit import Redactor
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.schemas import EXECUTOR_STEP
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -37,7 +37,7 @@ def test_an_entry_holding_a_credential_is_not_stored(tmp_path) -> None:
 def test_an_answer_holding_a_token_is_the_same_on_the_second_run(sim_workspace) -> None:
     from litellm.llms.custom_llm import CustomLLM
 
-    from frames_cli.llm.providers import make_response
+    from frames_cli.llm.transport.providers import make_response
 
     calls: list[int] = []
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from frames_cli.llm.types import ChatRequest, Usage
+from frames_cli.llm.messages.types import ChatRequest, Usage
 
 PRICE = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "cache_read_input_token_cost": 1e-7}
 
@@ -25,7 +25,7 @@ def caching():
     from litellm.types.utils import Usage as LitellmUsage
     from litellm.utils import custom_llm_setup
 
-    from frames_cli.llm.providers import litellm_module
+    from frames_cli.llm.transport.providers import litellm_module
 
     litellm = litellm_module()
 
@@ -49,7 +49,7 @@ def caching():
 
 
 def test_cached_prompt_tokens_reach_the_reply_and_the_ledger_at_the_cached_price(sim_workspace, caching) -> None:
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.workspace.config import with_overrides
 
     config = with_overrides(sim_workspace.config, "models", executor="caching/m")

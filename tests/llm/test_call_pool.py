@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from frames_cli.llm.audit import read_exchanges
-from frames_cli.llm.callpool import _rebuilt
-from frames_cli.llm.client import ChatRequest, ModelClient
+from frames_cli.llm.store.audit import read_exchanges
+from frames_cli.llm.transport.callpool import _rebuilt
+from frames_cli.llm.client.client import ChatRequest, ModelClient
 from tests.llm.test_model_client import executor_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,7 +135,7 @@ def test_a_slow_but_live_worker_is_waited_for_not_replaced(sim_workspace):
 
 
 def test_workers_that_keep_dying_fail_the_calls_without_losing_or_hanging_any(sim_workspace):
-    from frames_cli.llm.callpool import MAX_RESTARTS
+    from frames_cli.llm.transport.callpool import MAX_RESTARTS
 
     config = sim_workspace.configured(llm={"concurrency": 4, "processes": 2, "timeout_s": 5.0, "backoff_base_s": 0.001, "max_retries": 1})
     with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
@@ -234,7 +234,7 @@ def test_a_client_never_closed_lets_the_program_exit_and_workers_ignore_the_curr
     # the fork server starts there too, and must not import it.
     (tmp_path / "httpx.py").write_text("raise RuntimeError('the workspace shadowed httpx')\n")
     script = f"""
-from frames_cli.llm.client import ChatRequest, ModelClient
+from frames_cli.llm.client.client import ChatRequest, ModelClient
 from frames_cli.workspace.layout import Workspace
 from tests.llm.test_model_client import executor_request
 import pickle

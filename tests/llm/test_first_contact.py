@@ -46,7 +46,7 @@ def refusing():
     from litellm.llms.custom_llm import CustomLLM
     from litellm.utils import custom_llm_setup
 
-    from frames_cli.llm.providers import litellm_module
+    from frames_cli.llm.transport.providers import litellm_module
 
     litellm = litellm_module()
     calls: list[str] = []
@@ -101,7 +101,7 @@ def test_eval_without_the_key_exits_2_without_a_model_call(tmp_path: Path, monke
 
 
 def test_refused_credentials_are_not_retried_and_stop_later_requests(sim_workspace, refusing) -> None:
-    from frames_cli.llm.client import ChatRequest, ModelClient
+    from frames_cli.llm.client.client import ChatRequest, ModelClient
     from frames_cli.workspace.config import with_overrides
 
     config = sim_workspace.configured(llm={"max_retries": 4, "backoff_base_s": 0.0})
@@ -119,8 +119,8 @@ def test_refused_credentials_are_not_retried_and_stop_later_requests(sim_workspa
 
 
 def test_missing_openai_key_reported_as_server_error_is_a_setup_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from frames_cli.llm.calls import setup_error
-    from frames_cli.llm.providers import litellm_module
+    from frames_cli.llm.transport.calls import setup_error
+    from frames_cli.llm.transport.providers import litellm_module
 
     litellm = litellm_module()
     exc = litellm.InternalServerError(

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.schemas import REWRITE
-from frames_cli.llm.spool import MAX_ANSWER_BYTES
-from frames_cli.llm.structured import AnswerError, extract_json
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.schemas import REWRITE
+from frames_cli.llm.transport.spool import MAX_ANSWER_BYTES
+from frames_cli.llm.messages.structured import AnswerError, extract_json
 
 
 def answer_with(folder, data: bytes, stop: threading.Event) -> None:
@@ -59,7 +59,7 @@ def test_deep_or_stormy_json_is_refused(text: str) -> None:
 
 def test_a_lone_surrogate_escape_is_refused() -> None:
     # Issue 29: `"\ud800"` parsed into text no file can hold; writing it traced back.
-    from frames_cli.llm.structured import parse_answer
+    from frames_cli.llm.messages.structured import parse_answer
 
     with pytest.raises(AnswerError, match="lone surrogate"):
         parse_answer('{"body": "x \\ud800 y"}', REWRITE)

@@ -12,8 +12,8 @@ import itertools
 import json
 from pathlib import Path
 
-from frames_cli.llm.ledger import Ledger
-from frames_cli.llm.types import Usage
+from frames_cli.llm.store.ledger import Ledger
+from frames_cli.llm.messages.types import Usage
 
 #: Costs whose plain float sum differs by order (0.4607765 or 0.46077650000000003).
 COSTS = [0.18232109999999999 / 3, 0.1, 1e-7 * 3, 0.3, 2.5e-6]

@@ -18,8 +18,8 @@ import sys
 
 import pytest
 
-from frames_cli.llm import providers
-from frames_cli.llm.client import ChatRequest, ModelClient
+from frames_cli.llm.transport import providers
+from frames_cli.llm.client.client import ChatRequest, ModelClient
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ full = []
 gc.callbacks.append(lambda phase, info: full.append(1) if phase == "stop" and info["generation"] == 2 else None)
 if sys.argv[1] == "off":
     gc.disable()
-from frames_cli.llm import providers
+from frames_cli.llm.transport import providers
 providers.litellm_module()
 print(len(full), gc.isenabled(), gc.get_freeze_count() > 100_000)
 """
@@ -84,7 +84,7 @@ def test_litellm_is_imported_with_the_collector_paused_then_restored(collector, 
 def test_litellm_response_models_are_built_before_any_thread_calls():
     code = (
         "import inspect, pydantic\n"
-        "from frames_cli.llm import providers\n"
+        "from frames_cli.llm.transport import providers\n"
         "providers.litellm_module()\n"
         "from litellm.types import utils\n"
         "models = [c for c in vars(utils).values() if inspect.isclass(c) and issubclass(c, pydantic.BaseModel) and c.__module__ == utils.__name__]\n"

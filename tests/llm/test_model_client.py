@@ -18,10 +18,10 @@ import json
 import pytest
 
 from frames_cli.errors import BudgetExceeded, ConfigError
-from frames_cli.llm.audit import read_exchanges
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.prompts import render
-from frames_cli.llm.schemas import EXECUTOR_STEP, RUBRIC_VERDICT
+from frames_cli.llm.store.audit import read_exchanges
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.prompts import render
+from frames_cli.llm.messages.schemas import EXECUTOR_STEP, RUBRIC_VERDICT
 
 CATALOG = "3 skills available:\ns1: baggage-allowance — Free checked bags by membership and cabin\ns2: cancel-flight — Cancel reservations\ns3: delay-compensation — Delays and compensation"
 
@@ -127,7 +127,7 @@ def test_ledger_matches_provider_usage_and_prices_sim_models(sim_workspace):
 
 def test_registered_price_agrees_with_litellm(sim_workspace):
     """The simulator prices its replies itself; litellm's own calculator must agree with it."""
-    from frames_cli.llm.providers import litellm_module, make_response
+    from frames_cli.llm.transport.providers import litellm_module, make_response
 
     litellm = litellm_module()
     response = make_response("frames-sim/judge", "{}", "stop", 1000, 100)
@@ -182,7 +182,7 @@ def test_faults_at_twenty_percent_lose_no_call(sim_workspace, processes):
 
 
 def test_cache_skips_a_torn_line_and_keeps_the_last_write(tmp_path):
-    from frames_cli.llm.cache import ResponseCache
+    from frames_cli.llm.store.cache import ResponseCache
 
     writer = ResponseCache(tmp_path, str)
     writer.put("ab" + "1" * 62, {"text": "old"})

@@ -18,9 +18,9 @@ import threading
 import time
 from pathlib import Path
 
-from frames_cli.llm import notices
-from frames_cli.llm.client import ModelClient
-from frames_cli.llm.notices import Notices
+from frames_cli.llm.transport import notices
+from frames_cli.llm.client.client import ModelClient
+from frames_cli.llm.transport.notices import Notices
 
 from tests.llm.test_model_client import executor_request
 

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.llm.audit import REDACTED, Redactor
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.schemas import REWRITE
+from frames_cli.llm.store.audit import REDACTED, Redactor
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.schemas import REWRITE
 
 ENV_KEY = "sk-proj-PLANTEDenvKEY0123456789abcdef"
 MESSAGE_KEY = "sk-ant-PLANTEDmsgKEY9876543210zyxwv"
@@ -112,7 +112,7 @@ def test_redactor_finds_secrets_as_json_escapes_them():
 
 
 def test_simulator_notice_only_when_a_role_is_simulated():
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     assert simulator_notice({"executor": "openai/gpt-4.1-mini", "judge": None}) is None
     notice = simulator_notice({"executor": "frames-sim/executor", "rewriter": "openai/gpt-4.1-mini"})

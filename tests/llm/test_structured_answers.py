@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from frames_cli.llm.audit import read_exchanges
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.schemas import DIAGNOSIS, REWRITE
-from frames_cli.llm.structured import AnswerError, extract_json, parse_answer
+from frames_cli.llm.store.audit import read_exchanges
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.schemas import DIAGNOSIS, REWRITE
+from frames_cli.llm.messages.structured import AnswerError, extract_json, parse_answer
 
 
 def test_extract_json_from_plain_fenced_and_chatty_replies():

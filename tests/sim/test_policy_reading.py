@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from frames_cli.formats.case_record import case_from_dict
-from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN
+from frames_cli.llm.messages.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN
 from frames_cli.sim import diagnoser
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import knowledge

@@ -13,9 +13,9 @@ import math
 
 import pytest
 
-from frames_cli.llm import providers
-from frames_cli.llm.client import ModelClient
-from frames_cli.llm.providers import SIM_PRICE, litellm_module, make_response
+from frames_cli.llm.transport import providers
+from frames_cli.llm.client.client import ModelClient
+from frames_cli.llm.transport.providers import SIM_PRICE, litellm_module, make_response
 from frames_cli.sim.provider import FINGERPRINT
 
 

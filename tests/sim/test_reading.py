@@ -10,7 +10,7 @@ import pytest
 
 from frames_cli.executor.catalog import Catalog
 from frames_cli.formats.skill_set import SkillSet
-from frames_cli.llm.prompts import Block, render
+from frames_cli.llm.messages.prompts import Block, render
 from frames_cli.sim import reading
 
 # The definitions the readers implement (reading.py jumps to literals first, for speed).

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import random
 
-from frames_cli.llm.audit import read_exchanges
-from frames_cli.llm.client import ChatRequest, ModelClient
-from frames_cli.llm.prompts import Block, render
-from frames_cli.llm.schemas import DIAGNOSIS, EXECUTOR_STEP, GENERATED_CASES, REWRITE, RUBRIC_VERDICT
+from frames_cli.llm.store.audit import read_exchanges
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.prompts import Block, render
+from frames_cli.llm.messages.schemas import DIAGNOSIS, EXECUTOR_STEP, GENERATED_CASES, REWRITE, RUBRIC_VERDICT
 from frames_cli.sim.diagnoser import SPURIOUS_RULES
 from frames_cli.sim.executor import wrong_answer
 from frames_cli.sim.rewriter import RESTATE

@@ -176,7 +176,7 @@ def _score(ws: Workspace, config: FramesConfig, store: GitStore, state: RunState
     from frames_cli.evolution.state.runs import run_dir
     from frames_cli.executor.factory import make_executor
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
     from frames_cli.workspace.atomic import atomic_write_json
 

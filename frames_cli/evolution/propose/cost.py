@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from frames_cli.evolution.propose.consensus import Blueprint, Change
-from frames_cli.llm.conventions import CONDENSE
+from frames_cli.llm.messages.conventions import CONDENSE
 from frames_cli.tokens import approx_tokens
 
 if TYPE_CHECKING:

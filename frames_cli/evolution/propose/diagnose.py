@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.propose.retrieval import PassageIndex
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.llm.client import ChatReply, ModelClient
+    from frames_cli.llm.client.client import ChatReply, ModelClient
 
 #: Agent Skills name rule; a proposed new skill must satisfy it (it also keeps paths inside skills/).
 SKILL_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -241,9 +241,9 @@ def diagnose(
         One result per batch, in order. A failed call is a result with `error` and no proposals.
     """
     from frames_cli.evolution.propose.retrieval import batch_hits
-    from frames_cli.llm.client import ChatRequest
-    from frames_cli.llm.prompts import Block, render
-    from frames_cli.llm.schemas import DIAGNOSIS
+    from frames_cli.llm.client.client import ChatRequest
+    from frames_cli.llm.messages.prompts import Block, render
+    from frames_cli.llm.messages.schemas import DIAGNOSIS
 
     by_id = {f.case.id: f for f in failures}
     system = render("diagnoser_system")

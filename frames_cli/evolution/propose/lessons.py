@@ -12,8 +12,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Iterable
 
-from frames_cli.llm.conventions import TRIED_CLOSE, TRIED_OPEN
-from frames_cli.llm.prompts import Block
+from frames_cli.llm.messages.conventions import TRIED_CLOSE, TRIED_OPEN
+from frames_cli.llm.messages.prompts import Block
 from frames_cli.sanitize import escape_tags
 from frames_cli.workspace.atomic import atomic_write_json
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Iterable
 
-from frames_cli.llm.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN
-from frames_cli.llm.prompts import Block
+from frames_cli.llm.messages.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN
+from frames_cli.llm.messages.prompts import Block
 from frames_cli.sanitize import escape_tags
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_set import SkillSet
-    from frames_cli.llm.client import ModelClient
-    from frames_cli.llm.prompts import Block
+    from frames_cli.llm.client.client import ModelClient
+    from frames_cli.llm.messages.prompts import Block
 
 #: Fewest words of a description a rewriter writes: "x" or "Refunds." tells an agent nothing about
 #: when to load the skill (the catalog shows only name and description).
@@ -113,7 +113,7 @@ def validate_rewrite(
     from frames_cli.formats.skill_checks import skill_problems
     from frames_cli.formats.skill_file import parse_skill, render_skill
     from frames_cli.evolution.propose.rules import duplicate_pairs
-    from frames_cli.llm.audit import Redactor
+    from frames_cli.llm.store.audit import Redactor
 
     errors: list[str] = []
     for key in ("body", "description"):
@@ -195,7 +195,7 @@ def rewriter_messages(
     rewrites of this skill that attribution left out because cases that loaded them broke
     (`lessons.left_out_notes`; the section is absent otherwise, so other prompts stay as they were)."""
     from frames_cli.formats.skill import Skill
-    from frames_cli.llm.prompts import render
+    from frames_cli.llm.messages.prompts import render
 
     target = skill or Skill(name=blueprint.skill, description=blueprint.description, body="", metadata={})
     anchor_records = [
@@ -226,7 +226,7 @@ def rewriter_messages(
 
 def _left_out_section(notes: Sequence[str]) -> Block:
     """The rewriter's section of earlier rewrites of its skill that broke cases ("" when none); model text escaped."""
-    from frames_cli.llm.prompts import Block
+    from frames_cli.llm.messages.prompts import Block
 
     if not notes:
         return Block("")
@@ -264,9 +264,9 @@ def rewrite(
     Returns:
         One outcome per blueprint, in order.
     """
-    from frames_cli.llm.client import ChatRequest
-    from frames_cli.llm.prompts import render
-    from frames_cli.llm.schemas import REWRITE
+    from frames_cli.llm.client.client import ChatRequest
+    from frames_cli.llm.messages.prompts import render
+    from frames_cli.llm.messages.schemas import REWRITE
 
     async def one(blueprint: Blueprint) -> RewriteOutcome:
         original = parent.get(blueprint.skill)

@@ -49,7 +49,7 @@ def render_html_report(ws: Workspace, store: GitStore, state: RunState, rows: li
         ImportError: matplotlib is not installed (it is a dependency of frames).
     """
     from frames_cli.evolution.report.charts import category_chart, pareto_chart, timeline_chart
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     stories = run_story(state)
     summary = RunSummary.of(state)

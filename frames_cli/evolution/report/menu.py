@@ -303,7 +303,7 @@ def menu_title(state: RunState) -> str:
 def print_menu(out: Console, state: RunState, rows: list[MenuRow]) -> None:
     """Print the deploy menu on `out` at its width: the title, the tables, the notes below them
     (wrapped at spaces, never inside a skill name) and the simulator notice when the run used it."""
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     out.print(menu_title(state), markup=False)
     for table in menu_tables(state, rows, out.width):
@@ -325,7 +325,7 @@ def menu_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
     member's id), `recommendation` (evidence.Recommendation JSON once decided, with `words`, `note` and
     `headline`: recommend.py), the review branch, and `simulator_notice`
     (the caveat when a role ran on frames-sim, else null)."""
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     base, best = state.base_candidate(), state.best()
     return {

@@ -32,7 +32,7 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
     `<system-out>`, which JUnit consumers (CI test tabs) show. A candidate without gate checks (S0)
     gives a suite with no test cases.
     """
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     cand = cand or state.best()
     base = state.base_candidate()
@@ -72,7 +72,7 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
 def run_report_json(state: RunState, rows: list[MenuRow]) -> dict[str, Any]:
     """The machine-readable run report: the simulator notice (null when no role ran on frames-sim),
     summary, deploy menu and every candidate."""
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     return {
         "simulator_notice": simulator_notice(state.config.get("models", {})),
@@ -94,7 +94,7 @@ def run_report_markdown(state: RunState, rows: list[MenuRow], stale: list[str] |
     Args:
         stale: skills whose back-linked policy text changed (named in the next steps).
     """
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     summary = RunSummary.of(state)
     lines = [

@@ -109,7 +109,7 @@ def build_review(ws: Workspace, store: GitStore, state: RunState, cand: Candidat
         InputError: the run has no S0 yet (nothing was evaluated).
         GitError: a commit of the run is missing from the repository.
     """
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     base = state.base_candidate()
     if base is None:

@@ -188,7 +188,7 @@ def next_steps(state: RunState, stale: list[str] | None = None) -> list[str]:
         stale: skills whose back-linked policy text changed since they were written (see
             workspace/amendments.py); when any, reconciling them comes first.
     """
-    from frames_cli.llm.providers import simulator_notice
+    from frames_cli.llm.transport.providers import simulator_notice
 
     spec = state.run_id
     best = state.best()

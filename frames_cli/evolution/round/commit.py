@@ -84,7 +84,7 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
         "Frames-Models": ", ".join(f"{role}={m}" for role, m in sorted(models.items()) if m) or "none",
     }
     # Rationales are model text: redact credentials a model may echo before they reach git.
-    from frames_cli.llm.audit import Redactor
+    from frames_cli.llm.store.audit import Redactor
 
     return Redactor()(commit_message(summary, "\n".join(lines), trailers))
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
 
 
 @dataclass

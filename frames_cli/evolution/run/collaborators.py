@@ -39,7 +39,7 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
     from frames_cli.evaluation.samples import SampleStore, skills_key
     from frames_cli.evaluation.staged import evaluate_staged
     from frames_cli.ingest.cases.priors import load_priors
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
 
     folder = run_dir(ws, state.run_id)

@@ -20,8 +20,8 @@ from frames_cli.evolution.state.runs import load_run, run_dir
 from frames_cli.evolution.state.settings import Settings
 from frames_cli.evolution.run.snapshot import changed_since, guard_rules_note, run_fingerprint, run_snapshot
 from frames_cli.evolution.state.splits import Split, describe_split, split_cases
-from frames_cli.llm.batch import batch_notices, wait_for_batches
-from frames_cli.llm.check import require_keys
+from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
+from frames_cli.llm.client.check import require_keys
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case

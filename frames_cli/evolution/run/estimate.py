@@ -118,7 +118,7 @@ def _diagnosers(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, s
                 policy_files: Mapping[str, bytes]) -> RoleEstimate:
     """One round's diagnoser calls."""
     from frames_cli.evolution.propose.prompting import DIAGNOSIS_FORMAT, json_block, skill_blocks
-    from frames_cli.llm.prompts import render
+    from frames_cli.llm.messages.prompts import render
 
     llm = config.llm
     records = sorted((_record_tokens(c, len(skills)) for c in cases), reverse=True)

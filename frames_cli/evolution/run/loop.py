@@ -6,7 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import BudgetExceeded, FramesError, ModelError
-from frames_cli.llm.batch import BatchPending
+from frames_cli.llm.transport.batch import BatchPending
 from frames_cli.evolution.round import commit as commits
 from frames_cli.evolution.round.candidates import Candidates, skill_names
 from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord

@@ -2,8 +2,8 @@
 
 Layout of one run folder (docs/ARCHITECTURE.md):
     state.json       RunState (evolution/state/records.py), rewritten atomically after every step (the checkpoint)
-    ledger.json      spend per role (llm/ledger.py)
-    exchanges.jsonl  audit log of model exchanges (llm/audit.py)
+    ledger.json      spend per role (llm/store/ledger.py)
+    exchanges.jsonl  audit log of model exchanges (llm/store/audit.py)
     report.json, report.md, report.xml   the final reports (evolution/report/report.py)
 """
 

@@ -9,7 +9,7 @@ so a generic sentence does not cover every section at once, and evidence of fewe
 content words (a heading, a list item) covers nothing.
 
 Generation (`CaseGenerator`). For each uncovered unit, the generator model (`models.generator`)
-gets `llm/prompts/generator_cases.txt` with the unit in a `<policy lines=..>` block and answers in
+gets `llm/messages/prompts/generator_cases.txt` with the unit in a `<policy lines=..>` block and answers in
 the `GENERATED_CASES` schema. Each proposed case is validated: non-empty input text, an expected
 value, a known check kind, a category, and evidence found in the unit (each a sentence of three or
 more content words, quoted or matched to the unit's sentence it paraphrases, which replaces it, so
@@ -33,7 +33,7 @@ from frames_cli.formats.problems import Problem
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.ingest.cases.dedup import fair_check, make_case
 from frames_cli.words import best_sentence, overlap, sentences, token_set
-from frames_cli.llm.types import ChatReply, ChatRequest, Usage
+from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 from frames_cli.registry import CHECKS
 
 
@@ -138,8 +138,8 @@ def compute_coverage(units: Sequence[Unit], cases: Iterable[Case], threshold: fl
 
 def generator_request(unit: Unit, count: int, categories: Sequence[str]) -> ChatRequest:
     """The generator model's request for `count` cases testing `unit` (prompt `generator_cases`)."""
-    from frames_cli.llm.prompts import render
-    from frames_cli.llm.schemas import GENERATED_CASES
+    from frames_cli.llm.messages.prompts import render
+    from frames_cli.llm.messages.schemas import GENERATED_CASES
     prompt = render(
         PROMPT,
         count=count,

@@ -209,7 +209,7 @@ def generate(ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: 
         BudgetExceeded: the run's budget ran out.
     """
     from frames_cli.formats.case_files import check_case_files
-    from frames_cli.llm.client import ModelClient
+    from frames_cli.llm.client.client import ModelClient
 
     categories = sorted({c.category for c in check_case_files(case_files(ws.cases_dir, "*"))[0]})
     with ModelClient(ws, config) as client:

@@ -1,6 +1,6 @@
 """Answer keys read by a model (`models.keys`), held to the rule reader's contract: whole sentences of the comment, or none.
 
-The model gets `llm/prompts/answer_key.txt` (the request and the comment) and answers in the
+The model gets `llm/messages/prompts/answer_key.txt` (the request and the comment) and answers in the
 `ANSWER_KEY` schema. Its answer is data, checked against the comment before it becomes a key:
 
 - each requirement must be a sentence of the comment as `comment_text.split_sentences` cuts it
@@ -25,8 +25,8 @@ from frames_cli.ingest.keys.answer_key import AnswerKey, Sentence, extract_key, 
 from frames_cli.ingest.keys.comment_text import drop_verdict, split_sentences, strip_links
 
 if TYPE_CHECKING:
-    from frames_cli.llm.client import ModelClient
-    from frames_cli.llm.types import ChatReply, ChatRequest
+    from frames_cli.llm.client.client import ModelClient
+    from frames_cli.llm.messages.types import ChatReply, ChatRequest
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -104,9 +104,9 @@ def key_from_reply(comment: str | None, data: dict, model: str) -> AnswerKey:
 
 def key_request(comment: str, request: str | None) -> ChatRequest:
     """The `ChatRequest` asking role `keys` for the answer key of `comment`."""
-    from frames_cli.llm.prompts import render
-    from frames_cli.llm.schemas import ANSWER_KEY
-    from frames_cli.llm.types import ChatRequest
+    from frames_cli.llm.messages.prompts import render
+    from frames_cli.llm.messages.schemas import ANSWER_KEY
+    from frames_cli.llm.messages.types import ChatRequest
 
     prompt = render(PROMPT, request=request or "(not recorded)", comment=comment)
     return ChatRequest(ROLE, [{"role": "user", "content": prompt}], ANSWER_KEY)
@@ -158,7 +158,7 @@ def workspace_reader(ws: Workspace, config: FramesConfig) -> Callable[[Sequence[
         return rule_reader
 
     def read(pairs: Sequence[Pair]) -> list[AnswerKey]:
-        from frames_cli.llm.client import ModelClient
+        from frames_cli.llm.client.client import ModelClient
 
         with ModelClient(ws, config) as client:
             return ModelKeyReader(client, model).read_many(pairs)

@@ -1,5 +1,5 @@
 """One request answered, in the worker thread that serves it: the cache, the model, retries with
-backoff, the repair turn, the refused-model stop, ledger and audit (llm/client.py schedules requests)."""
+backoff, the repair turn, the refused-model stop, ledger and audit (llm/client/client.py schedules requests)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from frames_cli.errors import ConfigError, Location, ModelSetupError
-from frames_cli.llm import providers
-from frames_cli.llm.batch import batch_provider, batched_roles
-from frames_cli.llm.cache import request_key
-from frames_cli.llm.calls import CallOutcome, invoke
-from frames_cli.llm.types import ChatReply, ChatRequest, Usage
+from frames_cli.llm.transport import providers
+from frames_cli.llm.transport.batch import batch_provider, batched_roles
+from frames_cli.llm.store.cache import request_key
+from frames_cli.llm.transport.calls import CallOutcome, invoke
+from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
-    from frames_cli.llm.audit import AuditLog, Redactor
-    from frames_cli.llm.batch import BatchJournal
-    from frames_cli.llm.cache import ResponseCache
-    from frames_cli.llm.callpool import CallPool
-    from frames_cli.llm.ledger import Ledger
+    from frames_cli.llm.store.audit import AuditLog, Redactor
+    from frames_cli.llm.transport.batch import BatchJournal
+    from frames_cli.llm.store.cache import ResponseCache
+    from frames_cli.llm.transport.callpool import CallPool
+    from frames_cli.llm.store.ledger import Ledger
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -48,7 +48,7 @@ class Answerer:
         context, ctx: the provider context and its registration key (`providers.register`).
         call_pool: the client's worker processes, started on first use (None when `llm.processes` is 0).
         closed: whether the client was closed (a request or call then fails as "closed").
-        batch: the batch journal (`llm.batch`, llm/batch.py), or None when batch mode is off; the
+        batch: the batch journal (`llm.batch`, llm/transport/batch.py), or None when batch mode is off; the
             calls of a batched role whose model has a batch API are answered from it.
     """
 
@@ -110,8 +110,8 @@ class Answerer:
 
         The reply carries the usage of all turns.
         """
-        from frames_cli.llm.prompts import render
-        from frames_cli.llm.structured import AnswerError, parse_answer
+        from frames_cli.llm.messages.prompts import render
+        from frames_cli.llm.messages.structured import AnswerError, parse_answer
 
         if model.startswith(providers.SIM_PREFIX + "/"):
             # Read the simulator's world here, not inside litellm, so a bad case file is an
@@ -264,7 +264,7 @@ class Answerer:
 
     def is_batched(self, role: str, model: str) -> bool:
         """Whether calls of `role` on `model` go to the batch API (`llm.batch` names the role and the
-        model's provider has one: llm/batch.BATCH_PROVIDERS)."""
+        model's provider has one: llm/transport/batch.BATCH_PROVIDERS)."""
         if role not in self._batch_roles:
             return False
         key = (role, model)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from frames_cli.errors import FramesError, Location, ModelSetupError
-from frames_cli.llm import providers
+from frames_cli.llm.transport import providers
 
 if TYPE_CHECKING:
     from frames_cli.workspace.config import FramesConfig
@@ -70,12 +70,12 @@ def price_of(model: str, batch: bool = False) -> Price | None:
 
     frames-sim has the nominal price it registers with litellm; spool models have none. With
     `batch` (the role is in `llm.batch`), the provider's batch price where the model has a batch
-    API and litellm knows that price (llm/batch.batch_price), else the regular one.
+    API and litellm knows that price (llm/transport/batch.batch_price), else the regular one.
     """
     if model.startswith(providers.SPOOL_PREFIX + "/"):
         return None
     if batch:
-        from frames_cli.llm.batch import batch_price, batch_provider
+        from frames_cli.llm.transport.batch import batch_price, batch_provider
 
         if batch_provider(model) is not None:
             cost_in, cost_out, _ = batch_price(model)
@@ -140,8 +140,8 @@ def check_models(ws: Workspace, config: FramesConfig, roles: Sequence[str] = ROL
     without a call. Calls go through ModelClient (the same door as every run), one role at a time,
     so the latency is that role's alone.
     """
-    from frames_cli.llm.client import ModelClient
-    from frames_cli.llm.types import ChatRequest
+    from frames_cli.llm.client.client import ModelClient
+    from frames_cli.llm.messages.types import ChatRequest
     from frames_cli.workspace.config import with_overrides
 
     quick = with_overrides(with_overrides(config, "llm", max_retries=0, repair_turns=0, max_output_tokens=PING_TOKENS, processes=0), "budget", max_tokens=None, max_usd=None)

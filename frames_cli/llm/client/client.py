@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
 from frames_cli.errors import BudgetExceeded
-from frames_cli.llm import providers
-from frames_cli.llm.answer import Answerer, model_for
-from frames_cli.llm.audit import AuditLog, Redactor
-from frames_cli.llm.batch import BatchJournal, BatchPending, BatchWait
-from frames_cli.llm.cache import ResponseCache
-from frames_cli.llm.ledger import Ledger
-from frames_cli.llm.types import ChatReply, ChatRequest, Usage
+from frames_cli.llm.transport import providers
+from frames_cli.llm.client.answer import Answerer, model_for
+from frames_cli.llm.store.audit import AuditLog, Redactor
+from frames_cli.llm.transport.batch import BatchJournal, BatchPending, BatchWait
+from frames_cli.llm.store.cache import ResponseCache
+from frames_cli.llm.store.ledger import Ledger
+from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
-    from frames_cli.llm.callpool import CallPool
+    from frames_cli.llm.transport.callpool import CallPool
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -38,7 +38,7 @@ class ModelClient:
     calls litellm's synchronous `completion` (measured here: ~1.3 ms of CPU per call
     on that path against ~3 ms for `acompletion`, whose logging and cost tasks share the event
     loop), or, with `llm.processes` > 0, has a CallPool worker process make that call
-    (`llm/callpool.py`), so litellm's CPU is not bound by this process's GIL. Each call gets `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
+    (`llm/transport/callpool.py`), so litellm's CPU is not bound by this process's GIL. Each call gets `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
     `llm.max_retries` times with exponential backoff and equal jitter (Brooker, "Exponential
     Backoff And Jitter", AWS Architecture Blog, 2015). A request with a schema gets its JSON
     extracted and validated, and up to `llm.repair_turns` repair turns that show the model the
@@ -54,7 +54,7 @@ class ModelClient:
     every request and call fails ("closed").
 
     This class schedules requests; what answering one means (cache, retries, repair, ledger and
-    audit records) is `llm/answer.Answerer`.
+    audit records) is `llm/client/answer.Answerer`.
     """
 
     def __init__(
@@ -256,7 +256,7 @@ class ModelClient:
             return None
         with self._pool_lock:
             if self._processes is None and not self._closed:
-                from frames_cli.llm.callpool import CallPool
+                from frames_cli.llm.transport.callpool import CallPool
 
                 sim = any(m and m.startswith(providers.SIM_PREFIX + "/") for m in vars(self.config.models).values())
                 context = self._context

@@ -1,4 +1,4 @@
-"""Prompt templates (`llm/prompts/<name>.txt`) and `render(name, **vars)`.
+"""Prompt templates (`llm/messages/prompts/<name>.txt`) and `render(name, **vars)`.
 
 Templates use `str.format` fields: `{var}` is replaced, `{{`/`}}` are literal braces. Values are
 inserted once (never re-parsed), so braces inside skill text or JSON are safe. Every value is data:
@@ -21,7 +21,7 @@ class Block(str):
 
 @functools.lru_cache(maxsize=None)
 def _template(name: str) -> str:
-    path = resources.files("frames_cli.llm").joinpath("prompts", f"{name}.txt")
+    path = resources.files("frames_cli.llm.messages").joinpath("prompts", f"{name}.txt")
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -30,7 +30,7 @@ def _template(name: str) -> str:
 
 def template_names() -> list[str]:
     """Names of the packaged templates (file names without `.txt`), sorted."""
-    folder = resources.files("frames_cli.llm").joinpath("prompts")
+    folder = resources.files("frames_cli.llm.messages").joinpath("prompts")
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
 
 

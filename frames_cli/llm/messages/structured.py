@@ -9,7 +9,7 @@ from typing import Any
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
-# Validators are built once per schema object (schemas are module constants in llm/schemas.py).
+# Validators are built once per schema object (schemas are module constants in llm/messages/schemas.py).
 _VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
 # More errors than this only lengthen the repair prompt.
 MAX_ERRORS = 5

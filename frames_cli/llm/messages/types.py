@@ -14,7 +14,7 @@ class ChatRequest:
         role: "executor", "diagnoser", "rewriter", "generator", "judge", "keys" or "coldstart"; picks
             `config.models.<role>`.
         messages: OpenAI-style chat messages (`{"role": ..., "content": str}`), sent as they are.
-        schema: JSON Schema the answer must match (see `llm/schemas.py`); None = free text.
+        schema: JSON Schema the answer must match (see `llm/messages/schemas.py`); None = free text.
         sample: index of an independent sample of the same request (pass@k); part of the cache key.
         tag: free label for the audit log (e.g. a case id); not part of the cache key.
         retry: how many times the evaluation already re-ran this request because its answer was

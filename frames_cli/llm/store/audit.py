@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from frames_cli.llm.appender import LineAppender
+from frames_cli.llm.store.appender import LineAppender
 
 from frames_cli.secretscan import REDACTED
 

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from frames_cli.llm.appender import LineAppender
+from frames_cli.llm.store.appender import LineAppender
 from frames_cli.secretscan import REDACTED
 
 

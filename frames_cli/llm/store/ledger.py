@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.errors import BudgetExceeded
-from frames_cli.llm.types import Usage
+from frames_cli.llm.messages.types import Usage
 from frames_cli.workspace.atomic import atomic_write_json
 
 #: pico-USD per USD: the ledger's unit of account.

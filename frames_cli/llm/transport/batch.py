@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import EXIT_LOCKED, FramesError, ModelError
-from frames_cli.llm import providers
-from frames_cli.llm.calls import CallOutcome, setup_error
+from frames_cli.llm.transport import providers
+from frames_cli.llm.transport.calls import CallOutcome, setup_error
 
 if TYPE_CHECKING:
     from frames_cli.workspace.config import FramesConfig
@@ -79,7 +79,7 @@ class BatchRecord:
 def call_key(kwargs: dict[str, Any]) -> str:
     """Hex sha256 of what decides one call's answer: model, messages, temperature, output limit,
     response format, the attempt number (a retry is a new request) and the sample number (sample k
-    of a request is an independent draw, as in the model cache's key: llm/cache.request_key)."""
+    of a request is an independent draw, as in the model cache's key: llm/store/cache.request_key)."""
     metadata = kwargs.get("metadata") or {}
     attempt, sample = metadata.get(providers.ATTEMPT_KEY, 0), metadata.get(providers.SAMPLE_KEY, 0)
     parts = [kwargs["model"], kwargs["messages"], kwargs.get("temperature"), kwargs.get("max_tokens"), kwargs.get("response_format"), attempt, sample]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.llm import providers
-from frames_cli.llm.calls import CallOutcome, invoke
+from frames_cli.llm.transport import providers
+from frames_cli.llm.transport.calls import CallOutcome, invoke
 from frames_cli.workspace.config import LLMConfig
 from frames_cli.workspace.config_file import check_calls_per_process
 
@@ -236,7 +236,9 @@ def _start_context() -> BaseContext:
     providers.set_litellm_environment()  # the fork server inherits this process's environment
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["frames_cli.llm.forkserver_preload", "frames_cli.llm.callpool"])
+        context.set_forkserver_preload(
+            ["frames_cli.llm.transport.forkserver_preload", "frames_cli.llm.transport.callpool"]
+        )
         return context
     return multiprocessing.get_context("spawn")  # Windows: each worker imports litellm itself (seconds)
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from frames_cli.llm import providers
+from frames_cli.llm.transport import providers
 
 
 @dataclass(frozen=True)

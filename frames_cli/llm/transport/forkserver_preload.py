@@ -24,6 +24,6 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 if sys.path and sys.path[0] == "":
     del sys.path[0]
 
-from frames_cli.llm.providers import litellm_module  # noqa: E402
+from frames_cli.llm.transport.providers import litellm_module  # noqa: E402
 
 litellm_module()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from frames_cli.llm.notices import Notices, SpoolWaits
+from frames_cli.llm.transport.notices import Notices, SpoolWaits
 
 if TYPE_CHECKING:
     from contextvars import ContextVar

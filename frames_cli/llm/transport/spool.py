@@ -13,14 +13,14 @@ from typing import Any, Callable
 
 from litellm.llms.custom_llm import CustomLLM
 
-from frames_cli.llm.audit import Redactor
+from frames_cli.llm.store.audit import Redactor
 from frames_cli.tokens import approx_tokens
-from frames_cli.llm.providers import SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
+from frames_cli.llm.transport.providers import SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.links import refuse_symlink
 
 
-#: Largest answer file read: four times the longest text an answer schema allows (llm/schemas.MAX_TEXT).
+#: Largest answer file read: four times the longest text an answer schema allows (llm/messages/schemas.MAX_TEXT).
 MAX_ANSWER_BYTES = 3_200_000
 
 
@@ -115,6 +115,6 @@ def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event, wa
 
 def litellm_provider() -> Any:
     """The spool as a litellm custom provider (found through `registry.PROVIDERS`)."""
-    from frames_cli.llm.providers import SPOOL_PREFIX, LiteLLMProvider
+    from frames_cli.llm.transport.providers import SPOOL_PREFIX, LiteLLMProvider
 
     return LiteLLMProvider(SPOOL_PREFIX, SpoolProvider())
