@@ -12,6 +12,7 @@ from frames_cli.errors import EXIT_RUNTIME
 from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.state.events import Event
     from frames_cli.evolution.state.records import RunState
     from frames_cli.workspace.layout import Workspace
 
@@ -163,15 +164,18 @@ class _Progress:
     def __exit__(self, *exc: object) -> None:
         self.bar.__exit__(*exc)
 
-    def event(self, message: str) -> None:
+    def event(self, event: Event) -> None:
         """A loop event: printed; the bar of the previous evaluation goes. A new bar appears with the
         first count of the evaluation the event announces, so it never shows an unknown total (0/?).
 
-        Warnings are printed with `--json` too (on stderr, so the JSON stays clean). Events carry
-        case and category names, so they are printed without rich markup.
+        Warnings (`RunWarning`) are printed with `--json` too (on stderr, so the JSON stays clean).
+        Events carry case and category names, so they are printed without rich markup.
         """
+        from frames_cli.evolution.state.run_warnings import RunWarning
+
+        message = str(event)
         if self.quiet:
-            if message.startswith("warning:"):
+            if isinstance(event, RunWarning):
                 self.console.print(message, markup=False, highlight=False, soft_wrap=True)
             return
         self.console.print(message, style="dim", markup=False, highlight=False)

@@ -289,15 +289,16 @@ def test_status_lines_fit_80_columns(world):
 
 def test_evolve_progress_bar_counts_real_work():
     from frames_cli.commands.evolve import _Progress
+    from frames_cli.evolution.state.round_events import EvaluatingChild, Gated, RoundParent
 
     screen = io.StringIO()
     with _Progress(Console(file=screen, force_terminal=True, width=100), quiet=False) as bar:
-        bar.event("round 1: parent r0c0")
+        bar.event(RoundParent(1, "r0c0"))
         assert bar.bar.tasks == []  # nothing to count yet: no bar, no "0/?"
-        bar.event("round 1: evaluating r1c1")
+        bar.event(EvaluatingChild(1, "r1c1", ("cancel",)))
         bar.advance(3, 50)
         (task,) = bar.bar.tasks
-        assert (task.description, task.completed, task.total) == ("round 1: evaluating r1c1", 3, 50)
-        bar.event("round 1: r1c1 gate pass")
+        assert (task.description, task.completed, task.total) == ("round 1: evaluating r1c1 (changes cancel)", 3, 50)
+        bar.event(Gated(1, "r1c1", True, "pass"))
         assert bar.bar.tasks == []
     assert "0/?" not in screen.getvalue()

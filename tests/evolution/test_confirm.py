@@ -10,6 +10,7 @@ from pathlib import Path
 from frames_cli.errors import BudgetExceeded
 from frames_cli.evolution.decide.confirm import recommend_run
 from frames_cli.evolution.round.context import Evaluation
+from frames_cli.evolution.state.events import Event
 from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.state.settings import Settings
@@ -28,7 +29,7 @@ class Ctx:
     evals_dir: Path
     budget: int = 10_000
     drawn: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
-    events: list[str] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     passes: dict[str, bool] = field(default_factory=dict)
 
     def sample_more(self, cid, skills, case_ids, first, count):
@@ -38,8 +39,8 @@ class Ctx:
         self.drawn.append((cid, tuple(case_ids), first))
         return [rec(c, self.passes.get(cid, False), first) for c in case_ids]
 
-    def on_event(self, line: str) -> None:
-        self.events.append(line)
+    def on_event(self, event: Event) -> None:
+        self.events.append(event)
 
 
 class Store:

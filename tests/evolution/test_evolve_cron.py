@@ -108,14 +108,16 @@ def test_new_case_new_setting_or_new_base_start_a_new_run(tmp_path: Path) -> Non
 
 def test_resume_honours_max_rounds_and_keeps_its_seed(evolve_repo: EvolveRepo) -> None:
     from frames_cli.evolution.run.driver import EvolveOptions, evolve
+    from frames_cli.evolution.state.events import Event
+    from frames_cli.evolution.state.round_events import RoundEvent
     from frames_cli.evolution.state.runs import load_run
     from frames_cli.workspace.layout import Workspace
 
     ws = Workspace.open(evolve_repo.root)
     stop_file = evolve_repo.root / ".frames" / "STOP"
 
-    def stop_in_round_two(message: str) -> None:
-        if message.startswith("round 2:"):
+    def stop_in_round_two(event: Event) -> None:
+        if isinstance(event, RoundEvent) and event.round == 2:
             stop_file.touch()
 
     stopped = evolve(ws, EvolveOptions(), on_event=stop_in_round_two).state

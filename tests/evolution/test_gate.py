@@ -151,6 +151,7 @@ def test_warning_names_every_too_small_category_with_the_cases_it_needs():
 
 def test_evolve_names_every_too_small_category_before_its_first_model_call(tmp_path, monkeypatch):
     from frames_cli.evolution.run.driver import EvolveOptions, evolve
+    from frames_cli.evolution.state.run_warnings import SmallCategories
     from frames_cli.llm.client.answer import Answerer
     from frames_cli.workspace.layout import Workspace
 
@@ -163,9 +164,11 @@ def test_evolve_names_every_too_small_category_before_its_first_model_call(tmp_p
     calls, events = [], []
     lookup = Answerer.lookup  # every request, cached or not, on every path of the model client
     monkeypatch.setattr(Answerer, "lookup", lambda self, request: calls.append(request) or lookup(self, request))
-    evolve(Workspace.open(repo.root), EvolveOptions(), on_event=lambda m: events.append((m, len(calls))))
-    (warning, calls_before), = [(m, n) for m, n in events if "too small to judge" in m]
+    evolve(Workspace.open(repo.root), EvolveOptions(), on_event=lambda e: events.append((e, len(calls))))
+    (event, calls_before), = [(e, n) for e, n in events if isinstance(e, SmallCategories)]
     assert calls_before == 0 and calls  # before the first model call, in a run that made calls
+    assert [s.category for s in event.small] == ["baggage", "compensation"]
+    warning = str(event)
     assert "baggage (3 cases, needs 6), compensation (1 case, needs 6)" in warning and "cancel" not in warning
     assert "one flip of a noisy case can decide their verdict" in warning  # the paper's rule, the default
 

@@ -97,7 +97,8 @@ def test_a_run_records_its_guard_rules_and_a_resumed_older_run_says_they_changed
     older = {k: v for k, v in now.items() if k != GUARD_RULES_KEY}  # recorded before rules were versioned
     state = RunState(run_id="r1", base="abc", seed=0, config=older, fingerprint=run_fingerprint([], older))
     note = guard_rules_note(state, now)
-    assert note is not None and f"rules 1 → {GUARD_RULES}" in note and "r1" in note
+    assert note is not None and (note.then, note.now) == (1, GUARD_RULES)
+    assert f"rules 1 → {GUARD_RULES}" in str(note) and "run r1 started" in str(note)
     assert changed_since(state, now, []) == []  # not a frames.yaml setting: said by the note alone
     assert guard_rules_note(RunState(run_id="r2", base="abc", seed=0, config=now), now) is None
     # Same cases and settings under other rules are other work: `frames evolve` runs again.

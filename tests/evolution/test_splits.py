@@ -63,10 +63,13 @@ def test_a_small_category_is_kept_whole_and_named() -> None:
     assert split.whole == ("tiny",)
     tiny = {f"tiny-{i}" for i in range(3)}
     assert tiny <= set(split.diagnosis) and tiny <= set(split.selection) and not tiny & set(split.test)
-    (warning,) = split.warnings()
+    (kept,) = split.warnings()
+    assert kept.sizes == (("tiny", 3),)
+    warning = str(kept)
     assert "1 category too small to split" in warning and "in-sample" in warning and warning.endswith(": tiny (3)")
     more = split_cases(cases + [case(f"wee-{i}", "wee") for i in range(2)], SplitConfig(selection=0.3, test=0.2, min_cases=4))
-    (warning,) = more.warnings()
+    (kept,) = more.warnings()
+    warning = str(kept)
     assert "2 categories too small to split" in warning and warning.endswith(": tiny (3), wee (2)")
     assert split.counts["test"].get("tiny", 0) == 0 and split.counts["diagnosis"]["tiny"] == 3
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from frames_cli.evolution.run.driver import _amendments
+from frames_cli.evolution.state.events import PolicyAmended
 from frames_cli.formats.policy import span_sha256
 from frames_cli.formats.skill import BackLink, Skill
 from frames_cli.gitstore.store import GitStore
@@ -59,7 +60,9 @@ def test_status_review_and_the_next_run_show_the_amendment(world):
     assert "    +Cancel within 48 hours for free." in review
     store = GitStore(world.root)
     head = store.resolve("HEAD")
-    events: list[str] = []
+    events: list[object] = []
     notice = _amendments(store, head, store.read_files(head), events.append)
     assert "+Cancel within 48 hours for free." in notice and "skill cancel, policies/airline.md:4-5" in notice
-    assert events == ["policy amended under 2 skills (cancel, refund): the diagnosers are shown the changed lines"]
+    assert events == [PolicyAmended(("cancel", "refund"))]
+    line = "policy amended under 2 skills (cancel, refund): the diagnosers are shown the changed lines"
+    assert str(events[0]) == line

@@ -22,6 +22,7 @@ from frames_cli.evolution.compare.evidence import (
     decide,
     pass_rate,
 )
+from frames_cli.evolution.state.events import RecommendationStep
 from frames_cli.evolution.state.run_ids import BASE_ID
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
             return cands.store.evaluation(name).results
         if cands.ctx.sample_more is None:
             raise FramesError("the recommendation needs more samples, but this run cannot draw them")
-        cands.ctx.on_event(f"recommendation: {why}")
+        cands.ctx.on_event(RecommendationStep(why))
         try:
             results = cands.ctx.sample_more(cid, cands.store.skill_set(cid, cands.store.files(cid)), case_ids, start, k)
         except BudgetExceeded:

@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.evolution.compare.evidence import Recommendation, Tally, answered_outcomes, look_words
 from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.state.events import Event, PendingLook, PendingLooked, PendingWaiting
 from frames_cli.evolution.state.records import utc_now
 from frames_cli.evolution.state.run_ids import BASE_ID
+from frames_cli.evolution.state.run_warnings import BranchMoved, PendingSkipped
 
 if TYPE_CHECKING:
     from frames_cli.evolution.state.records import RunState
@@ -125,7 +127,7 @@ def decide_look(rec: Recommendation, unseen: tuple[Mapping[str, CaseOutcome], Ma
 
 
 def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases: Mapping[str, Case], sealed: Iterable[str],
-                    on_event: Callable[[str], None], write_reports: Callable[[Workspace, GitStore, RunState], object],
+                    on_event: Callable[[Event], None], write_reports: Callable[[Workspace, GitStore, RunState], object],
                     use_cache: bool = True) -> list[str]:
     """Look at every pending branch of the workspace that has enough new cases (under the caller's
     workspace lock); returns the ids of the runs looked at. `sealed` are the ids of the sealed test
@@ -145,17 +147,17 @@ def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases:
         if wait is None:
             continue
         if wait.new < wait.needed:
-            on_event(f"pending review branch {wait.line()}")
+            on_event(PendingWaiting(wait.line()))
             continue
         ids = new_cases(state, cases, sealed)
         rec = state.recommended()
         assert rec is not None and rec.member is not None
         _, max_looks = pending_settings(state)
-        on_event(f"looking at pending branch {wait.branch} ({rec.member}) on {len(ids)} cases added after run {state.run_id}")
+        on_event(PendingLook(wait.branch, rec.member, len(ids), state.run_id))
         try:
             base_new, member_new = _score(ws, config, store, state, rec.member, [cases[c] for c in ids], len(rec.looks) + 1, use_cache)
         except (GitError, InputError) as exc:
-            on_event(f"warning: pending branch {wait.branch} of run {state.run_id} cannot be looked at ({exc}); skipped")
+            on_event(PendingSkipped(wait.branch, state.run_id, str(exc)))
             continue
         unseen = _unseen(ws, state, rec.member)
         k = int((state.config.get("eval", {}) or {}).get("samples", 1))
@@ -164,7 +166,7 @@ def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases:
         _after_look(store, state, after, on_event)
         write_reports(ws, store, state)
         save_state(ws, state)
-        on_event(f"pending branch {wait.branch} ({rec.member}): {look_words(after.looks[-1])}")
+        on_event(PendingLooked(wait.branch, rec.member, look_words(after.looks[-1])))
         looked.append(state.run_id)
     return looked
 
@@ -215,11 +217,11 @@ def _unseen(ws: Workspace, state: RunState, member: str) -> tuple[dict[str, Case
     return out[0], out[1]
 
 
-def _after_look(store: GitStore, state: RunState, rec: Recommendation, on_event: Callable[[str], None]) -> None:
+def _after_look(store: GitStore, state: RunState, rec: Recommendation, on_event: Callable[[Event], None]) -> None:
     """A withdrawn branch is deleted (it no longer carries a recommendation) unless someone moved it,
     which is said and left as it is."""
     if rec.status == "withdrawn" and state.branch:
         if store.delete_branch(state.branch, state.candidate(rec.member or BASE_ID).commit):
             state.branch = None
         else:
-            on_event(f"warning: branch {state.branch} no longer points at {rec.member}: someone moved it, so it is left as it is")
+            on_event(BranchMoved(state.branch, rec.member))

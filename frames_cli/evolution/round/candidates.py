@@ -14,6 +14,7 @@ from frames_cli.evolution.round.attribution import Attribution, attribute, catal
 from frames_cli.evolution.round.candidate_store import CandidateStore
 from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.state.disputes import excluded_ids
+from frames_cli.evolution.state.round_events import EvaluatingSubChild, Gated, SubChildTwin
 from frames_cli.evolution.compare.early import EarlyRejection, certain_rejection
 from frames_cli.evolution.compare.evidence import gain_p_value
 from frames_cli.evolution.compare.front import FrontPoint, pareto_front
@@ -194,13 +195,13 @@ class Candidates:
         files = {**self.store.files(r.parent), **changes}
         twin = self.twin(files)
         if twin:
-            self.ctx.on_event(f"round {r.round}: the sub-child without {', '.join(found.implicated)} is identical to {twin}")
+            self.ctx.on_event(SubChildTwin(r.round, tuple(found.implicated), twin))
             return None, False
         cid = candidate_id(r.round, 1 + sum(c.round == r.round for c in self.state.candidates))
-        self.ctx.on_event(f"round {r.round}: evaluating {cid} ({found.child} without {', '.join(found.implicated)})")
+        self.ctx.on_event(EvaluatingSubChild(r.round, cid, found.child, tuple(found.implicated)))
         self.evaluate_child(cid, files, r.parent)
         verdict, gate = self.gate_child(cid, lambda: files, r.parent)
-        self.ctx.on_event(f"round {r.round}: {cid} gate {verdict.summary()}")
+        self.ctx.on_event(Gated(r.round, cid, verdict.passed, verdict.summary()))
         sub = Candidate(cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()})
         return cid, self.commit_child(r, sub, changes, gate)
 

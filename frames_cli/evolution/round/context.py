@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.propose.retrieval import PassageIndex
     from frames_cli.evolution.compare.sequential import SequentialGate
     from frames_cli.evolution.round.stop import StopRequest
+    from frames_cli.evolution.state.events import Event
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
@@ -60,7 +61,7 @@ class RunContext:
         policy_sentences: the base commit's policy sentences by section
             (`evolution.policy_sentences.policy_sections`): the rewrite's duplicate check never
             counts two that one section holds side by side as one rule stated twice.
-        on_event: progress messages for people (one line each).
+        on_event: what the run reports as it goes (state/events.py: typed events, `str()` one line for people).
         amendments: what diagnosers are told about policy lines that changed under the base's
             skills since they were written ("" when none; workspace/amendments.diagnoser_notice).
     """
@@ -84,7 +85,7 @@ class RunContext:
     case_values: CaseValues | None = None
     policy_keeper: PolicyKeeper | None = None
     policy_sentences: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    on_event: Callable[[str], None] = lambda _msg: None
+    on_event: Callable[[Event], None] = lambda _event: None
     amendments: str = ""
     sequential: SequentialGate | None = None
     sample_more: Callable[[str, SkillSet, Sequence[str], int, int], list[dict]] | None = None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory
 from frames_cli.evolution.round.context import Evaluation, RunContext
 from frames_cli.evolution.state.disputes import save_disputes
+from frames_cli.evolution.state.events import Event, ResultsLost, RetrievalEmpty, RetrievalLeftOut, SamplesReused
 from frames_cli.evolution.compare.gate import PerCategoryGate
 from frames_cli.evolution.propose.lessons import lesson_passages, load_lessons, save_lessons
 from frames_cli.evolution.state.records import RunState
@@ -31,7 +32,7 @@ STOP_FILE = "STOP"
 
 
 def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
-             cases: dict[str, Case], use_cache: bool, on_event: Callable[[str], None], progress: Any) -> RunContext:
+             cases: dict[str, Case], use_cache: bool, on_event: Callable[[Event], None], progress: Any) -> RunContext:
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
     from frames_cli.executor.factory import make_executor
     from frames_cli.evaluation.pool import RegressionPool
@@ -100,7 +101,7 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
             return draw(cid, skills, chosen, first, count)
         records, reused = sample_store.samples(base_key, chosen, first, count, lambda group, start, n: draw(cid, skills, group, start, n))
         if reused:
-            on_event(f"{cid}: {reused} sample(s) of S0 taken from earlier draws on the same skills and cases (.frames/samples)")
+            on_event(SamplesReused(cid, reused))
         return records
 
     def accept(cid: str, sha: str, skills: SkillSet) -> None:
@@ -144,17 +145,15 @@ def gates(settings: Settings) -> dict[str, Any]:
     return {"gate": seq.first_look() if seq else gate, "sequential": seq}
 
 
-def _say_lost(cid: str, report: Any, retries: int, on_event: Callable[[str], None]) -> None:
-    """One line naming the results of `cid`'s evaluation that stayed lost, when there are any."""
+def _say_lost(cid: str, report: Any, retries: int, on_event: Callable[[Event], None]) -> None:
+    """One event naming the results of `cid`'s evaluation that stayed lost, when there are any."""
     lost = report.lost()
     if lost:
-        on_event(f"{cid}: {len(lost)} result(s) lost to the model layer after {retries} retries "
-                 f"({', '.join(sorted({r.case_id for r in lost})[:5])}); left out of its scores and the gate; "
-                 "the next `frames evolve` asks again")
+        on_event(ResultsLost(cid, len(lost), retries, tuple(sorted({r.case_id for r in lost}))))
 
 
-def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Settings, on_event: Callable[[str], None], policies_dir: Path,
-               failed: Sequence[Any] = (), run_id: str | None = None) -> Callable[[str], Any]:
+def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Settings, on_event: Callable[[Event], None],
+               policies_dir: Path, failed: Sequence[Any] = (), run_id: str | None = None) -> Callable[[str], Any]:
     """parent commit sha → `retrieval.PassageIndex` over the policies at the run's base commit
     (`files`, as `store.read_files(base, "policies/")` gives them), the
     skill changes in the parent's history (built once per parent; run `run_id`'s own children cited
@@ -162,10 +161,10 @@ def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Sett
     changes earlier runs saw fail), or always None when `evolution.retrieval.enabled` is false or the
     run predates retrieval.
 
-    A policy document that cannot be read is left out of the index, with one event line naming it.
+    A policy document that cannot be read is left out of the index, with one event naming it.
     When the base commit has no file under `policies/` but the working tree's `policies_dir` has
     some (a symlinked folder, which git stores as a link, or documents not committed), one event
-    line says that no policy is indexed.
+    says that no policy is indexed.
     """
     if not settings.retrieval.get("enabled"):
         return lambda _sha: None
@@ -175,10 +174,9 @@ def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Sett
     config = RetrievalConfig(**settings.retrieval)
     policies, problems = policy_passages(files)
     for problem in problems:
-        on_event(f"retrieval: left out {problem}")
+        on_event(RetrievalLeftOut(problem))
     if not files and policies_dir.is_dir() and any(p.is_file() for p in policies_dir.rglob("*")):
-        link = " is a symlink (git stores the link, not the documents)" if policies_dir.is_symlink() else " has documents not committed there"
-        on_event(f"retrieval: no policy passage indexed: {base[:12]} has no file under policies/, whose working-tree folder{link}")
+        on_event(RetrievalEmpty(base, policies_dir.is_symlink()))
     built: dict[str, PassageIndex] = {}
 
     def index(sha: str) -> PassageIndex:

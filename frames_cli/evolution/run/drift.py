@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
-from frames_cli.formats.skill_set import SkillSet, left_out_message
+from frames_cli.evolution.state.run_warnings import SkillsDrift, SkillsLeftOut
+from frames_cli.formats.skill_set import SkillSet
 
 if TYPE_CHECKING:
     from frames_cli.workspace.layout import Workspace
 
 
-def base_warnings(ws: Workspace, base_files: Mapping[str, bytes], base: str) -> list[str]:
-    """One line per thing a user must hear before a run on `base` starts (empty when none).
+def base_warnings(ws: Workspace, base_files: Mapping[str, bytes], base: str) -> list[SkillsLeftOut | SkillsDrift]:
+    """One warning per thing a user must hear before a run on `base` starts (empty when none).
 
     - Skill files of the base commit that do not load: the run leaves them out of S0 (and keeps
       them in every candidate commit unchanged), it does not refuse the whole set.
@@ -24,14 +25,13 @@ def base_warnings(ws: Workspace, base_files: Mapping[str, bytes], base: str) -> 
         base_files: `{"skills/<name>/SKILL.md": bytes, ...}` of the base commit (GitStore.read_files).
         base: the base commit's sha (shown shortened).
     """
-    out = []
+    out: list[SkillsLeftOut | SkillsDrift] = []
     skills, dropped = SkillSet.load_valid(base_files, base=Path(f"{base[:12]}:"))
     if dropped:
-        out.append(left_out_message(dropped, len(skills)))
+        out.append(SkillsLeftOut(tuple(dropped), len(skills)))
     drift = skills_drift(base_files, SkillSet.read_dir(ws.skills_dir))
     if drift:
-        out.append(f"warning: skills/ in the working tree differs from the base commit {base[:12]} that this run reads "
-                   f"({'; '.join(drift)}): commit the skills for the run to see them")
+        out.append(SkillsDrift(base, tuple(drift)))
     return out
 
 

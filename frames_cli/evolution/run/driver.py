@@ -11,6 +11,18 @@ from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
 from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
 from frames_cli.evolution.run.collaborators import build_context, gates
 from frames_cli.evolution.state.disputes import load_disputes, open_disputes
+from frames_cli.evolution.state.events import (
+    AskingAgain,
+    BatchNotice,
+    Budget,
+    EndingRebuilt,
+    Estimated,
+    Event,
+    OverBudget,
+    PolicyAmended,
+    RunStarted,
+)
+from frames_cli.evolution.state.run_warnings import InputLeftOut, RunChangedSince, SmallCategories
 from frames_cli.evolution.run.drift import base_warnings
 from frames_cli.evolution.run.loop import EvolutionRun
 from frames_cli.evolution.decide.prospective import held_case_keys, look_at_pending
@@ -74,7 +86,7 @@ class EvolveOutcome:
     up_to_date: bool = False
 
 
-def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], None] = lambda _m: None,
+def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event], None] = lambda _m: None,
            progress: Any = None) -> EvolveOutcome:
     """Run (or resume) one evolve run on `ws` under the workspace lock.
 
@@ -107,7 +119,7 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
     fingerprint = run_fingerprint(cases.values(), snapshot)
     _require_models(ws, config, cases.values())
     for problem in refuse_invalid_inputs(ws):
-        on_event(f"warning: {problem.location}: {problem.message}; left out")
+        on_event(InputLeftOut(problem))
     run_id = options.resume or find_unfinished(ws, base_sha)
     if run_id is None:
         _require_committed_skills(ws, store, options.base, base_sha)
@@ -117,10 +129,10 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
             last = _rebuild_ending(ws, store, last, on_event)
         if last is not None and last.base == base_sha and last.fingerprint == fingerprint and last.lost_results():
             # Its lost answers were never cached: a new run asks for them again (the rest is cached).
-            on_event(f"run {last.run_id} lost {last.lost_results()} result(s) to the model layer; starting a new run to ask again")
+            on_event(AskingAgain(last.run_id, last.lost_results()))
         elif last is not None and last.base == base_sha and last.fingerprint == fingerprint:
-            for line in base_warnings(ws, store.read_files(base_sha), base_sha):
-                on_event(line)
+            for warning in base_warnings(ws, store.read_files(base_sha), base_sha):
+                on_event(warning)
             return EvolveOutcome(last, False, last.branch, [], {}, up_to_date=True)
     # After the up-to-date check, so a cron job with nothing to do does not import litellm.
     require_keys(ws, config, _roles(config, cases.values()))
@@ -151,26 +163,26 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         missing = [c for c in [*memory.eval_case_ids, *split.test] if c not in cases]
         if missing:
             raise InputError(f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir))
-        on_event(f"{'resuming' if resumed else 'starting'} run {run_id} on {state.base[:12]} ({describe_split(split)})")
-        for warning in split.warnings():
+        on_event(RunStarted(run_id, state.base, resumed, describe_split(split)))
+        for kept_whole in split.warnings():
+            on_event(kept_whole)
+        for warning in base_warnings(ws, base_files, state.base):
             on_event(warning)
-        for line in base_warnings(ws, base_files, state.base):
-            on_event(line)
         if not resumed:
-            for line in _estimate_lines(config, settings, cases, split, base_files, store.read_files(state.base, "policies/")):
-                on_event(line)
+            policy_files = store.read_files(state.base, "policies/")
+            for event in _estimate_events(config, settings, cases, split, base_files, policy_files):
+                on_event(event)
             for line in batch_notices(config):
-                on_event(line)
-        warning = _small_categories(cases, list(split.selection), settings)
-        if warning:
-            on_event(warning)
+                on_event(BatchNotice(line))
+        small = _small_categories(cases, list(split.selection), settings)
+        if small:
+            on_event(small)
         ctx = build_context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
         ctx.amendments = _amendments(store, state.base, base_files, on_event)
         if resumed:
             changed = changed_since(state, snapshot, cases.values())
             if changed:
-                on_event(f"warning: {', '.join(changed)} changed since run {run_id} started; it goes on as it started, "
-                         "and the next `frames evolve` after it finishes uses the new ones")
+                on_event(RunChangedSince(run_id, tuple(changed)))
             rules = guard_rules_note(state, snapshot)
             if rules:
                 on_event(rules)
@@ -199,15 +211,18 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[str], N
         return EvolveOutcome(state, resumed, branch, deploy_menu(state, store), reports)
 
 
-def _estimate_lines(config: FramesConfig, settings: Settings, cases: dict[str, Case], split: Split, base_files: dict[str, bytes],
-                    policy_files: dict[str, bytes]) -> list[str]:
-    """The new run's estimate (evolution/run/estimate.py), and a warning when it exceeds the budget: before the first call."""
-    from frames_cli.evaluation.estimate import budget_sentence
+def _estimate_events(config: FramesConfig, settings: Settings, cases: dict[str, Case], split: Split,
+                     base_files: dict[str, bytes], policy_files: dict[str, bytes]) -> list[Event]:
+    """The new run's estimate (evolution/run/estimate.py) and the budget beside it, a warning when the
+    estimate exceeds it: before the first call."""
+    from frames_cli.evaluation.estimate import budget_warning
     from frames_cli.evolution.run.estimate import evolve_estimate
     from frames_cli.formats.skill_set import SkillSet
 
     estimate = evolve_estimate(cases, split, SkillSet.load_valid(base_files)[0], config, settings, policy_files)
-    return [estimate.summary(), budget_sentence(estimate, config.budget.max_tokens, config.budget.max_usd)]
+    limits = (config.budget.max_tokens, config.budget.max_usd)
+    budget = OverBudget if budget_warning(estimate, *limits) else Budget
+    return [Estimated(estimate), budget(estimate, *limits)]
 
 
 def estimate(ws: Workspace, options: EvolveOptions) -> Any:
@@ -286,7 +301,7 @@ def _load_cases(ws: Workspace, config: FramesConfig) -> tuple[dict[str, Case], s
     return load_split_cases(ws.root, config)
 
 
-def _amendments(store: Any, base: str, base_files: dict[str, bytes], on_event: Callable[[str], None]) -> str:
+def _amendments(store: Any, base: str, base_files: dict[str, bytes], on_event: Callable[[Event], None]) -> str:
     """What the diagnosers are told about policy amendments: the back-linked policy lines of the
     base's skills that changed since the skills were written, read at the base commit with its
     history (workspace/amendments.py); "" when none. One event line names the stale skills, so the
@@ -302,8 +317,7 @@ def _amendments(store: Any, base: str, base_files: dict[str, bytes], on_event: C
     links = workspace_stale_links(policies.get, store, skills.values(), ref=base)
     if links:
         names = sorted({link.skill for link in links})
-        on_event(f"policy amended under {len(names)} skill{'s' if len(names) != 1 else ''} ({', '.join(names)}): "
-                 "the diagnosers are shown the changed lines")
+        on_event(PolicyAmended(tuple(names)))
     return diagnoser_notice(links)
 
 
@@ -314,7 +328,7 @@ def _reports_missing(ws: Workspace, state: RunState) -> list[str]:
     return [name for name in REPORT_FILES.values() if not (run_dir(ws, state.run_id) / name).is_file()]
 
 
-def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callable[[str], None]) -> RunState:
+def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callable[[Event], None]) -> RunState:
     """Redo the end of a finished run from its state: the review branch and the reports.
 
     A run killed after its final checkpoint (status "finished") but before its branch and reports
@@ -335,13 +349,13 @@ def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callab
         publish_best(store, state)
         checkpointer.save(state, checkpointer.memory(state))
         write_run_reports(ws, store, state)
-    on_event(f"run {state.run_id} ended without {', '.join(missing)}: rebuilt from its state")
+    on_event(EndingRebuilt(state.run_id, tuple(missing)))
     return state
 
 
-def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> str | None:
+def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> SmallCategories | None:
     """The warning naming every category of the gated cases too small to judge, or None (before any model call)."""
-    from frames_cli.evolution.compare.gate import small_categories_warning, too_small_categories
+    from frames_cli.evolution.compare.gate import too_small_categories
 
     counts: dict[str, int] = {}
     for cid in gated:
@@ -349,7 +363,9 @@ def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settin
     seq = gates(settings)["sequential"]
     looks = list(zip(seq.looks, seq.alphas)) if seq else []
     small = too_small_categories(counts, settings.samples, settings.gate_alpha, looks)
-    return small_categories_warning(small, seq.looks[-1] if seq else settings.samples, settings.gate, seq is not None)
+    if not small:
+        return None
+    return SmallCategories(tuple(small), seq.looks[-1] if seq else settings.samples, settings.gate, seq is not None)
 
 
 def _require_models(ws: Workspace, config: FramesConfig, cases: Iterable[Case]) -> None:

@@ -10,6 +10,19 @@ from frames_cli.llm.transport.batch import BatchPending
 from frames_cli.evolution.round import commit as commits
 from frames_cli.evolution.round.candidates import Candidates, skill_names
 from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
+from frames_cli.evolution.state.events import EvaluatingBase, Recommended, SealedScoring
+from frames_cli.evolution.state.round_events import (
+    AttributionStep,
+    CostRound,
+    EvaluatingChild,
+    Gated,
+    LabelConfirmed,
+    LabelDisputed,
+    NoChild,
+    ProposalsDropped,
+    RoundBatches,
+    RoundParent,
+)
 from frames_cli.evolution.decide.confirm import recommend_run
 from frames_cli.evolution.propose.consensus import Blueprint, vote
 from frames_cli.evolution.propose.diagnose import DiagnoserResult, Failure, batching_note, diagnose, make_batches
@@ -138,7 +151,7 @@ class EvolutionRun:
 
     def baseline(self) -> None:
         """Evaluate S0 (the base commit's skills) on E; it is candidate r0c0 and the first front member."""
-        self.ctx.on_event("evaluating S0 (the base commit's skills)")
+        self.ctx.on_event(EvaluatingBase())
         skills = self.cands.store.skill_set(BASE_ID, self.base_files)
         evaluation = self.ctx.evaluate(BASE_ID, skills, self.memory.eval_case_ids, None)
         self.cands.keep_evaluation(BASE_ID, evaluation)
@@ -160,8 +173,7 @@ class EvolutionRun:
         if rec.budget_spent:
             # Undecided for want of budget, not for want of a gain: the run ends as a spent budget does (exit 1).
             self.state.status, self.state.stop_reason = "finished", "budget"
-        who = f"{rec.member} ({rec.status})" if rec.member else "S0 stays (no review branch)"
-        self.ctx.on_event(f"recommendation: {who}: {rec.words()}")
+        self.ctx.on_event(Recommended(rec.member, rec.status, rec.words()))
         self.save()
 
     def seal(self) -> None:
@@ -178,7 +190,7 @@ class EvolutionRun:
         for cand in members + ([best] if best is not None and best not in members else []):
             if "test" in cand.sets:
                 continue
-            self.ctx.on_event(f"scoring {cand.id} on the sealed test set ({len(self.split.test)} cases)")
+            self.ctx.on_event(SealedScoring(cand.id, len(self.split.test)))
             ev = self.ctx.evaluate(f"{cand.id}-test", self.cands.store.skill_set(cand.id, self.cands.store.files(cand.id)), list(self.split.test), None)
             self.cands.keep_evaluation(f"{cand.id}-test", ev)
             excluded = self.cands.excluded()
@@ -193,7 +205,7 @@ class EvolutionRun:
         """Choose the parent round-robin over the front."""
         r.parent = self.ctx.selector.choose([self.cands.point(c) for c in self.state.front_candidates()], self.memory.picks)
         self.memory.picks[r.parent] = self.memory.picks.get(r.parent, 0) + 1
-        self.ctx.on_event(f"round {r.round}: parent {r.parent}")
+        self.ctx.on_event(RoundParent(r.round, r.parent))
 
     def stage_diagnose(self, r: RoundRecord) -> None:
         """Split the parent's failures into seeded batches; D diagnosers, each given the policy and past
@@ -210,7 +222,7 @@ class EvolutionRun:
             return
         # Said before any model call: with fewer distinct batches than q no change can pass the vote.
         r.batching = batching_note(len(failing), r.batches, s.batch_size, s.diagnosers, s.vote_threshold)
-        self.ctx.on_event(f"round {r.round}: batches {r.batching}")
+        self.ctx.on_event(RoundBatches(r.round, r.batching))
         failures = [
             Failure(self.ctx.cases[cid], rec["output"], rec["reason"], rec["skills_used"], rec.get("trajectory", []))
             for cid, rec in failing.items()
@@ -222,9 +234,7 @@ class EvolutionRun:
             dropped = guard_proposals(results, self.ctx.case_values)
             if dropped:
                 # One line, not one per proposal: each is in state.json and `frames review`.
-                first = _cut(dropped[0], 160)
-                more = f" (and {len(dropped) - 1} more; `frames review` lists them)" if len(dropped) > 1 else ""
-                self.ctx.on_event(f"round {r.round}: dropped {len(dropped)} proposal(s) before the vote: {first}{more}")
+                self.ctx.on_event(ProposalsDropped(r.round, len(dropped), _cut(dropped[0], 160)))
         if all(d.error for d in results):
             # One failed diagnoser is noise the vote absorbs; all of them failing is a provider
             # that refuses us (credentials, model name), and more rounds would only repeat it.
@@ -242,7 +252,7 @@ class EvolutionRun:
         r.costs = [c.to_json() for c in costs]
         few = "no diagnosis-set case" if failures == 0 else f"{failures} diagnosis-set case{'s' if failures > 1 else ''}"
         r.note = f"cost-directed: the parent fails {few}" if r.blueprints else f"the parent fails {few} and loads no skill"
-        self.ctx.on_event(f"round {r.round}: {r.note}; condensing {', '.join(c.line() for c in costs[: len(r.blueprints)]) or 'nothing'}")
+        self.ctx.on_event(CostRound(r.round, r.note, tuple(c.line() for c in costs[: len(r.blueprints)])))
 
     def stage_vote(self, r: RoundRecord) -> None:
         """Keep skills that at least q distinct diagnosers proposed; merge each into one blueprint."""
@@ -299,7 +309,7 @@ class EvolutionRun:
             r.note = f"the child is identical to {twin}"
             return
         cid = candidate_id(r.round, 1)
-        self.ctx.on_event(f"round {r.round}: evaluating {cid} (changes {', '.join(skill_names(changes))})")
+        self.ctx.on_event(EvaluatingChild(r.round, cid, tuple(skill_names(changes))))
         self.cands.evaluate_child(cid, files, r.parent)
         r.child = cid
 
@@ -308,13 +318,13 @@ class EvolutionRun:
         if r.child is None:
             return
         verdict, r.gate = self.cands.gate_child(r.child, lambda: {**self.cands.store.files(r.parent), **self.cands.store.child_changes(r)}, r.parent)
-        self.ctx.on_event(f"round {r.round}: {r.child} gate {verdict.summary()}")
+        self.ctx.on_event(Gated(r.round, r.child, verdict.passed, verdict.summary()))
 
     def stage_commit(self, r: RoundRecord) -> None:
         """Commit the child under the run's refs; an accepted child joins the pool and maybe the front."""
         if r.child is None:
             self.state.stale_rounds += 1
-            self.ctx.on_event(f"round {r.round}: no child ({r.note or 'nothing to evaluate'})")
+            self.ctx.on_event(NoChild(r.round, r.note or "nothing to evaluate"))
             return
         fresh = self.cands.commit_child(r, Candidate(r.child, "", r.parent, r.round), self.cands.store.child_changes(r), r.gate)
         self.state.stale_rounds = 0 if fresh else self.state.stale_rounds + 1
@@ -330,7 +340,7 @@ class EvolutionRun:
             if not found:
                 return
             step = {**found.to_json(), "note": found.note(), "sub_child": None}
-            self.ctx.on_event(f"round {r.round}: attribution {step['note']}")
+            self.ctx.on_event(AttributionStep(r.round, step["note"]))
             if found.sub_child_possible:
                 step["sub_child"], fresh = self.cands.make_sub_child(r, found)
                 if fresh:
@@ -363,11 +373,10 @@ class EvolutionRun:
                 if cid in self.memory.disputes or cid in new:
                     continue
                 if self.ctx.cases[cid].label == "confirmed":
-                    self.ctx.on_event(f"round {r.round}: diagnoser {d.diagnoser} disputes the label of {cid}; a person confirmed it: it stays")
+                    self.ctx.on_event(LabelConfirmed(r.round, d.diagnoser, cid))
                     continue
                 new[cid] = {"run": self.state.run_id, "round": r.round, "diagnoser": d.diagnoser, **dispute}
-                self.ctx.on_event(f"round {r.round}: {cid} disputed by diagnoser {d.diagnoser} (its expected result contradicts the policy); "
-                                  "it leaves the gate and the front until `label: confirmed` or `disputed` is set in its case file")
+                self.ctx.on_event(LabelDisputed(r.round, cid, d.diagnoser))
         if not new:
             return
         self.memory.disputes.update(new)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from frames_cli.evolution.propose.guards import GUARD_RULES
 from frames_cli.evolution.state.records import RunState
+from frames_cli.evolution.state.run_warnings import GuardRulesChanged
 from frames_cli.evolution.state.settings import Settings
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def changed_since(state: RunState, snapshot: dict[str, Any], cases: Iterable[Cas
     return changed
 
 
-def guard_rules_note(state: RunState, snapshot: dict[str, Any]) -> str | None:
+def guard_rules_note(state: RunState, snapshot: dict[str, Any]) -> GuardRulesChanged | None:
     """A warning when the guards' rules this frames applies (`guards.GUARD_RULES`) are not those
     the resumed run started with, else None. Unlike a setting, code cannot wait for the next run:
     the run's later rounds drop proposals by the new rules, its earlier rounds kept what the old
@@ -45,8 +46,7 @@ def guard_rules_note(state: RunState, snapshot: dict[str, Any]) -> str | None:
     then, now = state.config.get(GUARD_RULES_KEY, 1), snapshot[GUARD_RULES_KEY]
     if then == now:
         return None
-    return (f"warning: the guards' rules changed since run {state.run_id} started (rules {then} → {now}, docs/DECISIONS.md); "
-            "its next rounds drop proposals by the new rules, and its earlier rounds kept what the old ones let through")
+    return GuardRulesChanged(state.run_id, then, now)
 
 
 def run_snapshot(config: FramesConfig, *, seed: int | None = None, max_rounds: int | None = None) -> dict[str, Any]:

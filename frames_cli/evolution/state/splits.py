@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
+from frames_cli.evolution.state.run_warnings import CategoriesKeptWhole
+
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
     from frames_cli.workspace.config import FramesConfig, SplitConfig
@@ -70,20 +72,14 @@ class Split:
         """Diagnosis ∪ selection, sorted: what every candidate is evaluated on during the run."""
         return sorted(set(self.diagnosis) | set(self.selection))
 
-    def warnings(self) -> list[str]:
-        """One line naming every category kept whole with its size (empty when none is, and for the
-        paper's single set, which was asked for): one line, not one per category, so a workspace
-        of many small categories gets one warning."""
+    def warnings(self) -> list[CategoriesKeptWhole]:
+        """One warning naming every category kept whole with its size (empty when none is, and for the
+        paper's single set, which was asked for): one, not one per category, so a workspace of many
+        small categories gets one warning."""
         if self.paper or not self.whole:
             return []
         sizes = self.counts.get("diagnosis", {})
-        names = ", ".join(f"{cat} ({sizes.get(cat, 0)})" for cat in self.whole)
-        many = len(self.whole) > 1
-        return [
-            f"warning: {len(self.whole)} categor{'ies' if many else 'y'} too small to split (fewer than {self.min_cases} cases, "
-            f"or none would be held out) {'are' if many else 'is'} kept whole, so {'their' if many else 'its'} gate and front "
-            f"scores are in-sample: {names}"
-        ]
+        return [CategoriesKeptWhole(tuple((cat, sizes.get(cat, 0)) for cat in self.whole), self.min_cases)]
 
     def to_json(self) -> dict:
         """Plain JSON for the run checkpoint (every field)."""
