@@ -27,9 +27,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
 #: The most modules (`__init__.py` not counted) one folder of frames_cli holds.
 MAX_MODULES = 15
 
-#: Folders still over MAX_MODULES → their count today; cut next (issue 33), never to grow.
-NOT_YET_CUT = {"commands": 21}
-
 #: The imports that still close cycles between the lower packages (importer, imported). Each is to
 #: be cut; the test fails when one is gone, so the list only shrinks, and on any new cycle.
 TANGLE = {
@@ -221,5 +218,5 @@ def test_no_package_folder_holds_more_than_15_modules() -> None:
         str(folder.relative_to(PACKAGE)): sum(1 for p in folder.glob("*.py") if p.name != "__init__.py")
         for folder in [PACKAGE, *(p.parent for p in PACKAGE.rglob("__init__.py"))]
     }
-    over = {name: n for name, n in counts.items() if n > MAX_MODULES and n != NOT_YET_CUT.get(name)}
+    over = {name: n for name, n in counts.items() if n > MAX_MODULES}
     assert over == {}

@@ -1,1 +1,2 @@
-"""The command line: one module per command, registered on one typer app in `app.py`."""
+"""The command line: one module per command, in the groups of `frames --help` (setup/, cases/,
+evolve/, review/), registered on one typer app in `app.py`."""

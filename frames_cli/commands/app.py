@@ -1,4 +1,5 @@
-"""The `frames` typer app. Each command lives in its own module with a `register(app)` function.
+"""The `frames` typer app. Each command lives in its own module with a `register(app)` function,
+in the sub-package of its group in `frames --help` (setup/, cases/, evolve/, review/).
 
 Command modules import only light libraries at module level, so `frames --help` stays instant;
 litellm, GitPython and the evolution code are imported inside the command bodies.
@@ -13,10 +14,12 @@ from typing import Annotated
 import typer
 import typer.core
 
-#: In the order `frames --help` lists them: setting up, feeding cases, evaluating, evolving, reviewing.
+#: The commands' modules, in the order `frames --help` lists them: setting up, feeding cases,
+#: evaluating, evolving, reviewing.
 COMMANDS = (
-    "init", "coldstart", "adopt", "ingest", "validate", "status", "check-models",
-    "eval", "evolve", "front", "review", "report", "promote", "publish", "runs",
+    "setup.init", "setup.coldstart", "setup.adopt", "cases.ingest", "setup.validate", "setup.status",
+    "setup.check_models", "evolve.eval", "evolve.evolve", "review.front", "review.review", "review.report",
+    "review.promote", "review.publish", "evolve.runs",
 )
 
 app = typer.Typer(
@@ -33,8 +36,8 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-for _name in COMMANDS:
-    importlib.import_module(f"frames_cli.commands.{_name.replace('-', '_')}").register(app)
+for _module in COMMANDS:
+    importlib.import_module(f"frames_cli.commands.{_module}").register(app)
 
 
 def frames_version() -> str:
@@ -54,7 +57,8 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     _version: Annotated[
-        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the frames version and exit.")
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the frames version and exit."),
     ] = False,
 ) -> None:
     """Evolve a git repository of Markdown skills for policy-bound LLM agents."""

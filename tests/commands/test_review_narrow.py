@@ -14,7 +14,7 @@ import re
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.commands.markdown_view import fold_diff, table_parts
+from frames_cli.commands.review.markdown_view import fold_diff, table_parts
 
 from tests.commands.test_front_review_promote_runs import world, world_template  # noqa: F401 (fixtures)
 

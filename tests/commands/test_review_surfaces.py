@@ -288,7 +288,7 @@ def test_status_lines_fit_80_columns(world):
 
 
 def test_evolve_progress_bar_counts_real_work():
-    from frames_cli.commands.evolve import _Progress
+    from frames_cli.commands.evolve.evolve import _Progress
     from frames_cli.evolution.state.round_events import EvaluatingChild, Gated, RoundParent
 
     screen = io.StringIO()

@@ -161,7 +161,7 @@ def test_round_events_carry_their_round() -> None:
 
 
 def _shown(quiet: bool) -> list[str]:
-    from frames_cli.commands.evolve import _Progress
+    from frames_cli.commands.evolve.evolve import _Progress
 
     screen = io.StringIO()
     with _Progress(Console(file=screen, width=400, color_system=None), quiet=quiet) as bar:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from frames_cli.commands import ingest_feedback
+from frames_cli.commands.cases import ingest_feedback
 from frames_cli.commands.common import JsonOption, RepoOption, guarded
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The feedback subcommands of `frames ingest`: review-log, trace, cases, amendment, generate.
 
-Each is listed in `commands/ingest.py` `SUBCOMMANDS`. They parse options, build the converter and
+Each is listed in `commands/cases/ingest.py` `SUBCOMMANDS`. They parse options, build the converter and
 hand over to `ingest/feedback/pipeline.py`. Bad rows are printed as `path:line: error: ...` on stderr and
 skipped; the command still exits 0 when good rows were imported. `--strict` makes any bad row
 exit 2 with nothing written; a file where no row is good also exits 2. Every run ends with the
@@ -126,7 +126,7 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
 
 def _print_dry_run(report: IngestReport, as_json: bool) -> None:
     """A dry run's output: problems on stderr, then the review table and the account (or JSON)."""
-    from frames_cli.commands.key_table import key_table
+    from frames_cli.commands.cases.key_table import key_table
     from frames_cli.commands.output import console, emit_json, err_console
 
     for problem in report.problems:

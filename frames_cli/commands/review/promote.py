@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from frames_cli.commands.common import JsonOption, RepoOption, guarded
-from frames_cli.commands.review import CandidateArgument
+from frames_cli.commands.review.review import CandidateArgument
 
 if TYPE_CHECKING:
     from frames_cli.gitstore.store import GitStore

@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(result.to_json())
         elif markdown != STDOUT:
-            from frames_cli.commands.markdown_view import render_markdown
+            from frames_cli.commands.review.markdown_view import render_markdown
             from frames_cli.commands.output import console
 
             # Wrapped, not cropped: a change text or a failure reason must be readable in full;

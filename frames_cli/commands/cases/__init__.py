@@ -1,0 +1,1 @@
+"""`frames ingest` and its kinds: feedback, benchmarks and amendments turned into cases."""

@@ -1,0 +1,1 @@
+"""Commands on a run's candidates: the front, a review, the HTML report, promote and publish."""
