@@ -14,7 +14,8 @@ from pathlib import Path
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does for from had has have he her his i if in into is it its "
     "me my no not of on or our she so than that the their them then there these they this to too up us was we were "
-    "what when which who whom whose how why where will with would you your yes also just any all some per please use new make sure "
+    "what when which who whom whose how why where will with would you your yes also just any all some per please use "
+    "new make sure "
     "get got tell say ask next time".split()
 )
 
@@ -27,11 +28,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 # A sentence states a rule when it carries a deontic or eligibility marker; "should" alone is
 # advice in reviewer speech ("you should be friendlier"), so it only counts in "should not/never".
 _RULE = re.compile(
-    r"\b(must|never|always|only|not allowed|allowed to|required|requires?|cannot|can't|can not|may not|"
-    r"should not|shouldn't|do not|don't|(?:not |in)?eligible|prohibited|forbidden|not permitted|has to|have to|needs? to|"
-    r"mandatory|obligatory|compulsory|is (?:not )?permitted|"
-    r"per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|at most|at least|"
-    r"no more than|within \d+|but not)\b"
+    r"\b(must|never|always|only|not allowed|allowed to|required|requires?|cannot|can't|can not|may not|should not|"
+    r"shouldn't|do not|don't|(?:not |in)?eligible|prohibited|forbidden|not permitted|has to|have to|needs? to|"
+    r"mandatory|obligatory|compulsory|is (?:not )?permitted|per (?:the )?policy|policy (?:says|states|requires)|"
+    r"according to (?:the )?policy|at most|at least|no more than|within \d+|but not)\b"
     # Chinese deontic markers (must, shall, must not, prohibited, only): no word boundaries there.
     r"|必须|应当|不得|禁止|严禁|不准|不应|只能|务必",
     re.IGNORECASE,
@@ -41,11 +41,15 @@ _QUOTE = re.compile(r"[\"“']([^\"”']{12,})[\"”']")
 # ...unless the reviewer is quoting the agent's wrong answer: "the agent wrote/said "..."", or a
 # quote followed by "which is false/wrong/incorrect/not true".
 _QUOTED_AGENT = re.compile(
-    r"\b(?:agent|bot|assistant|model|it|they|he|she)\s+(?:\w+ly\s+)?(?:wrote|said|says|told|replied|answered|responded|claimed|claims|stated|states|"
-    r"suggested|promised|offered|asserted)\b[^\"“]{0,40}$",
+    r"\b(?:agent|bot|assistant|model|it|they|he|she)\s+(?:\w+ly\s+)?(?:wrote|said|says|told|replied|answered|"
+    r"responded|claimed|claims|stated|states|suggested|promised|offered|asserted)\b[^\"“]{0,40}$",
     re.IGNORECASE,
 )
-_DENIED_AFTER = re.compile(r"^[\s,.;:)-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|inaccurate|misleading)\b", re.IGNORECASE)
+_DENIED_AFTER = re.compile(
+    r"^[\s,.;:)-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|"
+    r"inaccurate|misleading)\b",
+    re.IGNORECASE,
+)
 
 
 # Crude suffix stripping (no stemmer library is pinned): "refunded", "refundable" and "refunds" all

@@ -14,11 +14,20 @@ from frames_cli.errors import EXIT_RUNTIME, FramesError, InputError, Location
 
 RepoOption = Annotated[
     Optional[Path],
-    typer.Option("--repo", help="The workspace, or any folder in it (default: the current folder): frames.yaml is looked for there and in its parents, up to the repository root.", show_default=False),
+    typer.Option(
+        "--repo",
+        help=(
+            "The workspace, or any folder in it (default: the current folder): frames.yaml is looked for there and in "
+            "its parents, up to the repository root."
+        ),
+        show_default=False,
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")]
 #: Commands that call models (`ModelClient(use_cache=not no_cache)`).
-NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Ask the models again instead of reusing cached answers.")
+]
 #: An output file option given as `-` means standard output.
 STDOUT = Path("-")
 

@@ -37,7 +37,10 @@ def _console(**kw: Any) -> Console:
 
     class SafeConsole(Console):
         def _render_buffer(self, buffer: Any) -> str:
-            return super()._render_buffer(seg if seg.control or not seg.text else Segment(shown(seg.text), seg.style, seg.control) for seg in buffer)
+            return super()._render_buffer(
+                seg if seg.control or not seg.text else Segment(shown(seg.text), seg.style, seg.control)
+                for seg in buffer
+            )
 
     return SafeConsole(highlight=False, soft_wrap=True, markup=False, emoji=False, **kw)
 
@@ -63,7 +66,9 @@ def print_trimmed(renderable: Any) -> None:
 
     real = console()
     buffer = io.StringIO()
-    _console(file=buffer, width=real.width, color_system=real.color_system, force_terminal=real.is_terminal).print(renderable, soft_wrap=False)
+    _console(file=buffer, width=real.width, color_system=real.color_system, force_terminal=real.is_terminal).print(
+        renderable, soft_wrap=False
+    )
     lines = []
     for line in buffer.getvalue().splitlines():
         trimmed = _TRAILING.sub("", line)
@@ -134,12 +139,19 @@ def model_wait(description: str, *, quiet: bool = False) -> Iterator[None]:
 
 
 def print_estimate(estimate: Any, config: Any, as_json: bool) -> None:
-    """Print an `evaluation.estimate.Estimate`: per role and in total, with the budget (`--estimate` of eval and evolve)."""
+    """Print an `evaluation.estimate.Estimate`: per role and in
+    total, with the budget (`--estimate` of eval and evolve)."""
     from frames_cli.evaluation.estimate import budget_sentence, budget_warning
 
     warning = budget_warning(estimate, config.budget.max_tokens, config.budget.max_usd)
     if as_json:
-        emit_json({**estimate.to_json(), "budget": {"max_tokens": config.budget.max_tokens, "max_usd": config.budget.max_usd}, "over_budget": warning is not None})
+        emit_json(
+            {
+                **estimate.to_json(),
+                "budget": {"max_tokens": config.budget.max_tokens, "max_usd": config.budget.max_usd},
+                "over_budget": warning is not None,
+            }
+        )
         return
     from rich import box
     from rich.table import Table
@@ -148,7 +160,10 @@ def print_estimate(estimate: Any, config: Any, as_json: bool) -> None:
     for name in ("role", "model", "calls", "calls at most", "tokens", "tokens at most"):
         table.add_column(name, justify="left" if name in ("role", "model") else "right")
     for role, r in estimate.roles.items():
-        table.add_row(role, estimate.models.get(role, ""), f"{r.calls:,}", f"{r.calls_max:,}", f"{r.tokens:,}", f"{r.max_tokens:,}")
+        table.add_row(
+            role, estimate.models.get(role, ""), f"{r.calls:,}", f"{r.calls_max:,}", f"{r.tokens:,}",
+            f"{r.max_tokens:,}",
+        )
     out = console()
     out.print(table)
     out.print(estimate.summary(), markup=False, soft_wrap=True)

@@ -22,17 +22,28 @@ if TYPE_CHECKING:
 
 OutOption = Annotated[
     Optional[Path],
-    typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml` in the workspace.", show_default=False),
+    typer.Option(
+        "--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml` in the workspace.",
+        show_default=False,
+    ),
 ]
 
 
 def tau2(
     tasks: Annotated[Path, typer.Option("--tasks", help="tau2-bench tasks.json of one domain.")],
-    db: Annotated[Path, typer.Option("--db", help="The domain database: a folder with db.json or one `<table>.json` per table.")],
-    domain: Annotated[Optional[str], typer.Option("--domain", help="airline or retail; default: read from the tasks.")] = None,
+    db: Annotated[
+        Path, typer.Option("--db", help="The domain database: a folder with db.json or one `<table>.json` per table.")
+    ],
+    domain: Annotated[
+        Optional[str], typer.Option("--domain", help="airline or retail; default: read from the tasks.")
+    ] = None,
     task_ids: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task id (repeatable).")] = None,
-    exclude: Annotated[Optional[list[str]], typer.Option("--exclude-task", help="Leave this task id out (repeatable).")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Import nothing when any task cannot be converted (exit 2).")] = False,
+    exclude: Annotated[
+        Optional[list[str]], typer.Option("--exclude-task", help="Leave this task id out (repeatable).")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Import nothing when any task cannot be converted (exit 2).")
+    ] = False,
     out: OutOption = None,
     repo: RepoOption = None,
     json_out: JsonOption = False,
@@ -54,7 +65,9 @@ def tau2(
     converter = Tau2Converter(tasks, db, domain=domain, created=today(), task_ids=task_ids, exclude=exclude or (),
                               shown=ingest_feedback.shown_path(ws, tasks))
     # Case ids are `tau2-<domain>-<task id>`, so the file is named after the domain the tasks hold.
-    ingest_feedback.run_converter(ws, converter, out, lambda cases: cases[0].id.rsplit("-", 1)[0], strict=strict, as_json=json_out)
+    ingest_feedback.run_converter(
+        ws, converter, out, lambda cases: cases[0].id.rsplit("-", 1)[0], strict=strict, as_json=json_out
+    )
 
 
 #: Every `frames ingest` subcommand as (name, function); a converter adds its line here.
@@ -70,7 +83,10 @@ SUBCOMMANDS: list[tuple[str, Callable[..., Any]]] = [
 
 def register(app: typer.Typer) -> None:
     """Add the `frames ingest` group with one subcommand per entry of `SUBCOMMANDS`."""
-    group = typer.Typer(name="ingest", help="Turn operational feedback into cases.", short_help="Turn feedback (review logs, traces, tasks) into cases.", no_args_is_help=True)
+    group = typer.Typer(
+        name="ingest", help="Turn operational feedback into cases.",
+        short_help="Turn feedback (review logs, traces, tasks) into cases.", no_args_is_help=True,
+    )
     for name, func in SUBCOMMANDS:
         group.command(name)(guarded(func))
     app.add_typer(group, name="ingest")

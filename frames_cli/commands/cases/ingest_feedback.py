@@ -26,20 +26,40 @@ if TYPE_CHECKING:
 
 MapOption = Annotated[
     Optional[list[str]],
-    typer.Option("--map", help="FIELD=COLUMN, repeatable or comma-separated: which column (or JSON key; dotted paths reach into objects) holds a field.", show_default=False),
+    typer.Option(
+        "--map",
+        help=(
+            "FIELD=COLUMN, repeatable or comma-separated: which column (or JSON key; dotted paths reach into objects) "
+            "holds a field."
+        ),
+        show_default=False,
+    ),
 ]
 FormatOption = Annotated[
-    Optional[str], typer.Option("--format", help="csv, tsv, jsonl or yaml (default: from the file suffix).", show_default=False)
+    Optional[str],
+    typer.Option("--format", help="csv, tsv, jsonl or yaml (default: from the file suffix).", show_default=False),
 ]
 OutOption = Annotated[
-    Optional[Path], typer.Option("--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml`.", show_default=False)
+    Optional[Path],
+    typer.Option(
+        "--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml`.", show_default=False
+    ),
 ]
 #: Most cases one `frames ingest generate --cases` asks the generator for (each is a model call's worth).
 MAX_GENERATED_CASES = 10_000
 StrictOption = Annotated[bool, typer.Option("--strict", help="Import nothing when any row is bad (exit 2).")]
-DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print each row's answer key beside its comment and every row's fate; write nothing.")]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run", help="Print each row's answer key beside its comment and every row's fate; write nothing."
+    ),
+]
 CasesOption = Annotated[
-    Optional[int], typer.Option("--cases", min=0, max=MAX_GENERATED_CASES, help="Most cases to generate (default: ingest.generated_per_section per section).", show_default=False)
+    Optional[int],
+    typer.Option(
+        "--cases", min=0, max=MAX_GENERATED_CASES,
+        help="Most cases to generate (default: ingest.generated_per_section per section).", show_default=False,
+    ),
 ]
 
 
@@ -60,7 +80,10 @@ def _print(report: IngestReport, as_json: bool) -> None:
         out.print(line)
     if report.stored is not None:
         cats = ", ".join(f"{c} {n}" for c, n in data["categories"].items())
-        out.print(f"wrote {plural(data['cases'], 'case')} to {data['written']}" + (f"  ({cats})" if cats else ""), markup=False)
+        out.print(
+            f"wrote {plural(data['cases'], 'case')} to {data['written']}" + (f"  ({cats})" if cats else ""),
+            markup=False,
+        )
     if report.account is None:
         for item in data["merged"]:
             out.print(f"duplicate: {item['source']} is case {item['into']} (recorded in its also_from)", markup=False)
@@ -73,13 +96,18 @@ def _print(report: IngestReport, as_json: bool) -> None:
         out.print(f"prior → {where}: {text}", markup=False)
     waiting = sum(1 for c in (report.stored.written if report.stored else []) if c.review == "needed")
     if waiting:
-        out.print(f"{plural(waiting, 'case')} marked `review: needed` (its row above says why): each counts in eval and evolve "
-                  "once a person has checked its expected answer and written `review: confirmed` in its case file "
-                  "(--dry-run shows every key beside its comment)", markup=False)
+        out.print(
+            f"{plural(waiting, 'case')} marked `review: needed` (its row above says why): each counts in eval and "
+            "evolve once a person has checked its expected answer and written `review: confirmed` in its case file "
+            "(--dry-run shows every key beside its comment)",
+            markup=False,
+        )
 
 
-def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name: str | Callable[[list[Case]], str], strict: bool, as_json: bool,
-                  dry_run: bool = False) -> None:
+def run_converter(
+    ws: Workspace, converter: Any, out: Path | None, default_name: str | Callable[[list[Case]], str], strict: bool,
+    as_json: bool, dry_run: bool = False,
+) -> None:
     """Convert, refuse on --strict or when nothing is good, store, attach priors, print.
 
     `converter` has `convert() -> list[Case]` and, when it collects bad rows instead of raising,
@@ -99,7 +127,9 @@ def run_converter(ws: Workspace, converter: Any, out: Path | None, default_name:
     check_output_file(out, "--out")
     cases = converter.convert()
     advice = getattr(converter, "priors", [])
-    report = pipeline.IngestReport(problems=list(getattr(converter, "problems", [])), account=getattr(converter, "account", None))
+    report = pipeline.IngestReport(
+        problems=list(getattr(converter, "problems", [])), account=getattr(converter, "account", None)
+    )
     errors = [p for p in report.problems if p.severity == "error"]
     if errors and (strict or not (cases or advice)):
         _print(report, as_json=False)
@@ -200,14 +230,24 @@ def review_log(
     from frames_cli.ingest.feedback.review_log import FIELDS, ReviewLogConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> ReviewLogConverter:
-        return ReviewLogConverter(file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category, shown_path(ws, file),
-                                  read_keys=workspace_reader(ws, ws.config()))
+        return ReviewLogConverter(
+            file, columns, fmt, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.category, shown_path(ws, file),
+            read_keys=workspace_reader(ws, ws.config()),
+        )
 
     _import_file(repo, mapping, FIELDS, build, out, f"review-log-{file.stem}", strict, json_out, dry_run)
 
 
 def trace(
-    file: Annotated[Path, typer.Argument(help="Agent traces: JSON Lines or a JSON array, each with `steps` (a list of {state, action, result}) or OpenAI/Anthropic `messages`.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help=(
+                "Agent traces: JSON Lines or a JSON array, each with `steps` (a list of {state, action, result}) or "
+                "OpenAI/Anthropic `messages`."
+            )
+        ),
+    ],
     mapping: MapOption = None,
     out: OutOption = None,
     strict: StrictOption = False,
@@ -217,16 +257,18 @@ def trace(
 ) -> None:
     """Import agent traces: failures → cases with a trajectory excerpt, successes → passing cases.
 
-    Fields (--map FIELD=COLUMN, COLUMN being a JSON key): input, steps, messages, outcome, reward, label, expected, output,
-    category, id.
+    Fields (--map FIELD=COLUMN, COLUMN being a JSON key): input, steps,
+    messages, outcome, reward, label, expected, output, category, id.
     """
     from frames_cli.ingest.feedback import pipeline
     from frames_cli.ingest.keys.answer_key_model import workspace_reader
     from frames_cli.ingest.feedback.trace import ALIASES, TraceConverter
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> TraceConverter:
-        return TraceConverter(file, columns, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.delayed_failure_steps, cfg.category,
-                              shown_path(ws, file), read_keys=workspace_reader(ws, ws.config()))
+        return TraceConverter(
+            file, columns, pipeline.workspace_policy(ws), cfg.evidence_match, cfg.delayed_failure_steps, cfg.category,
+            shown_path(ws, file), read_keys=workspace_reader(ws, ws.config()),
+        )
 
     _import_file(repo, mapping, tuple(ALIASES), build, out, f"trace-{file.stem}", strict, json_out, dry_run)
 
@@ -235,8 +277,20 @@ def cases(
     file: Annotated[Path, typer.Argument(help="Cases as CSV, TSV, JSON Lines or YAML rows.")],
     mapping: MapOption = None,
     fmt: FormatOption = None,
-    check: Annotated[Optional[str], typer.Option("--check", help="Check kind of rows that name none.", show_default=False)] = None,
-    records: Annotated[Optional[str], typer.Option("--records", help="JSON/YAML: the path of the record list below the top level, e.g. seed_examples.questions_and_answers (parents' fields stay available to --map).", show_default=False)] = None,
+    check: Annotated[
+        Optional[str], typer.Option("--check", help="Check kind of rows that name none.", show_default=False)
+    ] = None,
+    records: Annotated[
+        Optional[str],
+        typer.Option(
+            "--records",
+            help=(
+                "JSON/YAML: the path of the record list below the top level, e.g. seed_examples.questions_and_answers "
+                "(parents' fields stay available to --map)."
+            ),
+            show_default=False,
+        ),
+    ] = None,
     out: OutOption = None,
     strict: StrictOption = False,
     repo: RepoOption = None,
@@ -259,8 +313,19 @@ def cases(
 def amendment(
     old: Annotated[Optional[Path], typer.Argument(help="The policy before the amendment.", show_default=False)] = None,
     new: Annotated[Optional[Path], typer.Argument(help="The policy after it.", show_default=False)] = None,
-    git_range: Annotated[Optional[str], typer.Option("--git", help="A..B (or A, meaning A..HEAD): compare policies/ at two commits.", show_default=False)] = None,
-    file: Annotated[Optional[str], typer.Option("--file", help="Workspace path of the amended policy (default: NEW's path, or `policies/<NEW's name>`).", show_default=False)] = None,
+    git_range: Annotated[
+        Optional[str],
+        typer.Option(
+            "--git", help="A..B (or A, meaning A..HEAD): compare policies/ at two commits.", show_default=False
+        ),
+    ] = None,
+    file: Annotated[
+        Optional[str],
+        typer.Option(
+            "--file", help="Workspace path of the amended policy (default: NEW's path, or `policies/<NEW's name>`).",
+            show_default=False,
+        ),
+    ] = None,
     n_cases: CasesOption = None,
     out: OutOption = None,
     repo: RepoOption = None,
@@ -297,17 +362,29 @@ def amendment(
         shown = {name: (str(old), str(new))}
     changes = [c for f in new_files for c in amend.section_changes(f, old_files[f], new_files[f], shown[f])]
     stale = amend.stale_skills(pipeline.workspace_skills(ws), new_files, changes)
-    report = pipeline.IngestReport(extra={
-        "changed_sections": [{"file": c.file, "heading": c.heading, "status": c.status, "lines": f"{c.unit.start}-{c.unit.end}",
-                              "added": c.added, "removed": c.removed, "focus": [f"{u.start}-{u.end}" for u in c.focus]} for c in changes],
-        "stale_skills": [{"skill": s.skill, "backlink": s.backlink.encode(), "reason": s.reason, "sections": s.sections} for s in stale],
-    })
+    report = pipeline.IngestReport(
+        extra={
+            "changed_sections": [
+                {
+                    "file": c.file, "heading": c.heading, "status": c.status, "lines": f"{c.unit.start}-{c.unit.end}",
+                    "added": c.added, "removed": c.removed, "focus": [f"{u.start}-{u.end}" for u in c.focus],
+                }
+                for c in changes
+            ],
+            "stale_skills": [
+                {"skill": s.skill, "backlink": s.backlink.encode(), "reason": s.reason, "sections": s.sections}
+                for s in stale
+            ],
+        }
+    )
     units = [u for c in changes for u in c.focus]
     if units and config.models.generator and n_cases != 0:
         limit = n_cases if n_cases is not None else config.ingest.generated_per_section * len(units)
         from frames_cli.commands.output import model_wait
 
-        with model_wait(f"asking {config.models.generator} for cases of {len(units)} changed section(s)", quiet=json_out):
+        with model_wait(
+            f"asking {config.models.generator} for cases of {len(units)} changed section(s)", quiet=json_out
+        ):
             generator = pipeline.generate(ws, config, units, limit, amend.KIND, prefix)
         report.problems = generator.problems
         report.extra["usage"] = generator.usage.to_dict()
@@ -339,7 +416,9 @@ def _print_amendment(report: IngestReport) -> None:
 
 def generate(
     n_cases: CasesOption = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List the uncovered sections and skills; call no model.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the uncovered sections and skills; call no model.")
+    ] = False,
     out: OutOption = None,
     repo: RepoOption = None,
     json_out: JsonOption = False,
@@ -364,7 +443,10 @@ def generate(
     if not dry_run and uncovered:
         from frames_cli.commands.output import model_wait
 
-        with model_wait(f"asking {config.models.generator} for up to {limit} cases of {len(uncovered)} uncovered section(s)", quiet=json_out):
+        with model_wait(
+            f"asking {config.models.generator} for up to {limit} cases of {len(uncovered)} uncovered section(s)",
+            quiet=json_out,
+        ):
             generator = pipeline.generate(ws, config, uncovered, limit, "generator")
         generator_cases = len(generator.cases)
         report.problems = report.problems + generator.problems
@@ -380,8 +462,11 @@ def generate(
         for u in report.extra["uncovered"]:
             console().print(f"uncovered: {u['ref']} {u['heading']}", markup=False)
         if dry_run:
-            console().print(f"dry run: {plural(len(uncovered), 'uncovered section')}; the generator would be asked for at most "
-                            f"{plural(report.extra['would_generate'], 'case')}; nothing written, no model called", markup=False)
+            console().print(
+                f"dry run: {plural(len(uncovered), 'uncovered section')}; the generator would be asked for at most "
+                f"{plural(report.extra['would_generate'], 'case')}; nothing written, no model called",
+                markup=False,
+            )
         if dry_run or generator_cases:
             console().print("Generated cases are marked `reviewed: false`: they count in eval and evolve only "
                             "once a person has checked each and set `reviewed: true` in its case file.", markup=False)

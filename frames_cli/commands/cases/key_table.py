@@ -1,4 +1,5 @@
-"""The review table of an ingest: each row's answer key beside the comment it came from, for a person to check before it counts."""
+"""The review table of an ingest: each row's answer key beside the
+comment it came from, for a person to check before it counts."""
 
 from __future__ import annotations
 
@@ -49,5 +50,8 @@ def key_table(account: Account) -> Table:
         if row.key is None:
             continue
         own = f" [{row.own_id}]" if row.own_id else ""
-        table.add_row(f"{row.location}{own}\n{row.fate}", clip(" ".join((row.comment or "").split()), COMMENT_SHOWN), key_cell(row))
+        table.add_row(
+            f"{row.location}{own}\n{row.fate}", clip(" ".join((row.comment or "").split()), COMMENT_SHOWN),
+            key_cell(row),
+        )
     return table

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from frames_cli.commands.common import STDOUT, JsonOption, NoCacheOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
+from frames_cli.commands.common import (
+    STDOUT, JsonOption, NoCacheOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output,
+)
 from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
@@ -45,7 +47,10 @@ def load_skills(ws: Workspace, ref: str | None) -> tuple[SkillSet, list[Problem]
         dropped += skill_folder_problems(ws, base)
     if dropped and not skills:
         # Evaluating no skill at all is not what anyone asked for: say why each one failed.
-        raise InputError("no skill loads (`frames adopt skills` repairs what it can): " + "; ".join(f"{p.location}: {p.message}" for p in dropped))
+        raise InputError(
+            "no skill loads (`frames adopt skills` repairs what it can): "
+            + "; ".join(f"{p.location}: {p.message}" for p in dropped)
+        )
     return skills, dropped
 
 
@@ -74,11 +79,15 @@ def load_set_cases(ws: Workspace, name: str) -> list[Case]:
         raise InputError(f"--set must be one of {', '.join(SETS)}, got {name!r}")
     config = ws.config()
     cases, sealed = load_split_cases(ws.root, config)
-    split = split_cases([c for c in cases.values() if c.id not in sealed], config.evolution.split, [cases[c] for c in sealed])
+    split = split_cases(
+        [c for c in cases.values() if c.id not in sealed], config.evolution.split, [cases[c] for c in sealed]
+    )
     return [cases[c] for c in split.ids(name)]
 
 
-def check_thresholds(report: EvalReport, min_pass_rate: float | None, min_category_pass_rate: float | None) -> list[str]:
+def check_thresholds(
+    report: EvalReport, min_pass_rate: float | None, min_category_pass_rate: float | None
+) -> list[str]:
     """The threshold violations, one line each (empty when all thresholds hold)."""
     problems = []
     if min_pass_rate is not None and report.pass_rate < min_pass_rate:
@@ -91,25 +100,75 @@ def check_thresholds(report: EvalReport, min_pass_rate: float | None, min_catego
 
 
 def eval_command(
-    ref: Annotated[Optional[str], typer.Option("--ref", help="Evaluate the skills at this git revision (default: the working tree).")] = None,
-    cases: Annotated[Optional[str], typer.Option("--cases", help="Glob of case files, relative to the workspace (default: eval.cases).")] = None,
+    ref: Annotated[
+        Optional[str],
+        typer.Option("--ref", help="Evaluate the skills at this git revision (default: the working tree)."),
+    ] = None,
+    cases: Annotated[
+        Optional[str],
+        typer.Option("--cases", help="Glob of case files, relative to the workspace (default: eval.cases)."),
+    ] = None,
     case_set: Annotated[
-        Optional[str], typer.Option("--set", help="Score one set as `frames evolve` divides the cases: diagnosis, selection or test (not with --cases).", show_default=False)
+        Optional[str],
+        typer.Option(
+            "--set",
+            help="Score one set as `frames evolve` divides the cases: diagnosis, selection or test (not with --cases).",
+            show_default=False,
+        ),
     ] = None,
-    samples: Annotated[Optional[int], typer.Option("--samples", min=1, max=setting_range("eval", "samples")[1], help="k samples per case; k > 1 adds pass@k and pass^k (default: eval.samples).")] = None,
-    min_pass_rate: Annotated[Optional[float], typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 100 when the overall pass rate (0..1) is lower.")] = None,
+    samples: Annotated[
+        Optional[int],
+        typer.Option(
+            "--samples", min=1, max=setting_range("eval", "samples")[1],
+            help="k samples per case; k > 1 adds pass@k and pass^k (default: eval.samples).",
+        ),
+    ] = None,
+    min_pass_rate: Annotated[
+        Optional[float],
+        typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 100 when the overall pass rate (0..1) is lower."),
+    ] = None,
     min_category_pass_rate: Annotated[
-        Optional[float], typer.Option("--min-category-pass-rate", min=0.0, max=1.0, help="Exit 100 when any category's pass rate (0..1) is lower.")
+        Optional[float],
+        typer.Option(
+            "--min-category-pass-rate", min=0.0, max=1.0, help="Exit 100 when any category's pass rate (0..1) is lower."
+        ),
     ] = None,
-    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write a Markdown summary to this file (`-`: print it instead of the table).")] = None,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML (one test per case, grouped by category) to this file (`-`: print it instead of the table).")] = None,
+    markdown: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--markdown", help="Also write a Markdown summary to this file (`-`: print it instead of the table)."
+        ),
+    ] = None,
+    junit: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--junit",
+            help=(
+                "Also write JUnit XML (one test per case, grouped by category) to this file (`-`: print it instead of "
+                "the table)."
+            ),
+        ),
+    ] = None,
     no_cache: NoCacheOption = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, max=setting_range("eval", "jobs")[1], help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).")] = None,
-    estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and price the evaluation will make at most, and exit; no model call.")] = False,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--jobs", min=1, max=setting_range("eval", "jobs")[1],
+            help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).",
+        ),
+    ] = None,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="Print the calls, tokens and price the evaluation will make at most, and exit; no model call.",
+        ),
+    ] = False,
     repo: RepoOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Evaluate the skill set on the cases: pass rate per category and overall, mean tokens per case and the cost of the evaluation.
+    """Evaluate the skill set on the cases: pass rate per category
+    and overall, mean tokens per case and the cost of the evaluation.
 
     Unchanged skills and cases are answered from the cache: a re-run makes no model call.
     `--set selection` (or `diagnosis`, `test`) scores only the cases of that set, divided as
@@ -122,7 +181,8 @@ def eval_command(
     With `llm.batch` the calls go to the provider's batch API: the command exits 75 while a batch
     runs and, run again later, goes on from the answers.
 
-    Exit codes: 0 ok, 1 run-time failure, 2 bad input, 75 waiting for a provider batch, 100 a --min-*pass-rate threshold failed.
+    Exit codes: 0 ok, 1 run-time failure, 2 bad input, 75 waiting
+    for a provider batch, 100 a --min-*pass-rate threshold failed.
     """
     from frames_cli.errors import ThresholdError
     from frames_cli.commands.output import progress_bar
@@ -148,8 +208,12 @@ def eval_command(
     if case_set is not None and cases is not None:
         from frames_cli.errors import InputError
 
-        raise InputError("--set and --cases cannot be combined: --set divides the cases `frames evolve` uses (eval.cases)")
-    case_list = load_set_cases(ws, case_set) if case_set is not None else load_eval_cases(ws, cases or config.eval.cases)
+        raise InputError(
+            "--set and --cases cannot be combined: --set divides the cases `frames evolve` uses (eval.cases)"
+        )
+    case_list = (
+        load_set_cases(ws, case_set) if case_set is not None else load_eval_cases(ws, cases or config.eval.cases)
+    )
     if not case_list:
         from frames_cli.errors import InputError
 
@@ -176,7 +240,9 @@ def eval_command(
         err_console().print(warning, markup=False, soft_wrap=True)
 
     rubric = any(c.task.check.kind == "rubric" for c in case_list)
-    require_keys(ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else []))
+    require_keys(
+        ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else [])
+    )
     from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
 
     wait_for_batches(ws, config)
@@ -189,21 +255,32 @@ def eval_command(
     if n_jobs > 1 and config.eval.backend == "ray":
         from frames_cli.errors import InputError
 
-        raise InputError("--jobs (eval.jobs) spreads cases over this machine's processes; with eval.backend: ray they already run on the "
-                         "Ray cluster: leave --jobs out (or set eval.backend: local)")
+        raise InputError(
+            "--jobs (eval.jobs) spreads cases over this machine's processes; with eval.backend: ray they already run "
+            "on the Ray cluster: leave --jobs out (or set eval.backend: local)"
+        )
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
-    with ModelClient(ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list, policy_texts(ws))) as client:
+    with ModelClient(
+        ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list, policy_texts(ws))
+    ) as client:
         executor = make_executor(ws, config, client)
         judge = client if rubric else None
 
         def run(progress: Progress | None) -> EvalReport:
             if n_jobs > 1:
                 setup = WorkerSetup(ws, config, run_dir, use_cache=not no_cache)
-                return evaluate_parallel(case_list, skills, setup, jobs=n_jobs, samples=k, ledger=client.ledger, progress=progress)
-            return evaluate(case_list, skills, executor, samples=k, judge=judge, progress=progress, lost_retries=config.eval.lost_retries)
+                return evaluate_parallel(
+                    case_list, skills, setup, jobs=n_jobs, samples=k, ledger=client.ledger, progress=progress
+                )
+            return evaluate(
+                case_list, skills, executor, samples=k, judge=judge, progress=progress,
+                lost_retries=config.eval.lost_retries,
+            )
 
-        with progress_bar(f"{len(case_list)} cases × {k} samples, {len(skills)} skills", len(case_list) * k, quiet=json_out,
-                          tokens=lambda: client.ledger.total_tokens) as progress:
+        with progress_bar(
+            f"{len(case_list)} cases × {k} samples, {len(skills)} skills", len(case_list) * k, quiet=json_out,
+            tokens=lambda: client.ledger.total_tokens,
+        ) as progress:
             report = run(progress)
         calls = sum(r["calls"] for r in client.ledger.to_dict()["roles"].values())
     report.require_answers()
@@ -211,9 +288,17 @@ def eval_command(
     pool = RegressionPool.load(ws)
     pool.add(report, commit)
     pool.save()
-    notice = simulator_notice({"executor": config.models.executor if config.executor.kind == "builtin" else None, "judge": config.models.judge})
-    data = {"simulator_notice": notice, **report.to_json(), "ref": ref, "commit": commit, "set": case_set, "model_calls": calls, "run_dir": str(run_dir),
-            "left_out": [{"location": str(p.location), "message": p.message} for p in dropped]}
+    notice = simulator_notice(
+        {
+            "executor": config.models.executor if config.executor.kind == "builtin" else None,
+            "judge": config.models.judge,
+        }
+    )
+    data = {
+        "simulator_notice": notice, **report.to_json(), "ref": ref, "commit": commit, "set": case_set,
+        "model_calls": calls, "run_dir": str(run_dir),
+        "left_out": [{"location": str(p.location), "message": p.message} for p in dropped],
+    }
     atomic_write_json(run_dir / "report.json", data)
     expected = {c.id: c.task.expected for c in case_list}
     if markdown:
@@ -229,7 +314,9 @@ def eval_command(
 
         out = console()
         on_set = f", {case_set} set" if case_set else ""
-        out.print(reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}{on_set}", expected=expected))
+        out.print(
+            reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}{on_set}", expected=expected)
+        )
         out.print(f"model calls: {calls} (cached answers are free); log: {ws.relative(run_dir)}", markup=False)
         if notice:
             out.print(notice, markup=False)

@@ -29,12 +29,44 @@ def register(app: typer.Typer) -> None:
     def evolve(
         repo: RepoOption = None,
         base: Annotated[str, typer.Option("--base", help="Revision whose skills are S0.")] = "HEAD",
-        resume: Annotated[Optional[str], typer.Option("--resume", help="Resume this run id.", show_default=False)] = None,
-        max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, max=setting_range("evolution", "max_rounds")[1], help="Override evolution.max_rounds.", show_default=False)] = None,
-        seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=setting_range("evolution", "seed")[1], help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False)] = None,
+        resume: Annotated[
+            Optional[str], typer.Option("--resume", help="Resume this run id.", show_default=False)
+        ] = None,
+        max_rounds: Annotated[
+            Optional[int],
+            typer.Option(
+                "--max-rounds", min=1, max=setting_range("evolution", "max_rounds")[1],
+                help="Override evolution.max_rounds.", show_default=False,
+            ),
+        ] = None,
+        seed: Annotated[
+            Optional[int],
+            typer.Option(
+                "--seed", min=0, max=setting_range("evolution", "seed")[1],
+                help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False,
+            ),
+        ] = None,
         no_cache: NoCacheOption = False,
-        force: Annotated[bool, typer.Option("--force", help="Start a new run even when the last finished run already evolved this base with these cases and settings.")] = False,
-        estimate: Annotated[bool, typer.Option("--estimate", help="Print the calls, tokens and price a new run will make at most, and exit; no model call, nothing written.")] = False,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force",
+                help=(
+                    "Start a new run even when the last finished run already evolved this base with these cases and "
+                    "settings."
+                ),
+            ),
+        ] = False,
+        estimate: Annotated[
+            bool,
+            typer.Option(
+                "--estimate",
+                help=(
+                    "Print the calls, tokens and price a new run will make at most, and exit; no model call, nothing "
+                    "written."
+                ),
+            ),
+        ] = False,
         json_out: JsonOption = False,
     ) -> None:
         """Evolve the skills: diagnose failures, vote, rewrite, gate per category against S0, keep the Pareto front.
@@ -71,7 +103,9 @@ def register(app: typer.Typer) -> None:
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
-        options = EvolveOptions(base=base, resume=resume, max_rounds=max_rounds, seed=seed, use_cache=not no_cache, force=force)
+        options = EvolveOptions(
+            base=base, resume=resume, max_rounds=max_rounds, seed=seed, use_cache=not no_cache, force=force
+        )
         if estimate:
             from frames_cli.commands.output import print_estimate
             from frames_cli.evolution.run.driver import estimate as estimate_run
@@ -83,27 +117,44 @@ def register(app: typer.Typer) -> None:
         state = outcome.state
         if outcome.up_to_date:
             if json_out:
-                emit_json({"up_to_date": True, "run_id": state.run_id, "base": state.base, "fingerprint": state.fingerprint,
-                           "status": state.status, "branch": state.branch})
+                emit_json(
+                    {
+                        "up_to_date": True, "run_id": state.run_id, "base": state.base,
+                        "fingerprint": state.fingerprint, "status": state.status, "branch": state.branch,
+                    }
+                )
             else:
-                console().print(f"up to date: run {state.run_id} already evolved {state.base[:12]} with these cases and settings; "
-                                "use --force for a new run", markup=False, soft_wrap=True)
+                console().print(
+                    f"up to date: run {state.run_id} already evolved {state.base[:12]} with these cases and settings; "
+                    "use --force for a new run",
+                    markup=False, soft_wrap=True,
+                )
             return
         if json_out:
-            emit_json({**menu_json(state, outcome.menu), "up_to_date": False, "branch": outcome.branch, "resumed": outcome.resumed,
-                       "status": state.status, "stop_reason": state.stop_reason, "reports": {k: str(v) for k, v in outcome.reports.items()}})
+            emit_json(
+                {
+                    **menu_json(state, outcome.menu), "up_to_date": False, "branch": outcome.branch,
+                    "resumed": outcome.resumed, "status": state.status, "stop_reason": state.stop_reason,
+                    "reports": {k: str(v) for k, v in outcome.reports.items()},
+                }
+            )
         else:
             out = console()
             print_menu(out, state, outcome.menu)
             stop = f"{state.status} ({state.stop_reason})" if state.stop_reason else state.status
-            out.print(f"run {state.run_id}: {stop}; {plural(state.round, 'round')}, {state.spend_tokens:,} tokens", markup=False)
+            out.print(
+                f"run {state.run_id}: {stop}; {plural(state.round, 'round')}, {state.spend_tokens:,} tokens",
+                markup=False,
+            )
             best = state.best()
             if state.status == "finished":
                 print_trimmed(Text(f"pass rate {headline(state)}"))
             if outcome.branch and best is not None:
                 rec = state.recommended()
                 pending = " (pending: waits for new cases)" if rec is not None and rec.status == "pending" else ""
-                out.print(f"review branch: {outcome.branch}{pending}  (frames review {state.run_id}/{best.id})", markup=False)
+                out.print(
+                    f"review branch: {outcome.branch}{pending}  (frames review {state.run_id}/{best.id})", markup=False
+                )
             elif state.status == "finished" and state.recommended() is not None and state.recommended().budget_spent:
                 out.print("the budget ran out before the recommendation was decided; no review branch was made")
             elif state.status == "finished" and declined(state):
@@ -118,8 +169,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(_SIGNAL_EXIT[state.stop_reason])
         if state.stop_reason == "budget":
             # As `frames eval` ends on a spent budget: exit 1, after the front and reports it made.
-            err_console().print(f"error: the budget is spent ({state.spend_tokens:,} tokens): the run ended before its stopping rules did; "
-                                "its front and reports are above; raise budget.max_tokens or budget.max_usd for a longer run", markup=False, soft_wrap=True)
+            err_console().print(
+                f"error: the budget is spent ({state.spend_tokens:,} tokens): the run ended before its stopping rules "
+                "did; its front and reports are above; raise budget.max_tokens or budget.max_usd for a longer run",
+                markup=False, soft_wrap=True,
+            )
             raise typer.Exit(EXIT_RUNTIME)
 
 

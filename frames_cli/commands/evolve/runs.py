@@ -16,10 +16,9 @@ def register(app: typer.Typer) -> None:
         """List the runs in .frames/runs/, oldest first: status, rounds, tokens and USD spent, pass
         rate of S0 and of the recommended member with the cases n it is over and the recommendation's
         status (final, pending, unconfirmed, withdrawn), then each run's evidence in words (a run id
-        begins with its UTC start time; --json adds the start time, candidates, front size and the review branch). Runs are ordered by start
-        time, runs started in the same second by their last state write; the last one listed is the
-        newest run, the default of `frames front`. A damaged run record is reported on stderr and
-        skipped. Exit 0."""
+        begins with its UTC start time; --json adds the start time, candidates, front size and the review branch). Runs
+        are ordered by start time, runs started in the same second by their last state write; the last one listed is the
+        newest run, the default of `frames front`. A damaged run record is reported on stderr and skipped. Exit 0."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.evolution.state.runs import list_runs
         from frames_cli.formatting import pct, sample_size, usd
@@ -42,7 +41,10 @@ def register(app: typer.Typer) -> None:
 
         # Fits 80 columns: no side borders, no cell wraps mid-word (the stop reason and the best
         # candidate go on a second line), no start-time column (the run id starts with it).
-        table = Table(title="frames runs", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+        table = Table(
+            title="frames runs", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+            collapse_padding=True,
+        )
         for name in ("run", "status", "rounds", "tokens", "USD", "pass rate\nS0 → best"):
             table.add_column(name, justify="right" if name in ("rounds", "tokens", "USD") else "left", no_wrap=True)
         for s in summaries:

@@ -15,7 +15,10 @@ def register(app: typer.Typer) -> None:
     @app.command("front", short_help="A run's deploy menu: its Pareto front.")
     @guarded
     def front(
-        run: Annotated[Optional[str], typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False)] = None,
+        run: Annotated[
+            Optional[str],
+            typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False),
+        ] = None,
         repo: RepoOption = None,
         json_out: JsonOption = False,
     ) -> None:
@@ -45,7 +48,9 @@ def register(app: typer.Typer) -> None:
             return
         out = console()
         base = state.base_candidate()
-        out.print(f"Run {state.run_id}: {state.status}, {plural(state.round, 'round')}, base {state.base[:12]}", markup=False)
+        out.print(
+            f"Run {state.run_id}: {state.status}, {plural(state.round, 'round')}, base {state.base[:12]}", markup=False
+        )
         print_menu(out, state, rows)
         best = state.best()
         if best is not None and best.id != BASE_ID:
@@ -53,6 +58,8 @@ def register(app: typer.Typer) -> None:
             out.print(f"Make it a branch: frames promote {state.run_id}/{best.id}")
         elif declined(state):
             # Prose, not a command to copy: wrapped at the terminal's width, without rich's padding.
-            print_trimmed(Text("No front member beat S0 by more than noise (see the ★ note above): S0 is still the best."))
+            print_trimmed(
+                Text("No front member beat S0 by more than noise (see the ★ note above): S0 is still the best.")
+            )
         elif base is not None:
             out.print("No child has joined the front yet: S0 is still the best.")

@@ -1,4 +1,5 @@
-"""Markdown for the terminal at any width: tables split by columns instead of wrapped cell by cell, diffs folded with their `+`/`-` kept.
+"""Markdown for the terminal at any width: tables split by columns
+instead of wrapped cell by cell, diffs folded with their `+`/`-` kept.
 
 rich's Markdown renders a pipe table at 80 columns by wrapping every cell (a rate over two lines,
 a header over four), and a fenced diff by folding long lines, so the rest of an added line
@@ -38,7 +39,10 @@ def _blocks(text: str) -> Iterator[tuple[str, list[str]]]:
             plain += lines[i : end + 1]
             i = end + 1
             continue
-        if line.startswith("|") and i + 1 < len(lines) and re.fullmatch(r"\|(\s*:?-{3,}:?\s*\|)+", lines[i + 1].strip()):
+        if (
+            line.startswith("|") and i + 1 < len(lines)
+            and re.fullmatch(r"\|(\s*:?-{3,}:?\s*\|)+", lines[i + 1].strip())
+        ):
             end = i + 2
             while end < len(lines) and lines[end].startswith("|"):
                 end += 1
@@ -127,7 +131,9 @@ def fold_diff(lines: list[str], width: int) -> list[str]:
         if len(line) <= width:
             out.append(line)
             continue
-        pieces = textwrap.wrap(rest, width - len(marker), break_on_hyphens=False, drop_whitespace=False, replace_whitespace=False) or [rest]
+        pieces = textwrap.wrap(
+            rest, width - len(marker), break_on_hyphens=False, drop_whitespace=False, replace_whitespace=False
+        ) or [rest]
         out.extend(marker + piece for piece in pieces)
     return out
 

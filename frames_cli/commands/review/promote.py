@@ -21,20 +21,35 @@ def register(app: typer.Typer) -> None:
     def promote(
         candidate: CandidateArgument,
         branch: Annotated[
-            Optional[str], typer.Option("--branch", help="Branch name (default: `frames/<run-id>-<candidate>`).", show_default=False)
+            Optional[str],
+            typer.Option("--branch", help="Branch name (default: `frames/<run-id>-<candidate>`).", show_default=False),
         ] = None,
         override_gate: Annotated[
             Optional[str],
             typer.Option(
                 "--override-gate", metavar="REASON", show_default=False,
-                help="Promote a candidate that failed the gate, after human review: REASON, your git identity and the time are recorded in the candidate's git note (refs/notes/frames) and shown by `frames review`.",
+                help=(
+                    "Promote a candidate that failed the gate, after human review: REASON, your git identity and the "
+                    "time are recorded in the candidate's git note (refs/notes/frames) and shown by `frames review`."
+                ),
             ),
         ] = None,
         allow_off_front: Annotated[
-            bool, typer.Option("--allow-off-front", help="Promote a candidate that passed the gate but is not on the Pareto front (another member is at least as good on pass rate and tokens).")
+            bool,
+            typer.Option(
+                "--allow-off-front",
+                help=(
+                    "Promote a candidate that passed the gate but is not on the Pareto front (another member is at "
+                    "least as good on pass rate and tokens)."
+                ),
+            ),
         ] = False,
         allow_outdated_base: Annotated[
-            bool, typer.Option("--allow-outdated-base", help="Promote a candidate whose run's base commit is no longer in the history of your current branch.")
+            bool,
+            typer.Option(
+                "--allow-outdated-base",
+                help="Promote a candidate whose run's base commit is no longer in the history of your current branch.",
+            ),
         ] = False,
         repo: RepoOption = None,
         json_out: JsonOption = False,
@@ -49,8 +64,9 @@ def register(app: typer.Typer) -> None:
         shows the record. S0, unknown candidates and candidates not gated yet are refused even then.
 
         Also refused, each with its reason: a candidate that passed the gate but is not on the
-        front, unless it is the run's recommendation (`--allow-off-front` to promote it anyway), and one whose run's base commit is no
-        longer in the history of your current branch (rebased or reset since: `--allow-outdated-base`).
+        front, unless it is the run's recommendation (`--allow-off-front` to promote
+        it anyway), and one whose run's base commit is no longer in the history of
+        your current branch (rebased or reset since: `--allow-outdated-base`).
         It then says whether merging the branch into your current branch would conflict, and in
         which files (`git merge-tree`, nothing checked out). A warning says when the candidate is not
         the run's recommendation, or is but its evidence is pending (in-sample only), with the
@@ -84,24 +100,38 @@ def register(app: typer.Typer) -> None:
         if not cand.gate_passed:
             failed = cand.failed_categories()
             broken = cand.gate_details.get("must_pass_broken") or []
-            reasons = [f"below the floor in {', '.join(failed)}" if failed else "", f"must-pass case(s) failed: {', '.join(broken)}" if broken else ""]
+            reasons = [
+                f"below the floor in {', '.join(failed)}" if failed else "",
+                f"must-pass case(s) failed: {', '.join(broken)}" if broken else "",
+            ]
             why = "; ".join(r for r in reasons if r) or "not gated"
             if override_gate is None or cand.gate_passed is None:
-                then = "or accept it with --override-gate REASON" if cand.gate_passed is False else "without a gate verdict there is nothing to override"
+                then = (
+                    "or accept it with --override-gate REASON"
+                    if cand.gate_passed is False
+                    else "without a gate verdict there is nothing to override"
+                )
                 raise InputError(f"{spec} did not pass the gate ({why}); see `frames review {spec}`, {then}")
             by = store.user_identity()
             if by is None:
-                raise InputError("--override-gate records who accepted the regression, but git knows no identity: set git config user.name and user.email")
+                raise InputError(
+                    "--override-gate records who accepted the regression, but git knows no identity: set git config "
+                    "user.name and user.email"
+                )
         recommended = state.best() is not None and state.best().id == cand.id
         if cand.gate_passed and cand.id not in state.front and not allow_off_front and not recommended:
-            raise InputError(f"{spec} is not on the front: {off_front_reason(state, cand)}; see `frames front {state.run_id}`, "
-                             "or promote it anyway with --allow-off-front")
+            raise InputError(
+                f"{spec} is not on the front: {off_front_reason(state, cand)}; see `frames front {state.run_id}`, "
+                "or promote it anyway with --allow-off-front"
+            )
         head = store.resolve("HEAD")
         here = (store.current_branch() or "HEAD").removeprefix("refs/heads/")
         if not store.is_ancestor(state.base, head) and not allow_outdated_base:
-            raise InputError(f"{spec} was built on {state.base[:12]}, which is no longer in the history of {here}: its branch would "
-                             f"bring back what replaced it. Evolve the current branch instead (`frames evolve`), or promote it anyway "
-                             "with --allow-outdated-base")
+            raise InputError(
+                f"{spec} was built on {state.base[:12]}, which is no longer in the history of {here}: its branch would "
+                "bring back what replaced it. Evolve the current branch instead (`frames evolve`), or promote it "
+                "anyway with --allow-outdated-base"
+            )
         ref = store.create_branch(name, cand.commit)
         against_run = against(state, cand)
         if against_run:
@@ -110,13 +140,23 @@ def register(app: typer.Typer) -> None:
             try:
                 override = record_gate_override(store, state, cand, reason=override_gate.strip(), branch=name, by=by)
             except GitError as exc:
-                raise GitError(f"branch {name} was made, but the gate override could not be recorded ({exc}); run the same command again to record it") from None
-            err_console().print(f"warning: {spec} did not pass the gate ({why}); promoted on the override of {override['by']}: {override['reason']}", markup=False)
+                raise GitError(
+                    f"branch {name} was made, but the gate override could not be recorded ({exc}); run the same "
+                    "command again to record it"
+                ) from None
+            err_console().print(
+                f"warning: {spec} did not pass the gate ({why}); promoted on the override of {override['by']}: "
+                f"{override['reason']}",
+                markup=False,
+            )
         conflicts, problem = merge_check(store, head, cand.commit)
-        result = {"branch": name, "ref": ref, "commit": cand.commit, "run_id": state.run_id, "candidate": cand.id, "gate_override": override,
-                  "on_front": cand.id in state.front, "base_in_history": store.is_ancestor(state.base, head),
-                  "merge": {"into": here, "conflicts": conflicts, "checked": problem is None},
-                  "against_recommendation": against_run}
+        result = {
+            "branch": name, "ref": ref, "commit": cand.commit, "run_id": state.run_id, "candidate": cand.id,
+            "gate_override": override, "on_front": cand.id in state.front,
+            "base_in_history": store.is_ancestor(state.base, head),
+            "merge": {"into": here, "conflicts": conflicts, "checked": problem is None},
+            "against_recommendation": against_run,
+        }
         if json_out:
             emit_json(result)
             return
@@ -125,7 +165,10 @@ def register(app: typer.Typer) -> None:
         if problem is not None:
             out.print(f"Could not check whether it merges cleanly into {here}: {problem}", markup=False)
         elif conflicts:
-            out.print(f"Merging it into {here} would conflict in {plural(len(conflicts), 'file')}: {', '.join(conflicts)}", markup=False)
+            out.print(
+                f"Merging it into {here} would conflict in {plural(len(conflicts), 'file')}: {', '.join(conflicts)}",
+                markup=False,
+            )
         else:
             out.print(f"It merges into {here} without conflicts.", markup=False)
 

@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from frames_cli.commands.common import STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
+from frames_cli.commands.common import (
+    STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -17,19 +19,35 @@ def register(app: typer.Typer) -> None:
     @guarded
     def publish(
         remote: Annotated[str, typer.Argument(help="A configured remote, or a repository's URL or path.")] = "origin",
-        run: Annotated[Optional[str], typer.Option("--run", help="Run id (default: the newest run).", show_default=False)] = None,
+        run: Annotated[
+            Optional[str], typer.Option("--run", help="Run id (default: the newest run).", show_default=False)
+        ] = None,
         body_file: Annotated[
             Optional[Path],
-            typer.Option("--body-file", metavar="FILE", show_default=False,
-                         help="Write the pull-request description to FILE (default: .frames/runs/<run>/pull-request.md; -: print it)."),
+            typer.Option(
+                "--body-file", metavar="FILE", show_default=False,
+                help=(
+                    "Write the pull-request description to FILE (default: .frames/runs/<run>/pull-request.md; -: print "
+                    "it)."
+                ),
+            ),
         ] = None,
         candidate: Annotated[
             Optional[str],
-            typer.Option("--candidate", help="Publish the branch frames promote made of this member (r2c1 or <run>/r2c1) instead of the run's review branch.",
-                         show_default=False),
+            typer.Option(
+                "--candidate",
+                help=(
+                    "Publish the branch frames promote made of this member (r2c1 or <run>/r2c1) instead of the run's "
+                    "review branch."
+                ),
+                show_default=False,
+            ),
         ] = None,
         again: Annotated[
-            bool, typer.Option("--again", help="Push a branch published before and deleted on the remote since (merged or closed).")
+            bool,
+            typer.Option(
+                "--again", help="Push a branch published before and deleted on the remote since (merged or closed)."
+            ),
         ] = False,
         repo: RepoOption = None,
         json_out: JsonOption = False,
@@ -67,7 +85,9 @@ def register(app: typer.Typer) -> None:
         store = GitStore(ws.root)
         member = None
         if candidate:
-            state, member = find_candidate(ws, candidate if "/" in candidate or not run else f"{run}/{candidate}", store)
+            state, member = find_candidate(
+                ws, candidate if "/" in candidate or not run else f"{run}/{candidate}", store
+            )
         else:
             state = load_run(ws, run) if run else newest_run(ws)
         if state is None:
@@ -87,20 +107,31 @@ def register(app: typer.Typer) -> None:
             return
         if body_file == STDOUT:
             return
-        said = {"created": "created", "updated": "updated (fast-forward)", "replaced": "moved to the run's best member",
-                "unchanged": "already up to date", "behind": "left as it is: it has commits on top of the run's"}[done.branch_action]
+        said = {
+            "created": "created", "updated": "updated (fast-forward)", "replaced": "moved to the run's best member",
+            "unchanged": "already up to date", "behind": "left as it is: it has commits on top of the run's",
+        }[done.branch_action]
         notes = {"pushed": "pushed", "merged": "merged with the remote's and pushed", "unchanged": "already up to date",
                  "none": "none to push"}[done.notes_action]
-        out.print(f"Published {done.branch} ({done.candidate}, {done.commit[:12]}) to {remote}: {said}.", markup=False, highlight=False)
+        out.print(
+            f"Published {done.branch} ({done.candidate}, {done.commit[:12]}) to {remote}: {said}.", markup=False,
+            highlight=False,
+        )
         out.print(f"Notes refs/notes/frames: {notes}.", markup=False, highlight=False)
         if done.base and not done.base_on_remote:
-            err_console().print(f"warning: {remote} has no branch {done.base}, which the pull request would merge into: "
-                                f"push it first (git push {remote} {done.base})", markup=False, soft_wrap=True)
+            err_console().print(
+                f"warning: {remote} has no branch {done.base}, which the pull request would merge into: "
+                f"push it first (git push {remote} {done.base})",
+                markup=False, soft_wrap=True,
+            )
         if done.body_file:
             out.print(f"Pull-request description: {done.body_file}", markup=False, highlight=False)
             base = f" --base {_quote(done.base)}" if done.base else ""
-            out.print(f"Open the pull request: gh pr create{base} --head {done.branch} --title {_quote(done.title)} --body-file {done.body_file}",
-                      markup=False, highlight=False)
+            out.print(
+                f"Open the pull request: gh pr create{base} --head {done.branch} --title {_quote(done.title)} "
+                f"--body-file {done.body_file}",
+                markup=False, highlight=False,
+            )
 
 
 def _quote(text: str | None) -> str:

@@ -18,10 +18,17 @@ def register(app: typer.Typer) -> None:
     @app.command("report", short_help="A run as one HTML page, openable offline.")
     @guarded
     def report(
-        run: Annotated[Optional[str], typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False)] = None,
+        run: Annotated[
+            Optional[str],
+            typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False),
+        ] = None,
         out: Annotated[
             Optional[Path],
-            typer.Option("--out", metavar="FILE", help="Where to write the page (default: .frames/runs/<run>/report.html; `-`: print it).", show_default=False),
+            typer.Option(
+                "--out", metavar="FILE",
+                help="Where to write the page (default: .frames/runs/<run>/report.html; `-`: print it).",
+                show_default=False,
+            ),
         ] = None,
         repo: RepoOption = None,
         json_out: JsonOption = False,
@@ -54,4 +61,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json({"run_id": state.run_id, "path": str(path), "bytes": len(page.encode())})
         else:
-            console().print(f"wrote {path} ({len(page.encode()) // 1024} KiB): open it in a browser; it needs no network", markup=False)
+            console().print(
+                f"wrote {path} ({len(page.encode()) // 1024} KiB): open it in a browser; it needs no network",
+                markup=False,
+            )

@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from frames_cli.commands.common import STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output
+from frames_cli.commands.common import (
+    STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output,
+)
 
 CandidateArgument = Annotated[
     str, typer.Argument(help="A candidate: `r2c1` (newest run that has it), `<run-id>/<candidate>`, or its commit.")
@@ -25,7 +27,14 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOption = False,
         markdown: Annotated[
             Optional[Path],
-            typer.Option("--markdown", metavar="FILE", help="Also write the review as Markdown (a pull-request description) to FILE (`-`: print it instead of the review).", show_default=False),
+            typer.Option(
+                "--markdown", metavar="FILE",
+                help=(
+                    "Also write the review as Markdown (a pull-request description) to FILE (`-`: print it instead of "
+                    "the review)."
+                ),
+                show_default=False,
+            ),
         ] = None,
     ) -> None:
         """Show one candidate for review: the failures that motivated it, the blueprint with its

@@ -21,10 +21,28 @@ def register(app: typer.Typer) -> None:
     @app.command("adopt", short_help="Bring a skill library from another runtime into skills/.")
     @guarded
     def adopt(
-        folder: Annotated[Optional[Path], typer.Argument(help="Folder of skill folders (<folder>/<skill>/SKILL.md), or one skill folder; default: the workspace's skills/.", show_default=False)] = None,
-        dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would change; write and commit nothing.")] = False,
-        no_commit: Annotated[bool, typer.Option("--no-commit", help="Write the skills but do not commit them.")] = False,
-        no_model: Annotated[bool, typer.Option("--no-model", help="Write missing descriptions from the text even when models.coldstart is set.")] = False,
+        folder: Annotated[
+            Optional[Path],
+            typer.Argument(
+                help=(
+                    "Folder of skill folders (<folder>/<skill>/SKILL.md), or one skill folder; default: the "
+                    "workspace's skills/."
+                ),
+                show_default=False,
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="Report what would change; write and commit nothing.")
+        ] = False,
+        no_commit: Annotated[
+            bool, typer.Option("--no-commit", help="Write the skills but do not commit them.")
+        ] = False,
+        no_model: Annotated[
+            bool,
+            typer.Option(
+                "--no-model", help="Write missing descriptions from the text even when models.coldstart is set."
+            ),
+        ] = False,
         no_cache: NoCacheOption = False,
         repo: RepoOption = None,
         json_out: JsonOption = False,
@@ -65,11 +83,18 @@ def register(app: typer.Typer) -> None:
         if refused:
             from frames_cli.errors import InputError
 
-            done = "nothing was written" if report.dry_run or not report.written else "the others were written" + (" and committed" if report.commit else "")
+            done = (
+                "nothing was written"
+                if report.dry_run or not report.written
+                else "the others were written" + (" and committed" if report.commit else "")
+            )
             raise InputError(f"{refused} skill file(s) not adopted (the reasons are above); {done}")
 
 
-def _adopt(ws: Workspace, config: FramesConfig, folder: Path | None, dry_run: bool, no_commit: bool, no_model: bool, no_cache: bool) -> AdoptReport:
+def _adopt(
+    ws: Workspace, config: FramesConfig, folder: Path | None, dry_run: bool, no_commit: bool, no_model: bool,
+    no_cache: bool,
+) -> AdoptReport:
     """`adopt.run.adopt` with the model describer when `models.coldstart` is set (and allowed)."""
     from frames_cli.adopt.run import adopt as run_adopt
 
@@ -86,7 +111,9 @@ def _adopt(ws: Workspace, config: FramesConfig, folder: Path | None, dry_run: bo
             describer = model_describer(client)
         from frames_cli.commands.output import model_wait
 
-        waiting = f"adopting; {config.models.coldstart} writes missing descriptions" if client is not None else "adopting"
+        waiting = (
+            f"adopting; {config.models.coldstart} writes missing descriptions" if client is not None else "adopting"
+        )
         with model_wait(waiting, quiet=client is None):
             return run_adopt(ws, config, folder, dry_run=dry_run, commit=not no_commit, describer=describer)
     finally:
@@ -119,11 +146,17 @@ def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
                 out.print(f"  - {change}", markup=False, soft_wrap=True)
         else:
             out.print(f"valid: {f.source}{where}", markup=False)
-    counts = f"{report.count('valid')} valid, {report.count('repaired')} repaired, " + "".join(
-        f"{report.count(s)} {s}, " for s in ("updated", "unchanged") if report.count(s)) + f"{report.count('unrepairable')} unrepairable"
+    counts = (
+        f"{report.count('valid')} valid, {report.count('repaired')} repaired, "
+        + "".join(f"{report.count(s)} {s}, " for s in ("updated", "unchanged") if report.count(s))
+        + f"{report.count('unrepairable')} unrepairable"
+    )
     if report.dry_run:
         out.print(f"dry run: {counts}; nothing written", markup=False)
     elif report.commit:
         out.print(f"{counts}; committed {report.commit[:12]} ({len(report.written)} file(s))", markup=False)
     else:
-        out.print(f"{counts}; {len(report.written)} file(s) written" + (", not committed" if report.written else ""), markup=False)
+        out.print(
+            f"{counts}; {len(report.written)} file(s) written" + (", not committed" if report.written else ""),
+            markup=False,
+        )

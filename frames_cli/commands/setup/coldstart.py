@@ -36,19 +36,30 @@ def _print(result: ColdstartResult) -> None:
             out.print(f"{label}: {', '.join(names)}")
     skipped = result.names("skip")
     if skipped:
-        out.print(f"[yellow]skipped, edited since generation or not made by coldstart (use --force to overwrite):[/] {escape(', '.join(skipped))}", markup=True)
+        out.print(
+            "[yellow]skipped, edited since generation or not made by coldstart (use --force to overwrite):[/] "
+            f"{escape(', '.join(skipped))}",
+            markup=True,
+        )
     if result.orphaned:
-        out.print(f"[yellow]kept, edited but their policy section is gone:[/] {escape(', '.join(result.orphaned))}", markup=True)
+        out.print(
+            f"[yellow]kept, edited but their policy section is gone:[/] {escape(', '.join(result.orphaned))}",
+            markup=True,
+        )
     if result.oversized:
         out.print(
-            f"[yellow]over coldstart.max_tokens, one paragraph, list item or table that cannot be cut:[/] {escape(', '.join(result.oversized))}"
-            " (split that text in the policy, or raise the limit)",
+            "[yellow]over coldstart.max_tokens, one paragraph, list item or table that cannot be cut:[/] "
+            f"{escape(', '.join(result.oversized))} (split that text in the policy, or raise the limit)",
             markup=True,
         )
     for name, reason in result.rewrite_failures:
         out.print(f"[yellow]rewrite failed, kept verbatim:[/] {escape(name)}: {escape(reason)}", markup=True)
     for fc in result.coverage:
-        state = "complete" if fc.complete else f"{plural(len(fc.uncovered), 'uncovered run')}, {plural(len(fc.overlaps), 'line')} covered twice"
+        state = (
+            "complete"
+            if fc.complete
+            else f"{plural(len(fc.uncovered), 'uncovered run')}, {plural(len(fc.overlaps), 'line')} covered twice"
+        )
         out.print(f"coverage {fc.file}: {fc.covered}/{fc.content_lines} content lines covered once ({state})")
     out.print(f"commit {result.commit[:12]}" if result.commit else "nothing changed; no commit")
 
@@ -60,8 +71,12 @@ def register(app: typer.Typer) -> None:
     @guarded
     def coldstart(
         repo: RepoOption = None,
-        no_llm: Annotated[bool, typer.Option("--no-llm", help="Keep the policy text verbatim even when models.coldstart is set.")] = False,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite (or remove) skills edited since coldstart wrote them.")] = False,
+        no_llm: Annotated[
+            bool, typer.Option("--no-llm", help="Keep the policy text verbatim even when models.coldstart is set.")
+        ] = False,
+        force: Annotated[
+            bool, typer.Option("--force", help="Overwrite (or remove) skills edited since coldstart wrote them.")
+        ] = False,
         no_cache: NoCacheOption = False,
         json_out: JsonOption = False,
     ) -> None:
@@ -88,10 +103,16 @@ def register(app: typer.Typer) -> None:
                 from frames_cli.llm.client.client import ModelClient
 
                 # Ledger and audit log of the model calls go to .frames/coldstart/<run-id>/.
-                with ModelClient(ws, config, run_dir=ws.state_dir / "coldstart" / run_id, use_cache=not no_cache) as client:
+                with ModelClient(
+                    ws, config, run_dir=ws.state_dir / "coldstart" / run_id, use_cache=not no_cache
+                ) as client:
                     try:
-                        with progress_bar(f"rewriting policy sections with {config.models.coldstart}", None, quiet=json_out) as progress:
-                            result = run_coldstart(ws, config, rewriter=ModelRewriter(client, config, progress), force=force)
+                        with progress_bar(
+                            f"rewriting policy sections with {config.models.coldstart}", None, quiet=json_out
+                        ) as progress:
+                            result = run_coldstart(
+                                ws, config, rewriter=ModelRewriter(client, config, progress), force=force
+                            )
                     finally:
                         spend = client.ledger.to_dict()
                         if spend["roles"]:  # an up-to-date run calls no model and leaves no record

@@ -16,7 +16,10 @@ def register(app: typer.Typer) -> None:
     @app.command("init", short_help="Make a workspace: frames.yaml, policies/, skills/, cases/.")
     @guarded
     def init(
-        path: Annotated[Optional[Path], typer.Argument(help="Folder for the workspace (default: the current folder).", show_default=False)] = None,
+        path: Annotated[
+            Optional[Path],
+            typer.Argument(help="Folder for the workspace (default: the current folder).", show_default=False),
+        ] = None,
         json_out: JsonOption = False,
     ) -> None:
         """Make a workspace: frames.yaml (the settings a team sets first, commented; every

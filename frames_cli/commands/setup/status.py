@@ -100,9 +100,16 @@ def _print(data: dict[str, Any]) -> None:
     out.print(f"workspace {data['root']}")
     out.print(f"skills: {data['skills']} ({len(data['edited_since_coldstart'])} edited since coldstart)")
     if data["stale"]:
-        out.print(f"[yellow]stale skills (policy text changed since they were written):[/] {escape(', '.join(data['stale']))}", markup=True)
+        out.print(
+            "[yellow]stale skills (policy text changed since they were written):[/] "
+            f"{escape(', '.join(data['stale']))}",
+            markup=True,
+        )
         for link in data["stale_links"]:
-            out.print(f"  {link['skill']}: {link['file']}:{link['start']}-{link['end']} {link['heading']}".rstrip(), markup=False)
+            out.print(
+                f"  {link['skill']}: {link['file']}:{link['start']}-{link['end']} {link['heading']}".rstrip(),
+                markup=False,
+            )
             for line in link["changed"]:
                 out.print(f"      {line}", markup=False)
         out.print("  the next `frames evolve` shows these lines to its diagnosers; or\n"
@@ -118,7 +125,10 @@ def _print(data: dict[str, Any]) -> None:
         out.print("cases: none")
     if data["cases_by_source"]:
         sources = ", ".join(f"{kind} {n}" for kind, n in data["cases_by_source"].items())
-        out.print(f"cases by source: {sources}" + (f" ({data['unreviewed']} waiting for review)" if data["unreviewed"] else ""))
+        out.print(
+            f"cases by source: {sources}"
+            + (f" ({data['unreviewed']} waiting for review)" if data["unreviewed"] else "")
+        )
     if data["uncovered"]:
         out.print(f"policy sections no case covers ({len(data['uncovered'])}; `frames ingest generate` writes cases):")
         for unit in data["uncovered"]:
@@ -129,15 +139,23 @@ def _print(data: dict[str, Any]) -> None:
         for unit in data["awaiting_review"]:
             out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
     for fc in data["coverage"]:
-        out.print(f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one skill")
+        out.print(
+            f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one "
+            "skill"
+        )
     if data["disputed"]:
         out.print(f"disputed labels ({len(data['disputed'])}; out of every gate and front until the case file\n"
                   "sets `label: confirmed` or `label: disputed`):", markup=False)
         for d in data["disputed"]:
-            out.print(f"  {d['case_id']} (run {d['run']}, round {d['round']}): contradicts {d['passage']!r}", markup=False)
+            out.print(
+                f"  {d['case_id']} (run {d['run']}, round {d['round']}): contradicts {d['passage']!r}", markup=False
+            )
     for wait in data["pending_branches"]:
-        out.print(f"pending review branch {wait['branch'] or wait['run_id']} ({wait['member']}): {wait['new_cases']} of "
-                  f"{wait['needed']} new cases for its next look", markup=False)
+        out.print(
+            f"pending review branch {wait['branch'] or wait['run_id']} ({wait['member']}): {wait['new_cases']} of "
+            f"{wait['needed']} new cases for its next look",
+            markup=False,
+        )
         out.print(f"  {wait['evidence']}", markup=False, soft_wrap=True)
     run = data["last_run"]
     if run:
@@ -146,7 +164,10 @@ def _print(data: dict[str, Any]) -> None:
         # Two lines: one was 97 characters, and a terminal of 80 broke it mid-phrase.
         out.print(f"last run {run['run_id']}: {run['status']}, {counts}", markup=False)
         if run.get("best_pass_rate") is not None:
-            out.print(f"  best pass rate {pct(run['best_pass_rate'])} ({run['best_id']}{', ' + size if size else ''})", markup=False)
+            out.print(
+                f"  best pass rate {pct(run['best_pass_rate'])} ({run['best_id']}{', ' + size if size else ''})",
+                markup=False,
+            )
         if run.get("evidence"):
             out.print(f"  {run['evidence']}", markup=False, soft_wrap=True)
     else:

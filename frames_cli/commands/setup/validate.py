@@ -16,7 +16,12 @@ def register(app: typer.Typer) -> None:
     @guarded
     def validate(
         repo: RepoOption = None,
-        strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too (stale back-links, uncovered policy lines, long bodies).")] = False,
+        strict: Annotated[
+            bool,
+            typer.Option(
+                "--strict", help="Fail on warnings too (stale back-links, uncovered policy lines, long bodies)."
+            ),
+        ] = False,
         json_out: JsonOption = False,
     ) -> None:
         """Check frames.yaml, every skill (Agent Skills rules, name = folder, no < or > in
@@ -38,7 +43,10 @@ def register(app: typer.Typer) -> None:
                     "errors": len(health.errors),
                     "warnings": len(health.warnings),
                     "problems": [
-                        {"path": str(p.location.path), "line": p.location.line, "severity": p.severity, "message": p.message}
+                        {
+                            "path": str(p.location.path), "line": p.location.line, "severity": p.severity,
+                            "message": p.message,
+                        }
                         for p in health.problems
                     ],
                 }
@@ -51,8 +59,9 @@ def register(app: typer.Typer) -> None:
                 out.print(str(problem), markup=False)
             cases = sum((health.cases_by_category or {}).values())
             out.print(
-                f"{plural(len(health.errors), 'error')}, {plural(len(health.warnings), 'warning')} in {plural(health.skill_files, 'skill')}, "
-                f"{plural(len(health.docs), 'policy document')}, {plural(cases, 'case')}",
+                f"{plural(len(health.errors), 'error')}, {plural(len(health.warnings), 'warning')} in "
+                f"{plural(health.skill_files, 'skill')}, {plural(len(health.docs), 'policy document')}, "
+                f"{plural(cases, 'case')}",
                 markup=False,
             )
         if failed:

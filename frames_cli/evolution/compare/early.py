@@ -75,11 +75,16 @@ def certain_rejection(gate: Gate, baseline: Outcomes, done: Outcomes, pending: I
     if verdict.passed:
         return None
     assumed = set(pending)
-    checks = [dataclasses.replace(c, fail_to_pass=[cid for cid in c.fail_to_pass if cid not in assumed]) for c in verdict.checks]
+    checks = [
+        dataclasses.replace(c, fail_to_pass=[cid for cid in c.fail_to_pass if cid not in assumed])
+        for c in verdict.checks
+    ]
     return dataclasses.replace(verdict, checks=checks)
 
 
-def cases_to_settle(gate: Gate, baseline: Outcomes, done: Outcomes, pending: Sequence[str], parent: Outcomes) -> list[str]:
+def cases_to_settle(
+    gate: Gate, baseline: Outcomes, done: Outcomes, pending: Sequence[str], parent: Outcomes
+) -> list[str]:
     """The `pending` cases a child rejected early must still be evaluated on so that attribution
     (evolution/round/attribution.py) analyses it as it would the full evaluation, in `pending` order.
 
@@ -118,7 +123,8 @@ def cases_to_settle(gate: Gate, baseline: Outcomes, done: Outcomes, pending: Seq
 def rejection_rule(gate: Gate, baseline: Outcomes, must_pass: set[str]) -> StopRule:
     """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason.
 
-    A case the child lost is left out of both sides, as the gate leaves it out (evolution/round/candidates.Candidates.gate_child).
+    A case the child lost is left out of both sides, as the gate
+    leaves it out (evolution/round/candidates.Candidates.gate_child).
     """
 
     def stop(results: list[CaseResult], pending: list[str]) -> str | None:
@@ -159,14 +165,18 @@ class EarlyRejection:
         `analysed_parent` is None)."""
 
         def order(results: list[CaseResult], pending: list[str]) -> list[str]:
-            return decisive_order(self.baseline, pending, self.tolerance, _outcomes(results, self.must_pass), self.parent)
+            return decisive_order(
+                self.baseline, pending, self.tolerance, _outcomes(results, self.must_pass), self.parent
+            )
 
         def settle(results: list[CaseResult], pending: list[str]) -> list[str]:
             if self.analysed_parent is None:  # nothing reads the failing categories of an unanalysed child
                 return []
             lost = {r.case_id for r in results if r.lost}
             compared = {cid: o for cid, o in self.baseline.items() if cid not in lost}
-            return cases_to_settle(self.gate, compared, _outcomes(results, self.must_pass), pending, self.analysed_parent)
+            return cases_to_settle(
+                self.gate, compared, _outcomes(results, self.must_pass), pending, self.analysed_parent
+            )
 
         return Staging(order, rejection_rule(self.gate, self.baseline, self.must_pass), batch, settle)
 
@@ -175,5 +185,9 @@ def _outcomes(results: list[CaseResult], must_pass: set[str]) -> dict[str, CaseO
     """The child's outcomes so far; a case with a lost result has none (it is compared on neither side)."""
     lost = {r.case_id for r in results if r.lost}
     return outcomes_from_results(
-        ({"case_id": r.case_id, "category": r.category, "sample": r.sample, "passed": r.passed} for r in results if r.case_id not in lost), must_pass
+        (
+            {"case_id": r.case_id, "category": r.category, "sample": r.sample, "passed": r.passed} for r in results
+            if r.case_id not in lost
+        ),
+        must_pass,
     )

@@ -88,7 +88,8 @@ class Tally:
         return self.fixed + self.broken
 
     def words(self, what: str = "") -> str:
-        """"5 of 5 changed unseen cases fixed", "3 fixed, 1 broken of 14 unseen cases", "none of 6 unseen cases changed"."""
+        """ "5 of 5 changed unseen cases fixed", "3 fixed, 1 broken
+        of 14 unseen cases", "none of 6 unseen cases changed"."""
         noun = f"{what} case" if what else "case"
         if not self.changed:
             return f"none of {plural(self.cases, noun)} changed" if self.cases else f"no {noun}s"
@@ -159,8 +160,11 @@ class Confirmation:
     significant: bool
 
     @classmethod
-    def of(cls, member: str, in_sample: float, gate_passed: bool, unseen: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]],
-           fresh: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]] | None, k: int, alpha: float) -> Confirmation:
+    def of(
+        cls, member: str, in_sample: float, gate_passed: bool,
+        unseen: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]],
+        fresh: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]] | None, k: int, alpha: float,
+    ) -> Confirmation:
         """Test `member` on (S0, member) outcomes of its unseen and fresh cases (case ids must not overlap).
 
         Raises:
@@ -185,15 +189,20 @@ class Confirmation:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON."""
-        return {"member": self.member, "in_sample": self.in_sample, "gate_passed": self.gate_passed, "unseen": self.unseen.to_json(),
-                "fresh": None if self.fresh is None else self.fresh.to_json(), "p": self.p, "significant": self.significant}
+        return {
+            "member": self.member, "in_sample": self.in_sample, "gate_passed": self.gate_passed,
+            "unseen": self.unseen.to_json(), "fresh": None if self.fresh is None else self.fresh.to_json(), "p": self.p,
+            "significant": self.significant,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Confirmation:
         """Inverse of `to_json`."""
         fresh = data.get("fresh")
-        return cls(str(data["member"]), float(data["in_sample"]), bool(data["gate_passed"]), Tally.from_json(data["unseen"]),
-                   None if fresh is None else Tally.from_json(fresh), float(data["p"]), bool(data["significant"]))
+        return cls(
+            str(data["member"]), float(data["in_sample"]), bool(data["gate_passed"]), Tally.from_json(data["unseen"]),
+            None if fresh is None else Tally.from_json(fresh), float(data["p"]), bool(data["significant"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -258,12 +267,17 @@ class Recommendation:
         if chosen is not None and self.status == "final":
             text = f"{chosen.evidence()}; significant"
         elif chosen is not None and self.status == "pending":
-            text = f"in-sample only: review with care ({chosen.evidence()}; p = {chosen.p:.2g} with the diagnosed cases)"
+            text = (
+                f"in-sample only: review with care ({chosen.evidence()}; p = {chosen.p:.2g} with the diagnosed cases)"
+            )
             text += "; pending until cases added after the run confirm it"
         elif chosen is not None and self.status == "withdrawn":
             text = f"withdrawn: worse than S0 on cases added after the run (in-sample: {chosen.evidence()})"
         elif chosen is not None:
-            text = f"unconfirmed: cases added after the run did not decide it; in-sample only: review with care ({chosen.evidence()})"
+            text = (
+                "unconfirmed: cases added after the run did not decide it; in-sample only: review with care "
+                f"({chosen.evidence()})"
+            )
         elif self.steps:
             last = self.steps[-1]
             text = f"not distinguishable from noise ({last.member}: {last.evidence()})"
@@ -275,9 +289,11 @@ class Recommendation:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (kept in the run state)."""
-        return {"member": self.member, "status": self.status, "alpha": self.alpha, "steps": [s.to_json() for s in self.steps],
-                "lacks": list(self.lacks), "rule": self.rule, "looks": [dict(x) for x in self.looks], "note": self.note,
-                "budget_spent": self.budget_spent}
+        return {
+            "member": self.member, "status": self.status, "alpha": self.alpha,
+            "steps": [s.to_json() for s in self.steps], "lacks": list(self.lacks), "rule": self.rule,
+            "looks": [dict(x) for x in self.looks], "note": self.note, "budget_spent": self.budget_spent,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Recommendation:
@@ -289,17 +305,22 @@ class Recommendation:
         status = str(data["status"])
         if status not in STATUSES:
             raise ValueError(f"unknown recommendation status {status!r}")
-        return cls(data.get("member"), status, float(data["alpha"]), tuple(Confirmation.from_json(s) for s in data.get("steps", [])),
-                   tuple(data.get("lacks", [])), str(data.get("rule", "confirm")), tuple(dict(x) for x in data.get("looks", [])),
-                   str(data.get("note", "")), bool(data.get("budget_spent", False)))
+        return cls(
+            data.get("member"), status, float(data["alpha"]),
+            tuple(Confirmation.from_json(s) for s in data.get("steps", [])), tuple(data.get("lacks", [])),
+            str(data.get("rule", "confirm")), tuple(dict(x) for x in data.get("looks", [])), str(data.get("note", "")),
+            bool(data.get("budget_spent", False)),
+        )
 
 
 def look_words(look: Mapping[str, Any]) -> str:
     """One prospective look (evolution/decide/prospective.py) in words: "look 1: 10 new cases, 4 of 4 changed
     cases fixed (p = 0.004 with the unseen cases, level 0.017): final"."""
     tally = Tally.from_json(look["new"])
-    return (f"look {look['look']}: {tally.cases} new cases, {tally.words()} (p = {look['p_gain']:.2g} on the cases no diagnoser saw, "
-            f"level {look['level']:.2g}): {look['status']}")
+    return (
+        f"look {look['look']}: {tally.cases} new cases, {tally.words()} (p = {look['p_gain']:.2g} on the cases no "
+        f"diagnoser saw, level {look['level']:.2g}): {look['status']}"
+    )
 
 
 def order(children: Iterable[Ranked]) -> list[Ranked]:

@@ -56,7 +56,9 @@ class CaseOutcome:
 Outcomes = Mapping[str, CaseOutcome]
 
 
-def outcomes_from_results(results: Iterable[Mapping[str, Any]], must_pass: Iterable[str] = ()) -> dict[str, CaseOutcome]:
+def outcomes_from_results(
+    results: Iterable[Mapping[str, Any]], must_pass: Iterable[str] = ()
+) -> dict[str, CaseOutcome]:
     """Per-case outcomes from result records ({case_id, category, sample, passed}, as in context.Evaluation).
 
     Samples are put in sample order; `must_pass` holds the ids of must-pass cases.
@@ -155,7 +157,10 @@ class GateVerdict:
         head = f"ε={self.tolerance:g}" + (f", noise-aware α={self.alpha:g}" if self.rule == "noise-aware" else "")
         if self.passed:
             further = sampled_further(self.sequential)
-            more = "; sampled further: " + ", ".join(f"{c} to k = {s['samples']}" for c, s in further.items()) if further else ""
+            more = (
+                "; sampled further: " + ", ".join(f"{c} to k = {s['samples']}" for c, s in further.items()) if further
+                else ""
+            )
             return f"pass ({head}, {len(self.checks)} categories{more})"
         parts = []
         if self.must_pass_broken:
@@ -167,7 +172,10 @@ class GateVerdict:
         if further:
             text += " (sampled further: " + ", ".join(f"{c} to k = {s['samples']}" for c, s in further.items()) + ")"
         if self.early_stop:
-            text += f" (decided after {self.early_stop['evaluated']} cases; {len(self.early_stop['skipped'])} not evaluated)"
+            text += (
+                f" (decided after {self.early_stop['evaluated']} cases; {len(self.early_stop['skipped'])} not "
+                "evaluated)"
+            )
         stopped = (self.sequential or {}).get("stopped")
         if stopped:
             text += f" (decided at k = {stopped['look']} before {len(stopped['skipped'])} case(s) were sampled to it)"
@@ -269,7 +277,9 @@ class PerCategoryGate:
         elif p <= level:
             passed, why = False, f"below the floor and a significant drop (p = {p:.2g} ≤ {level:.2g})"
         elif broken:
-            passed, why = False, f"below the floor and case {broken[0]} broke (p = {min(case_ps):.2g} ≤ {case_level:.2g})"
+            passed, why = (
+                False, f"below the floor and case {broken[0]} broke (p = {min(case_ps):.2g} ≤ {case_level:.2g})",
+            )
         else:
             passed, why = True, f"below the floor, but noise explains it (p = {p:.2g} > {level:.2g})"
         needed = cases_to_judge(len(ids), k, m, self.alpha)
@@ -343,7 +353,9 @@ def too_small_categories(categories: Mapping[str, int], samples: int, alpha: flo
     return [SmallCategory(cat, n, needed) for cat, n, needed in small if needed]
 
 
-def small_categories_warning(small: list[SmallCategory], samples: int, rule: str, sequential: bool = False) -> str | None:
+def small_categories_warning(
+    small: list[SmallCategory], samples: int, rule: str, sequential: bool = False
+) -> str | None:
     """One warning line naming every too-small category and the cases it needs; None when there are none.
 
     `samples` is k, or with `sequential` the most samples per case the sequential gate may draw."""
@@ -355,9 +367,15 @@ def small_categories_warning(small: list[SmallCategory], samples: int, rule: str
         if rule == "noise-aware"
         else "one flip of a noisy case can decide their verdict"
     )
-    at = f"even at up to k = {samples} samples (the sequential gate's last look)" if sequential else f"at k = {samples} sample(s)"
+    at = (
+        f"even at up to k = {samples} samples (the sequential gate's last look)"
+        if sequential
+        else f"at k = {samples} sample(s)"
+    )
     raise_what = "evolution.gate_max_samples" if sequential else "eval.samples"
-    return f"warning: categories too small to judge {at}: {names}; {consequence}. Add cases to them or raise {raise_what}"
+    return (
+        f"warning: categories too small to judge {at}: {names}; {consequence}. Add cases to them or raise {raise_what}"
+    )
 
 
 def gate_detail(gate: Mapping[str, Any]) -> str:

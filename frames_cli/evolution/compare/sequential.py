@@ -142,7 +142,8 @@ class SequentialGate:
 
     @classmethod
     def plan(cls, gate: PerCategoryGate, samples: int, max_samples: int) -> SequentialGate | None:
-        """The sequential gate for `gate` at k = `samples`; None when there is one look only (paper rule, or max ≤ k)."""
+        """The sequential gate for `gate` at k = `samples`; None
+        when there is one look only (paper rule, or max ≤ k)."""
         if gate.rule != "noise-aware" or max_samples <= samples:
             return None
         return cls(gate, look_schedule(samples, max_samples))
@@ -164,7 +165,10 @@ class SequentialGate:
 
     def record(self, categories: Mapping[str, dict] | None = None) -> dict[str, Any]:
         """The `GateVerdict.sequential` record: looks, α and β per look, and what each category was decided at."""
-        return {"looks": list(self.looks), "alphas": list(self.alphas), "betas": list(self.betas), "categories": dict(categories or {})}
+        return {
+            "looks": list(self.looks), "alphas": list(self.alphas), "betas": list(self.betas),
+            "categories": dict(categories or {}),
+        }
 
     def decide(self, baseline: Drawn, child: Drawn) -> Decision:
         """Replay the looks on the samples drawn so far: the verdict, or the samples the next look needs.
@@ -172,13 +176,20 @@ class SequentialGate:
         A case the child has no result for counts as failed in every sample (as in the fixed gate).
         Pure: the same samples give the same decision, so a resumed run decides as the first did.
         """
-        cats = {o.category for cid, o in baseline.outcomes.items() if not self._lost(cid, self.looks[0], baseline, child)}
+        cats = {
+            o.category for cid, o in baseline.outcomes.items() if not self._lost(cid, self.looks[0], baseline, child)
+        }
         m = len(cats)
         active, decided, history, cleared = set(cats), {}, {c: [] for c in cats}, {}
         for j, k in enumerate(self.looks):
-            ids = sorted(cid for cid, o in baseline.outcomes.items() if o.category in active and not self._lost(cid, k, baseline, child))
-            need = {cid: k for cid in ids
-                    if len(baseline.outcomes[cid].passes) < k or (cid in child.outcomes and len(child.outcomes[cid].passes) < k)}
+            ids = sorted(
+                cid for cid, o in baseline.outcomes.items()
+                if o.category in active and not self._lost(cid, k, baseline, child)
+            )
+            need = {
+                cid: k for cid in ids if len(baseline.outcomes[cid].passes) < k
+                or (cid in child.outcomes and len(child.outcomes[cid].passes) < k)
+            }
             if need:
                 return Decision(None, need)
             gate = dataclasses.replace(self.gate, alpha=self.alphas[j], family=m)
@@ -224,7 +235,10 @@ class SequentialGate:
         if verdict is None or verdict.passed:
             return None
         assumed = set(missing(child, need))
-        checks = [dataclasses.replace(c, fail_to_pass=[cid for cid in c.fail_to_pass if cid not in assumed]) for c in verdict.checks]
+        checks = [
+            dataclasses.replace(c, fail_to_pass=[cid for cid in c.fail_to_pass if cid not in assumed])
+            for c in verdict.checks
+        ]
         return dataclasses.replace(verdict, checks=checks)
 
     def to_settle(self, baseline: Drawn, child: Drawn, need: Mapping[str, int]) -> list[str]:
@@ -243,7 +257,9 @@ class SequentialGate:
             return []
         open_categories = set(worst.failed_categories()) - set(best.failed_categories())
         open_cases = set(worst.must_pass_broken) - set(best.must_pass_broken)
-        return sorted(cid for cid in missing(child, need) if cid in open_cases or child.outcomes[cid].category in open_categories)
+        return sorted(
+            cid for cid in missing(child, need) if cid in open_cases or child.outcomes[cid].category in open_categories
+        )
 
     def _regression_p(self, category: str, ids: list[str], k: int, baseline: Drawn, child: Drawn,
                       more: dict[str, int]) -> float | None:
@@ -270,11 +286,15 @@ class SequentialGate:
     def _lost(self, cid: str, k: int, baseline: Drawn, child: Drawn) -> bool:
         return min(baseline.lost_at.get(cid, math.inf), child.lost_at.get(cid, math.inf)) < k
 
-    def _verdict(self, passed: bool, checks: Mapping[str, CategoryCheck], must_pass_broken: list[str],
-                 history: Mapping[str, list[tuple[int, CategoryCheck]]], cleared: Mapping[str, str] | None = None) -> GateVerdict:
+    def _verdict(
+        self, passed: bool, checks: Mapping[str, CategoryCheck], must_pass_broken: list[str],
+        history: Mapping[str, list[tuple[int, CategoryCheck]]], cleared: Mapping[str, str] | None = None,
+    ) -> GateVerdict:
         categories = {cat: _story(looks, (cleared or {}).get(cat)) for cat, looks in sorted(history.items()) if looks}
-        return GateVerdict(passed, [checks[c] for c in sorted(checks)], self.gate.tolerance, self.gate.rule, self.gate.alpha,
-                           sorted(must_pass_broken), sequential=self.record(categories))
+        return GateVerdict(
+            passed, [checks[c] for c in sorted(checks)], self.gate.tolerance, self.gate.rule, self.gate.alpha,
+            sorted(must_pass_broken), sequential=self.record(categories),
+        )
 
 
 def _story(looks: list[tuple[int, CategoryCheck]], cleared: str | None = None) -> dict[str, Any]:
@@ -286,7 +306,10 @@ def _story(looks: list[tuple[int, CategoryCheck]], cleared: str | None = None) -
         why = f"decided at k = {k}: {reason}"
     else:
         undecided = ", ".join(str(s) for s, _ in looks[:-1])
-        why = f"no significant drop, but a broken third of its cases not ruled out at k = {undecided}: sampled to k = {k}; {reason}"
+        why = (
+            f"no significant drop, but a broken third of its cases not ruled out at k = {undecided}: sampled to k = "
+            f"{k}; {reason}"
+        )
     return {"samples": k, "looks": len(looks), "why": why}
 
 
@@ -330,7 +353,9 @@ def look_order(baseline: Drawn, child: Drawn, need: Mapping[str, int], tolerance
         s0 = base.passes[:k]
         trail[cid] = rate - sum(s0) / max(1, len(s0))
         slack[base.category] += sum(own) + (k - len(own)) * rate - (1.0 - tolerance) * sum(s0)
-    return sorted(lacking, key=lambda cid: (slack[child.outcomes[cid].category], child.outcomes[cid].category, trail[cid], cid))
+    return sorted(
+        lacking, key=lambda cid: (slack[child.outcomes[cid].category], child.outcomes[cid].category, trail[cid], cid)
+    )
 
 
 #: (side: "baseline" or "child", case ids, first sample, samples) → draws them; the next `decide` sees them.
@@ -375,15 +400,20 @@ def sequential_verdict(seq: SequentialGate, read: Callable[[], tuple[Drawn, Draw
                 if not extra:
                     left = missing(child, need)
                     stopped = {"look": max(left.values()), "skipped": sorted(left), "reason": early.summary()}
-                    return dataclasses.replace(early, sequential={**(early.sequential or {}), "drawn": drawn, "stopped": stopped})
+                    return dataclasses.replace(
+                        early, sequential={**(early.sequential or {}), "drawn": drawn, "stopped": stopped}
+                    )
                 need = {cid: need[cid] for cid in extra}
         if (need, decision.baseline_need) == asked:
             raise RuntimeError("the sequential gate's draw added none of the samples it asked for")
         asked, progressed = (need, decision.baseline_need), False
         for side, state in (("baseline", baseline), ("child", child)):
             starts: dict[tuple[int, int], list[str]] = {}
-            needs = {**decision.need, **{c: max(k, decision.need.get(c, 0)) for c, k in decision.baseline_need.items()}} \
-                if side == "baseline" else need
+            needs = (
+                {**decision.need, **{c: max(k, decision.need.get(c, 0)) for c, k in decision.baseline_need.items()}}
+                if side == "baseline"
+                else need
+            )
             for cid, k in needs.items():
                 have = len(state.outcomes[cid].passes) if cid in state.outcomes else k
                 if have < k:

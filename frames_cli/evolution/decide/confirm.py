@@ -86,7 +86,9 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
         skipped = [c for c in (ev.early_stop or {}).get("skipped", []) if c not in excluded]
         if not skipped:
             return ev.results
-        return ev.results + drawn(cid, f"{cid}-rest", skipped, 0, f"completing {cid} on the {len(skipped)} cases its early rejection skipped")
+        return ev.results + drawn(
+            cid, f"{cid}-rest", skipped, 0, f"completing {cid} on the {len(skipped)} cases its early rejection skipped"
+        )
 
     def confirm(child: Ranked) -> Confirmation:
         base, own = answered_outcomes(complete(BASE_ID)), answered_outcomes(complete(child.member))
@@ -94,17 +96,31 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
         fresh = None
         if redrawn:
             why = "drawing fresh samples of {} on the {} diagnosed selection cases"
-            fresh = (answered_outcomes(drawn(BASE_ID, f"{BASE_ID}-fresh", redrawn, first, why.format(BASE_ID, len(redrawn)))),
-                     answered_outcomes(drawn(child.member, f"{child.member}-fresh", redrawn, first, why.format(child.member, len(redrawn)))))
+            fresh = (
+                answered_outcomes(
+                    drawn(BASE_ID, f"{BASE_ID}-fresh", redrawn, first, why.format(BASE_ID, len(redrawn)))
+                ),
+                answered_outcomes(
+                    drawn(child.member, f"{child.member}-fresh", redrawn, first, why.format(child.member, len(redrawn)))
+                ),
+            )
         return Confirmation.of(child.member, child.in_sample, child.gate_passed, pair, fresh, k, alpha)
 
     children = [c for c in state.candidates if c.parent_id is not None and c.evaluated]
     if not children:
         return Recommendation(None, "none", alpha, note="no child to test: the run made none")
     try:
-        ranked = [Ranked(c.id, pass_rate({cid: o for cid, o in answered_outcomes(complete(c.id)).items() if cid in diagnosis}, k),
-                         bool(c.gate_passed)) for c in children]
+        ranked = [
+            Ranked(
+                c.id,
+                pass_rate({cid: o for cid, o in answered_outcomes(complete(c.id)).items() if cid in diagnosis}, k),
+                bool(c.gate_passed),
+            )
+            for c in children
+        ]
         return decide(ranked, confirm, alpha, settings.confirm_limit)
     except _BudgetSpent:
-        return Recommendation(None, "none", alpha, budget_spent=True,
-                              note="not decided: the budget ran out while the recommendation drew the samples it tests on")
+        return Recommendation(
+            None, "none", alpha, budget_spent=True,
+            note="not decided: the budget ran out while the recommendation drew the samples it tests on",
+        )

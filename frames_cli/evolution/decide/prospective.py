@@ -53,13 +53,17 @@ class Wait:
 
     def line(self) -> str:
         """"frames/<run> (r2c1): pending, 3 of 10 new cases for look 1 of 3; <evidence>"."""
-        return (f"{self.branch or self.run_id} ({self.member}): pending, {self.new} of {self.needed} new cases for its next look "
-                f"({self.looks} done); {self.words}")
+        return (
+            f"{self.branch or self.run_id} ({self.member}): pending, {self.new} of {self.needed} new cases for its "
+            f"next look ({self.looks} done); {self.words}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (`frames status --json`)."""
-        return {"run_id": self.run_id, "member": self.member, "branch": self.branch, "new_cases": self.new, "needed": self.needed,
-                "looks": self.looks, "evidence": self.words}
+        return {
+            "run_id": self.run_id, "member": self.member, "branch": self.branch, "new_cases": self.new,
+            "needed": self.needed, "looks": self.looks, "evidence": self.words,
+        }
 
 
 def pending_settings(state: RunState) -> tuple[int, int]:
@@ -85,7 +89,9 @@ def new_cases(state: RunState, cases: Mapping[str, Case], sealed: Iterable[str] 
     held = set(split.get("diagnosis", [])) | set(split.get("selection", [])) | set(split.get("test", []))
     held |= set(state.checkpoint.get("eval_case_ids", []))
     keys, shut = set(state.checkpoint.get("case_keys", [])), set(sealed)
-    return sorted(cid for cid, case in cases.items() if cid not in held and cid not in shut and case_key(case) not in keys)
+    return sorted(
+        cid for cid, case in cases.items() if cid not in held and cid not in shut and case_key(case) not in keys
+    )
 
 
 def waiting(state: RunState, cases: Mapping[str, Case], sealed: Iterable[str] = ()) -> Wait | None:
@@ -95,11 +101,16 @@ def waiting(state: RunState, cases: Mapping[str, Case], sealed: Iterable[str] = 
         return None
     step, _ = pending_settings(state)
     last = int(rec.looks[-1]["new_cases"]) if rec.looks else 0
-    return Wait(state.run_id, rec.member, state.branch, len(new_cases(state, cases, sealed)), last + step, len(rec.looks), rec.words())
+    return Wait(
+        state.run_id, rec.member, state.branch, len(new_cases(state, cases, sealed)), last + step, len(rec.looks),
+        rec.words(),
+    )
 
 
-def decide_look(rec: Recommendation, unseen: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]],
-                new: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]], k: int, max_looks: int) -> Recommendation:
+def decide_look(
+    rec: Recommendation, unseen: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]],
+    new: tuple[Mapping[str, CaseOutcome], Mapping[str, CaseOutcome]], k: int, max_looks: int,
+) -> Recommendation:
     """The recommendation after one more look, from (S0, member) outcomes on the run's unseen
     selection cases and on the new cases (see the module docstring).
 
@@ -121,19 +132,24 @@ def decide_look(rec: Recommendation, unseen: tuple[Mapping[str, CaseOutcome], Ma
         status = "unconfirmed"
     else:
         status = "pending"
-    look = {"look": number, "at": utc_now(), "new_cases": on_new.cases, "new": on_new.to_json(), "unseen_and_new": gain.to_json(),
-            "p_gain": gain.p, "p_loss": loss.p, "level": level, "status": status}
+    look = {
+        "look": number, "at": utc_now(), "new_cases": on_new.cases, "new": on_new.to_json(),
+        "unseen_and_new": gain.to_json(), "p_gain": gain.p, "p_loss": loss.p, "level": level, "status": status,
+    }
     return Recommendation(rec.member, status, rec.alpha, rec.steps, rec.lacks, rec.rule, (*rec.looks, look), rec.note)
 
 
-def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases: Mapping[str, Case], sealed: Iterable[str],
-                    on_event: Callable[[Event], None], write_reports: Callable[[Workspace, GitStore, RunState], object],
-                    use_cache: bool = True) -> list[str]:
+def look_at_pending(
+    ws: Workspace, config: FramesConfig, store: GitStore, cases: Mapping[str, Case], sealed: Iterable[str],
+    on_event: Callable[[Event], None], write_reports: Callable[[Workspace, GitStore, RunState], object],
+    use_cache: bool = True,
+) -> list[str]:
     """Look at every pending branch of the workspace that has enough new cases (under the caller's
     workspace lock); returns the ids of the runs looked at. `sealed` are the ids of the sealed test
     cases, which never count as new; `write_reports` writes a looked-at run's reports again (the
-    caller's, evolution/report/report.py, which reads this rule's results and so sits above it). A run whose base or member commit is gone from the repository
-    (refs/frames not fetched in a CI clone, say) is skipped with a warning: it blocks no later run.
+    caller's, evolution/report/report.py, which reads this rule's results and so sits
+    above it). A run whose base or member commit is gone from the repository (refs/frames
+    not fetched in a CI clone, say) is skipped with a warning: it blocks no later run.
 
     Raises:
         BudgetExceeded / ModelError: from the model calls (the run's state is unchanged).
@@ -155,7 +171,9 @@ def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases:
         _, max_looks = pending_settings(state)
         on_event(PendingLook(wait.branch, rec.member, len(ids), state.run_id))
         try:
-            base_new, member_new = _score(ws, config, store, state, rec.member, [cases[c] for c in ids], len(rec.looks) + 1, use_cache)
+            base_new, member_new = _score(
+                ws, config, store, state, rec.member, [cases[c] for c in ids], len(rec.looks) + 1, use_cache
+            )
         except (GitError, InputError) as exc:
             on_event(PendingSkipped(wait.branch, state.run_id, str(exc)))
             continue
@@ -171,8 +189,10 @@ def look_at_pending(ws: Workspace, config: FramesConfig, store: GitStore, cases:
     return looked
 
 
-def _score(ws: Workspace, config: FramesConfig, store: GitStore, state: RunState, member: str, chosen: list[Case], number: int,
-           use_cache: bool) -> tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]:
+def _score(
+    ws: Workspace, config: FramesConfig, store: GitStore, state: RunState, member: str, chosen: list[Case], number: int,
+    use_cache: bool,
+) -> tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]:
     """S0's and the member's outcomes on `chosen`, k samples each, with the model client of the look's folder."""
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.evolution.state.runs import run_dir
@@ -184,7 +204,9 @@ def _score(ws: Workspace, config: FramesConfig, store: GitStore, state: RunState
 
     k = int((state.config.get("eval", {}) or {}).get("samples", 1))
     folder = run_dir(ws, state.run_id) / f"look-{number}"
-    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(chosen, policy_texts(ws)))
+    client = ModelClient(
+        ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(chosen, policy_texts(ws))
+    )
     try:
         executor = make_executor(ws, config, client)
         judge = client if config.models.judge else None

@@ -31,7 +31,9 @@ def top_member(state: RunState) -> Candidate | None:
     base = state.base_candidate()
     if base is None or base.pass_rate is None:
         return None
-    children = [c for c in state.front_candidates() if c.parent_id is not None and (c.pass_rate or 0.0) > base.pass_rate]
+    children = [
+        c for c in state.front_candidates() if c.parent_id is not None and (c.pass_rate or 0.0) > base.pass_rate
+    ]
     return max(children, key=lambda c: (c.pass_rate, -(c.mean_tokens or 0.0), -state.candidates.index(c)), default=None)
 
 
@@ -53,7 +55,9 @@ def headline(state: RunState) -> str:
         return "S0 not evaluated yet"
     branch = best if best is not None and best.parent_id is not None else None
     # The gain the table shows: the highest member; the member with the branch is named after it when it differs.
-    shown = top if top is not None and (branch is None or (top.pass_rate or 0.0) > (branch.pass_rate or 0.0)) else branch
+    shown = (
+        top if top is not None and (branch is None or (top.pass_rate or 0.0) > (branch.pass_rate or 0.0)) else branch
+    )
     if shown is None:
         return f"S0 {pct(base.pass_rate)}; no child beat it"
     split = state.checkpoint.get("split") or {}
@@ -79,15 +83,24 @@ def recommendation_note(state: RunState) -> str | None:
     if rec is None:
         return None
     if rec.rule == "paper":
-        return "★ is the front member of the highest pass rate (the paper's rule, `evolution.recommend_alpha: 1`): no test against noise."
+        return (
+            "★ is the front member of the highest pass rate (the paper's rule, `evolution.recommend_alpha: 1`): no "
+            "test against noise."
+        )
     if rec.rule == "legacy":
         return f"★: {rec.words()}."
     blind = blind_cases(state)
-    cases = ("fresh samples of the diagnosed cases (no selection case is unseen: every category kept whole, or the single set E)"
-             if not blind else f"the {blind} selection cases no diagnoser saw and fresh samples of the diagnosed ones")
-    how = (f"★ needs a gain over S0 significant at α = {rec.alpha:g} (exact one-sided paired test) on {cases}; children are "
-           "tested in order of their diagnosis-set pass rate until one is not significant; a gain on unseen cases is final, "
-           "one on diagnosed cases alone is pending until cases added later confirm it")
+    cases = (
+        "fresh samples of the diagnosed cases (no selection case is unseen: every category kept whole, or the single "
+        "set E)"
+        if not blind
+        else f"the {blind} selection cases no diagnoser saw and fresh samples of the diagnosed ones"
+    )
+    how = (
+        f"★ needs a gain over S0 significant at α = {rec.alpha:g} (exact one-sided paired test) on {cases}; children "
+        "are tested in order of their diagnosis-set pass rate until one is not significant; a gain on unseen cases is "
+        "final, one on diagnosed cases alone is pending until cases added later confirm it"
+    )
     best = state.best()
     if best is not None and best.parent_id is not None:
         return f"{how}. {best.id} ({rec.status}): {rec.words()}."
@@ -102,7 +115,11 @@ def member_line(state: RunState, cand: Candidate) -> str | None:
         return None
     best = state.best()
     step = next((s for s in rec.steps if s.member == cand.id), None)
-    own = f"{step.evidence()}; {'significant' if step.significant else 'not significant'} at α = {rec.alpha:g}" if step else "not tested"
+    own = (
+        f"{step.evidence()}; {'significant' if step.significant else 'not significant'} at α = {rec.alpha:g}"
+        if step
+        else "not tested"
+    )
     if best is not None and best.id == cand.id:
         return f"recommended ({rec.status}): {rec.words()}"
     if rec.member == cand.id and rec.status == "withdrawn":
@@ -120,12 +137,20 @@ def against(state: RunState, cand: Candidate) -> str | None:
     best = state.best()
     other = "S0" if best is None or best.parent_id is None else best.id
     if state.recommend_alpha >= 1:
-        return None if best is not None and best.id == cand.id else \
-            f"this goes against the run's recommendation ({other}, the highest pass rate on the front: the paper's rule)"
+        return (
+            None if best is not None and best.id == cand.id
+            else (
+                f"this goes against the run's recommendation ({other}, the highest pass rate on the front: the paper's "
+                "rule)"
+            )
+        )
     rec = state.recommended()
     if rec is None:
         return f"the run has not decided its recommendation (status {state.status}); {cand.id}'s gain is untested"
     if best is not None and best.id == cand.id:
         return None if rec.status == "final" or rec.rule == "legacy" else f"{cand.id} is recommended, but {rec.words()}"
     line = member_line(state, cand) or ""
-    return f"this goes against the run's recommendation ({other}); {cand.id}'s evidence: {line.split('; this member: ')[-1]}"
+    return (
+        f"this goes against the run's recommendation ({other}); {cand.id}'s evidence: "
+        f"{line.split('; this member: ')[-1]}"
+    )

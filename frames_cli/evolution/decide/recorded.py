@@ -67,8 +67,10 @@ class RecordedRun:
                 raise InputError(f"a result line needs the keys {', '.join(_KEYS)}", where)
             if row["set"] not in SETS:
                 raise InputError(f"unknown set {row['set']!r} (known: {', '.join(SETS)})", where)
-            record = {"case_id": str(row["case_id"]), "category": str(row["category"]), "sample": int(row.get("sample", 0)),
-                      "passed": bool(row["passed"])}
+            record = {
+                "case_id": str(row["case_id"]), "category": str(row["category"]), "sample": int(row.get("sample", 0)),
+                "passed": bool(row["passed"]),
+            }
             if row["set"] == "new":
                 record["look"] = int(row.get("look", 1))
             run.add(str(row["candidate"]), row["set"], record)
@@ -89,7 +91,8 @@ class RecordedRun:
         return outcomes_from_results(r for name in sets for r in by_set.get(name, []))
 
     def samples(self) -> int:
-        """k, the samples per case of the run's evaluation: the fewest S0 holds of any selection or diagnosis case (1 when none)."""
+        """k, the samples per case of the run's evaluation: the fewest
+        S0 holds of any selection or diagnosis case (1 when none)."""
         held = self.outcomes(BASE_ID, "selection", "diagnosis", "diagnosis+selection")
         return min((len(o.passes) for o in held.values()), default=1)
 
@@ -134,7 +137,15 @@ def record_run(folder: Path, state: Any) -> RecordedRun:
         if case_id in excluded:
             return None
         both = case_id in diagnosis and case_id in selection
-        return "diagnosis+selection" if both else "diagnosis" if case_id in diagnosis else "selection" if case_id in selection else None
+        return (
+            "diagnosis+selection"
+            if both
+            else "diagnosis"
+            if case_id in diagnosis
+            else "selection"
+            if case_id in selection
+            else None
+        )
 
     def add(cid: str, path: Path, fixed: str | None, extra: dict[str, Any]) -> None:
         if not path.is_file():
@@ -143,8 +154,14 @@ def record_run(folder: Path, state: Any) -> RecordedRun:
             name = fixed or where(r["case_id"])
             if name is None or r.get("lost") or (fixed != "new" and r["case_id"] in excluded):
                 continue
-            run.add(cid, name, {"case_id": r["case_id"], "category": r["category"], "sample": int(r.get("sample", 0)),
-                                "passed": bool(r["passed"]), "reason": r.get("reason", ""), "skills_used": r.get("skills_used", []), **extra})
+            run.add(
+                cid, name,
+                {
+                    "case_id": r["case_id"], "category": r["category"], "sample": int(r.get("sample", 0)),
+                    "passed": bool(r["passed"]), "reason": r.get("reason", ""), "skills_used": r.get("skills_used", []),
+                    **extra,
+                },
+            )
 
     for cand in state.candidates:
         # "-rest": the cases early rejection skipped, completed for the recommendation (same sets, same sample numbers).
@@ -157,7 +174,9 @@ def record_run(folder: Path, state: Any) -> RecordedRun:
     return run
 
 
-def recommend_recorded(run: RecordedRun, alpha: float = 0.05, limit: int = 3, tolerance: float = 0.05, max_looks: int = 3) -> Recommendation:
+def recommend_recorded(
+    run: RecordedRun, alpha: float = 0.05, limit: int = 3, tolerance: float = 0.05, max_looks: int = 3
+) -> Recommendation:
     """The recommendation rule (evolution/compare/evidence.py) on a recorded run, as the run would have
     decided it from what the recording holds.
 
@@ -195,7 +214,9 @@ def recommend_recorded(run: RecordedRun, alpha: float = 0.05, limit: int = 3, to
         member = max(passing)[2] if passing else None
         return Recommendation(member, "final" if member else "none", 1.0, rule="paper")
     if partial:
-        lacking.append(f"complete evaluations of {', '.join(partial)} (rejected early, never completed): ranked without them")
+        lacking.append(
+            f"complete evaluations of {', '.join(partial)} (rejected early, never completed): ranked without them"
+        )
 
     def confirm(child: Ranked) -> Confirmation:
         child_sel = run.outcomes(child.member, "selection", "diagnosis+selection")
@@ -205,7 +226,10 @@ def recommend_recorded(run: RecordedRun, alpha: float = 0.05, limit: int = 3, to
         if redrawn and (set(base_fresh) | set(child_fresh)) & redrawn:
             fresh = (_only(base_fresh, redrawn), _only(child_fresh, redrawn))
         elif redrawn and not any(x.startswith("fresh samples") for x in lacking):
-            lacking.append(f"fresh samples of the {len(redrawn)} diagnosed selection cases (decided on the {len(unseen)} unseen ones)")
+            lacking.append(
+                f"fresh samples of the {len(redrawn)} diagnosed selection cases (decided on the {len(unseen)} unseen "
+                "ones)"
+            )
         return Confirmation.of(child.member, child.in_sample, child.gate_passed, pairs, fresh, k, alpha)
 
     if not ranked:

@@ -52,7 +52,9 @@ class Change:
     def from_json(cls, obj: dict) -> Change:
         """Inverse of `to_json`; also reads the state of runs made before merging (one joined
         `rationale` string, no wordings)."""
-        rationales = tuple(obj["rationales"]) if "rationales" in obj else ((obj["rationale"],) if obj.get("rationale") else ())
+        rationales = (
+            tuple(obj["rationales"]) if "rationales" in obj else ((obj["rationale"],) if obj.get("rationale") else ())
+        )
         return cls(obj["change"], rationales, tuple(obj["case_ids"]), tuple(obj["diagnosers"]),
                    tuple(obj.get("wordings", ())), obj.get("conflict", ""))
 
@@ -107,7 +109,8 @@ class VoteResult:
 
 
 def vote(
-    proposals: Sequence[Proposal], threshold: int, existing: set[str] | frozenset[str], merge_threshold: float | None = None
+    proposals: Sequence[Proposal], threshold: int, existing: set[str] | frozenset[str],
+    merge_threshold: float | None = None,
 ) -> VoteResult:
     """Group proposals by skill name, keep skills proposed by ≥ `threshold` distinct diagnosers,
     and merge each kept skill's proposals into one change per rule.

@@ -68,14 +68,19 @@ def skill_costs(results: Iterable[dict], skills: SkillSet) -> list[SkillCost]:
     for r in counted:
         for name in dict.fromkeys(r.get("skills_used") or []):
             loads[name] = loads.get(name, 0) + 1
-    costs = [SkillCost(name, n, len(counted), approx_tokens(skills[name].body)) for name, n in loads.items() if name in skills]
+    costs = [
+        SkillCost(name, n, len(counted), approx_tokens(skills[name].body)) for name, n in loads.items()
+        if name in skills
+    ]
     return sorted(costs, key=lambda c: (-c.per_case, c.skill))
 
 
 def condense_blueprints(costs: list[SkillCost], count: int) -> list[Blueprint]:
     """Blueprints that condense the `count` costliest skills; no case is cited and no diagnoser voted."""
     return [
-        Blueprint(c.skill, False, "", (Change(CONDENSE, (f"It costs the most tokens per case: {c.line()}.",), (), ()),), 0)
+        Blueprint(
+            c.skill, False, "", (Change(CONDENSE, (f"It costs the most tokens per case: {c.line()}.",), (), ()),), 0
+        )
         for c in costs[:count]
         if c.per_case > 0
     ]

@@ -56,7 +56,10 @@ class Failure:
             # Empty fields say nothing and cost tokens in every batch.
             "diagnosis": {
                 k: v
-                for k, v in (("symptom", d.symptom), ("cause", d.cause), ("notes", d.notes), ("evidence", list(d.evidence)), ("trajectory", list(d.trajectory)))
+                for k, v in (
+                    ("symptom", d.symptom), ("cause", d.cause), ("notes", d.notes), ("evidence", list(d.evidence)),
+                    ("trajectory", list(d.trajectory)),
+                )
                 if v
             },
         }
@@ -137,10 +140,15 @@ class DiagnoserResult:
     def from_json(cls, obj: dict) -> DiagnoserResult:
         """Inverse of `to_json` (older records have no `retrieved` or `disputes`: empty)."""
         proposals = [Proposal.from_json(p) for p in obj["proposals"]]
-        return cls(obj["diagnoser"], obj["case_ids"], proposals, obj["dropped"], obj["error"], obj.get("retrieved", []), obj.get("disputes", []))
+        return cls(
+            obj["diagnoser"], obj["case_ids"], proposals, obj["dropped"], obj["error"], obj.get("retrieved", []),
+            obj.get("disputes", []),
+        )
 
 
-def make_batches(case_ids: Sequence[str], batch_size: int | str, diagnosers: int, seed: int, round_no: int) -> list[list[str]]:
+def make_batches(
+    case_ids: Sequence[str], batch_size: int | str, diagnosers: int, seed: int, round_no: int
+) -> list[list[str]]:
     """Give each diagnoser of a round its own batch of failing case ids; no two batches are equal.
 
     The failures (sorted, then shuffled with (seed, round), so a run is reproducible and a resumed
@@ -193,7 +201,9 @@ def _fresh_subset(ids: list[str], size: int, taken: set[frozenset[str]], rng: ra
     return None
 
 
-def batching_note(failures: int, batches: Sequence[Sequence[str]], batch_size: int | str, diagnosers: int, threshold: int) -> str:
+def batching_note(
+    failures: int, batches: Sequence[Sequence[str]], batch_size: int | str, diagnosers: int, threshold: int
+) -> str:
     """How a round's batches were formed, in one line for the run state and the progress output.
 
     Says "disjoint" when every diagnoser got a disjoint batch; names the resampled diagnosers
@@ -207,7 +217,10 @@ def batching_note(failures: int, batches: Sequence[Sequence[str]], batch_size: i
         shown = min(disjoint, len(batches))
         note = f"{shown} disjoint batch(es) of {failures} failure(s) for {diagnosers} diagnosers"
         if len(batches) > shown:
-            note += f"; diagnosers {shown}–{len(batches) - 1} got resampled batches (distinct random subsets, seeded by seed, round and diagnoser)"
+            note += (
+                f"; diagnosers {shown}–{len(batches) - 1} got resampled batches (distinct random subsets, seeded by "
+                "seed, round and diagnoser)"
+            )
         if len(batches) < diagnosers:
             note += f"; {diagnosers - len(batches)} diagnoser(s) not asked: every distinct batch is taken"
     if len(batches) < threshold:
@@ -262,10 +275,16 @@ def diagnose(
             answer_format=DIAGNOSIS_FORMAT,
         )
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        requests.append(ChatRequest(role="diagnoser", messages=messages, schema=DIAGNOSIS, sample=i, tag=f"round{round_no}/diagnoser{i}"))
+        requests.append(
+            ChatRequest(
+                role="diagnoser", messages=messages, schema=DIAGNOSIS, sample=i, tag=f"round{round_no}/diagnoser{i}"
+            )
+        )
     replies = client.gather(client.achat, requests)
     existing = set(skills)
-    results = [validate_answer(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))]
+    results = [
+        validate_answer(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))
+    ]
     for result, hits in zip(results, retrieved):
         result.retrieved = hits
     return results
@@ -299,13 +318,18 @@ def validate_answer(index: int, batch: list[str], reply: ChatReply, existing: se
         skill = raw["skill"].strip()
         new = skill not in existing
         if new and not SKILL_NAME.match(skill):
-            result.dropped.append(f"proposal {pos}: `{skill}` is neither a skill of the parent nor a valid new skill name")
+            result.dropped.append(
+                f"proposal {pos}: `{skill}` is neither a skill of the parent nor a valid new skill name"
+            )
             continue
         cited = tuple(sorted({c for c in raw["case_ids"] if c in allowed}))
         if not cited:
             result.dropped.append(f"proposal {pos} for `{skill}`: cites no case of its batch")
             continue
         result.proposals.append(
-            Proposal(index, pos, skill, raw["change"], raw.get("rationale", ""), cited, new, raw.get("description", "") if new else "")
+            Proposal(
+                index, pos, skill, raw["change"], raw.get("rationale", ""), cited, new,
+                raw.get("description", "") if new else "",
+            )
         )
     return result

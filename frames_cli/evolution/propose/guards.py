@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from frames_cli.casevalues import (
-    TOKEN, case_texts, case_values, holds_value, is_rule_word, name_phrases, phrases, policy_values, value_of, values_in, without_values,
+    TOKEN, case_texts, case_values, holds_value, is_rule_word, name_phrases, phrases, policy_values, value_of,
+    values_in, without_values,
 )
 from frames_cli.grammar import content_words, cut_value, fragment, narrates
 from frames_cli.words import sentences, token_set
@@ -57,7 +58,10 @@ NOTE_OVERLAP = 0.8
 GUARD_RULES = 2
 #: The guards `CaseValues.findings` applies, in the order it applies them (bench/guards.py reports
 #: each).
-GUARD_NAMES = ("case values", "stub", "fragment", "narrative", "rule form", "evaluator's note", "copied note", "off the failure", "not in the policy")
+GUARD_NAMES = (
+    "case values", "stub", "fragment", "narrative", "rule form", "evaluator's note", "copied note", "off the failure",
+    "not in the policy",
+)
 #: A proposed rule at least this share of whose content words (`grammar.content_words`) neither
 #: the policy nor the cases it cites use is about something else: a style rule no policy states
 #: ("Use a friendly and professional tone throughout.": 0.0 of 3) or one written for the grader
@@ -119,7 +123,10 @@ class CaseValues:
     check_form: bool = True
 
     @classmethod
-    def build(cls, cases: Iterable[Case], policy_texts: Iterable[str] = (), *, check_values: bool = True, check_form: bool = True) -> CaseValues:
+    def build(
+        cls, cases: Iterable[Case], policy_texts: Iterable[str] = (), *, check_values: bool = True,
+        check_form: bool = True,
+    ) -> CaseValues:
         """Index `cases` (everything a case holds: input, expected, diagnosis) and the policy texts."""
         texts = list(policy_texts)
         index = cls(policy=policy_values(texts), check_values=check_values, check_form=check_form)
@@ -193,20 +200,36 @@ class CaseValues:
                 out.append(("fragment", f"is not a rule: {broken[0]!r} {broken[1]}"))
             told = next(((s, w) for r in rules for s in sentences(r) if (w := narrates(s)) is not None), None)
             if told is not None:
-                out.append(("narrative", f"is not a rule: {told[0]!r} tells what happened ({told[1]!r}); a rule says what to do, in the present"))
+                out.append(
+                    (
+                        "narrative",
+                        f"is not a rule: {told[0]!r} tells what happened ({told[1]!r}); a rule says what to do, in "
+                        "the present",
+                    )
+                )
         joined = " ".join(rules)
         found = first_non_rule(joined)
         if found is not None:
             out.append(("rule form", f"is not a rule: {found[0]!r} {found[1]}"))
         asserted = evaluator_assertion(joined) if proposal else None
         if asserted is not None:
-            out.append(("evaluator's note", f"is not a rule: {asserted!r} is an evaluator's assertion about one case (a bare \"Agent\" "
-                                            "as its subject); a rule says what the agent must do in every case of its kind"))
+            out.append(
+                (
+                    "evaluator's note",
+                    f'is not a rule: {asserted!r} is an evaluator\'s assertion about one case (a bare "Agent" '
+                    "as its subject); a rule says what the agent must do in every case of its kind",
+                )
+            )
         copied = self.copied_note(joined)
         if copied is not None:
             sentence, note = copied
-            out.append(("copied note", f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}), "
-                                       "a fact of that case; a rule must say what to do in words that hold for every case of its kind"))
+            out.append(
+                (
+                    "copied note",
+                    f"is not a rule: {sentence!r} copies the evaluator's note on case {note.case_id} ({note.text!r}), "
+                    "a fact of that case; a rule must say what to do in words that hold for every case of its kind",
+                )
+            )
         if proposal:
             out += self.ungrounded(joined, cases)
         return out
@@ -224,12 +247,22 @@ class CaseValues:
         cited = frozenset().union(*known)
         out = []
         if known and not words & cited:
-            out.append(("off the failure", f"is not about the failure it cites: it shares no word with case {', '.join(cases)}"))
+            out.append(
+                (
+                    "off the failure",
+                    f"is not about the failure it cites: it shares no word with case {', '.join(cases)}",
+                )
+            )
         foreign = sorted(words - cited - self.policy_words)
         # A workspace with no policy text has nothing a rule could follow from but its cases.
         if self.policy_words and len(foreign) > (1 - GROUNDED_SHARE) * len(words):
-            out.append(("not in the policy", f"is about what neither the policy nor its cases mention ({', '.join(foreign[:MAX_NAMED_VALUES])}); "
-                                             "a rule must follow from the policy"))
+            out.append(
+                (
+                    "not in the policy",
+                    "is about what neither the policy nor its cases mention "
+                    f"({', '.join(foreign[:MAX_NAMED_VALUES])}); a rule must follow from the policy",
+                )
+            )
         return out
 
     def specific(self, text: str) -> list[Hit]:
@@ -291,8 +324,17 @@ def stub_reason(text: str) -> str | None:
     """
     quoted = _QUOTED.findall(text)
     # A quoted rule that ends in a colon lost what followed it ("Agent uses the payment id:").
-    words = next((w for w in (cut(q) or (q[-1] if q.endswith(":") else None) for q in quoted) if w is not None), None) if quoted else cut(text)
-    return None if words is None else f"reads as a sentence with its values cut out ({words!r}): a rule must say what to do in words that hold for every case of its kind"
+    words = (
+        next((w for w in (cut(q) or (q[-1] if q.endswith(":") else None) for q in quoted) if w is not None), None)
+        if quoted else cut(text)
+    )
+    return (
+        None if words is None
+        else (
+            f"reads as a sentence with its values cut out ({words!r}): a rule must say what to do in words that hold "
+            "for every case of its kind"
+        )
+    )
 
 
 def cut(text: str) -> str | None:

@@ -1,4 +1,5 @@
-"""Memory of what failed: blueprint changes whose child failed the gate and proposals refused, shown to later diagnosers.
+"""Memory of what failed: blueprint changes whose child failed
+the gate and proposals refused, shown to later diagnosers.
 
 Within a run, every lesson so far is shown to each later diagnoser in one `<tried>` block (so the
 same failing change is not proposed again). Across runs, lessons are kept in
@@ -61,7 +62,10 @@ class Lesson:
 
     def to_json(self) -> dict:
         """Plain JSON (tuples as lists)."""
-        return {**asdict(self), "case_ids": list(self.case_ids), "categories": list(self.categories), "broken": list(self.broken)}
+        return {
+            **asdict(self), "case_ids": list(self.case_ids), "categories": list(self.categories),
+            "broken": list(self.broken),
+        }
 
     @classmethod
     def from_json(cls, obj: dict) -> Lesson:
@@ -87,10 +91,21 @@ def round_lessons(run_id: str, r: RoundRecord, passed: Iterable[str] = ()) -> li
             continue
         for skill, cases in step["implicated"].items():
             left_out.add(skill)
-            reason = f"left out of {step['child']} (it failed in {', '.join(step['categories']) or 'a must-pass case'}): it broke {', '.join(cases)}"
+            reason = (
+                f"left out of {step['child']} (it failed in {', '.join(step['categories']) or 'a must-pass case'}): it "
+                f"broke {', '.join(cases)}"
+            )
             for ch in changes.get(skill, []):
-                out.append(Lesson(run_id, r.round, "left-out", skill, ch["change"], reason, tuple(ch["case_ids"]), tuple(step["categories"]), tuple(cases)))
-    kept = {s for step in r.attribution if step.get("sub_child") in set(passed) for s in step["changed"] if s not in step["implicated"]}
+                out.append(
+                    Lesson(
+                        run_id, r.round, "left-out", skill, ch["change"], reason, tuple(ch["case_ids"]),
+                        tuple(step["categories"]), tuple(cases),
+                    )
+                )
+    kept = {
+        s for step in r.attribution if step.get("sub_child") in set(passed) for s in step["changed"]
+        if s not in step["implicated"]
+    }
     if r.child and r.gate and not r.gate.get("passed", True):
         broken = tuple(c["category"] for c in r.gate.get("checks", []) if not c.get("passed", True))
         reason = f"its child {r.child} failed the gate in {', '.join(broken) or 'some category'}"
@@ -109,7 +124,11 @@ def left_out_notes(lessons: Iterable[Lesson], skill: str, run_id: str) -> list[s
     Run `run_id`'s own lessons say "this run": a run id holds the start time and random digits, and
     in the prompt it would make two runs on the same inputs get different answers."""
     where = lambda x: "this run" if x.run == run_id else f"run {x.run}"  # noqa: E731
-    return [f"{x.change} — {x.reason} ({where(x)}, round {x.round})" for x in lessons if x.kind == "left-out" and x.skill == skill][-MAX_SHOWN:]
+    return [
+        f"{x.change} — {x.reason} ({where(x)}, round {x.round})"
+        for x in lessons
+        if x.kind == "left-out" and x.skill == skill
+    ][-MAX_SHOWN:]
 
 
 def tried_section(lessons: Iterable[Lesson]) -> Block:
@@ -149,7 +168,9 @@ def lesson_passages(lessons: Iterable[Lesson], run_id: str) -> list[Passage]:
     from frames_cli.evolution.propose.retrieval import Passage
 
     return [
-        Passage(f"run {x.run} round {x.round}", "failed", f"tried and failed: {x.skill} ({x.reason})", x.change, (x.skill,))
+        Passage(
+            f"run {x.run} round {x.round}", "failed", f"tried and failed: {x.skill} ({x.reason})", x.change, (x.skill,)
+        )
         for x in lessons
         if x.run != run_id
     ]

@@ -123,7 +123,9 @@ class PolicyKeeper:
                     continue
                 span = "\n".join(data.decode("utf-8", errors="replace").splitlines()[link.start - 1 : link.end])
                 source = f"{link.file}:{link.start}-{link.end}"
-                candidates = [PolicySentence(s, source) for s in _joined_sentences(span) if len(token_set(s)) >= MIN_RULE_WORDS]
+                candidates = [
+                    PolicySentence(s, source) for s in _joined_sentences(span) if len(token_set(s)) >= MIN_RULE_WORDS
+                ]
                 candidates += [
                     PolicySentence(m.group(1), source, item=True)
                     for m in map(_LIST_ITEM.match, span.splitlines())
@@ -161,16 +163,20 @@ class PolicyKeeper:
             asking = next((c for c in blueprint.changes if c.case_ids and _asks_for(c.change, ps.text)), None)
             if asking is None:
                 errors.append(
-                    f"{kind} the policy sentence {ps.text!r} ({ps.source}): a sentence from the policy must stay word for "
-                    "word unless the blueprint asks for exactly that change, quoting it; put it back"
+                    f"{kind} the policy sentence {ps.text!r} ({ps.source}): a sentence from the policy must stay word "
+                    "for word unless the blueprint asks for exactly that change, quoting it; put it back"
                 )
             else:
-                changes.append(PolicyChange(parent.name, ps.text, ps.source, kind, asking.change, tuple(asking.case_ids)))
+                changes.append(
+                    PolicyChange(parent.name, ps.text, ps.source, kind, asking.change, tuple(asking.case_ids))
+                )
         return errors, changes
 
 
 # What a change must say to be a request to remove or reword a sentence (beyond quoting it).
-_EDIT_VERB = re.compile(r"\b(remov|delet|drop|replac|reword|rewrit|chang|correct|amend|narrow|relax|weaken)\w*", re.IGNORECASE)
+_EDIT_VERB = re.compile(
+    r"\b(remov|delet|drop|replac|reword|rewrit|chang|correct|amend|narrow|relax|weaken)\w*", re.IGNORECASE
+)
 
 
 def _asks_for(change: str, sentence: str) -> bool:

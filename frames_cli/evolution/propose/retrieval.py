@@ -32,8 +32,8 @@ CombMAX, ties broken by CombSUM (both Fox & Shaw 1994, "Combination of Multiple 
 TREC-2): each failure's own best passages come first (n = 1), and among equals the one kept for
 more failures; then the higher raw score, then index order. CombSUM alone was tried and rejected:
 passages that match what every failure mentions ("the user must provide their user id") headed 7
-of the bundled example's first 9 batches, over the passages that decide single failures. The top `top_k` are returned; none when nothing
-clears the floor.
+of the bundled example's first 9 batches, over the passages that decide single
+failures. The top `top_k` are returned; none when nothing clears the floor.
 
 Terms are `words.tokens`: lower-cased words without stop words, crudely stemmed, so
 "refunds" meets "refund". Everything here is deterministic and pure (no I/O, no model call) except
@@ -182,7 +182,10 @@ class PassageIndex:
             for i, norm, raw in self.search(query):
                 found.setdefault(i, []).append((case_id, norm, raw))
         hits = {
-            i: Hit(self.passages[i], max(n for _, n, _ in kept), sum(n for _, n, _ in kept), max(r for _, _, r in kept), tuple(c for c, _, _ in kept))
+            i: Hit(
+                self.passages[i], max(n for _, n, _ in kept), sum(n for _, n, _ in kept), max(r for _, _, r in kept),
+                tuple(c for c, _, _ in kept),
+            )
             for i, kept in found.items()
         }
         ranked = sorted(hits, key=lambda i: (-hits[i].score, -hits[i].combsum, -hits[i].bm25, i))
@@ -201,7 +204,10 @@ def failure_query(record: Mapping[str, Any]) -> str:
     diagnosis = record.get("diagnosis") or {}
     parts: list[Any] = [text, record.get("expected"), record.get("got"), record.get("reason")]
     parts += [diagnosis.get(k) for k in ("symptom", "cause", "notes")] + list(diagnosis.get("evidence") or [])
-    return "\n".join(p if isinstance(p, str) else json.dumps(p, ensure_ascii=False, default=str) for p in parts if p not in (None, ""))
+    return "\n".join(
+        p if isinstance(p, str) else json.dumps(p, ensure_ascii=False, default=str) for p in parts
+        if p not in (None, "")
+    )
 
 
 def policy_passages(files: Mapping[str, bytes]) -> tuple[list[Passage], list[str]]:
@@ -273,7 +279,9 @@ def change_passages(store: GitStore, ref: str, max_changes: int, run_id: str | N
             cut = text.rfind("\n", 0, MAX_CHANGE_CHARS)
             text = text[: cut if cut > 0 else MAX_CHANGE_CHARS] + "\n…"
         names = sorted({p[len(skills_dir) :].split("/")[0] for p in entry.paths if p.startswith(skills_dir)})
-        own = run_id is not None and entry.trailers.get("Frames-Run") == run_id and entry.trailers.get("Frames-Candidate")
+        own = (
+            run_id is not None and entry.trailers.get("Frames-Run") == run_id and entry.trailers.get("Frames-Candidate")
+        )
         cite = f"candidate {entry.trailers['Frames-Candidate']}" if own else f"commit {entry.sha[:12]}"
         out.append(Passage(cite, "change", summary, text, tuple(names)))
     return out

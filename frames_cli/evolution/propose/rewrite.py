@@ -119,16 +119,24 @@ def validate_rewrite(
     for key in ("body", "description"):
         text = answer.get(key) or ""
         if "\0" in text:
-            errors.append(f"the {key} holds a NUL character at line {text.count(chr(10), 0, text.index(chr(0))) + 1}; a skill is plain text")
+            errors.append(
+                f"the {key} holds a NUL character at line {text.count(chr(10), 0, text.index(chr(0))) + 1}; a skill is "
+                "plain text"
+            )
     # Model text: control, bidi and zero-width characters go before anything is compared or kept;
     # blank lines before the first line of text are not part of a body (a parsed body has none).
     body = re.sub(r"\A(?:[ \t]*\n)+", "", clean(answer["body"]))
     body = body if body.endswith("\n") else body + "\n"
     written = " ".join(clean(answer.get("description") or "").split())
     description = written or (original.description if original else fallback_description).strip()
-    if written and written != (original.description if original else "") and word_count(written) < MIN_DESCRIPTION_WORDS:
-        errors.append(f"the description {written!r} says nothing: write a sentence of at least {MIN_DESCRIPTION_WORDS} words on what the skill does "
-                      "and when to use it, or leave it out to keep the current one")
+    if (
+        written and written != (original.description if original else "")
+        and word_count(written) < MIN_DESCRIPTION_WORDS
+    ):
+        errors.append(
+            f"the description {written!r} says nothing: write a sentence of at least {MIN_DESCRIPTION_WORDS} words on "
+            "what the skill does and when to use it, or leave it out to keep the current one"
+        )
     tags = structure_tags(body)
     if len(tags) > len(structure_tags(original.body if original else "")):
         errors.append(f"the body holds the prompt tag `{tags[0]}`; a skill is Markdown, not prompt markup")
@@ -137,12 +145,24 @@ def validate_rewrite(
         errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")
     # A body over the limit is refused already: its repeats are not looked for (the check is
     # near-linear, but a hostile answer can be as long as the schema allows).
-    duplicates = duplicate_pairs(body, limits.duplicate_threshold, limits.policy) if lines <= limits.max_body_lines else []
-    inherited = duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy, limit=len(duplicates) + 1) if original and duplicates else []
+    duplicates = (
+        duplicate_pairs(body, limits.duplicate_threshold, limits.policy) if lines <= limits.max_body_lines else []
+    )
+    inherited = (
+        duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy, limit=len(duplicates) + 1)
+        if original and duplicates else []
+    )
     if len(duplicates) > len(inherited):
         errors += [
-            (f"lines {d.first_line} and {d.second_line} state" if d.first_line != d.second_line else f"line {d.first_line} states")
-            + f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / {_clip(d.second)!r}"
+            (
+                f"lines {d.first_line} and {d.second_line} state"
+                if d.first_line != d.second_line
+                else f"line {d.first_line} states"
+            )
+            + (
+                f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / "
+                f"{_clip(d.second)!r}"
+            )
             for d in duplicates
         ]
     try:
@@ -186,7 +206,8 @@ def _clip(text: str, width: int = 80) -> str:
 
 
 def rewriter_messages(
-    skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill], priors: Sequence[str] = (),
+    skill: Skill | None, blueprint: Blueprint, anchors: Sequence[Case], siblings: Sequence[Skill],
+    priors: Sequence[str] = (),
     left_out: Sequence[str] = (),
 ) -> list[dict]:
     """The rewriter's prompt (ARCHITECTURE prompt conventions): the target skill as a block, the
@@ -276,7 +297,10 @@ def rewrite(
             return outcome
         siblings = [s for s in parent.values() if s.name != blueprint.skill]
         advice = (priors or {}).get(blueprint.skill, ())
-        messages = rewriter_messages(original, blueprint, anchors.get(blueprint.skill, ()), siblings, advice, (left_out or {}).get(blueprint.skill, ()))
+        messages = rewriter_messages(
+            original, blueprint, anchors.get(blueprint.skill, ()), siblings, advice,
+            (left_out or {}).get(blueprint.skill, ()),
+        )
         for attempt in range(limits.retries + 1):
             outcome.attempts += 1
             tag = f"round{round_no}/rewrite/{blueprint.skill}/{attempt}"
@@ -304,7 +328,9 @@ def rewrite(
     return client.gather(one, list(blueprints))
 
 
-def plan_changes(parent: SkillSet, outcomes: Sequence[RewriteOutcome], allowed: set[str] | frozenset[str]) -> dict[str, bytes]:
+def plan_changes(
+    parent: SkillSet, outcomes: Sequence[RewriteOutcome], allowed: set[str] | frozenset[str]
+) -> dict[str, bytes]:
     """The one gate between plan and apply: file changes for the child commit.
 
     Only skills in `allowed` (the names the vote produced; never anything read from a model answer

@@ -62,7 +62,10 @@ def pareto_chart(state: RunState) -> str:
     if len(steps) > 1:
         ax.step(*xy(steps), where="post", color=FRONT, alpha=0.4, linewidth=1.5)
     ax.scatter(*xy(front), s=70, color=FRONT, label="on the front", zorder=3)
-    ax.scatter(*xy(others), s=60, facecolors="none", edgecolors=OFF, linewidths=1.5, label="passed the gate, dominated", zorder=3)
+    ax.scatter(
+        *xy(others), s=60, facecolors="none", edgecolors=OFF, linewidths=1.5, label="passed the gate, dominated",
+        zorder=3,
+    )
     ax.scatter(*xy(failed), s=70, marker="x", color=FAIL, linewidths=2, label="failed the gate", zorder=3)
     low, high = token_axis([c.mean_tokens or 0.0 for c in evaluated])
     ax.set_xlim(low, high)
@@ -127,12 +130,16 @@ def category_chart(state: RunState) -> str:
         for j in range(len(cands)):
             if not np.isnan(values[i, j]):
                 ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=8)
-    ax.set_xticks(range(len(cands)), ["S0" if c.parent_id is None else c.id for c in cands], fontsize=8, rotation=45, ha="right")
+    ax.set_xticks(
+        range(len(cands)), ["S0" if c.parent_id is None else c.id for c in cands], fontsize=8, rotation=45, ha="right"
+    )
     for tick, c in zip(ax.get_xticklabels(), cands):
         if c.parent_id is not None and c.gate_passed is False:
             tick.set_color(FAIL)
     ax.set_yticks(range(len(cats)), [with_n(cat, counts.get(cat), k) for cat in cats], fontsize=8)
-    ax.set_title("pass rate per category (%), red low to green high; a candidate named in red failed the gate", fontsize=9)
+    ax.set_title(
+        "pass rate per category (%), red low to green high; a candidate named in red failed the gate", fontsize=9
+    )
     return _svg(fig)
 
 

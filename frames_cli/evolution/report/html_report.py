@@ -29,7 +29,8 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; } h3 { margin-bottom: .3em; }
-table { border-collapse: collapse; margin: .5em 0; } th, td { padding: .2em .6em; border: 1px solid #ddd; text-align: right; }
+table { border-collapse: collapse; margin: .5em 0; }
+th, td { padding: .2em .6em; border: 1px solid #ddd; text-align: right; }
 th:first-child, td:first-child { text-align: left; } thead th { background: #f4f6f8; }
 .notice { background: #fff8e1; border-left: 4px solid #f9a825; padding: .5em 1em; }
 .fail { color: #c62828; font-weight: 600; } .pass { color: #2e7d32; }
@@ -62,11 +63,15 @@ def render_html_report(ws: Workspace, store: GitStore, state: RunState, rows: li
         f"<title>frames run {escape(state.run_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>frames run {escape(state.run_id)}</h1>",
         f'<p class="notice">{escape(notice)}</p>' if notice else "",
-        "<p>" + escape(
-            f"Status {state.status}" + (f" ({state.stop_reason})" if state.stop_reason else "")
-            + f" after {plural(state.round, 'round')}; base {state.base[:12]}; {plural(summary.candidates, 'child candidate')}. "
+        "<p>"
+        + escape(
+            f"Status {state.status}"
+            + (f" ({state.stop_reason})" if state.stop_reason else "")
+            + f" after {plural(state.round, 'round')}; base {state.base[:12]}; "
+            f"{plural(summary.candidates, 'child candidate')}. "
             f"Pass rate {headline(state)}. Spend {state.spend_tokens:,} tokens, {usd(state.spend_usd)}."
-        ) + "</p>",
+        )
+        + "</p>",
         '<nav><a href="#front">Pareto front</a><a href="#categories">Categories</a><a href="#rounds">Rounds</a>'
         '<a href="#candidates">Candidates</a><a href="#next">What to do next</a></nav>',
         '<h2 id="front">Pareto front: pass rate against tokens per case</h2>',
@@ -74,14 +79,16 @@ def render_html_report(ws: Workspace, store: GitStore, state: RunState, rows: li
         _table(*menu_cells(state, rows)),
         "<ul>" + "".join(f"<li>{escape(note.strip())}</li>" for note in menu_notes(state, rows)) + "</ul>",
         '<h2 id="categories">Pass rate per category</h2>',
-        category_chart(state) if any(c.per_category for c in state.candidates) else "<p>No candidate was evaluated.</p>",
+        category_chart(state) if any(c.per_category for c in state.candidates)
+        else "<p>No candidate was evaluated.</p>",
         '<h2 id="rounds">Rounds</h2>',
         timeline_chart(state, stories) if stories else "<p>No round ran.</p>",
         _rounds_table(state, stories) if stories else "",
         '<h2 id="candidates">Candidates</h2>',
         *(_candidate(ws, store, state, cand, cand is best) for cand in state.candidates if cand.parent_id is not None),
         "<h2>What failed</h2>",
-        _list(problems(state, stories)) or "<p>Nothing failed: every diagnoser answered, every rewrite validated and every child passed the gate.</p>",
+        _list(problems(state, stories))
+        or "<p>Nothing failed: every diagnoser answered, every rewrite validated and every child passed the gate.</p>",
         '<h2 id="next">What to do next</h2>',
         "<ol>" + "".join(f"<li>{_code(step)}</li>" for step in next_steps(state)) + "</ol>",
         "</body></html>",
@@ -124,7 +131,9 @@ def _rounds_table(state: RunState, stories: list[RoundStory]) -> str:
             child = next((c for c in state.candidates if c.id == s.child), None)
             verdict = "no gate" if s.gate is None else ("gate pass" if s.gate.get("passed") else "gate FAIL")
             front = "joined the front" if s.child in s.joined else (off_front_reason(state, child) if child else "")
-            outcome = f"{s.child} {pct(child.pass_rate) if child else ''}, {verdict}; {front}" + "".join(f"; attribution: {a}" for a in s.attribution)
+            outcome = f"{s.child} {pct(child.pass_rate) if child else ''}, {verdict}; {front}" + "".join(
+                f"; attribution: {a}" for a in s.attribution
+            )
         rows.append([str(s.round), s.parent or "—", str(sum(s.proposals.values())), kept, outcome])
     return _table(["round", "parent", "proposals", "kept by the vote (votes)", "outcome"], rows, css="text")
 
@@ -133,27 +142,54 @@ def _candidate(ws: Workspace, store: GitStore, state: RunState, cand: Candidate,
     """One candidate as a <details> block: verdict, reasons, motivating cases, blueprint, diff."""
     review = build_review(ws, store, state, cand)
     where = "on the front" if cand.id in state.front else off_front_reason(state, cand)
-    head = f"{cand.id}{' ★ best' if best else ''}: pass rate {pct(cand.pass_rate)}, {tokens(cand.mean_tokens)} tokens per case; {where}"
+    head = (
+        f"{cand.id}{' ★ best' if best else ''}: pass rate {pct(cand.pass_rate)}, {tokens(cand.mean_tokens)} tokens per "
+        f"case; {where}"
+    )
     out = [f'<details id="{escape(cand.id)}"{" open" if best else ""}><summary>{escape(head)}</summary>']
-    out.append(f"<p>Child of {escape(cand.parent_id or '')}, round {cand.round}, commit <code>{escape(cand.commit[:12])}</code>. "
-               f"Gate: {escape(gate_line(cand).replace('**', ''))}</p>")
+    out.append(
+        f"<p>Child of {escape(cand.parent_id or '')}, round {cand.round}, commit "
+        f"<code>{escape(cand.commit[:12])}</code>. Gate: {escape(gate_line(cand).replace('**', ''))}</p>"
+    )
     checks = cand.gate_details.get("checks", [])
     if checks:
-        out.append(_table(["category", "S0", cand.id, "floor", "gate"],
-                          [[c["category"], pct(c["baseline"]), pct(c["child"]), pct(c["floor"]), "pass" if c["passed"] else "FAIL"] for c in checks]))
+        out.append(
+            _table(
+                ["category", "S0", cand.id, "floor", "gate"],
+                [
+                    [
+                        c["category"], pct(c["baseline"]), pct(c["child"]), pct(c["floor"]),
+                        "pass" if c["passed"] else "FAIL",
+                    ]
+                    for c in checks
+                ],
+            )
+        )
     notes = {f.case_id: f for f in cand.failures}
-    cases = [f"{cid} ({notes[cid].category}): {notes[cid].reason}" + (f" — {notes[cid].symptom}" if notes[cid].symptom else "")
-             if cid in notes else cid for cid in cand.motivating_case_ids]
+    cases = [
+        f"{cid} ({notes[cid].category}): {notes[cid].reason}"
+        + (f" — {notes[cid].symptom}" if notes[cid].symptom else "")
+        if cid in notes else cid for cid in cand.motivating_case_ids
+    ]
     out.append("<h3>Failures that motivated it</h3>" + (_list(cases) or "<p>none recorded</p>"))
     out.append("<h3>Blueprint and policy back-links</h3><ul>")
     contexts = {s.name: s for s in review.skills}
     for bp in cand.blueprints:
-        changes = "".join(f"<li>{escape(ch.get('change', ''))} <em>({escape(ch.get('rationale') or 'no rationale')}; cases "
-                          f"{escape(', '.join(ch.get('case_ids', [])) or 'none')})</em></li>" for ch in bp.get("changes", []))
+        changes = "".join(
+            f"<li>{escape(ch.get('change', ''))} <em>({escape(ch.get('rationale') or 'no rationale')}; cases "
+            f"{escape(', '.join(ch.get('case_ids', [])) or 'none')})</em></li>"
+            for ch in bp.get("changes", [])
+        )
         ctx = contexts.get(bp["skill"])
         links = "".join(f"<li>policy: <code>{escape(link)}</code></li>" for link in (ctx.backlinks if ctx else []))
-        out.append(f"<li><code>{escape(bp['skill'])}</code> — {plural(bp.get('votes', 0), 'vote')}<ul>{changes}{links}</ul></li>")
-    out += [f"<li><code>{escape(skill)}</code>: change dropped ({escape(why)})</li>" for skill, why in sorted(cand.dropped.items())]
+        out.append(
+            f"<li><code>{escape(bp['skill'])}</code> — "
+            f"{plural(bp.get('votes', 0), 'vote')}<ul>{changes}{links}</ul></li>"
+        )
+    out += [
+        f"<li><code>{escape(skill)}</code>: change dropped ({escape(why)})</li>"
+        for skill, why in sorted(cand.dropped.items())
+    ]
     out.append("</ul><h3>Diff against its parent</h3>")
     out.append(_diff(review.diff) if review.diff else "<p>No change under skills/.</p>")
     out.append(f"<p>Review in the terminal: <code>{escape(f'frames review {state.run_id}/{cand.id}')}</code>; "

@@ -1,4 +1,5 @@
-"""The deploy menu (`frames front`, the end of `frames evolve`, the run reports): the Pareto-front members compared with S0."""
+"""The deploy menu (`frames front`, the end of `frames evolve`,
+the run reports): the Pareto-front members compared with S0."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
 
 def changed_skill_names(stat: DiffStat) -> list[str]:
     """Skill names whose files `stat` touches ("skills/<name>/..."), sorted."""
-    return sorted({f.path.split("/")[1] for f in stat.files if f.path.startswith(SKILLS_PREFIX) and f.path.count("/") >= 2})
+    return sorted(
+        {f.path.split("/")[1] for f in stat.files if f.path.startswith(SKILLS_PREFIX) and f.path.count("/") >= 2}
+    )
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,9 @@ def deploy_menu(state: RunState, store: GitStore) -> list[MenuRow]:
         members.append(best)
     for cand in members:
         stat = store.diff_stat(state.base, cand.commit)
-        rows.append(MenuRow(cand, changed_skill_names(stat), stat.lines_changed, best is not None and cand.id == best.id))
+        rows.append(
+            MenuRow(cand, changed_skill_names(stat), stat.lines_changed, best is not None and cand.id == best.id)
+        )
     return rows
 
 
@@ -108,7 +113,9 @@ def set_counts_cells(state: RunState) -> tuple[list[str], list[list[str]]] | Non
         titles["diagnosis"], titles["selection"] = "E (diagnosis)", "E (gate, front)"
     header = ["category", *(titles[n] for n in names)]
     cats = sorted({cat for n in names for cat in counts[n]})
-    rows = [[cat + (" (kept whole)" if cat in whole else ""), *(str(counts[n].get(cat, 0)) for n in names)] for cat in cats]
+    rows = [
+        [cat + (" (kept whole)" if cat in whole else ""), *(str(counts[n].get(cat, 0)) for n in names)] for cat in cats
+    ]
     rows.append(["all", *(str(sum(counts[n].values())) for n in names)])
     return header, rows
 
@@ -178,13 +185,21 @@ def menu_cells(state: RunState, rows: list[MenuRow]) -> tuple[list[str], list[li
         return cell
 
     measures: list[tuple[str, Callable[[MenuRow], str]]] = [
-        (with_n("pass rate" + (", selection set" if sizes else ""), base.n_cases if base else None, k), lambda r: pct(r.candidate.pass_rate)),
+        (
+            with_n("pass rate" + (", selection set" if sizes else ""), base.n_cases if base else None, k),
+            lambda r: pct(r.candidate.pass_rate),
+        ),
         ("Δ vs S0", lambda r: delta(r.candidate)),
-        *([("p, unseen cases", lambda r: "—" if r.candidate.gain_p is None else f"{r.candidate.gain_p:.3g}")]
-          if state.recommend_alpha < 1 and blind_cases(state) else []),
+        *(
+            [("p, unseen cases", lambda r: "—" if r.candidate.gain_p is None else f"{r.candidate.gain_p:.3g}")]
+            if state.recommend_alpha < 1 and blind_cases(state) else []
+        ),
         *([("evidence", lambda r: evidence_cell(state, r.candidate))] if state.recommend_alpha < 1 else []),
         *((with_n(f"  {names[name]}", n, k), on_set(name)) for name, n in sizes.items()),
-        *((with_n(f"  {cat}", counts.get(cat), k), lambda r, cat=cat: pct(r.candidate.per_category.get(cat))) for cat in categories(state)),
+        *(
+            (with_n(f"  {cat}", counts.get(cat), k), lambda r, cat=cat: pct(r.candidate.per_category.get(cat)))
+            for cat in categories(state)
+        ),
         ("tokens/case", lambda r: tokens(r.candidate.mean_tokens)),
         ("cost/eval", lambda r: usd(r.candidate.cost_usd)),
         ("skills changed", lambda r: str(len(r.changed_skills))),
@@ -228,10 +243,13 @@ def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
         f"S0 is {base.id}, the base commit {state.base[:12]}"
         + (", and is on the front." if on_front else ", shown for reference (it is not on the front).")
         + (" ★ marks the best member." if any(r.best for r in rows) else ""),
-        (f"Rates, tokens and cost/eval are on the selection set ({cases}{samples}), where the gate and the front are computed; "
-         "cost/eval is the executor's cost of one evaluation on it." if set_sizes(state) else
-         f"Rates, tokens and cost/eval are on E, the run's evaluation set ({cases}{samples}); cost/eval is the executor's cost "
-         "of one evaluation on it."),
+        (
+            f"Rates, tokens and cost/eval are on the selection set ({cases}{samples}), where the gate and the front "
+            "are computed; cost/eval is the executor's cost of one evaluation on it."
+            if set_sizes(state)
+            else f"Rates, tokens and cost/eval are on E, the run's evaluation set ({cases}{samples}); cost/eval is the "
+            "executor's cost of one evaluation on it."
+        ),
     ]
     why = recommendation_note(state)
     if why:
@@ -240,8 +258,10 @@ def menu_notes(state: RunState, rows: list[MenuRow]) -> list[str]:
     if best is not None and best.parent_id is not None and best.id not in state.front:
         from frames_cli.evolution.report.story import off_front_reason
 
-        notes.append(f"{best.id} ★ is shown although it is off the front ({off_front_reason(state, best)}): the recommendation "
-                     "tests children by their diagnosis-set pass rate, older first on a tie, whatever their tokens.")
+        notes.append(
+            f"{best.id} ★ is shown although it is off the front ({off_front_reason(state, best)}): the recommendation "
+            "tests children by their diagnosis-set pass rate, older first on a tie, whatever their tokens."
+        )
     changed = [row for row in menu_columns(state, rows) if row.changed_skills]
     if changed:
         notes.append("Skills changed against S0:")
@@ -314,7 +334,9 @@ def print_menu(out: Console, state: RunState, rows: list[MenuRow]) -> None:
     notice = simulator_notice(state.config.get("models", {}))
     for line in menu_notes(state, rows) + off_front_notes(state) + ([notice] if notice else []):
         indent = " " * (len(line) - len(line.lstrip()) + 2)
-        wrapped = textwrap.wrap(line, out.width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+        wrapped = textwrap.wrap(
+            line, out.width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+        )
         for part in wrapped:
             out.print(part, markup=False, soft_wrap=True)
 

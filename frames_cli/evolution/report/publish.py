@@ -1,4 +1,5 @@
-"""`frames publish`: a finished run's review branch and its notes pushed to a remote, and the pull-request description written.
+"""`frames publish`: a finished run's review branch and its notes
+pushed to a remote, and the pull-request description written.
 
 The forge's own CLI opens the pull request (`gh pr create --body-file`, `glab mr create`); the
 shipped CI examples (examples/ci/) show how. Publishing the same run again updates what it
@@ -78,11 +79,10 @@ def pull_request_body(ws: Workspace, store: GitStore, state: RunState, best: Can
 
     review = for_terminal(review_markdown(build_review(ws, store, state, best)))
     return (
-        f"Made by `frames evolve` (run {state.run_id}) and published with `frames publish`. Merge this pull request to deploy "
-        f"the skills of {best.id}; close it to decline them.\n\n"
-        f"{review}\n"
-        "To look at it locally: `git fetch origin refs/notes/frames:refs/notes/frames "
-        f"{branch}` then `git log -p --notes=frames {branch}`, or `frames review {state.run_id}/{best.id}` in a clone that holds the run.\n"
+        f"Made by `frames evolve` (run {state.run_id}) and published with `frames publish`. Merge this pull request to "
+        f"deploy the skills of {best.id}; close it to decline them.\n\n{review}\nTo look at it locally: "
+        f"`git fetch origin refs/notes/frames:refs/notes/frames {branch}` then `git log -p --notes=frames {branch}`, "
+        f"or `frames review {state.run_id}/{best.id}` in a clone that holds the run.\n"
     )
 
 
@@ -111,25 +111,37 @@ def publish_run(ws: Workspace, store: GitStore, state: RunState, remote: str, *,
     from frames_cli.evolution.round.commit import merge_note_texts, published_to, record_publication
 
     if state.status != "finished":
-        raise InputError(f"run {state.run_id} is {state.status}, not finished: run `frames evolve` to finish it, then publish")
+        raise InputError(
+            f"run {state.run_id} is {state.status}, not finished: run `frames evolve` to finish it, then publish"
+        )
     store.check_remote(remote)
     best, branch = state.best(), state.branch
     if candidate is not None:
         branch = f"frames/{state.run_id}-{candidate.id}"
         if store.list_refs(f"refs/heads/{branch}").get(f"refs/heads/{branch}") != candidate.commit:
-            raise InputError(f"{state.run_id}/{candidate.id} has no branch {branch} at its commit: make it with "
-                             f"`frames promote {state.run_id}/{candidate.id}` first (promote checks the gate and the front)")
+            raise InputError(
+                f"{state.run_id}/{candidate.id} has no branch {branch} at its commit: make it with "
+                f"`frames promote {state.run_id}/{candidate.id}` first (promote checks the gate and the front)"
+            )
         best = candidate
     if branch is None or best is None or best.parent_id is None:
-        return Publication(state.run_id, remote, reason=f"run {state.run_id} made no review branch (no member beat S0 by more than noise); "
-                                                         "nothing to publish (a member a person chose: `frames promote`, then `frames publish --candidate`)"), None
+        return Publication(
+            state.run_id, remote,
+            reason=f"run {state.run_id} made no review branch (no member beat S0 by more than noise); "
+            "nothing to publish (a member a person chose: `frames promote`, then `frames publish --candidate`)",
+        ), None
     label = store.remote_label(remote)
     synced = store.sync_notes(remote, merge_note_texts)
     title = pull_request_title(state, best)
-    if store.remote_sha(remote, f"refs/heads/{branch}") is None and published_to(store, best, branch, label) and not again:
-        return Publication(state.run_id, remote, branch, best.id, best.commit, title, branch_action="deleted",
-                           reason=f"{branch} was published to {label} before and is gone from it since (merged or closed); "
-                                  "not pushed again (--again to push it anyway)"), None
+    if (
+        store.remote_sha(remote, f"refs/heads/{branch}") is None and published_to(store, best, branch, label)
+        and not again
+    ):
+        return Publication(
+            state.run_id, remote, branch, best.id, best.commit, title, branch_action="deleted",
+            reason=f"{branch} was published to {label} before and is gone from it since (merged or closed); "
+            "not pushed again (--again to push it anyway)",
+        ), None
     ours = {c.commit for c in state.candidates if c.commit and c.parent_id is not None}
     pushed = store.push_branch(remote, branch, best.commit, replaceable=lambda sha: sha in ours)
     record_publication(store, state, best, branch=branch, remote=label)

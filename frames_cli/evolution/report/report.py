@@ -50,9 +50,11 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
         skipped="0",
     )
     props = ET.SubElement(suite, "properties")
-    for key, value in [("run", state.run_id), ("candidate", cand.id if cand else ""), ("commit", cand.commit if cand else ""),
-                       ("tolerance", str(cand.gate_details.get("tolerance", "")) if cand else ""),
-                       *([("simulator_notice", notice)] if notice else [])]:
+    for key, value in [
+        ("run", state.run_id), ("candidate", cand.id if cand else ""), ("commit", cand.commit if cand else ""),
+        ("tolerance", str(cand.gate_details.get("tolerance", "")) if cand else ""),
+        *([("simulator_notice", notice)] if notice else []),
+    ]:
         ET.SubElement(props, "property", name=key, value=value)
     for check in checks:
         case = ET.SubElement(suite, "testcase", classname="frames.gate", name=check["category"], time="0")
@@ -61,7 +63,9 @@ def gate_junit_xml(state: RunState, cand: Candidate | None = None) -> str:
         k = check.get("samples") or (base.samples if base else 1)
         numbers = with_n(numbers, base.case_counts.get(check["category"]) if base else None, k)
         if not check["passed"]:
-            ET.SubElement(case, "failure", message=f"{check['category']} below the gate floor: {numbers}", type="GateFailure")
+            ET.SubElement(
+                case, "failure", message=f"{check['category']} below the gate floor: {numbers}", type="GateFailure"
+            )
         ET.SubElement(case, "system-out").text = numbers
     if notice:
         ET.SubElement(suite, "system-out").text = notice
@@ -102,24 +106,43 @@ def run_report_markdown(state: RunState, rows: list[MenuRow], stale: list[str] |
         "",
         f"Pass rate {md_text(headline(state))}.",
         "",
-        f"Status **{state.status}**" + (f" ({state.stop_reason})" if state.stop_reason else "")
-        + f" after {plural(state.round, 'round')}; base `{state.base[:12]}`; {plural(summary.candidates, 'child candidate')}.",
+        f"Status **{state.status}**"
+        + (f" ({state.stop_reason})" if state.stop_reason else "")
+        + (
+            f" after {plural(state.round, 'round')}; base `{state.base[:12]}`; "
+            f"{plural(summary.candidates, 'child candidate')}."
+        ),
         f"Spend: {state.spend_tokens:,} tokens, {usd(state.spend_usd)}.",
-        *([f"Lost: {plural(state.lost_results(), 'result')} (case × sample) got no answer from the model layer, retries included; "
-           "they count in no rate, no gate and no diagnosis, and the next `frames evolve` asks for them again."] if state.lost_results() else []),
+        *(
+            [
+                f"Lost: {plural(state.lost_results(), 'result')} (case × sample) got no answer from the model layer, "
+                "retries included; they count in no rate, no gate and no diagnosis, and the next `frames evolve` asks "
+                "for them again."
+            ]
+            if state.lost_results() else []
+        ),
     ]
     if state.error:
         lines.append(f"Error: {md_text(state.error)}")
     notice = simulator_notice(state.config.get("models", {}))
     if notice:
         lines += ["", f"> {notice}"]
-    lines += ["", "## Deploy menu (Pareto front: pass rate vs mean tokens per case)", "", markdown_table(*menu_cells(state, rows)), ""]
-    lines += [md_text(note) if not note.startswith("  ") else f"- {md_text(note.strip())}" for note in menu_notes(state, rows)]
+    lines += [
+        "", "## Deploy menu (Pareto front: pass rate vs mean tokens per case)", "",
+        markdown_table(*menu_cells(state, rows)), "",
+    ]
+    lines += [
+        md_text(note) if not note.startswith("  ") else f"- {md_text(note.strip())}" for note in menu_notes(state, rows)
+    ]
     counts = set_counts_cells(state)
     if counts is not None:
-        lines += ["", "## Cases per set", "", "Diagnosers and rewriters see only the diagnosis set; the gate and the front are computed on the "
-                  "selection set; the sealed test set is scored once at the end, for S0 and every front member, and decides nothing.",
-                  "", markdown_table(*counts)]
+        lines += [
+            "", "## Cases per set", "",
+            "Diagnosers and rewriters see only the diagnosis set; the gate and the front are computed on the "
+            "selection set; the sealed test set is scored once at the end, for S0 and every front member, and decides "
+            "nothing.",
+            "", markdown_table(*counts),
+        ]
     stories = run_story(state)
     lines += ["", "## Rounds", ""]
     for story in stories:
@@ -136,20 +159,31 @@ def run_report_markdown(state: RunState, rows: list[MenuRow], stale: list[str] |
     lines += [f"{i}. {step}" for i, step in enumerate(next_steps(state, stale), 1)]
     disputed = state.checkpoint.get("disputes") or {}
     if disputed:
-        lines += ["", "## Disputed labels", "", "Left out of the gate, the front and diagnosis until a person sets `label: confirmed` or "
-                  "`label: disputed` in the case file:", ""]
-        lines += [f"- `{cid}` (round {d['round']}): its expected result contradicts “{md_text(d['passage'])}”" for cid, d in sorted(disputed.items())]
+        lines += [
+            "", "## Disputed labels", "",
+            "Left out of the gate, the front and diagnosis until a person sets `label: confirmed` or "
+            "`label: disputed` in the case file:",
+            "",
+        ]
+        lines += [
+            f"- `{cid}` (round {d['round']}): its expected result contradicts “{md_text(d['passage'])}”"
+            for cid, d in sorted(disputed.items())
+        ]
     return "\n".join(lines) + "\n"
 
 
 def _round_lines(state: RunState, s: RoundStory) -> list[str]:
     """One round of the story in Markdown: a heading, then a bullet per stage."""
-    head = f"### Round {s.round}" + (f" — parent {s.parent}" if s.parent else "") + ("" if s.finished else " (unfinished)")
+    head = (
+        f"### Round {s.round}" + (f" — parent {s.parent}" if s.parent else "") + ("" if s.finished else " (unfinished)")
+    )
     out = [head, ""]
     if s.diagnosers:
         per = ", ".join(f"diagnoser {d}: {n}" for d, n in sorted(s.proposals.items()))
-        out.append(f"- Diagnosed {plural(s.failing, 'failing case')} of the parent with {plural(s.diagnosers, 'diagnoser')}: "
-                   f"{plural(sum(s.proposals.values()), 'proposal')} ({per}).")
+        out.append(
+            f"- Diagnosed {plural(s.failing, 'failing case')} of the parent with {plural(s.diagnosers, 'diagnoser')}: "
+            f"{plural(sum(s.proposals.values()), 'proposal')} ({per})."
+        )
         out += [f"- Failed call: {md_text(e)}" for e in s.diagnoser_errors]
     if s.kept or s.rejected:
         kept = ", ".join(f"`{k}` ({plural(v, 'vote')})" for k, v in s.kept) or "none"
@@ -170,8 +204,13 @@ def _round_lines(state: RunState, s: RoundStory) -> list[str]:
     out.append(f"- Child {s.child}{rate}; gate {verdict} (ε = {s.gate.get('tolerance', '?')}):")
     out.append("")
     counts = state.base_candidate().case_counts if state.base_candidate() else {}
-    rows = [[with_n(md_text(c["category"]), counts.get(c["category"])), pct(c["baseline"]), pct(c["child"]), pct(c["floor"]),
-             "pass" if c["passed"] else "**FAIL**"] for c in s.gate.get("checks", [])]
+    rows = [
+        [
+            with_n(md_text(c["category"]), counts.get(c["category"])), pct(c["baseline"]), pct(c["child"]),
+            pct(c["floor"]), "pass" if c["passed"] else "**FAIL**",
+        ]
+        for c in s.gate.get("checks", [])
+    ]
     out += ["  " + line for line in markdown_table(["category", "S0", s.child, "floor", "gate"], rows).splitlines()]
     out.append("")
     out += [f"- Attribution: {md_text(line)}." for line in s.attribution]

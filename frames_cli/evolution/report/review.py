@@ -176,7 +176,10 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
     """Per-category results: S0, parent, candidate, the gate floor and verdict; then overall and tokens."""
     cand, parent, base = review.candidate, review.parent, review.base
     checks = {c["category"]: c for c in cand.gate_details.get("checks", [])}
-    header = ["category", "S0", f"parent {parent.id}" if parent else "parent", cand.id, "floor (1−ε)·S0", "gate", "cases worse / better of n (p)"]
+    header = [
+        "category", "S0", f"parent {parent.id}" if parent else "parent", cand.id, "floor (1−ε)·S0", "gate",
+        "cases worse / better of n (p)",
+    ]
     rows = []
     counts, k = base.case_counts, base.samples
     for cat in sorted(set(base.per_category) | set(cand.per_category)):
@@ -187,7 +190,9 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
         rows.append([with_n(md_text(cat), counts.get(cat), k), pct(base.per_category.get(cat)), parent_rate,
                      pct(cand.per_category.get(cat)), floor, verdict, _flips(check, k)])
     parent_overall = pct(parent.pass_rate) if parent else "—"
-    rows.append([with_n("**overall**", base.n_cases, k), pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", "", ""])
+    rows.append(
+        [with_n("**overall**", base.n_cases, k), pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", "", ""]
+    )
     parent_tokens = tokens(parent.mean_tokens) if parent else "—"
     rows.append(["tokens/case", tokens(base.mean_tokens), parent_tokens, tokens(cand.mean_tokens), "", "", ""])
     return header, rows
@@ -202,7 +207,10 @@ def _flips(check: dict | None, k: int) -> str:
     small = ", too few cases" if check.get("too_small") else ""
     broke = f", broke: {', '.join(md_text(cid) for cid in check['broken'])}" if check.get("broken") else ""
     more = f", at k = {check['samples']}" if check.get("samples", k) != k else ""
-    return f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p {check['p_value']:.2g}{more}{broke}{small})"
+    return (
+        f"{len(check['pass_to_fail'])} / {len(check['fail_to_pass'])} of {check['n']} (p "
+        f"{check['p_value']:.2g}{more}{broke}{small})"
+    )
 
 
 def _changed_case_lines(gate: dict) -> list[str]:
@@ -212,7 +220,11 @@ def _changed_case_lines(gate: dict) -> list[str]:
     checks = [c for c in gate.get("checks", []) if c.get("pass_to_fail") or c.get("fail_to_pass")]
     if not checks:
         return []
-    out = ["", "Cases the gate compared that changed against S0 (pass → fail: the child passed it in fewer samples than S0):", ""]
+    out = [
+        "",
+        "Cases the gate compared that changed against S0 (pass → fail: the child passed it in fewer samples than S0):",
+        "",
+    ]
     for c in checks:
         worse = ", ".join(f"`{md_text(cid)}`" for cid in c.get("pass_to_fail", [])) or "none"
         better = ", ".join(f"`{md_text(cid)}`" for cid in c.get("fail_to_pass", [])) or "none"
@@ -233,13 +245,23 @@ def _sequential_lines(sequential: dict | None) -> list[str]:
     head = f"**Sequential gate:** looks at {looks} samples per case"
     if not further:
         return [head + f"; every category was decided at the first look ({sequential['looks'][0]} samples).", ""]
-    out = [head + f"; {drawn.get('child', 0)} more case-samples of this candidate and {drawn.get('baseline', 0)} of S0 were drawn for it:", ""]
+    out = [
+        head
+        + (
+            f"; {drawn.get('child', 0)} more case-samples of this candidate and {drawn.get('baseline', 0)} of S0 were "
+            "drawn for it:"
+        ),
+        "",
+    ]
     out += [f"- {md_text(cat)}: {s['samples']} samples per case — {md_text(s['why'])}" for cat, s in further.items()]
     stopped = sequential.get("stopped")
     if stopped:
         skipped = ", ".join(f"`{md_text(c)}`" for c in stopped["skipped"])
-        out += ["", f"Rejected early at k = {stopped['look']}: the rejection was certain whatever their samples gave, so these"
-                    f" {len(stopped['skipped'])} case(s) were not sampled to it: {skipped}"]
+        out += [
+            "",
+            f"Rejected early at k = {stopped['look']}: the rejection was certain whatever their samples gave, so these"
+            f" {len(stopped['skipped'])} case(s) were not sampled to it: {skipped}",
+        ]
     return [*out, ""]
 
 
@@ -257,7 +279,10 @@ def gate_line(cand: Candidate) -> str:
     eps = cand.gate_details.get("tolerance")
     rule = f"PR_c(child) ≥ (1 − ε)·PR_c(S0), ε = {eps:g}" if eps is not None else "PR_c(child) ≥ (1 − ε)·PR_c(S0)"
     if cand.gate_details.get("rule") == "noise-aware":
-        rule += f"; noise-aware: a drop rejects only when significant, α = {cand.gate_details.get('alpha', 0.05):g} over all categories"
+        rule += (
+            f"; noise-aware: a drop rejects only when significant, α = {cand.gate_details.get('alpha', 0.05):g} over "
+            "all categories"
+        )
     detail = md_text(gate_detail(cand.gate_details)) if cand.gate_details else "no details recorded"
     return f"**{'pass' if cand.gate_passed else 'FAIL'}** — {detail} ({rule})"
 
@@ -284,15 +309,26 @@ def review_markdown(review: Review) -> str:
     early = cand.gate_details.get("early_stop")
     if early:
         skipped = ", ".join(f"`{md_text(c)}`" for c in early["skipped"])
-        out += [f"**Rejected early:** the gate was certain after {early['evaluated']} of {early['evaluated'] + len(early['skipped'])} cases"
-                f" ({md_text(early['reason'])}), so these {len(early['skipped'])} were not evaluated and its rates cover the evaluated"
-                f" cases only: {skipped}"
-                + (f". {len(early['settled'])} more were evaluated after the stop, as attribution needs them to analyse the child as the"
-                   " full evaluation would" if early.get("settled") else ""), ""]
+        out += [
+            f"**Rejected early:** the gate was certain after {early['evaluated']} of "
+            f"{early['evaluated'] + len(early['skipped'])} cases ({md_text(early['reason'])}), so these "
+            f"{len(early['skipped'])} were not evaluated and its rates cover the evaluated cases only: {skipped}"
+            + (
+                f". {len(early['settled'])} more were evaluated after the stop, as attribution needs them to analyse "
+                "the child as the full evaluation would"
+                if early.get("settled")
+                else ""
+            ),
+            "",
+        ]
     out += _sequential_lines(cand.gate_details.get("sequential"))
     out += _attribution_lines(cand)
     for o in review.gate_overrides:
-        out += [f"**Gate overridden** by {md_text(o['by'])} at {o['at']} (branch `{o['branch']}`, failed: {', '.join(o['failed'])}): {md_text(o['reason'])}", ""]
+        out += [
+            f"**Gate overridden** by {md_text(o['by'])} at {o['at']} (branch `{o['branch']}`, failed: "
+            f"{', '.join(o['failed'])}): {md_text(o['reason'])}",
+            "",
+        ]
     if "Frames-Models" in review.trailers:
         out += [f"Models: {review.trailers['Frames-Models']}", ""]
     out += [
@@ -314,11 +350,23 @@ def review_markdown(review: Review) -> str:
     if not ids:
         out.append("- none recorded" + (" (S0 is the baseline)" if parent is None else ""))
     if review.disputed:
-        out += ["", "### Disputed labels", "", "A diagnoser said these cases' expected results contradict the policy. They count in no "
-                "gate, front or diagnosis until a person sets `label: confirmed` or `label: disputed` in the case file, and no rule was made from them.", ""]
-        out += [f"- `{d['case_id']}` (round {d['round']}, diagnoser {d['diagnoser']}): contradicts “{md_text(d['passage'])}”"
-                + (f" — {md_text(d['reason'])}" if d.get("reason") else "") for d in review.disputed]
-    out += ["", "### Blueprint", "", "What the diagnosers proposed and the rewriter was asked to do; the diff below is what it wrote.", ""]
+        out += [
+            "", "### Disputed labels", "",
+            "A diagnoser said these cases' expected results contradict the policy. They count in no gate, front or "
+            "diagnosis until a person sets `label: confirmed` or `label: disputed` in the case file, and no rule was "
+            "made from them.",
+            "",
+        ]
+        out += [
+            f"- `{d['case_id']}` (round {d['round']}, diagnoser {d['diagnoser']}): contradicts "
+            f"“{md_text(d['passage'])}”"
+            + (f" — {md_text(d['reason'])}" if d.get("reason") else "")
+            for d in review.disputed
+        ]
+    out += [
+        "", "### Blueprint", "",
+        "What the diagnosers proposed and the rewriter was asked to do; the diff below is what it wrote.", "",
+    ]
     out += _blueprint_lines(cand, {s.name: s for s in review.skills})
     out += ["", "### Policy sentences removed or changed", ""]
     out += _policy_change_lines(cand)
@@ -337,15 +385,27 @@ def _attribution_lines(cand: Candidate) -> list[str]:
     and the broken cases that implicated each; for an analysed child, its finding and the sub-child made."""
     lines = []
     if cand.cut_from:
-        lines.append(f"**Sub-child** of {cand.cut_from}, which failed the gate or is off the front; it keeps the other rewrites and leaves out:")
-        lines += [f"- `{skill}`: implicated by {', '.join(f'`{c}`' for c in cases)} (pass → fail, loaded it)" for skill, cases in sorted(cand.left_out.items())]
+        lines.append(
+            f"**Sub-child** of {cand.cut_from}, which failed the gate or is off the front; it keeps the other rewrites "
+            "and leaves out:"
+        )
+        lines += [
+            f"- `{skill}`: implicated by {', '.join(f'`{c}`' for c in cases)} (pass → fail, loaded it)"
+            for skill, cases in sorted(cand.left_out.items())
+        ]
         lines.append("")
     a = cand.attribution
     if a:
         made = f" Sub-child: {a['sub_child']}." if a.get("sub_child") else " No sub-child was made."
-        lines.append(f"**Attribution** ({'failed the gate' if a['why'] == 'gate' else 'off the front'}): {md_text(a['note'])}.{made}")
+        lines.append(
+            f"**Attribution** ({'failed the gate' if a['why'] == 'gate' else 'off the front'}): "
+            f"{md_text(a['note'])}.{made}"
+        )
         if a.get("unevaluated"):
-            lines.append(f"({plural(a['unevaluated'], 'case')} of those categories were not evaluated: the child was rejected early.)")
+            lines.append(
+                f"({plural(a['unevaluated'], 'case')} of those categories were not evaluated: the child was rejected "
+                "early.)"
+            )
         lines.append("")
     return lines
 

@@ -84,7 +84,9 @@ def run_story(state: RunState) -> list[RoundStory]:
     return stories
 
 
-def _story(r: dict[str, Any], finished: bool, before: list[str], after: list[str], gates: dict[str, bool | None]) -> RoundStory:
+def _story(
+    r: dict[str, Any], finished: bool, before: list[str], after: list[str], gates: dict[str, bool | None]
+) -> RoundStory:
     diagnoses = r.get("diagnoses", [])
     outcomes = r.get("outcomes", [])
     rewritten = [o["skill"] for o in outcomes if o.get("skill_text") is not None]
@@ -131,7 +133,9 @@ def _point(state: RunState, c: Candidate) -> FrontPoint:
 
 def _front(state: RunState, upto_round: int) -> list[str]:
     """The front over S0 and the gate-passing children made by round `upto_round`, in creation order."""
-    accepted = [c for c in state.candidates if c.evaluated and c.round <= upto_round and (c.parent_id is None or c.gate_passed)]
+    accepted = [
+        c for c in state.candidates if c.evaluated and c.round <= upto_round and (c.parent_id is None or c.gate_passed)
+    ]
     points = pareto_front([_point(state, c) for c in accepted])
     return [p.key for p in sorted(points, key=lambda p: p.order)]
 
@@ -194,31 +198,45 @@ def next_steps(state: RunState, stale: list[str] | None = None) -> list[str]:
     best = state.best()
     steps: list[str] = []
     if stale:
-        steps.append(f"The policy changed under {plural(len(stale), 'skill')} ({', '.join(stale)}): see `frames status` "
-                     "for the changed lines; the next `frames evolve` shows them to the diagnosers.")
+        steps.append(
+            f"The policy changed under {plural(len(stale), 'skill')} ({', '.join(stale)}): see `frames status` "
+            "for the changed lines; the next `frames evolve` shows them to the diagnosers."
+        )
     if state.status == "failed":
         steps.append(f"Fix the error above, then resume the run: `frames evolve --resume {spec}`.")
     elif state.status in ("running", "stopped"):
         steps.append("The run is unfinished: run `frames evolve` again to resume it.")
     if best is not None and best.parent_id is not None:
         steps += [
-            f"Review the best candidate, {best.id}: `frames review {spec}/{best.id}` (or the HTML report: `frames report {spec}`).",
-            f"If you approve it, make it a branch and merge it: `frames promote {spec}/{best.id}`, then `git merge frames/{spec}-{best.id}`.",
+            f"Review the best candidate, {best.id}: `frames review {spec}/{best.id}` (or the HTML report: "
+            f"`frames report {spec}`).",
+            f"If you approve it, make it a branch and merge it: `frames promote {spec}/{best.id}`, then "
+            f"`git merge frames/{spec}-{best.id}`.",
         ]
         rec = state.recommended()
         if rec is not None and rec.status == "pending":
             wait = int((state.config.get("evolution", {}).get("pending") or {}).get("min_new_cases", 10))
-            steps.append(f"{best.id}'s gain is significant only on cases its diagnosers saw, so its branch is pending: add cases "
-                         f"(`frames ingest ...`); once {plural(wait, 'new case')} are in, the next `frames evolve` scores S0 and "
-                         f"{best.id} on them and says whether they confirm it (`frames status` shows where it stands).")
+            steps.append(
+                f"{best.id}'s gain is significant only on cases its diagnosers saw, so its branch is pending: add "
+                f"cases (`frames ingest ...`); once {plural(wait, 'new case')} are in, the next `frames evolve` scores "
+                f"S0 and {best.id} on them and says whether they confirm it (`frames status` shows where it stands)."
+            )
         if len(state.front) > 1:
-            steps.append("Other front members trade pass rate for tokens per case; review them the same way if cost matters more.")
+            steps.append(
+                "Other front members trade pass rate for tokens per case; review them the same way if cost matters "
+                "more."
+            )
     elif state.status == "finished" and declined(state):
-        steps.append("No front member beat S0 by more than noise (the ★ note above). More cases, more selection cases no diagnoser "
-                     "sees, or `eval.samples` above 1 give the test power; `frames review` shows each member's diff.")
+        steps.append(
+            "No front member beat S0 by more than noise (the ★ note above). More cases, more selection cases no "
+            "diagnoser sees, or `eval.samples` above 1 give the test power; `frames review` shows each member's diff."
+        )
     elif state.status == "finished":
-        steps.append("No candidate beat S0. Read the reasons per round above; add cases for the failing categories "
-                     "(`frames ingest ...`), or raise `evolution.max_rounds` or `evolution.diagnosers`, and run `frames evolve` again.")
+        steps.append(
+            "No candidate beat S0. Read the reasons per round above; add cases for the failing categories "
+            "(`frames ingest ...`), or raise `evolution.max_rounds` or `evolution.diagnosers`, and run `frames evolve` "
+            "again."
+        )
     if simulator_notice(state.config.get("models", {})):
         steps.append("This run used the simulator: its pass rates say nothing about a real model. Set real models in "
                      "frames.yaml (`models.*`) before acting on them.")

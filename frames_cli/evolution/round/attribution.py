@@ -1,4 +1,5 @@
-"""Which rewrite broke a category: a rejected (or dominated) child's pass → fail cases, attributed to the changed skills they loaded.
+"""Which rewrite broke a category: a rejected (or dominated) child's
+pass → fail cases, attributed to the changed skills they loaded.
 
 A child that changed several skills and failed the gate is usually broken by one of them. Per case,
 the evaluation records which skills the agent loaded (`skills_used` of each result), so a case that
@@ -72,12 +73,21 @@ class Attribution:
         """One sentence for events, the round record and the review: what was found, or why nothing."""
         cats = ", ".join(self.categories) or "no category"
         if not self.broken:
-            why = "no category fell below the parent" if not self.categories else f"no case of {cats} went from pass to fail against the parent"
+            why = (
+                "no category fell below the parent"
+                if not self.categories
+                else f"no case of {cats} went from pass to fail against the parent"
+            )
             return f"{self.child}: {why}; no skill can be implicated"
         if not self.implicated:
-            return (f"{self.child}: no skill can be implicated: the broken cases {', '.join(self.unattributed)} loaded none of the "
-                    f"changed skills ({', '.join(self.changed)}) and no catalog line changed")
-        parts = [f"{skill} (by {', '.join(cases)}{', catalog line changed' if skill in self.catalog else ''})" for skill, cases in self.implicated.items()]
+            return (
+                f"{self.child}: no skill can be implicated: the broken cases {', '.join(self.unattributed)} loaded "
+                f"none of the changed skills ({', '.join(self.changed)}) and no catalog line changed"
+            )
+        parts = [
+            f"{skill} (by {', '.join(cases)}{', catalog line changed' if skill in self.catalog else ''})"
+            for skill, cases in self.implicated.items()
+        ]
         text = f"{self.child}: {cats} broken by {'; '.join(parts)}"
         if self.unattributed:
             text += f"; {', '.join(self.unattributed)} loaded no changed skill"
@@ -101,7 +111,8 @@ class Attribution:
             child=obj["child"], why=obj["why"], categories=tuple(obj["categories"]), changed=tuple(obj["changed"]),
             broken={k: tuple(v) for k, v in obj.get("broken", {}).items()},
             implicated={k: tuple(v) for k, v in obj.get("implicated", {}).items()},
-            catalog=tuple(obj.get("catalog", ())), unattributed=tuple(obj.get("unattributed", ())), unevaluated=int(obj.get("unevaluated", 0)),
+            catalog=tuple(obj.get("catalog", ())), unattributed=tuple(obj.get("unattributed", ())),
+            unevaluated=int(obj.get("unevaluated", 0)),
         )
 
 

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from frames_cli.errors import FramesError
 from frames_cli.evolution.round import commit as commits
-from frames_cli.evolution.round.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
+from frames_cli.evolution.round.attribution import (
+    Attribution, attribute, catalog_changes, dominated_categories, loaded_skills,
+)
 from frames_cli.evolution.round.candidate_store import CandidateStore
 from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.state.disputes import excluded_ids
@@ -50,7 +52,10 @@ class Candidates:
         split: the run's diagnosis / selection / test sets.
     """
 
-    def __init__(self, ctx: RunContext, state: RunState, memory: LoopMemory, settings: Settings, base_files: dict[str, bytes], split: Split):
+    def __init__(
+        self, ctx: RunContext, state: RunState, memory: LoopMemory, settings: Settings, base_files: dict[str, bytes],
+        split: Split,
+    ):
         self.ctx = ctx
         self.state = state
         self.memory = memory
@@ -97,34 +102,47 @@ class Candidates:
     def evaluate_child(self, cid: str, files: Mapping[str, bytes], parent: str) -> None:
         """Evaluate a child (or sub-child) of `parent` made of `files` on E, blind, and keep its
         results; with early rejection on, the evaluation stops once the gate must reject it."""
-        self.keep_evaluation(cid, self.ctx.evaluate(cid, self.store.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent, files)))
+        self.keep_evaluation(
+            cid,
+            self.ctx.evaluate(
+                cid, self.store.skill_set(cid, files), self.memory.eval_case_ids, self._early_rejection(parent, files)
+            ),
+        )
 
     def gate_child(self, cid: str, files: Callable[[], Mapping[str, bytes]], parent: str) -> tuple[GateVerdict, dict]:
-        """The gate's verdict on an evaluated child (made of `files()`, read only to draw samples) against S0 (never against the
-        parent), and its record (the verdict's JSON with `lost_left_out`). A case lost on either side
-        is compared on neither: its missing answer says nothing of the skills. A child rejected early
-        gets the verdict that is certain whatever its unevaluated cases give. With sequential
-        sampling on, a child not rejected early is decided by evolution/compare/sequential.py, which may
-        draw more samples of S0 and the child (kept in their evaluations' `gate_samples`); with
-        early rejection on, a look's samples of the child come in stages and stop once its
-        rejection is certain (and, when attribution may analyse the child, once its failing
-        categories are too). `parent` is the child's parent.
+        """The gate's verdict on an evaluated child (made of `files()`, read only to draw samples) against S0
+        (never against the parent), and its record (the verdict's JSON with `lost_left_out`). A case lost on
+        either side is compared on neither: its missing answer says nothing of the skills. A child rejected
+        early gets the verdict that is certain whatever its unevaluated cases give. With sequential sampling on,
+        a child not rejected early is decided by evolution/compare/sequential.py, which may draw more samples of
+        S0 and the child (kept in their evaluations' `gate_samples`); with early rejection on, a look's samples
+        of the child come in stages and stop once its rejection is certain (and, when attribution may analyse
+        the child, once its failing categories are too). `parent` is the child's parent.
 
         Raises:
             FramesError: the child was rejected early, yet its results no longer make the rejection certain.
         """
         seq, evaluation = self.ctx.sequential, self.store.evaluation(cid)
         if seq is not None and not evaluation.early_stop:
-            stage = (self.settings.stage_cases or self.ctx.client.config.llm.concurrency) if self.settings.early_rejection else 0
-            verdict = sequential_verdict(seq, lambda: (self._drawn(BASE_ID), self._drawn(cid)),
-                                         lambda side, ids, first, count: self._draw(BASE_ID if side == "baseline" else cid, files, ids, first, count),
-                                         stage, self._analysed(parent, files()))
+            stage = (
+                (self.settings.stage_cases or self.ctx.client.config.llm.concurrency) if self.settings.early_rejection
+                else 0
+            )
+            verdict = sequential_verdict(
+                seq, lambda: (self._drawn(BASE_ID), self._drawn(cid)),
+                lambda side, ids, first, count: self._draw(
+                    BASE_ID if side == "baseline" else cid, files, ids, first, count
+                ),
+                stage, self._analysed(parent, files()),
+            )
             lost = set(self._drawn(BASE_ID).lost_at) | set(self._drawn(cid).lost_at)
             return verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)}
         lost = self._lost_ids(BASE_ID) | self._lost_ids(cid)
         base = self._outcomes(BASE_ID, lost)
         if evaluation.early_stop:
-            verdict = certain_rejection(self.ctx.gate, base, self._outcomes(cid, lost), evaluation.early_stop["skipped"])
+            verdict = certain_rejection(
+                self.ctx.gate, base, self._outcomes(cid, lost), evaluation.early_stop["skipped"]
+            )
             if verdict is None:
                 raise FramesError(f"{cid} was rejected early, yet its results no longer make the rejection certain")
             verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
@@ -140,9 +158,14 @@ class Candidates:
 
         gated = set(self.split.selection) - self.excluded()
         ev = self.store.evaluation(cid)
-        return drawn_outcomes((r for r in [*ev.results, *ev.gate_samples] if r["case_id"] in gated), must_pass_ids(self.ctx.cases.values()))
+        return drawn_outcomes(
+            (r for r in [*ev.results, *ev.gate_samples] if r["case_id"] in gated),
+            must_pass_ids(self.ctx.cases.values()),
+        )
 
-    def _draw(self, cid: str, files: Callable[[], Mapping[str, bytes]], case_ids: list[str], first: int, count: int) -> None:
+    def _draw(
+        self, cid: str, files: Callable[[], Mapping[str, bytes]], case_ids: list[str], first: int, count: int
+    ) -> None:
         """Draw samples `first`… (`count` of them) of `case_ids` for candidate `cid` and keep them in its evaluation."""
         if self.ctx.sample_more is None:
             raise FramesError("the sequential gate needs more samples, but this run cannot draw them")
@@ -162,7 +185,9 @@ class Candidates:
         self.state.candidates.append(child)
         before = set(self.state.front)
         if child.gate_passed:
-            self.ctx.accept(child.id, child.commit, self.store.skill_set(child.id, {**self.store.files(parent.id), **changes}))
+            self.ctx.accept(
+                child.id, child.commit, self.store.skill_set(child.id, {**self.store.files(parent.id), **changes})
+            )
         self.update_front()
         commits.add_metrics_note(self.ctx.store, self.state, child)
         return child.id in self.state.front and child.id not in before
@@ -181,11 +206,17 @@ class Candidates:
         parent = outcomes_from_results([x for x in parent_ev.results if x["case_id"] in counted], must_pass)
         child = outcomes_from_results([x for x in child_ev.results if x["case_id"] in counted], must_pass)
         if cand.gate_passed:
-            why, categories, mp = "dominated", dominated_categories(self.state.candidate(r.parent).per_category, cand.per_category), []
+            why, categories, mp = (
+                "dominated", dominated_categories(self.state.candidate(r.parent).per_category, cand.per_category), [],
+            )
         else:
             why, categories, mp = "gate", cand.failed_categories(), cand.gate_details.get("must_pass_broken", [])
-        catalog = catalog_changes(self.store.parent_skills(r), self.store.skill_set(cand.id, self.store.files(cand.id)), cand.changed_skills)
-        return attribute(cand.id, why, categories, parent, child, loaded_skills(child_ev.results), cand.changed_skills, catalog, mp)
+        catalog = catalog_changes(
+            self.store.parent_skills(r), self.store.skill_set(cand.id, self.store.files(cand.id)), cand.changed_skills
+        )
+        return attribute(
+            cand.id, why, categories, parent, child, loaded_skills(child_ev.results), cand.changed_skills, catalog, mp
+        )
 
     def make_sub_child(self, r: RoundRecord, found: Attribution) -> tuple[str | None, bool]:
         """Evaluate, gate and commit the sub-child that keeps only `found.kept` of the round's
@@ -202,7 +233,9 @@ class Candidates:
         self.evaluate_child(cid, files, r.parent)
         verdict, gate = self.gate_child(cid, lambda: files, r.parent)
         self.ctx.on_event(Gated(r.round, cid, verdict.passed, verdict.summary()))
-        sub = Candidate(cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()})
+        sub = Candidate(
+            cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()}
+        )
         return cid, self.commit_child(r, sub, changes, gate)
 
     def _explain(self, child: Candidate, r: RoundRecord, changes: Mapping[str, bytes], gate: dict | None) -> None:
@@ -224,7 +257,9 @@ class Candidates:
             if o["skill"] not in child.changed_skills and o["skill"] not in child.left_out
         }
         child.dropped_proposals = [line for d in r.diagnoses for line in d["dropped"]]
-        child.policy_changes = [c for o in r.outcomes if o["skill"] in child.changed_skills for c in o.get("policy_changes", [])]
+        child.policy_changes = [
+            c for o in r.outcomes if o["skill"] in child.changed_skills for c in o.get("policy_changes", [])
+        ]
         child.votes_needed, child.diagnosers = self.settings.vote_threshold, self.settings.diagnosers
 
     def keep_evaluation(self, cid: str, ev: Evaluation) -> None:
@@ -252,7 +287,9 @@ class Candidates:
         analysed = None
         if self._analysed(parent, files):
             counted = set(self.memory.eval_case_ids) - self.excluded() - self._lost_ids(parent)
-            analysed = outcomes_from_results([x for x in self.store.evaluation(parent).results if x["case_id"] in counted], must_pass)
+            analysed = outcomes_from_results(
+                [x for x in self.store.evaluation(parent).results if x["case_id"] in counted], must_pass
+            )
         return EarlyRejection(self.ctx.gate, self._outcomes(BASE_ID, self._lost_ids(BASE_ID)), must_pass,
                               self.settings.tolerance, self._outcomes(parent), analysed)
 

@@ -58,18 +58,29 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
             # Model text, one line behind a prefix: it can never form a trailer or a comment line.
             conflict = f"conflict ({one_line(ch.conflict)}): " if ch.conflict else ""
             lines.append(f"  - {conflict}{one_line(ch.change)}")
-            lines.append(f"    votes {ch.votes}: diagnosers {', '.join(map(str, ch.diagnosers))}; cases {', '.join(ch.case_ids)}")
+            lines.append(
+                f"    votes {ch.votes}: diagnosers {', '.join(map(str, ch.diagnosers))}; cases {', '.join(ch.case_ids)}"
+            )
             if len(ch.wordings) > 1:
                 lines += [f"    worded as: {one_line(w)}" for w in ch.wordings]
             lines += [f"    why: {one_line(why)}" for why in ch.rationales] or ["    why: no rationale given"]
     lines += [f"- {skill}: change dropped ({one_line(why)})" for skill, why in sorted(child.dropped.items())]
     lines += _left_out_lines(child)
     if r.rejected:
-        lines.append("Below the vote threshold: " + ", ".join(f"{k} ({v} of {d})" for k, v in sorted(r.rejected.items())))
+        lines.append(
+            "Below the vote threshold: " + ", ".join(f"{k} ({v} of {d})" for k, v in sorted(r.rejected.items()))
+        )
     held_out = not (state.checkpoint.get("split") or {}).get("paper", True)
-    lines += ["", f"Pass rate per category{' on the selection set' if held_out else ''} (S0 {s0.id} → parent {parent.id} → child {child.id}):"]
+    lines += [
+        "",
+        f"Pass rate per category{' on the selection set' if held_out else ''} (S0 {s0.id} → parent {parent.id} → "
+        f"child {child.id}):",
+    ]
     for cat in sorted(s0.per_category):
-        lines.append(f"- {cat}: {_pct(s0.per_category[cat])} → {_pct(parent.per_category.get(cat))} → {_pct(child.per_category.get(cat))}")
+        lines.append(
+            f"- {cat}: {_pct(s0.per_category[cat])} → {_pct(parent.per_category.get(cat))} → "
+            f"{_pct(child.per_category.get(cat))}"
+        )
     lines.append(f"- overall: {_pct(s0.pass_rate)} → {_pct(parent.pass_rate)} → {_pct(child.pass_rate)}")
     lines += _set_lines(state, s0, parent, child)
     lines.append(f"Mean tokens per case: {s0.mean_tokens:.0f} → {parent.mean_tokens:.0f} → {child.mean_tokens:.0f}")
@@ -90,11 +101,18 @@ def candidate_message(state: RunState, child: Candidate, r: RoundRecord, models:
 
 
 def _left_out_lines(child: Candidate) -> list[str]:
-    """For a sub-child: which rewrites of the child it was cut from it leaves out, and the broken cases that implicated each."""
+    """For a sub-child: which rewrites of the child it was cut from
+    it leaves out, and the broken cases that implicated each."""
     if not child.cut_from:
         return []
-    lines = [f"Left out of {child.cut_from} (it failed the gate or is off the front; its broken cases loaded these rewrites):"]
-    return lines + [f"- {skill}: rewrite left out; implicated by {', '.join(cases)}" for skill, cases in sorted(child.left_out.items())]
+    lines = [
+        f"Left out of {child.cut_from} (it failed the gate or is off the front; its broken cases loaded these "
+        "rewrites):"
+    ]
+    return lines + [
+        f"- {skill}: rewrite left out; implicated by {', '.join(cases)}"
+        for skill, cases in sorted(child.left_out.items())
+    ]
 
 
 def _set_lines(state: RunState, s0: Candidate, parent: Candidate, child: Candidate) -> list[str]:
@@ -104,11 +122,16 @@ def _set_lines(state: RunState, s0: Candidate, parent: Candidate, child: Candida
     lines = ["Pass rate per set (the gate and the front use the selection set; diagnosers saw only the diagnosis set):"]
     for name in ("diagnosis", "selection"):
         rates = [c.sets.get(name, {}).get("pass_rate") for c in (s0, parent, child)]
-        lines.append(f"- {name} set ({child.sets.get(name, {}).get('cases', 0)} cases): " + " → ".join(_pct(r) for r in rates))
+        lines.append(
+            f"- {name} set ({child.sets.get(name, {}).get('cases', 0)} cases): " + " → ".join(_pct(r) for r in rates)
+        )
     return lines
 
 
-def commit_candidate(store: GitStore, state: RunState, child: Candidate, r: RoundRecord, changes: dict[str, bytes], models: dict[str, str | None]) -> str:
+def commit_candidate(
+    store: GitStore, state: RunState, child: Candidate, r: RoundRecord, changes: dict[str, bytes],
+    models: dict[str, str | None],
+) -> str:
     """Commit the child on top of its parent's commit under `refs/frames/runs/<run>/<id>`; returns the sha.
 
     The commit date is the run's start time, so redoing this step after a crash gives the same sha.
@@ -117,7 +140,9 @@ def commit_candidate(store: GitStore, state: RunState, child: Candidate, r: Roun
     message = candidate_message(state, child, r, models)
     ref = candidate_ref(state.run_id, child.id)
     # under="skills/": the storage layer refuses any other path, a second guard behind plan_changes.
-    return store.commit_files(parent_sha, dict(changes), message, ref, date=datetime.fromisoformat(state.started), under="skills/")
+    return store.commit_files(
+        parent_sha, dict(changes), message, ref, date=datetime.fromisoformat(state.started), under="skills/"
+    )
 
 
 def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
@@ -150,7 +175,9 @@ def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
     _edit_note(store, cand.commit, edit)
 
 
-def record_gate_override(store: GitStore, state: RunState, cand: Candidate, *, reason: str, branch: str, by: Identity) -> dict[str, Any]:
+def record_gate_override(
+    store: GitStore, state: RunState, cand: Candidate, *, reason: str, branch: str, by: Identity
+) -> dict[str, Any]:
     """Record in the candidate's note that `by` promoted it to `branch` although it failed the gate.
 
     The entry `{"run", "candidate", "branch", "failed" (categories), "reason", "by" ("Name <email>"),
@@ -183,7 +210,9 @@ def gate_overrides(store: GitStore, state: RunState, cand: Candidate) -> list[di
     overrides = _note_object(store.read_note(cand.commit)).get("gate_overrides")
     if not isinstance(overrides, list):
         return []
-    return [o for o in overrides if isinstance(o, dict) and o.get("run") == state.run_id and o.get("candidate") == cand.id]
+    return [
+        o for o in overrides if isinstance(o, dict) and o.get("run") == state.run_id and o.get("candidate") == cand.id
+    ]
 
 
 def merge_note_texts(ours: str, theirs: str) -> str:
@@ -232,7 +261,9 @@ def record_publication(store: GitStore, state: RunState, cand: Candidate, *, bra
 def published_to(store: GitStore, cand: Candidate, branch: str, remote: str) -> bool:
     """Whether the candidate's note records that `branch` was published to `remote` before."""
     done = _note_object(store.read_note(cand.commit)).get("published")
-    return isinstance(done, list) and any(isinstance(p, dict) and p.get("branch") == branch and p.get("remote") == remote for p in done)
+    return isinstance(done, list) and any(
+        isinstance(p, dict) and p.get("branch") == branch and p.get("remote") == remote for p in done
+    )
 
 
 def _note_object(text: str | None) -> dict[str, Any]:
@@ -244,7 +275,9 @@ def _note_object(text: str | None) -> dict[str, Any]:
     return note if isinstance(note, dict) else {}
 
 
-def _edit_note(store: GitStore, sha: str, edit: Callable[[dict[str, Any]], dict[str, Any] | None], author: Identity | None = None) -> None:
+def _edit_note(
+    store: GitStore, sha: str, edit: Callable[[dict[str, Any]], dict[str, Any] | None], author: Identity | None = None
+) -> None:
     """Replace commit `sha`'s frames note with `edit(its JSON object)` as stable, indented JSON,
     under the repository's notes lock (`GitStore.edit_note`: runs of other workspaces write notes
     too); nothing is written when `edit` returns None. Note author: frames unless `author` is given."""

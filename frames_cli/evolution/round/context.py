@@ -1,4 +1,5 @@
-"""What an evolve run works with (RunContext: git, models, cases, strategies, callbacks) and what its evaluations return (Evaluation)."""
+"""What an evolve run works with (RunContext: git, models, cases,
+strategies, callbacks) and what its evaluations return (Evaluation)."""
 
 from __future__ import annotations
 

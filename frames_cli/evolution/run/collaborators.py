@@ -1,4 +1,5 @@
-"""The collaborators of an evolve run (RunContext): model client, executor and judge, evaluation, regression pool, retrieval, guards, gates, stop request."""
+"""The collaborators of an evolve run (RunContext): model client, executor and
+judge, evaluation, regression pool, retrieval, guards, gates, stop request."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ if TYPE_CHECKING:
 STOP_FILE = "STOP"
 
 
-def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
-             cases: dict[str, Case], use_cache: bool, on_event: Callable[[Event], None], progress: Any) -> RunContext:
+def build_context(
+    ws: Workspace, config: FramesConfig, store: Any, state: RunState, memory: LoopMemory, settings: Settings,
+    cases: dict[str, Case], use_cache: bool, on_event: Callable[[Event], None], progress: Any,
+) -> RunContext:
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
     from frames_cli.executor.factory import make_executor
     from frames_cli.evaluation.pool import RegressionPool
@@ -46,7 +49,10 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
     folder = run_dir(ws, state.run_id)
     folder.mkdir(parents=True, exist_ok=True)
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
-    client = ModelClient(ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(list(cases.values()), policy_texts(ws)))
+    client = ModelClient(
+        ws, config, run_dir=folder, use_cache=use_cache,
+        sim_world=SimWorld.from_cases(list(cases.values()), policy_texts(ws)),
+    )
     executor = make_executor(ws, config, client)
     judge = client if config.models.judge else None
     base_progress = progress
@@ -59,26 +65,33 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
     split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
     diagnosed = set(split.diagnosis)
 
-    def run_eval(cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None) -> Evaluation:
+    def run_eval(
+        cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None
+    ) -> Evaluation:
         chosen = [cases[c] for c in case_ids]
         retries = settings.lost_retries  # the run's own, fixed at its start like every setting
         if early is None:
-            report = reports[cid] = evaluate(chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress,
-                                             lost_retries=retries)
+            report = reports[cid] = evaluate(
+                chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress, lost_retries=retries
+            )
             report.require_answers()
             _say_lost(cid, report, retries, on_event)
             return _summarise(report)
         # One batch per round of concurrent calls (as many as at the run's start, so a resume stops
         # after the same cases): the rule is asked as often as the calls allow.
         staging = early.staging(settings.stage_cases or config.llm.concurrency)
-        staged = evaluate_staged(chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress,
-                                 lost_retries=retries)
+        staged = evaluate_staged(
+            chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress,
+            lost_retries=retries,
+        )
         staged.report.require_answers()
         _say_lost(cid, staged.report, retries, on_event)
         evaluation = _summarise(staged.report)
         if staged.skipped:
-            evaluation.early_stop = {"evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason,
-                                     "settled": staged.settled}
+            evaluation.early_stop = {
+                "evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason,
+                "settled": staged.settled,
+            }
         else:
             reports[cid] = staged.report
         return evaluation
@@ -86,7 +99,9 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
     def draw(cid: str, skills: SkillSet, chosen: list[Case], first: int, count: int) -> list[dict]:
         # Samples `first`… of the cases: new sample numbers, so new draws (a sample's number is in
         # its cache key), counted by the ledger like any evaluation.
-        report = evaluate(chosen, skills, executor, samples=count, first_sample=first, judge=judge, lost_retries=settings.lost_retries)
+        report = evaluate(
+            chosen, skills, executor, samples=count, first_sample=first, judge=judge, lost_retries=settings.lost_retries
+        )
         _say_lost(cid, report, settings.lost_retries, on_event)
         return _summarise(report).results
 
@@ -99,7 +114,9 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
         chosen = [cases[c] for c in case_ids]
         if cid != BASE_ID or sample_store is None:
             return draw(cid, skills, chosen, first, count)
-        records, reused = sample_store.samples(base_key, chosen, first, count, lambda group, start, n: draw(cid, skills, group, start, n))
+        records, reused = sample_store.samples(
+            base_key, chosen, first, count, lambda group, start, n: draw(cid, skills, group, start, n)
+        )
         if reused:
             on_event(SamplesReused(cid, reused))
         return records
@@ -121,7 +138,10 @@ def build_context(ws: Workspace, config: FramesConfig, store: Any, state: RunSta
         # Anchor cases come from the diagnosis set only: the rewriter must not see held-out cases.
         anchors=lambda skill, n: [c for c in pool.anchors(skill, len(pool.entries)) if c in diagnosed][:n],
         priors=load_priors(ws.root).for_skill,
-        retriever=_retriever(store, state.base, policies, settings, on_event, ws.policies_dir, lesson_passages(load_lessons(ws), state.run_id), state.run_id),
+        retriever=_retriever(
+            store, state.base, policies, settings, on_event, ws.policies_dir,
+            lesson_passages(load_lessons(ws), state.run_id), state.run_id,
+        ),
         record_disputes=lambda disputes: save_disputes(ws, disputes),
         record_lessons=lambda lessons: save_lessons(ws, state.run_id, lessons),
         earlier_lessons=[x for x in load_lessons(ws) if x.run != state.run_id],
@@ -181,13 +201,17 @@ def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Sett
 
     def index(sha: str) -> PassageIndex:
         if sha not in built:
-            built[sha] = PassageIndex([*policies, *change_passages(store, sha, config.max_changes, run_id), *failed], config)
+            built[sha] = PassageIndex(
+                [*policies, *change_passages(store, sha, config.max_changes, run_id), *failed], config
+            )
         return built[sha]
 
     return index
 
 
-def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case], policies: Mapping[str, bytes]) -> dict[str, Any]:
+def _guards(
+    store: Any, base: str, settings: Settings, cases: Iterable[Case], policies: Mapping[str, bytes]
+) -> dict[str, Any]:
     """The RunContext fields of the guards `settings.guards` switches on (evolution/propose/guards.py): the
     case-value index over `cases` and the policy at the base commit, and the policy sentences that
     S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
@@ -201,7 +225,9 @@ def _guards(store: Any, base: str, settings: Settings, cases: Iterable[Case], po
     out: dict[str, Any] = {}
     if on.get("case_values") or on.get("rule_form"):
         texts = [data.decode("utf-8", errors="replace") for data in policies.values()]
-        out["case_values"] = CaseValues.build(cases, texts, check_values=bool(on.get("case_values")), check_form=bool(on.get("rule_form")))
+        out["case_values"] = CaseValues.build(
+            cases, texts, check_values=bool(on.get("case_values")), check_form=bool(on.get("rule_form"))
+        )
     if on.get("policy_sentences"):
         # A base skill that does not load is left out of S0 (candidates.Candidates.skill_set), so it keeps nothing.
         out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)

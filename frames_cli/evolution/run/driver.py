@@ -1,4 +1,5 @@
-"""Opening an evolve run: base commit, new run or resume, the diagnosis / selection / test sets, the lock (its collaborators: evolution/run/collaborators.py)."""
+"""Opening an evolve run: base commit, new run or resume, the diagnosis / selection
+/ test sets, the lock (its collaborators: evolution/run/collaborators.py)."""
 
 from __future__ import annotations
 
@@ -91,9 +92,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event],
     """Run (or resume) one evolve run on `ws` under the workspace lock.
 
     Under the lock, earlier runs' pending review branches with enough cases added since are looked
-    at first (evolution/decide/prospective.py). Order: `options.resume`; else the newest unfinished run of the base; else, unless
-    `options.force`, nothing when the latest finished run has this base and this `run_fingerprint`
-    (outcome `up_to_date`: no lock, run folder, ref or model call); else a new run.
+    at first (evolution/decide/prospective.py). Order: `options.resume`; else the newest unfinished run of
+    the base; else, unless `options.force`, nothing when the latest finished run has this base and this
+    `run_fingerprint` (outcome `up_to_date`: no lock, run folder, ref or model call); else a new run.
 
     Args:
         progress: called with (cases done, cases in the evaluation, tokens the run spent so far) as
@@ -162,7 +163,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event],
         split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
         missing = [c for c in [*memory.eval_case_ids, *split.test] if c not in cases]
         if missing:
-            raise InputError(f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir))
+            raise InputError(
+                f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir)
+            )
         on_event(RunStarted(run_id, state.base, resumed, describe_split(split)))
         for kept_whole in split.warnings():
             on_event(kept_whole)
@@ -242,15 +245,19 @@ def estimate(ws: Workspace, options: EvolveOptions) -> Any:
     base = store.resolve(options.base)
     cases, sealed = _load_cases(ws, config)
     settings = Settings.from_json(run_snapshot(config, seed=options.seed, max_rounds=options.max_rounds)["evolution"])
-    return evolve_estimate(cases, _new_split(cases, sealed, settings), SkillSet.load_valid(store.read_files(base))[0], config, settings,
-                           store.read_files(base, "policies/"))
+    return evolve_estimate(
+        cases, _new_split(cases, sealed, settings), SkillSet.load_valid(store.read_files(base))[0], config, settings,
+        store.read_files(base, "policies/"),
+    )
 
 
 def _new_split(cases: dict[str, Case], sealed: Any, settings: Settings) -> Split:
     """The sets of a new run (splits.split_cases over `evolution.split`; `sealed` ids are test cases)."""
     from frames_cli.workspace.config import SplitConfig
 
-    return split_cases([c for c in cases.values() if c.id not in sealed], SplitConfig(**settings.split), [cases[c] for c in sealed])
+    return split_cases(
+        [c for c in cases.values() if c.id not in sealed], SplitConfig(**settings.split), [cases[c] for c in sealed]
+    )
 
 
 def _discard(ws: Workspace, store: Any, state: RunState) -> None:
@@ -279,8 +286,10 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
         if options.seed is not None and options.seed != state.seed:
             # The seed fixed the batches of the rounds already run; a resumed run with another seed
             # would be neither the old run nor a new one.
-            raise InputError(f"run {run_id} is unfinished ({state.status}) and keeps its seed {state.seed}: run `frames evolve` "
-                             f"without --seed to finish it, then `frames evolve --seed {options.seed}` starts a new run")
+            raise InputError(
+                f"run {run_id} is unfinished ({state.status}) and keeps its seed {state.seed}: run `frames evolve` "
+                f"without --seed to finish it, then `frames evolve --seed {options.seed}` starts a new run"
+            )
         return state, checkpointer.memory(state), True
     if options.resume:
         load_run(ws, run_id)  # raises with the list of known runs
@@ -381,7 +390,10 @@ def _require_models(ws: Workspace, config: FramesConfig, cases: Iterable[Case]) 
     missing = [role for role in _roles(config, cases) if not getattr(config.models, role)]
     if missing:
         names = ", ".join(f"`models.{role}`" for role in missing)
-        raise ConfigError(f"frames evolve needs a model for {names} (any litellm model string, or frames-sim/<role> offline)", Location(ws.config_path))
+        raise ConfigError(
+            f"frames evolve needs a model for {names} (any litellm model string, or frames-sim/<role> offline)",
+            Location(ws.config_path),
+        )
 
 
 def _roles(config: FramesConfig, cases: Iterable[Case]) -> list[str]:

@@ -90,20 +90,31 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
         for est, n in ((out, rounds), (short, short_rounds)):
             est.role("diagnoser", config.models.diagnoser).add(diagnosers, n)
             est.role("rewriter", config.models.rewriter).add(rewrites, n)
-    first = f"the first {len(stage)} cases of each child (early rejection)" if settings.early_rejection else "each child in full"
+    first = (
+        f"the first {len(stage)} cases of each child (early rejection)"
+        if settings.early_rejection
+        else "each child in full"
+    )
     out.notes = out.notes + [
-        f"about: {1 + rounds} evaluations of {len(evaluated)} cases × {settings.samples} sample(s) (S0 and one child per round, "
-        f"all {rounds} rounds)" + (f", the {len(test)} sealed test cases scored for {front} front member(s)" if test else ""),
-        f"from: the run stops at patience after {short_rounds} round(s): S0 in full and {first}" + (", the test set for S0" if test else ""),
-        f"at most: {1 + children} evaluations (up to {settings.attribution_steps} sub-children per round), each lost result "
-        f"run again up to {config.eval.lost_retries} time(s)",
+        f"about: {1 + rounds} evaluations of {len(evaluated)} cases × {settings.samples} sample(s) (S0 and one child "
+        f"per round, all {rounds} rounds)"
+        + (f", the {len(test)} sealed test cases scored for {front} front member(s)" if test else ""),
+        f"from: the run stops at patience after {short_rounds} round(s): S0 in full and {first}"
+        + (", the test set for S0" if test else ""),
+        f"at most: {1 + children} evaluations (up to {settings.attribution_steps} sub-children per round), each lost "
+        f"result run again up to {config.eval.lost_retries} time(s)",
     ]
     if diagnosis:
-        out.notes.append(f"{settings.diagnosers} diagnosers of {batch} failures per round; about {min(settings.diagnosers, len(skills)) or 1} "
-                         "rewrite(s) per round; skills keep their current size")
+        out.notes.append(
+            f"{settings.diagnosers} diagnosers of {batch} failures per round; about "
+            f"{min(settings.diagnosers, len(skills)) or 1} rewrite(s) per round; skills keep their current size"
+        )
     if extra:
-        out.notes.append(f"the sequential gate may draw up to {extra} more sample(s) of each of the {len(split.selection)} selection cases"
-                         f" for S0 and each child (up to {settings.gate_max_samples} per case): in the upper bound, not the expected figures")
+        out.notes.append(
+            f"the sequential gate may draw up to {extra} more sample(s) of each of the {len(split.selection)} "
+            f"selection cases for S0 and each child (up to {settings.gate_max_samples} per case): in the upper bound, "
+            "not the expected figures"
+        )
     return out
 
 
@@ -124,19 +135,27 @@ def _diagnosers(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, s
     records = sorted((_record_tokens(c, len(skills)) for c in cases), reverse=True)
     mean_record = sum(records) / len(records)
     system = approx_tokens(render("diagnoser_system"))
-    user = approx_tokens(render("diagnoser_user", skills=skill_blocks(skills.values()), skill_names=", ".join(skills), retrieved="", amended="",
-                                failures=json_block([]), answer_format=DIAGNOSIS_FORMAT))
+    user = approx_tokens(
+        render(
+            "diagnoser_user", skills=skill_blocks(skills.values()), skill_names=", ".join(skills), retrieved="",
+            amended="", failures=json_block([]), answer_format=DIAGNOSIS_FORMAT,
+        )
+    )
     retrieved = _retrieved_tokens(settings, policy_files)
     prompt = system + user + retrieved + round(batch * mean_record)
     largest = system + user + retrieved + sum(records[:batch])
     calls = settings.diagnosers
     est = RoleEstimate(calls=calls, calls_max=calls * (1 + llm.repair_turns), prompt_tokens=calls * prompt,
                        completion_tokens=calls * batch * DIAGNOSIS_TOKENS_PER_FAILURE)
-    est.max_tokens = calls * sum(largest + turn * llm.max_output_tokens + llm.max_output_tokens for turn in range(1 + llm.repair_turns))
+    est.max_tokens = calls * sum(
+        largest + turn * llm.max_output_tokens + llm.max_output_tokens for turn in range(1 + llm.repair_turns)
+    )
     return est
 
 
-def _rewrites(cases: Sequence[Case], skills: SkillSet, config: FramesConfig, settings: Settings, batch: int) -> RoleEstimate:
+def _rewrites(
+    cases: Sequence[Case], skills: SkillSet, config: FramesConfig, settings: Settings, batch: int
+) -> RoleEstimate:
     """One round's rewriter calls."""
     llm = config.llm
     sizes = sorted((_rewrite_prompt_tokens(s, skills, cases, settings) for s in skills.values()), reverse=True) or [0]
@@ -158,8 +177,14 @@ def _record_tokens(case: Case, n_skills: int) -> int:
     from frames_cli.evolution.propose.prompting import json_block
 
     steps = [
-        {"step": 1, "state": f"catalog of {n_skills} skills", "action": {"load": ["s0000", "s0001"]}, "result": "loaded s0000, s0001"},
-        {"step": 2, "state": f"catalog of {n_skills} skills; loaded: s0000, s0001", "action": {"answer": case.task.expected}, "result": "answered"},
+        {
+            "step": 1, "state": f"catalog of {n_skills} skills", "action": {"load": ["s0000", "s0001"]},
+            "result": "loaded s0000, s0001",
+        },
+        {
+            "step": 2, "state": f"catalog of {n_skills} skills; loaded: s0000, s0001",
+            "action": {"answer": case.task.expected}, "result": "answered",
+        },
     ]
     failure = Failure(case, case.task.expected, "expected another answer than the one given", ["s0000", "s0001"], steps)
     return approx_tokens(json_block([failure.to_prompt()])) - approx_tokens(json_block([]))
@@ -186,7 +211,10 @@ def _rewrite_prompt_tokens(skill: Skill, skills: SkillSet, cases: Sequence[Case]
     from frames_cli.evolution.propose.rewrite import rewriter_messages
 
     evidence = " ".join(e for c in cases[:1] for e in c.diagnosis.evidence) or "a rule"
-    changes = tuple(Change(f'Add the rule: "{evidence}"', ("the failing cases need it",), (cases[0].id,), (i,)) for i in range(settings.diagnosers))
+    changes = tuple(
+        Change(f'Add the rule: "{evidence}"', ("the failing cases need it",), (cases[0].id,), (i,))
+        for i in range(settings.diagnosers)
+    )
     blueprint = Blueprint(skill.name, False, "", changes, settings.diagnosers)
     anchors = list(cases[: settings.anchor_cases])
     messages = rewriter_messages(skill, blueprint, anchors, [s for s in skills.values() if s.name != skill.name])

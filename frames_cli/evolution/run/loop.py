@@ -56,7 +56,9 @@ class EvolutionRun:
         base_files: `skills/` files of the base commit.
     """
 
-    def __init__(self, ctx: RunContext, state: RunState, memory: LoopMemory, settings: Settings, base_files: dict[str, bytes]):
+    def __init__(
+        self, ctx: RunContext, state: RunState, memory: LoopMemory, settings: Settings, base_files: dict[str, bytes]
+    ):
         self.ctx = ctx
         self.state = state
         self.memory = memory
@@ -191,7 +193,10 @@ class EvolutionRun:
             if "test" in cand.sets:
                 continue
             self.ctx.on_event(SealedScoring(cand.id, len(self.split.test)))
-            ev = self.ctx.evaluate(f"{cand.id}-test", self.cands.store.skill_set(cand.id, self.cands.store.files(cand.id)), list(self.split.test), None)
+            ev = self.ctx.evaluate(
+                f"{cand.id}-test", self.cands.store.skill_set(cand.id, self.cands.store.files(cand.id)),
+                list(self.split.test), None,
+            )
             self.cands.keep_evaluation(f"{cand.id}-test", ev)
             excluded = self.cands.excluded()
             cand.sets["test"] = score(ev.results, [c for c in self.split.test if c not in excluded]).to_json()
@@ -203,7 +208,9 @@ class EvolutionRun:
 
     def stage_parents(self, r: RoundRecord) -> None:
         """Choose the parent round-robin over the front."""
-        r.parent = self.ctx.selector.choose([self.cands.point(c) for c in self.state.front_candidates()], self.memory.picks)
+        r.parent = self.ctx.selector.choose(
+            [self.cands.point(c) for c in self.state.front_candidates()], self.memory.picks
+        )
         self.memory.picks[r.parent] = self.memory.picks.get(r.parent, 0) + 1
         self.ctx.on_event(RoundParent(r.round, r.parent))
 
@@ -228,8 +235,10 @@ class EvolutionRun:
             for cid, rec in failing.items()
         ]
         index = self.ctx.retriever(self.state.candidate(r.parent).commit)
-        results = diagnose(self.ctx.client, self.cands.store.parent_skills(r), failures, r.batches, round_no=r.round, index=index,
-                           tried=tried_section(self.lessons()), amendments=self.ctx.amendments)
+        results = diagnose(
+            self.ctx.client, self.cands.store.parent_skills(r), failures, r.batches, round_no=r.round, index=index,
+            tried=tried_section(self.lessons()), amendments=self.ctx.amendments,
+        )
         if self.ctx.case_values is not None:
             dropped = guard_proposals(results, self.ctx.case_values)
             if dropped:
@@ -250,8 +259,12 @@ class EvolutionRun:
         costs = skill_costs(results, self.cands.store.parent_skills(r))
         r.blueprints = [b.to_json() for b in condense_blueprints(costs, int(self.settings.cost.get("skills", 1)))]
         r.costs = [c.to_json() for c in costs]
-        few = "no diagnosis-set case" if failures == 0 else f"{failures} diagnosis-set case{'s' if failures > 1 else ''}"
-        r.note = f"cost-directed: the parent fails {few}" if r.blueprints else f"the parent fails {few} and loads no skill"
+        few = (
+            "no diagnosis-set case" if failures == 0 else f"{failures} diagnosis-set case{'s' if failures > 1 else ''}"
+        )
+        r.note = (
+            f"cost-directed: the parent fails {few}" if r.blueprints else f"the parent fails {few} and loads no skill"
+        )
         self.ctx.on_event(CostRound(r.round, r.note, tuple(c.line() for c in costs[: len(r.blueprints)])))
 
     def stage_vote(self, r: RoundRecord) -> None:
@@ -266,7 +279,10 @@ class EvolutionRun:
                 cited = tuple(c for c in p.case_ids if c not in excluded)
                 if cited:
                     proposals.append(dataclasses.replace(p, case_ids=cited))
-        result = vote(proposals, self.settings.vote_threshold, set(self.cands.store.parent_skills(r)), self.settings.merge_threshold)
+        result = vote(
+            proposals, self.settings.vote_threshold, set(self.cands.store.parent_skills(r)),
+            self.settings.merge_threshold,
+        )
         r.blueprints = [b.to_json() for b in result.blueprints]
         r.rejected = result.rejected
         if r.diagnoses and not r.blueprints:
@@ -278,14 +294,22 @@ class EvolutionRun:
         if not blueprints:
             return
         n = self.settings.anchor_cases
-        anchors = {b.skill: [self.ctx.cases[c] for c in self.ctx.anchors(b.skill, n) if c in self.ctx.cases] for b in blueprints}
-        limits = RewriteLimits(self.settings.max_body_lines, self.settings.rewrite_retries, self.settings.duplicate_threshold, self.ctx.policy_sentences)
+        anchors = {
+            b.skill: [self.ctx.cases[c] for c in self.ctx.anchors(b.skill, n) if c in self.ctx.cases]
+            for b in blueprints
+        }
+        limits = RewriteLimits(
+            self.settings.max_body_lines, self.settings.rewrite_retries, self.settings.duplicate_threshold,
+            self.ctx.policy_sentences,
+        )
         priors = {b.skill: self.ctx.priors(b.skill) for b in blueprints}
         guard = RewriteGuard(self.ctx.policy_keeper, self.ctx.case_values)
         known = [*self.ctx.earlier_lessons, *self.lessons()]
         left_out = {b.skill: left_out_notes(known, b.skill, self.state.run_id) for b in blueprints}
-        outcomes = rewrite(self.ctx.client, self.cands.store.parent_skills(r), blueprints, anchors, limits, round_no=r.round, priors=priors, guard=guard,
-                           left_out=left_out)
+        outcomes = rewrite(
+            self.ctx.client, self.cands.store.parent_skills(r), blueprints, anchors, limits, round_no=r.round,
+            priors=priors, guard=guard, left_out=left_out,
+        )
         r.outcomes = [o.to_json() for o in outcomes]
         if not any(o.accepted for o in outcomes):
             # The last error of each dropped skill, so the console says why, not only the report.
@@ -317,7 +341,9 @@ class EvolutionRun:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        verdict, r.gate = self.cands.gate_child(r.child, lambda: {**self.cands.store.files(r.parent), **self.cands.store.child_changes(r)}, r.parent)
+        verdict, r.gate = self.cands.gate_child(
+            r.child, lambda: {**self.cands.store.files(r.parent), **self.cands.store.child_changes(r)}, r.parent
+        )
         self.ctx.on_event(Gated(r.round, r.child, verdict.passed, verdict.summary()))
 
     def stage_commit(self, r: RoundRecord) -> None:
@@ -326,7 +352,9 @@ class EvolutionRun:
             self.state.stale_rounds += 1
             self.ctx.on_event(NoChild(r.round, r.note or "nothing to evaluate"))
             return
-        fresh = self.cands.commit_child(r, Candidate(r.child, "", r.parent, r.round), self.cands.store.child_changes(r), r.gate)
+        fresh = self.cands.commit_child(
+            r, Candidate(r.child, "", r.parent, r.round), self.cands.store.child_changes(r), r.gate
+        )
         self.state.stale_rounds = 0 if fresh else self.state.stale_rounds + 1
 
     def stage_attribute(self, r: RoundRecord) -> None:

@@ -1,4 +1,5 @@
-"""What a new evolve run is fixed to (the settings snapshot), its fingerprint, and what changed since a resumed run began."""
+"""What a new evolve run is fixed to (the settings snapshot),
+its fingerprint, and what changed since a resumed run began."""
 
 from __future__ import annotations
 
@@ -29,10 +30,17 @@ def changed_since(state: RunState, snapshot: dict[str, Any], cases: Iterable[Cas
     and `--seed` given now are overrides, not changes."""
 
     def comparable(name: str, section: Any) -> Any:
-        return {k: v for k, v in section.items() if k not in ("max_rounds", "seed")} if name == "evolution" and section else section
+        return (
+            {k: v for k, v in section.items() if k not in ("max_rounds", "seed")} if name == "evolution" and section
+            else section
+        )
 
     settings = sorted(name for name in snapshot if name != GUARD_RULES_KEY)
-    changed = [f"frames.yaml's {name} settings" for name in settings if comparable(name, snapshot[name]) != comparable(name, state.config.get(name))]
+    changed = [
+        f"frames.yaml's {name} settings"
+        for name in settings
+        if comparable(name, snapshot[name]) != comparable(name, state.config.get(name))
+    ]
     if state.fingerprint and run_fingerprint(cases, state.config) != state.fingerprint:
         changed.append("the cases")
     return changed

@@ -1,4 +1,5 @@
-"""Checkpoints of an evolve run: the loop's own progress inside RunState.checkpoint, saved atomically after every step."""
+"""Checkpoints of an evolve run: the loop's own progress inside
+RunState.checkpoint, saved atomically after every step."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Label conflicts: cases a diagnoser says are mislabelled (their expected result contradicts the policy), until a person decides.
+"""Label conflicts: cases a diagnoser says are mislabelled (their
+expected result contradicts the policy), until a person decides.
 
 A disputed case leaves the gate, the front and the diagnosis set (its failure is never turned into
 a rule) until a person sets `label: confirmed` (the expected result stands: the case counts again)

@@ -284,7 +284,9 @@ class RunState:
                 or unknown key, a bad run id, status or candidate, or a front id with no candidate.
         """
         if isinstance(data, dict) and isinstance(data.get("schema"), int) and data["schema"] > SCHEMA_VERSION:
-            raise InputError(f"run state schema {data['schema']} is newer than this frames ({SCHEMA_VERSION}); upgrade frames", where)
+            raise InputError(
+                f"run state schema {data['schema']} is newer than this frames ({SCHEMA_VERSION}); upgrade frames", where
+            )
         if isinstance(data, dict) and isinstance(data.get("schema", 1), int):
             data = upgrade(data, SCHEMA_VERSION)
         values = fields_from(cls, data, where)

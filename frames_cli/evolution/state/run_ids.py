@@ -1,4 +1,5 @@
-"""The names of a run and its candidates: run ids, candidate ids, their refs and the review branch (all safe in paths and ref names)."""
+"""The names of a run and its candidates: run ids, candidate ids,
+their refs and the review branch (all safe in paths and ref names)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The run folders `.frames/runs/<run-id>/`: saving and reading state.json, listing runs oldest first, finding a candidate.
+"""The run folders `.frames/runs/<run-id>/`: saving and reading
+state.json, listing runs oldest first, finding a candidate.
 
 Layout of one run folder (docs/ARCHITECTURE.md):
     state.json       RunState (evolution/state/records.py), rewritten atomically after every step (the checkpoint)

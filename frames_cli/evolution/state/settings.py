@@ -1,4 +1,5 @@
-"""The evolution settings a run is fixed to at its start (from `evolution.*`, `eval.samples` and `eval.lost_retries`), kept in its checkpoint."""
+"""The evolution settings a run is fixed to at its start (from `evolution.*`,
+`eval.samples` and `eval.lost_retries`), kept in its checkpoint."""
 
 from __future__ import annotations
 
@@ -24,14 +25,16 @@ def resolve_threshold(q: int | str, diagnosers: int) -> int:
     threshold = diagnosers if q == "all" else int(q)
     if threshold > diagnosers:
         raise ConfigError(
-            f"`evolution.vote_threshold` ({q}) exceeds `evolution.diagnosers` ({diagnosers}): no change could ever pass the vote"
+            f"`evolution.vote_threshold` ({q}) exceeds `evolution.diagnosers` ({diagnosers}): no change could ever "
+            "pass the vote"
         )
     return threshold
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The evolution settings a run is fixed to (from `evolution.*`, `eval.samples` and `eval.lost_retries` in frames.yaml).
+    """The evolution settings a run is fixed to (from `evolution.*`,
+    `eval.samples` and `eval.lost_retries` in frames.yaml).
 
     `vote_threshold` is q as a count of diagnosers (see `resolve_threshold`); `retrieval` is
     `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without

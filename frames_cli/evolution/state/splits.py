@@ -1,4 +1,5 @@
-"""Held-out discipline: the counted cases divided per category, stably by case id, into diagnosis, selection and sealed test sets.
+"""Held-out discipline: the counted cases divided per category,
+stably by case id, into diagnosis, selection and sealed test sets.
 
 The FRAMES paper diagnoses, gates and selects on one evaluation set E, so its gains are in-sample.
 Here each case gets a place from a hash of its id alone (`place`), so adding, removing or editing
@@ -89,8 +90,10 @@ class Split:
     @classmethod
     def from_json(cls, obj: dict) -> Split:
         """Inverse of `to_json`."""
-        return cls(tuple(obj["diagnosis"]), tuple(obj["selection"]), tuple(obj.get("test", ())), tuple(obj.get("whole", ())),
-                   bool(obj.get("paper", False)), int(obj.get("min_cases", 0)), dict(obj.get("counts", {})))
+        return cls(
+            tuple(obj["diagnosis"]), tuple(obj["selection"]), tuple(obj.get("test", ())), tuple(obj.get("whole", ())),
+            bool(obj.get("paper", False)), int(obj.get("min_cases", 0)), dict(obj.get("counts", {})),
+        )
 
     @classmethod
     def single(cls, case_ids: Iterable[str]) -> Split:
@@ -101,7 +104,8 @@ class Split:
 
 
 def split_cases(cases: Iterable[Case], config: SplitConfig, sealed: Iterable[Case] = ()) -> Split:
-    """Divide `cases` per category by `place`; `sealed` cases (from `split.test_cases`) are test cases whatever their hash.
+    """Divide `cases` per category by `place`; `sealed` cases
+    (from `split.test_cases`) are test cases whatever their hash.
 
     A category is kept whole when it has fewer than `config.min_cases` cases (sealed ones not
     counted) or when hashing would leave its diagnosis or its selection part empty; its cases are
@@ -124,13 +128,20 @@ def split_cases(cases: Iterable[Case], config: SplitConfig, sealed: Iterable[Cas
     if config.selection == 0 and config.test == 0:
         single = Split.single(cid for ids in by_category.values() for cid in ids)
         test = tuple(sorted(sealed_ids))
-        return Split(single.diagnosis, single.selection, test, paper=not sealed_ids, counts=_counts(category_of, single.diagnosis, single.selection, test))
+        return Split(
+            single.diagnosis, single.selection, test, paper=not sealed_ids,
+            counts=_counts(category_of, single.diagnosis, single.selection, test),
+        )
     sets: dict[str, set[str]] = {name: set() for name in SETS}
     whole: list[str] = []
     for category in sorted(by_category):
         ids = by_category[category]
-        placed = {name: [c for c in ids if place(c, config.selection, config.test, config.seed) == name] for name in SETS}
-        too_small = len(ids) < config.min_cases or not placed["diagnosis"] or (config.selection > 0 and not placed["selection"])
+        placed = {
+            name: [c for c in ids if place(c, config.selection, config.test, config.seed) == name] for name in SETS
+        }
+        too_small = (
+            len(ids) < config.min_cases or not placed["diagnosis"] or (config.selection > 0 and not placed["selection"])
+        )
         if too_small:
             whole.append(category)
             sets["diagnosis"].update(ids)
@@ -176,7 +187,8 @@ def load_split_cases(root: Path, config: FramesConfig) -> tuple[dict[str, Case],
 
 
 def describe_split(split: Split) -> str:
-    """One line: the cases per set ("diagnosis 28, selection 12, test 10 cases"; "E: 50 cases" for the paper's single set)."""
+    """One line: the cases per set ("diagnosis 28, selection 12,
+    test 10 cases"; "E: 50 cases" for the paper's single set)."""
     if split.paper:
         return f"one evaluation set E of {len(split.diagnosis)} cases, as in the paper"
     parts = [f"diagnosis {len(split.diagnosis)}", f"selection {len(split.selection)}"]

@@ -1,4 +1,5 @@
-"""Dataclass fields from a JSON object, strictly: unknown, missing and mistyped keys are refused with the record's location."""
+"""Dataclass fields from a JSON object, strictly: unknown, missing
+and mistyped keys are refused with the record's location."""
 
 from __future__ import annotations
 

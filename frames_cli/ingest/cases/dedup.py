@@ -109,7 +109,9 @@ def fair_check(expected: Any, proposed: Check | None) -> Check:
     `default_check(expected)`; None gives `default_check` too."""
     if proposed is None:
         return default_check(expected)
-    if isinstance(expected, str) and (proposed.kind == "exact" or (proposed.kind == "contains" and len(expected.split()) > SHORT_ANSWER_WORDS)):
+    if isinstance(expected, str) and (
+        proposed.kind == "exact" or (proposed.kind == "contains" and len(expected.split()) > SHORT_ANSWER_WORDS)
+    ):
         return default_check(expected)
     return proposed
 
@@ -212,7 +214,9 @@ class StoreResult:
     problems: list[Problem]
 
 
-def store_cases(cases_dir: Path, path: Path, new: Sequence[Case], *, replace: bool, dry_run: bool = False) -> StoreResult:
+def store_cases(
+    cases_dir: Path, path: Path, new: Sequence[Case], *, replace: bool, dry_run: bool = False
+) -> StoreResult:
     """Write `new` to the case file `path`, folding duplicates of any workspace case into the first one.
 
     Args:

@@ -167,7 +167,9 @@ def _quoted_evidence(claims: Sequence[str], unit: Unit, threshold: float) -> lis
     for claim in claims:
         quote = " ".join(str(claim).split())
         if len(token_set(quote)) < MIN_EVIDENCE_WORDS:
-            raise ValueError(f"evidence {claim!r} is not a rule sentence (fewer than {MIN_EVIDENCE_WORDS} content words)")
+            raise ValueError(
+                f"evidence {claim!r} is not a rule sentence (fewer than {MIN_EVIDENCE_WORDS} content words)"
+            )
         if quote and quote in flat:
             found = quote
         else:
@@ -182,7 +184,9 @@ def _quoted_evidence(claims: Sequence[str], unit: Unit, threshold: float) -> lis
     return evidence
 
 
-def validate_generated(raw: dict[str, Any], unit: Unit, threshold: float, kind: str = KIND, ref: str | None = None) -> Case:
+def validate_generated(
+    raw: dict[str, Any], unit: Unit, threshold: float, kind: str = KIND, ref: str | None = None
+) -> Case:
     """Turn one proposed case into a Case marked generated and unreviewed (source `kind`, `ref` or the unit's).
 
     Evidence sentences are replaced by the unit's sentence they quote. The proposed check is kept
@@ -262,7 +266,9 @@ class CaseGenerator:
                 break
             plan.append((unit, min(self.per_unit, left)))
             left -= plan[-1][1]
-        replies: list[ChatReply] = self.chat_many([generator_request(u, n, categories) for u, n in plan]) if plan else []
+        replies: list[ChatReply] = (
+            self.chat_many([generator_request(u, n, categories) for u, n in plan]) if plan else []
+        )
         for (unit, wanted), reply in zip(plan, replies):
             self.usage.add(reply.usage)
             where = Location(unit.file, unit.start)
@@ -271,7 +277,11 @@ class CaseGenerator:
                 continue
             for i, raw in enumerate(reply.data["cases"][:wanted], start=1):
                 try:
-                    self.cases.append(validate_generated(raw, unit, self.threshold, self.kind, self.ref_prefix + unit.ref))
+                    self.cases.append(
+                        validate_generated(raw, unit, self.threshold, self.kind, self.ref_prefix + unit.ref)
+                    )
                 except ValueError as exc:
-                    self.problems.append(Problem(where, f"generated case {i} for {unit.heading} dropped: {exc}", "warning"))
+                    self.problems.append(
+                        Problem(where, f"generated case {i} for {unit.heading} dropped: {exc}", "warning")
+                    )
         return self.cases

@@ -165,11 +165,14 @@ class SkillMatcher:
         return [
             (self.names[i], scores[i])
             for i in ranked
-            if scores[i] >= self.min_score and scores[i] >= _NEAR_BEST * best and len(distinct & self._vocab[i]) >= _MIN_SHARED
+            if scores[i] >= self.min_score and scores[i] >= _NEAR_BEST * best
+            and len(distinct & self._vocab[i]) >= _MIN_SHARED
         ]
 
 
-def attach(priors: Priors, matcher: SkillMatcher, advice: Sequence[Prior], skill_hint: Sequence[str | None]) -> list[list[str]]:
+def attach(
+    priors: Priors, matcher: SkillMatcher, advice: Sequence[Prior], skill_hint: Sequence[str | None]
+) -> list[list[str]]:
     """Attach each prior in `advice` to its matching skills (or to `unmatched`).
 
     Args:

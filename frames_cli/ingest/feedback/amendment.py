@@ -114,7 +114,9 @@ def _blocks(lines: list[str], unit: Unit, added: Sequence[str]) -> list[Unit]:
     return [Unit(unit.file, unit.heading, a, b, "\n".join(lines[a - 1 : b])) for a, b in spans]
 
 
-def section_changes(file: str, old: bytes | None, new: bytes | None, shown: tuple[str, str] | None = None) -> list[SectionChange]:
+def section_changes(
+    file: str, old: bytes | None, new: bytes | None, shown: tuple[str, str] | None = None
+) -> list[SectionChange]:
     """The sections of `file` that differ between the `old` and `new` bytes (None: file absent).
 
     `shown` names the two versions in error messages (the OLD and NEW paths, or `<commit>:<file>`);
@@ -146,7 +148,9 @@ def section_changes(file: str, old: bytes | None, new: bytes | None, shown: tupl
     return changes
 
 
-def stale_skills(skills: SkillSet, new_files: Mapping[str, bytes | None], changes: Sequence[SectionChange]) -> list[StaleSkill]:
+def stale_skills(
+    skills: SkillSet, new_files: Mapping[str, bytes | None], changes: Sequence[SectionChange]
+) -> list[StaleSkill]:
     """Skills with a back-link into `new_files` whose recorded sha256 no longer matches (see module docstring).
 
     Args:
@@ -165,8 +169,10 @@ def stale_skills(skills: SkillSet, new_files: Mapping[str, bytes | None], change
             if link.end <= len(lines) and span_sha256(lines, link.start, link.end) == link.sha256:
                 continue
             overlapping = [
-                c.heading for c in changes
-                if c.file == link.file and c.status != "removed" and c.unit.start <= link.end and link.start <= c.unit.end
+                c.heading for c in changes if c.file == link.file
+                and c.status != "removed"
+                and c.unit.start <= link.end
+                and link.start <= c.unit.end
             ]
             out.append(StaleSkill(name, link, "text changed", overlapping))
     return out
@@ -187,7 +193,9 @@ def read_pair(old: Path, new: Path) -> tuple[bytes, bytes]:
     return out[0], out[1]
 
 
-def git_versions(root: Path, policies_dir: Path, spec: str) -> tuple[str, dict[str, bytes | None], dict[str, bytes | None]]:
+def git_versions(
+    root: Path, policies_dir: Path, spec: str
+) -> tuple[str, dict[str, bytes | None], dict[str, bytes | None]]:
     """Policy files that differ between the two ends of a git range.
 
     Args:

@@ -58,7 +58,9 @@ class IngestReport:
         """Record where the cases went; problems in other case files become warnings here (those
         files' bad records were left as they are, and their good cases still took part in dedup)."""
         self.stored = stored
-        self.problems.extend(Problem(p.location, f"{p.message} (file left unchanged)", "warning") for p in stored.problems)
+        self.problems.extend(
+            Problem(p.location, f"{p.message} (file left unchanged)", "warning") for p in stored.problems
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for `frames ingest --json`: "written" (path or null), "cases" (count),
@@ -71,7 +73,9 @@ class IngestReport:
             "merged": [{"source": a, "into": b} for a, b in stored.merged] if stored else [],
             "updated_files": [str(p) for p in stored.updated_files] if stored else [],
             "priors": [{"text": t, "skills": s} for t, s in self.priors],
-            "problems": [{"location": str(p.location), "severity": p.severity, "message": p.message} for p in self.problems],
+            "problems": [
+                {"location": str(p.location), "severity": p.severity, "message": p.message} for p in self.problems
+            ],
             **({"account": self.account.to_json()} if self.account is not None else {}),
             **self.extra,
         }
@@ -129,7 +133,9 @@ def seed_regression_pool(ws: Workspace, cases: Sequence[Case]) -> list[str]:
     return added
 
 
-def attach_priors(ws: Workspace, config: FramesConfig, advice: Sequence[tuple[Prior, str | None]]) -> tuple[Priors | None, list[tuple[str, list[str]]]]:
+def attach_priors(
+    ws: Workspace, config: FramesConfig, advice: Sequence[tuple[Prior, str | None]]
+) -> tuple[Priors | None, list[tuple[str, list[str]]]]:
     """Attach advice to the matching skills, in memory; `save_priors(ws.root, priors)` writes it.
 
     Split from the write so a bad `priors.yaml` stops an import before any case file is written.
@@ -182,10 +188,15 @@ def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
     cases = check_case_files(case_files(ws.cases_dir, "*"))[0]
     by_source = Counter(kind for c in cases for kind in {c.source.kind, *(s.kind for s in c.also_from)})
     try:
-        uncovered: list[dict[str, str]] | None = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, cases).uncovered()]
+        uncovered: list[dict[str, str]] | None = [
+            {"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, cases).uncovered()
+        ]
         # What no counted case covers yet: generated cases waiting for review cover a section for
         # the generator, but not for evaluation.
-        counted = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, [c for c in cases if c.counts]).uncovered()]
+        counted = [
+            {"ref": u.ref, "heading": u.heading}
+            for u in coverage(ws, config, [c for c in cases if c.counts]).uncovered()
+        ]
         awaiting: list[dict[str, str]] | None = [u for u in counted if u not in uncovered]
     except InputError:
         uncovered = awaiting = None
@@ -197,7 +208,9 @@ def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
     }
 
 
-def generate(ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: int, kind: str, ref_prefix: str = "") -> CaseGenerator:
+def generate(
+    ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: int, kind: str, ref_prefix: str = ""
+) -> CaseGenerator:
     """Ask the generator model for at most `limit` cases testing `units`.
 
     Returns:
@@ -213,6 +226,8 @@ def generate(ws: Workspace, config: FramesConfig, units: Sequence[Unit], limit: 
 
     categories = sorted({c.category for c in check_case_files(case_files(ws.cases_dir, "*"))[0]})
     with ModelClient(ws, config) as client:
-        generator = CaseGenerator(client.chat_many, config.ingest.evidence_match, config.ingest.generated_per_section, kind, ref_prefix)
+        generator = CaseGenerator(
+            client.chat_many, config.ingest.evidence_match, config.ingest.generated_per_section, kind, ref_prefix
+        )
         generator.generate(units, categories, limit)
     return generator

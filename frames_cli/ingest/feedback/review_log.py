@@ -64,12 +64,19 @@ APPROVED_KIND = "review-log-approved"
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "input": ("input", "question", "request", "customer_message", "user_message", "message", "prompt", "query", "case"),
-    "output": ("output", "agent_output", "agent_answer", "agent_response", "agent_decision", "agent_reply", "response", "answer",
-               "agent_action", "action", "model_output", "completion"),
-    "verdict": ("verdict", "status", "decision", "review", "outcome", "result", "approved", "accepted", "passed", "is_correct",
-                "label", "judgement", "judgment", "rating"),
+    "output": (
+        "output", "agent_output", "agent_answer", "agent_response", "agent_decision", "agent_reply", "response",
+        "answer", "agent_action", "action", "model_output", "completion",
+    ),
+    "verdict": (
+        "verdict", "status", "decision", "review", "outcome", "result", "approved", "accepted", "passed", "is_correct",
+        "label", "judgement", "judgment", "rating",
+    ),
     "correct": ("correct", "correct_answer", "expected", "expected_output", "should_be", "gold", "correction"),
-    "comment": ("comment", "comments", "reviewer_comment", "notes", "note", "feedback", "remarks", "qa_notes", "qa_comment", "review_notes", "reviewer_notes", "review_comment"),
+    "comment": (
+        "comment", "comments", "reviewer_comment", "notes", "note", "feedback", "remarks", "qa_notes", "qa_comment",
+        "review_notes", "reviewer_notes", "review_comment",
+    ),
     "category": ("category", "topic", "type", "queue"),
     "reviewer": ("reviewer", "reviewed_by", "agent_reviewer"),
     "skill": ("skill",),
@@ -79,10 +86,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
 FIELDS = (*ALIASES, "fields.")
 
 _VERDICTS = {
-    "approved": ("approved", "approve", "accepted", "accept", "ok", "okay", "pass", "passed", "success", "succeeded", "correct", "good", "lgtm", "fine", "yes", "y",
-                 "true", "t", "1", "👍", "✓", "✔"),
-    "rejected": ("rejected", "reject", "fail", "failed", "failure", "wrong", "incorrect", "bad", "no", "n", "denied", "needs fix",
-                 "false", "f", "0", "👎", "✗", "x"),
+    "approved": (
+        "approved", "approve", "accepted", "accept", "ok", "okay", "pass", "passed", "success", "succeeded", "correct",
+        "good", "lgtm", "fine", "yes", "y", "true", "t", "1", "👍", "✓", "✔",
+    ),
+    "rejected": (
+        "rejected", "reject", "fail", "failed", "failure", "wrong", "incorrect", "bad", "no", "n", "denied",
+        "needs fix", "false", "f", "0", "👎", "✗", "x",
+    ),
     "advice": ("advice", "note", "comment", "suggestion", "fyi", "info", "n/a", "na"),
 }
 _VERDICT_OF = {word: verdict for verdict, words in _VERDICTS.items() for word in words}
@@ -107,7 +118,9 @@ def parse_verdict(raw: str | None, location: Location, problems: list[Problem]) 
         return _VERDICT_OF[word]
     close = difflib.get_close_matches(word, list(_VERDICT_OF), n=1, cutoff=_CLOSE_VERDICT)
     if not close:
-        raise ValueError(f"unknown verdict {raw!r} (use approved/rejected, yes/no, true/false, 1/0, pass/fail or advice)")
+        raise ValueError(
+            f"unknown verdict {raw!r} (use approved/rejected, yes/no, true/false, 1/0, pass/fail or advice)"
+        )
     problems.append(Problem(location, f"verdict {raw!r} read as {_VERDICT_OF[close[0]]!r}", "warning"))
     return _VERDICT_OF[close[0]]
 
@@ -122,7 +135,9 @@ WHOLE_COMMENT = "The answer must satisfy this reviewer's comment: "
 _WHOLE_POLICY = re.compile(r"^[A-Z0-9\"“(].*[.!?:)\"”]$")
 
 
-def policy_evidence(requirements: Sequence[str], claims: Sequence[str], policy: Sequence[str], threshold: float) -> list[str]:
+def policy_evidence(
+    requirements: Sequence[str], claims: Sequence[str], policy: Sequence[str], threshold: float
+) -> list[str]:
     """Diagnosis evidence: the requirements, then for each requirement and each quoted wrong claim
     the policy sentence it paraphrases (`text.best_sentence` at `threshold`), when that sentence is
     whole prose (capitalised, closed by punctuation, no link or template markup)."""
@@ -130,7 +145,10 @@ def policy_evidence(requirements: Sequence[str], claims: Sequence[str], policy: 
     for text in (*requirements, *claims):
         match = best_sentence(text, policy, threshold)
         sentence = match[0] if match else ""
-        if sentence and sentence not in out and _WHOLE_POLICY.match(sentence) and not re.search(r"\]\(|\{%|https?://", sentence):
+        if (
+            sentence and sentence not in out and _WHOLE_POLICY.match(sentence)
+            and not re.search(r"\]\(|\{%|https?://", sentence)
+        ):
             out.append(sentence)
     return out
 
@@ -142,7 +160,9 @@ def rubric_check(rules: Sequence[str], rejected: Sequence[str] = ()) -> tuple[st
     The judge grades the answer against the rules; the same text is the case's `expected`, so two
     sources reporting the same input and rules are one case (`dedup`).
     """
-    parts = (["The answer must follow: " + " ".join(rules)] if rules else []) + [f"The answer must not claim: \"{c}\"." for c in rejected]
+    parts = (["The answer must follow: " + " ".join(rules)] if rules else []) + [
+        f'The answer must not claim: "{c}".' for c in rejected
+    ]
     return " ".join(parts), Check("rubric")
 
 
@@ -193,7 +213,9 @@ class ReviewLogConverter:
         commented = [r for r in read.records if r.text("comment")]
         keys = self.read_keys([(r.text("comment"), r.text("input")) for r in commented])
         self._keys = {id(r): k for r, k in zip(commented, keys)}
-        cases = convert_records(read, self._row, self.problems, account=self.account, passing=lambda c: c.source.kind == APPROVED_KIND)
+        cases = convert_records(
+            read, self._row, self.problems, account=self.account, passing=lambda c: c.source.kind == APPROVED_KIND
+        )
         for record in commented:
             self.account.annotate(record.location, record.text("comment"), self._keys[id(record)])
         return cases
@@ -216,20 +238,32 @@ class ReviewLogConverter:
             raise ValueError("no case input (map the column with --map input=COLUMN)")
         fields = {name: value for name, value in iter_prefixed(record, "fields.")}
         category = record.text("category") or self.category
-        notes = " — ".join(filter(None, (comment, f"reviewer: {record.text('reviewer')}" if record.text("reviewer") else None)))
+        notes = " — ".join(
+            filter(None, (comment, f"reviewer: {record.text('reviewer')}" if record.text("reviewer") else None))
+        )
         if verdict == "approved":
             # The reviewer's correction wins; else the approved output itself is the expected answer.
             answer = "correct" if correct is not None else "output" if output is not None else None
             if answer is None:
                 if comment is None:
-                    raise ValueError("approved, but neither the agent's output nor a correct answer is given (map the column with --map output=COLUMN)")
-                return self._advice(comment, ref, record, "approved, but neither the agent's output nor a correct answer is given (--map output=COLUMN)")
+                    raise ValueError(
+                        "approved, but neither the agent's output nor a correct answer is given (map the column with "
+                        "--map output=COLUMN)"
+                    )
+                return self._advice(
+                    comment, ref, record,
+                    "approved, but neither the agent's output nor a correct answer is given (--map output=COLUMN)",
+                )
             return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=record.values[answer],
                              category=category, diagnosis=Diagnosis(notes=notes))
         key = self._keys.get(id(record)) or AnswerKey([], none="empty")
         evidence = policy_evidence(key.requirements, key.rejected, self.policy, self.evidence_match)
         if correct is not None:
-            symptom = f"agent answered {output!r}; reviewer expected {correct!r}" if output else f"agent gave no answer; reviewer expected {correct!r}"
+            symptom = (
+                f"agent answered {output!r}; reviewer expected {correct!r}"
+                if output
+                else f"agent gave no answer; reviewer expected {correct!r}"
+            )
             return make_case(KIND, ref, text=text, fields=fields, expected=record.values["correct"], category=category,
                              diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
         symptom = f"reviewer rejected {output!r}" if output else "reviewer rejected the answer"
@@ -243,10 +277,14 @@ class ReviewLogConverter:
             raise ValueError("rejected, but neither a correct answer nor a comment says what was wrong")
         if key.none != "narrative":
             # Only a link, a warning or tone: nothing a right answer can be graded on.
-            return self._advice(comment, ref, record, f"rejected, but {NONE_REASONS[key.none]}; no correct answer is given")
+            return self._advice(
+                comment, ref, record, f"rejected, but {NONE_REASONS[key.none]}; no correct answer is given"
+            )
         # A story with no requirement in it: the whole comment is the rubric, until a person writes the requirement.
-        case = make_case(KIND, ref, text=text, fields=fields, expected=WHOLE_COMMENT + " ".join(comment.split()), category=category,
-                         check=Check("rubric"), diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
+        case = make_case(
+            KIND, ref, text=text, fields=fields, expected=WHOLE_COMMENT + " ".join(comment.split()), category=category,
+            check=Check("rubric"), diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence),
+        )
         case.review = "needed"
         return case
 

@@ -25,15 +25,20 @@ TRACE_FIELDS = ("outcome", "reward", "label", "expected", "output", "category", 
 
 
 def _is_message_event(obj: Any) -> bool:
-    return isinstance(obj, dict) and obj.get("type") in _MESSAGE_TYPES and isinstance(obj.get("message"), dict) and "sessionId" in obj
+    return (
+        isinstance(obj, dict) and obj.get("type") in _MESSAGE_TYPES and isinstance(obj.get("message"), dict)
+        and "sessionId" in obj
+    )
 
 
 def is_session(rows: list[tuple[Location, Any]]) -> bool:
     """Whether parsed JSON Lines `rows` are a Claude Code session: every object has a string `type`
     and none has `messages` or `steps` (a trace of its own), and at least one is a message event."""
     objects = [obj for _, obj in rows if isinstance(obj, dict)]
-    return (bool(objects) and all(isinstance(o.get("type"), str) and not {"messages", "steps"} & set(o) for o in objects)
-            and any(_is_message_event(o) for o in objects))
+    return (
+        bool(objects) and all(isinstance(o.get("type"), str) and not {"messages", "steps"} & set(o) for o in objects)
+        and any(_is_message_event(o) for o in objects)
+    )
 
 
 def group_sessions(rows: list[tuple[Location, Any]]) -> tuple[list[tuple[Location, Any]], list[Problem]]:
@@ -58,7 +63,12 @@ def group_sessions(rows: list[tuple[Location, Any]]) -> tuple[list[tuple[Locatio
             out.append((location, obj))
             continue
         if "sessionId" not in obj:
-            warnings.append(Problem(location, f"`{obj.get('type')}` event of a Claude Code session file, not a message: left out", "warning"))
+            warnings.append(
+                Problem(
+                    location, f"`{obj.get('type')}` event of a Claude Code session file, not a message: left out",
+                    "warning",
+                )
+            )
             continue
         sid = str(obj["sessionId"])
         info = seen.setdefault(sid, {"first": location.line, "last": location.line, "left": {}, "path": location.path})

@@ -101,7 +101,10 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(p, dict) for p in value):
-        return "\n".join(_text(p.get("text", p.get("content", ""))) for p in value if p.get("type", "text") in ("text", "tool_result"))
+        return "\n".join(
+            _text(p.get("text", p.get("content", ""))) for p in value
+            if p.get("type", "text") in ("text", "tool_result")
+        )
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
@@ -209,7 +212,10 @@ def _trace(record: Record, problems: list[Problem], actions_column: bool = False
         if not isinstance(steps_raw, list) or not all(isinstance(s, dict) for s in steps_raw):
             raise ValueError("`steps` must be a list of objects with state, action and result")
         # SWE-agent steps hold the environment's answer as `observation`.
-        steps = [{"state": s.get("state"), "action": s.get("action"), "result": s.get("result", s.get("observation"))} for s in steps_raw]
+        steps = [
+            {"state": s.get("state"), "action": s.get("action"), "result": s.get("result", s.get("observation"))}
+            for s in steps_raw
+        ]
         start = steps[0]["state"] if steps else None
         last_action = steps[-1]["action"] if steps else None
         answer = last_action.get("answer") if isinstance(last_action, dict) else None
@@ -223,10 +229,15 @@ def _trace(record: Record, problems: list[Problem], actions_column: bool = False
     if cause is not None and cause > len(steps):
         raise ValueError(f"label.cause_step {cause} is past the last step ({len(steps)})")
     if cause is None:
-        cause = next((i for i, s in enumerate(steps, start=1) if s["result"] is not None and _ERROR.search(_text(s["result"]))), None)
+        cause = next(
+            (i for i, s in enumerate(steps, start=1) if s["result"] is not None and _ERROR.search(_text(s["result"]))),
+            None,
+        )
     expected = correct if correct is not None else record.values.get("expected")
     output = record.values.get("output", answer)
-    return Trace(steps, record.values.get("input", start), output, verdict, note, _actions(expected, actions_column), cause)
+    return Trace(
+        steps, record.values.get("input", start), output, verdict, note, _actions(expected, actions_column), cause
+    )
 
 
 def _note(record: Record) -> str | None:
@@ -240,7 +251,9 @@ def _note(record: Record) -> str | None:
 def _tool_said(sentence: str, steps: list[dict[str, Any]]) -> bool:
     """Whether `sentence` is in what a step's tool returned (case and spacing aside)."""
     plain = " ".join(sentence.casefold().split()).strip(" .")
-    return any(plain and plain in " ".join(_text(s["result"]).casefold().split()) for s in steps if s.get("result") is not None)
+    return any(
+        plain and plain in " ".join(_text(s["result"]).casefold().split()) for s in steps if s.get("result") is not None
+    )
 
 
 def _actions(expected: Any, of_actions: bool = False) -> Any:
@@ -250,7 +263,9 @@ def _actions(expected: Any, of_actions: bool = False) -> Any:
     if isinstance(expected, list) and not expected and of_actions:
         return {"actions": []}
     if isinstance(expected, list) and expected and all(isinstance(a, dict) and "name" in a for a in expected):
-        return {"actions": [{"name": a["name"], "arguments": a.get("arguments", a.get("kwargs", {}))} for a in expected]}
+        return {
+            "actions": [{"name": a["name"], "arguments": a.get("arguments", a.get("kwargs", {}))} for a in expected]
+        }
     return expected
 
 
@@ -331,12 +346,16 @@ class TraceConverter:
         Raises:
             InputError: the file cannot be read at all.
         """
-        read = read_records(Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl", shown=self.shown, regroup=group_sessions)
+        read = read_records(
+            Path(self.path), FieldResolver(self.mapping, ALIASES), "jsonl", shown=self.shown, regroup=group_sessions
+        )
         self.problems, self.account = [], Account()
         noted = [(r, note) for r in read.records if (note := _note(r))]
         keys = self.read_keys([(note, None) for _, note in noted])
         self._keys = {id(r): k for (r, _), k in zip(noted, keys)}
-        cases = convert_records(read, self._case, self.problems, "trace", self.account, passing=lambda c: not c.diagnosis.symptom)
+        cases = convert_records(
+            read, self._case, self.problems, "trace", self.account, passing=lambda c: not c.diagnosis.symptom
+        )
         for (record, note), key in zip(noted, keys):
             self.account.annotate(record.location, note, key)
         return cases
@@ -348,20 +367,28 @@ class TraceConverter:
         ref = record.ref()
         text, fields = _start_input(trace.start)
         if not text and not fields:
-            raise ValueError("the trace does not show what the agent saw at the start (no `input`, state or user message)")
+            raise ValueError(
+                "the trace does not show what the agent saw at the start (no `input`, state or user message)"
+            )
         category = record.text("category") or self.category
         if trace.verdict == "approved":
             expected = trace.expected if trace.expected is not None else trace.output
             if expected is None:
-                raise ValueError("successful trace without a final answer or `expected` (map the reference answer with --map expected=KEY)")
+                raise ValueError(
+                    "successful trace without a final answer or `expected` (map the reference answer with --map "
+                    "expected=KEY)"
+                )
             tools = sum(1 for s in trace.steps if isinstance(s["action"], dict) and "tool" in s["action"])
             if trace.expected is None and tools:
                 raise ValueError(
-                    f"the agent's final reply reports what {tools} tool call(s) returned, which the case input does not hold, "
-                    "so it cannot be the expected answer: map the reference answer with --map expected=KEY "
-                    "(a τ-bench trajectory holds it in info.task.actions)")
-            return make_case(KIND, ref, text=text, fields=fields, expected=expected, category=category, check=_check(expected),
-                             answer_format=_format(expected), diagnosis=Diagnosis(notes=trace.note or ""))
+                    f"the agent's final reply reports what {tools} tool call(s) returned, which the case input does "
+                    "not hold, so it cannot be the expected answer: map the reference answer with --map expected=KEY "
+                    "(a τ-bench trajectory holds it in info.task.actions)"
+                )
+            return make_case(
+                KIND, ref, text=text, fields=fields, expected=expected, category=category, check=_check(expected),
+                answer_format=_format(expected), diagnosis=Diagnosis(notes=trace.note or ""),
+            )
         if trace.verdict != "rejected":
             raise ValueError("no outcome: give `outcome`, `reward` or a reviewer `label` with a verdict")
         steps = excerpt(trace.steps, trace.cause_step, self.delayed)
@@ -370,18 +397,27 @@ class TraceConverter:
         requirements = [r for r in key.requirements if not _tool_said(r, trace.steps)]
         evidence = policy_evidence(requirements, key.rejected, self.policy, self.evidence_match)
         last = len(trace.steps)
-        symptom = f"failed at step {last}" + (f"; agent answered {_text(trace.output)!r}" if trace.output is not None else "")
+        symptom = f"failed at step {last}" + (
+            f"; agent answered {_text(trace.output)!r}" if trace.output is not None else ""
+        )
         cause = ""
         if trace.cause_step is not None and trace.cause_step < last:
             cause = f"step {trace.cause_step}: {_text(trace.steps[trace.cause_step - 1]['action'])}"
         diagnosis = Diagnosis(symptom=symptom, cause=cause, notes=trace.note or "", trajectory=steps, evidence=evidence)
         if trace.expected is not None:
-            return make_case(KIND, ref, text=text, fields=fields, expected=trace.expected, category=category, check=_check(trace.expected),
-                             answer_format=_format(trace.expected), diagnosis=diagnosis)
+            return make_case(
+                KIND, ref, text=text, fields=fields, expected=trace.expected, category=category,
+                check=_check(trace.expected), answer_format=_format(trace.expected), diagnosis=diagnosis,
+            )
         if requirements or key.rejected:
             rubric, check = rubric_check(requirements, key.rejected)
-            case = make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check, diagnosis=diagnosis)
+            case = make_case(
+                KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check,
+                diagnosis=diagnosis,
+            )
             case.review = "needed" if key.unsure or len(requirements) < len(key.requirements) else None
             return case
-        raise ValueError("failed trace without `expected`, a label's `correct`, or a rule in the reviewer's note "
-                         "(map the reference answer with --map expected=KEY, e.g. info.task.actions in a τ-bench trajectory)")
+        raise ValueError(
+            "failed trace without `expected`, a label's `correct`, or a rule in the reviewer's note "
+            "(map the reference answer with --map expected=KEY, e.g. info.task.actions in a τ-bench trajectory)"
+        )

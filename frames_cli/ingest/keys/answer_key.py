@@ -52,13 +52,13 @@ RULES = "rules"
 
 # Rule markers: deontic and eligibility words (English, German, Spanish, French) and limits.
 _MARKER = re.compile(
-    r"\b(must|never|always|only|mustn't|cannot|can't|can not|may not|not allowed|allowed to|is not permitted|required|requires?|"
-    r"need(?:s)? to|has to|have to|should(?:n't| not)?(?: have)?|ought to|don't|do not|doesn't|does not|not eligible|eligible|"
-    r"prohibited|forbidden|mandatory|compulsory|obligatory|at most|at least|no more than|up to|within \d+|no later than|"
-    r"per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|but not|"
-    r"muss|müssen|darf|dürfen|nur|nie|niemals|immer|erforderlich|pflicht|verpflichtend|"
-    r"debe|deben|debería|no puede|no pueden|nunca|siempre|solo|sólo|obligatorio|hay que|tiene que|tienen que|se requiere|"
-    r"doit|doivent|ne peut|ne peuvent|jamais|toujours|seulement|obligatoire|il faut)\b"
+    r"\b(must|never|always|only|mustn't|cannot|can't|can not|may not|not allowed|allowed to|is not permitted|required|"
+    r"requires?|need(?:s)? to|has to|have to|should(?:n't| not)?(?: have)?|ought to|don't|do not|doesn't|does not|"
+    r"not eligible|eligible|prohibited|forbidden|mandatory|compulsory|obligatory|at most|at least|no more than|up to|"
+    r"within \d+|no later than|per (?:the )?policy|policy (?:says|states|requires)|according to (?:the )?policy|"
+    r"but not|muss|müssen|darf|dürfen|nur|nie|niemals|immer|erforderlich|pflicht|verpflichtend|debe|deben|debería|"
+    r"no puede|no pueden|nunca|siempre|solo|sólo|obligatorio|hay que|tiene que|tienen que|se requiere|doit|doivent|"
+    r"ne peut|ne peuvent|jamais|toujours|seulement|obligatoire|il faut)\b"
     # The reviewer quoting the rule: 'Policy: "…"'.
     r"|\b(?:policy|rule)\s*:",
     re.IGNORECASE,
@@ -82,76 +82,106 @@ _PERSON = re.compile(
 # A role as subject ("the customer", "the traveler's supervisor"): a story when told in the past,
 # a rule when stated in the present ("The traveler must also paste …").
 _ROLE = re.compile(
-    r"^(?:(?:but|and|then|so|also)\s*,?\s+)?the (?:customer|traveler|traveller|client|caller|user|borrower|applicant|buyer|guest|"
-    r"employee|person|lady|guy)\b",
+    r"^(?:(?:but|and|then|so|also)\s*,?\s+)?the (?:customer|traveler|traveller|client|caller|user|borrower|applicant|"
+    r"buyer|guest|employee|person|lady|guy)\b",
     re.IGNORECASE,
 )
 # How someone felt: a story, whatever the tense ("The customer is upset.").
-_FEELING = re.compile(r"\b(?:upset|angry|furious|annoyed|confused|happy|unhappy|frustrated|worried|stressed|pleased|thrilled|"
-                      r"disappointed|embarrassed|verwirrt|verärgert|enojad[oa]|enojó|molest[oa]|fâché|énervé)\b", re.IGNORECASE)
+_FEELING = re.compile(
+    r"\b(?:upset|angry|furious|annoyed|confused|happy|unhappy|frustrated|worried|stressed|pleased|thrilled|"
+    r"disappointed|embarrassed|verwirrt|verärgert|enojad[oa]|enojó|molest[oa]|fâché|énervé)\b",
+    re.IGNORECASE,
+)
 # A capitalised name, then a verb of a story: "Kaitlyn asked twice", "Sam from the DC office asked".
-_NAMED = re.compile(r"^[A-ZÀ-Ý][a-zà-ÿ]+(?: [A-ZÀ-Ý][a-zà-ÿ]+)?(?: from [\w ]{1,30})? (?:asked|was|had|got|called|said|wanted|paid|tried|hat|war|wrote|came)\b")
+_NAMED = re.compile(
+    r"^[A-ZÀ-Ý][a-zà-ÿ]+(?: [A-ZÀ-Ý][a-zà-ÿ]+)?(?: from [\w ]{1,30})? (?:asked|was|had|got|called|said|wanted|paid|"
+    r"tried|hat|war|wrote|came)\b"
+)
 # The reviewer speaking: "I" (never a rule's voice), or "we" as a subject ("is how we end up …");
 # "us" and "our" are often the company in a rule ("… go through the seller, not through us").
 _FIRST_PERSON = re.compile(r"\b(?:i(?![.\w])|i'm|i'd|i've|i'll|me|my|myself|we|we're|we've)\b", re.IGNORECASE)
 _SINGULAR_FIRST = re.compile(r"(?:^|[\s,;(])(?:i|i'm|i'd|i've|i'll)\s", re.IGNORECASE)
 _TONE = re.compile(
-    r"\b(tone|curt|rude|polite|impolite|friendl(?:y|ier)|warm(?:er)?|cold|condescending|patroni[sz]ing|snarky|sarcastic|"
-    r"too long|too short|too wordy|verbose|wordy|rambl\w*|apologi[sz]\w*|unfortunately|greet\w*|empath\w*|"
+    r"\b(tone|curt|rude|polite|impolite|friendl(?:y|ier)|warm(?:er)?|cold|condescending|patroni[sz]ing|snarky|"
+    r"sarcastic|too long|too short|too wordy|verbose|wordy|rambl\w*|apologi[sz]\w*|unfortunately|greet\w*|empath\w*|"
     r"vague|vage|vago|zu lang|trop long)\b",
     re.IGNORECASE,
 )
-_VAGUE = re.compile(r"\b(be careful|careful|tricky|watch out|heads up|hmm+|not sure|sorgfältig|cuidado|attention)\b", re.IGNORECASE)
+_VAGUE = re.compile(
+    r"\b(be careful|careful|tricky|watch out|heads up|hmm+|not sure|sorgfältig|cuidado|attention)\b", re.IGNORECASE
+)
 _META = re.compile(
-    r"\b(next time|check whether the agent|whether the agent|is the agent reading|reading the [\w-]+ page|the team has heard|"
-    r"told the team|i've told|file (?:a|the) ticket|retrain|escalated (?:this|it) to)\b",
+    r"\b(next time|check whether the agent|whether the agent|is the agent reading|reading the [\w-]+ page|"
+    r"the team has heard|told the team|i've told|file (?:a|the) ticket|retrain|escalated (?:this|it) to)\b",
     re.IGNORECASE,
 )
-_STORY_START = re.compile(r"^(?:called|turns out|took me|last (?:week|month|spring|summer|fall|winter|year)|yesterday|earlier|"
-                          r"apparently|honestly|long story|anyway)\b", re.IGNORECASE)
+_STORY_START = re.compile(
+    r"^(?:called|turns out|took me|last (?:week|month|spring|summer|fall|winter|year)|yesterday|earlier|"
+    r"apparently|honestly|long story|anyway)\b",
+    re.IGNORECASE,
+)
 _PAST = re.compile(
-    r"\b(was|were|had|did|got|said|told|asked|paid|sent|went|came|took|gave|made|wrote|arrived|declined|offered|accepted|refunded|"
-    r"quoted|counted|charged|handled|tried|called|booked|cancell?ed|wanted|apologi[sz]ed|listed|flagged|received|missed|forgot|"
-    r"ignored|promised|approved|denied|processed|shipped|lost|happened|war|hat|hatte|dijo|fue|était|a dit)\b",
+    r"\b(was|were|had|did|got|said|told|asked|paid|sent|went|came|took|gave|made|wrote|arrived|declined|offered|"
+    r"accepted|refunded|quoted|counted|charged|handled|tried|called|booked|cancell?ed|wanted|apologi[sz]ed|listed|"
+    r"flagged|received|missed|forgot|ignored|promised|approved|denied|processed|shipped|lost|happened|war|hat|hatte|"
+    r"dijo|fue|était|a dit)\b",
     re.IGNORECASE,
 )
 # A past form that is a passive or perfect of a rule ("are refunded", "must be approved", "is charged") is not a story.
-_PASSIVE_BEFORE = re.compile(r"\b(?:is|are|be|been|being|get|gets|not|n't|only|always|never|must|can|may)\s+(?:\w+ly\s+)?$", re.IGNORECASE)
+_PASSIVE_BEFORE = re.compile(
+    r"\b(?:is|are|be|been|being|get|gets|not|n't|only|always|never|must|can|may)\s+(?:\w+ly\s+)?$", re.IGNORECASE
+)
 _PREDICATE = re.compile(
-    r"\b(?:is|are|isn't|aren't)\s+(?:\w+\s+){0,2}?(?:reimbursable|refundable|reimbursed|refunded|required|covered|allowed|accepted|"
-    r"eligible|free|waived|deducted|charged|referred|booked|paid|returnable|exempt|due|capped|limited|payable|needed|treated|handled|"
-    r"counted|applied|processed|sent|given|issued|approved|not)\b"
-    r"|\b(?:needs?|requires?|goes|go|lasts?|costs?|counts?|means|gets?|applies|apply|covers?|includes?|takes?|expires?|"
-    r"drops? off|ships?|pays?|approves|moves|stays|starts|ends|runs|carry|carries|closes|opens|belongs|depends|equals|"
-    r"steps in|handles|decides|owns|receives|qualif(?:y|ies)|excludes?|has|have|uses?|comes? with|earns?|accrues?|"
-    r"bezahlt|zahlt|gilt|gehört|paga|pagan|cubre|incluye|paie|couvre|inclut)\b"
+    r"\b(?:is|are|isn't|aren't)\s+(?:\w+\s+){0,2}?(?:reimbursable|refundable|reimbursed|refunded|required|covered|"
+    r"allowed|accepted|eligible|free|waived|deducted|charged|referred|booked|paid|returnable|exempt|due|capped|limited|"
+    r"payable|needed|treated|handled|counted|applied|processed|sent|given|issued|approved|not)\b|\b(?:needs?|requires?|"
+    r"goes|go|lasts?|costs?|counts?|means|gets?|applies|apply|covers?|includes?|takes?|expires?|drops? off|ships?|"
+    r"pays?|approves|moves|stays|starts|ends|runs|carry|carries|closes|opens|belongs|depends|equals|steps in|handles|"
+    r"decides|owns|receives|qualif(?:y|ies)|excludes?|has|have|uses?|comes? with|earns?|accrues?|bezahlt|zahlt|gilt|"
+    r"gehört|paga|pagan|cubre|incluye|paie|couvre|inclut)\b"
     # A present-tense statement of what is so: "Payday is the last business day", "It's 12 weeks paid".
     r"|\b(?:is|are|isn't|aren't)\b|\b(?:it|that|there|this)['’]s\b",
     re.IGNORECASE,
 )
-_FIGURE = re.compile(r"\d|\b(?:once|twice|daily|weekly|monthly|yearly|annually|per (?:day|week|month|year))\b", re.IGNORECASE)
+_FIGURE = re.compile(
+    r"\d|\b(?:once|twice|daily|weekly|monthly|yearly|annually|per (?:day|week|month|year))\b", re.IGNORECASE
+)
 # Permission in a rule's voice: "you can take …", "they may …" (not "nothing can be done", a story).
 _PERMISSION = re.compile(
-    r"\b(?:you|they|one|anyone|everyone)\s+(?:can|may)\b"
-    r"|^(?:(?:a|an|any|every|each|all|the)\s+)?(?:[\w-]+\s+){0,2}?(?:[\w-]+s|user|customer|member|travell?er|employee|passenger|applicant|borrower|guest)\s+(?:can|may)\b",
+    r"\b(?:you|they|one|anyone|everyone)\s+(?:can|may)\b|^(?:(?:a|an|any|every|each|all|"
+    r"the)\s+)?(?:[\w-]+\s+){0,2}?(?:[\w-]+s|user|customer|member|travell?er|employee|passenger|applicant|borrower|"
+    r"guest)\s+(?:can|may)\b",
     re.IGNORECASE,
 )
 # A correction by contrast: "X, not Y" ("… pays the assessor, not the customer").
 _CONTRAST = re.compile(r",\s*(?:not|nicht|no|pas|non|ni)\b", re.IGNORECASE)
 # Permission or possibility stated impersonally in German, Spanish, French ("se puede hacer", "kann", "peut").
-_FOREIGN_MODAL = re.compile(r"\b(?:se puede|se pueden|puede|pueden|kann|können|darf man|peut|peuvent|on peut)\b", re.IGNORECASE)
+_FOREIGN_MODAL = re.compile(
+    r"\b(?:se puede|se pueden|puede|pueden|kann|können|darf man|peut|peuvent|on peut)\b", re.IGNORECASE
+)
 # A judgement of the agent's answer ("“Always” is wrong", "which is false"): the symptom, not the rule.
-_JUDGEMENT = re.compile(r"\b(?:is|was|are|were)\s+(?:just\s+|simply\s+|plainly\s+)?(?:wrong|false|incorrect|misleading|not true|untrue|made up|invented|nonsense)\b", re.IGNORECASE)
+_JUDGEMENT = re.compile(
+    r"\b(?:is|was|are|were)\s+(?:just\s+|simply\s+|plainly\s+)?(?:wrong|false|incorrect|misleading|not true|untrue|"
+    r"made up|invented|nonsense)\b",
+    re.IGNORECASE,
+)
 # A pointer to where the rule is written ("That's in section 7 (see the intranet).").
-_REFERENCE = re.compile(r"\b(?:see|cf\.?)\s+(?:the\s+)?(?:intranet|faq|wiki|handbook|page|section|link|guide|docs?|kb)\b|^(?:that's|this is|it's) in (?:section|the)\b", re.IGNORECASE)
-_CONDITION = re.compile(r"^(?:if|when|whenever|unless|for|before|after|once|anything|any|every|each|all|no)\b", re.IGNORECASE)
+_REFERENCE = re.compile(
+    r"\b(?:see|cf\.?)\s+(?:the\s+)?(?:intranet|faq|wiki|handbook|page|section|link|guide|docs?|kb)\b|^(?:that's|"
+    r"this is|it's) in (?:section|the)\b",
+    re.IGNORECASE,
+)
+_CONDITION = re.compile(
+    r"^(?:if|when|whenever|unless|for|before|after|once|anything|any|every|each|all|no)\b", re.IGNORECASE
+)
 _IMPERATIVE = re.compile(
-    r"^(?:ask|check|verify|confirm|email|send|call|tell|offer|refund|escalate|transfer|use|get|fill|quote|explain|direct|route|"
-    r"submit|attach|collect|request|require|include|mention|state|give|issue|cancel|book|refer|notify|inform|apply|add|remove|"
-    r"update|create|open|file|upload|provide|point|advise|bring|log|record|enter|keep|pay|print|sign|take|write|save|contact|"
-    r"visit|go|make|ensure|report|return|follow|choose|select|pick|wait|reply|answer|say|show|list|approve|deny|decline|"
-    r"accept|reject|register|schedule|forward|copy|share|print|scan|photograph|submit|reimburse|charge|waive|credit|"
-    r"look up|find|search|read|review|compare|calculate|round|convert)\b",
+    r"^(?:ask|check|verify|confirm|email|send|call|tell|offer|refund|escalate|transfer|use|get|fill|quote|explain|"
+    r"direct|route|submit|attach|collect|request|require|include|mention|state|give|issue|cancel|book|refer|notify|"
+    r"inform|apply|add|remove|update|create|open|file|upload|provide|point|advise|bring|log|record|enter|keep|pay|"
+    r"print|sign|take|write|save|contact|visit|go|make|ensure|report|return|follow|choose|select|pick|wait|reply|"
+    r"answer|say|show|list|approve|deny|decline|accept|reject|register|schedule|forward|copy|share|print|scan|"
+    r"photograph|submit|reimburse|charge|waive|credit|look up|find|search|read|review|compare|calculate|round|"
+    r"convert)\b",
     re.IGNORECASE,
 )
 _LEAD_IN = re.compile(r":\s*$")
@@ -210,7 +240,8 @@ class AnswerKey:
 #: Why a comment gives no key, as the account says it.
 NONE_REASONS = {
     "empty": "the comment is empty",
-    "link": "the comment is only a link: a link target states no requirement (open it and write the rule as the correct answer)",
+    "link": "the comment is only a link: a link target states no requirement (open it and write the rule as the "
+    "correct answer)",
     "vague": 'the comment is only a warning ("be careful"): it states no requirement',
     "tone": "the comment is only about tone: tone is advice, never an answer key",
     "narrative": "the comment tells what happened but states no requirement",
@@ -241,7 +272,9 @@ def _past_story(text: str) -> bool:
     present-tense main verb."""
     for m in _PAST.finditer(text):
         before = text[: m.start()]
-        if m.group(1).casefold() in _PAST_AUX or not (_PASSIVE_BEFORE.search(before) or _COPULA.search(before) or _RULE_VERB.search(before)):
+        if m.group(1).casefold() in _PAST_AUX or not (
+            _PASSIVE_BEFORE.search(before) or _COPULA.search(before) or _RULE_VERB.search(before)
+        ):
             return True
     return False
 
@@ -272,14 +305,17 @@ def read_sentence(text: str) -> Sentence:
     past = _past_story(own)
     if _SINGULAR_FIRST.search(f" {own}") or ((person or _ROLE.match(text)) and past):
         # The reviewer's own experience, or what happened to one person: never a rule, marker or not.
-        return Sentence(text, "narrative", "the reviewer speaking" if not person and not _ROLE.match(text) else "a person's story")
+        return Sentence(
+            text, "narrative", "the reviewer speaking" if not person and not _ROLE.match(text) else "a person's story"
+        )
     if _FEELING.search(own) and not marker:
         return Sentence(text, "narrative", "how someone felt")
     first = bool(_FIRST_PERSON.search(own))
     if (person or first) and not marker:
         return Sentence(text, "narrative", "a person's story" if person else "the reviewer speaking")
     if marker or _PERMISSION.search(own) or (_FOREIGN_MODAL.search(own) and not past):
-        # A rule about "the traveler" is general; one about "her" or "María", or in the reviewer's voice, may be one case's story.
+        # A rule about "the traveler" is general; one about "her" or
+        # "María", or in the reviewer's voice, may be one case's story.
         mixed = bool(_PERSON_WORD.search(own) or _NAMED.match(text) or first)
         return Sentence(text, "requirement", "rule marker", mixed=mixed)
     if _IMPERATIVE.match(text) and not _past_story(text):
@@ -288,15 +324,26 @@ def read_sentence(text: str) -> Sentence:
         return Sentence(text, "note", "exclamation")
     if past:
         return Sentence(text, "narrative", "past event")
-    if _PREDICATE.search(text) or _FIGURE.search(text) or _CONDITION.match(text) or _IMPERATIVE.match(text) or _CONTRAST.search(own) or _ROLE.match(text):
+    if (
+        _PREDICATE.search(text) or _FIGURE.search(text) or _CONDITION.match(text) or _IMPERATIVE.match(text)
+        or _CONTRAST.search(own) or _ROLE.match(text)
+    ):
         return Sentence(text, "requirement", "rule in plain words")
     return Sentence(text, "unread", "no rule and no story recognised")
 
 
 # A double-quoted span of three or more words that the reviewer says the agent wrote, or calls false.
 _QUOTE_SPAN = re.compile(r"[\"“]([^\"”]+)[\"”]")
-_SAID_BEFORE = re.compile(rf"{_AGENT}\s+(?:\w+ly\s+)?(?:wrote|said|says|told \w+|replied|answered|claimed|claims|stated|promised|offered|invented)\s*:?\s*$", re.IGNORECASE)
-_FALSE_AFTER = re.compile(r"^[\s,.;:)—–-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|inaccurate|misleading)\b", re.IGNORECASE)
+_SAID_BEFORE = re.compile(
+    rf"{_AGENT}\s+(?:\w+ly\s+)?(?:wrote|said|says|told \w+|replied|answered|claimed|claims|stated|promised|offered|"
+    r"invented)\s*:?\s*$",
+    re.IGNORECASE,
+)
+_FALSE_AFTER = re.compile(
+    r"^[\s,.;:)—–-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|"
+    r"inaccurate|misleading)\b",
+    re.IGNORECASE,
+)
 
 
 def wrong_claims(comment: str) -> list[str]:
@@ -305,7 +352,9 @@ def wrong_claims(comment: str) -> list[str]:
     out = []
     for m in _QUOTE_SPAN.finditer(comment):
         quote = " ".join(m.group(1).split())
-        if len(quote.split()) >= 3 and (_SAID_BEFORE.search(comment[: m.start()]) or _FALSE_AFTER.match(comment[m.end():])):
+        if len(quote.split()) >= 3 and (
+            _SAID_BEFORE.search(comment[: m.start()]) or _FALSE_AFTER.match(comment[m.end() :])
+        ):
             out.append(quote)
     return out
 
@@ -334,8 +383,11 @@ def extract_key(comment: str | None) -> AnswerKey:
         elif unread:
             unsure = f"a sentence was read as neither requirement nor story: {unread[0].text!r}"
         return AnswerKey(requirements, read, unsure=unsure, links=links, rejected=wrong_claims(text))
-    return AnswerKey([], read, none=_why_none(read, links), unsure=(f"no requirement found, but a sentence was not read: {unread[0].text!r}" if unread else ""),
-                     links=links, rejected=wrong_claims(text))
+    return AnswerKey(
+        [], read, none=_why_none(read, links),
+        unsure=(f"no requirement found, but a sentence was not read: {unread[0].text!r}" if unread else ""),
+        links=links, rejected=wrong_claims(text),
+    )
 
 
 def _why_none(read: list[Sentence], links: int) -> str:

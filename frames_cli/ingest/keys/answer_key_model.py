@@ -1,4 +1,5 @@
-"""Answer keys read by a model (`models.keys`), held to the rule reader's contract: whole sentences of the comment, or none.
+"""Answer keys read by a model (`models.keys`), held to the rule
+reader's contract: whole sentences of the comment, or none.
 
 The model gets `llm/messages/prompts/answer_key.txt` (the request and the comment) and answers in the
 `ANSWER_KEY` schema. Its answer is data, checked against the comment before it becomes a key:
@@ -37,7 +38,8 @@ Pair = tuple[str | None, str | None]
 
 
 def _plain(text: str) -> str:
-    """`text` for comparison: link words only, case folded, curly quotes straight, spacing and closing punctuation gone."""
+    """`text` for comparison: link words only, case folded, curly
+    quotes straight, spacing and closing punctuation gone."""
     text = strip_links(text)[0].casefold().replace("“", '"').replace("”", '"').replace("’", "'")
     return " ".join(text.split()).strip(" .!?;:")
 

@@ -22,7 +22,10 @@ _ANGLE_URL = re.compile(r"<(?:https?|ftp|mailto):[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>()\"]+")
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)])\s+")
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr st jr sr prof e.g i.e etc vs approx no nr art sec fig ca cf incl resp z.b bzw usw sra sr srta dña mme mlle".split()
+    (
+        "mr mrs ms dr st jr sr prof e.g i.e etc vs approx no nr art sec fig ca cf incl resp z.b bzw usw sra sr srta "
+        "dña mme mlle"
+    ).split()
 )
 # Verdict words a reviewer puts before the point ("Wrong.", "Nope, …", "Wrong — …"), in the languages
 # the verdict column knows and a few more; never part of the key.

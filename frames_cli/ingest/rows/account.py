@@ -79,9 +79,15 @@ class RowFate:
         """``{"location", "fate", "reason", "case", "id"}`` (plain JSON), and for a row with a
         comment ``"comment"``, ``"key"`` (the requirements), ``"key_by"``, ``"no_key"`` (why there
         is none, "" when there is one) and ``"review"`` (why a person must confirm, "" if not)."""
-        out = {"location": str(self.location), "fate": self.fate, "reason": self.reason, "case": self.case_id, "id": self.own_id}
+        out = {
+            "location": str(self.location), "fate": self.fate, "reason": self.reason, "case": self.case_id,
+            "id": self.own_id,
+        }
         if self.key is not None:
-            out.update(comment=self.comment, key=self.key.requirements, key_by=self.key.by, no_key=self.key.none, review=self.review)
+            out.update(
+                comment=self.comment, key=self.key.requirements, key_by=self.key.by, no_key=self.key.none,
+                review=self.review,
+            )
         return out
 
 
@@ -100,7 +106,9 @@ class Account:
     unused: list[tuple[str, str | None]] = field(default_factory=list)
     rows: list[RowFate] = field(default_factory=list)
 
-    def add(self, location: Location, fate: str, reason: str = "", case: Case | None = None, own_id: str | None = None) -> None:
+    def add(
+        self, location: Location, fate: str, reason: str = "", case: Case | None = None, own_id: str | None = None
+    ) -> None:
         """Record the fate of the row at `location` (`fate` one of `FATES`)."""
         if fate not in FATES:
             raise ValueError(f"unknown fate {fate!r}")
@@ -125,7 +133,10 @@ class Account:
                 continue
             target = into.get(row.case.source.ref)
             if target is not None:
-                row.reason = f"same input and expected answer as case {target} ({row.fate}); its source is kept in that case's also_from"
+                row.reason = (
+                    f"same input and expected answer as case {target} ({row.fate}); its source is kept in that case's "
+                    "also_from"
+                )
                 row.fate, row.case_id = "duplicate", target
             else:
                 row.case_id = row.case.id
@@ -150,7 +161,10 @@ class Account:
         one line per row that did not simply become a case (``path:line: fate: reason``)."""
         out = []
         if self.fields:
-            out.append("fields: " + ", ".join(f"{f.field} ← {f.column}" + ("" if f.how == "name" else f" ({f.how})") for f in self.fields))
+            out.append(
+                "fields: "
+                + ", ".join(f"{f.field} ← {f.column}" + ("" if f.how == "name" else f" ({f.how})") for f in self.fields)
+            )
         for column, hint in self.unused:
             out.append(f"column {column!r} not used" + (f"; it looks like a known field: {hint}" if hint else ""))
         counts = self.counts()

@@ -150,7 +150,9 @@ class FieldResolver:
                     found[name] = column
                     self.used.setdefault(name, FieldUse(name, column, "name" if exact else "close spelling"))
                     if not exact:
-                        warnings.append(f"column {column!r} read as `{name}` (closest known name; use --map to be explicit)")
+                        warnings.append(
+                            f"column {column!r} read as `{name}` (closest known name; use --map to be explicit)"
+                        )
         return found, warnings
 
 
@@ -207,7 +209,9 @@ def make_record(obj: Mapping[str, Any], columns: dict[str, str], location: Locat
     return Record({k: v for k, v in values.items() if v is not None}, location, extra)
 
 
-def unused_columns(resolver: FieldResolver, columns: Iterable[str], chosen: Iterable[Mapping[str, str]]) -> tuple[list[str], dict[str, str]]:
+def unused_columns(
+    resolver: FieldResolver, columns: Iterable[str], chosen: Iterable[Mapping[str, str]]
+) -> tuple[list[str], dict[str, str]]:
     """(columns no field read, their `--map` hints) given every field → column choice made."""
     chosen = list(chosen)
     taken = list(dict.fromkeys(name for found in chosen for name in found))

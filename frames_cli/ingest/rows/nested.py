@@ -60,7 +60,9 @@ def with_ancestors(record: Mapping[str, Any], ancestors: list[Mapping[str, Any]]
     return merged
 
 
-def walk(value: Any, segments: list[str], ancestors: list[Mapping[str, Any]]) -> Iterator[tuple[Any, list[Mapping[str, Any]]]]:
+def walk(
+    value: Any, segments: list[str], ancestors: list[Mapping[str, Any]]
+) -> Iterator[tuple[Any, list[Mapping[str, Any]]]]:
     """(record, its ancestors without the keys on the path) for every record `segments` reach in `value`.
 
     Lists on the way are walked item by item; a missing key yields nothing.

@@ -149,7 +149,10 @@ def _yaml_objects(path: Path, loader: Any, root: Any) -> Iterator[tuple[Location
         except (ValueError, KeyError, AttributeError, TypeError):
             # PyYAML's constructors for explicit tags raise plain errors on a malformed scalar
             # (`!!int x` ValueError, `!!bool maybe` KeyError, `!!timestamp x` AttributeError).
-            yield location, Unreadable("invalid YAML value: a scalar its explicit tag (such as !!int or !!timestamp) cannot hold")
+            yield (
+                location,
+                Unreadable("invalid YAML value: a scalar its explicit tag (such as !!int or !!timestamp) cannot hold"),
+            )
 
 
 def _yaml_nested(path: Path, loader: Any, root: Any, records: str) -> Iterator[tuple[Location, Any]]:
@@ -159,7 +162,9 @@ def _yaml_nested(path: Path, loader: Any, root: Any, records: str) -> Iterator[t
     try:
         value = plain(loader.construct_object(root, deep=True))
     except (yaml.YAMLError, ValueError, KeyError, AttributeError, TypeError) as exc:
-        raise InputError(f"invalid YAML value: {getattr(exc, 'problem', None) or exc}", Location(path, root.start_mark.line + 1)) from None
+        raise InputError(
+            f"invalid YAML value: {getattr(exc, 'problem', None) or exc}", Location(path, root.start_mark.line + 1)
+        ) from None
     segments = nested.record_segments(records)
     lines = list(nested.node_lines(root, segments))
     found = list(nested.walk(value, segments, []))
@@ -179,11 +184,15 @@ def read_yaml(path: Path, lines: list[str], resolver: FieldResolver, records: st
             root = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
-            raise InputError(f"invalid YAML: {exc.problem or exc}", Location(path, mark.line + 1 if mark else None)) from None
+            raise InputError(
+                f"invalid YAML: {exc.problem or exc}", Location(path, mark.line + 1 if mark else None)
+            ) from None
         except yaml.reader.ReaderError as exc:
             # Raised for characters YAML forbids (NUL, control codes), with a character offset.
             line = text.count("\n", 0, exc.position) + 1
-            raise InputError(f"invalid YAML: character {exc.character!r} is not allowed", Location(path, line)) from None
+            raise InputError(
+                f"invalid YAML: character {exc.character!r} is not allowed", Location(path, line)
+            ) from None
         if root is None:
             return ReadResult([], [])
         if records is not None:
@@ -192,7 +201,12 @@ def read_yaml(path: Path, lines: list[str], resolver: FieldResolver, records: st
             hint = ""
             if isinstance(root, yaml.MappingNode):
                 lists = nested.record_lists(plain(loader.construct_object(root, deep=True)))
-                hint = f"; the records sit below the top: name their list with --records (lists here: {', '.join(lists[:6])})" if lists else ""
+                hint = (
+                    "; the records sit below the top: name their list with --records (lists here: "
+                    f"{', '.join(lists[:6])})"
+                    if lists
+                    else ""
+                )
             raise InputError("expected a YAML list of records" + hint, Location(path, root.start_mark.line + 1))
         return object_records(_yaml_objects(path, loader, root), resolver, "a mapping")
     finally:

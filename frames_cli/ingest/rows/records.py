@@ -36,16 +36,25 @@ from typing import Any, TypeVar
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
 from frames_cli.ingest.rows.account import Account, AsPrior
-from frames_cli.ingest.rows.fields import FieldResolver, ReadResult, Record, make_record, unused_columns, iter_prefixed, parse_mapping
-from frames_cli.ingest.rows.objects import jsonl_objects, nested_rows, object_records, read_json, read_yaml, Unreadable, json_array_items, sniff_json
+from frames_cli.ingest.rows.fields import (
+    FieldResolver, ReadResult, Record, make_record, unused_columns, iter_prefixed, parse_mapping,
+)
+from frames_cli.ingest.rows.objects import (
+    jsonl_objects, nested_rows, object_records, read_json, read_yaml, Unreadable, json_array_items, sniff_json,
+)
 
-__all__ = ["FORMATS", "FieldResolver", "ReadResult", "Record", "convert_records", "decode_lines", "iter_prefixed", "json_array_items",
-           "parse_mapping", "read_records"]
+__all__ = [
+    "FORMATS", "FieldResolver", "ReadResult", "Record", "convert_records", "decode_lines", "iter_prefixed",
+    "json_array_items", "parse_mapping", "read_records",
+]
 
 T = TypeVar("T")
 
 #: Suffix → reader format; `--format` overrides it.
-FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+FORMATS = {
+    ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".yaml": "yaml",
+    ".yml": "yaml",
+}
 _SNIFF_DELIMITERS = ",;\t|"
 
 #: Parsed JSON Lines rows → (records' rows, warnings about the lines merged).
@@ -140,7 +149,11 @@ def _read_delimited(path: Path, lines: list[str], delimiter: str | None, resolve
     if delimiter is None:
         delimiter = _sniff_delimiter(lines)
         if delimiter != ",":
-            problems.append(Problem(Location(path, 1), f"read as {delimiter!r}-separated (the delimiter found in the file)", "warning"))
+            problems.append(
+                Problem(
+                    Location(path, 1), f"read as {delimiter!r}-separated (the delimiter found in the file)", "warning"
+                )
+            )
     rows = _csv_rows(lines, 1, delimiter)
     _, header = next(rows, (1, None))
     if header is None:
@@ -159,7 +172,11 @@ def _read_delimited(path: Path, lines: list[str], delimiter: str | None, resolve
             continue
         if len(row) > len(header):
             problems.append(
-                Problem(location, f"row has {len(row)} cells but the header has {len(header)} (unquoted delimiter in a cell?); skipped")
+                Problem(
+                    location,
+                    f"row has {len(row)} cells but the header has {len(header)} (unquoted delimiter in a cell?); "
+                    "skipped",
+                )
             )
             continue
         records.append(make_record(dict(zip(header, row)), columns, location))
@@ -167,8 +184,10 @@ def _read_delimited(path: Path, lines: list[str], delimiter: str | None, resolve
     return ReadResult(records, problems, list(resolver.used.values()), unused, hints)
 
 
-def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, records: str | None = None, shown: str | None = None,
-                 regroup: Regroup | None = None) -> ReadResult:
+def read_records(
+    path: Path, resolver: FieldResolver, fmt: str | None = None, records: str | None = None, shown: str | None = None,
+    regroup: Regroup | None = None,
+) -> ReadResult:
     """Read every record of a CSV, TSV, JSON Lines, JSON or YAML file.
 
     Args:
@@ -195,7 +214,9 @@ def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, re
     if fmt not in set(FORMATS.values()):
         raise InputError(f"unknown format (use --format {'|'.join(sorted(set(FORMATS.values())))})", Location(path))
     if records is not None and fmt in ("csv", "tsv"):
-        raise InputError(f"--records names a path inside JSON or YAML; a {fmt} file is already one record per row", Location(path))
+        raise InputError(
+            f"--records names a path inside JSON or YAML; a {fmt} file is already one record per row", Location(path)
+        )
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -210,7 +231,9 @@ def read_records(path: Path, resolver: FieldResolver, fmt: str | None = None, re
         result.problems.extend(regrouped)
     elif fmt == "jsonl":
         items = [(obj, loc) for loc, obj in jsonl_objects(path, lines)]
-        result = object_records(nested_rows([(o, l) for o, l in items if not isinstance(o, Unreadable)], records), resolver, "a JSON object")
+        result = object_records(
+            nested_rows([(o, l) for o, l in items if not isinstance(o, Unreadable)], records), resolver, "a JSON object"
+        )
         result.problems[:0] = [Problem(l, f"{o.reason}; skipped") for o, l in items if isinstance(o, Unreadable)]
     elif fmt == "json":
         result = read_json(path, lines, resolver, records)
@@ -248,7 +271,12 @@ def convert_records(
         account.unused = [(c, read.hints.get(c)) for c in read.unused]
         for problem in read.problems:
             if problem.severity == "error":
-                fates.append((problem.location.line or 0, functools.partial(account.add, problem.location, "skipped", problem.message)))
+                fates.append(
+                    (
+                        problem.location.line or 0,
+                        functools.partial(account.add, problem.location, "skipped", problem.message),
+                    )
+                )
     for record in read.records:
         own = record.text("id")
         try:
@@ -256,16 +284,28 @@ def convert_records(
         except ValueError as exc:
             problems.append(Problem(record.location, f"{exc}; {what} skipped"))
             if account is not None:
-                fates.append((record.location.line or 0, functools.partial(account.add, record.location, "skipped", str(exc), None, own)))
+                fates.append(
+                    (
+                        record.location.line or 0,
+                        functools.partial(account.add, record.location, "skipped", str(exc), None, own),
+                    )
+                )
             continue
         if isinstance(value, AsPrior):
             if account is not None:
-                fates.append((record.location.line or 0, functools.partial(account.add, record.location, "prior", value.reason, None, own)))
+                fates.append(
+                    (
+                        record.location.line or 0,
+                        functools.partial(account.add, record.location, "prior", value.reason, None, own),
+                    )
+                )
             continue
         built.append(value)
         if account is not None:
             fate = "passing case" if passing(value) else "case"
-            fates.append((record.location.line or 0, functools.partial(account.add, record.location, fate, "", value, own)))
+            fates.append(
+                (record.location.line or 0, functools.partial(account.add, record.location, fate, "", value, own))
+            )
     for _, add in sorted(fates, key=lambda f: f[0]):
         add()
     problems.sort(key=lambda p: p.location.line or 0)

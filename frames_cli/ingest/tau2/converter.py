@@ -26,7 +26,9 @@ _FLIGHT_REQUEST = re.compile(
     r"\b(chang|modif|upgrad|downgrad|push back|switch|book\b|rebook|reschedul|nonstop|cabin|business|economy)",
     re.IGNORECASE,
 )
-_FLIGHT_TOOLS = frozenset({"search_direct_flight", "search_onestop_flight", "update_reservation_flights", "book_reservation"})
+_FLIGHT_TOOLS = frozenset(
+    {"search_direct_flight", "search_onestop_flight", "update_reservation_flights", "book_reservation"}
+)
 _ITEM_REQUEST = re.compile(r"\b(exchange|return|swap|replace|item|size|color|colour|modify|change)", re.IGNORECASE)
 
 
@@ -116,7 +118,9 @@ class Tau2Converter:
         for option, ids in (("--task", wanted or set()), ("--exclude-task", excluded)):
             missing = sorted(ids - seen)
             if missing:
-                raise InputError(f"no task with id {', '.join(map(repr, missing))} ({option})", Location(self.tasks_path))
+                raise InputError(
+                    f"no task with id {', '.join(map(repr, missing))} ({option})", Location(self.tasks_path)
+                )
         return cases
 
     def _reach(self, case: Case, location: Location) -> str:
@@ -124,8 +128,14 @@ class Tau2Converter:
         missing = untellable(case.task.expected.get("reply") or [], case.task.input)
         if not missing:
             return ""
-        why = ("cannot be passed from its input: the reply must mention " + ", ".join(repr(m) for m in missing)
-               + ", which the input neither holds nor gives the amounts to work out (a record or catalog entry the conversation would have looked up)")
+        why = (
+            "cannot be passed from its input: the reply must mention "
+            + ", ".join(repr(m) for m in missing)
+            + (
+                ", which the input neither holds nor gives the amounts to work out (a record or catalog entry the "
+                "conversation would have looked up)"
+            )
+        )
         self.problems.append(Problem(location, f"case {case.id} {why}", "warning"))
         return why
 
@@ -142,14 +152,19 @@ class Tau2Converter:
             raise InputError("task needs an `id` and `user_scenario.instructions.reason_for_call`", location)
         criteria = task.get("evaluation_criteria") or {}
         actions = [a for a in criteria.get("actions") or [] if isinstance(a, dict) and "name" in a]
-        words = " ".join(str(instructions.get(k) or "") for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions"))
+        words = " ".join(
+            str(instructions.get(k) or "")
+            for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions")
+        )
         user = self._customer(words, actions, domain, db, location, task_id)
         records = self._records(user, words, actions, domain, db)
         in_play = any(a["name"] in _FLIGHT_TOOLS or a["name"] == "get_product_details" for a in actions)
         request = " ".join(str(instructions.get(k) or "") for k in ("reason_for_call", "task_instructions"))
         about = in_play or bool((_FLIGHT_REQUEST if domain is AIRLINE else _ITEM_REQUEST).search(request))
         writes = [a for a in actions if a["name"] in domain.write_tools]
-        expected: dict[str, Any] = {"actions": [{"name": a["name"], "arguments": self._key_args(a, domain)} for a in writes]}
+        expected: dict[str, Any] = {
+            "actions": [{"name": a["name"], "arguments": self._key_args(a, domain)} for a in writes]
+        }
         inform = [str(i) for i in criteria.get("communicate_info") or [] if str(i).strip()]
         check = Check("set", {"field": "actions"})
         if inform:
@@ -163,13 +178,17 @@ class Tau2Converter:
         notes = "\n".join(str(description[k]) for k in ("notes", "relevant_policies") if description.get(k))
         return Case(
             id=f"tau2-{domain.name}-{task_id}",
-            category=self._category(writes, criteria.get("nl_assertions") or [], description.get("purpose") or "", domain, db, bool(inform)),
+            category=self._category(
+                writes, criteria.get("nl_assertions") or [], description.get("purpose") or "", domain, db, bool(inform)
+            ),
             source=Source("tau2", f"{Path(self.tasks_path).name}#{task_id}"),
             created=self.created,
             task=Task(
                 input={
                     "text": customer_text(instructions),
-                    "fields": {"customer": user, domain.records: records, **domain.context(db, records, actions, about, words)},
+                    "fields": {
+                        "customer": user, domain.records: records, **domain.context(db, records, actions, about, words),
+                    },
                 },
                 expected=expected,
                 check=check,
@@ -179,8 +198,11 @@ class Tau2Converter:
         )
 
     @staticmethod
-    def _customer(words: str, actions: list[dict[str, Any]], domain: Tau2Domain, db: Tau2Db, location: Location, task_id: str) -> dict[str, Any]:
-        """The customer: a stated user id, else one named in the actions, else the owner of a named record, else email or name + zip."""
+    def _customer(
+        words: str, actions: list[dict[str, Any]], domain: Tau2Domain, db: Tau2Db, location: Location, task_id: str
+    ) -> dict[str, Any]:
+        """The customer: a stated user id, else one named in the actions,
+        else the owner of a named record, else email or name + zip."""
         candidates = re.findall(r"user id is\W*([A-Za-z0-9_]+)", words, flags=re.IGNORECASE)
         # However the task names the customer ("You are ivan_hernandez_6923"): any word that is a user id.
         users = db.table("users")
@@ -210,7 +232,9 @@ class Tau2Converter:
         raise InputError(f"task {task_id}: cannot find the customer in the database {db.path}", location)
 
     @staticmethod
-    def _records(user: dict[str, Any], words: str, actions: list[dict[str, Any]], domain: Tau2Domain, db: Tau2Db) -> list[dict[str, Any]]:
+    def _records(
+        user: dict[str, Any], words: str, actions: list[dict[str, Any]], domain: Tau2Domain, db: Tau2Db
+    ) -> list[dict[str, Any]]:
         table = db.table(domain.records)
         ids = list(user.get(domain.records) or [])
         ids += [(a.get("arguments") or {}).get(domain.record_key) for a in actions]
@@ -225,7 +249,9 @@ class Tau2Converter:
         return {k: args[k] for k in keep if k in args}
 
     @staticmethod
-    def _category(writes: list[dict[str, Any]], assertions: list[str], purpose: str, domain: Tau2Domain, db: Tau2Db, inform: bool) -> str:
+    def _category(
+        writes: list[dict[str, Any]], assertions: list[str], purpose: str, domain: Tau2Domain, db: Tau2Db, inform: bool
+    ) -> str:
         names = {a["name"] for a in writes}
         for tool, (category, _) in domain.write_tools.items():
             if tool in names:

@@ -1,4 +1,5 @@
-"""The customer's side of a tau2 task: their brief as written, without the user simulator's steering or what they must keep from the agent."""
+"""The customer's side of a tau2 task: their brief as written, without
+the user simulator's steering or what they must keep from the agent."""
 
 from __future__ import annotations
 

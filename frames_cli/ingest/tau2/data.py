@@ -36,7 +36,9 @@ class Tau2Db:
             if not isinstance(tables, dict):
                 raise InputError("a tau2 database must be a JSON object of tables", Location(path, 1))
         elif path.is_dir():
-            tables = {p.stem: _read_json(p) for p in sorted(path.glob("*.json")) if p.stem not in ("tasks", "split_tasks")}
+            tables = {
+                p.stem: _read_json(p) for p in sorted(path.glob("*.json")) if p.stem not in ("tasks", "split_tasks")
+            }
         else:
             raise InputError("no such database file or folder", Location(path))
         for name, table in tables.items():
@@ -54,11 +56,25 @@ class Tau2Db:
         """
         table = self.table(records)
         if not table:
-            raise InputError(f"the database holds no `{records}` table: it is not tau2's {domain} database (pass that domain's db.json, or --domain)", Location(self.path))
+            raise InputError(
+                f"the database holds no `{records}` table: it is not tau2's {domain} database (pass that domain's "
+                "db.json, or --domain)",
+                Location(self.path),
+            )
         bad_record = next((rid for rid, r in table.items() if not isinstance(r, dict)), None)
-        bad_user = next((uid for uid, u in self.table("users").items() if not isinstance(u, dict) or not isinstance(u.get("name") or {}, dict)), None)
+        bad_user = next(
+            (
+                uid for uid, u in self.table("users").items()
+                if not isinstance(u, dict) or not isinstance(u.get("name") or {}, dict)
+            ),
+            None,
+        )
         if bad_record is not None or bad_user is not None:
-            what = f"record {bad_record!r} of `{records}` is not an object" if bad_record is not None else f"user {bad_user!r} is not an object with a first and last name"
+            what = (
+                f"record {bad_record!r} of `{records}` is not an object"
+                if bad_record is not None
+                else f"user {bad_user!r} is not an object with a first and last name"
+            )
             raise InputError(f"{what}: the database is not shaped like tau2's {domain} database", Location(self.path))
 
     def table(self, name: str) -> dict[str, Any]:

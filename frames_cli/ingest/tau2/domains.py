@@ -1,4 +1,5 @@
-"""What differs between tau2 domains (Tau2Domain): the customer's records, the write tools and their categories, the DB context; AIRLINE and RETAIL."""
+"""What differs between tau2 domains (Tau2Domain): the customer's records,
+the write tools and their categories, the DB context; AIRLINE and RETAIL."""
 
 from __future__ import annotations
 
@@ -85,11 +86,15 @@ def named_products(products: dict[str, Any], words: str) -> list[str]:
     """Ids of the catalog's products whose name the customer's words use ("the cheapest t-shirt",
     "desk lamps"), in catalog order."""
     said = f" {_squash(words)} "
-    return [pid for pid, p in products.items()
-            if isinstance(p, dict) and _squash(str(p.get("name", ""))) and re.search(rf" {re.escape(_squash(str(p['name'])))}(?:e?s)? ", said)]
+    return [
+        pid for pid, p in products.items() if isinstance(p, dict) and _squash(str(p.get("name", "")))
+        and re.search(rf" {re.escape(_squash(str(p['name'])))}(?:e?s)? ", said)
+    ]
 
 
-def _retail_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_items: bool, words: str) -> dict[str, Any]:
+def _retail_context(
+    db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_items: bool, words: str
+) -> dict[str, Any]:
     """The catalog entries (variants, availability, prices) of the products the customer names, and,
     when items are in play, of the customer's order items and the products the reference looks up.
 
@@ -100,7 +105,10 @@ def _retail_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dic
     wanted = named_products(products, words)
     if about_items:
         wanted += [item.get("product_id") for r in records for item in r.get("items", [])]
-        wanted += [a["arguments"]["product_id"] for a in actions if a["name"] == "get_product_details" and "product_id" in (a.get("arguments") or {})]
+        wanted += [
+            a["arguments"]["product_id"] for a in actions
+            if a["name"] == "get_product_details" and "product_id" in (a.get("arguments") or {})
+        ]
     return {"products": [products[p] for p in dict.fromkeys(wanted) if p in products]} if wanted else {}
 
 
@@ -119,7 +127,9 @@ AIRLINE = Tau2Domain(
             "total_baggages, nonfree_baggages, insurance",
         ),
         "update_reservation_passengers": ("passengers", "reservation_id, passengers [{first_name, last_name, dob}]"),
-        "update_reservation_flights": ("modify-flights", "reservation_id, cabin, flights [{flight_number, date}], payment_id"),
+        "update_reservation_flights": (
+            "modify-flights", "reservation_id, cabin, flights [{flight_number, date}], payment_id",
+        ),
         "update_reservation_baggages": ("baggage", "reservation_id, total_baggages, nonfree_baggages, payment_id"),
         "cancel_reservation": ("cancel", "reservation_id"),
     },

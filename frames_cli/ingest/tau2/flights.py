@@ -31,9 +31,18 @@ _BOOK = re.compile(r"\bbook\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|without|no)\b|n't\b", re.IGNORECASE)
 # "from ORD to PHL", "from sf to ny", "from New York to Chicago".
 _FROM_TO = re.compile(r"\bfrom (\w+(?: \w+)?) to (\w+(?: \w+)?)")
-_MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november december".split(), start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split(), start=1
+    )
+}
 _DAY_MONTH = re.compile(
-    r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b|\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(_MONTHS) + r")\b",
+    r"\b("
+    + "|".join(_MONTHS)
+    + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b|\b(\d{1,2})(?:st|nd|rd|th)?\s+("
+    + "|".join(_MONTHS)
+    + r")\b",
     re.IGNORECASE,
 )
 _LATER = re.compile(r"\b(?:next|following) day\b|\bby (?:one|a|1) day\b|\bday later\b", re.IGNORECASE)
@@ -60,7 +69,10 @@ def flight_leg(db: Tau2Db, number: str, date: str, with_prices: bool) -> dict[st
         on_date.pop("prices", None)
         on_date.pop("available_seats", None)
     times = {k: v for k, v in flight.items() if k.startswith("scheduled_")}
-    return {"flight_number": number, "origin": flight["origin"], "destination": flight["destination"], "date": date, **times, **on_date}
+    return {
+        "flight_number": number, "origin": flight["origin"], "destination": flight["destination"], "date": date,
+        **times, **on_date,
+    }
 
 
 def named_dates(words: str, year: str) -> list[str]:
@@ -129,9 +141,14 @@ def requested_routes(records: list[dict[str, Any]], words: str) -> list[tuple[st
     named = set(re.findall(RESERVATION_ID, words))
     airports = _airports(words)
     upcoming = [r for r in records if any(f.get("date", "") > TODAY for f in r.get("flights", []))]
-    chosen = ([r for r in records if r.get("reservation_id") in named]
-              or [r for r in upcoming if airports & {x for leg in r.get("flights", []) for x in (leg.get("origin"), leg.get("destination"))}]
-              or upcoming)
+    chosen = (
+        [r for r in records if r.get("reservation_id") in named]
+        or [
+            r for r in upcoming
+            if airports & {x for leg in r.get("flights", []) for x in (leg.get("origin"), leg.get("destination"))}
+        ]
+        or upcoming
+    )
     routes = []
     for record in chosen:
         for leg in record.get("flights", []):
@@ -140,13 +157,17 @@ def requested_routes(records: list[dict[str, Any]], words: str) -> list[tuple[st
             dates = _leg_dates(leg["date"], words)
             routes += [(leg["origin"], leg["destination"], d, False) for d in dates]
             # A leg that starts a direction of the trip also stands for the whole way ("IAH to SEA" via LAS).
-            for origin, destination in ((record.get("origin"), record.get("destination")), (record.get("destination"), record.get("origin"))):
+            for origin, destination in (
+                (record.get("origin"), record.get("destination")), (record.get("destination"), record.get("origin")),
+            ):
                 if origin and leg["origin"] == origin and leg["destination"] != destination:
                     routes += [(origin, destination, d, True) for d in dates]
     return routes
 
 
-def airline_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_flights: bool, words: str) -> dict[str, Any]:
+def airline_context(
+    db: Tau2Db, records: list[dict[str, Any]], actions: list[dict[str, Any]], about_flights: bool, words: str
+) -> dict[str, Any]:
     """`flight_status`: the customer's legs (with seats and prices when the request is about
     flights); `flight_options`: bookable direct and one-stop flights on the routes in play (the
     reference searches and bookings, and `requested_routes`), when there are any.
@@ -168,10 +189,17 @@ def airline_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dic
     for action in actions:
         args = action.get("arguments") or {}
         if action["name"] in ("search_direct_flight", "search_onestop_flight"):
-            routes.append((args.get("origin"), args.get("destination"), args.get("date"), action["name"] == "search_onestop_flight"))
+            routes.append(
+                (
+                    args.get("origin"), args.get("destination"), args.get("date"),
+                    action["name"] == "search_onestop_flight",
+                )
+            )
         # A cabin change keeps the reservation's flights: their prices are in `flight_status` already.
-        current = {(f.get("flight_number"), f.get("date")) for r in records if r.get("reservation_id") == args.get("reservation_id")
-                   for f in r.get("flights", [])}
+        current = {
+            (f.get("flight_number"), f.get("date")) for r in records
+            if r.get("reservation_id") == args.get("reservation_id") for f in r.get("flights", [])
+        }
         for f in args.get("flights") or []:
             flight = flights.get(f.get("flight_number"), {})
             if flight and (f.get("flight_number"), f.get("date")) not in current:
@@ -188,7 +216,10 @@ def airline_context(db: Tau2Db, records: list[dict[str, Any]], actions: list[dic
                 options[(number, date)] = flight_leg(db, number, date, True)
             elif one_stop:
                 hub = flights[number]["destination"]
-                seconds = [n for n, f in flights.items() if f["origin"] == hub and f["destination"] == destination and bookable(n, date)]
+                seconds = [
+                    n for n, f in flights.items()
+                    if f["origin"] == hub and f["destination"] == destination and bookable(n, date)
+                ]
                 for second in seconds:
                     options[(number, date)] = flight_leg(db, number, date, True)
                     options[(second, date)] = flight_leg(db, second, date, True)

@@ -1,4 +1,5 @@
-"""Whether a tau2 case can be passed from its input: each fact the reply must mention is in the input or can be worked out from it.
+"""Whether a tau2 case can be passed from its input: each fact the
+reply must mention is in the input or can be worked out from it.
 
 A one-turn case stands for a whole conversation whose tool calls are gone: what the agent would
 have looked up must already be in `input.fields`. A fact the reply must mention
@@ -32,7 +33,8 @@ def _has_amounts(value: Any) -> bool:
     """Whether `value` holds a number under a key naming money (`AMOUNT_KEYS`), at any depth."""
     if isinstance(value, dict):
         return any(
-            (any(k in str(key).casefold() for k in AMOUNT_KEYS) and (isinstance(v, (int, float)) or _has_amounts(v))) or _has_amounts(v)
+            (any(k in str(key).casefold() for k in AMOUNT_KEYS) and (isinstance(v, (int, float)) or _has_amounts(v)))
+            or _has_amounts(v)
             for key, v in value.items()
         )
     if isinstance(value, list):

@@ -52,9 +52,11 @@ class Answerer:
             calls of a batched role whose model has a batch API are answered from it.
     """
 
-    def __init__(self, workspace: Workspace, config: FramesConfig, *, ledger: Ledger, audit: AuditLog | None, cache: ResponseCache | None,
-                 redact: Redactor, context: providers.ProviderContext, ctx: str, call_pool: Callable[[], CallPool | None],
-                 closed: Callable[[], bool], batch: BatchJournal | None = None):
+    def __init__(
+        self, workspace: Workspace, config: FramesConfig, *, ledger: Ledger, audit: AuditLog | None,
+        cache: ResponseCache | None, redact: Redactor, context: providers.ProviderContext, ctx: str,
+        call_pool: Callable[[], CallPool | None], closed: Callable[[], bool], batch: BatchJournal | None = None,
+    ):
         self.workspace = workspace
         self.config = config
         self.ledger = ledger
@@ -88,13 +90,21 @@ class Answerer:
             entry = self.cache.get(key)
             if entry is not None:
                 self.ledger.record_cached(request.role)
-                return model, key, ChatReply(request, entry["text"], entry.get("data"), Usage.from_dict(entry["usage"]), cached=True, repaired=entry.get("repaired", False))
+                return (
+                    model, key,
+                    ChatReply(
+                        request, entry["text"], entry.get("data"), Usage.from_dict(entry["usage"]), cached=True,
+                        repaired=entry.get("repaired", False),
+                    ),
+                )
         return model, key, None
 
     def serve(self, request: ChatRequest, model: str, key: str) -> ChatReply:
         """`_answer` and the failure count of the ledger (worker thread); a failed reply once closed."""
         if self._closed():
-            reply = ChatReply(request, None, None, Usage(), error="the model client was closed before this request was served")
+            reply = ChatReply(
+                request, None, None, Usage(), error="the model client was closed before this request was served"
+            )
         else:
             reply = self._answer(request, model, key)
         if not reply.ok:
@@ -130,22 +140,37 @@ class Answerer:
             try:
                 data = parse_answer(turn.text, request.schema)
             except AnswerError as exc:
-                errors = exc.errors + (["the reply was cut off at the output token limit"] if turn.finish_reason == "length" else [])
+                errors = exc.errors + (
+                    ["the reply was cut off at the output token limit"] if turn.finish_reason == "length" else []
+                )
                 messages += [
                     {"role": "assistant", "content": turn.text or ""},
                     {"role": "user", "content": render("repair", errors="\n".join(f"- {e}" for e in errors))},
                 ]
                 continue
-            return self._cached(key, model, ChatReply(request, turn.text, data, usage, attempts=attempts, repaired=repair > 0))
-        return ChatReply(request, None, None, usage, error=f"invalid answer after {self.config.llm.repair_turns} repair turn(s): {'; '.join(errors)}",
-                         attempts=attempts, lost=True)
+            return self._cached(
+                key, model, ChatReply(request, turn.text, data, usage, attempts=attempts, repaired=repair > 0)
+            )
+        return ChatReply(
+            request, None, None, usage,
+            error=f"invalid answer after {self.config.llm.repair_turns} repair turn(s): {'; '.join(errors)}",
+            attempts=attempts, lost=True,
+        )
 
     def _cached(self, key: str, model: str, reply: ChatReply) -> ChatReply:
         if self.cache is not None:
-            self.cache.put(key, {"model": model, "text": reply.text, "data": reply.data, "usage": reply.usage.to_dict(), "repaired": reply.repaired})
+            self.cache.put(
+                key,
+                {
+                    "model": model, "text": reply.text, "data": reply.data, "usage": reply.usage.to_dict(),
+                    "repaired": reply.repaired,
+                },
+            )
         return reply
 
-    def _call(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage) -> tuple[CallOutcome, int]:
+    def _call(
+        self, request: ChatRequest, model: str, messages: list[dict[str, Any]], usage: Usage
+    ) -> tuple[CallOutcome, int]:
         """One model turn with retries (worker thread). Returns the outcome and the number of calls made.
 
         A failed outcome's `error` is final and redacted: the provider error for one that is not
@@ -180,8 +205,12 @@ class Answerer:
             if outcome.lost:
                 continue
             if attempt - first == max_retries:
-                return CallOutcome(error=self._redact(f"{model}: gave up after {attempt - first + 1} attempt(s); last error: {outcome.error}"),
-                                   retriable=True), calls
+                return CallOutcome(
+                    error=self._redact(
+                        f"{model}: gave up after {attempt - first + 1} attempt(s); last error: {outcome.error}"
+                    ),
+                    retriable=True,
+                ), calls
             attempt += 1
             if self.is_batched(request.role, model):
                 continue  # a batch line's retry goes into a later batch: no wait here
@@ -201,7 +230,10 @@ class Answerer:
             self.ledger.record_failed(request.role)
             raise ModelSetupError(f"models.{request.role}: {refused}", Location(self.workspace.config_path))
 
-    def _complete(self, request: ChatRequest, model: str, messages: list[dict[str, Any]], attempt: int, timeout: float, usage: Usage) -> CallOutcome:
+    def _complete(
+        self, request: ChatRequest, model: str, messages: list[dict[str, Any]], attempt: int, timeout: float,
+        usage: Usage,
+    ) -> CallOutcome:
         """One litellm call (worker thread); records ledger and audit whatever the outcome.
 
         The call runs in this thread, or in a CallPool worker process when `llm.processes` > 0.
@@ -212,7 +244,9 @@ class Answerer:
             "timeout": timeout,
             "temperature": self.config.llm.temperature,
             "max_tokens": self.config.llm.max_output_tokens,
-            "metadata": {providers.CTX_KEY: self._ctx, providers.ATTEMPT_KEY: attempt, providers.SAMPLE_KEY: request.sample},
+            "metadata": {
+                providers.CTX_KEY: self._ctx, providers.ATTEMPT_KEY: attempt, providers.SAMPLE_KEY: request.sample,
+            },
             # litellm's own logging callbacks: we keep our own audit log and need no second copy.
             "no-log": True,
         }
@@ -221,7 +255,9 @@ class Answerer:
             if self.config.llm.api_base:
                 kwargs["api_base"] = self.config.llm.api_base
             if request.schema is not None and self._supports_schema(model):
-                kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema}}
+                kwargs["response_format"] = {
+                    "type": "json_schema", "json_schema": {"name": request.role, "schema": request.schema},
+                }
         if self._closed():  # closed while this request was under way
             return CallOutcome(error="the model client was closed")
         batched = self.is_batched(request.role, model)
@@ -229,7 +265,10 @@ class Answerer:
         # `__main__` guard in a worker) is no model call.
         pool = None if batched else self._call_pool()
         start = time.monotonic()
-        record: dict[str, Any] = {"role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt, "messages": messages}
+        record: dict[str, Any] = {
+            "role": request.role, "model": model, "tag": request.tag, "sample": request.sample, "attempt": attempt,
+            "messages": messages,
+        }
         if batched:
             assert self.batch is not None
             record["batch"] = True
@@ -249,7 +288,9 @@ class Answerer:
             record.update(error=outcome.error, seconds=round(time.monotonic() - start, 4))
             self._log(record)
             return outcome
-        call_usage = Usage(outcome.prompt_tokens, outcome.completion_tokens, outcome.cost_usd, outcome.cached_prompt_tokens)
+        call_usage = Usage(
+            outcome.prompt_tokens, outcome.completion_tokens, outcome.cost_usd, outcome.cached_prompt_tokens
+        )
         self.ledger.record_call(request.role, call_usage, batch=batched)
         usage.add(call_usage)
         record.update(

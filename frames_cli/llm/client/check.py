@@ -55,9 +55,17 @@ class RoleCheck:
 
     def to_json(self) -> dict:
         """JSON-ready form; price as {"input_per_million", "output_per_million"} USD or None."""
-        price = None if self.price is None else {"input_per_million": self.price.input_per_million, "output_per_million": self.price.output_per_million}
-        return {"role": self.role, "model": self.model, "ok": self.ok, "detail": self.detail, "price": price,
-                "latency_s": self.latency_s, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        price = (
+            None if self.price is None
+            else {
+                "input_per_million": self.price.input_per_million, "output_per_million": self.price.output_per_million,
+            }
+        )
+        return {
+            "role": self.role, "model": self.model, "ok": self.ok, "detail": self.detail, "price": price,
+            "latency_s": self.latency_s, "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
 
 
 def is_provider_model(model: str) -> bool:
@@ -119,7 +127,10 @@ def require_keys(ws: Workspace, config: FramesConfig, roles: Sequence[str]) -> N
             continue
         keys = missing_keys(model, config)
         if keys:
-            problems.append(f"models.{role}: {model} (provider {_provider(model)}): no API key; set the environment variable {' or '.join(keys)} (not set here)")
+            problems.append(
+                f"models.{role}: {model} (provider {_provider(model)}): no API key; set the environment variable "
+                f"{' or '.join(keys)} (not set here)"
+            )
     if problems:
         raise ModelSetupError("; ".join(problems), Location(ws.config_path))
 
@@ -144,7 +155,10 @@ def check_models(ws: Workspace, config: FramesConfig, roles: Sequence[str] = ROL
     from frames_cli.llm.messages.types import ChatRequest
     from frames_cli.workspace.config import with_overrides
 
-    quick = with_overrides(with_overrides(config, "llm", max_retries=0, repair_turns=0, max_output_tokens=PING_TOKENS, processes=0), "budget", max_tokens=None, max_usd=None)
+    quick = with_overrides(
+        with_overrides(config, "llm", max_retries=0, repair_turns=0, max_output_tokens=PING_TOKENS, processes=0),
+        "budget", max_tokens=None, max_usd=None,
+    )
     out = []
     with ModelClient(ws, quick, use_cache=False) as client:
         for role in roles:
@@ -153,11 +167,21 @@ def check_models(ws: Workspace, config: FramesConfig, roles: Sequence[str] = ROL
                 continue
             price = price_of(model)
             if model.startswith(providers.SPOOL_PREFIX + "/"):
-                out.append(RoleCheck(role, model, False, f"not called: spool models are answered by a person ({config.spool.dir})", price))
+                out.append(
+                    RoleCheck(
+                        role, model, False, f"not called: spool models are answered by a person ({config.spool.dir})",
+                        price,
+                    )
+                )
                 continue
             keys = missing_keys(model, config)
             if keys:
-                out.append(RoleCheck(role, model, False, f"not called: no API key; set {' or '.join(keys)} (provider {_provider(model)})", price))
+                out.append(
+                    RoleCheck(
+                        role, model, False,
+                        f"not called: no API key; set {' or '.join(keys)} (provider {_provider(model)})", price,
+                    )
+                )
                 continue
             start = time.monotonic()
             try:
@@ -168,5 +192,7 @@ def check_models(ws: Workspace, config: FramesConfig, roles: Sequence[str] = ROL
             seconds = round(time.monotonic() - start, 3)
             usage = reply.usage
             detail = "answered" if reply.ok else (reply.error or "failed")
-            out.append(RoleCheck(role, model, reply.ok, detail, price, seconds, usage.prompt_tokens, usage.completion_tokens))
+            out.append(
+                RoleCheck(role, model, reply.ok, detail, price, seconds, usage.prompt_tokens, usage.completion_tokens)
+            )
     return out

@@ -38,14 +38,14 @@ class ModelClient:
     calls litellm's synchronous `completion` (measured here: ~1.3 ms of CPU per call
     on that path against ~3 ms for `acompletion`, whose logging and cost tasks share the event
     loop), or, with `llm.processes` > 0, has a CallPool worker process make that call
-    (`llm/transport/callpool.py`), so litellm's CPU is not bound by this process's GIL. Each call gets `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to
-    `llm.max_retries` times with exponential backoff and equal jitter (Brooker, "Exponential
-    Backoff And Jitter", AWS Architecture Blog, 2015). A request with a schema gets its JSON
-    extracted and validated, and up to `llm.repair_turns` repair turns that show the model the
-    validator's errors. Successful answers are cached on disk; errors never are. Every call is
-    written to `<run_dir>/exchanges.jsonl` (secrets redacted) and added to the ledger; the budget
-    is checked before every call. With `save_ledger=False` the ledger stays in memory and
-    `ledger.json` is not written: a `frames eval --jobs` worker, whose totals the parent merges.
+    (`llm/transport/callpool.py`), so litellm's CPU is not bound by this process's GIL. Each call gets
+    `timeout=llm.timeout_s`; rate limits, timeouts and connection errors are retried up to `llm.max_retries`
+    times with exponential backoff and equal jitter (Brooker, "Exponential Backoff And Jitter", AWS
+    Architecture Blog, 2015). A request with a schema gets its JSON extracted and validated, and up to
+    `llm.repair_turns` repair turns that show the model the validator's errors. Successful answers are cached
+    on disk; errors never are. Every call is written to `<run_dir>/exchanges.jsonl` (secrets redacted) and
+    added to the ledger; the budget is checked before every call. With `save_ledger=False` the ledger stays in
+    memory and `ledger.json` is not written: a `frames eval --jobs` worker, whose totals the parent merges.
 
     Failures are replies with `error`, never exceptions; the exceptions are BudgetExceeded (raised
     by `gather`/`chat_many` once in-flight calls are finished and recorded), ModelSetupError (a
@@ -74,20 +74,28 @@ class ModelClient:
         self.run_dir = Path(run_dir) if run_dir else None
         redactor = self._redact = Redactor()
         self.ledger = Ledger(
-            config.budget.max_tokens, config.budget.max_usd, self.run_dir / "ledger.json" if self.run_dir and save_ledger else None
+            config.budget.max_tokens, config.budget.max_usd,
+            self.run_dir / "ledger.json" if self.run_dir and save_ledger else None,
         )
         self.audit = AuditLog(self.run_dir / "exchanges.jsonl", redactor) if self.run_dir else None
         self.cache = ResponseCache(workspace.cache_dir, redactor) if use_cache and config.llm.cache else None
-        self._context = providers.ProviderContext(workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world))
+        self._context = providers.ProviderContext(
+            workspace.root, config.simulator, config.spool, functools.partial(_load_world, workspace, config, sim_world)
+        )
         self._ctx = providers.register(self._context)
         self._pool: ThreadPoolExecutor | None = None
         self._processes: CallPool | None = None
         self._pool_lock = threading.Lock()
         self._closed = False
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         self.batches = BatchJournal.of(workspace, config) if config.llm.batch else None
-        self._answerer = Answerer(workspace, config, ledger=self.ledger, audit=self.audit, cache=self.cache, redact=redactor, context=self._context,
-                                  ctx=self._ctx, call_pool=self._call_pool, closed=lambda: self._closed, batch=self.batches)
+        self._answerer = Answerer(
+            workspace, config, ledger=self.ledger, audit=self.audit, cache=self.cache, redact=redactor,
+            context=self._context, ctx=self._ctx, call_pool=self._call_pool, closed=lambda: self._closed,
+            batch=self.batches,
+        )
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -148,7 +156,9 @@ class ModelClient:
             self._flush()
         return self._finish([f.exception() or f.result() for f in futures])
 
-    def _submit(self, pool: ThreadPoolExecutor, answer: Callable[[ChatRequest], ChatReply], request: ChatRequest) -> Future[ChatReply]:
+    def _submit(
+        self, pool: ThreadPoolExecutor, answer: Callable[[ChatRequest], ChatReply], request: ChatRequest
+    ) -> Future[ChatReply]:
         """`pool.submit(answer, request)`; once `close()` has shut the pool down, a done future
         holding the "closed" failure (close may run in another thread while requests go in)."""
         try:
@@ -261,7 +271,8 @@ class ModelClient:
                 sim = any(m and m.startswith(providers.SIM_PREFIX + "/") for m in vars(self.config.models).values())
                 context = self._context
                 self._processes = CallPool(
-                    processes, self.config.llm.concurrency, self._ctx, context.root, context.simulator, context.spool, context.world() if sim else None
+                    processes, self.config.llm.concurrency, self._ctx, context.root, context.simulator, context.spool,
+                    context.world() if sim else None,
                 )
             return self._processes
 

@@ -43,6 +43,8 @@ def render(name: str, /, **variables: object) -> str:
         ValueError: no template of that name, or a field the template uses was not given.
     """
     try:
-        return _template(name).format(**{k: v if isinstance(v, Block) else escape_tags(str(v)) for k, v in variables.items()})
+        return _template(name).format(
+            **{k: v if isinstance(v, Block) else escape_tags(str(v)) for k, v in variables.items()}
+        )
     except KeyError as exc:
         raise ValueError(f"prompt template {name!r} needs the variable {exc.args[0]!r}") from None

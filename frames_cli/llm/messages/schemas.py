@@ -58,7 +58,10 @@ DIAGNOSIS: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "required": ["case_id", "passage"],
-                "properties": {"case_id": {"type": "string", "minLength": 1, "maxLength": 200}, "passage": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}, "reason": _STR},
+                "properties": {
+                    "case_id": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "passage": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}, "reason": _STR,
+                },
             },
         },
     },
@@ -68,14 +71,20 @@ DIAGNOSIS: dict[str, Any] = {
 REWRITE: dict[str, Any] = {
     "type": "object",
     "required": ["body"],
-    "properties": {"body": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}, "description": {"type": "string", "maxLength": 1024}},
+    "properties": {
+        "body": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+        "description": {"type": "string", "maxLength": 1024},
+    },
 }
 
 #: Coldstart rewrite: the section as a procedure and the description the model writes for it.
 COLDSTART_REWRITE: dict[str, Any] = {
     "type": "object",
     "required": ["body", "description"],
-    "properties": {"body": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}, "description": {"type": "string", "minLength": 1, "maxLength": 1024}},
+    "properties": {
+        "body": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+        "description": {"type": "string", "minLength": 1, "maxLength": 1024},
+    },
 }
 
 #: Case generator: new cases for policy sections no case covers yet.
@@ -108,7 +117,9 @@ ANSWER_KEY: dict[str, Any] = {
     "type": "object",
     "required": ["requirements"],
     "properties": {
-        "requirements": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 2000}, "maxItems": 20},
+        "requirements": {
+            "type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 2000}, "maxItems": 20,
+        },
         "none": {"enum": ["", "link", "vague", "tone", "narrative", "empty"]},
         "unsure": {"type": "string", "maxLength": 500},
     },

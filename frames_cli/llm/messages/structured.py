@@ -93,13 +93,20 @@ def parse_answer(text: str | None, schema: dict[str, Any]) -> Any:
     surrogate = _lone_surrogate(data)
     if surrogate is not None:
         # `"\ud800"` is valid JSON and no text: it cannot be written to any file.
-        raise AnswerError([f"at {surrogate or '(top level)'}: a lone surrogate escape (\\ud800-\\udfff) is not text; write the character itself"])
+        raise AnswerError(
+            [
+                f"at {surrogate or '(top level)'}: a lone surrogate escape (\\ud800-\\udfff) is not text; write the "
+                "character itself"
+            ]
+        )
     validator = _validator(schema)
     # is_valid is about twice as fast as collecting errors, and nearly every answer is valid.
     if validator.is_valid(data):
         return data
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    raise AnswerError([f"at {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:MAX_ERRORS]])
+    raise AnswerError(
+        [f"at {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:MAX_ERRORS]]
+    )
 
 
 def _lone_surrogate(value: Any, path: str = "") -> str | None:

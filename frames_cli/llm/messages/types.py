@@ -63,7 +63,9 @@ class Usage:
     def to_dict(self) -> dict[str, Any]:
         """`{"prompt_tokens", "completion_tokens", "cost_usd"}`, and `"cached_prompt_tokens"` when
         there are any (records of providers without prompt caching stay as they were)."""
-        out = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd}
+        out = {
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens, "cost_usd": self.cost_usd,
+        }
         if self.cached_prompt_tokens:
             out["cached_prompt_tokens"] = self.cached_prompt_tokens
         return out
@@ -71,7 +73,10 @@ class Usage:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         """The inverse of `to_dict` (missing counts are 0)."""
-        return cls(int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), data.get("cost_usd"), int(data.get("cached_prompt_tokens", 0)))
+        return cls(
+            int(data.get("prompt_tokens", 0)), int(data.get("completion_tokens", 0)), data.get("cost_usd"),
+            int(data.get("cached_prompt_tokens", 0)),
+        )
 
 
 @dataclass

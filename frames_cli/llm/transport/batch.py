@@ -82,7 +82,10 @@ def call_key(kwargs: dict[str, Any]) -> str:
     of a request is an independent draw, as in the model cache's key: llm/store/cache.request_key)."""
     metadata = kwargs.get("metadata") or {}
     attempt, sample = metadata.get(providers.ATTEMPT_KEY, 0), metadata.get(providers.SAMPLE_KEY, 0)
-    parts = [kwargs["model"], kwargs["messages"], kwargs.get("temperature"), kwargs.get("max_tokens"), kwargs.get("response_format"), attempt, sample]
+    parts = [
+        kwargs["model"], kwargs["messages"], kwargs.get("temperature"), kwargs.get("max_tokens"),
+        kwargs.get("response_format"), attempt, sample,
+    ]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -113,10 +116,14 @@ def batch_notices(config: FramesConfig) -> list[str]:
     for role in batched_roles(config):
         model = getattr(config.models, role)
         if batch_provider(model) is None:
-            lines.append(f"llm.batch: {role}'s model {model} has no batch API frames can use (providers: {', '.join(BATCH_PROVIDERS)}); "
-                         "its calls are made one by one at the regular price")
+            lines.append(
+                f"llm.batch: {role}'s model {model} has no batch API frames can use (providers: "
+                f"{', '.join(BATCH_PROVIDERS)}); its calls are made one by one at the regular price"
+            )
         elif batch_price(model)[2] is False:
-            lines.append(f"llm.batch: litellm knows no batch price for {model}; its batch calls are counted at the regular price")
+            lines.append(
+                f"llm.batch: litellm knows no batch price for {model}; its batch calls are counted at the regular price"
+            )
     return lines
 
 
@@ -200,9 +207,15 @@ class BatchJournal:
         if found.get("error"):
             return CallOutcome(error=f"BatchError: {found['error']}", retriable=bool(found.get("retriable")))
         price_in, price_out, _ = batch_price(kwargs["model"])
-        cost = None if price_in is None or price_out is None else found["prompt_tokens"] * price_in + found["completion_tokens"] * price_out
-        return CallOutcome(text=found["text"], finish_reason=found.get("finish_reason"), prompt_tokens=found["prompt_tokens"],
-                           completion_tokens=found["completion_tokens"], cost_usd=cost, cached_prompt_tokens=found.get("cached_prompt_tokens", 0))
+        cost = (
+            None if price_in is None or price_out is None
+            else found["prompt_tokens"] * price_in + found["completion_tokens"] * price_out
+        )
+        return CallOutcome(
+            text=found["text"], finish_reason=found.get("finish_reason"), prompt_tokens=found["prompt_tokens"],
+            completion_tokens=found["completion_tokens"], cost_usd=cost,
+            cached_prompt_tokens=found.get("cached_prompt_tokens", 0),
+        )
 
     # --- between stages ---------------------------------------------------------------------------
 
@@ -222,16 +235,29 @@ class BatchJournal:
         litellm = providers.litellm_module()
         for model, bodies in sorted(by_model.items()):
             provider = batch_provider(model) or "openai"
-            lines = "".join(json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body}, ensure_ascii=False) + "\n"
-                            for key, body in bodies.items())
+            lines = "".join(
+                json.dumps(
+                    {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body},
+                    ensure_ascii=False,
+                )
+                + "\n"
+                for key, body in bodies.items()
+            )
             try:
-                upload = litellm.create_file(file=("frames-batch.jsonl", lines.encode("utf-8")), purpose="batch", custom_llm_provider=provider, **self._where())
-                batch = litellm.create_batch(completion_window="24h", endpoint="/v1/chat/completions", input_file_id=upload.id,
-                                             custom_llm_provider=provider, metadata={"sent_by": "frames"}, **self._where())
+                upload = litellm.create_file(
+                    file=("frames-batch.jsonl", lines.encode("utf-8")), purpose="batch", custom_llm_provider=provider,
+                    **self._where(),
+                )
+                batch = litellm.create_batch(
+                    completion_window="24h", endpoint="/v1/chat/completions", input_file_id=upload.id,
+                    custom_llm_provider=provider, metadata={"sent_by": "frames"}, **self._where(),
+                )
             except Exception as exc:  # noqa: BLE001 - any provider failure; named in the error
                 raise ModelError(f"{model}: the provider refused a batch of {len(bodies)} request(s): "
                                  f"{setup_error(exc, model) or f'{type(exc).__name__}: {exc}'}") from None
-            record = BatchRecord(batch.id, model, provider, upload.id, time.time(), sorted(bodies), str(batch.status or "validating"))
+            record = BatchRecord(
+                batch.id, model, provider, upload.id, time.time(), sorted(bodies), str(batch.status or "validating")
+            )
             with self._lock:
                 self._batches[record.id] = record
                 self._sent.update(dict.fromkeys(record.keys, record.id))
@@ -257,7 +283,9 @@ class BatchJournal:
                 status = str(batch.status)
                 results = self._read_results(record, batch) if status in ENDED else []
             except Exception as exc:  # noqa: BLE001 - any provider failure; named in the error
-                raise ModelError(f"{record.model}: cannot ask the provider about batch {record.id}: {type(exc).__name__}: {exc}") from None
+                raise ModelError(
+                    f"{record.model}: cannot ask the provider about batch {record.id}: {type(exc).__name__}: {exc}"
+                ) from None
             with self._lock:
                 record.status = status
                 if status in ENDED:
@@ -288,15 +316,22 @@ class BatchJournal:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
-            content = providers.litellm_module().file_content(file_id=file_id, custom_llm_provider=record.provider, **self._where())
+            content = providers.litellm_module().file_content(
+                file_id=file_id, custom_llm_provider=record.provider, **self._where()
+            )
             for line in content.text.splitlines():
                 if line.strip():
                     entry = _result(json.loads(line), record.id)
                     if entry["key"] in keys:
                         out[entry["key"]] = entry
         for key in record.keys:
-            out.setdefault(key, {"key": key, "batch": record.id, "error": f"batch {record.id} ended ({batch.status}) without an answer for it",
-                                 "retriable": True})
+            out.setdefault(
+                key,
+                {
+                    "key": key, "batch": record.id,
+                    "error": f"batch {record.id} ended ({batch.status}) without an answer for it", "retriable": True,
+                },
+            )
         return list(out.values())
 
     def _where(self) -> dict[str, Any]:
@@ -306,7 +341,10 @@ class BatchJournal:
 def _body(kwargs: dict[str, Any]) -> dict[str, Any]:
     """The request line's body: what `litellm.completion` would send (model without its provider prefix)."""
     model = providers.litellm_module().get_llm_provider(kwargs["model"])[0]
-    body = {"model": model, "messages": kwargs["messages"], "temperature": kwargs.get("temperature"), "max_tokens": kwargs.get("max_tokens")}
+    body = {
+        "model": model, "messages": kwargs["messages"], "temperature": kwargs.get("temperature"),
+        "max_tokens": kwargs.get("max_tokens"),
+    }
     if kwargs.get("response_format") is not None:
         body["response_format"] = kwargs["response_format"]
     return body
@@ -326,9 +364,12 @@ def _result(line: dict[str, Any], batch_id: str) -> dict[str, Any]:
     choice = (body.get("choices") or [{}])[0]
     usage = body.get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
-    return {"key": key, "batch": batch_id, "text": (choice.get("message") or {}).get("content"), "finish_reason": choice.get("finish_reason"),
-            "prompt_tokens": int(usage.get("prompt_tokens") or 0), "completion_tokens": int(usage.get("completion_tokens") or 0),
-            "cached_prompt_tokens": int(details.get("cached_tokens") or 0)}
+    return {
+        "key": key, "batch": batch_id, "text": (choice.get("message") or {}).get("content"),
+        "finish_reason": choice.get("finish_reason"), "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "completion_tokens": int(usage.get("completion_tokens") or 0),
+        "cached_prompt_tokens": int(details.get("cached_tokens") or 0),
+    }
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

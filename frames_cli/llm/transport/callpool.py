@@ -82,7 +82,10 @@ class CallPool:
     workers then import litellm themselves (seconds each) but work the same.
     """
 
-    def __init__(self, processes: int, channels: int, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: Any):
+    def __init__(
+        self, processes: int, channels: int, context_key: str, root: Path, simulator: SimulatorConfig,
+        spool: SpoolConfig, world: Any,
+    ):
         """Start the workers (returns once they are started, not once litellm is ready in them).
 
         Args:
@@ -146,7 +149,9 @@ class CallPool:
             if self._failure is not None:  # closed meanwhile: the pipe was shut under this call
                 return CallOutcome(error=f"CallPoolError: {self._failure}")
             if isinstance(exc, (EOFError, OSError)):
-                return self._replace(channel, f"worker process {channel.worker} ended before the call ({type(exc).__name__})")
+                return self._replace(
+                    channel, f"worker process {channel.worker} ended before the call ({type(exc).__name__})"
+                )
             self._free.put(channel)  # `send` pickles before it writes: nothing reached the pipe
             raise
         try:
@@ -155,7 +160,9 @@ class CallPool:
             if self._failure is not None:
                 return CallOutcome(error=f"CallPoolError: {self._failure}")
             if isinstance(exc, (EOFError, OSError)):
-                return self._replace(channel, f"worker process {channel.worker} ended during the call ({type(exc).__name__})")
+                return self._replace(
+                    channel, f"worker process {channel.worker} ended during the call ({type(exc).__name__})"
+                )
             # A reply may still come on this pipe, so it is out of step with its worker for good.
             self._replace(channel, f"the call on worker process {channel.worker} was interrupted")
             raise
@@ -189,7 +196,9 @@ class CallPool:
         """Start worker `k` of the current generation with fresh pipes, and put its pipes in the free queue."""
         ends = [self._context.Pipe() for _ in range(self._sizes[k])]
         alive_theirs, alive_mine = self._context.Pipe(duplex=False)
-        process = self._context.Process(target=_serve, args=([t for _, t in ends], alive_theirs, *self._args), name=f"frames-llm-{k}", daemon=True)
+        process = self._context.Process(
+            target=_serve, args=([t for _, t in ends], alive_theirs, *self._args), name=f"frames-llm-{k}", daemon=True
+        )
         process.start()
         # The worker holds these now; ours would keep a dead worker's pipes from reporting EOF.
         alive_theirs.close()
@@ -253,7 +262,10 @@ def _rebuilt(type_name: str, text: str, pickled: bytes | None) -> BaseException:
     return RuntimeError(f"{type_name} in a model worker process: {text}")
 
 
-def _serve(channels: list[Connection], alive: Connection, context_key: str, root: Path, simulator: SimulatorConfig, spool: SpoolConfig, world: Any) -> None:
+def _serve(
+    channels: list[Connection], alive: Connection, context_key: str, root: Path, simulator: SimulatorConfig,
+    spool: SpoolConfig, world: Any,
+) -> None:
     """Worker process body: one thread per pipe answering calls; ends when `alive` reports EOF.
 
     Ctrl-C and SIGTERM reach a terminal's or a service's whole process group, workers included.

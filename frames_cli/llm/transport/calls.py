@@ -56,7 +56,10 @@ def invoke(kwargs: dict[str, Any]) -> CallOutcome:
     litellm = providers.litellm_module()
     import openai
 
-    retriable = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError, litellm.ServiceUnavailableError)
+    retriable = (
+        litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+    )
     # litellm hands every finished call to a background thread that builds its logging payload
     # even for "no-log" calls: ~0.3 ms of CPU per call under the GIL, a quarter of litellm's own
     # cost, for nothing we read (cost and usage are on the response already). Its flag for
@@ -108,7 +111,9 @@ def setup_error(exc: Exception, model: str) -> str | None:
         what = "the provider refused the credentials"
     elif isinstance(exc, litellm.NotFoundError):
         what = "the provider does not know this model (check the model name)"
-    elif isinstance(exc, (litellm.InternalServerError, litellm.APIConnectionError)) and _MISSING_KEY_RE.search(str(exc)):
+    elif isinstance(exc, (litellm.InternalServerError, litellm.APIConnectionError)) and _MISSING_KEY_RE.search(
+        str(exc)
+    ):
         what = "no API key"
     else:
         return None
@@ -122,7 +127,10 @@ def setup_error(exc: Exception, model: str) -> str | None:
     if missing:
         key = f"set the environment variable {' or '.join(missing)} (not set here)"
     else:
-        key = f"the key is read from the provider's environment variable ({_key_names(provider)}), which is set: check its value and the account's access to the model"
+        key = (
+            f"the key is read from the provider's environment variable ({_key_names(provider)}), which is set: check "
+            "its value and the account's access to the model"
+        )
     return f"{model} (provider {provider}): {what}; {key} ({original})"
 
 

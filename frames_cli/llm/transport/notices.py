@@ -1,4 +1,5 @@
-"""Lines a person needs while frames waits on something outside it: spool answers not yet written, a provider being retried.
+"""Lines a person needs while frames waits on something outside
+it: spool answers not yet written, a provider being retried.
 
 Printed on stderr whether or not it is a terminal (a cron log should say why a run took an hour),
 one line per kind of wait at most every `Notices.interval` seconds, so eight calls retried at once
@@ -86,7 +87,7 @@ class SpoolWaits:
             waiting, oldest = len(self._since), now - min(self._since.values())
         self.notices.say(
             "spool",
-            f"spool: waiting for {waiting} answer{'s' if waiting != 1 else ''} in {folder} (each <id>.request.json is answered "
-            f"by writing <id>.answer.txt beside it; oldest waiting {oldest:.0f} s)",
+            f"spool: waiting for {waiting} answer{'s' if waiting != 1 else ''} in {folder} (each <id>.request.json is "
+            f"answered by writing <id>.answer.txt beside it; oldest waiting {oldest:.0f} s)",
             now=now,
         )

@@ -30,7 +30,10 @@ SPOOL_PREFIX = "spool"
 SIM_ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldstart")
 #: USD per token registered with litellm for `frames-sim/<role>` so cost accounting runs offline;
 #: a small hosted model's list price (0.15 $ / 0.60 $ per million input / output tokens).
-SIM_PRICE = {"input_cost_per_token": 0.15e-6, "output_cost_per_token": 0.60e-6, "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0}
+SIM_PRICE = {
+    "input_cost_per_token": 0.15e-6, "output_cost_per_token": 0.60e-6, "cache_creation_input_token_cost": 0.0,
+    "cache_read_input_token_cost": 0.0,
+}
 #: Metadata keys the client sends along each call (litellm hands `metadata` to custom providers).
 CTX_KEY, ATTEMPT_KEY, SAMPLE_KEY = "frames_ctx", "frames_attempt", "frames_sample"
 
@@ -43,7 +46,10 @@ def simulator_notice(models: Mapping[str, str | None]) -> str | None:
     roles = sorted(role for role, model in models.items() if model and model.startswith(f"{SIM_PREFIX}/"))
     if not roles:
         return None
-    price = f"${SIM_PRICE['input_cost_per_token'] * 1e6:.2f} / ${SIM_PRICE['output_cost_per_token'] * 1e6:.2f} per million tokens"
+    price = (
+        f"${SIM_PRICE['input_cost_per_token'] * 1e6:.2f} / ${SIM_PRICE['output_cost_per_token'] * 1e6:.2f} per million "
+        "tokens"
+    )
     return (
         f"Simulated: {', '.join(roles)} ran on frames-sim, a simulator of model behaviour, not a model; "
         f"pass rates describe the simulator and costs use a nominal {price}."
@@ -131,7 +137,9 @@ class ProviderContext:
         with self._world_lock:
             if self._world_key is None:
                 cases = sorted((c.to_dict() for c in world.cases.values()), key=lambda c: str(c.get("id")))
-                blob = json.dumps([dataclasses.asdict(self.simulator), cases], sort_keys=True, ensure_ascii=False, default=str)
+                blob = json.dumps(
+                    [dataclasses.asdict(self.simulator), cases], sort_keys=True, ensure_ascii=False, default=str
+                )
                 self._world_key = hashlib.sha256(blob.encode("utf-8")).hexdigest()
             return self._world_key
 
@@ -165,7 +173,9 @@ def litellm_module() -> Any:
                 ours = registered_providers()
                 prefixes = {p.prefix for p in ours}
                 others = [p for p in (litellm.custom_provider_map or []) if p.get("provider") not in prefixes]
-                litellm.custom_provider_map = others + [{"provider": p.prefix, "custom_handler": p.handler} for p in ours]
+                litellm.custom_provider_map = others + [
+                    {"provider": p.prefix, "custom_handler": p.handler} for p in ours
+                ]
                 for provider in ours:
                     if provider.models:
                         litellm.register_model({k: dict(v) for k, v in provider.models.items()})
@@ -251,11 +261,16 @@ def context_of(litellm_params: dict[str, Any] | None) -> tuple[ProviderContext, 
     if context is None:
         import litellm
 
-        raise litellm.BadRequestError("frames providers are called through frames' ModelClient only", model="", llm_provider="frames")
+        raise litellm.BadRequestError(
+            "frames providers are called through frames' ModelClient only", model="", llm_provider="frames"
+        )
     return context, metadata
 
 
-def make_response(model: str, text: str, finish_reason: str, prompt_tokens: int, completion_tokens: int, *, fingerprint: str | None = None, cost_usd: float | None = None, into: Any = None) -> Any:
+def make_response(
+    model: str, text: str, finish_reason: str, prompt_tokens: int, completion_tokens: int, *,
+    fingerprint: str | None = None, cost_usd: float | None = None, into: Any = None,
+) -> Any:
     """A litellm ModelResponse with one choice and explicit usage (litellm needs it to price the reply).
 
     `into`: the empty ModelResponse litellm hands a custom provider as `model_response`; filled in and
@@ -270,7 +285,9 @@ def make_response(model: str, text: str, finish_reason: str, prompt_tokens: int,
     choice.message.content = text
     choice.finish_reason = finish_reason
     response.system_fingerprint = fingerprint
-    response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens)
+    response.usage = Usage(
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
+    )
     if cost_usd is not None:
         response._hidden_params["response_cost"] = cost_usd
     return response

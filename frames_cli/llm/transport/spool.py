@@ -42,7 +42,9 @@ class SpoolProvider(CustomLLM):
     ⌈characters / 4⌉ tokens; the cost is unknown.
     """
 
-    def completion(self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, **kwargs: Any) -> Any:
+    def completion(
+        self, model: str, messages: list, *args: Any, litellm_params: dict | None = None, **kwargs: Any
+    ) -> Any:
         """Write the request file (unless its answer is already there) and wait for the answer.
 
         Args:
@@ -69,7 +71,10 @@ class SpoolProvider(CustomLLM):
         request = folder / f"{rid}.request.json"
         if not answer.exists():
             created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            record = {"id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name, "messages": messages}
+            record = {
+                "id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name,
+                "messages": messages,
+            }
             # Whoever answers sees the prompt, never a credential that slipped into it.
             atomic_write_text(request, Redactor()(json.dumps(record, indent=2, ensure_ascii=False)) + "\n")
         context.spool_waits.start(rid)
@@ -79,14 +84,23 @@ class SpoolProvider(CustomLLM):
         finally:
             context.spool_waits.done(rid)
         if data is None:
-            raise litellm.Timeout(f"spool: no answer in {answer} after {context.spool.timeout_s} s", model=model, llm_provider=SPOOL_PREFIX)
+            raise litellm.Timeout(
+                f"spool: no answer in {answer} after {context.spool.timeout_s} s", model=model,
+                llm_provider=SPOOL_PREFIX,
+            )
         # Whoever answers is trusted no more than a model: an answer that is no text is a failed call.
         if len(data) > MAX_ANSWER_BYTES:
-            raise litellm.BadRequestError(f"spool: the answer {answer.name} is over {MAX_ANSWER_BYTES:,} bytes", model=model, llm_provider=SPOOL_PREFIX)
+            raise litellm.BadRequestError(
+                f"spool: the answer {answer.name} is over {MAX_ANSWER_BYTES:,} bytes", model=model,
+                llm_provider=SPOOL_PREFIX,
+            )
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise litellm.BadRequestError(f"spool: the answer {answer.name} is not UTF-8 text (byte {exc.start})", model=model, llm_provider=SPOOL_PREFIX) from None
+            raise litellm.BadRequestError(
+                f"spool: the answer {answer.name} is not UTF-8 text (byte {exc.start})", model=model,
+                llm_provider=SPOOL_PREFIX,
+            ) from None
         prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
         return make_response(f"{SPOOL_PREFIX}/{model}", text, "stop", approx_tokens(prompt), approx_tokens(text))
 
@@ -95,10 +109,12 @@ class SpoolProvider(CustomLLM):
         return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
 
 
-def _wait(path: Path, timeout_s: float, poll_s: float, stop: threading.Event, waiting: Callable[[], None]) -> bytes | None:
-    """The bytes of `path` (at most MAX_ANSWER_BYTES + 1) once it exists, is non-empty and stopped growing; None at the deadline
-    or as soon as `stop` is set (the client closed, e.g. after Ctrl-C). `waiting` is called at
-    each look (at most every second) and prints the line about pending requests when due."""
+def _wait(
+    path: Path, timeout_s: float, poll_s: float, stop: threading.Event, waiting: Callable[[], None]
+) -> bytes | None:
+    """The bytes of `path` (at most MAX_ANSWER_BYTES + 1) once it exists, is non-empty and stopped growing;
+    None at the deadline or as soon as `stop` is set (the client closed, e.g. after Ctrl-C). `waiting` is
+    called at each look (at most every second) and prints the line about pending requests when due."""
     deadline = time.monotonic() + timeout_s
     last = -1
     while time.monotonic() < deadline:
