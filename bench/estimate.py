@@ -9,7 +9,7 @@ the full-run figure describes. Then one `frames eval` of the base skills.
 
 Prints calls (expected, at most, real) and tokens (the short run's and the full run's expected,
 real, real ÷ full, at most). Checks what the estimate promises (evolution/run/estimate.py,
-docs/DECISIONS.md "What `--estimate` promises"): real calls and tokens never above the maximum
+docs/decisions/0053-reliability-same-inputs-same-run.md): real calls and tokens never above the maximum
 (per role and in total); every evolve run's real tokens between 0.75 × the short run's and
 1.25 × the full run's; the full-length run (when each of its rounds made a child, as the
 full-run figure assumes) and the eval within ±25 % of the expected figure.

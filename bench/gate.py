@@ -18,7 +18,7 @@ workspace as committed at HEAD, each with its own empty model cache:
                              "planted (any pass)", the definition used before 2026-12-01 15:00:
                              ⌈n/3⌉ cases the baseline group passed in at least one of its samples
                              (mostly cases the base passes one time in ten, whose "regression" no
-                             test can tell from noise: docs/DECISIONS.md). And "planted
+                             test can tell from noise: docs/decisions/0043-noise-aware-gate-per-case.md). And "planted
                              (partial)": the same cases as planted-regression-reject, but the
                              child keeps its own pass in every fourth sample of them (a case
                              made worse, not always failing).

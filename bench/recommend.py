@@ -54,7 +54,9 @@ from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 
 def alternatives(run: RecordedRun, alpha: float, tolerance: float) -> dict[str, str | None]:
-    """What rules rejected for frames (docs/DECISIONS.md) give on a recorded run: member or None.
+    """What rules rejected for frames give on a recorded run: member or None.
+
+    Why each was rejected: docs/decisions/0084-review-branch-confirm-out-of-sample.md.
 
     - "bonferroni-unseen": the rule before 2026-12-02: each child on the unseen selection cases at
       α / m (m children), the highest selection rate of the significant gate-passed ones;

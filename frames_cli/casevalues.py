@@ -1,7 +1,8 @@
 """Values that belong to a case rather than to a rule: ids, amounts, dates and times, names and places.
 
 Shared by the case-value guard (evolution/propose/guards.py) and the simulator (sim/), so that neither
-package imports the other. See docs/DECISIONS.md (2026-12-01, guards) for what counts as a value.
+package imports the other. What counts as a value: docs/decisions/0025-guards-on-proposals-and-rewrites.md
+and 0049-case-values-stubs-list-items.md.
 """
 
 from __future__ import annotations

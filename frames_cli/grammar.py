@@ -3,9 +3,10 @@
 Part-of-speech tags come from TextBlob's Pattern tagger (`textblob.en.tag`: a Brill-style lexicon
 and context rules that ship inside the `textblob` package, MIT; no model is downloaded). The rules
 below are grammar, not word lists: which tags can end a clause, which tense a rule is written in.
-Measured on the labelled proposals of bench/data/guards/ (bench/guards.py; docs/DECISIONS.md,
-"Guards measured on real text"). Shared by the proposal guard (evolution/propose/guards.py) and the
-simulator's world (sim/world.py), so that neither package imports the other.
+Measured on the labelled proposals of bench/data/guards/ (bench/guards.py;
+docs/decisions/0072-guards-measured-on-real-text.md). Shared by the proposal guard
+(evolution/propose/guards.py) and the simulator's world (sim/world.py), so that neither package
+imports the other.
 """
 
 from __future__ import annotations

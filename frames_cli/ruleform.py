@@ -7,7 +7,7 @@ dates.", "Also user is not a native speaker.". Copied into a skill, such a line 
 nothing it can follow: it addresses someone who grades the agent, or it describes one case. The
 proposal guard (evolution/propose/guards.py) drops it, and the simulator's world (sim/world.py) does not
 count it as a rule a case needs, so that both agree on what a rule is. Shared here so that neither
-package imports the other, as `casevalues` is. See docs/DECISIONS.md (2026-12-01, rules addressed
+package imports the other, as `casevalues` is. See docs/decisions/0055-rules-addressed-to-a-grader.md (rules addressed
 to a grader).
 
 What the real-model trial's diagnosers wrote (tests/fixtures/real-model-trial/) shows what must

@@ -3,8 +3,8 @@
 Each goes through `frames validate` and `frames evolve`; a skill or policy input is committed
 first (evolve reads them at the base). Inputs only `frames evolve` takes (`--resume` ids,
 `--base`) are not given to validate. A skill that does not load is left out of an evolve run with
-a warning (docs/DECISIONS.md, issue 17): validate's exit 2 and evolve's warning naming the same
-file count as agreeing ("left out").
+a warning (docs/decisions/0024-first-contact-with-a-provider.md): validate's exit 2 and evolve's
+warning naming the same file count as agreeing ("left out").
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ rewritten to one canonical form before comparing:
   left as written;
 - a required number matches only a whole number of the text (``5244`` is not in ``15244`` nor in
   ``5244.5``): here frames is stricter than τ²'s substring test on purpose, because a figure that
-  differs is a wrong answer (docs/DECISIONS.md, 2026-12-03).
+  differs is a wrong answer (docs/decisions/0069-grading-no-stricter-than-source.md).
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def evaluate_parallel(
     and executor, evaluates its slice `PROGRESS_CHUNK` cases at a time, and returns its results
     and spend. Results are joined in slice order, so they stay in case order then sample order.
     Each worker's budget is `budget.max_tokens // jobs` tokens and `budget.max_usd / jobs` USD
-    (docs/DECISIONS.md), so the workers together never spend more than the run's budget (plus
+    (docs/decisions/0018-eval-jobs-slices.md), so the workers together never spend more than the run's budget (plus
     calls in flight). When a worker fails (its share of the budget spent, a bad case), the others
     stop: the failure is raised and their results would be thrown away, so each closes its model
     client (calls in flight end at once) and ends after its current executor batch.

@@ -14,7 +14,7 @@ def commit_message(summary: str, body: str = "", trailers: dict[str, str] | None
     """A commit message: `summary` line, blank line, `body`, blank line, one `Key: value` line per trailer.
 
     Trailers are what `git interpret-trailers` and `GitStore.trailers` read back (frames uses
-    `Frames-Run`, `Frames-Parent`, `Frames-Models`; see docs/DECISIONS.md).
+    `Frames-Run`, `Frames-Parent`, `Frames-Models`; see docs/decisions/0004-trailers-and-notes.md).
 
     Control, bidirectional and zero-width characters are removed from every part (`sanitize.clean`;
     the summary and trailer values are also kept on one line).

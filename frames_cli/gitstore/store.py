@@ -10,7 +10,7 @@ A workspace may live in a subfolder of its repository (a monorepo: `teams/air/fr
 path a GitStore method takes or returns is relative to the workspace folder ("skills/x/SKILL.md");
 `repo_path` and `workspace_path` are the one place that maps them to and from the repository's
 paths, so reads, commits and diffs see only the workspace's folder and never change another's.
-Refs, branches and notes belong to the repository, not to a workspace (see docs/DECISIONS.md).
+Refs, branches and notes belong to the repository, not to a workspace (see docs/decisions/0022-monorepo-workspace.md).
 
 GitStore is one object made of parts, each in its module: GitRepo (gitstore/repo.py: the repository,
 the path mapping, running git, resolving revisions), GitHistory (history.py: log, trailers, diffs),

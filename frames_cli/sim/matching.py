@@ -112,7 +112,8 @@ def bm25_ranked(query: str, candidates: Iterable[tuple[str, str]]) -> list[tuple
     document each, `words.tokens`), scored by rank-bm25's `BM25Okapi` (k1 = 1.5, b = 0.75,
     idf = ln((N − n + 0.5)/(n + 0.5)), floored at 0.25 × the mean idf; Robertson & Zaragoza 2009,
     "The Probabilistic Relevance Framework: BM25 and Beyond"). Chosen because it agrees best with
-    the skills a real model loaded in the real-model trial (`bench/sim_choice.py`, DECISIONS).
+    the skills a real model loaded in the real-model trial (`bench/sim_choice.py`,
+    docs/decisions/0057-sim-executor-bm25-choice.md).
     Only candidates sharing a token with `query` are returned (a floored idf can make a score ≤ 0,
     which is still a shared word); ties keep the candidates' order. Scores are unitless.
     """

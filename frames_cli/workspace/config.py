@@ -112,10 +112,11 @@ class RetrievalConfig:
 
 @dataclass(frozen=True)
 class SplitConfig:
-    """Held-out discipline (docs/DECISIONS.md): the counted cases divided per category, stably by case
-    id, into a diagnosis set (what diagnosers and rewriters see), a selection set (gate and Pareto
-    front, blind) and an optional sealed test set (scored once at the end, never for a decision).
-    `selection: 0` and `test: 0` (with no `test_cases`) is the FRAMES paper's single evaluation set E."""
+    """Held-out discipline (docs/decisions/0027-held-out-selection-sealed-test.md): the counted cases
+    divided per category, stably by case id, into a diagnosis set (what diagnosers and rewriters
+    see), a selection set (gate and Pareto front, blind) and an optional sealed test set (scored once
+    at the end, never for a decision). `selection: 0` and `test: 0` (with no `test_cases`) is the
+    FRAMES paper's single evaluation set E."""
 
     selection: float = _f(
         0.3,

@@ -14,7 +14,7 @@ def refuse_invalid_inputs(ws: Workspace) -> list[Problem]:
     """Raise the first error `frames validate` reports outside `skills/`, before any write.
 
     Skills are not refused: a skill that does not load is left out of the run with a warning
-    (docs/DECISIONS.md, 2026-12-01, issue 17), and validate still reports it. Case files are
+    (docs/decisions/0024-first-contact-with-a-provider.md), and validate still reports it. Case files are
     checked by the command's own loading, which runs the same checks (`formats.case_files`).
 
     Returns:

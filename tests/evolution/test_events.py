@@ -54,8 +54,9 @@ LINES: list[tuple[ev.Event, str]] = [
      f"warning: frames.yaml's evolution settings, the cases changed since run {RUN} started; it goes on as "
      "it started, and the next `frames evolve` after it finishes uses the new ones"),
     (warnings.GuardRulesChanged(RUN, 1, 2),
-     f"warning: the guards' rules changed since run {RUN} started (rules 1 → 2, docs/DECISIONS.md); its next "
-     "rounds drop proposals by the new rules, and its earlier rounds kept what the old ones let through"),
+     f"warning: the guards' rules changed since run {RUN} started (rules 1 → 2, "
+     "docs/decisions/0072-guards-measured-on-real-text.md); its next rounds drop proposals by the new rules, "
+     "and its earlier rounds kept what the old ones let through"),
     (warnings.PendingSkipped("frames/r1", RUN, "unknown revision abc"),
      f"warning: pending branch frames/r1 of run {RUN} cannot be looked at (unknown revision abc); skipped"),
     (warnings.BranchMoved("frames/r1", "r2c1"),

@@ -9,7 +9,8 @@ test that this one case broke (`broken_case_p_value` at α / (2·m·n)). The sec
 net test too when no single case could reach its share at this k (known before any model call,
 from n, k and m alone). One flip of a noisy case explains no rejection; a drop the data show, even
 one that gains on other cases of the category hide, is not accepted. Must-pass cases reject under
-either rule. The choice and its sources are in docs/DECISIONS.md.
+either rule. The choice and its sources are in docs/decisions/0026-gate-compares-cases.md and
+0043-noise-aware-gate-per-case.md.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ regression above is accepted early at look j with chance at most β_j (a level-�
 over the interim looks early acceptance costs at most Σ β_j < β of power against it, whatever the
 rest of the category does. Before, a category at or above its floor was accepted at the first
 look; a broken case that a gain elsewhere lifted to the floor at k samples then got through
-(docs/DECISIONS.md).
+(docs/decisions/0060-sequential-gate-acceptance-boundary.md).
 Samples are truncated to k_j at look j, so samples of S0 drawn for an earlier child's later look
 do not change this child's earlier looks.
 

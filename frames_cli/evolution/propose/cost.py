@@ -6,7 +6,7 @@ blind): the share of results whose agent loaded it × its body's tokens. Condens
 rule: the rewrite passes the same guards as any other (the policy keeper refuses a dropped policy
 sentence, since this blueprint cites no case), and the gate compares the child with S0 as usual.
 The child joins the front when it keeps the pass rate with fewer tokens ("same pass rate, fewer
-tokens"). See docs/DECISIONS.md (2026-12-01, cost-directed children).
+tokens"). See docs/decisions/0050-cost-directed-children.md.
 """
 
 from __future__ import annotations

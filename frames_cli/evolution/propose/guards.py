@@ -1,6 +1,7 @@
 """Guards on what evolution may write: no case facts as rules, no junk, no policy sentence dropped silently.
 
-Three checks, each switched by `evolution.guards.*` in frames.yaml (docs/DECISIONS.md 2026-12-01):
+Three checks, each switched by `evolution.guards.*` in frames.yaml
+(docs/decisions/0025-guards-on-proposals-and-rewrites.md):
 
 - `CaseValues` (`case_values`): a proposed rule, or a line a rewrite adds, may not carry a value that
   a case's record holds (a reservation or order id, a person's name, a place, an amount, a date or
@@ -54,7 +55,7 @@ NOTE_OVERLAP = 0.8
 #: The version of the guards' rules: raised whenever a change to them changes what a run drops, so
 #: that a run records which rules it ran under (`snapshot.run_snapshot`) and a resumed run says
 #: when they changed. 1: up to issue 27; 2: grammar by a tagger (stub, fragment, narrative),
-#: evaluator's notes and grounding (docs/DECISIONS.md, "Guards measured on real text").
+#: evaluator's notes and grounding (docs/decisions/0072-guards-measured-on-real-text.md).
 GUARD_RULES = 2
 #: The guards `CaseValues.findings` applies, in the order it applies them (bench/guards.py reports
 #: each).

@@ -4,7 +4,7 @@ A rewrite may not remove or change a sentence its skill held from the policy at 
 back-linked span's sentences that the S0 body contains) unless the blueprint asked for exactly
 that, quoting the sentence and citing cases. Each allowed removal is reported with the blueprint
 line that asked. Switched by `evolution.guards.policy_sentences`; `guards.RewriteGuard` applies it
-with the text guards. See docs/DECISIONS.md (2026-12-01, guards on proposals and rewrites).
+with the text guards. See docs/decisions/0025-guards-on-proposals-and-rewrites.md.
 """
 
 from __future__ import annotations

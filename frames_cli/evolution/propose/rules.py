@@ -2,7 +2,7 @@
 
 Consensus groups the diagnosers' proposals with these tests, and the rewrite guard uses them to
 refuse a skill that states one rule twice. Both are plain text comparisons, measured against the
-real-model trial's proposals (docs/DECISIONS.md, "One rule, one line"); no model is called.
+real-model trial's proposals (docs/decisions/0036-one-rule-one-line.md); no model is called.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def negated(text: str) -> bool:
 #: Two wordings contradict each other only when they are at least this similar: "X" against "do
 #: not X" share nearly every word, while two loosely alike wordings of one rule ("decide from the
 #: record" / "take the cabin from the record, not from what the user says, and deny") differ in
-#: negation words without disagreeing (measured on the trial's proposals, docs/DECISIONS.md).
+#: negation words without disagreeing (measured on the trial's proposals, docs/decisions/0036-one-rule-one-line.md).
 CONTRADICTION_SIMILARITY = 0.5
 
 

@@ -107,8 +107,8 @@ class GuardRulesChanged(RunWarning):
 
     def __str__(self) -> str:
         return (f"warning: the guards' rules changed since run {self.run_id} started (rules {self.then} → {self.now}, "
-                "docs/DECISIONS.md); its next rounds drop proposals by the new rules, and its earlier rounds kept "
-                "what the old ones let through")
+                "docs/decisions/0072-guards-measured-on-real-text.md); its next rounds drop proposals by the new "
+                "rules, and its earlier rounds kept what the old ones let through")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ The FRAMES paper diagnoses, gates and selects on one evaluation set E, so its ga
 Here each case gets a place from a hash of its id alone (`place`), so adding, removing or editing
 one case never moves another; the shares and the salt are `evolution.split` in frames.yaml. A
 category too small to split is kept whole (every case diagnosed and gated, as in E; none sealed)
-and named in a warning. See docs/DECISIONS.md, "Held-out selection and a sealed test set".
+and named in a warning. See docs/decisions/0027-held-out-selection-sealed-test.md.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def split_cases(cases: Iterable[Case], config: SplitConfig, sealed: Iterable[Cas
     A category is kept whole when it has fewer than `config.min_cases` cases (sealed ones not
     counted) or when hashing would leave its diagnosis or its selection part empty; its cases are
     then in both sets and none is sealed. A category can only leave "whole" by growing, so adding a
-    case never moves a case of a split category (docs/DECISIONS.md).
+    case never moves a case of a split category (docs/decisions/0027-held-out-selection-sealed-test.md).
 
     Args:
         cases: the counted cases of the run (ids unique).

@@ -45,7 +45,7 @@ class CallPool:
     """`processes` worker processes that make litellm calls for one ModelClient's threads.
 
     litellm spends about 0.85 ms of CPU per call under the GIL (measured with the simulator,
-    docs/DECISIONS.md), so one process tops out near a thousand calls a second on one CPU, and
+    docs/decisions/0019-llm-processes-opt-in.md), so one process tops out near a thousand calls a second on one CPU, and
     well before that the threads queue for the GIL. A pool moves the `litellm.completion` calls
     into other processes, which run on other CPUs; everything else a request does (cache,
     budget, ledger, audit log, schema validation, repair turns) stays in the client's process.

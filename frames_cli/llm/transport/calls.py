@@ -63,7 +63,7 @@ def invoke(kwargs: dict[str, Any]) -> CallOutcome:
     # litellm hands every finished call to a background thread that builds its logging payload
     # even for "no-log" calls: ~0.3 ms of CPU per call under the GIL, a quarter of litellm's own
     # cost, for nothing we read (cost and usage are on the response already). Its flag for
-    # nested internal calls skips that hand-off (docs/DECISIONS.md).
+    # nested internal calls skips that hand-off (docs/decisions/0010-litellm-success-logging-skipped.md).
     quiet = providers.internal_call_flag()
     token = quiet.set(True)
     try:
