@@ -275,5 +275,5 @@ def test_left_out_rewrites_become_lessons_and_kept_ones_do_not() -> None:
     # the sub-child failed too: the kept rewrite is a gate lesson as before
     assert {(x.kind, x.skill) for x in round_lessons("run", r, passed=[])} == {("left-out", "luggage"), ("gate", "seating")}
     assert left_out_notes(lessons, "luggage", "run") == [f"{quoted(LUGGAGE_NEW)} — left out of r1c1 (it failed in luggage): it broke l0 (this run, round 1)"]
-    assert left_out_notes(lessons, "luggage", "later") == [f"{quoted(LUGGAGE_NEW)} — left out of r1c1 (it failed in luggage): it broke l0 (run run, round 1)"]
+    assert left_out_notes(lessons, "luggage", "later") == [f"{quoted(LUGGAGE_NEW)} — left out of r1c1 (it failed in luggage): it broke l0 (earlier run 1, round 1)"]
     assert left_out_notes(lessons, "seating", "run") == []

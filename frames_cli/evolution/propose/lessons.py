@@ -121,14 +121,26 @@ def left_out_notes(lessons: Iterable[Lesson], skill: str, run_id: str) -> list[s
     """What the rewriter of `skill` is told about its earlier rewrites that were left out because
     cases that loaded them broke (kind "left-out"), one line each, newest last, at most MAX_SHOWN.
 
-    Run `run_id`'s own lessons say "this run": a run id holds the start time and random digits, and
-    in the prompt it would make two runs on the same inputs get different answers."""
-    where = lambda x: "this run" if x.run == run_id else f"run {x.run}"  # noqa: E731
+    Where a lesson was learnt is said by `run_labels`, never by run id."""
+    lessons = list(lessons)
+    label = run_labels(lessons, run_id)
     return [
-        f"{x.change} — {x.reason} ({where(x)}, round {x.round})"
+        f"{x.change} — {x.reason} ({label[x.run]}, round {x.round})"
         for x in lessons
         if x.kind == "left-out" and x.skill == skill
     ][-MAX_SHOWN:]
+
+
+def run_labels(lessons: Iterable[Lesson], run_id: str) -> dict[str, str]:
+    """run id → how a prompt names that run: "this run" for `run_id`, "earlier run N" for the others
+    (1 = the oldest of them, by run id, which starts with the start time).
+
+    A run id holds the start time and random digits: in a prompt it made two runs on the same
+    inputs get different answers (the simulator draws from the prompt, as a real model's answer
+    depends on it), so the second of two identical `frames evolve` sequences could gate other
+    children than the first."""
+    earlier = sorted({x.run for x in lessons} - {run_id})
+    return {run_id: "this run", **{run: f"earlier run {n}" for n, run in enumerate(earlier, 1)}}
 
 
 def tried_section(lessons: Iterable[Lesson]) -> Block:
@@ -164,12 +176,16 @@ def save_lessons(ws: Workspace, run_id: str, lessons: Iterable[Lesson]) -> None:
 
 
 def lesson_passages(lessons: Iterable[Lesson], run_id: str) -> list[Passage]:
-    """Retrieval passages (kind "failed") for the lessons of runs other than `run_id`."""
+    """Retrieval passages (kind "failed") for the lessons of runs other than `run_id`, each cited
+    as "<`run_labels` label> round <n>"."""
     from frames_cli.evolution.propose.retrieval import Passage
 
+    lessons = list(lessons)
+    label = run_labels(lessons, run_id)
     return [
         Passage(
-            f"run {x.run} round {x.round}", "failed", f"tried and failed: {x.skill} ({x.reason})", x.change, (x.skill,)
+            f"{label[x.run]} round {x.round}", "failed", f"tried and failed: {x.skill} ({x.reason})", x.change,
+            (x.skill,),
         )
         for x in lessons
         if x.run != run_id

@@ -51,7 +51,8 @@ def retrieved_section(hits: Iterable[Hit]) -> Block:
     One `<policy file=".." lines="a-b" heading="..">` block per policy passage (the prompt convention
     of ARCHITECTURE), one `<change commit=".." summary="..">` block per past change (`candidate=".."`
     for a child of this run) and one
-    `<change tried="run <id> round <n>" summary="..">` per change an earlier run saw fail, inside
+    `<change tried="earlier run <n> round <m>" summary="..">` per change an earlier run saw fail
+    (`lessons.run_labels`), inside
     `<retrieved>` … `</retrieved>`. Structure tags inside the passages' text and attribute values are escaped as `&lt;`.
     """
     blocks = []
