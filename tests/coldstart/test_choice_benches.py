@@ -99,7 +99,9 @@ def test_catalog_choice_replays_recorded_coldstart_answers(tmp_path: Path, monke
     assert [r["id"] for r in recorded] == sorted(r["id"] for r in recorded) and all(r["messages"] and r["answer"] for r in recorded)
 
     # A fresh workspace replays the recording: both sections are rewritten, with the model's descriptions.
-    skills, failures = _skills(cc, tmp_path / "second", model="spool/coldstart", wait=0.05)
+    # The answers are there before the first poll, so a long wait costs nothing unless replay is broken;
+    # 0.05 s (the timeout above) failed under load.
+    skills, failures = _skills(cc, tmp_path / "second", model="spool/coldstart", wait=10.0)
     assert failures == []
     assert sorted(s.description for s in skills.values()) == [
         "Decides whether staff leave is allowed: 25 days, 10 days in a row. Use when someone asks for leave.",
