@@ -143,10 +143,11 @@ def run_converter(
     priors, report.priors = pipeline.attach_priors(ws, ws.config(), advice)
     if cases:
         name = default_name(cases) if callable(default_name) else default_name
-        report.add_stored(pipeline.store(ws, cases, out, name, replace=True))
+        stored = pipeline.store(ws, cases, out, name, replace=True)
+        report.add_stored(stored)
         if report.account is not None:
-            report.account.settle(report.stored.merged)
-        report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, report.stored.written)
+            report.account.settle(stored.merged)
+        report.extra["regression_pool"] = pipeline.seed_regression_pool(ws, stored.written)
     if priors is not None:
         from frames_cli.ingest.cases.priors import save_priors
 
@@ -344,13 +345,16 @@ def amendment(
     check_output_file(out, "--out")
     ws = Workspace.open(repo)
     config = ws.config()
-    if (git_range is None) == (old is None or new is None):
-        raise InputError("give either OLD and NEW files or --git A..B")
+    either = "give either OLD and NEW files or --git A..B"
     if git_range is not None:
+        if old is not None and new is not None:
+            raise InputError(either)
         label, old_files, new_files = amend.git_versions(ws.root, ws.policies_dir, git_range)
         prefix = f"{label} "
         old_sha, _, new_sha = label.partition("..")
         shown = {f: (f"{old_sha}:{f}", f"{new_sha}:{f}") for f in new_files}
+    elif old is None or new is None:
+        raise InputError(either)
     else:
         name = file or (ws.relative(new) if ws.relative(new).startswith("policies/") else f"policies/{new.name}")
         if not (ws.root / name).is_file():

@@ -12,6 +12,12 @@ from frames_cli.errors import EXIT_RUNTIME
 from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
+    from rich.console import Console
+    from rich.progress import TaskID
+
+    from frames_cli.evolution.run.driver import EvolveOutcome
     from frames_cli.evolution.state.events import Event
     from frames_cli.evolution.state.records import RunState
     from frames_cli.workspace.layout import Workspace
@@ -91,15 +97,10 @@ def register(app: typer.Typer) -> None:
         reports it made, as `frames eval` ends on it with 1), 2 bad input, 75 another run holds the
         lock or a provider batch is still running, 130/143 stopped by SIGINT/SIGTERM (resumable).
         """
-        from frames_cli.commands.output import console, emit_json, err_console
+        from frames_cli.commands.output import emit_json, err_console
+        from frames_cli.evolution.report.menu import menu_json
         from frames_cli.evolution.run.driver import EvolveOptions
         from frames_cli.evolution.run.driver import evolve as run_evolve
-        from frames_cli.formatting import plural
-        from frames_cli.evolution.report.menu import menu_json, print_menu
-        from rich.text import Text
-
-        from frames_cli.commands.output import print_trimmed
-        from frames_cli.evolution.decide.recommend import declined, headline
         from frames_cli.workspace.layout import Workspace
 
         ws = Workspace.open(repo)
@@ -116,19 +117,7 @@ def register(app: typer.Typer) -> None:
             outcome = run_evolve(ws, options, on_event=bar.event, progress=bar.advance)
         state = outcome.state
         if outcome.up_to_date:
-            if json_out:
-                emit_json(
-                    {
-                        "up_to_date": True, "run_id": state.run_id, "base": state.base,
-                        "fingerprint": state.fingerprint, "status": state.status, "branch": state.branch,
-                    }
-                )
-            else:
-                console().print(
-                    f"up to date: run {state.run_id} already evolved {state.base[:12]} with these cases and settings; "
-                    "use --force for a new run",
-                    markup=False, soft_wrap=True,
-                )
+            _print_up_to_date(state, json_out)
             return
         if json_out:
             emit_json(
@@ -139,32 +128,7 @@ def register(app: typer.Typer) -> None:
                 }
             )
         else:
-            out = console()
-            print_menu(out, state, outcome.menu)
-            stop = f"{state.status} ({state.stop_reason})" if state.stop_reason else state.status
-            out.print(
-                f"run {state.run_id}: {stop}; {plural(state.round, 'round')}, {state.spend_tokens:,} tokens",
-                markup=False,
-            )
-            best = state.best()
-            if state.status == "finished":
-                print_trimmed(Text(f"pass rate {headline(state)}"))
-            if outcome.branch and best is not None:
-                rec = state.recommended()
-                pending = " (pending: waits for new cases)" if rec is not None and rec.status == "pending" else ""
-                out.print(
-                    f"review branch: {outcome.branch}{pending}  (frames review {state.run_id}/{best.id})", markup=False
-                )
-            elif state.status == "finished" and state.recommended() is not None and state.recommended().budget_spent:
-                out.print("the budget ran out before the recommendation was decided; no review branch was made")
-            elif state.status == "finished" and declined(state):
-                out.print("no front member beat S0 by more than noise; no review branch was made")
-            elif state.status == "finished":
-                out.print("no candidate beat S0; no review branch was made")
-            if state.status == "stopped":
-                out.print("the run is resumable: run `frames evolve` again")
-            for line in closing_lines(state, outcome.reports, ws):
-                out.print(line, markup=False, highlight=False, soft_wrap=True)
+            _print_outcome(outcome, ws)
         if state.status == "stopped" and state.stop_reason in _SIGNAL_EXIT:
             raise typer.Exit(_SIGNAL_EXIT[state.stop_reason])
         if state.stop_reason == "budget":
@@ -175,6 +139,59 @@ def register(app: typer.Typer) -> None:
                 markup=False, soft_wrap=True,
             )
             raise typer.Exit(EXIT_RUNTIME)
+
+
+def _print_up_to_date(state: RunState, json_out: bool) -> None:
+    """The one line (or JSON object) of a base already evolved with these cases and settings."""
+    from frames_cli.commands.output import console, emit_json
+
+    if json_out:
+        emit_json(
+            {
+                "up_to_date": True, "run_id": state.run_id, "base": state.base,
+                "fingerprint": state.fingerprint, "status": state.status, "branch": state.branch,
+            }
+        )
+        return
+    console().print(
+        f"up to date: run {state.run_id} already evolved {state.base[:12]} with these cases and settings; "
+        "use --force for a new run",
+        markup=False, soft_wrap=True,
+    )
+
+
+def _print_outcome(outcome: EvolveOutcome, ws: Workspace) -> None:
+    """The deploy menu, how the run ended, its review branch (or why there is none) and what to do next."""
+    from rich.text import Text
+
+    from frames_cli.commands.output import console, print_trimmed
+    from frames_cli.evolution.decide.recommend import declined, headline
+    from frames_cli.evolution.report.menu import print_menu
+    from frames_cli.formatting import plural
+
+    state, out = outcome.state, console()
+    print_menu(out, state, outcome.menu)
+    stop = f"{state.status} ({state.stop_reason})" if state.stop_reason else state.status
+    out.print(
+        f"run {state.run_id}: {stop}; {plural(state.round, 'round')}, {state.spend_tokens:,} tokens", markup=False
+    )
+    best, rec = state.best(), state.recommended()
+    finished = state.status == "finished"
+    if finished:
+        print_trimmed(Text(f"pass rate {headline(state)}"))
+    if outcome.branch and best is not None:
+        pending = " (pending: waits for new cases)" if rec is not None and rec.status == "pending" else ""
+        out.print(f"review branch: {outcome.branch}{pending}  (frames review {state.run_id}/{best.id})", markup=False)
+    elif finished and rec is not None and rec.budget_spent:
+        out.print("the budget ran out before the recommendation was decided; no review branch was made")
+    elif finished and declined(state):
+        out.print("no front member beat S0 by more than noise; no review branch was made")
+    elif finished:
+        out.print("no candidate beat S0; no review branch was made")
+    if state.status == "stopped":
+        out.print("the run is resumable: run `frames evolve` again")
+    for line in closing_lines(state, outcome.reports, ws):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def closing_lines(state: RunState, reports: dict[str, Path], ws: Workspace) -> list[str]:
@@ -200,7 +217,7 @@ def closing_lines(state: RunState, reports: dict[str, Path], ws: Workspace) -> l
 class _Progress:
     """Progress on stderr: each loop event as a line, and a bar for the evaluation in progress."""
 
-    def __init__(self, console, quiet: bool):  # type: ignore[no-untyped-def]
+    def __init__(self, console: Console, quiet: bool) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.console = console
@@ -208,15 +225,17 @@ class _Progress:
         self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[tokens]}", markup=False), TimeElapsedColumn(),
                             console=console, transient=True, disable=quiet)
-        self.task = None
+        self.task: TaskID | None = None
         self.label = "evaluating"
 
     def __enter__(self) -> "_Progress":
         self.bar.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.bar.__exit__(exc_type, exc, traceback)
 
     def event(self, event: Event) -> None:
         """A loop event: printed; the bar of the previous evaluation goes. A new bar appears with the

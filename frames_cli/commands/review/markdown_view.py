@@ -22,7 +22,8 @@ _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 def _blocks(text: str) -> Iterator[tuple[str, list[str]]]:
     """("markdown" | "table" | "diff", lines) blocks of `text`, in order."""
     lines = text.split("\n")
-    i, plain = 0, []
+    i = 0
+    plain: list[str] = []
     while i < len(lines):
         line = lines[i]
         fence = _FENCE.match(line)

@@ -10,6 +10,8 @@ from frames_cli.commands.common import JsonOption, RepoOption, guarded
 from frames_cli.commands.review.review import CandidateArgument
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.state.records import Candidate
+    from frames_cli.gitstore.identity import Identity
     from frames_cli.gitstore.store import GitStore
 
 
@@ -80,7 +82,6 @@ def register(app: typer.Typer) -> None:
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.errors import GitError, InputError
         from frames_cli.evolution.round.commit import record_gate_override
-        from frames_cli.formatting import plural
         from frames_cli.evolution.decide.recommend import against
         from frames_cli.evolution.state.runs import find_candidate
         from frames_cli.evolution.report.story import off_front_reason
@@ -96,29 +97,9 @@ def register(app: typer.Typer) -> None:
         if cand.parent_id is None:
             raise InputError(f"{spec} is S0, the run's base commit: nothing to promote")
         name = branch or f"frames/{state.run_id}-{cand.id}"
-        override, by = None, None
-        if not cand.gate_passed:
-            failed = cand.failed_categories()
-            broken = cand.gate_details.get("must_pass_broken") or []
-            reasons = [
-                f"below the floor in {', '.join(failed)}" if failed else "",
-                f"must-pass case(s) failed: {', '.join(broken)}" if broken else "",
-            ]
-            why = "; ".join(r for r in reasons if r) or "not gated"
-            if override_gate is None or cand.gate_passed is None:
-                then = (
-                    "or accept it with --override-gate REASON"
-                    if cand.gate_passed is False
-                    else "without a gate verdict there is nothing to override"
-                )
-                raise InputError(f"{spec} did not pass the gate ({why}); see `frames review {spec}`, {then}")
-            by = store.user_identity()
-            if by is None:
-                raise InputError(
-                    "--override-gate records who accepted the regression, but git knows no identity: set git config "
-                    "user.name and user.email"
-                )
-        recommended = state.best() is not None and state.best().id == cand.id
+        overrider = _gate_override(store, spec, cand, override_gate)
+        best = state.best()
+        recommended = best is not None and best.id == cand.id
         if cand.gate_passed and cand.id not in state.front and not allow_off_front and not recommended:
             raise InputError(
                 f"{spec} is not on the front: {off_front_reason(state, cand)}; see `frames front {state.run_id}`, "
@@ -136,9 +117,11 @@ def register(app: typer.Typer) -> None:
         against_run = against(state, cand)
         if against_run:
             err_console().print(f"warning: promoting {spec}: {against_run}", markup=False, soft_wrap=True)
-        if by is not None:
+        override = None
+        if overrider is not None:
+            by, reason, why = overrider
             try:
-                override = record_gate_override(store, state, cand, reason=override_gate.strip(), branch=name, by=by)
+                override = record_gate_override(store, state, cand, reason=reason, branch=name, by=by)
             except GitError as exc:
                 raise GitError(
                     f"branch {name} was made, but the gate override could not be recorded ({exc}); run the same "
@@ -162,15 +145,51 @@ def register(app: typer.Typer) -> None:
             return
         out = console()
         out.print(f"Branch {name} is at {cand.commit[:12]} ({spec}). Merge it with: git merge {name}", markup=False)
-        if problem is not None:
-            out.print(f"Could not check whether it merges cleanly into {here}: {problem}", markup=False)
-        elif conflicts:
-            out.print(
-                f"Merging it into {here} would conflict in {plural(len(conflicts), 'file')}: {', '.join(conflicts)}",
-                markup=False,
-            )
-        else:
-            out.print(f"It merges into {here} without conflicts.", markup=False)
+        out.print(_merge_line(here, conflicts, problem), markup=False)
+
+
+def _merge_line(here: str, conflicts: list[str], problem: str | None) -> str:
+    """Whether the branch merges cleanly into the current branch `here`, in words."""
+    from frames_cli.formatting import plural
+
+    if problem is not None:
+        return f"Could not check whether it merges cleanly into {here}: {problem}"
+    if conflicts:
+        return f"Merging it into {here} would conflict in {plural(len(conflicts), 'file')}: {', '.join(conflicts)}"
+    return f"It merges into {here} without conflicts."
+
+
+def _gate_override(
+    store: GitStore, spec: str, cand: Candidate, override_gate: str | None
+) -> tuple[Identity, str, str] | None:
+    """None for a candidate that passed the gate; for one that failed it, (who overrides it, their reason,
+    why it failed). InputError when it failed without `--override-gate`, was never gated, or git knows no
+    one to record."""
+    from frames_cli.errors import InputError
+
+    if cand.gate_passed:
+        return None
+    failed = cand.failed_categories()
+    broken = cand.gate_details.get("must_pass_broken") or []
+    reasons = [
+        f"below the floor in {', '.join(failed)}" if failed else "",
+        f"must-pass case(s) failed: {', '.join(broken)}" if broken else "",
+    ]
+    why = "; ".join(r for r in reasons if r) or "not gated"
+    if override_gate is None or cand.gate_passed is None:
+        then = (
+            "or accept it with --override-gate REASON"
+            if cand.gate_passed is False
+            else "without a gate verdict there is nothing to override"
+        )
+        raise InputError(f"{spec} did not pass the gate ({why}); see `frames review {spec}`, {then}")
+    by = store.user_identity()
+    if by is None:
+        raise InputError(
+            "--override-gate records who accepted the regression, but git knows no identity: set git config "
+            "user.name and user.email"
+        )
+    return by, override_gate.strip(), why
 
 
 def merge_check(store: GitStore, head: str, commit: str) -> tuple[list[str], str | None]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from frames_cli.commands.common import (
     STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output,
 )
+
+if TYPE_CHECKING:
+    from frames_cli.evolution.report.publish import Publication
 
 
 def register(app: typer.Typer) -> None:
@@ -71,7 +74,7 @@ def register(app: typer.Typer) -> None:
         another frames run holds the workspace lock."""
         from dataclasses import replace
 
-        from frames_cli.commands.output import console, emit_json, err_console
+        from frames_cli.commands.output import console, emit_json
         from frames_cli.errors import InputError
         from frames_cli.evolution.report.publish import BODY_FILE, publish_run
         from frames_cli.evolution.state.runs import find_candidate, load_run, newest_run, run_dir
@@ -89,9 +92,10 @@ def register(app: typer.Typer) -> None:
                 ws, candidate if "/" in candidate or not run else f"{run}/{candidate}", store
             )
         else:
-            state = load_run(ws, run) if run else newest_run(ws)
-        if state is None:
-            raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
+            found = load_run(ws, run) if run else newest_run(ws)
+            if found is None:
+                raise InputError(f"no runs yet in {ws.relative(ws.runs_dir)} (run `frames evolve` first)")
+            state = found
         with workspace_lock(ws, state.run_id, "publish"):
             done, body = publish_run(ws, store, state, remote, again=again, candidate=member)
             if body is not None:
@@ -107,31 +111,41 @@ def register(app: typer.Typer) -> None:
             return
         if body_file == STDOUT:
             return
-        said = {
-            "created": "created", "updated": "updated (fast-forward)", "replaced": "moved to the run's best member",
-            "unchanged": "already up to date", "behind": "left as it is: it has commits on top of the run's",
-        }[done.branch_action]
-        notes = {"pushed": "pushed", "merged": "merged with the remote's and pushed", "unchanged": "already up to date",
-                 "none": "none to push"}[done.notes_action]
-        out.print(
-            f"Published {done.branch} ({done.candidate}, {done.commit[:12]}) to {remote}: {said}.", markup=False,
-            highlight=False,
+        _print_published(done, remote)
+
+
+def _print_published(done: Publication, remote: str) -> None:
+    """What was pushed, where the description is, and how to open the pull request."""
+    from frames_cli.commands.output import console, err_console
+
+    # A publication with a description pushed its branch: these are set.
+    assert done.commit is not None and done.branch_action is not None and done.notes_action is not None
+    out = console()
+    said = {
+        "created": "created", "updated": "updated (fast-forward)", "replaced": "moved to the run's best member",
+        "unchanged": "already up to date", "behind": "left as it is: it has commits on top of the run's",
+    }[done.branch_action]
+    notes = {"pushed": "pushed", "merged": "merged with the remote's and pushed", "unchanged": "already up to date",
+             "none": "none to push"}[done.notes_action]
+    out.print(
+        f"Published {done.branch} ({done.candidate}, {done.commit[:12]}) to {remote}: {said}.", markup=False,
+        highlight=False,
+    )
+    out.print(f"Notes refs/notes/frames: {notes}.", markup=False, highlight=False)
+    if done.base and not done.base_on_remote:
+        err_console().print(
+            f"warning: {remote} has no branch {done.base}, which the pull request would merge into: "
+            f"push it first (git push {remote} {done.base})",
+            markup=False, soft_wrap=True,
         )
-        out.print(f"Notes refs/notes/frames: {notes}.", markup=False, highlight=False)
-        if done.base and not done.base_on_remote:
-            err_console().print(
-                f"warning: {remote} has no branch {done.base}, which the pull request would merge into: "
-                f"push it first (git push {remote} {done.base})",
-                markup=False, soft_wrap=True,
-            )
-        if done.body_file:
-            out.print(f"Pull-request description: {done.body_file}", markup=False, highlight=False)
-            base = f" --base {_quote(done.base)}" if done.base else ""
-            out.print(
-                f"Open the pull request: gh pr create{base} --head {done.branch} --title {_quote(done.title)} "
-                f"--body-file {done.body_file}",
-                markup=False, highlight=False,
-            )
+    if done.body_file:
+        out.print(f"Pull-request description: {done.body_file}", markup=False, highlight=False)
+        base = f" --base {_quote(done.base)}" if done.base else ""
+        out.print(
+            f"Open the pull request: gh pr create{base} --head {done.branch} --title {_quote(done.title)} "
+            f"--body-file {done.body_file}",
+            markup=False, highlight=False,
+        )
 
 
 def _quote(text: str | None) -> str:

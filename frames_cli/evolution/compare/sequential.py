@@ -180,7 +180,10 @@ class SequentialGate:
             o.category for cid, o in baseline.outcomes.items() if not self._lost(cid, self.looks[0], baseline, child)
         }
         m = len(cats)
-        active, decided, history, cleared = set(cats), {}, {c: [] for c in cats}, {}
+        active = set(cats)
+        decided: dict[str, CategoryCheck] = {}
+        history: dict[str, list[tuple[int, CategoryCheck]]] = {c: [] for c in cats}
+        cleared: dict[str, str] = {}
         for j, k in enumerate(self.looks):
             ids = sorted(
                 cid for cid, o in baseline.outcomes.items()
@@ -202,18 +205,8 @@ class SequentialGate:
                 history[cat].append((k, c))
             if not verdict.passed:
                 return Decision(self._verdict(False, {**decided, **checks}, verdict.must_pass_broken, history))
-            last, more = j == len(self.looks) - 1, {}
-            for cat, c in checks.items():
-                p = None
-                if not last:
-                    if c.below_floor:
-                        continue
-                    p = self._regression_p(cat, ids, k, baseline, child, more)
-                    if p is None or p > self.betas[j]:
-                        continue
-                    cleared[cat] = f"no broken third of its cases (p = {p:.2g} ≤ β = {self.betas[j]:.2g})"
-                decided[cat] = c
-                active.discard(cat)
+            more = self._settle(j, checks, ids, baseline, child, decided, cleared)
+            active -= decided.keys()
             if more:
                 return Decision(None, baseline_need=more)
             if not active:
@@ -260,6 +253,26 @@ class SequentialGate:
         return sorted(
             cid for cid in missing(child, need) if cid in open_cases or child.outcomes[cid].category in open_categories
         )
+
+    def _settle(
+        self, j: int, checks: Mapping[str, CategoryCheck], ids: list[str], baseline: Drawn, child: Drawn,
+        decided: dict[str, CategoryCheck], cleared: dict[str, str],
+    ) -> dict[str, int]:
+        """Add to `decided` the categories that passed look `j` for good: at the last look every one,
+        before it those no drop below the floor and a broken third ruled out (why, in `cleared`).
+        Returns the samples S0 still needs per case for that test ({} when it has them all)."""
+        k, last = self.looks[j], j == len(self.looks) - 1
+        more: dict[str, int] = {}
+        for cat, c in checks.items():
+            if not last:
+                if c.below_floor:
+                    continue
+                p = self._regression_p(cat, ids, k, baseline, child, more)
+                if p is None or p > self.betas[j]:
+                    continue
+                cleared[cat] = f"no broken third of its cases (p = {p:.2g} ≤ β = {self.betas[j]:.2g})"
+            decided[cat] = c
+        return more
 
     def _regression_p(self, category: str, ids: list[str], k: int, baseline: Drawn, child: Drawn,
                       more: dict[str, int]) -> float | None:
@@ -389,38 +402,58 @@ def sequential_verdict(seq: SequentialGate, read: Callable[[], tuple[Drawn, Draw
             record = {**(decision.verdict.sequential or {}), "drawn": drawn}
             return dataclasses.replace(decision.verdict, sequential=record)
         need = decision.need
-        if stage and need and any(len(baseline.outcomes[c].passes) < k for c, k in need.items()):
-            need = {}  # S0's samples of the look first; the child's then come stage by stage
-        elif stage and need:
-            early = seq.certain_rejection(baseline, child, need)
-            if early is None:
-                need = {cid: need[cid] for cid in look_order(baseline, child, need, seq.gate.tolerance)[:stage]}
-            else:
-                extra = seq.to_settle(baseline, child, need) if settle else []
-                if not extra:
-                    left = missing(child, need)
-                    stopped = {"look": max(left.values()), "skipped": sorted(left), "reason": early.summary()}
-                    return dataclasses.replace(
-                        early, sequential={**(early.sequential or {}), "drawn": drawn, "stopped": stopped}
-                    )
-                need = {cid: need[cid] for cid in extra}
+        if stage and need:
+            staged = _staged(seq, baseline, child, need, stage, settle)
+            if isinstance(staged, tuple):
+                early, stopped = staged
+                return dataclasses.replace(
+                    early, sequential={**(early.sequential or {}), "drawn": drawn, "stopped": stopped}
+                )
+            need = staged
         if (need, decision.baseline_need) == asked:
             raise RuntimeError("the sequential gate's draw added none of the samples it asked for")
-        asked, progressed = (need, decision.baseline_need), False
-        for side, state in (("baseline", baseline), ("child", child)):
-            starts: dict[tuple[int, int], list[str]] = {}
-            needs = (
-                {**decision.need, **{c: max(k, decision.need.get(c, 0)) for c, k in decision.baseline_need.items()}}
-                if side == "baseline"
-                else need
-            )
-            for cid, k in needs.items():
-                have = len(state.outcomes[cid].passes) if cid in state.outcomes else k
-                if have < k:
-                    starts.setdefault((have, k), []).append(cid)
-            for (start, k), ids in sorted(starts.items()):
-                draw(side, ids, start, k - start)
-                drawn[side] += len(ids) * (k - start)
-                progressed = True
-        if not progressed:
+        asked = (need, decision.baseline_need)
+        if not _draw_lacking(draw, decision, need, baseline, child, drawn):
             raise RuntimeError("the sequential gate asked for samples that no side lacks")
+
+
+def _staged(
+    seq: SequentialGate, baseline: Drawn, child: Drawn, need: dict[str, int], stage: int, settle: bool
+) -> dict[str, int] | tuple[GateVerdict, dict[str, Any]]:
+    """What a look of early rejection draws of the child next: nothing until S0 has the look's
+    samples, then `stage` cases at a time in `look_order`; or, once the rejection is certain, the
+    verdict and where it stopped (after the cases `to_settle` names are drawn, with `settle`)."""
+    if any(len(baseline.outcomes[c].passes) < k for c, k in need.items()):
+        return {}  # S0's samples of the look first; the child's then come stage by stage
+    early = seq.certain_rejection(baseline, child, need)
+    if early is None:
+        return {cid: need[cid] for cid in look_order(baseline, child, need, seq.gate.tolerance)[:stage]}
+    extra = seq.to_settle(baseline, child, need) if settle else []
+    if extra:
+        return {cid: need[cid] for cid in extra}
+    left = missing(child, need)
+    return early, {"look": max(left.values()), "skipped": sorted(left), "reason": early.summary()}
+
+
+def _draw_lacking(
+    draw: Draw, decision: Decision, need: dict[str, int], baseline: Drawn, child: Drawn, drawn: dict[str, int]
+) -> bool:
+    """Draw what each side lacks (S0: what the look needs of both sides and of S0 alone; the child:
+    `need`), counted in `drawn`; False when no side lacked any."""
+    progressed = False
+    for side, state in (("baseline", baseline), ("child", child)):
+        starts: dict[tuple[int, int], list[str]] = {}
+        needs = (
+            {**decision.need, **{c: max(k, decision.need.get(c, 0)) for c, k in decision.baseline_need.items()}}
+            if side == "baseline"
+            else need
+        )
+        for cid, k in needs.items():
+            have = len(state.outcomes[cid].passes) if cid in state.outcomes else k
+            if have < k:
+                starts.setdefault((have, k), []).append(cid)
+        for (start, k), ids in sorted(starts.items()):
+            draw(side, ids, start, k - start)
+            drawn[side] += len(ids) * (k - start)
+            progressed = True
+    return progressed

@@ -260,7 +260,8 @@ def diagnose(
 
     by_id = {f.case.id: f for f in failures}
     system = render("diagnoser_system")
-    requests, retrieved = [], []
+    requests: list[ChatRequest] = []
+    retrieved: list[list[dict]] = []
     for i, batch in enumerate(batches):
         records = [by_id[c].to_prompt() for c in batch]
         hits = batch_hits(index, records)
@@ -285,8 +286,8 @@ def diagnose(
     results = [
         validate_answer(i, list(batch), reply, existing) for i, (batch, reply) in enumerate(zip(batches, replies))
     ]
-    for result, hits in zip(results, retrieved):
-        result.retrieved = hits
+    for result, recorded in zip(results, retrieved):
+        result.retrieved = recorded
     return results
 
 

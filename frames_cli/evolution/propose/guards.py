@@ -183,32 +183,34 @@ class CaseValues:
         adds is not held to these (it may be a heading, a list item or a table row). When `text`
         quotes rules (`Add the rule: "..."`), only the quoted rules are read, except for values.
         """
-        out: list[tuple[str, str]] = []
-        rules = _QUOTED.findall(text) or [text]
-        proposal = skill is not None
-        if self.check_values:
-            hits = self.specific(text)
-            if hits:
-                out.append(("case values", self.reason(hits)))
-            why = stub_reason(text)
-            if why is not None:
-                out.append(("stub", why))
+        out = self._value_findings(text) if self.check_values else []
         if not self.check_form:
             return out
+        rules = _QUOTED.findall(text) or [text]
+        proposal = skill is not None
         if proposal:
-            broken = next(((r, w) for r in rules if (w := fragment(r)) is not None), None)
-            if broken is not None:
-                out.append(("fragment", f"is not a rule: {broken[0]!r} {broken[1]}"))
-            told = next(((s, w) for r in rules for s in sentences(r) if (w := narrates(s)) is not None), None)
-            if told is not None:
-                out.append(
-                    (
-                        "narrative",
-                        f"is not a rule: {told[0]!r} tells what happened ({told[1]!r}); a rule says what to do, in "
-                        "the present",
-                    )
-                )
+            out += _sentence_findings(rules)
         joined = " ".join(rules)
+        out += self._form_findings(joined, proposal)
+        if proposal:
+            out += self.ungrounded(joined, cases)
+        return out
+
+    def _value_findings(self, text: str) -> list[tuple[str, str]]:
+        """The case values of `text`, and whether it is a stub."""
+        out = []
+        hits = self.specific(text)
+        if hits:
+            out.append(("case values", self.reason(hits)))
+        why = stub_reason(text)
+        if why is not None:
+            out.append(("stub", why))
+        return out
+
+    def _form_findings(self, joined: str, proposal: bool) -> list[tuple[str, str]]:
+        """A sentence of the rules `joined` that is no rule for the agent, an evaluator's assertion (in
+        a proposal) and a case's evaluator note copied."""
+        out = []
         found = first_non_rule(joined)
         if found is not None:
             out.append(("rule form", f"is not a rule: {found[0]!r} {found[1]}"))
@@ -231,8 +233,6 @@ class CaseValues:
                     "a fact of that case; a rule must say what to do in words that hold for every case of its kind",
                 )
             )
-        if proposal:
-            out += self.ungrounded(joined, cases)
         return out
 
     def ungrounded(self, rule: str, cases: Sequence[str]) -> list[tuple[str, str]]:
@@ -268,34 +268,52 @@ class CaseValues:
 
     def specific(self, text: str) -> list[Hit]:
         """The values of `text` that some case holds and the policy does not state, in text order."""
-        found: list[tuple[int, Hit]] = []
         covered: list[tuple[int, int]] = []
-        for match, value in phrases(text):
-            covered.append(match.span())
-            holders = self.holders.get(value, set())
-            if holders and value not in self.policy:
-                found.append((match.start(), Hit(match.group(0).strip(), tuple(sorted(holders)))))
-        for phrase in name_phrases(self.names):
-            for match in re.finditer(r"(?<![\w])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w])", text):
-                if not any(a <= match.start() < b for a, b in covered) and not is_rule_word(phrase, self.policy):
-                    covered.append(match.span())
-                    found.append((match.start(), Hit(match.group(0), tuple(sorted(self.names[phrase])))))
-        for match in TOKEN.finditer(text):
-            if any(a <= match.start() < b for a, b in covered):
-                continue  # the "17" of "May 17" is part of the date, "York" of "New York" part of the name
-            token = match.group(0)
-            value = value_of(token)
-            if value is not None:
-                holders = self.holders.get(value, set()) if value not in self.policy else set()
-            else:
-                holders = self.names.get(token, set()) if not is_rule_word(token, self.policy) else set()
-            if holders:
-                found.append((match.start(), Hit(token, tuple(sorted(holders)))))
+        # In this order: a phrase's or a name's span is covered before the tokens are read.
+        found = self._phrase_hits(text, covered) + self._name_hits(text, covered) + self._token_hits(text, covered)
         hits: list[Hit] = []
         for _, hit in sorted(found, key=lambda f: f[0]):
             if hit not in hits:
                 hits.append(hit)
         return hits
+
+    def _phrase_hits(self, text: str, covered: list[tuple[int, int]]) -> list[tuple[int, Hit]]:
+        """(offset, hit) of the value phrases (dates, amounts) some case holds and the policy does not;
+        every phrase's span is added to `covered`."""
+        found = []
+        for match, value in phrases(text):
+            covered.append(match.span())
+            holders = self.holders.get(value, set())
+            if holders and value not in self.policy:
+                found.append((match.start(), Hit(match.group(0).strip(), tuple(sorted(holders)))))
+        return found
+
+    def _name_hits(self, text: str, covered: list[tuple[int, int]]) -> list[tuple[int, Hit]]:
+        """(offset, hit) of the cases' names outside `covered` that are no rule word; their spans are
+        added to `covered`."""
+        found = []
+        for phrase in name_phrases(self.names):
+            for match in re.finditer(r"(?<![\w])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w])", text):
+                if not any(a <= match.start() < b for a, b in covered) and not is_rule_word(phrase, self.policy):
+                    covered.append(match.span())
+                    found.append((match.start(), Hit(match.group(0), tuple(sorted(self.names[phrase])))))
+        return found
+
+    def _token_hits(self, text: str, covered: list[tuple[int, int]]) -> list[tuple[int, Hit]]:
+        """(offset, hit) of the tokens outside `covered` that are a case's value or name."""
+        found = []
+        for match in TOKEN.finditer(text):
+            if any(a <= match.start() < b for a, b in covered):
+                continue  # the "17" of "May 17" is part of the date, "York" of "New York" part of the name
+            token = match.group(0)
+            normal = value_of(token)
+            if normal is not None:
+                holders = self.holders.get(normal, set()) if normal not in self.policy else set()
+            else:
+                holders = self.names.get(token, set()) if not is_rule_word(token, self.policy) else set()
+            if holders:
+                found.append((match.start(), Hit(token, tuple(sorted(holders)))))
+        return found
 
     def reason(self, hits: Sequence[Hit]) -> str:
         """One line naming the values and their cases, for people and for the model's retry."""
@@ -407,3 +425,21 @@ class RewriteGuard:
         if self.values is not None:
             errors += added_line_errors(parent, body, self.values)
         return errors, changes
+
+
+def _sentence_findings(rules: list[str]) -> list[tuple[str, str]]:
+    """A proposed rule that is not a whole sentence, and a sentence of one that tells a story."""
+    out = []
+    broken = next(((r, w) for r in rules if (w := fragment(r)) is not None), None)
+    if broken is not None:
+        out.append(("fragment", f"is not a rule: {broken[0]!r} {broken[1]}"))
+    told = next(((s, w) for r in rules for s in sentences(r) if (w := narrates(s)) is not None), None)
+    if told is not None:
+        out.append(
+            (
+                "narrative",
+                f"is not a rule: {told[0]!r} tells what happened ({told[1]!r}); a rule says what to do, in the "
+                "present",
+            )
+        )
+    return out

@@ -203,7 +203,8 @@ def _round_lines(state: RunState, s: RoundStory) -> list[str]:
     verdict = "passed" if s.gate.get("passed") else "**failed**"
     out.append(f"- Child {s.child}{rate}; gate {verdict} (ε = {s.gate.get('tolerance', '?')}):")
     out.append("")
-    counts = state.base_candidate().case_counts if state.base_candidate() else {}
+    base = state.base_candidate()
+    counts = base.case_counts if base else {}
     rows = [
         [
             with_n(md_text(c["category"]), counts.get(c["category"])), pct(c["baseline"]), pct(c["child"]),

@@ -123,7 +123,7 @@ def _step_line(step: dict[str, Any], gates: dict[str, bool | None]) -> str:
     sub = step.get("sub_child")
     if not sub:
         return f"{step['note']}; no sub-child"
-    verdict = {True: "passed the gate", False: "failed the gate"}.get(gates.get(sub), "not gated")
+    verdict = {True: "passed the gate", False: "failed the gate", None: "not gated"}[gates.get(sub)]
     return f"{step['note']}; sub-child {sub} without {', '.join(step['implicated'])} {verdict}"
 
 

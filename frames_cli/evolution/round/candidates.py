@@ -140,12 +140,12 @@ class Candidates:
         lost = self._lost_ids(BASE_ID) | self._lost_ids(cid)
         base = self._outcomes(BASE_ID, lost)
         if evaluation.early_stop:
-            verdict = certain_rejection(
+            certain = certain_rejection(
                 self.ctx.gate, base, self._outcomes(cid, lost), evaluation.early_stop["skipped"]
             )
-            if verdict is None:
+            if certain is None:
                 raise FramesError(f"{cid} was rejected early, yet its results no longer make the rejection certain")
-            verdict = dataclasses.replace(verdict, early_stop=evaluation.early_stop)
+            verdict = dataclasses.replace(certain, early_stop=evaluation.early_stop)
             if seq is not None:  # decided at the first look: α there is α_1 of the run's α
                 verdict = dataclasses.replace(verdict, alpha=seq.gate.alpha, sequential=seq.record())
         else:

@@ -169,7 +169,7 @@ def add_metrics_note(store: GitStore, state: RunState, cand: Candidate) -> None:
         metrics.update(cut_from=cand.cut_from, left_out=cand.left_out)
 
     def edit(note: dict[str, Any]) -> dict[str, Any]:
-        runs = note.get("runs") if isinstance(note.get("runs"), dict) else {}
+        runs = _dict_at(note, "runs")
         return {**note, "runs": {**runs, state.run_id: metrics}}
 
     _edit_note(store, cand.commit, edit)
@@ -197,7 +197,7 @@ def record_gate_override(
     found: list[dict[str, Any]] = []
 
     def edit(note: dict[str, Any]) -> dict[str, Any] | None:
-        overrides = note.get("gate_overrides") if isinstance(note.get("gate_overrides"), list) else []
+        overrides = _list_at(note, "gate_overrides")
         found[:] = [o for o in overrides if isinstance(o, dict) and all(o.get(k) == entry[k] for k in same)][:1]
         return None if found else {**note, "gate_overrides": [*overrides, entry]}
 
@@ -227,11 +227,11 @@ def merge_note_texts(ours: str, theirs: str) -> str:
     if not mine and not other:
         return ours
     merged = {**other, **mine}
-    runs = [n.get("runs") if isinstance(n.get("runs"), dict) else {} for n in (other, mine)]
+    runs = [_dict_at(n, "runs") for n in (other, mine)]
     if any(runs):
         merged["runs"] = {**runs[0], **runs[1]}
     for key in ("gate_overrides", "published"):
-        lists = [n.get(key) if isinstance(n.get(key), list) else [] for n in (mine, other)]
+        lists = [_list_at(n, key) for n in (mine, other)]
         if any(lists):
             merged[key] = lists[0] + [entry for entry in lists[1] if entry not in lists[0]]
     return json.dumps(merged, indent=2, sort_keys=True) + "\n"
@@ -250,7 +250,7 @@ def record_publication(store: GitStore, state: RunState, cand: Candidate, *, bra
     entry = {"run": state.run_id, "candidate": cand.id, "branch": branch, "remote": remote, "commit": cand.commit}
 
     def edit(note: dict[str, Any]) -> dict[str, Any] | None:
-        done = note.get("published") if isinstance(note.get("published"), list) else []
+        done = _list_at(note, "published")
         if any(isinstance(p, dict) and all(p.get(k) == v for k, v in entry.items()) for p in done):
             return None
         return {**note, "published": [*done, {**entry, "at": utc_now()}]}
@@ -264,6 +264,18 @@ def published_to(store: GitStore, cand: Candidate, branch: str, remote: str) -> 
     return isinstance(done, list) and any(
         isinstance(p, dict) and p.get("branch") == branch and p.get("remote") == remote for p in done
     )
+
+
+def _dict_at(note: dict[str, Any], key: str) -> dict[str, Any]:
+    """`note[key]` when it is a JSON object, else {}: a note another version or tool wrote may hold anything."""
+    value = note.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list_at(note: dict[str, Any], key: str) -> list[Any]:
+    """`note[key]` when it is a JSON array, else []."""
+    value = note.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _note_object(text: str | None) -> dict[str, Any]:
@@ -304,7 +316,7 @@ def discard_run(store: GitStore, state: RunState) -> None:
         store.delete_ref(ref)
 
     def edit(note: dict[str, Any]) -> dict[str, Any] | None:
-        runs = note.get("runs") if isinstance(note.get("runs"), dict) else {}
+        runs = _dict_at(note, "runs")
         if state.run_id not in runs:
             return None
         return {**note, "runs": {k: v for k, v in runs.items() if k != state.run_id}}

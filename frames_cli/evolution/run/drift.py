@@ -42,8 +42,8 @@ def skills_drift(base_files: Mapping[str, bytes], tree_files: Mapping[str, bytes
     compared (evolve reads only SKILL.md). Returns phrases such as "edited: a, b", "not committed: c",
     "deleted: d"; empty when the two agree byte for byte.
     """
-    base = {_folder(p): data for p, data in base_files.items() if _folder(p)}
-    tree = {_folder(p): data for p, data in tree_files.items() if _folder(p)}
+    base = {folder: data for p, data in base_files.items() if (folder := _folder(p))}
+    tree = {folder: data for p, data in tree_files.items() if (folder := _folder(p))}
     kinds = (
         ("edited", sorted(n for n in base.keys() & tree.keys() if base[n] != tree[n])),
         ("not committed", sorted(tree.keys() - base.keys())),

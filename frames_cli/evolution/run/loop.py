@@ -364,7 +364,9 @@ class EvolutionRun:
         each step analysing the child the previous one made. A checkpoint follows every step."""
         while len(r.attribution) < self.settings.attribution_steps:
             analysed = r.attribution[-1]["sub_child"] if r.attribution else r.child
-            found = analysed and self.cands.attribution(r, self.state.candidate(analysed))
+            if not analysed:
+                return
+            found = self.cands.attribution(r, self.state.candidate(analysed))
             if not found:
                 return
             step = {**found.to_json(), "note": found.note(), "sub_child": None}

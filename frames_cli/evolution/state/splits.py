@@ -153,8 +153,11 @@ def split_cases(cases: Iterable[Case], config: SplitConfig, sealed: Iterable[Cas
         # No held-out selection set: the gate runs on the diagnosis set (only the test set is sealed).
         sets["selection"] = set(sets["diagnosis"])
     sets["test"] |= sealed_ids
-    ids = [tuple(sorted(sets[name])) for name in SETS]
-    return Split(*ids, tuple(whole), min_cases=config.min_cases, counts=_counts(category_of, *ids))
+    diagnosis, selection, test = (tuple(sorted(sets[name])) for name in SETS)
+    return Split(
+        diagnosis, selection, test, tuple(whole), min_cases=config.min_cases,
+        counts=_counts(category_of, diagnosis, selection, test),
+    )
 
 
 def _counts(category_of: Mapping[str, str], *sets: Iterable[str]) -> dict[str, dict[str, int]]:

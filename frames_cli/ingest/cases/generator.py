@@ -197,14 +197,16 @@ def validate_generated(
             evidence sentence the unit does not contain.
     """
     task_input = raw.get("input") or {}
-    text = task_input.get("text") if isinstance(task_input.get("text"), str) else ""
-    fields = task_input.get("fields") if isinstance(task_input.get("fields"), dict) else {}
+    given_text, given_fields = task_input.get("text"), task_input.get("fields")
+    text = given_text if isinstance(given_text, str) else ""
+    fields = given_fields if isinstance(given_fields, dict) else {}
     if not text.strip():
         raise ValueError("no input text")
     expected = raw.get("expected")
     if expected in (None, "", [], {}):
         raise ValueError("no expected outcome")
-    check_raw = raw.get("check") if isinstance(raw.get("check"), dict) else {}
+    given_check = raw.get("check")
+    check_raw = given_check if isinstance(given_check, dict) else {}
     check_kind = check_raw.get("kind")
     if check_kind is not None and check_kind not in CHECKS.builtins:
         raise ValueError(f"unknown check kind {check_kind!r}")

@@ -183,6 +183,7 @@ def attach(
     """
     placed: list[list[str]] = []
     for prior, hint in zip(advice, skill_hint):
+        targets: Sequence[tuple[str, float | None]]
         if hint and hint in matcher.names:
             targets = [(hint, None)]
         else:

@@ -187,17 +187,17 @@ def feedback_status(ws: Workspace, config: FramesConfig) -> dict[str, Any]:
 
     cases = check_case_files(case_files(ws.cases_dir, "*"))[0]
     by_source = Counter(kind for c in cases for kind in {c.source.kind, *(s.kind for s in c.also_from)})
+    uncovered: list[dict[str, str]] | None
+    awaiting: list[dict[str, str]] | None
     try:
-        uncovered: list[dict[str, str]] | None = [
-            {"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, cases).uncovered()
-        ]
+        found = [{"ref": u.ref, "heading": u.heading} for u in coverage(ws, config, cases).uncovered()]
         # What no counted case covers yet: generated cases waiting for review cover a section for
         # the generator, but not for evaluation.
         counted = [
             {"ref": u.ref, "heading": u.heading}
             for u in coverage(ws, config, [c for c in cases if c.counts]).uncovered()
         ]
-        awaiting: list[dict[str, str]] | None = [u for u in counted if u not in uncovered]
+        uncovered, awaiting = found, [u for u in counted if u not in found]
     except InputError:
         uncovered = awaiting = None
     return {

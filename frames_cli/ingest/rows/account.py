@@ -79,7 +79,7 @@ class RowFate:
         """``{"location", "fate", "reason", "case", "id"}`` (plain JSON), and for a row with a
         comment ``"comment"``, ``"key"`` (the requirements), ``"key_by"``, ``"no_key"`` (why there
         is none, "" when there is one) and ``"review"`` (why a person must confirm, "" if not)."""
-        out = {
+        out: dict[str, Any] = {
             "location": str(self.location), "fate": self.fate, "reason": self.reason, "case": self.case_id,
             "id": self.own_id,
         }

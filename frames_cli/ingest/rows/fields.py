@@ -145,13 +145,13 @@ class FieldResolver:
                 if name in found:
                     continue
                 free = {n: c for n, c in by_norm.items() if c not in found.values()}
-                column = _pick(names, free, exact)
-                if column is not None:
-                    found[name] = column
-                    self.used.setdefault(name, FieldUse(name, column, "name" if exact else "close spelling"))
+                picked = _pick(names, free, exact)
+                if picked is not None:
+                    found[name] = picked
+                    self.used.setdefault(name, FieldUse(name, picked, "name" if exact else "close spelling"))
                     if not exact:
                         warnings.append(
-                            f"column {column!r} read as `{name}` (closest known name; use --map to be explicit)"
+                            f"column {picked!r} read as `{name}` (closest known name; use --map to be explicit)"
                         )
         return found, warnings
 

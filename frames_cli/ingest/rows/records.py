@@ -31,7 +31,7 @@ import csv
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
@@ -43,12 +43,13 @@ from frames_cli.ingest.rows.objects import (
     jsonl_objects, nested_rows, object_records, read_json, read_yaml, Unreadable, json_array_items, sniff_json,
 )
 
+if TYPE_CHECKING:
+    from frames_cli.formats.case import Case
+
 __all__ = [
     "FORMATS", "FieldResolver", "ReadResult", "Record", "convert_records", "decode_lines", "iter_prefixed",
     "json_array_items", "parse_mapping", "read_records",
 ]
-
-T = TypeVar("T")
 
 #: Suffix → reader format; `--format` overrides it.
 FORMATS = {
@@ -247,12 +248,12 @@ def read_records(
 
 def convert_records(
     read: ReadResult,
-    build: Callable[[Record], T | AsPrior],
+    build: Callable[[Record], Case | AsPrior],
     problems: list[Problem],
     what: str = "row",
     account: Account | None = None,
-    passing: Callable[[T], bool] = lambda case: False,
-) -> list[T]:
+    passing: Callable[[Case], bool] = lambda case: False,
+) -> list[Case]:
     """Apply `build` to every record; a ValueError it raises becomes an error Problem and the record is skipped.
 
     `problems` receives the read problems and the build errors, and is sorted by line at the end
@@ -263,20 +264,9 @@ def convert_records(
     Returns:
         the built cases in file order.
     """
-    built: list[T] = []
+    built: list[Case] = []
     problems.extend(read.problems)
-    fates: list[tuple[int, Callable[[], None]]] = []
-    if account is not None:
-        account.fields = list(read.fields)
-        account.unused = [(c, read.hints.get(c)) for c in read.unused]
-        for problem in read.problems:
-            if problem.severity == "error":
-                fates.append(
-                    (
-                        problem.location.line or 0,
-                        functools.partial(account.add, problem.location, "skipped", problem.message),
-                    )
-                )
+    fates = _reader_fates(read, account) if account is not None else []
     for record in read.records:
         own = record.text("id")
         try:
@@ -310,3 +300,15 @@ def convert_records(
         add()
     problems.sort(key=lambda p: p.location.line or 0)
     return built
+
+
+def _reader_fates(read: ReadResult, account: Account) -> list[tuple[int, Callable[[], None]]]:
+    """Give `account` the reader's fields and unused columns; (line, its record) of each row the reader
+    could not read, a skipped fate."""
+    account.fields = list(read.fields)
+    account.unused = [(c, read.hints.get(c)) for c in read.unused]
+    return [
+        (problem.location.line or 0, functools.partial(account.add, problem.location, "skipped", problem.message))
+        for problem in read.problems
+        if problem.severity == "error"
+    ]

@@ -209,7 +209,7 @@ class Tau2Converter:
         candidates += [w for w in re.findall(r"[A-Za-z0-9_]+", words) if "_" in w and w in users]
         candidates += [(a.get("arguments") or {}).get("user_id") for a in actions]
         for a in actions:
-            record = db.table(domain.records).get((a.get("arguments") or {}).get(domain.record_key))
+            record = db.row(domain.records, (a.get("arguments") or {}).get(domain.record_key))
             candidates.append(record.get("user_id") if record else None)
         for rid in domain.record_ids(words):
             record = db.table(domain.records).get(rid)

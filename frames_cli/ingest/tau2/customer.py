@@ -30,7 +30,7 @@ CUSTOMER_HEADER = (
 
 
 def _sentences(text: str | None) -> list[str]:
-    out = []
+    out: list[str] = []
     for block in re.split(r"\n\s*\n|\n(?=[-•*]\s)", text or ""):
         block = " ".join(block.split())
         out.extend(s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", block) if s)

@@ -81,6 +81,10 @@ class Tau2Db:
         """The table `name`, or {} if the database has none."""
         return self.tables.get(name, {})
 
+    def row(self, name: str, key: str | None) -> dict[str, Any] | None:
+        """The row `key` of table `name`, or None (also when there is no key: a task's action may name none)."""
+        return self.table(name).get(key) if key is not None else None
+
     def user(self, user_id: str) -> dict[str, Any] | None:
         """The user record with its id as the first key, or None."""
         record = self.table("users").get(user_id)
@@ -118,10 +122,14 @@ def read_tasks(path: Path | str, shown: str | None = None) -> list[tuple[dict[st
     def fail(message: str, pos: int) -> InputError:
         return InputError(message, Location(label, text.count("\n", 0, pos) + 1))
 
-    pos = ws.match(text, 0).end()
+    def skip_space(at: int) -> int:
+        found = ws.match(text, at)  # `\s*` matches everywhere, if only the empty string
+        return found.end() if found else at
+
+    pos = skip_space(0)
     if not text.startswith("[", pos):
         raise fail("tasks file must be a JSON array of tasks", pos)
-    pos = ws.match(text, pos + 1).end()
+    pos = skip_space(pos + 1)
     tasks: list[tuple[dict[str, Any], Location]] = []
     while not text.startswith("]", pos):
         try:
@@ -131,9 +139,9 @@ def read_tasks(path: Path | str, shown: str | None = None) -> list[tuple[dict[st
         if not isinstance(task, dict):
             raise fail("each task must be a JSON object", pos)
         tasks.append((task, Location(label, text.count("\n", 0, pos) + 1)))
-        pos = ws.match(text, end).end()
+        pos = skip_space(end)
         if text.startswith(",", pos):
-            pos = ws.match(text, pos + 1).end()
+            pos = skip_space(pos + 1)
         elif not text.startswith("]", pos):
             raise fail("expected `,` or `]` after a task", pos)
     return tasks

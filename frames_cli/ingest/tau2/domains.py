@@ -69,7 +69,7 @@ def _airline_refine(tool: str, actions: list[dict[str, Any]], db: Tau2Db) -> str
         return None
     for action in actions:
         args = action.get("arguments") or {}
-        current = db.table("reservations").get(args.get("reservation_id"), {}).get("flights", [])
+        current = (db.row("reservations", args.get("reservation_id")) or {}).get("flights", [])
         before = sorted((f["flight_number"], f["date"]) for f in current)
         after = sorted((f.get("flight_number"), f.get("date")) for f in args.get("flights") or [])
         if before != after:

@@ -184,17 +184,27 @@ def airline_context(
     context: dict[str, Any] = {"flight_status": status}
     if not about_flights:
         return context
-    routes: list[tuple[str, str, str, bool]] = []  # origin, destination, date, one-stop
     flights = db.table("flights")
+    options = _flight_options(db, flights, _routes(actions, records, flights) + requested_routes(records, words)
+                              + named_routes(words))
+    if options:
+        context["flight_options"] = [options[k] for k in sorted(options)]
+    return context
+
+
+def _routes(
+    actions: list[dict[str, Any]], records: list[dict[str, Any]], flights: dict[str, Any]
+) -> list[tuple[str, str, str, bool]]:
+    """(origin, destination, date, one-stop) of the reference's flight searches, and of the flights it
+    books that are not already the reservation's (a cabin change keeps them)."""
+    routes: list[tuple[str, str, str, bool]] = []
     for action in actions:
-        args = action.get("arguments") or {}
-        if action["name"] in ("search_direct_flight", "search_onestop_flight"):
-            routes.append(
-                (
-                    args.get("origin"), args.get("destination"), args.get("date"),
-                    action["name"] == "search_onestop_flight",
-                )
-            )
+        args: dict[str, Any] = action.get("arguments") or {}
+        origin, destination, date = args.get("origin"), args.get("destination"), args.get("date")
+        searches = action["name"] in ("search_direct_flight", "search_onestop_flight")
+        # A search that names no origin, destination or date finds no flight.
+        if searches and origin is not None and destination is not None and date is not None:
+            routes.append((origin, destination, date, action["name"] == "search_onestop_flight"))
         # A cabin change keeps the reservation's flights: their prices are in `flight_status` already.
         current = {
             (f.get("flight_number"), f.get("date")) for r in records
@@ -204,16 +214,28 @@ def airline_context(
             flight = flights.get(f.get("flight_number"), {})
             if flight and (f.get("flight_number"), f.get("date")) not in current:
                 routes.append((flight["origin"], flight["destination"], f.get("date"), False))
-    routes += requested_routes(records, words) + named_routes(words)
+    return routes
+
+
+def _flight_options(
+    db: Tau2Db, flights: dict[str, Any], routes: list[tuple[str, str, str, bool]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """(flight number, date) → `flight_leg` of each bookable direct flight on `routes`, and of both
+    legs of each bookable one-stop connection on the routes that allow one."""
 
     def bookable(number: str, date: str) -> bool:
         return flights[number].get("dates", {}).get(date, {}).get("status") == "available"
+
+    def add(number: str, date: str) -> None:
+        leg = flight_leg(db, number, date, True)
+        if leg is not None:  # always: a bookable flight is in the database on its date
+            options[(number, date)] = leg
 
     options: dict[tuple[str, str], dict[str, Any]] = {}
     for origin, destination, date, one_stop in dict.fromkeys(routes):
         for number in [n for n, f in flights.items() if f["origin"] == origin and bookable(n, date)]:
             if flights[number]["destination"] == destination:
-                options[(number, date)] = flight_leg(db, number, date, True)
+                add(number, date)
             elif one_stop:
                 hub = flights[number]["destination"]
                 seconds = [
@@ -221,9 +243,7 @@ def airline_context(
                     if f["origin"] == hub and f["destination"] == destination and bookable(n, date)
                 ]
                 for second in seconds:
-                    options[(number, date)] = flight_leg(db, number, date, True)
-                    options[(second, date)] = flight_leg(db, second, date, True)
-    if options:
-        context["flight_options"] = [options[k] for k in sorted(options)]
-    return context
+                    add(number, date)
+                    add(second, date)
+    return options
 

@@ -21,7 +21,7 @@ from frames_cli.workspace.config_file import check_calls_per_process
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
-    from multiprocessing.context import BaseContext
+    from multiprocessing.context import ForkServerContext, SpawnContext
     from multiprocessing.process import BaseProcess
     from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
 
@@ -36,7 +36,7 @@ MAX_RESTARTS = 3
 class _Channel:
     """One pipe to a worker thread; `generation` tells a pipe to a replaced worker from a live one."""
 
-    conn: Connection | None  # None: the token `_break` puts in the free queue to wake waiting callers
+    conn: Connection
     worker: int
     generation: int
 
@@ -105,7 +105,8 @@ class CallPool:
         self._args = (context_key, root, simulator, spool, world)
         self._context = _start_context()
         self._sizes = [len(range(k, channels, processes)) for k in range(processes)]
-        self._free: queue.SimpleQueue[_Channel] = queue.SimpleQueue()
+        # None: the token `_break` puts in it to wake waiting callers.
+        self._free: queue.SimpleQueue[_Channel | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._failure: str | None = None
         self._restarts = 0
@@ -136,7 +137,7 @@ class CallPool:
         """
         while True:
             channel = self._free.get()
-            if self._failure is not None:
+            if channel is None or self._failure is not None:
                 self._free.put(channel)  # the next caller waiting for a pipe wakes up too
                 return CallOutcome(error=f"CallPoolError: {self._failure}")
             if channel.generation != self._generations[channel.worker]:
@@ -237,10 +238,10 @@ class CallPool:
         if self._failure is None:
             self._failure = reason
             # Callers waiting for a pipe take this one, see the failure, put it back and return.
-            self._free.put(_Channel(None, -1, -1))
+            self._free.put(None)
 
 
-def _start_context() -> BaseContext:
+def _start_context() -> ForkServerContext | SpawnContext:
     """The fork-server context, set to preload litellm; spawn where there is no fork server."""
     providers.set_litellm_environment()  # the fork server inherits this process's environment
     if "forkserver" in multiprocessing.get_all_start_methods():

@@ -279,7 +279,8 @@ def make_response(
     """
     from litellm.types.utils import ModelResponse, Usage
 
-    response = ModelResponse() if into is None else into
+    # Any: ModelResponse sets `usage` in its __init__ without declaring it, so its type has no `usage`.
+    response: Any = ModelResponse() if into is None else into
     response.model = model
     choice = response.choices[0]
     choice.message.content = text
