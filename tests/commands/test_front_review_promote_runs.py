@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
+from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.evolution.state.records import Candidate, FailureNote, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.state.runs import save_state
@@ -30,11 +31,14 @@ from frames_cli.formats.skill import BackLink, Skill, text_sha256
 from frames_cli.formats.skill_file import render_skill
 from frames_cli.gitstore.message import commit_message
 from frames_cli.gitstore.store import GitStore
+from frames_cli.workspace.config import FramesConfig, with_overrides
 from frames_cli.workspace.layout import Workspace
 
 RUN = "20261129-101500-a1b2c3"
 OLD_RUN = "20261128-080000-0f0f0f"
 RUN_STARTED = "2026-11-29T10:15:00+00:00"
+#: The runs' settings: the paper's rule (★ is the front member of the highest pass rate).
+PAPERS_RULE = run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=1.0))
 POLICY = "# Airline Policy\n\n## Cancel\nCancel within 24 hours for free.\nAfter that, a fee applies.\n\n## Refund\nRefunds go to the original payment.\n"
 RULE = "Always confirm the booking id before cancelling."
 
@@ -135,10 +139,13 @@ def world_template(git_repo_factory, tmp_path_factory):
         votes_needed=2, diagnosers=3,
     )
     ws = Workspace(git_repo.root)
-    save_state(ws, RunState(OLD_RUN, base, status="failed", error="budget", candidates=[Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25}, 110.0)], front=[BASE_ID], started="2026-11-28T08:00:00+00:00"))
+    old_s0 = Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25}, 110.0)
+    save_state(ws, RunState(OLD_RUN, base, status="failed", error="budget", candidates=[old_s0], front=[BASE_ID],
+                            started="2026-11-28T08:00:00+00:00", config=PAPERS_RULE))
     state = RunState(
         RUN, base, status="finished", round=2, candidates=[s0, c11, c12, c21], front=["r1c1", "r2c1"],
         stop_reason="patience", spend_tokens=12345, spend_usd=0.25, branch=f"frames/{RUN}", started=RUN_STARTED,
+        config=PAPERS_RULE,
     )
     save_state(ws, state)
     return git_repo, state

@@ -26,15 +26,19 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.evolution.report.menu import MenuRow, print_menu
+from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.state.runs import load_run, save_state
 from frames_cli.evolution.report.report import write_run_reports
 from frames_cli.gitstore.store import GitStore
+from frames_cli.workspace.config import FramesConfig, with_overrides
 from frames_cli.workspace.layout import Workspace
 from tests.commands.test_front_review_promote_runs import RUN, _invoke, world, world_template  # noqa: F401 (fixtures)
 
-SIM_MODELS = {"models": {role: f"frames-sim/{role}" for role in ("executor", "diagnoser", "rewriter")}}
+#: The paper's rule (★ is the front member of the highest pass rate), with simulated models.
+PAPERS_RULE = run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=1.0))
+SIM_MODELS = {**PAPERS_RULE, "models": {role: f"frames-sim/{role}" for role in ("executor", "diagnoser", "rewriter")}}
 
 
 def _with(world, **changes) -> RunState:
@@ -96,7 +100,7 @@ def _checkpoint(gate: dict) -> dict:
                 "blueprints": [{"skill": "cancel", "votes": 2}] if child else [], "rejected": {"refund": 1},
                 "outcomes": [{"skill": "cancel", "skill_text": "x", "attempts": 1, "errors": []}] if child else [],
                 "child": child, "gate": gate_json, "note": note}
-    return {"settings": {}, "models": {}, "eval_case_ids": [], "picks": {},
+    return {"eval_case_ids": [], "picks": {},
             "rounds": [rnd(1, BASE_ID, "r1c1", gate_json=gate), rnd(2, "r1c1", "r2c1", gate_json=gate),
                        rnd(3, "r2c1", None, note="no skill reached the vote threshold")], "pending": None}
 
@@ -149,7 +153,7 @@ def test_the_simulator_notice_is_in_every_output_of_a_simulated_run(world):
     assert notice in ET.parse(paths["junit"]).getroot().find("testsuite/system-out").text
     assert {c.name: c.system_out for c in suite} == {"cancel": "S0 25.0%, candidate 100.0%, floor 23.8% (n=4)",
                                                      "refund": "S0 75.0%, candidate 75.0%, floor 71.2% (n=4)"}
-    _with(world, config={"models": {"executor": "openai/gpt-4.1-mini"}})
+    _with(world, config={**PAPERS_RULE, "models": {"executor": "openai/gpt-4.1-mini"}})
     paths = write_run_reports(Workspace(world.root), GitStore(world.root), load_run(Workspace(world.root), RUN))
     (suite,) = JUnitXml.fromfile(str(paths["junit"]))
     assert "simulator_notice" not in {p.name for p in suite.properties()}
@@ -212,7 +216,8 @@ def _wide_state() -> tuple[RunState, list[MenuRow]]:
     for i in range(1, 8):
         cands.append(Candidate(f"r{i}c1", f"{i}" * 40, BASE_ID, i, 0.5 + i / 20, cats, 7000.0 + 900 * i, 0.06 + i / 100,
                                gate_passed=True, case_counts={c: 8 for c in cats}))
-    state = RunState("20261201-101500-abcdef", "0" * 40, status="finished", round=7, candidates=cands, front=[c.id for c in cands])
+    state = RunState("20261201-101500-abcdef", "0" * 40, status="finished", round=7, candidates=cands,
+                     front=[c.id for c in cands], config=PAPERS_RULE)
     rows = [MenuRow(c, skills[: 1 + c.round % 4] if c.parent_id else [], 10 * c.round, c.id == "r7c1") for c in cands]
     return state, rows
 

@@ -15,6 +15,7 @@ from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.state.settings import Settings
 from frames_cli.evolution.state.splits import Split
+from frames_cli.workspace.config import FramesConfig, with_overrides
 
 DIAGNOSIS = [f"d{i}" for i in range(6)]
 UNSEEN = [f"u{i}" for i in range(6)]
@@ -85,12 +86,12 @@ def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Cands, RunState, Split,
     # ranked only on a completed evaluation, it comes first and is tested.
     write("r1c1", [rec(c, True) for c in UNSEEN], {"evaluated": 6, "skipped": DIAGNOSIS, "reason": "certain"})
     write("r2c1", [rec(c, c in ("d0", "u0")) for c in DIAGNOSIS + UNSEEN])
-    state = RunState("20261202-120000-aaaaaa", "a" * 40, status="finished", config={"evolution": {"recommend_alpha": 0.05}})
+    config = with_overrides(FramesConfig(), "evolution", recommend_alpha=0.05, gate_max_samples=40)
+    settings = Settings.from_config(config)
+    state = RunState("20261202-120000-aaaaaa", "a" * 40, status="finished", config={"evolution": settings.to_json()})
     state.candidates = [Candidate(BASE_ID, "a" * 40, None, 0, 0.0), Candidate("r1c1", "b" * 40, BASE_ID, 1, 1.0, gate_passed=False),
                         Candidate("r2c1", "c" * 40, BASE_ID, 2, 0.2, gate_passed=True, gain_p=0.5)]
     split = Split(tuple(DIAGNOSIS), tuple(UNSEEN))
-    settings = Settings(max_rounds=3, patience=2, diagnosers=3, batch_size=4, vote_threshold=2, tolerance=0.05, regression_sample=0,
-                        anchor_cases=2, rewrite_retries=1, max_body_lines=500, seed=0, samples=1, recommend_alpha=0.05, gate_max_samples=40)
     return cands, state, split, settings
 
 

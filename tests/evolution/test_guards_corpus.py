@@ -88,18 +88,26 @@ def test_no_good_line_of_the_corpus_is_dropped() -> None:
     assert [(line.id, verdicts[line.id]) for line in lines if line.good and verdicts[line.id]] == []
 
 
+RUN = "20261201-000000-abcdef"
+
+
 def test_a_run_records_its_guard_rules_and_a_resumed_older_run_says_they_changed() -> None:
+    from frames_cli.errors import Location
     from frames_cli.evolution.propose.guards import GUARD_RULES
     from frames_cli.evolution.state.records import RunState
-    from frames_cli.evolution.run.snapshot import GUARD_RULES_KEY, changed_since, guard_rules_note, run_fingerprint
+    from frames_cli.evolution.run.snapshot import (
+        GUARD_RULES_KEY, changed_since, guard_rules_note, run_fingerprint, run_snapshot,
+    )
+    from frames_cli.workspace.config import FramesConfig
 
-    now = {"evolution": {"seed": 0}, "models": {}, "executor": {}, GUARD_RULES_KEY: GUARD_RULES}
+    now = run_snapshot(FramesConfig())
     older = {k: v for k, v in now.items() if k != GUARD_RULES_KEY}  # recorded before rules were versioned
-    state = RunState(run_id="r1", base="abc", seed=0, config=older, fingerprint=run_fingerprint([], older))
+    record = {**RunState(run_id=RUN, base="abc", config=older).to_json(), "schema": 2}
+    state = RunState.from_json(record, Location("state.json"))
     note = guard_rules_note(state, now)
     assert note is not None and (note.then, note.now) == (1, GUARD_RULES)
-    assert f"rules 1 → {GUARD_RULES}" in str(note) and "run r1 started" in str(note)
+    assert f"rules 1 → {GUARD_RULES}" in str(note) and f"run {RUN} started" in str(note)
     assert changed_since(state, now, []) == []  # not a frames.yaml setting: said by the note alone
-    assert guard_rules_note(RunState(run_id="r2", base="abc", seed=0, config=now), now) is None
+    assert guard_rules_note(RunState(run_id=RUN, base="abc", config=now), now) is None
     # Same cases and settings under other rules are other work: `frames evolve` runs again.
     assert run_fingerprint([], now) != run_fingerprint([], older)

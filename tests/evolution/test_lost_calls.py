@@ -19,9 +19,11 @@ from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
 from frames_cli.evolution.compare.gate import PerCategoryGate
 from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.run.loop import EvolutionRun
+from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.evolution.state.records import RunState
 from frames_cli.evolution.compare.scoring import score
 from frames_cli.formats.case_record import case_from_dict
+from frames_cli.workspace.config import FramesConfig, with_overrides
 
 from .test_evolve_cron import one_round_config, run_cli
 from .conftest import build_repo
@@ -44,7 +46,7 @@ def gated_run(tmp_path: Path, base: list[dict], child: list[dict]) -> tuple[Evol
     for cid, results in (("r0c0", base), ("r1c1", child)):
         (evals / f"{cid}.json").write_text(json.dumps(evaluation(results).to_json()))
     ctx = SimpleNamespace(gate=PerCategoryGate(0.05), sequential=None, cases=cases, evals_dir=evals, store=None, on_event=lambda _m: None)
-    memory = LoopMemory(settings={}, models={}, eval_case_ids=ids)
+    memory = LoopMemory(eval_case_ids=ids)
     run = EvolutionRun(ctx, RunState(run_id="20261201-000000-abcdef", base="0" * 40), memory, None, {})  # type: ignore[arg-type]
     return run, RoundRecord(round=1, parent="r0c0", child="r1c1")
 
@@ -100,7 +102,8 @@ def test_the_run_report_says_how_many_results_were_lost(tmp_path: Path) -> None:
     from frames_cli.evolution.state.records import Candidate
     from frames_cli.evolution.report.report import run_report_json, run_report_markdown
 
-    state = RunState(run_id="20261201-000000-abcdef", base="0" * 40, status="finished")
+    config = run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=1.0))
+    state = RunState(run_id="20261201-000000-abcdef", base="0" * 40, status="finished", config=config)
     state.candidates.append(Candidate("r0c0", "0" * 40, None, 0, pass_rate=0.5, lost=3, sets={"test": {"lost": 1}}))
     state.front = ["r0c0"]
     assert state.lost_results() == 4

@@ -7,16 +7,19 @@ import json
 
 from frames_cli.evolution.compare.evidence import Confirmation, Recommendation, Tally
 from frames_cli.evolution.decide.recommend import against, declined, headline, member_line, recommendation_note
-from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.evolution.state.records import SCHEMA_VERSION, Candidate, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
+from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.errors import Location
+from frames_cli.workspace.config import FramesConfig, with_overrides
 
 RUN = "20261201-090000-aaaaaa"
 SPLIT = {"diagnosis": [f"d{i}" for i in range(24)], "selection": [f"d{i}" for i in range(14)] + [f"u{i}" for i in range(6)]}
 
 
 def _run(alpha: float, *children: tuple[str, float, bool]) -> RunState:
-    state = RunState(RUN, "a" * 40, status="finished", config={"evolution": {"recommend_alpha": alpha}})
+    config = run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=alpha))
+    state = RunState(RUN, "a" * 40, status="finished", config=config)
     state.checkpoint = {"split": SPLIT}
     state.candidates.append(Candidate(BASE_ID, "a" * 40, None, 0, 0.40, {}, 100.0, case_counts={"x": 20}))
     for i, (cid, rate, gate) in enumerate(children):
@@ -85,7 +88,7 @@ def test_a_schema_1_state_keeps_the_verdict_it_was_made_with(tmp_path):
     data.pop("recommendation")
     data["candidates"][1]["gain_p"], data["candidates"][2]["gain_p"] = 0.02, 0.03  # bar 0.05 / 2 = 0.025
     old = RunState.from_json(json.loads(json.dumps(data)), Location(tmp_path / "state.json"))
-    assert old.schema == 2 and old.best().id == "r1c1"
+    assert old.schema == SCHEMA_VERSION and old.best().id == "r1c1"
     assert old.recommended().words().startswith("recorded before frames kept the evidence: p = 0.02")
 
 

@@ -9,15 +9,19 @@ import pytest
 
 from frames_cli.errors import InputError
 from frames_cli.evolution.state import records
+from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.evolution.state.records import Candidate, FailureNote, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID, candidate_ref, check_run_id, new_run_id, review_branch
 from frames_cli.evolution.state.runs import find_candidate, list_runs, load_run, read_state, save_state
 from frames_cli.gitstore.names import check_ref_name
 from frames_cli.gitstore.store import GitStore
+from frames_cli.workspace.config import FramesConfig, with_overrides
 from frames_cli.workspace.layout import Workspace
 
 RUN_A = "20261128-090000-aaaaaa"
 RUN_B = "20261129-090000-bbbbbb"
+#: The settings of a run under the paper's rule (★ is the front member of the highest pass rate).
+PAPERS_RULE = run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=1.0))
 
 
 def _state(run_id: str, base: str, child_commit: str, *, child_rate: float = 0.75) -> RunState:
@@ -43,7 +47,8 @@ def _state(run_id: str, base: str, child_commit: str, *, child_rate: float = 0.7
     )
     # Started when its id says, as a run made by `frames evolve` is.
     started = datetime.strptime(run_id[:15], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).isoformat()
-    return RunState(run_id, base, status="finished", round=1, candidates=[base_cand, child], front=["r1c1"], spend_tokens=900, started=started)
+    return RunState(run_id, base, status="finished", round=1, candidates=[base_cand, child], front=["r1c1"],
+                    spend_tokens=900, started=started, config=PAPERS_RULE)
 
 
 def test_run_ids():
@@ -128,7 +133,7 @@ def test_best_breaks_ties_by_tokens_then_age():
     state.front = ["r1c1", "r2c1", "r1c2"]
     assert state.best().id == "r1c2"
     assert state.base_candidate().id == BASE_ID
-    assert RunState(RUN_A, "a" * 40).best() is None
+    assert RunState(RUN_A, "a" * 40, config=PAPERS_RULE).best() is None
 
 
 def test_list_runs_and_damaged_runs(tmp_path):

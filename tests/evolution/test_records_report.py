@@ -12,11 +12,13 @@ import json
 
 from junitparser import Failure, JUnitXml
 
+from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.state.runs import save_state
 from frames_cli.evolution.report.report import gate_junit_xml, write_run_reports
 from frames_cli.gitstore.store import GitStore
+from frames_cli.workspace.config import FramesConfig, with_overrides
 from frames_cli.workspace.layout import Workspace
 
 RUN = "20261129-120000-c0ffee"
@@ -50,6 +52,7 @@ def _state(git_repo) -> RunState:
         spend_tokens=4321,
         spend_usd=0.03,
         stop_reason="max_rounds",
+        config=run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=1.0)),
     )
 
 

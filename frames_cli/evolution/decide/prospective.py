@@ -68,8 +68,8 @@ class Wait:
 
 def pending_settings(state: RunState) -> tuple[int, int]:
     """(min_new_cases, max_looks) the run started with (`evolution.pending`)."""
-    pending = (state.config.get("evolution", {}) or {}).get("pending") or {}
-    return int(pending.get("min_new_cases", 10)), int(pending.get("max_looks", 3))
+    pending = state.settings.pending
+    return int(pending["min_new_cases"]), int(pending["max_looks"])
 
 
 def held_case_keys(cases: Mapping[str, Case], ids: Iterable[str]) -> list[str]:

@@ -215,7 +215,7 @@ def next_steps(state: RunState, stale: list[str] | None = None) -> list[str]:
         ]
         rec = state.recommended()
         if rec is not None and rec.status == "pending":
-            wait = int((state.config.get("evolution", {}).get("pending") or {}).get("min_new_cases", 10))
+            wait = int(state.settings.pending["min_new_cases"])
             steps.append(
                 f"{best.id}'s gain is significant only on cases its diagnosers saw, so its branch is pending: add "
                 f"cases (`frames ingest ...`); once {plural(wait, 'new case')} are in, the next `frames evolve` scores "

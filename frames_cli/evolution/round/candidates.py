@@ -124,10 +124,7 @@ class Candidates:
         """
         seq, evaluation = self.ctx.sequential, self.store.evaluation(cid)
         if seq is not None and not evaluation.early_stop:
-            stage = (
-                (self.settings.stage_cases or self.ctx.client.config.llm.concurrency) if self.settings.early_rejection
-                else 0
-            )
+            stage = self.settings.stage_cases if self.settings.early_rejection else 0
             verdict = sequential_verdict(
                 seq, lambda: (self._drawn(BASE_ID), self._drawn(cid)),
                 lambda side, ids, first, count: self._draw(
@@ -180,7 +177,8 @@ class Candidates:
         evaluation, parent = self.store.evaluation(child.id), self.state.candidate(r.parent)
         self.score_candidate(child, evaluation)
         self._explain(child, r, changes, gate)
-        child.commit = commits.commit_candidate(self.ctx.store, self.state, child, r, dict(changes), self.memory.models)
+        models = self.state.config["models"]
+        child.commit = commits.commit_candidate(self.ctx.store, self.state, child, r, dict(changes), models)
         child.diff_size = self.ctx.store.diff_stat(parent.commit, child.commit).lines_changed
         self.state.candidates.append(child)
         before = set(self.state.front)

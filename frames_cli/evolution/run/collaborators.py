@@ -79,7 +79,7 @@ def build_context(
             return _summarise(report)
         # One batch per round of concurrent calls (as many as at the run's start, so a resume stops
         # after the same cases): the rule is asked as often as the calls allow.
-        staging = early.staging(settings.stage_cases or config.llm.concurrency)
+        staging = early.staging(settings.stage_cases)
         staged = evaluate_staged(
             chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress,
             lost_retries=retries,
@@ -178,15 +178,14 @@ def _retriever(store: Any, base: str, files: Mapping[str, bytes], settings: Sett
     (`files`, as `store.read_files(base, "policies/")` gives them), the
     skill changes in the parent's history (built once per parent; run `run_id`'s own children cited
     by candidate id, `retrieval.change_passages`) and `failed` (lessons.Passage of
-    changes earlier runs saw fail), or always None when `evolution.retrieval.enabled` is false or the
-    run predates retrieval.
+    changes earlier runs saw fail), or always None when the run's `evolution.retrieval.enabled` is false.
 
     A policy document that cannot be read is left out of the index, with one event naming it.
     When the base commit has no file under `policies/` but the working tree's `policies_dir` has
     some (a symlinked folder, which git stores as a link, or documents not committed), one event
     says that no policy is indexed.
     """
-    if not settings.retrieval.get("enabled"):
+    if not settings.retrieval["enabled"]:
         return lambda _sha: None
     from frames_cli.evolution.propose.retrieval import PassageIndex, change_passages, policy_passages
     from frames_cli.workspace.config import RetrievalConfig
@@ -214,7 +213,7 @@ def _guards(
 ) -> dict[str, Any]:
     """The RunContext fields of the guards `settings.guards` switches on (evolution/propose/guards.py): the
     case-value index over `cases` and the policy at the base commit, and the policy sentences that
-    S0's skills hold. A run recorded before the guards existed ({}) runs without them."""
+    S0's skills hold."""
     from frames_cli.evolution.propose.guards import CaseValues
     from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
     from frames_cli.formats.skill_set import SkillSet
@@ -223,12 +222,10 @@ def _guards(
     if not any(on.values()):
         return {}
     out: dict[str, Any] = {}
-    if on.get("case_values") or on.get("rule_form"):
+    if on["case_values"] or on["rule_form"]:
         texts = [data.decode("utf-8", errors="replace") for data in policies.values()]
-        out["case_values"] = CaseValues.build(
-            cases, texts, check_values=bool(on.get("case_values")), check_form=bool(on.get("rule_form"))
-        )
-    if on.get("policy_sentences"):
+        out["case_values"] = CaseValues.build(cases, texts, check_values=on["case_values"], check_form=on["rule_form"])
+    if on["policy_sentences"]:
         # A base skill that does not load is left out of S0 (candidates.Candidates.skill_set), so it keeps nothing.
         out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)
     return out

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -31,7 +30,9 @@ from frames_cli.evolution.state.records import RunState
 from frames_cli.evolution.state.run_ids import new_run_id
 from frames_cli.evolution.state.runs import load_run, run_dir
 from frames_cli.evolution.state.settings import Settings
-from frames_cli.evolution.run.snapshot import changed_since, guard_rules_note, run_fingerprint, run_snapshot
+from frames_cli.evolution.run.snapshot import (
+    changed_since, guard_rules_note, run_fingerprint, run_settings, run_snapshot,
+)
 from frames_cli.evolution.state.splits import Split, describe_split, split_cases
 from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
 from frames_cli.llm.client.check import require_keys
@@ -149,10 +150,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event],
 
         look_at_pending(ws, config, store, cases, sealed, on_event, write_run_reports, use_cache=options.use_cache)
         state, memory, resumed = _open_state(ws, options, run_id, base_sha, snapshot, fingerprint)
-        settings = Settings.from_json(memory.settings)
-        if options.max_rounds is not None:
-            settings = dataclasses.replace(settings, max_rounds=options.max_rounds)
-            memory.settings = settings.to_json()
+        if resumed and options.max_rounds is not None:
+            memory.max_rounds = options.max_rounds
+        settings = run_settings(state, memory, config.llm.concurrency)
         base_files = store.read_files(state.base)
         if not memory.eval_case_ids:
             split = _new_split(cases, sealed, settings)
@@ -293,9 +293,9 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
         return state, checkpointer.memory(state), True
     if options.resume:
         load_run(ws, run_id)  # raises with the list of known runs
-    settings = snapshot["evolution"]
-    state = RunState(run_id=run_id, base=base_sha, seed=settings["seed"], config=snapshot, fingerprint=fingerprint)
-    return state, LoopMemory(settings=dict(settings), models=dict(snapshot["models"])), False
+    seed = snapshot["evolution"]["seed"]
+    state = RunState(run_id=run_id, base=base_sha, seed=seed, config=snapshot, fingerprint=fingerprint)
+    return state, LoopMemory(), False
 
 
 def _load_cases(ws: Workspace, config: FramesConfig) -> tuple[dict[str, Case], set[str]]:

@@ -79,7 +79,7 @@ def evolve_estimate(cases: Mapping[str, Case], split: Split, skills: SkillSet, c
     short_rounds = min(settings.patience, rounds)
     out.short = short = Estimate(batched=out.batched)
     add_evaluation(short, evaluated, skills, config, settings.samples)
-    stage = evaluated[: settings.stage_cases or config.llm.concurrency] if settings.early_rejection else evaluated
+    stage = evaluated[: settings.stage_cases] if settings.early_rejection else evaluated
     add_evaluation(short, stage, skills, config, settings.samples, times=short_rounds)
     add_evaluation(short, test, skills, config, settings.samples)
     batch = 0
@@ -192,8 +192,7 @@ def _record_tokens(case: Case, n_skills: int) -> int:
 
 def _retrieved_tokens(settings: Settings, policy_files: Mapping[str, bytes]) -> int:
     """Tokens of the retrieved section: `top_k` policy passages of the mean size (0 when retrieval is off)."""
-    retrieval = settings.retrieval or {}
-    if not retrieval.get("enabled") or not policy_files:
+    if not settings.retrieval["enabled"] or not policy_files:
         return 0
     from frames_cli.evolution.propose.retrieval import policy_passages
 
@@ -201,7 +200,7 @@ def _retrieved_tokens(settings: Settings, policy_files: Mapping[str, bytes]) -> 
     if not passages:
         return 0
     mean = sum(approx_tokens(p.title + "\n" + p.text) + 20 for p in passages) / len(passages)
-    return round(min(int(retrieval.get("top_k", 5)), len(passages)) * mean) + 30
+    return round(min(int(settings.retrieval["top_k"]), len(passages)) * mean) + 30
 
 
 def _rewrite_prompt_tokens(skill: Skill, skills: SkillSet, cases: Sequence[Case], settings: Settings) -> int:

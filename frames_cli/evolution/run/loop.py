@@ -52,7 +52,7 @@ class EvolutionRun:
         ctx: the run's collaborators.
         state: the run's record (new, or loaded to resume).
         memory: the loop's own progress (new, or from `state.checkpoint`).
-        settings: the evolution settings (`Settings.from_json(memory.settings)` on resume).
+        settings: the evolution settings this start works with (`snapshot.run_settings`).
         base_files: `skills/` files of the base commit.
     """
 
@@ -220,7 +220,7 @@ class EvolutionRun:
         diagnosed = set(self.split.diagnosis) - self.cands.excluded()
         failing = {cid: rec for cid, rec in self.cands.store.evaluation(r.parent).failing().items() if cid in diagnosed}
         s = self.settings
-        if s.cost.get("enabled") and len(failing) <= s.cost.get("max_failures", 0):
+        if s.cost["enabled"] and len(failing) <= s.cost["max_failures"]:
             self._condense(r, diagnosed, len(failing))
             return
         r.batches = make_batches(list(failing), s.batch_size, s.diagnosers, s.seed, r.round)
@@ -257,7 +257,7 @@ class EvolutionRun:
         r.kind = "cost"
         results = [rec for rec in self.cands.store.evaluation(r.parent).results if rec["case_id"] in diagnosed]
         costs = skill_costs(results, self.cands.store.parent_skills(r))
-        r.blueprints = [b.to_json() for b in condense_blueprints(costs, int(self.settings.cost.get("skills", 1)))]
+        r.blueprints = [b.to_json() for b in condense_blueprints(costs, int(self.settings.cost["skills"]))]
         r.costs = [c.to_json() for c in costs]
         few = (
             "no diagnosis-set case" if failures == 0 else f"{failures} diagnosis-set case{'s' if failures > 1 else ''}"

@@ -14,10 +14,11 @@ from frames_cli.evolution.state.run_warnings import GuardRulesChanged
 from frames_cli.evolution.state.settings import Settings
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.state.checkpoint import LoopMemory
     from frames_cli.formats.case import Case
     from frames_cli.workspace.config import FramesConfig
 
-#: The snapshot's key for the guards' rules version; a run recorded before it existed has rules 1.
+#: The snapshot's key for the guards' rules version (1 in runs recorded before it existed: evolution/state/upgrades.py).
 GUARD_RULES_KEY = "guard_rules"
 #: Roles whose model strings go into the Frames-Models trailer.
 MODEL_ROLES = ("executor", "diagnoser", "rewriter", "judge")
@@ -51,7 +52,7 @@ def guard_rules_note(state: RunState, snapshot: dict[str, Any]) -> GuardRulesCha
     the resumed run started with, else None. Unlike a setting, code cannot wait for the next run:
     the run's later rounds drop proposals by the new rules, its earlier rounds kept what the old
     ones let through, and a re-run of the same cases and settings can drop differently."""
-    then, now = state.config.get(GUARD_RULES_KEY, 1), snapshot[GUARD_RULES_KEY]
+    then, now = state.config[GUARD_RULES_KEY], snapshot[GUARD_RULES_KEY]
     if then == now:
         return None
     return GuardRulesChanged(state.run_id, then, now)
@@ -77,6 +78,18 @@ def run_snapshot(config: FramesConfig, *, seed: int | None = None, max_rounds: i
         "executor": dataclasses.asdict(config.executor),
         GUARD_RULES_KEY: GUARD_RULES,
     }
+
+
+def run_settings(state: RunState, memory: LoopMemory, concurrency: int) -> Settings:
+    """The settings this start of the run works with: those it started with (`state.settings`), with
+    the rounds a resume asked for (`memory.max_rounds`). A run recorded before `stage_cases` was
+    fixed (0) stages its children by `llm.concurrency` as read now (`concurrency`), as it did."""
+    settings = state.settings
+    if memory.max_rounds is not None:
+        settings = dataclasses.replace(settings, max_rounds=memory.max_rounds)
+    if not settings.stage_cases:
+        settings = dataclasses.replace(settings, stage_cases=concurrency)
+    return settings
 
 
 def run_fingerprint(cases: Iterable[Case], snapshot: dict[str, Any]) -> str:

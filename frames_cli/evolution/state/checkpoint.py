@@ -69,9 +69,9 @@ class RoundRecord:
 class LoopMemory:
     """What the loop keeps between steps beyond RunState's own fields (stored as RunState.checkpoint).
 
+    The run's settings and models are in RunState.config, recorded once.
+
     Attributes:
-        settings: the evolution settings the run is fixed to (settings.Settings JSON).
-        models: role → model string, for commit trailers.
         eval_case_ids: what every candidate is evaluated on during the run (diagnosis ∪ selection
             set; the paper's evaluation set E when the run does not split), in order.
         split: the run's sets (evolution/state/splits.Split JSON), fixed at its start; {} in runs
@@ -84,10 +84,10 @@ class LoopMemory:
         case_keys: the content keys (evaluation/samples.case_key) of every case the run held, sorted:
             a case added later with a new id but the content of one of them is not new to the run
             (evolution/decide/prospective.py); [] in runs recorded before frames kept them.
+        max_rounds: the rounds a resume with `--max-rounds` asked for (later resumes keep it); None:
+            `evolution.max_rounds` as the run started.
     """
 
-    settings: dict[str, Any]
-    models: dict[str, str | None]
     eval_case_ids: list[str] = field(default_factory=list)
     split: dict[str, Any] = field(default_factory=dict)
     picks: dict[str, int] = field(default_factory=dict)
@@ -95,6 +95,7 @@ class LoopMemory:
     pending: RoundRecord | None = None
     disputes: dict[str, dict] = field(default_factory=dict)
     case_keys: list[str] = field(default_factory=list)
+    max_rounds: int | None = None
 
     def to_json(self) -> dict:
         """Plain JSON (rounds as dicts of their fields), stored as RunState.checkpoint."""

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
 from frames_cli.evolution.state.run_ids import CANDIDATE_ID_RE, RUN_ID_RE
+from frames_cli.evolution.state.settings import Settings
 from frames_cli.evolution.state.strict_json import fields_from
 from frames_cli.evolution.state.upgrades import upgrade
 
 if TYPE_CHECKING:
     from frames_cli.evolution.compare.evidence import Recommendation
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 STATUSES = ("running", "finished", "stopped", "failed")
 
 
@@ -173,12 +174,14 @@ class RunState:
         round: rounds completed.
         candidates: every candidate in creation order, S0 first.
         front: ids of the current Pareto-front members, in the order the selector cycles them.
-        parent_cursor: the round-robin position in `front` of the next parent.
         stale_rounds: consecutive rounds without a new front member (for `patience`).
         seed: the run's seed.
-        config: snapshot of the settings the run started with (plain JSON of FramesConfig parts).
+        config: the settings the run is fixed to, its one record of them (evolution/run/snapshot.run_snapshot):
+            {"evolution": settings.Settings JSON, "models": {role: model}, "executor": executor.*,
+            "guard_rules": the version of the guards' rules}.
         fingerprint: sha256 hex of the run's inputs besides the base (the counted cases and `config`;
-            see snapshot.run_fingerprint); None for runs recorded before frames kept it.
+            see snapshot.run_fingerprint); None for runs recorded before frames kept it, and for runs
+            recorded before schema 3 (their fingerprint was over settings no run has now).
         started, finished: ISO 8601 UTC times; `finished` None while running.
         spend_tokens: prompt + completion tokens spent on every role so far.
         spend_usd: USD spent so far where prices are known; None when no price was known.
@@ -197,7 +200,6 @@ class RunState:
     round: int = 0
     candidates: list[Candidate] = field(default_factory=list)
     front: list[str] = field(default_factory=list)
-    parent_cursor: int = 0
     stale_rounds: int = 0
     seed: int = 0
     config: dict[str, Any] = field(default_factory=dict)
@@ -238,10 +240,14 @@ class RunState:
         return [self.candidate(cid) for cid in self.front]
 
     @property
+    def settings(self) -> Settings:
+        """The evolution settings the run started with (`config["evolution"]`)."""
+        return Settings.from_json(self.config["evolution"])
+
+    @property
     def recommend_alpha(self) -> float:
-        """α of `evolution.recommend_alpha` the run started with; 1.0 (the paper's rule) for runs
-        recorded before frames kept it."""
-        return float(self.config.get("evolution", {}).get("recommend_alpha", 1.0))
+        """α of `evolution.recommend_alpha` the run started with."""
+        return self.settings.recommend_alpha
 
     def children_evaluated(self) -> int:
         """How many children (sub-children included) were evaluated on the selection set."""

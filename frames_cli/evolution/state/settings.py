@@ -1,11 +1,10 @@
-"""The evolution settings a run is fixed to at its start (from `evolution.*`,
-`eval.samples` and `eval.lost_retries`), kept in its checkpoint."""
+"""The evolution settings a run is fixed to at its start, kept in its record."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import ConfigError
 
@@ -33,28 +32,17 @@ def resolve_threshold(q: int | str, diagnosers: int) -> int:
 
 @dataclass(frozen=True)
 class Settings:
-    """The evolution settings a run is fixed to (from `evolution.*`,
-    `eval.samples` and `eval.lost_retries` in frames.yaml).
+    """The evolution settings a run is fixed to (from `evolution.*`, `eval.samples`, `eval.lost_retries`
+    and `llm.concurrency` in frames.yaml), kept in its record (`RunState.config["evolution"]`).
 
-    `vote_threshold` is q as a count of diagnosers (see `resolve_threshold`); `retrieval` is
-    `evolution.retrieval` as a dict ({} in runs started before it existed: they resume without
-    retrieval); `gate`, `gate_alpha` and `early_rejection` take the defaults of frames.yaml in runs
-    started before they existed; `split` is `evolution.split` as a dict (used once, when a new run
-    divides its cases); `merge_threshold` is None and `duplicate_threshold` 1.0 in runs started
-    before merging existed (they resume as they began: identical wording merged only, the guard
-    nearly off); `guards` is `evolution.guards` likewise ({}: no guard); `attribution_steps` is 0
-    (no sub-child) in runs started before attribution existed; `gate_max_samples` is 0 (no sequential
-    sampling) in runs started before it existed; `lost_retries` is `eval.lost_retries`, and 2 (its
-    default) in runs started before it was fixed at the start (they read frames.yaml on every
-    resume; a retry only asks again for an answer the run would otherwise leave out); `recommend_alpha`
-    is 1.0 (the highest pass rate is the best member, as in the paper) in runs started before it
-    existed; `stage_cases` is `llm.concurrency` at the start: the cases a child's staged evaluation
-    runs between two looks of early rejection, fixed so that a resume with another concurrency
-    stops a child after the same cases (0 in runs started before it was fixed: they use
-    `llm.concurrency` as read at each start); `confirm_limit` is the most children the
-    recommendation tests (evolution/compare/evidence.py), `pending` `evolution.pending` as a dict
-    (evolution/decide/prospective.py); the rest mean
-    what their config fields say.
+    Each field means what its config field says, except: `vote_threshold` is q as a count of
+    diagnosers (see `resolve_threshold`); `retrieval`, `split`, `guards`, `cost` and `pending` are
+    their config blocks as dicts; `stage_cases` is `llm.concurrency` at the start: the cases a
+    child's staged evaluation runs between two looks of early rejection, fixed so that a resume
+    with another concurrency stops a child after the same cases (0 in runs recorded before it was
+    fixed: evolution/run/snapshot.run_settings). A run recorded before a setting existed is upgraded
+    when read to the value that gave its old behaviour (evolution/state/upgrades.py), so every field
+    is always there.
     """
 
     max_rounds: int
@@ -63,28 +51,27 @@ class Settings:
     batch_size: int | str
     vote_threshold: int
     tolerance: float
-    regression_sample: int
     anchor_cases: int
     rewrite_retries: int
     max_body_lines: int
     seed: int
     samples: int
-    retrieval: dict = dataclasses.field(default_factory=dict)
-    gate: str = "paper"
-    gate_alpha: float = 0.05
-    split: dict = dataclasses.field(default_factory=dict)
-    merge_threshold: float | None = None
-    duplicate_threshold: float = 1.0
-    guards: dict = dataclasses.field(default_factory=dict)
-    early_rejection: bool = True
-    gate_max_samples: int = 0
-    attribution_steps: int = 0
-    cost: dict = dataclasses.field(default_factory=dict)
-    lost_retries: int = 2
-    recommend_alpha: float = 1.0
-    stage_cases: int = 0
-    confirm_limit: int = 3
-    pending: dict = dataclasses.field(default_factory=lambda: {"min_new_cases": 10, "max_looks": 3})
+    retrieval: dict[str, Any]
+    gate: str
+    gate_alpha: float
+    split: dict[str, Any]
+    merge_threshold: float | None
+    duplicate_threshold: float
+    guards: dict[str, bool]
+    early_rejection: bool
+    gate_max_samples: int
+    attribution_steps: int
+    cost: dict[str, Any]
+    lost_retries: int
+    recommend_alpha: float
+    stage_cases: int
+    confirm_limit: int
+    pending: dict[str, int]
 
     @classmethod
     def from_config(cls, config: FramesConfig) -> Settings:
@@ -101,7 +88,6 @@ class Settings:
             batch_size=ev.batch_size,
             vote_threshold=resolve_threshold(ev.vote_threshold, ev.diagnosers),
             tolerance=ev.tolerance,
-            regression_sample=ev.regression_sample,
             anchor_cases=ev.anchor_cases,
             rewrite_retries=ev.rewrite_retries,
             max_body_lines=ev.max_body_lines,
@@ -125,11 +111,15 @@ class Settings:
             lost_retries=config.eval.lost_retries,
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Every field as JSON-ready data (nested dataclasses become dicts)."""
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, obj: dict) -> Settings:
-        """The settings a run was started with (a resumed run keeps them, whatever frames.yaml says now)."""
+    def from_json(cls, obj: dict[str, Any]) -> Settings:
+        """The settings a run was started with (a resumed run keeps them, whatever frames.yaml says now).
+
+        Raises:
+            TypeError: a setting is missing or unknown (a record is upgraded to every setting when read).
+        """
         return cls(**obj)

@@ -44,5 +44,79 @@ def _upgrade_1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 
+#: The settings a run's record gained after frames began recording runs (settings.Settings), each
+#: with the value that gives a run recorded before it its old behaviour. A block (a dict) is
+#: completed key by key: `guards.rule_form` came after `guards`.
+_SETTINGS_BEFORE_THEY_EXISTED: dict[str, Any] = {
+    # No retrieval: the diagnosers saw no policy passage or past change.
+    "retrieval": {"enabled": False, "top_k": 5, "min_score": 0.5, "min_shared_terms": 3, "max_changes": 200},
+    "gate": "paper",
+    "gate_alpha": 0.05,
+    # The paper's single evaluation set E: every case diagnosed and gated, none sealed.
+    "split": {"selection": 0.0, "test": 0.0, "test_cases": None, "min_cases": 4, "seed": 0},
+    # Only identical wording merged, and the duplicate guard nearly off.
+    "merge_threshold": None,
+    "duplicate_threshold": 1.0,
+    "guards": {"case_values": False, "policy_sentences": False, "rule_form": False},
+    "early_rejection": True,
+    "gate_max_samples": 0,
+    "attribution_steps": 0,
+    "cost": {"enabled": False, "max_failures": 1, "skills": 2},
+    # Read from frames.yaml at every start then; 2 was its default.
+    "lost_retries": 2,
+    # The paper's rule: the front member of the highest pass rate is the best.
+    "recommend_alpha": 1.0,
+    # Not fixed at the start: `llm.concurrency` as read at each start (run/snapshot.run_settings).
+    "stage_cases": 0,
+    "confirm_limit": 3,
+    "pending": {"min_new_cases": 10, "max_looks": 3},
+}
+#: Settings a record may hold that nothing reads any more: dropped.
+_DEAD_SETTINGS = ("regression_sample",)
+
+
+def _upgrade_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 → 3: the settings are recorded once and complete, and dead fields go.
+
+    - `config.evolution` gets every setting the run lacked, at the value that meant
+      (`_SETTINGS_BEFORE_THEY_EXISTED`), and loses `regression_sample`.
+    - The checkpoint's copy of the settings and of the models goes: `config` is their one record.
+      The copy differed only by a `--max-rounds` given on a resume, which the checkpoint keeps as
+      `max_rounds`.
+    - `config.guard_rules`, the version of the guards' rules, is 1 where the run predates it.
+    - `parent_cursor` goes (nothing read it: parents are picked by `checkpoint.picks`).
+    - `fingerprint` becomes None: it was taken over a snapshot that held `regression_sample`, so
+      no run started now has it, and it no longer matches the record's `config`.
+    """
+    data["schema"], data["fingerprint"] = 3, None
+    data.pop("parent_cursor", None)
+    config, checkpoint = data.get("config"), data.get("checkpoint")
+    if not isinstance(config, dict) or not isinstance(checkpoint, dict):
+        return data  # damaged: reading it says where
+    config, checkpoint = dict(config), dict(checkpoint)
+    copy = checkpoint.pop("settings", None)
+    checkpoint.pop("models", None)
+    if isinstance(config.get("evolution"), dict):
+        config["evolution"] = _complete_settings(config["evolution"])
+        resumed_to = copy.get("max_rounds") if isinstance(copy, dict) else None
+        if resumed_to is not None and resumed_to != config["evolution"].get("max_rounds"):
+            checkpoint["max_rounds"] = resumed_to
+    if config:
+        config.setdefault("guard_rules", 1)
+    data["config"], data["checkpoint"] = config, checkpoint
+    return data
+
+
+def _complete_settings(recorded: dict[str, Any]) -> dict[str, Any]:
+    """A schema-2 record's settings with the ones it lacked and without the dead ones."""
+    settings = {key: value for key, value in recorded.items() if key not in _DEAD_SETTINGS}
+    for key, then in _SETTINGS_BEFORE_THEY_EXISTED.items():
+        if isinstance(then, dict):
+            settings[key] = {**then, **(settings.get(key) or {})}
+        else:
+            settings.setdefault(key, then)
+    return settings
+
+
 #: schema version → the step that upgrades a state of that version to the next.
-UPGRADES = {1: _upgrade_1}
+UPGRADES = {1: _upgrade_1, 2: _upgrade_2}
