@@ -5,15 +5,16 @@ from __future__ import annotations
 import functools
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
 from frames_cli.errors import EXIT_RUNTIME, FramesError, InputError, Location
 
 RepoOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--repo",
         help=(
@@ -65,7 +66,6 @@ def _fail(message: str, code: int) -> None:
     from rich.markup import escape
 
     from frames_cli.commands.output import err_console
-
     from frames_cli.sanitize import for_terminal
 
     # Escaped: a message quoting YAML (`name: [broken`) must not be read as rich markup, nor a

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     pass
 
 OutOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml` in the workspace.",
         show_default=False,
@@ -35,11 +35,11 @@ def tau2(
         Path, typer.Option("--db", help="The domain database: a folder with db.json or one `<table>.json` per table.")
     ],
     domain: Annotated[
-        Optional[str], typer.Option("--domain", help="airline or retail; default: read from the tasks.")
+        str | None, typer.Option("--domain", help="airline or retail; default: read from the tasks.")
     ] = None,
-    task_ids: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task id (repeatable).")] = None,
+    task_ids: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
     exclude: Annotated[
-        Optional[list[str]], typer.Option("--exclude-task", help="Leave this task id out (repeatable).")
+        list[str] | None, typer.Option("--exclude-task", help="Leave this task id out (repeatable).")
     ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Import nothing when any task cannot be converted (exit 2).")

@@ -10,9 +10,9 @@ unused (with a `--map` hint when one looks like a known field), and every row's 
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from frames_cli.workspace.layout import Workspace
 
 MapOption = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option(
         "--map",
         help=(
@@ -36,11 +36,11 @@ MapOption = Annotated[
     ),
 ]
 FormatOption = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--format", help="csv, tsv, jsonl or yaml (default: from the file suffix).", show_default=False),
 ]
 OutOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--out", help="Case file to write (.yaml or .jsonl); default: `cases/<source>.yaml`.", show_default=False
     ),
@@ -55,7 +55,7 @@ DryRunOption = Annotated[
     ),
 ]
 CasesOption = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--cases", min=0, max=MAX_GENERATED_CASES,
         help="Most cases to generate (default: ingest.generated_per_section per section).", show_default=False,
@@ -227,8 +227,8 @@ def review_log(
     `review: needed` (it counts once a person writes `review: confirmed`).
     """
     from frames_cli.ingest.feedback import pipeline
-    from frames_cli.ingest.keys.answer_key_model import workspace_reader
     from frames_cli.ingest.feedback.review_log import FIELDS, ReviewLogConverter
+    from frames_cli.ingest.keys.answer_key_model import workspace_reader
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> ReviewLogConverter:
         return ReviewLogConverter(
@@ -262,8 +262,8 @@ def trace(
     messages, outcome, reward, label, expected, output, category, id.
     """
     from frames_cli.ingest.feedback import pipeline
-    from frames_cli.ingest.keys.answer_key_model import workspace_reader
     from frames_cli.ingest.feedback.trace import ALIASES, TraceConverter
+    from frames_cli.ingest.keys.answer_key_model import workspace_reader
 
     def build(ws: Workspace, cfg: IngestConfig, columns: dict[str, str]) -> TraceConverter:
         return TraceConverter(
@@ -279,10 +279,10 @@ def cases(
     mapping: MapOption = None,
     fmt: FormatOption = None,
     check: Annotated[
-        Optional[str], typer.Option("--check", help="Check kind of rows that name none.", show_default=False)
+        str | None, typer.Option("--check", help="Check kind of rows that name none.", show_default=False)
     ] = None,
     records: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--records",
             help=(
@@ -312,16 +312,16 @@ def cases(
 
 
 def amendment(
-    old: Annotated[Optional[Path], typer.Argument(help="The policy before the amendment.", show_default=False)] = None,
-    new: Annotated[Optional[Path], typer.Argument(help="The policy after it.", show_default=False)] = None,
+    old: Annotated[Path | None, typer.Argument(help="The policy before the amendment.", show_default=False)] = None,
+    new: Annotated[Path | None, typer.Argument(help="The policy after it.", show_default=False)] = None,
     git_range: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--git", help="A..B (or A, meaning A..HEAD): compare policies/ at two commits.", show_default=False
         ),
     ] = None,
     file: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--file", help="Workspace path of the amended policy (default: NEW's path, or `policies/<NEW's name>`).",
             show_default=False,

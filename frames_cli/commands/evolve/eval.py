@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from frames_cli.commands.common import (
-    STDOUT, JsonOption, NoCacheOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output,
+    STDOUT,
+    JsonOption,
+    NoCacheOption,
+    RepoOption,
+    check_output_file,
+    check_stdout_users,
+    guarded,
+    write_output,
 )
 from frames_cli.workspace.config import setting_range
 
@@ -101,15 +108,15 @@ def check_thresholds(
 
 def eval_command(
     ref: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--ref", help="Evaluate the skills at this git revision (default: the working tree)."),
     ] = None,
     cases: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--cases", help="Glob of case files, relative to the workspace (default: eval.cases)."),
     ] = None,
     case_set: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--set",
             help="Score one set as `frames evolve` divides the cases: diagnosis, selection or test (not with --cases).",
@@ -117,30 +124,30 @@ def eval_command(
         ),
     ] = None,
     samples: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--samples", min=1, max=setting_range("eval", "samples")[1],
             help="k samples per case; k > 1 adds pass@k and pass^k (default: eval.samples).",
         ),
     ] = None,
     min_pass_rate: Annotated[
-        Optional[float],
+        float | None,
         typer.Option("--min-pass-rate", min=0.0, max=1.0, help="Exit 100 when the overall pass rate (0..1) is lower."),
     ] = None,
     min_category_pass_rate: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--min-category-pass-rate", min=0.0, max=1.0, help="Exit 100 when any category's pass rate (0..1) is lower."
         ),
     ] = None,
     markdown: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--markdown", help="Also write a Markdown summary to this file (`-`: print it instead of the table)."
         ),
     ] = None,
     junit: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--junit",
             help=(
@@ -151,7 +158,7 @@ def eval_command(
     ] = None,
     no_cache: NoCacheOption = False,
     jobs: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--jobs", min=1, max=setting_range("eval", "jobs")[1],
             help="Worker processes to spread the cases over; each gets 1/N of the budget (default: eval.jobs).",
@@ -184,16 +191,16 @@ def eval_command(
     Exit codes: 0 ok, 1 run-time failure, 2 bad input, 75 waiting
     for a provider batch, 100 a --min-*pass-rate threshold failed.
     """
-    from frames_cli.errors import ThresholdError
     from frames_cli.commands.output import progress_bar
+    from frames_cli.errors import ThresholdError
     from frames_cli.evaluation import report as reports
-    from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.parallel import WorkerSetup, evaluate_parallel
+    from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
-    from frames_cli.executor.factory import make_executor
-    from frames_cli.llm.transport.providers import simulator_notice
     from frames_cli.evolution.state.run_ids import new_run_id
+    from frames_cli.executor.factory import make_executor
     from frames_cli.llm.client.client import ModelClient
+    from frames_cli.llm.transport.providers import simulator_notice
     from frames_cli.sim.world import SimWorld, policy_texts
     from frames_cli.workspace.atomic import atomic_write_json
     from frames_cli.workspace.layout import Workspace

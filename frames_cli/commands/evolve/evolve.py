@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -36,17 +36,17 @@ def register(app: typer.Typer) -> None:
         repo: RepoOption = None,
         base: Annotated[str, typer.Option("--base", help="Revision whose skills are S0.")] = "HEAD",
         resume: Annotated[
-            Optional[str], typer.Option("--resume", help="Resume this run id.", show_default=False)
+            str | None, typer.Option("--resume", help="Resume this run id.", show_default=False)
         ] = None,
         max_rounds: Annotated[
-            Optional[int],
+            int | None,
             typer.Option(
                 "--max-rounds", min=1, max=setting_range("evolution", "max_rounds")[1],
                 help="Override evolution.max_rounds.", show_default=False,
             ),
         ] = None,
         seed: Annotated[
-            Optional[int],
+            int | None,
             typer.Option(
                 "--seed", min=0, max=setting_range("evolution", "seed")[1],
                 help="Override evolution.seed (new runs; a resumed run keeps its seed).", show_default=False,
@@ -228,7 +228,7 @@ class _Progress:
         self.task: TaskID | None = None
         self.label = "evaluating"
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         self.bar.__enter__()
         return self
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @guarded
     def front(
         run: Annotated[
-            Optional[str],
+            str | None,
             typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False),
         ] = None,
         repo: RepoOption = None,
@@ -29,12 +29,12 @@ def register(app: typer.Typer) -> None:
         from rich.text import Text
 
         from frames_cli.commands.output import console, emit_json, print_trimmed
+        from frames_cli.errors import InputError
+        from frames_cli.evolution.decide.recommend import declined
+        from frames_cli.evolution.report.menu import deploy_menu, menu_json, print_menu
         from frames_cli.evolution.state.run_ids import BASE_ID
         from frames_cli.evolution.state.runs import load_run, newest_run
         from frames_cli.formatting import plural
-        from frames_cli.evolution.report.menu import deploy_menu, menu_json, print_menu
-        from frames_cli.evolution.decide.recommend import declined
-        from frames_cli.errors import InputError
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 

@@ -10,7 +10,8 @@ Markdown unchanged.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -64,7 +65,7 @@ def _cells(row: str) -> list[str]:
     return [p.strip().replace("\\|", "|") for p in parts]
 
 
-def _cell_text(cell: str) -> "RenderableType":
+def _cell_text(cell: str) -> RenderableType:
     from rich.text import Text
 
     bold = cell.startswith("**") and cell.endswith("**") and len(cell) > 4
@@ -97,7 +98,7 @@ def table_parts(rows: list[list[str]], width: int) -> list[list[int]]:
     return parts
 
 
-def _table(lines: list[str], width: int) -> list["RenderableType"]:
+def _table(lines: list[str], width: int) -> list[RenderableType]:
     from rich import box
     from rich.table import Table
 
@@ -139,7 +140,7 @@ def fold_diff(lines: list[str], width: int) -> list[str]:
     return out
 
 
-def render_markdown(text: str, console: "Console") -> list["RenderableType"]:
+def render_markdown(text: str, console: Console) -> list[RenderableType]:
     """The renderables that show `text` on `console`: rich Markdown, with its tables and diffs
     laid out by this module."""
     from rich.markdown import Markdown

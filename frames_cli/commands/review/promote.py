@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,11 +23,11 @@ def register(app: typer.Typer) -> None:
     def promote(
         candidate: CandidateArgument,
         branch: Annotated[
-            Optional[str],
+            str | None,
             typer.Option("--branch", help="Branch name (default: `frames/<run-id>-<candidate>`).", show_default=False),
         ] = None,
         override_gate: Annotated[
-            Optional[str],
+            str | None,
             typer.Option(
                 "--override-gate", metavar="REASON", show_default=False,
                 help=(
@@ -81,10 +81,10 @@ def register(app: typer.Typer) -> None:
         reported so: running the command again records it)."""
         from frames_cli.commands.output import console, emit_json, err_console
         from frames_cli.errors import GitError, InputError
-        from frames_cli.evolution.round.commit import record_gate_override
         from frames_cli.evolution.decide.recommend import against
-        from frames_cli.evolution.state.runs import find_candidate
         from frames_cli.evolution.report.story import off_front_reason
+        from frames_cli.evolution.round.commit import record_gate_override
+        from frames_cli.evolution.state.runs import find_candidate
         from frames_cli.gitstore.store import GitStore
         from frames_cli.workspace.layout import Workspace
 

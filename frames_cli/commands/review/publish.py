@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from frames_cli.commands.common import (
-    STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output,
+    STDOUT,
+    JsonOption,
+    RepoOption,
+    check_output_file,
+    check_stdout_users,
+    guarded,
+    write_output,
 )
 
 if TYPE_CHECKING:
@@ -23,10 +29,10 @@ def register(app: typer.Typer) -> None:
     def publish(
         remote: Annotated[str, typer.Argument(help="A configured remote, or a repository's URL or path.")] = "origin",
         run: Annotated[
-            Optional[str], typer.Option("--run", help="Run id (default: the newest run).", show_default=False)
+            str | None, typer.Option("--run", help="Run id (default: the newest run).", show_default=False)
         ] = None,
         body_file: Annotated[
-            Optional[Path],
+            Path | None,
             typer.Option(
                 "--body-file", metavar="FILE", show_default=False,
                 help=(
@@ -36,7 +42,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         candidate: Annotated[
-            Optional[str],
+            str | None,
             typer.Option(
                 "--candidate",
                 help=(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,11 +19,11 @@ def register(app: typer.Typer) -> None:
     @guarded
     def report(
         run: Annotated[
-            Optional[str],
+            str | None,
             typer.Argument(help="Run id (default: the newest run, the one started last).", show_default=False),
         ] = None,
         out: Annotated[
-            Optional[Path],
+            Path | None,
             typer.Option(
                 "--out", metavar="FILE",
                 help="Where to write the page (default: .frames/runs/<run>/report.html; `-`: print it).",

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from frames_cli.commands.common import (
-    STDOUT, JsonOption, RepoOption, check_output_file, check_stdout_users, guarded, write_output,
+    STDOUT,
+    JsonOption,
+    RepoOption,
+    check_output_file,
+    check_stdout_users,
+    guarded,
+    write_output,
 )
 
 CandidateArgument = Annotated[
@@ -26,7 +32,7 @@ def register(app: typer.Typer) -> None:
         repo: RepoOption = None,
         json_out: JsonOption = False,
         markdown: Annotated[
-            Optional[Path],
+            Path | None,
             typer.Option(
                 "--markdown", metavar="FILE",
                 help=(
@@ -43,8 +49,8 @@ def register(app: typer.Typer) -> None:
         as in `frames eval`; `--markdown -` and `--json` exclude each other. Exit 0, 2 when no
         candidate matches, FILE cannot be written, or both print on standard output."""
         from frames_cli.commands.output import emit_json, print_trimmed
-        from frames_cli.evolution.state.runs import find_candidate
         from frames_cli.evolution.report.review import build_review, review_markdown
+        from frames_cli.evolution.state.runs import find_candidate
         from frames_cli.gitstore.store import GitStore
         from frames_cli.sanitize import for_terminal
         from frames_cli.workspace.layout import Workspace
@@ -63,8 +69,8 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(result.to_json())
         elif markdown != STDOUT:
-            from frames_cli.commands.review.markdown_view import render_markdown
             from frames_cli.commands.output import console
+            from frames_cli.commands.review.markdown_view import render_markdown
 
             # Wrapped, not cropped: a change text or a failure reason must be readable in full;
             # tables are split by columns and diff lines keep their marker (markdown_view).

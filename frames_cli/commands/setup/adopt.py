@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
     @guarded
     def adopt(
         folder: Annotated[
-            Optional[Path],
+            Path | None,
             typer.Argument(
                 help=(
                     "Folder of skill folders (<folder>/<skill>/SKILL.md), or one skill folder; default: the "

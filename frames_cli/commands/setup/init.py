@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     @guarded
     def init(
         path: Annotated[
-            Optional[Path],
+            Path | None,
             typer.Argument(help="Folder for the workspace (default: the current folder).", show_default=False),
         ] = None,
         json_out: JsonOption = False,

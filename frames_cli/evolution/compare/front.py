@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 # Pass rates are ratios of small counts and token means are averages of integers; values that
 # differ only by float noise (0.1 + 0.2 vs 0.3) must count as equal, or a candidate could "beat"

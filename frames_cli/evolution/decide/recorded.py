@@ -130,7 +130,7 @@ def record_run(folder: Path, state: Any) -> RecordedRun:
     diagnosis, selection = set(split.get("diagnosis", [])), set(split.get("selection", []))
     if not split:  # the paper's single set E: every case diagnosed and gated
         diagnosis = selection = set(state.checkpoint.get("eval_case_ids", []))
-    excluded = set((state.checkpoint.get("disputes") or {}))
+    excluded = set(state.checkpoint.get("disputes") or {})
     run = RecordedRun()
 
     def where(case_id: str) -> str | None:

@@ -3,11 +3,11 @@ the proposals that state the same rule into one change (FRAMES' unified blueprin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
-from frames_cli.evolution.propose.diagnose import Proposal
 from frames_cli.evolution.propose import rules
+from frames_cli.evolution.propose.diagnose import Proposal
 
 
 @dataclass(frozen=True)

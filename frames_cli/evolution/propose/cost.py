@@ -11,8 +11,9 @@ tokens"). See docs/decisions/0050-cost-directed-children.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from frames_cli.evolution.propose.consensus import Blueprint, Change
 from frames_cli.llm.messages.conventions import CONDENSE

@@ -6,8 +6,9 @@ import itertools
 import math
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.evolution.propose.prompting import DIAGNOSIS_FORMAT, json_block, retrieved_section, skill_blocks
 

@@ -27,17 +27,27 @@ Three checks, each switched by `evolution.guards.*` in frames.yaml
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from frames_cli.casevalues import (
-    TOKEN, case_texts, case_values, holds_value, is_rule_word, name_phrases, phrases, policy_values, value_of,
-    values_in, without_values,
+    TOKEN,
+    case_texts,
+    case_values,
+    holds_value,
+    is_rule_word,
+    name_phrases,
+    phrases,
+    policy_values,
+    value_of,
+    values_in,
+    without_values,
 )
 from frames_cli.grammar import content_words, cut_value, fragment, narrates
-from frames_cli.words import sentences, token_set
 from frames_cli.ruleform import evaluator_assertion, first_non_rule, note_sentences
 from frames_cli.secretscan import REDACTED, find_secrets
+from frames_cli.words import sentences, token_set
 
 if TYPE_CHECKING:
     from frames_cli.evolution.propose.consensus import Blueprint

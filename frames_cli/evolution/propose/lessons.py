@@ -10,8 +10,9 @@ same failing change is not proposed again). Across runs, lessons are kept in
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from frames_cli.llm.messages.conventions import TRIED_CLOSE, TRIED_OPEN
 from frames_cli.llm.messages.prompts import Block
@@ -19,8 +20,8 @@ from frames_cli.sanitize import escape_tags
 from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.state.checkpoint import RoundRecord
     from frames_cli.evolution.propose.retrieval import Passage
+    from frames_cli.evolution.state.checkpoint import RoundRecord
     from frames_cli.workspace.layout import Workspace
 
 LESSONS_FILE = "failed-changes.json"

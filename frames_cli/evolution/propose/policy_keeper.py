@@ -10,8 +10,9 @@ with the text guards. See docs/decisions/0025-guards-on-proposals-and-rewrites.m
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from frames_cli.words import overlap, sentences, token_set
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.llm.messages.conventions import RETRIEVED_CLOSE, RETRIEVED_OPEN
 from frames_cli.llm.messages.prompts import Block

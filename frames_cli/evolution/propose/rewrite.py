@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import FramesError, InputError
 from frames_cli.evolution.propose.consensus import Blueprint
 from frames_cli.evolution.propose.diagnose import SKILL_NAME
 from frames_cli.evolution.propose.prompting import REWRITE_FORMAT, json_block, skill_block
-from frames_cli.words import word_count
 from frames_cli.sanitize import clean, escape_tags, one_line, structure_tags
+from frames_cli.words import word_count
 
 if TYPE_CHECKING:
     from frames_cli.evolution.propose.guards import RewriteGuard
@@ -108,11 +109,11 @@ def validate_rewrite(
     Returns:
         (SKILL.md text, []) when valid, else (None, error lines).
     """
+    from frames_cli.evolution.propose.rules import duplicate_pairs
     from frames_cli.formats.protected import protected_regions
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_checks import skill_problems
     from frames_cli.formats.skill_file import parse_skill, render_skill
-    from frames_cli.evolution.propose.rules import duplicate_pairs
     from frames_cli.llm.store.audit import Redactor
 
     errors: list[str] = []

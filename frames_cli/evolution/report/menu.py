@@ -4,12 +4,13 @@ the run reports): the Pareto-front members compared with S0."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from frames_cli.formatting import pct, plural, tokens, usd, with_n
 from frames_cli.evolution.decide.recommend import blind_cases, headline, recommendation_note
 from frames_cli.evolution.state.records import Candidate, RunState
+from frames_cli.formatting import pct, plural, tokens, usd, with_n
 from frames_cli.gitstore.history import DiffStat
 from frames_cli.gitstore.repo import SKILLS_PREFIX
 from frames_cli.gitstore.store import GitStore

@@ -9,11 +9,12 @@ is what is on disk.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
-from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.propose.rewrite import RewriteOutcome, plan_changes
+from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.state.run_ids import BASE_ID
 
 if TYPE_CHECKING:

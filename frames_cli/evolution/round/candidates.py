@@ -6,30 +6,35 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from frames_cli.errors import FramesError
-from frames_cli.evolution.round import commit as commits
-from frames_cli.evolution.round.attribution import (
-    Attribution, attribute, catalog_changes, dominated_categories, loaded_skills,
-)
-from frames_cli.evolution.round.candidate_store import CandidateStore
-from frames_cli.evolution.round.context import Evaluation
-from frames_cli.evolution.state.disputes import excluded_ids
-from frames_cli.evolution.state.round_events import EvaluatingSubChild, Gated, SubChildTwin
 from frames_cli.evolution.compare.early import EarlyRejection, certain_rejection
 from frames_cli.evolution.compare.evidence import gain_p_value
 from frames_cli.evolution.compare.front import FrontPoint, pareto_front
 from frames_cli.evolution.compare.gate import GateVerdict, Outcomes, outcomes_from_results
-from frames_cli.evolution.state.records import Candidate, FailureNote
-from frames_cli.evolution.state.run_ids import BASE_ID, candidate_id
 from frames_cli.evolution.compare.scoring import score
 from frames_cli.evolution.compare.sequential import Drawn, drawn_outcomes, sequential_verdict
+from frames_cli.evolution.round import commit as commits
+from frames_cli.evolution.round.attribution import (
+    Attribution,
+    attribute,
+    catalog_changes,
+    dominated_categories,
+    loaded_skills,
+)
+from frames_cli.evolution.round.candidate_store import CandidateStore
+from frames_cli.evolution.round.context import Evaluation
+from frames_cli.evolution.state.disputes import excluded_ids
+from frames_cli.evolution.state.records import Candidate, FailureNote
+from frames_cli.evolution.state.round_events import EvaluatingSubChild, Gated, SubChildTwin
+from frames_cli.evolution.state.run_ids import BASE_ID, candidate_id
 from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
     from frames_cli.evolution.round.context import RunContext
+    from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
     from frames_cli.evolution.state.records import RunState
     from frames_cli.evolution.state.settings import Settings
     from frames_cli.evolution.state.splits import Split

@@ -4,22 +4,23 @@ strategies, callbacks) and what its evaluations return (Evaluation)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from frames_cli.evolution.round.selection import RoundRobinSelector, Selector
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.state.checkpoint import Checkpointer
     from frames_cli.evolution.compare.early import EarlyRejection
     from frames_cli.evolution.compare.gate import Gate
-    from frames_cli.evolution.propose.guards import CaseValues
-    from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
-    from frames_cli.evolution.propose.lessons import Lesson
-    from frames_cli.evolution.propose.retrieval import PassageIndex
     from frames_cli.evolution.compare.sequential import SequentialGate
+    from frames_cli.evolution.propose.guards import CaseValues
+    from frames_cli.evolution.propose.lessons import Lesson
+    from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
+    from frames_cli.evolution.propose.retrieval import PassageIndex
     from frames_cli.evolution.round.stop import StopRequest
+    from frames_cli.evolution.state.checkpoint import Checkpointer
     from frames_cli.evolution.state.events import Event
     from frames_cli.formats.case import Case
     from frames_cli.formats.skill_set import SkillSet
@@ -69,7 +70,7 @@ class RunContext:
 
     store: GitStore
     client: ModelClient
-    evaluate: Callable[[str, SkillSet, Sequence[str], "EarlyRejection | None"], "Evaluation"]
+    evaluate: Callable[[str, SkillSet, Sequence[str], EarlyRejection | None], Evaluation]
     cases: Mapping[str, Case]
     anchors: Callable[[str, int], list[str]]
     accept: Callable[[str, str, SkillSet], None]
@@ -79,7 +80,7 @@ class RunContext:
     gate: Gate
     selector: Selector = RoundRobinSelector()
     priors: Callable[[str], list[str]] = lambda _skill: []
-    retriever: Callable[[str], "PassageIndex | None"] = lambda _sha: None
+    retriever: Callable[[str], PassageIndex | None] = lambda _sha: None
     record_disputes: Callable[[dict[str, dict]], None] = lambda _d: None
     record_lessons: Callable[[list[Lesson]], None] = lambda _l: None
     earlier_lessons: Sequence[Lesson] = ()

@@ -3,23 +3,24 @@ judge, evaluation, regression pool, retrieval, guards, gates, stop request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory
+from frames_cli.evolution.compare.gate import PerCategoryGate
+from frames_cli.evolution.compare.sequential import SequentialGate
+from frames_cli.evolution.propose.lessons import lesson_passages, load_lessons, save_lessons
+from frames_cli.evolution.propose.policy_sentences import policy_sections
 from frames_cli.evolution.round.context import Evaluation, RunContext
+from frames_cli.evolution.round.stop import StopRequest
+from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory
 from frames_cli.evolution.state.disputes import save_disputes
 from frames_cli.evolution.state.events import Event, ResultsLost, RetrievalEmpty, RetrievalLeftOut, SamplesReused
-from frames_cli.evolution.compare.gate import PerCategoryGate
-from frames_cli.evolution.propose.lessons import lesson_passages, load_lessons, save_lessons
 from frames_cli.evolution.state.records import RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
-from frames_cli.evolution.propose.policy_sentences import policy_sections
 from frames_cli.evolution.state.runs import run_dir
-from frames_cli.evolution.compare.sequential import SequentialGate
 from frames_cli.evolution.state.settings import Settings
 from frames_cli.evolution.state.splits import Split
-from frames_cli.evolution.round.stop import StopRequest
 
 if TYPE_CHECKING:
     from frames_cli.evolution.compare.early import EarlyRejection
@@ -37,11 +38,11 @@ def build_context(
     cases: dict[str, Case], use_cache: bool, on_event: Callable[[Event], None], progress: Any,
 ) -> RunContext:
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
-    from frames_cli.executor.factory import make_executor
     from frames_cli.evaluation.pool import RegressionPool
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.evaluation.samples import SampleStore, skills_key
     from frames_cli.evaluation.staged import evaluate_staged
+    from frames_cli.executor.factory import make_executor
     from frames_cli.ingest.cases.priors import load_priors
     from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts

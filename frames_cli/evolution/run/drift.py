@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
-from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
 from frames_cli.evolution.state.run_warnings import SkillsDrift, SkillsLeftOut
+from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
 from frames_cli.formats.skill_set import SkillSet
 
 if TYPE_CHECKING:

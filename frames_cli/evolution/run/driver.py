@@ -3,13 +3,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
-from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
+from frames_cli.evolution.decide.prospective import held_case_keys, look_at_pending
 from frames_cli.evolution.run.collaborators import build_context, gates
+from frames_cli.evolution.run.drift import base_warnings
+from frames_cli.evolution.run.loop import EvolutionRun
+from frames_cli.evolution.run.snapshot import (
+    changed_since,
+    guard_rules_note,
+    run_fingerprint,
+    run_settings,
+    run_snapshot,
+)
+from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
 from frames_cli.evolution.state.disputes import load_disputes, open_disputes
 from frames_cli.evolution.state.events import (
     AskingAgain,
@@ -22,20 +33,14 @@ from frames_cli.evolution.state.events import (
     PolicyAmended,
     RunStarted,
 )
-from frames_cli.evolution.state.run_warnings import InputLeftOut, RunChangedSince, SmallCategories
-from frames_cli.evolution.run.drift import base_warnings
-from frames_cli.evolution.run.loop import EvolutionRun
-from frames_cli.evolution.decide.prospective import held_case_keys, look_at_pending
 from frames_cli.evolution.state.records import RunState
 from frames_cli.evolution.state.run_ids import new_run_id
+from frames_cli.evolution.state.run_warnings import InputLeftOut, RunChangedSince, SmallCategories
 from frames_cli.evolution.state.runs import load_run, run_dir
 from frames_cli.evolution.state.settings import Settings
-from frames_cli.evolution.run.snapshot import (
-    changed_since, guard_rules_note, run_fingerprint, run_settings, run_snapshot,
-)
 from frames_cli.evolution.state.splits import Split, describe_split, split_cases
-from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
 from frames_cli.llm.client.check import require_keys
+from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case
@@ -204,9 +209,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event],
                 # are in the cache), and `frames runs` must not list a failed run for a typo or a
                 # key. After close(), which writes the ledger into the run folder.
                 _discard(ws, store, state)
-        from frames_cli.evolution.round.commit import publish_best
         from frames_cli.evolution.report.menu import deploy_menu
         from frames_cli.evolution.report.report import write_run_reports
+        from frames_cli.evolution.round.commit import publish_best
 
         branch = publish_best(store, state)
         ctx.checkpointer.save(state, memory)
@@ -345,8 +350,8 @@ def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callab
     Both are functions of the state, so rebuilding them later gives what the run would have written.
     Under the workspace lock (LockedError, exit 75, while another run holds it).
     """
-    from frames_cli.evolution.round.commit import publish_best
     from frames_cli.evolution.report.report import write_run_reports
+    from frames_cli.evolution.round.commit import publish_best
     from frames_cli.workspace.lock import workspace_lock
 
     with workspace_lock(ws, state.run_id, "evolve"):

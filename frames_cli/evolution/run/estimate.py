@@ -34,7 +34,8 @@ Assumed in every figure, where the settings do not say:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from frames_cli.evaluation.estimate import Estimate, RoleEstimate, add_evaluation
 from frames_cli.tokens import approx_tokens

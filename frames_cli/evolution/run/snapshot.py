@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.evolution.propose.guards import GUARD_RULES
 from frames_cli.evolution.state.records import RunState

@@ -11,7 +11,8 @@ and `frames review` list them.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from frames_cli.workspace.atomic import atomic_write_json
 

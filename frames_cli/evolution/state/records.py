@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
@@ -28,7 +28,7 @@ STATUSES = ("running", "finished", "stopped", "failed")
 
 def utc_now() -> str:
     """The current UTC time as ISO 8601 with seconds ("2026-11-29T10:15:00+00:00")."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass

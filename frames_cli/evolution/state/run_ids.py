@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from frames_cli.errors import InputError
 
@@ -16,7 +16,7 @@ CANDIDATE_ID_RE = re.compile(r"^r(\d+)c(\d+)$")
 
 def new_run_id(now: datetime | None = None) -> str:
     """A fresh run id `YYYYMMDD-HHMMSS-<6 hex>` (UTC time, random suffix); ids sort by start time."""
-    now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    now = (now or datetime.now(UTC)).astimezone(UTC)
     return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 

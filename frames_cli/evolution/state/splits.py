@@ -11,9 +11,10 @@ and named in a warning. See docs/decisions/0027-held-out-selection-sealed-test.m
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from frames_cli.evolution.state.run_warnings import CategoriesKeptWhole
 
@@ -32,7 +33,7 @@ def place(case_id: str, selection: float, test: float, salt: int = 0) -> str:
     [0, 1); u < test → test, u < test + selection → selection, else diagnosis. It depends on the id
     and the settings only, never on the other cases.
     """
-    digest = hashlib.sha256(f"frames-split:{salt}:{case_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"frames-split:{salt}:{case_id}".encode()).digest()
     u = int.from_bytes(digest[:8], "big") / 2**64
     if u < test:
         return "test"

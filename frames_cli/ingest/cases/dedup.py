@@ -46,7 +46,7 @@ def case_key(case: Case) -> str:
 
 def today() -> str:
     """The UTC date as ``YYYY-MM-DD``, the `created` stamp of ingested cases."""
-    return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    return _dt.datetime.now(_dt.UTC).date().isoformat()
 
 
 # Expected text up to this many words is a verdict ("refuse", "transfer to a human agent") the

@@ -42,6 +42,7 @@ sentences, and the policy sentence each paraphrases when one is a whole sentence
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,11 +51,11 @@ from pathlib import Path
 from frames_cli.errors import Location
 from frames_cli.formats.case import Case, Check, Diagnosis, Source
 from frames_cli.formats.problems import Problem
-from frames_cli.ingest.rows.account import Account, AsPrior
-from frames_cli.ingest.keys.answer_key import NONE_REASONS, AnswerKey
-from frames_cli.ingest.keys.answer_key_model import Pair, rule_reader
 from frames_cli.ingest.cases.dedup import make_case
 from frames_cli.ingest.cases.priors import Prior
+from frames_cli.ingest.keys.answer_key import NONE_REASONS, AnswerKey
+from frames_cli.ingest.keys.answer_key_model import Pair, rule_reader
+from frames_cli.ingest.rows.account import Account, AsPrior
 from frames_cli.ingest.rows.records import FieldResolver, Record, convert_records, iter_prefixed, read_records
 from frames_cli.words import best_sentence
 
@@ -236,7 +237,7 @@ class ReviewLogConverter:
             return self._advice(comment, ref, record, why)
         if text is None:
             raise ValueError("no case input (map the column with --map input=COLUMN)")
-        fields = {name: value for name, value in iter_prefixed(record, "fields.")}
+        fields = dict(iter_prefixed(record, "fields."))
         category = record.text("category") or self.category
         notes = " — ".join(
             filter(None, (comment, f"reviewer: {record.text('reviewer')}" if record.text("reviewer") else None))
@@ -256,6 +257,15 @@ class ReviewLogConverter:
                 )
             return make_case(APPROVED_KIND, ref, text=text, fields=fields, expected=record.values[answer],
                              category=category, diagnosis=Diagnosis(notes=notes))
+        made = functools.partial(make_case, text=text, fields=fields, category=category)
+        return self._rejected(record, ref, comment, output, correct, notes, made)
+
+    def _rejected(
+        self, record: Record, ref: str, comment: str | None, output: str | None, correct: str | None, notes: str,
+        made: Callable[..., Case],
+    ) -> Case | AsPrior:
+        """The case of a rejected row (`made` makes it, given its kind, expected answer and more), or AsPrior
+        when its comment states nothing a right answer can be graded on."""
         key = self._keys.get(id(record)) or AnswerKey([], none="empty")
         evidence = policy_evidence(key.requirements, key.rejected, self.policy, self.evidence_match)
         if correct is not None:
@@ -264,13 +274,17 @@ class ReviewLogConverter:
                 if output
                 else f"agent gave no answer; reviewer expected {correct!r}"
             )
-            return make_case(KIND, ref, text=text, fields=fields, expected=record.values["correct"], category=category,
-                             diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
+            return made(
+                KIND, ref, expected=record.values["correct"],
+                diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence),
+            )
         symptom = f"reviewer rejected {output!r}" if output else "reviewer rejected the answer"
         if key.requirements or key.rejected:
             rubric, check = rubric_check(key.requirements, key.rejected)
-            case = make_case(KIND, ref, text=text, fields=fields, expected=rubric, category=category, check=check,
-                             diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence))
+            case = made(
+                KIND, ref, expected=rubric, check=check,
+                diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence),
+            )
             case.review = "needed" if key.unsure else None
             return case
         if comment is None:
@@ -281,9 +295,9 @@ class ReviewLogConverter:
                 comment, ref, record, f"rejected, but {NONE_REASONS[key.none]}; no correct answer is given"
             )
         # A story with no requirement in it: the whole comment is the rubric, until a person writes the requirement.
-        case = make_case(
-            KIND, ref, text=text, fields=fields, expected=WHOLE_COMMENT + " ".join(comment.split()), category=category,
-            check=Check("rubric"), diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence),
+        case = made(
+            KIND, ref, expected=WHOLE_COMMENT + " ".join(comment.split()), check=Check("rubric"),
+            diagnosis=Diagnosis(symptom=symptom, notes=notes, evidence=evidence),
         )
         case.review = "needed"
         return case

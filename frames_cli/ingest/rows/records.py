@@ -37,10 +37,23 @@ from frames_cli.errors import InputError, Location
 from frames_cli.formats.problems import Problem
 from frames_cli.ingest.rows.account import Account, AsPrior
 from frames_cli.ingest.rows.fields import (
-    FieldResolver, ReadResult, Record, make_record, unused_columns, iter_prefixed, parse_mapping,
+    FieldResolver,
+    ReadResult,
+    Record,
+    iter_prefixed,
+    make_record,
+    parse_mapping,
+    unused_columns,
 )
 from frames_cli.ingest.rows.objects import (
-    jsonl_objects, nested_rows, object_records, read_json, read_yaml, Unreadable, json_array_items, sniff_json,
+    Unreadable,
+    json_array_items,
+    jsonl_objects,
+    nested_rows,
+    object_records,
+    read_json,
+    read_yaml,
+    sniff_json,
 )
 
 if TYPE_CHECKING:
@@ -233,9 +246,10 @@ def read_records(
     elif fmt == "jsonl":
         items = [(obj, loc) for loc, obj in jsonl_objects(path, lines)]
         result = object_records(
-            nested_rows([(o, l) for o, l in items if not isinstance(o, Unreadable)], records), resolver, "a JSON object"
+            nested_rows([(o, at) for o, at in items if not isinstance(o, Unreadable)], records), resolver,
+            "a JSON object",
         )
-        result.problems[:0] = [Problem(l, f"{o.reason}; skipped") for o, l in items if isinstance(o, Unreadable)]
+        result.problems[:0] = [Problem(at, f"{o.reason}; skipped") for o, at in items if isinstance(o, Unreadable)]
     elif fmt == "json":
         result = read_json(path, lines, resolver, records)
     elif fmt == "yaml":

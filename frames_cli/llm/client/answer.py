@@ -5,22 +5,23 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import ConfigError, Location, ModelSetupError
+from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
+from frames_cli.llm.store.cache import request_key
 from frames_cli.llm.transport import providers
 from frames_cli.llm.transport.batch import batch_provider, batched_roles
-from frames_cli.llm.store.cache import request_key
 from frames_cli.llm.transport.calls import CallOutcome, invoke
-from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
     from frames_cli.llm.store.audit import AuditLog, Redactor
-    from frames_cli.llm.transport.batch import BatchJournal
     from frames_cli.llm.store.cache import ResponseCache
-    from frames_cli.llm.transport.callpool import CallPool
     from frames_cli.llm.store.ledger import Ledger
+    from frames_cli.llm.transport.batch import BatchJournal
+    from frames_cli.llm.transport.callpool import CallPool
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 

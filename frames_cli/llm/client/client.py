@@ -6,18 +6,19 @@ import asyncio
 import functools
 import threading
 import weakref
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from frames_cli.errors import BudgetExceeded
-from frames_cli.llm.transport import providers
 from frames_cli.llm.client.answer import Answerer, model_for
+from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 from frames_cli.llm.store.audit import AuditLog, Redactor
-from frames_cli.llm.transport.batch import BatchJournal, BatchPending, BatchWait
 from frames_cli.llm.store.cache import ResponseCache
 from frames_cli.llm.store.ledger import Ledger
-from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
+from frames_cli.llm.transport import providers
+from frames_cli.llm.transport.batch import BatchJournal, BatchPending, BatchWait
 
 if TYPE_CHECKING:
     from frames_cli.llm.transport.callpool import CallPool

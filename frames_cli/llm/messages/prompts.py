@@ -19,7 +19,7 @@ class Block(str):
     `render` inserts it as it is. Whoever makes one escapes the data inside it."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _template(name: str) -> str:
     path = resources.files("frames_cli.llm.messages").joinpath("prompts", f"{name}.txt")
     try:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from frames_cli.llm.store.appender import LineAppender
-
 from frames_cli.secretscan import REDACTED
 
 # Environment variables whose values are secrets by name (OPENAI_API_KEY, AZURE_API_KEY, HF_TOKEN...).

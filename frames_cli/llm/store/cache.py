@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from frames_cli.llm.store.appender import LineAppender
 from frames_cli.secretscan import REDACTED

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 #: Seconds a spool request waits before the first line about it.
 SPOOL_NOTICE_AFTER_S = 2.0

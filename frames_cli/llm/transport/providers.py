@@ -14,9 +14,10 @@ import json
 import os
 import threading
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from frames_cli.llm.transport.notices import Notices, SpoolWaits
 

@@ -7,18 +7,18 @@ import hashlib
 import json
 import threading
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from litellm.llms.custom_llm import CustomLLM
 
 from frames_cli.llm.store.audit import Redactor
-from frames_cli.tokens import approx_tokens
 from frames_cli.llm.transport.providers import SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
+from frames_cli.tokens import approx_tokens
 from frames_cli.workspace.atomic import atomic_write_text
 from frames_cli.workspace.links import refuse_symlink
-
 
 #: Largest answer file read: four times the longest text an answer schema allows (llm/messages/schemas.MAX_TEXT).
 MAX_ANSWER_BYTES = 3_200_000
@@ -70,7 +70,7 @@ class SpoolProvider(CustomLLM):
         answer = folder / f"{rid}.answer.txt"
         request = folder / f"{rid}.request.json"
         if not answer.exists():
-            created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            created = datetime.now(UTC).isoformat(timespec="seconds")
             record = {
                 "id": rid, "model": f"{SPOOL_PREFIX}/{model}", "created": created, "answer_file": answer.name,
                 "messages": messages,
