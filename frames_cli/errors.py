@@ -14,6 +14,11 @@ EXIT_LOCKED = 75
 EXIT_THRESHOLD = 100
 
 
+class FramesWarning(UserWarning):
+    """Base class of what frames tells the user and goes on (`warnings.warn`): the CLI prints it as
+    `warning: <message>` on stderr (commands/app.main)."""
+
+
 class FramesError(Exception):
     """Base class of every error frames raises on purpose.
 

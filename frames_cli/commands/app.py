@@ -8,11 +8,14 @@ litellm, GitPython and the evolution code are imported inside the command bodies
 from __future__ import annotations
 
 import importlib
+import warnings
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 import typer.core
+
+from frames_cli.errors import FramesWarning
 
 #: The commands' modules, in the order `frames --help` lists them: setting up, feeding cases,
 #: evaluating, evolving, reviewing.
@@ -76,6 +79,25 @@ def _flag_label(self: typer.core.TyperOption, ctx: typer.core._click.Context) ->
 typer.core.TyperOption.display_type_rich = _flag_label  # type: ignore[method-assign]
 
 
+_python_show_warning = warnings.showwarning
+
+
+def show_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """`warnings.showwarning` of the command line: frames' own warnings (`errors.FramesWarning`) as
+    one line `warning: <message>` on stderr; any other as Python shows it."""
+    if not issubclass(category, FramesWarning):
+        _python_show_warning(message, category, filename, lineno, file, line)
+        return
+    from frames_cli.commands.output import err_console
+    from frames_cli.sanitize import for_terminal
+
+    err_console().print(f"warning: {for_terminal(str(message))}", markup=False, highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     """Console-script entry point."""
+    warnings.showwarning = show_warning
     app()

@@ -242,10 +242,6 @@ class EvolutionConfig:
     pending: PendingConfig = field(
         default_factory=PendingConfig, metadata={"doc": "review branches waiting for cases added after their run"}
     )
-    regression_sample: int = _f(
-        100, "kept for older files: pool cases are workspace cases, placed in a set by `split` like any other", min=0,
-        max=100_000,
-    )
     anchor_cases: int = _f(3, "anchor cases shown to the rewriter per skill", min=0, max=100)
     rewrite_retries: int = _f(
         2, "rewrites retried with the validator's errors before a change is dropped", min=0, max=10
@@ -460,6 +456,13 @@ TEAM_SETTINGS = (
     "evolution.max_rounds", "evolution.patience", "evolution.tolerance", "evolution.gate",
     "eval.samples",
 )
+
+#: Keys a frames.yaml may still hold that no setting reads any more, each with why it went. Such a
+#: key is ignored with a warning naming the file and line (config_file.RetiredSetting), so that a
+#: file an older `frames init` wrote keeps working (docs/decisions/0088).
+RETIRED_SETTINGS = {
+    "evolution.regression_sample": "pool cases are workspace cases, placed in a set by `evolution.split`",
+}
 
 #: Where the reference of every setting lives, relative to the frames repository.
 SETTINGS_REFERENCE = "docs/settings.md"

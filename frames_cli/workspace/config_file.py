@@ -9,23 +9,39 @@ import os
 import reprlib
 import types
 import typing
+import warnings
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, Union
 
 import yaml
 
-from frames_cli.errors import ConfigError, Location
+from frames_cli.errors import ConfigError, FramesWarning, Location
 from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 from frames_cli.formats.yamlbounds import check_yaml_bounds
 from frames_cli.sanitize import LINE_BREAKS, unsafe_value
 from frames_cli.workspace.config import (
-    CONFIG_FILE, MAX_CALLS_PER_PROCESS, SETTINGS_REFERENCE, ColdstartConfig, EvolutionConfig, ExecutorConfig,
-    FramesConfig, LLMConfig, SplitConfig,
+    CONFIG_FILE, MAX_CALLS_PER_PROCESS, RETIRED_SETTINGS, SETTINGS_REFERENCE, ColdstartConfig, EvolutionConfig,
+    ExecutorConfig, FramesConfig, LLMConfig, SplitConfig,
 )
 
 #: Largest frames.yaml read; the template `frames init` writes is about 8 KB.
 MAX_CONFIG_BYTES = 1_000_000
+
+
+class RetiredSetting(FramesWarning):
+    """A key of frames.yaml that no setting reads any more (`config.RETIRED_SETTINGS`): ignored.
+
+    Attributes:
+        key: the dotted key (`evolution.regression_sample`).
+        location: frames.yaml and the key's line.
+        text: what to tell the user, without the location.
+    """
+
+    def __init__(self, key: str, location: Location):
+        self.key, self.location = key, location
+        self.text = f"`{key}` is no longer a setting ({RETIRED_SETTINGS[key]}): it is ignored; delete the line"
+        super().__init__(f"{location}: {self.text}")
 
 
 def type_name(tp: Any) -> str:
@@ -185,6 +201,9 @@ def _build(cls: type, node: yaml.Node, prefix: str, path: Path) -> Any:
         key = key_node.value
         full = f"{prefix}.{key}" if prefix else key
         kloc = Location(path, key_node.start_mark.line + 1)
+        if full in RETIRED_SETTINGS:
+            warnings.warn(RetiredSetting(full, kloc), stacklevel=2)
+            continue
         if key not in fields:
             known = ", ".join(sorted(fields))
             raise ConfigError(f"unknown key `{full}` (known here: {known})", kloc)
@@ -259,7 +278,8 @@ def check_calls_per_process(llm: LLMConfig, loc: Location | None) -> None:
 
 
 def parse_config(text: str, path: Path | str = CONFIG_FILE) -> FramesConfig:
-    """Parse the text of a `frames.yaml`; missing keys take their defaults.
+    """Parse the text of a `frames.yaml`; missing keys take their defaults, and a retired key
+    (`config.RETIRED_SETTINGS`) is ignored with a `RetiredSetting` warning.
 
     Raises:
         ConfigError: YAML syntax error, a text too large, too deep or an alias bomb

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from frames_cli.formats.skill import GENERATED_KEY
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.secretscan import find_secrets
 from frames_cli.workspace.config import FramesConfig
+from frames_cli.workspace.config_file import RetiredSetting
 from frames_cli.workspace.layout import Workspace
 from frames_cli.workspace.links import first_symlink
 
@@ -62,6 +64,24 @@ def _shown(ws: Workspace) -> Path:
         return ws.root.relative_to(Path.cwd().resolve())
     except ValueError:
         return ws.root
+
+
+def _config(ws: Workspace, shown: Path, problems: list[Problem]) -> FramesConfig:
+    """The workspace's settings, the defaults when frames.yaml is invalid (an error in `problems`);
+    each retired key it holds is a warning in `problems` (`shown`: frames.yaml as messages show it)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RetiredSetting)
+        try:
+            config = ws.config()
+        except ConfigError as exc:
+            config = FramesConfig()
+            problems.append(Problem(Location(shown, exc.location.line if exc.location else None), exc.message))
+    for warning in caught:
+        if isinstance(warning.message, RetiredSetting):
+            problems.append(Problem(Location(shown, warning.message.location.line), warning.message.text, "warning"))
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return config
 
 
 def _policies(ws: Workspace, base: Path, problems: list[Problem]) -> list[PolicyDocument]:
@@ -139,13 +159,7 @@ def inspect_workspace(ws: Workspace, *, with_cases: bool = True) -> Health:
     """
     base = _shown(ws)
     problems: list[Problem] = []
-    try:
-        config = ws.config()
-    except ConfigError as exc:
-        config = FramesConfig()
-        problems.append(
-            Problem(Location(base / ws.config_path.name, exc.location.line if exc.location else None), exc.message)
-        )
+    config = _config(ws, base / ws.config_path.name, problems)
     if first_symlink(ws.root, ws.state_dir) is not None:
         problems.append(
             Problem(

@@ -15,7 +15,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from frames_cli.workspace.config import TEAM_SETTINGS, FramesConfig
+from frames_cli.workspace.config import RETIRED_SETTINGS, TEAM_SETTINGS, FramesConfig
 from frames_cli.workspace.config_file import type_name, yaml_scalar
 
 REGENERATE = "python -m frames_cli.workspace.settings_doc docs/settings.md"
@@ -51,7 +51,7 @@ def settings_reference() -> str:
     Returns:
         One section per settings group (`models`, `llm`, ..., nested groups as `evolution.split`),
         each with its description and a table: key, default (as YAML), type and allowed values,
-        meaning. Keys `frames init` writes (`TEAM_SETTINGS`) are marked.
+        meaning. Keys `frames init` writes (`TEAM_SETTINGS`) are marked; retired keys close the page.
     """
     out = [
         "# Settings reference",
@@ -89,6 +89,7 @@ def settings_reference() -> str:
         value = getattr(defaults, f.name)
         if dataclasses.is_dataclass(value):
             section(value, f.name, f.metadata.get("doc", ""))
+    out += _retired()
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"
@@ -108,6 +109,17 @@ def _table(prefix: str, leaves: list[tuple[dataclasses.Field, Any]], cls: type) 
             f"{_cell(meta.get('doc', ''))} |"
         )
     return [*rows, ""]
+
+
+def _retired() -> list[str]:
+    """The section on keys no setting reads any more (`RETIRED_SETTINGS`)."""
+    rows = [f"| `{key}` | {_cell(why)} |" for key, why in RETIRED_SETTINGS.items()]
+    return [
+        "## Retired keys", "",
+        "Keys an older frames.yaml may hold that no setting reads any more: frames ignores each, with a",
+        "warning naming the file and line, until the line is deleted.", "",
+        "| key | why it went |", "|---|---|", *rows, "",
+    ] if rows else []
 
 
 def main(argv: list[str]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -91,6 +92,31 @@ def test_status_reports_skills_cases_coverage_and_runs(policy_workspace) -> None
     text = runner.invoke(app, ["status", "--repo", str(root)]).stdout
     assert "policy policies/airline.md: 120/120 content lines covered by exactly one skill" in text
     assert "last run: none" in text
+
+
+def test_a_workspace_whose_frames_yaml_holds_a_retired_key_keeps_working_and_is_told(tmp_path: Path) -> None:
+    import sys
+
+    root = tmp_path / "ws"
+    assert runner.invoke(app, ["init", str(root)]).exit_code == 0
+    config = root / "frames.yaml"
+    lines = config.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("evolution:")) + 1
+    config.write_text("".join([*lines[:at], "  regression_sample: 100  # an older frames init wrote it\n", *lines[at:]]))
+    said = "`evolution.regression_sample` is no longer a setting"
+
+    checked = runner.invoke(app, ["validate", "--repo", str(root)])
+    strict = runner.invoke(app, ["validate", "--strict", "--repo", str(root)])
+    status = subprocess.run([sys.executable, "-m", "frames_cli", "status", "--repo", str(root)], capture_output=True,
+                            text=True, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"})
+
+    assert checked.exit_code == 0 and strict.exit_code == 2
+    assert f"frames.yaml:{at + 1}: warning: {said}" in checked.stdout
+    assert status.returncode == 0, status.stderr
+    assert status.stderr.splitlines() == [
+        f"warning: {config}:{at + 1}: {said} (pool cases are workspace cases, placed in a set by `evolution.split`): "
+        "it is ignored; delete the line"
+    ]
 
 
 def test_init_inside_a_bare_repository_is_refused_and_writes_nothing(tmp_path: Path) -> None:

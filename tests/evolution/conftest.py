@@ -48,7 +48,7 @@ CONFIG = {
     "llm": {"concurrency": 8, "max_retries": 1, "backoff_base_s": 0.0},
     "evolution": {
         "max_rounds": 3, "patience": 2, "diagnosers": 3, "batch_size": 4, "vote_threshold": 2,
-        "tolerance": 0.05, "regression_sample": 0, "anchor_cases": 2, "rewrite_retries": 1, "seed": 1,
+        "tolerance": 0.05, "anchor_cases": 2, "rewrite_retries": 1, "seed": 1,
         # Two cases per rule are too few to hold any out: these tests gate in-sample, on the
         # paper's single set E (held-out sets: tests/evolution/test_splits.py).
         "split": {"selection": 0, "test": 0},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from frames_cli.errors import ConfigError
-from frames_cli.workspace.config import FramesConfig
-from frames_cli.workspace.config_file import parse_config, render_config
+from frames_cli.workspace.config import FramesConfig, with_overrides
+from frames_cli.workspace.config_file import RetiredSetting, parse_config, render_config
 
 
 def test_rendered_template_parses_back_to_the_defaults() -> None:
@@ -27,6 +27,19 @@ def test_bad_values_name_key_and_line(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_config(text)
     assert str(info.value).startswith(message)
+
+
+def test_a_retired_key_is_ignored_with_a_warning_naming_file_and_line() -> None:
+    text = "evolution:\n  max_rounds: 4\n  regression_sample: lots\n"
+
+    with pytest.warns(RetiredSetting) as caught:
+        config = parse_config(text, "ws/frames.yaml")
+
+    assert config == with_overrides(FramesConfig(), "evolution", max_rounds=4)
+    assert [str(w.message) for w in caught] == [
+        "ws/frames.yaml:3: `evolution.regression_sample` is no longer a setting (pool cases are workspace cases, "
+        "placed in a set by `evolution.split`): it is ignored; delete the line"
+    ]
 
 
 def test_models_accept_any_provider_string_and_the_simulator_roles() -> None:
