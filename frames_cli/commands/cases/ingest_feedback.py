@@ -19,6 +19,8 @@ import typer
 from frames_cli.commands.common import JsonOption, RepoOption, check_output_file
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from frames_cli.formats.case import Case
     from frames_cli.ingest.feedback.pipeline import IngestReport
     from frames_cli.workspace.config import IngestConfig
@@ -78,6 +80,25 @@ def _print(report: IngestReport, as_json: bool) -> None:
     data = report.to_json()
     for line in report.account.lines() if report.account is not None else ():
         out.print(line)
+    _print_stored(out, report, data)
+    for text, skills in report.priors:
+        where = ", ".join(skills) if skills else "no skill matched well enough: kept under `unmatched`"
+        out.print(f"prior → {where}: {text}", markup=False)
+    waiting = sum(1 for c in (report.stored.written if report.stored else []) if c.review == "needed")
+    if waiting:
+        out.print(
+            f"{plural(waiting, 'case')} marked `review: needed` (its row above says why): each counts in eval and "
+            "evolve once a person has checked its expected answer and written `review: confirmed` in its case file "
+            "(--dry-run shows every key beside its comment)",
+            markup=False,
+        )
+
+
+def _print_stored(out: Console, report: IngestReport, data: dict[str, Any]) -> None:
+    """Where the cases went, the duplicates merged (when no account names them), the case files updated and
+    the regression pool's new cases."""
+    from frames_cli.formatting import plural
+
     if report.stored is not None:
         cats = ", ".join(f"{c} {n}" for c, n in data["categories"].items())
         out.print(
@@ -91,17 +112,6 @@ def _print(report: IngestReport, as_json: bool) -> None:
         out.print(f"updated {path} (also_from)", markup=False)
     if data.get("regression_pool"):
         out.print(f"regression pool: {plural(len(data['regression_pool']), 'approved case')} added", markup=False)
-    for text, skills in report.priors:
-        where = ", ".join(skills) if skills else "no skill matched well enough: kept under `unmatched`"
-        out.print(f"prior → {where}: {text}", markup=False)
-    waiting = sum(1 for c in (report.stored.written if report.stored else []) if c.review == "needed")
-    if waiting:
-        out.print(
-            f"{plural(waiting, 'case')} marked `review: needed` (its row above says why): each counts in eval and "
-            "evolve once a person has checked its expected answer and written `review: confirmed` in its case file "
-            "(--dry-run shows every key beside its comment)",
-            markup=False,
-        )
 
 
 def run_converter(

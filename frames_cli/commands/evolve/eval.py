@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,10 +20,12 @@ from frames_cli.commands.common import (
 from frames_cli.workspace.config import setting_range
 
 if TYPE_CHECKING:
+    from frames_cli.evaluation.estimate import Estimate
     from frames_cli.evaluation.runner import EvalReport, Progress
     from frames_cli.formats.case import Case
     from frames_cli.formats.problems import Problem
     from frames_cli.formats.skill_set import SkillSet
+    from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
 EVALS_DIR = "evals"
@@ -104,6 +106,50 @@ def check_thresholds(
             if stats.pass_rate < min_category_pass_rate:
                 problems.append(f"category {category}: pass rate {stats.pass_rate:.1%} < {min_category_pass_rate:.1%}")
     return problems
+
+
+def _cases_to_score(ws: Workspace, case_set: str | None, glob: str, glob_given: bool) -> list[Case]:
+    """The cases of one set as `frames evolve` divides them (`case_set`), or those of the files `glob` matches.
+
+    Raises:
+        InputError: both a set and a glob given (`glob_given`), or the set holds no case.
+    """
+    from frames_cli.errors import InputError
+
+    if case_set is not None and glob_given:
+        raise InputError(
+            "--set and --cases cannot be combined: --set divides the cases `frames evolve` uses (eval.cases)"
+        )
+    case_list = load_set_cases(ws, case_set) if case_set is not None else load_eval_cases(ws, glob)
+    if not case_list:
+        raise InputError(f"the {case_set} set holds no case (see evolution.split in frames.yaml)")
+    return case_list
+
+
+def _before_the_first_call(ws: Workspace, config: FramesConfig, spend: Estimate, rubric: bool, jobs: int) -> None:
+    """A warning when the estimate exceeds the budget; the API keys the executor (and, for `rubric`
+    checks, the judge) need; an earlier run's provider batches waited for, and named; `jobs` worker
+    processes refused with the Ray backend."""
+    from frames_cli.commands.output import err_console
+    from frames_cli.errors import InputError
+    from frames_cli.evaluation.estimate import budget_warning
+    from frames_cli.llm.client.check import require_keys
+    from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
+
+    warning = budget_warning(spend, config.budget.max_tokens, config.budget.max_usd)
+    if warning:
+        err_console().print(warning, markup=False, soft_wrap=True)
+    require_keys(
+        ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else [])
+    )
+    wait_for_batches(ws, config)
+    for line in batch_notices(config):
+        err_console().print(line, markup=False, soft_wrap=True)
+    if jobs > 1 and config.eval.backend == "ray":
+        raise InputError(
+            "--jobs (eval.jobs) spreads cases over this machine's processes; with eval.backend: ray they already run "
+            "on the Ray cluster: leave --jobs out (or set eval.backend: local)"
+        )
 
 
 def eval_command(
@@ -212,27 +258,14 @@ def eval_command(
     ws = Workspace.open(repo)
     config = ws.config()
     skills, dropped = load_skills(ws, ref)
-    if case_set is not None and cases is not None:
-        from frames_cli.errors import InputError
-
-        raise InputError(
-            "--set and --cases cannot be combined: --set divides the cases `frames evolve` uses (eval.cases)"
-        )
-    case_list = (
-        load_set_cases(ws, case_set) if case_set is not None else load_eval_cases(ws, cases or config.eval.cases)
-    )
-    if not case_list:
-        from frames_cli.errors import InputError
-
-        raise InputError(f"the {case_set} set holds no case (see evolution.split in frames.yaml)")
+    case_list = _cases_to_score(ws, case_set, cases or config.eval.cases, cases is not None)
     if dropped:
         from frames_cli.commands.output import err_console
         from frames_cli.formats.skill_set import left_out_message
 
         err_console().print(left_out_message(dropped, len(skills)), markup=False, soft_wrap=True)
     k = samples or config.eval.samples
-    from frames_cli.evaluation.estimate import budget_warning, evaluation_estimate
-    from frames_cli.llm.client.check import require_keys
+    from frames_cli.evaluation.estimate import evaluation_estimate
 
     spend = evaluation_estimate(case_list, skills, config, k)
     if estimate:
@@ -240,32 +273,10 @@ def eval_command(
 
         print_estimate(spend, config, json_out)
         return
-    warning = budget_warning(spend, config.budget.max_tokens, config.budget.max_usd)
-    if warning:
-        from frames_cli.commands.output import err_console
-
-        err_console().print(warning, markup=False, soft_wrap=True)
-
     rubric = any(c.task.check.kind == "rubric" for c in case_list)
-    require_keys(
-        ws, config, (["executor"] if config.executor.kind == "builtin" else []) + (["judge"] if rubric else [])
-    )
-    from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
-
-    wait_for_batches(ws, config)
-    for line in batch_notices(config):
-        from frames_cli.commands.output import err_console
-
-        err_console().print(line, markup=False, soft_wrap=True)
-    run_dir = ws.state_dir / EVALS_DIR / new_run_id()
     n_jobs = jobs or config.eval.jobs
-    if n_jobs > 1 and config.eval.backend == "ray":
-        from frames_cli.errors import InputError
-
-        raise InputError(
-            "--jobs (eval.jobs) spreads cases over this machine's processes; with eval.backend: ray they already run "
-            "on the Ray cluster: leave --jobs out (or set eval.backend: local)"
-        )
+    _before_the_first_call(ws, config, spend, rubric, n_jobs)
+    run_dir = ws.state_dir / EVALS_DIR / new_run_id()
     # The simulator's world (used only by `frames-sim/` models) shares the cases loaded here.
     with ModelClient(
         ws, config, run_dir=run_dir, use_cache=not no_cache, sim_world=SimWorld.from_cases(case_list, policy_texts(ws))
@@ -317,16 +328,10 @@ def eval_command(
 
         emit_json(data)
     elif STDOUT not in (markdown, junit):
-        from frames_cli.commands.output import console
-
-        out = console()
         on_set = f", {case_set} set" if case_set else ""
-        out.print(
-            reports.table(report, title=f"frames eval — skills at {ref or 'working tree'}{on_set}", expected=expected)
-        )
-        out.print(f"model calls: {calls} (cached answers are free); log: {ws.relative(run_dir)}", markup=False)
-        if notice:
-            out.print(notice, markup=False)
+        title = f"frames eval — skills at {ref or 'working tree'}{on_set}"
+        _print_report(report, title, expected, f"model calls: {calls} (cached answers are free); log: "
+                      f"{ws.relative(run_dir)}", notice)
     problems = check_thresholds(report, min_pass_rate, min_category_pass_rate)
     if problems:
         raise ThresholdError("threshold failed: " + "; ".join(problems))
@@ -344,3 +349,15 @@ def ws_commit(ws: Workspace, ref: str | None) -> str:
 def register(app: typer.Typer) -> None:
     """Add `frames eval` to `app`."""
     app.command("eval", short_help="Pass rate per category, tokens and cost of a skill set.")(guarded(eval_command))
+
+
+def _print_report(report: EvalReport, title: str, expected: dict[str, Any], calls: str, notice: str | None) -> None:
+    """The per-category table under `title`, the line on model calls and the log, and the simulator notice."""
+    from frames_cli.commands.output import console
+    from frames_cli.evaluation import report as reports
+
+    out = console()
+    out.print(reports.table(report, title=title, expected=expected))
+    out.print(calls, markup=False)
+    if notice:
+        out.print(notice, markup=False)

@@ -10,7 +10,9 @@ import typer
 from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
 
 if TYPE_CHECKING:
-    from frames_cli.adopt.run import AdoptReport
+    from rich.console import Console
+
+    from frames_cli.adopt.run import AdoptReport, FileReport
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
 
@@ -121,7 +123,7 @@ def _adopt(
             client.close()
 
 
-def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
+def _print(report: AdoptReport, json_out: bool) -> None:
     from frames_cli.commands.output import console, emit_json
 
     if json_out:
@@ -132,20 +134,7 @@ def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
         out.print(str(report.finished), markup=False, soft_wrap=True)
     for f in report.files:
         where = f" → skills/{f.skill}" if not report.in_place or f.skill != Path(f.source).parent.name else ""
-        if f.status == "unrepairable":
-            out.print(f"unrepairable: {f.source}: {f.reason} (left untouched)", markup=False, soft_wrap=True)
-        elif f.status == "updated":
-            out.print(f"updated: {f.source}{where} (adopted before; the library changed)", markup=False)
-            for change in f.changes:
-                out.print(f"  - {change}", markup=False, soft_wrap=True)
-        elif f.status == "unchanged":
-            out.print(f"unchanged: {f.source}{where} (adopted before; no change in the library)", markup=False)
-        elif f.status == "repaired":
-            out.print(f"repaired: {f.source}{where}", markup=False)
-            for change in f.changes:
-                out.print(f"  - {change}", markup=False, soft_wrap=True)
-        else:
-            out.print(f"valid: {f.source}{where}", markup=False)
+        _print_file(out, f, where)
     counts = (
         f"{report.count('valid')} valid, {report.count('repaired')} repaired, "
         + "".join(f"{report.count(s)} {s}, " for s in ("updated", "unchanged") if report.count(s))
@@ -160,3 +149,19 @@ def _print(report, json_out: bool) -> None:  # type: ignore[no-untyped-def]
             f"{counts}; {len(report.written)} file(s) written" + (", not committed" if report.written else ""),
             markup=False,
         )
+
+
+def _print_file(out: Console, f: FileReport, where: str) -> None:
+    """One file's line (`where`: the folder it went to, when not its own), and what was repaired or updated."""
+    if f.status == "unrepairable":
+        out.print(f"unrepairable: {f.source}: {f.reason} (left untouched)", markup=False, soft_wrap=True)
+        return
+    said = {
+        "updated": f"updated: {f.source}{where} (adopted before; the library changed)",
+        "unchanged": f"unchanged: {f.source}{where} (adopted before; no change in the library)",
+        "repaired": f"repaired: {f.source}{where}",
+    }.get(f.status, f"valid: {f.source}{where}")
+    out.print(said, markup=False)
+    if f.status in ("updated", "repaired"):
+        for change in f.changes:
+            out.print(f"  - {change}", markup=False, soft_wrap=True)

@@ -9,6 +9,8 @@ import typer
 from frames_cli.commands.common import JsonOption, NoCacheOption, RepoOption, guarded
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from frames_cli.coldstart.run import ColdstartResult
 
 
@@ -34,6 +36,21 @@ def _print(result: ColdstartResult) -> None:
     for label, names in groups:
         if names:
             out.print(f"{label}: {', '.join(names)}")
+    _print_left_as_is(out, result)
+    for fc in result.coverage:
+        state = (
+            "complete"
+            if fc.complete
+            else f"{plural(len(fc.uncovered), 'uncovered run')}, {plural(len(fc.overlaps), 'line')} covered twice"
+        )
+        out.print(f"coverage {fc.file}: {fc.covered}/{fc.content_lines} content lines covered once ({state})")
+    out.print(f"commit {result.commit[:12]}" if result.commit else "nothing changed; no commit")
+
+
+def _print_left_as_is(out: Console, result: ColdstartResult) -> None:
+    """The skills coldstart kept as they were (edited, orphaned, oversized, not rewritten), each group with why."""
+    from rich.markup import escape
+
     skipped = result.names("skip")
     if skipped:
         out.print(
@@ -54,14 +71,6 @@ def _print(result: ColdstartResult) -> None:
         )
     for name, reason in result.rewrite_failures:
         out.print(f"[yellow]rewrite failed, kept verbatim:[/] {escape(name)}: {escape(reason)}", markup=True)
-    for fc in result.coverage:
-        state = (
-            "complete"
-            if fc.complete
-            else f"{plural(len(fc.uncovered), 'uncovered run')}, {plural(len(fc.overlaps), 'line')} covered twice"
-        )
-        out.print(f"coverage {fc.file}: {fc.covered}/{fc.content_lines} content lines covered once ({state})")
-    out.print(f"commit {result.commit[:12]}" if result.commit else "nothing changed; no commit")
 
 
 def register(app: typer.Typer) -> None:

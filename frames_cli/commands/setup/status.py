@@ -9,6 +9,8 @@ import typer
 from frames_cli.commands.common import JsonOption, RepoOption, guarded
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from frames_cli.workspace.health import Health
     from frames_cli.workspace.layout import Workspace
 
@@ -90,15 +92,27 @@ def _feedback(ws: Workspace) -> dict[str, Any]:
 
 
 def _print(data: dict[str, Any]) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
     from frames_cli.commands.output import console
-    from frames_cli.formatting import pct, plural, sample_size
+    from frames_cli.formatting import plural
 
     out = console()
     out.print(f"workspace {data['root']}")
     out.print(f"skills: {data['skills']} ({len(data['edited_since_coldstart'])} edited since coldstart)")
+    _print_stale(out, data)
+    _print_cases(out, data)
+    for fc in data["coverage"]:
+        out.print(
+            f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one "
+            "skill"
+        )
+    _print_runs(out, data)
+    out.print(f"{plural(data['errors'], 'error')}, {plural(data['warnings'], 'warning')} (details: frames validate)")
+
+
+def _print_stale(out: Console, data: dict[str, Any]) -> None:
+    """The stale skills, each stale back-link with its changed lines, and what to do."""
+    from rich.markup import escape
+
     if data["stale"]:
         out.print(
             "[yellow]stale skills (policy text changed since they were written):[/] "
@@ -115,6 +129,12 @@ def _print(data: dict[str, Any]) -> None:
         out.print("  the next `frames evolve` shows these lines to its diagnosers; or\n"
                   "  `frames coldstart` regenerates the skills from the new text (an edited skill\n"
                   "  only with --force, losing its edits)", markup=False)
+
+
+def _print_cases(out: Console, data: dict[str, Any]) -> None:
+    """Cases per category and per source, and the policy sections no case (or only unreviewed ones) covers."""
+    from rich.table import Table
+
     cases = data["cases_by_category"]
     if cases:
         table = Table("category", "cases")
@@ -138,11 +158,12 @@ def _print(data: dict[str, Any]) -> None:
                   "once a person sets `reviewed: true`):", markup=False)
         for unit in data["awaiting_review"]:
             out.print(f"  {unit['ref']} {unit['heading']}", markup=False)
-    for fc in data["coverage"]:
-        out.print(
-            f"policy {fc['file']}: {fc['covered_once']}/{fc['content_lines']} content lines covered by exactly one "
-            "skill"
-        )
+
+
+def _print_runs(out: Console, data: dict[str, Any]) -> None:
+    """Disputed labels, pending review branches and the last run."""
+    from frames_cli.formatting import pct, plural, sample_size
+
     if data["disputed"]:
         out.print(f"disputed labels ({len(data['disputed'])}; out of every gate and front until the case file\n"
                   "sets `label: confirmed` or `label: disputed`):", markup=False)
@@ -172,7 +193,6 @@ def _print(data: dict[str, Any]) -> None:
             out.print(f"  {run['evidence']}", markup=False, soft_wrap=True)
     else:
         out.print("last run: none")
-    out.print(f"{plural(data['errors'], 'error')}, {plural(data['warnings'], 'warning')} (details: frames validate)")
 
 
 def register(app: typer.Typer) -> None:
