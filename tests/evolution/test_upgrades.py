@@ -7,6 +7,7 @@ Invariants:
 2. A schema-2 run of today's settings reads with exactly those settings.
 3. A damaged record is left to the record's checks, not broken by the upgrade.
 4. A stopped run recorded as schema 2 resumes to the same end as the same run recorded today.
+5. A schema-3 record's `seed` goes: the run's seed is its settings'.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def test_a_stopped_run_recorded_as_schema_2_resumes_to_the_same_end(evolve_repo:
     shutil.copytree(evolve_repo.root, old, symlinks=True)
     path = old / ".frames" / "runs" / stopped.run_id / "state.json"
     data = json.loads(path.read_text())
-    data.update(schema=2, parent_cursor=0)
+    data.update(schema=2, parent_cursor=0, seed=data["config"]["evolution"]["seed"])
     data["config"]["evolution"]["regression_sample"] = 100
     data["checkpoint"].update(settings=data["config"]["evolution"], models=data["config"]["models"])
     del data["checkpoint"]["max_rounds"]
@@ -135,3 +136,12 @@ def test_a_stopped_run_recorded_as_schema_2_resumes_to_the_same_end(evolve_repo:
     today, upgraded = (dataclasses.replace(end.state, started="", finished="", checkpoint={}) for end in ends)
     assert [c.to_json() for c in upgraded.candidates] == [c.to_json() for c in today.candidates]
     assert (upgraded.front, upgraded.round, upgraded.stop_reason) == (today.front, today.round, today.stop_reason)
+
+
+def test_a_schema_3_records_seed_goes_and_the_run_keeps_it_in_its_settings() -> None:
+    today = run_snapshot(FramesConfig(), seed=7)
+    record = {**RunState(run_id=RUN, base="a" * 40, config=today).to_json(), "schema": 3, "seed": 7}
+
+    state = RunState.from_json(record, WHERE)
+
+    assert state.settings.seed == 7 and "seed" not in state.to_json() and state.schema == SCHEMA_VERSION

@@ -288,18 +288,18 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
         resumable = ("running", "stopped", "failed") if options.resume else ("running", "stopped")
         if state.status not in resumable:
             raise InputError(f"run {run_id} is {state.status} ({state.stop_reason}); nothing to resume")
-        if options.seed is not None and options.seed != state.seed:
+        seed = state.settings.seed
+        if options.seed is not None and options.seed != seed:
             # The seed fixed the batches of the rounds already run; a resumed run with another seed
             # would be neither the old run nor a new one.
             raise InputError(
-                f"run {run_id} is unfinished ({state.status}) and keeps its seed {state.seed}: run `frames evolve` "
+                f"run {run_id} is unfinished ({state.status}) and keeps its seed {seed}: run `frames evolve` "
                 f"without --seed to finish it, then `frames evolve --seed {options.seed}` starts a new run"
             )
         return state, checkpointer.memory(state), True
     if options.resume:
         load_run(ws, run_id)  # raises with the list of known runs
-    seed = snapshot["evolution"]["seed"]
-    state = RunState(run_id=run_id, base=base_sha, seed=seed, config=snapshot, fingerprint=fingerprint)
+    state = RunState(run_id=run_id, base=base_sha, config=snapshot, fingerprint=fingerprint)
     return state, LoopMemory(), False
 
 

@@ -22,7 +22,7 @@ from frames_cli.evolution.state.upgrades import upgrade
 if TYPE_CHECKING:
     from frames_cli.evolution.compare.evidence import Recommendation
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 STATUSES = ("running", "finished", "stopped", "failed")
 
 
@@ -175,7 +175,6 @@ class RunState:
         candidates: every candidate in creation order, S0 first.
         front: ids of the current Pareto-front members, in the order the selector cycles them.
         stale_rounds: consecutive rounds without a new front member (for `patience`).
-        seed: the run's seed.
         config: the settings the run is fixed to, its one record of them (evolution/run/snapshot.run_snapshot):
             {"evolution": settings.Settings JSON, "models": {role: model}, "executor": executor.*,
             "guard_rules": the version of the guards' rules}.
@@ -201,7 +200,6 @@ class RunState:
     candidates: list[Candidate] = field(default_factory=list)
     front: list[str] = field(default_factory=list)
     stale_rounds: int = 0
-    seed: int = 0
     config: dict[str, Any] = field(default_factory=dict)
     fingerprint: str | None = None
     started: str = field(default_factory=utc_now)

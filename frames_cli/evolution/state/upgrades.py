@@ -118,5 +118,12 @@ def _complete_settings(recorded: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
+def _upgrade_3(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 3 → 4: `seed` goes; it was `config.evolution.seed`, set from it at the run's start."""
+    data["schema"] = 4
+    data.pop("seed", None)
+    return data
+
+
 #: schema version → the step that upgrades a state of that version to the next.
-UPGRADES = {1: _upgrade_1, 2: _upgrade_2}
+UPGRADES = {1: _upgrade_1, 2: _upgrade_2, 3: _upgrade_3}
