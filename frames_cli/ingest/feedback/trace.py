@@ -116,20 +116,7 @@ def steps_from_messages(messages: Sequence[Any]) -> tuple[list[dict[str, Any]], 
     Raises:
         ValueError: an item is not a message object with a `role`.
     """
-    steps: list[dict[str, Any]] = []
-    pending: list[str] = []
-    by_call: dict[str, dict[str, Any]] = {}
-    first_user: str | None = None
-    users: list[str] = []
-    answer: str | None = None
-
-    def add_step(call_id: Any, action: dict[str, Any]) -> None:
-        nonlocal pending
-        step = {"state": "\n".join(pending), "action": action, "result": None}
-        pending = []
-        steps.append(step)
-        by_call[str(call_id)] = step
-
+    read = _Conversation()
     for i, msg in enumerate(messages, start=1):
         if not isinstance(msg, dict) or "role" not in msg:
             raise ValueError(f"message {i} is not an object with a `role`")
@@ -137,50 +124,81 @@ def steps_from_messages(messages: Sequence[Any]) -> tuple[list[dict[str, Any]], 
         content = msg.get("content")
         blocks = content if isinstance(content, list) and all(isinstance(b, dict) for b in content) else None
         if role == "user" and blocks is not None and any(b.get("type") == "tool_result" for b in blocks):
-            # Anthropic: tool results come back in a user message, one block per tool_use id.
-            for block in blocks:
-                if block.get("type") == "tool_result":
-                    step = by_call.get(str(block.get("tool_use_id")))
-                    result = _text(block.get("content"))
-                    if block.get("is_error") and result:
-                        result = f"error: {result}"
-                    if step is not None and step["result"] is None:
-                        step["result"] = result
-                    else:
-                        pending.append(result)
-                elif block.get("type", "text") == "text" and block.get("text"):
-                    pending.append(str(block["text"]))
-            continue
-        if role == "user":
-            first_user = first_user if first_user is not None else _text(content)
-            users.append(_text(content))
-            pending.append(_text(content))
+            read.tool_results(blocks)
+        elif role == "user":
+            read.user(_text(content))
         elif role == "assistant" and blocks is not None and any(b.get("type") == "tool_use" for b in blocks):
             for block in blocks:
                 if block.get("type") == "tool_use":
-                    add_step(block.get("id"), {"tool": block.get("name"), "arguments": block.get("input")})
+                    read.step(block.get("id"), {"tool": block.get("name"), "arguments": block.get("input")})
         elif role == "tool":
-            step = by_call.get(str(msg.get("tool_call_id")))
-            if step is not None and step["result"] is None:
-                step["result"] = _text(msg.get("content"))
-            else:
-                pending.append(_text(msg.get("content")))
+            read.result(msg.get("tool_call_id"), _text(msg.get("content")))
         elif role == "assistant":
-            calls = msg.get("tool_calls") or []
-            for call in calls:
-                fn = (call or {}).get("function") or {}
-                args = fn.get("arguments")
-                if isinstance(args, str):
-                    try:
-                        args = json.loads(args)
-                    except json.JSONDecodeError:
-                        pass  # keep the model's malformed arguments as text: that may be the failure
-                add_step((call or {}).get("id"), {"tool": fn.get("name"), "arguments": args})
-            if not calls and msg.get("content"):
-                answer = _text(msg.get("content"))
-                steps.append({"state": "\n".join(pending), "action": {"answer": answer}, "result": None})
-                pending = []
-    return steps, "\n\n".join(u for u in users if u) if users else first_user, answer
+            read.assistant(msg)
+    users = read.users
+    return read.steps, "\n\n".join(u for u in users if u) if users else read.first_user, read.answer
+
+
+@dataclass
+class _Conversation:
+    """The steps read so far from a message list, the text that is the next step's state, and the
+    customer's messages and the final answer."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    by_call: dict[str, dict[str, Any]] = field(default_factory=dict)
+    first_user: str | None = None
+    users: list[str] = field(default_factory=list)
+    answer: str | None = None
+
+    def step(self, call_id: Any, action: dict[str, Any]) -> None:
+        """A tool call (its id, `call_id`) made in the state the pending text describes."""
+        step = {"state": "\n".join(self.pending), "action": action, "result": None}
+        self.pending = []
+        self.steps.append(step)
+        self.by_call[str(call_id)] = step
+
+    def result(self, call_id: Any, text: str) -> None:
+        """The result of call `call_id`; pending text when no step waits for it."""
+        step = self.by_call.get(str(call_id))
+        if step is not None and step["result"] is None:
+            step["result"] = text
+        else:
+            self.pending.append(text)
+
+    def user(self, text: str) -> None:
+        """A customer's message."""
+        self.first_user = self.first_user if self.first_user is not None else text
+        self.users.append(text)
+        self.pending.append(text)
+
+    def tool_results(self, blocks: list[dict[str, Any]]) -> None:
+        """Anthropic: tool results come back in a user message, one block per tool_use id."""
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                result = _text(block.get("content"))
+                if block.get("is_error") and result:
+                    result = f"error: {result}"
+                self.result(block.get("tool_use_id"), result)
+            elif block.get("type", "text") == "text" and block.get("text"):
+                self.pending.append(str(block["text"]))
+
+    def assistant(self, msg: dict[str, Any]) -> None:
+        """An OpenAI assistant message: its tool calls, or with none its text, the final answer so far."""
+        calls = msg.get("tool_calls") or []
+        for call in calls:
+            fn = (call or {}).get("function") or {}
+            args = fn.get("arguments")
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError:
+                    pass  # keep the model's malformed arguments as text: that may be the failure
+            self.step((call or {}).get("id"), {"tool": fn.get("name"), "arguments": args})
+        if not calls and msg.get("content"):
+            self.answer = _text(msg.get("content"))
+            self.steps.append({"state": "\n".join(self.pending), "action": {"answer": self.answer}, "result": None})
+            self.pending = []
 
 
 def _label(record: Record) -> tuple[str | None, str | None, Any, int | None]:

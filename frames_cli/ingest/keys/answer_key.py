@@ -284,18 +284,9 @@ def read_sentence(text: str) -> Sentence:
     words = _words(text)
     own = _unquoted(text)
     marker = bool(_MARKER.search(own))
-    if _LEAD_IN.search(text) and len(words) <= 6:
-        return Sentence(text, "note", "lead-in")
-    if _TONE.search(text):
-        return Sentence(text, "tone", "tone")
-    if _VAGUE.search(text) and not (marker and len(words) > 6):
-        return Sentence(text, "note", "vague warning")
-    if _META.search(text):
-        return Sentence(text, "note", "note to the team")
-    if _REFERENCE.search(text) and not marker:
-        return Sentence(text, "note", "a pointer to where the rule is")
-    if _JUDGEMENT.search(text) and not marker:
-        return Sentence(text, "narrative", "a judgement of the answer")
+    note = _note(text, words, marker)
+    if note is not None:
+        return note
     if _AGENT_SUBJECT.match(text):
         if _AGENT_DUTY.match(text):
             mixed = bool(_PERSON_WORD.search(text))
@@ -313,6 +304,28 @@ def read_sentence(text: str) -> Sentence:
     first = bool(_FIRST_PERSON.search(own))
     if (person or first) and not marker:
         return Sentence(text, "narrative", "a person's story" if person else "the reviewer speaking")
+    return _rule(text, words, own, marker, past, first)
+
+
+def _note(text: str, words: list[str], marker: bool) -> Sentence | None:
+    """A lead-in, tone, a vague warning, a note to the team, a pointer or a judgement of the answer; else None."""
+    if _LEAD_IN.search(text) and len(words) <= 6:
+        return Sentence(text, "note", "lead-in")
+    if _TONE.search(text):
+        return Sentence(text, "tone", "tone")
+    if _VAGUE.search(text) and not (marker and len(words) > 6):
+        return Sentence(text, "note", "vague warning")
+    if _META.search(text):
+        return Sentence(text, "note", "note to the team")
+    if _REFERENCE.search(text) and not marker:
+        return Sentence(text, "note", "a pointer to where the rule is")
+    if _JUDGEMENT.search(text) and not marker:
+        return Sentence(text, "narrative", "a judgement of the answer")
+    return None
+
+
+def _rule(text: str, words: list[str], own: str, marker: bool, past: bool, first: bool) -> Sentence:
+    """A sentence about no person: a rule (marked, a step, in plain words), an exclamation, a past event."""
     if marker or _PERMISSION.search(own) or (_FOREIGN_MODAL.search(own) and not past):
         # A rule about "the traveler" is general; one about "her" or
         # "María", or in the reviewer's voice, may be one case's story.

@@ -135,15 +135,9 @@ class CallPool:
             Exception: what `invoke` raised in the worker (a defect, not a provider error); when it
                 cannot cross the process boundary as itself, a RuntimeError with its type and text.
         """
-        while True:
-            channel = self._free.get()
-            if channel is None or self._failure is not None:
-                self._free.put(channel)  # the next caller waiting for a pipe wakes up too
-                return CallOutcome(error=f"CallPoolError: {self._failure}")
-            if channel.generation != self._generations[channel.worker]:
-                channel.conn.close()  # a pipe to a worker that has been replaced
-                continue
-            break
+        channel = self._take_channel()
+        if isinstance(channel, CallOutcome):
+            return channel
         try:
             channel.conn.send(kwargs)
         except BaseException as exc:
@@ -171,6 +165,18 @@ class CallPool:
         if kind == "ok":
             return payload
         raise _rebuilt(*payload)
+
+    def _take_channel(self) -> _Channel | CallOutcome:
+        """A free pipe to a live worker (blocks until there is one), or the final outcome of a pool that
+        is closed or broken."""
+        while True:
+            channel = self._free.get()
+            if channel is None or self._failure is not None:
+                self._free.put(channel)  # the next caller waiting for a pipe wakes up too
+                return CallOutcome(error=f"CallPoolError: {self._failure}")
+            if channel.generation == self._generations[channel.worker]:
+                return channel
+            channel.conn.close()  # a pipe to a worker that has been replaced
 
     def close(self) -> None:
         """End the workers (idempotent): calls in flight and later ones get a final error.
