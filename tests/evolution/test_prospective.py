@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 
 import yaml
 from typer.testing import CliRunner
@@ -70,6 +71,11 @@ def test_an_in_sample_gain_waits_for_new_cases_and_a_later_run_looks_at_it(tmp_p
               "task": {"input": {"text": "Hello, " + question}, "expected": answer, "check": {"kind": "exact"}, "answer_format": "yes or no"},
               "diagnosis": {"symptom": "wrong answer", "evidence": [evidence]}} for i, (category, evidence, question, answer) in enumerate(RULES)]
     (repo.root / "cases" / "later.yaml").write_text(yaml.safe_dump(later, sort_keys=False))
+    # The look draws the run's k samples of each new case: a record that says k = 2 gets two (the
+    # run itself drew one, so its unseen cases, with fewer than k samples, count for nothing here).
+    record = json.loads((folder / "state.json").read_text())
+    record["config"]["evolution"]["samples"] = 2
+    (folder / "state.json").write_text(json.dumps(record))
     repo.git("add", "cases")
     repo.git("commit", "-q", "-m", "cases from last week")
     second = CliRunner().invoke(app, ["evolve", "--repo", str(repo.root)])
@@ -79,6 +85,8 @@ def test_an_in_sample_gain_waits_for_new_cases_and_a_later_run_looks_at_it(tmp_p
     look = state["recommendation"]["looks"][0]
     assert look["new_cases"] == len(RULES) and look["status"] == state["recommendation"]["status"]
     assert look["status"] in ("final", "pending", "withdrawn") and (folder / "look-1" / "ledger.json").is_file()
+    drawn = json.loads((folder / "look-1" / "r0c0.json").read_text())["results"]
+    assert Counter(r["sample"] for r in drawn) == {0: len(RULES), 1: len(RULES)}
     said = "confirmed on cases no diagnoser saw (look 1)" if look["status"] == "final" else f"look 1: {len(RULES)} new cases"
     assert said in (folder / "report.md").read_text().splitlines()[2]
 

@@ -178,8 +178,7 @@ def look_at_pending(
             on_event(PendingSkipped(wait.branch, state.run_id, str(exc)))
             continue
         unseen = _unseen(ws, state, rec.member)
-        k = int((state.config.get("eval", {}) or {}).get("samples", 1))
-        after = decide_look(rec, unseen, (base_new, member_new), k, max_looks)
+        after = decide_look(rec, unseen, (base_new, member_new), state.settings.samples, max_looks)
         state.recommendation = after.to_json()
         _after_look(store, state, after, on_event)
         write_reports(ws, store, state)
@@ -193,7 +192,8 @@ def _score(
     ws: Workspace, config: FramesConfig, store: GitStore, state: RunState, member: str, chosen: list[Case], number: int,
     use_cache: bool,
 ) -> tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]:
-    """S0's and the member's outcomes on `chosen`, k samples each, with the model client of the look's folder."""
+    """S0's and the member's outcomes on `chosen`, the run's k samples each, with the model client of the look's
+    folder."""
     from frames_cli.evaluation.runner import evaluate
     from frames_cli.evolution.state.runs import run_dir
     from frames_cli.executor.factory import make_executor
@@ -202,7 +202,7 @@ def _score(
     from frames_cli.sim.world import SimWorld, policy_texts
     from frames_cli.workspace.atomic import atomic_write_json
 
-    k = int((state.config.get("eval", {}) or {}).get("samples", 1))
+    k = state.settings.samples
     folder = run_dir(ws, state.run_id) / f"look-{number}"
     client = ModelClient(
         ws, config, run_dir=folder, use_cache=use_cache, sim_world=SimWorld.from_cases(chosen, policy_texts(ws))
