@@ -67,13 +67,18 @@ def upper_p_value(strata: Iterable[tuple[int, int]], k: int) -> float:
         observed += a
         low, law = _stratum_law(t, k)
         offset += low
-        merged = [0.0] * (len(dist) + len(law) - 1)
-        for i, p in enumerate(dist):
-            if p:
-                for j, q in enumerate(law):
-                    merged[i + j] += p * q
-        dist = merged
+        dist = _convolved(dist, law)
     return min(1.0, sum(dist[max(0, observed - offset) :]))
+
+
+def _convolved(dist: list[float], law: list[float]) -> list[float]:
+    """The law of X + Y for independent X and Y with laws `dist` and `law` (P(0), P(1), ...)."""
+    merged = [0.0] * (len(dist) + len(law) - 1)
+    for i, p in enumerate(dist):
+        if p:
+            for j, q in enumerate(law):
+                merged[i + j] += p * q
+    return merged
 
 
 def cases_needed(k: int, threshold: float) -> int:

@@ -10,6 +10,7 @@ the mean then has little to correct, and the test stays valid.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from frames_cli.errors import BudgetExceeded, FramesError
@@ -64,48 +65,10 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
     excluded = cands.excluded()
     selection = set(split.selection) - excluded
     diagnosis = set(split.diagnosis) - excluded
-    redrawn = sorted(selection & diagnosis)
-    unseen = selection - diagnosis
-    k, first = settings.samples, first_fresh_sample(settings)
-
-    def drawn(cid: str, name: str, case_ids: list[str], start: int, why: str) -> list[dict]:
-        if cands.store.has_evaluation(name):
-            return cands.store.evaluation(name).results
-        if cands.ctx.sample_more is None:
-            raise FramesError("the recommendation needs more samples, but this run cannot draw them")
-        cands.ctx.on_event(RecommendationStep(why))
-        try:
-            results = cands.ctx.sample_more(cid, cands.store.skill_set(cid, cands.store.files(cid)), case_ids, start, k)
-        except BudgetExceeded:
-            raise _BudgetSpent from None
-        cands.keep_evaluation(name, Evaluation(0.0, {}, 0.0, None, results))
-        return results
-
-    def complete(cid: str) -> list[dict]:
-        ev = cands.store.evaluation(cid)
-        skipped = [c for c in (ev.early_stop or {}).get("skipped", []) if c not in excluded]
-        if not skipped:
-            return ev.results
-        return ev.results + drawn(
-            cid, f"{cid}-rest", skipped, 0, f"completing {cid} on the {len(skipped)} cases its early rejection skipped"
-        )
-
-    def confirm(child: Ranked) -> Confirmation:
-        base, own = answered_outcomes(complete(BASE_ID)), answered_outcomes(complete(child.member))
-        pair = ({c: o for c, o in base.items() if c in unseen}, {c: o for c, o in own.items() if c in unseen})
-        fresh = None
-        if redrawn:
-            why = "drawing fresh samples of {} on the {} diagnosed selection cases"
-            fresh = (
-                answered_outcomes(
-                    drawn(BASE_ID, f"{BASE_ID}-fresh", redrawn, first, why.format(BASE_ID, len(redrawn)))
-                ),
-                answered_outcomes(
-                    drawn(child.member, f"{child.member}-fresh", redrawn, first, why.format(child.member, len(redrawn)))
-                ),
-            )
-        return Confirmation.of(child.member, child.in_sample, child.gate_passed, pair, fresh, k, alpha)
-
+    draws = _Draws(
+        cands, settings.samples, first_fresh_sample(settings), alpha, excluded, selection - diagnosis,
+        sorted(selection & diagnosis),
+    )
     children = [c for c in state.candidates if c.parent_id is not None and c.evaluated]
     if not children:
         return Recommendation(None, "none", alpha, note="no child to test: the run made none")
@@ -113,14 +76,78 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
         ranked = [
             Ranked(
                 c.id,
-                pass_rate({cid: o for cid, o in answered_outcomes(complete(c.id)).items() if cid in diagnosis}, k),
+                pass_rate(
+                    {cid: o for cid, o in answered_outcomes(draws.complete(c.id)).items() if cid in diagnosis},
+                    settings.samples,
+                ),
                 bool(c.gate_passed),
             )
             for c in children
         ]
-        return decide(ranked, confirm, alpha, settings.confirm_limit)
+        return decide(ranked, draws.confirm, alpha, settings.confirm_limit)
     except _BudgetSpent:
         return Recommendation(
             None, "none", alpha, budget_spent=True,
             note="not decided: the budget ran out while the recommendation drew the samples it tests on",
         )
+
+
+@dataclass
+class _Draws:
+    """The samples the recommendation reads, drawn once and kept (`<id>-rest`, `<id>-fresh`), and its test."""
+
+    cands: Candidates
+    k: int
+    first: int  # the number of the first fresh sample
+    alpha: float
+    excluded: set[str]
+    unseen: set[str]  # selection cases no diagnoser saw
+    redrawn: list[str]  # selection cases that were also diagnosed: drawn afresh
+
+    def drawn(self, cid: str, name: str, case_ids: list[str], start: int, why: str) -> list[dict]:
+        """The results kept as `name`, else `k` samples of `case_ids` from sample `start` drawn for `cid`."""
+        cands = self.cands
+        if cands.store.has_evaluation(name):
+            return cands.store.evaluation(name).results
+        if cands.ctx.sample_more is None:
+            raise FramesError("the recommendation needs more samples, but this run cannot draw them")
+        cands.ctx.on_event(RecommendationStep(why))
+        try:
+            results = cands.ctx.sample_more(
+                cid, cands.store.skill_set(cid, cands.store.files(cid)), case_ids, start, self.k
+            )
+        except BudgetExceeded:
+            raise _BudgetSpent from None
+        cands.keep_evaluation(name, Evaluation(0.0, {}, 0.0, None, results))
+        return results
+
+    def complete(self, cid: str) -> list[dict]:
+        """`cid`'s results, completed on the cases its early rejection skipped."""
+        ev = self.cands.store.evaluation(cid)
+        skipped = [c for c in (ev.early_stop or {}).get("skipped", []) if c not in self.excluded]
+        if not skipped:
+            return ev.results
+        return ev.results + self.drawn(
+            cid, f"{cid}-rest", skipped, 0, f"completing {cid} on the {len(skipped)} cases its early rejection skipped"
+        )
+
+    def confirm(self, child: Ranked) -> Confirmation:
+        """The test of `child` against S0: on the unseen cases, and on fresh samples of the redrawn ones."""
+        base, own = answered_outcomes(self.complete(BASE_ID)), answered_outcomes(self.complete(child.member))
+        unseen = self.unseen
+        pair = ({c: o for c, o in base.items() if c in unseen}, {c: o for c, o in own.items() if c in unseen})
+        fresh = None
+        redrawn, first = self.redrawn, self.first
+        if redrawn:
+            why = "drawing fresh samples of {} on the {} diagnosed selection cases"
+            fresh = (
+                answered_outcomes(
+                    self.drawn(BASE_ID, f"{BASE_ID}-fresh", redrawn, first, why.format(BASE_ID, len(redrawn)))
+                ),
+                answered_outcomes(
+                    self.drawn(
+                        child.member, f"{child.member}-fresh", redrawn, first, why.format(child.member, len(redrawn))
+                    )
+                ),
+            )
+        return Confirmation.of(child.member, child.in_sample, child.gate_passed, pair, fresh, self.k, self.alpha)

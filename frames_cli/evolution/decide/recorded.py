@@ -130,48 +130,60 @@ def record_run(folder: Path, state: Any) -> RecordedRun:
     diagnosis, selection = set(split.get("diagnosis", [])), set(split.get("selection", []))
     if not split:  # the paper's single set E: every case diagnosed and gated
         diagnosis = selection = set(state.checkpoint.get("eval_case_ids", []))
-    excluded = set(state.checkpoint.get("disputes") or {})
+    sets = _Sets(diagnosis, selection, set(state.checkpoint.get("disputes") or {}))
     run = RecordedRun()
+    for cand in state.candidates:
+        # "-rest": the cases early rejection skipped, completed for the recommendation (same sets, same sample numbers).
+        for suffix, fixed in (("", None), ("-rest", None), ("-fresh", "fresh"), ("-test", "test")):
+            _add_results(run, sets, cand.id, evals / f"{cand.id}{suffix}.json", fixed, {})
+    looks = sorted((p for p in folder.glob("look-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
+    for look in looks:
+        for cand in state.candidates:
+            _add_results(run, sets, cand.id, look / f"{cand.id}.json", "new", {"look": int(look.name[5:])})
+    return run
 
-    def where(case_id: str) -> str | None:
-        if case_id in excluded:
+
+@dataclass(frozen=True)
+class _Sets:
+    """A run's diagnosis and selection sets by case id, and the cases it left out (disputed)."""
+
+    diagnosis: set[str]
+    selection: set[str]
+    excluded: set[str]
+
+    def of(self, case_id: str) -> str | None:
+        """The recorded set a case's results go to; None for a case of neither set, or left out."""
+        if case_id in self.excluded:
             return None
-        both = case_id in diagnosis and case_id in selection
+        both = case_id in self.diagnosis and case_id in self.selection
         return (
             "diagnosis+selection"
             if both
             else "diagnosis"
-            if case_id in diagnosis
+            if case_id in self.diagnosis
             else "selection"
-            if case_id in selection
+            if case_id in self.selection
             else None
         )
 
-    def add(cid: str, path: Path, fixed: str | None, extra: dict[str, Any]) -> None:
-        if not path.is_file():
-            return
-        for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
-            name = fixed or where(r["case_id"])
-            if name is None or r.get("lost") or (fixed != "new" and r["case_id"] in excluded):
-                continue
-            run.add(
-                cid, name,
-                {
-                    "case_id": r["case_id"], "category": r["category"], "sample": int(r.get("sample", 0)),
-                    "passed": bool(r["passed"]), "reason": r.get("reason", ""), "skills_used": r.get("skills_used", []),
-                    **extra,
-                },
-            )
 
-    for cand in state.candidates:
-        # "-rest": the cases early rejection skipped, completed for the recommendation (same sets, same sample numbers).
-        for suffix, fixed in (("", None), ("-rest", None), ("-fresh", "fresh"), ("-test", "test")):
-            add(cand.id, evals / f"{cand.id}{suffix}.json", fixed, {})
-    looks = sorted((p for p in folder.glob("look-*") if p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
-    for look in looks:
-        for cand in state.candidates:
-            add(cand.id, look / f"{cand.id}.json", "new", {"look": int(look.name[5:])})
-    return run
+def _add_results(run: RecordedRun, sets: _Sets, cid: str, path: Path, fixed: str | None, extra: dict[str, Any]) -> None:
+    """Record `cid`'s answered results of the evaluation at `path` (none: nothing) in the set `fixed`, else
+    in each case's own set; `extra` is added to every record."""
+    if not path.is_file():
+        return
+    for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+        name = fixed or sets.of(r["case_id"])
+        if name is None or r.get("lost") or (fixed != "new" and r["case_id"] in sets.excluded):
+            continue
+        run.add(
+            cid, name,
+            {
+                "case_id": r["case_id"], "category": r["category"], "sample": int(r.get("sample", 0)),
+                "passed": bool(r["passed"]), "reason": r.get("reason", ""), "skills_used": r.get("skills_used", []),
+                **extra,
+            },
+        )
 
 
 def recommend_recorded(
@@ -199,15 +211,8 @@ def recommend_recorded(
     gate = PerCategoryGate(tolerance)
     base_sel = run.outcomes(BASE_ID, "selection", "diagnosis+selection")
     base_fresh = run.outcomes(BASE_ID, "fresh")
-    ranked, partial, lacking = [], [], []
-    for cid in run.children():
-        child_sel = run.outcomes(cid, "selection", "diagnosis+selection")
-        passed = gate.check(base_sel, child_sel).passed
-        diag = run.outcomes(cid, "diagnosis", "diagnosis+selection")
-        if not diagnosis <= set(diag) or not selection <= set(child_sel):
-            partial.append(cid)
-            continue
-        ranked.append(Ranked(cid, pass_rate(diag, k), passed))
+    ranked, partial = _ranked(run, gate, base_sel, diagnosis, selection, k)
+    lacking: list[str] = []
     if alpha >= 1:
         passing = [(pass_rate(run.outcomes(c.member, "selection", "diagnosis+selection"), k), -i, c.member)
                    for i, c in enumerate(ranked) if c.gate_passed]
@@ -242,6 +247,24 @@ def recommend_recorded(
         pair = (_only(base_sel, unseen), _only(run.outcomes(rec.member, "selection", "diagnosis+selection"), unseen))
         rec = decide_look(rec, pair, (run.looked(BASE_ID, look), run.looked(rec.member, look)), k, max_looks)
     return rec
+
+
+def _ranked(
+    run: RecordedRun, gate: PerCategoryGate, base_sel: Mapping[str, CaseOutcome], diagnosis: set[str],
+    selection: set[str], k: int,
+) -> tuple[list[Ranked], list[str]]:
+    """The children ranked by their diagnosis-set pass rate, with the gate's verdict on the selection
+    set; and the children whose recording lacks cases of either set (rejected early, never completed)."""
+    ranked, partial = [], []
+    for cid in run.children():
+        child_sel = run.outcomes(cid, "selection", "diagnosis+selection")
+        passed = gate.check(base_sel, child_sel).passed
+        diag = run.outcomes(cid, "diagnosis", "diagnosis+selection")
+        if not diagnosis <= set(diag) or not selection <= set(child_sel):
+            partial.append(cid)
+            continue
+        ranked.append(Ranked(cid, pass_rate(diag, k), passed))
+    return ranked, partial
 
 
 def _only(outcomes: Mapping[str, CaseOutcome], ids: Iterable[str]) -> dict[str, CaseOutcome]:

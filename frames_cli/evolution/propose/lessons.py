@@ -86,23 +86,8 @@ def round_lessons(run_id: str, r: RoundRecord, passed: Iterable[str] = ()) -> li
             skill = line.split("`")[1] if line.count("`") >= 2 else ""
             out.append(Lesson(run_id, r.round, "refused", skill, "", f"refused: {line}", tuple(d.get("case_ids", ()))))
     changes = {bp["skill"]: bp["changes"] for bp in r.blueprints}
-    left_out: set[str] = set()
-    for step in r.attribution:
-        if not step.get("sub_child"):
-            continue
-        for skill, cases in step["implicated"].items():
-            left_out.add(skill)
-            reason = (
-                f"left out of {step['child']} (it failed in {', '.join(step['categories']) or 'a must-pass case'}): it "
-                f"broke {', '.join(cases)}"
-            )
-            for ch in changes.get(skill, []):
-                out.append(
-                    Lesson(
-                        run_id, r.round, "left-out", skill, ch["change"], reason, tuple(ch["case_ids"]),
-                        tuple(step["categories"]), tuple(cases),
-                    )
-                )
+    lessons, left_out = _left_out(run_id, r, changes)
+    out += lessons
     kept = {
         s for step in r.attribution if step.get("sub_child") in set(passed) for s in step["changed"]
         if s not in step["implicated"]
@@ -116,6 +101,30 @@ def round_lessons(run_id: str, r: RoundRecord, passed: Iterable[str] = ()) -> li
             for ch in skill_changes:
                 out.append(Lesson(run_id, r.round, "gate", skill, ch["change"], reason, tuple(ch["case_ids"]), broken))
     return out
+
+
+def _left_out(run_id: str, r: RoundRecord, changes: dict[str, list[dict]]) -> tuple[list[Lesson], set[str]]:
+    """A lesson for every change of a rewrite that attribution left out of a sub-child, with the cases
+    that implicated it; and the skills left out."""
+    out: list[Lesson] = []
+    left_out: set[str] = set()
+    for step in r.attribution:
+        if not step.get("sub_child"):
+            continue
+        for skill, cases in step["implicated"].items():
+            left_out.add(skill)
+            reason = (
+                f"left out of {step['child']} (it failed in {', '.join(step['categories']) or 'a must-pass case'}): it "
+                f"broke {', '.join(cases)}"
+            )
+            out += [
+                Lesson(
+                    run_id, r.round, "left-out", skill, ch["change"], reason, tuple(ch["case_ids"]),
+                    tuple(step["categories"]), tuple(cases),
+                )
+                for ch in changes.get(skill, [])
+            ]
+    return out, left_out
 
 
 def left_out_notes(lessons: Iterable[Lesson], skill: str, run_id: str) -> list[str]:

@@ -109,21 +109,11 @@ def validate_rewrite(
     Returns:
         (SKILL.md text, []) when valid, else (None, error lines).
     """
-    from frames_cli.evolution.propose.rules import duplicate_pairs
-    from frames_cli.formats.protected import protected_regions
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_checks import skill_problems
-    from frames_cli.formats.skill_file import parse_skill, render_skill
     from frames_cli.llm.store.audit import Redactor
 
-    errors: list[str] = []
-    for key in ("body", "description"):
-        text = answer.get(key) or ""
-        if "\0" in text:
-            errors.append(
-                f"the {key} holds a NUL character at line {text.count(chr(10), 0, text.index(chr(0))) + 1}; a skill is "
-                "plain text"
-            )
+    errors = _nul_errors(answer)
     # Model text: control, bidi and zero-width characters go before anything is compared or kept;
     # blank lines before the first line of text are not part of a body (a parsed body has none).
     body = re.sub(r"\A(?:[ \t]*\n)+", "", clean(answer["body"]))
@@ -146,36 +136,9 @@ def validate_rewrite(
         errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")
     # A body over the limit is refused already: its repeats are not looked for (the check is
     # near-linear, but a hostile answer can be as long as the schema allows).
-    duplicates = (
-        duplicate_pairs(body, limits.duplicate_threshold, limits.policy) if lines <= limits.max_body_lines else []
-    )
-    inherited = (
-        duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy, limit=len(duplicates) + 1)
-        if original and duplicates else []
-    )
-    if len(duplicates) > len(inherited):
-        errors += [
-            (
-                f"lines {d.first_line} and {d.second_line} state"
-                if d.first_line != d.second_line
-                else f"line {d.first_line} states"
-            )
-            + (
-                f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / "
-                f"{_clip(d.second)!r}"
-            )
-            for d in duplicates
-        ]
-    try:
-        unchanged = protected_regions(body) == (protected_regions(original.body) if original else [])
-    except ValueError as exc:
-        errors.append(f"protected-region markers are malformed: {exc}")
-    else:
-        if not unchanged:
-            errors.append(
-                "protected regions changed: every text between <!-- frames:protected --> and "
-                "<!-- /frames:protected --> must stay byte-identical, none added or removed"
-            )
+    if lines <= limits.max_body_lines:
+        errors += _duplicate_errors(body, original, limits)
+    errors += _protected_errors(body, original)
     if original is not None:
         candidate = dataclasses.replace(original, body=body, description=description)
     else:
@@ -188,16 +151,79 @@ def validate_rewrite(
         errors.append("the skill would contain an API key or other credential; leave secrets out of skills")
     if errors:
         return None, errors
+    return _round_trip(candidate, name, original, path)
+
+
+def _nul_errors(answer: Mapping[str, Any]) -> list[str]:
+    """A NUL character in the body or the description, with its line."""
+    errors = []
+    for key in ("body", "description"):
+        text = answer.get(key) or ""
+        if "\0" in text:
+            errors.append(
+                f"the {key} holds a NUL character at line {text.count(chr(10), 0, text.index(chr(0))) + 1}; a skill is "
+                "plain text"
+            )
+    return errors
+
+
+def _duplicate_errors(body: str, original: Skill | None, limits: RewriteLimits) -> list[str]:
+    """The rules `body` states twice, when it repeats more of them than the parent's body did."""
+    from frames_cli.evolution.propose.rules import duplicate_pairs
+
+    duplicates = duplicate_pairs(body, limits.duplicate_threshold, limits.policy)
+    inherited = (
+        duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy, limit=len(duplicates) + 1)
+        if original and duplicates else []
+    )
+    if len(duplicates) <= len(inherited):
+        return []
+    return [
+        (
+            f"lines {d.first_line} and {d.second_line} state"
+            if d.first_line != d.second_line
+            else f"line {d.first_line} states"
+        )
+        + (
+            f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / "
+            f"{_clip(d.second)!r}"
+        )
+        for d in duplicates
+    ]
+
+
+def _protected_errors(body: str, original: Skill | None) -> list[str]:
+    """Protected regions that are malformed, or not byte for byte the parent's (a new skill has none)."""
+    from frames_cli.formats.protected import protected_regions
+
+    try:
+        unchanged = protected_regions(body) == (protected_regions(original.body) if original else [])
+    except ValueError as exc:
+        return [f"protected-region markers are malformed: {exc}"]
+    if unchanged:
+        return []
+    return [
+        "protected regions changed: every text between <!-- frames:protected --> and "
+        "<!-- /frames:protected --> must stay byte-identical, none added or removed"
+    ]
+
+
+def _round_trip(candidate: Skill, name: str, original: Skill | None, path: Path) -> tuple[str | None, list[str]]:
+    """(SKILL.md text of `candidate`, []) when it parses back to `name` and the same metadata, body and
+    description, else (None, what changed)."""
+    from frames_cli.formats.skill_file import parse_skill, render_skill
+
     text = render_skill(candidate)
     try:
         parsed = parse_skill(text, path)
     except InputError as exc:
         return None, [f"the rewritten skill is not a valid SKILL.md: {exc.message}"]
+    errors = []
     if parsed.name != name:
         errors.append(f"name changed from {name!r} to {parsed.name!r}")
     if parsed.metadata != candidate.metadata or (original is not None and parsed.backlinks != original.backlinks):
         errors.append("metadata or policy back-links changed; they are not the rewriter's to edit")
-    if parsed.body != candidate.body or parsed.description != description:
+    if parsed.body != candidate.body or parsed.description != candidate.description:
         errors.append("the body must be plain Markdown: it may not contain front matter or change other keys")
     return (None, errors) if errors else (text, [])
 

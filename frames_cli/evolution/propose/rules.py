@@ -11,7 +11,7 @@ import heapq
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from frames_cli.words import token_set
@@ -171,15 +171,7 @@ def group(texts: Sequence[str], voters: Sequence[int], threshold: float) -> list
     """
     if len(texts) != len(voters):
         raise ValueError("one voter per text")
-    groups: list[list[int]] = []
-    by_text: dict[str, int] = {}
-    for i, text in enumerate(texts):
-        key = " ".join(text.split()).casefold()
-        if key in by_text:
-            groups[by_text[key]].append(i)
-        else:
-            by_text[key] = len(groups)
-            groups.append([i])
+    groups = _identical(texts)
     sim = [[similarity(a, b) for b in texts] for a in texts]
 
     apart = [[different_subjects(a, b) for b in texts] for a in texts]
@@ -189,22 +181,42 @@ def group(texts: Sequence[str], voters: Sequence[int], threshold: float) -> list
             return -1.0
         return sum(sim[i][j] for i in g for j in h) / (len(g) * len(h))
 
-    while True:
-        best: tuple[float, int, int] | None = None
-        for x in range(len(groups)):
-            vx = {voters[i] for i in groups[x]}
-            for y in range(x + 1, len(groups)):
-                if vx & {voters[i] for i in groups[y]}:
-                    continue
-                score = linkage(groups[x], groups[y])
-                if score >= threshold and (best is None or score > best[0]):
-                    best = (score, x, y)
-        if best is None:
-            break
-        _, x, y = best
+    while (pair := _closest(groups, voters, linkage, threshold)) is not None:
+        x, y = pair
         groups[x] = sorted(groups[x] + groups[y])
         del groups[y]
     return sorted(groups, key=lambda g: g[0])
+
+
+def _identical(texts: Sequence[str]) -> list[list[int]]:
+    """Indexes of `texts` grouped by text (white space and case aside), groups in order of first index."""
+    groups: list[list[int]] = []
+    by_text: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        key = " ".join(text.split()).casefold()
+        if key in by_text:
+            groups[by_text[key]].append(i)
+        else:
+            by_text[key] = len(groups)
+            groups.append([i])
+    return groups
+
+
+def _closest(
+    groups: list[list[int]], voters: Sequence[int], linkage: Callable[[list[int], list[int]], float], threshold: float
+) -> tuple[int, int] | None:
+    """The two groups of the highest linkage ≥ `threshold` (the first such pair on a tie) that share no
+    voter; None when no pair may merge."""
+    best: tuple[float, int, int] | None = None
+    for x in range(len(groups)):
+        vx = {voters[i] for i in groups[x]}
+        for y in range(x + 1, len(groups)):
+            if vx & {voters[i] for i in groups[y]}:
+                continue
+            score = linkage(groups[x], groups[y])
+            if score >= threshold and (best is None or score > best[0]):
+                best = (score, x, y)
+    return None if best is None else (best[1], best[2])
 
 
 def medoid(texts: Sequence[str], members: Sequence[int]) -> int:
@@ -314,26 +326,40 @@ def duplicate_pairs(
         size = len(features.words)
         need = max(MIN_SHARED_WORDS, math.ceil(threshold * size - 1e-9))
         prefix = sorted(features.words, key=lambda w: (frequency[w], w))[: size - need + 1]
-        compared, last = 0, -1
-        for j in heapq.merge(*(index[key] for w in prefix for key in _probe_keys(w, features.numbers))):
-            if j == last:
-                continue
-            last = j
-            other = sentences[j][2]
-            if not threshold * size <= len(other.words) <= size / threshold:
-                continue
-            compared += 1
-            if other.same_rule(features, threshold) and not side_by_side(j, i):
-                out.append(DuplicatePair(sentences[j][0], line, sentences[j][1], text))
-                break
-            if compared >= MAX_CANDIDATES:
-                break
+        sharing = heapq.merge(*(index[key] for w in prefix for key in _probe_keys(w, features.numbers)))
+        j = _repeated(i, features, sharing, sentences, threshold, side_by_side)
+        if j is not None:
+            out.append(DuplicatePair(sentences[j][0], line, sentences[j][1], text))
         if limit is not None and len(out) >= limit:
             break
         for w in prefix:
             for key in _index_keys(w, features.numbers):
                 index[key].append(i)
     return out
+
+
+def _repeated(
+    i: int, features: RuleFeatures, sharing: Iterable[int], sentences: list[tuple[int, str, RuleFeatures]],
+    threshold: float, side_by_side: Callable[[int, int], bool],
+) -> int | None:
+    """The earlier sentence whose rule sentence `i` (of `features`) repeats: the first of those `sharing` a
+    prefix word (ascending, each once) whose size a Jaccard of `threshold` allows, at most MAX_CANDIDATES
+    of them; None."""
+    size = len(features.words)
+    compared, last = 0, -1
+    for j in sharing:
+        if j == last:
+            continue
+        last = j
+        other = sentences[j][2]
+        if not threshold * size <= len(other.words) <= size / threshold:
+            continue
+        compared += 1
+        if other.same_rule(features, threshold) and not side_by_side(j, i):
+            return j
+        if compared >= MAX_CANDIDATES:
+            return None
+    return None
 
 
 #: A sentence stating more numbers than this is indexed where every sentence looks (see `_index_keys`).
