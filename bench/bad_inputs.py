@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hostile import answers, bounds, files, gitstates, thirdparty  # noqa: E402  (siblings of this script)
-from hostile.harness import Outcome, Trial, template, try_trial  # noqa: E402
+from hostile import answers, bounds, files, gitstates, thirdparty
+from hostile.harness import Outcome, Trial, template, try_trial
 
 FAMILIES = {"file": files.trials, "bounds": bounds.trials, "answer": answers.trials, "git": gitstates.trials, "real": thirdparty.trials}
 

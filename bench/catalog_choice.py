@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import spool_replay  # noqa: E402  (a sibling of this script, not an installed module)
+import spool_replay
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "catalog_choice"
@@ -107,7 +107,7 @@ class Bench:
     wait: float = 5.0
     record: bool = False
 
-    def __enter__(self) -> "Bench":
+    def __enter__(self) -> Bench:
         from frames_cli.workspace.config import with_overrides
         from frames_cli.workspace.config_file import load_config
         from frames_cli.workspace.create import init_workspace

@@ -245,7 +245,7 @@ def staged_replay(seq: SequentialGate, base: dict[str, CaseOutcome], child: dict
     for label, staged in (("full", 0), ("early", stage)):
         have = {"baseline": {c: CaseOutcome(o.category, o.passes[:k]) for c, o in base.items()},
                 "child": {c: CaseOutcome(o.category, o.passes[:k]) for c, o in child.items()}}
-        drawn = {c: k for c in child}
+        drawn = dict.fromkeys(child, k)
 
         def draw(side, ids, first, count, have=have, drawn=drawn):
             for c in ids:

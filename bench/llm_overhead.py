@@ -29,13 +29,13 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task  # noqa: E402
-from frames_cli.llm.client.client import ChatRequest, ModelClient  # noqa: E402
-from frames_cli.llm.messages.prompts import render  # noqa: E402
-from frames_cli.llm.messages.schemas import EXECUTOR_STEP  # noqa: E402
-from frames_cli.sim.world import SimWorld  # noqa: E402
-from frames_cli.workspace.config import FramesConfig, ModelsConfig, with_overrides  # noqa: E402
-from frames_cli.workspace.layout import Workspace  # noqa: E402
+from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
+from frames_cli.llm.client.client import ChatRequest, ModelClient
+from frames_cli.llm.messages.prompts import render
+from frames_cli.llm.messages.schemas import EXECUTOR_STEP
+from frames_cli.sim.world import SimWorld
+from frames_cli.workspace.config import FramesConfig, ModelsConfig, with_overrides
+from frames_cli.workspace.layout import Workspace
 
 RULES = [
     "Basic economy reservations can be cancelled only within 24 hours of booking.",

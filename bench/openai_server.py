@@ -174,7 +174,7 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             self._send(401, {"error": {"message": "no API key", "type": "invalid_request_error"}})
             return False
 
-        def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+        def do_POST(self) -> None:
             if not self._authorised():
                 return
             path, body = self.path.rstrip("/"), self._body()
@@ -198,7 +198,7 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             except (KeyError, ValueError) as exc:
                 self._send(400, {"error": {"message": f"bad request: {exc!r}", "type": "invalid_request_error"}})
 
-        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        def do_GET(self) -> None:
             if not self._authorised():
                 return
             parts = self.path.rstrip("/").split("/")

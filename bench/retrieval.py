@@ -28,8 +28,7 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from frames_cli.evolution.propose.diagnose import Failure
 from frames_cli.evolution.propose.retrieval import (
@@ -43,6 +42,7 @@ from frames_cli.formats.case_files import load_cases
 from frames_cli.gitstore.store import GitStore
 from frames_cli.workspace.config import RetrievalConfig
 
+ROOT = Path(__file__).resolve().parents[1]
 BATCH = 8
 
 

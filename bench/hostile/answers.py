@@ -10,8 +10,9 @@ the command commits on the user's branch, a verbatim coldstart leaving skills/ c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
-from hostile.harness import CONFIG, Trial, write
-
 from frames_cli.workspace.config import FramesConfig
+from hostile.harness import CONFIG, Trial, write
 
 #: String settings given a control, invisible or line-breaking character through a YAML escape.
 ESCAPED = {

@@ -10,8 +10,8 @@ warning naming the same file count as agreeing ("left out").
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hostile.harness import CONFIG, SECRETS, Trial, write
 
@@ -135,7 +135,7 @@ def trials() -> list[Trial]:
         file_input("case-duplicate-id", "cases/bad.yaml", case_file(case() + case())),
         file_input("case-unknown-check", "cases/bad.yaml", case_file(case(task='{input: {text: "x"}, expected: "no", check: {kind: telepathy}}'))),
         file_input("case-unknown-key", "cases/bad.yaml", case_file(case(colour="blue"))),
-        file_input("case-alias-bomb-fields", "cases/bad.yaml", case_file("- &x\n" + "".join(f"  {l}\n" for l in BOMB.splitlines()) + case(task='{input: {text: "x", fields: *x}, expected: "no", check: {kind: exact}}'))),
+        file_input("case-alias-bomb-fields", "cases/bad.yaml", case_file("- &x\n" + "".join(f"  {line}\n" for line in BOMB.splitlines()) + case(task='{input: {text: "x", fields: *x}, expected: "no", check: {kind: exact}}'))),
         file_input("case-deep-nesting", "cases/bad.yaml", case_file(case(task='{input: {text: "x", fields: {a: ' + DEEP + '}}, expected: "no", check: {kind: exact}}'))),
         file_input("case-jsonl-broken", "cases/bad.jsonl", case_file('{"id": "a", "category": "x"\n', "bad.jsonl")),
         file_input("case-jsonl-nul-escape", "cases/bad.jsonl", case_file('{"id": "a\\u0000b", "category": "cancel", "source": {"kind": "t", "ref": "x"}, "created": "2026-12-01", "task": {"input": {"text": "x"}, "expected": "no", "check": {"kind": "exact"}}}\n', "bad.jsonl")),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hostile.harness import Trial, git, write
 

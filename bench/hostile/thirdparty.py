@@ -9,8 +9,8 @@ leave skills/ committed and clean.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hostile.harness import Trial, git, nothing, write
 

@@ -10,7 +10,6 @@ from frames_cli.coldstart.describe import TermWeights, describe, is_reference
 from frames_cli.coldstart.lint import defects
 from frames_cli.coldstart.naming import assign_names, slug
 from frames_cli.coldstart.sectioning import cut_document
-from frames_cli.coldstart.writer import tags, verbatim_body
 from frames_cli.formats.policy import parse_policy, read_policy
 from frames_cli.formats.skill import NAME_RE
 from frames_cli.workspace.config import ColdstartConfig

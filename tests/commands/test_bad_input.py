@@ -32,7 +32,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.relative_to(root).parts[0] in (".git", ".frames")
+        if p.is_file() and p.relative_to(root).parts[0] not in (".git", ".frames")
     }
 
 

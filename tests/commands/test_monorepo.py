@@ -21,10 +21,10 @@ import copy
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from evolution.conftest import CONFIG, RULES, write_workspace

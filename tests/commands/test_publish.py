@@ -170,7 +170,7 @@ def test_a_foreign_commit_on_the_branch_is_never_overwritten(world) -> None:
     refused = publish(root)
 
     assert refused.exit_code == 1
-    assert f"a commit frames did not make" in refused.stderr
+    assert "a commit frames did not make" in refused.stderr
     assert remote_refs(bare)[f"refs/heads/{branch}"] == foreign
 
 

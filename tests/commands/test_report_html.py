@@ -19,9 +19,9 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="matplotlib (a dependency of frames) is not installed: pip install -e .")
 
-from bench.browser import find_chromium, open_in_chromium, urls_named  # noqa: E402
-from tests.commands.test_front_review_promote_runs import RUN, _invoke, world, world_template  # noqa: E402,F401 (fixtures)
-from tests.commands.test_review_surfaces import SIM_MODELS, _checkpoint, _with  # noqa: E402
+from bench.browser import find_chromium, open_in_chromium, urls_named
+from tests.commands.test_front_review_promote_runs import RUN, _invoke, world, world_template  # noqa: F401 (fixtures)
+from tests.commands.test_review_surfaces import SIM_MODELS, _checkpoint, _with
 
 
 def _report(world, tmp_path: Path) -> tuple[Path, str]:

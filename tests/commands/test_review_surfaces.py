@@ -212,10 +212,10 @@ def _wide_state() -> tuple[RunState, list[MenuRow]]:
     """Seven front members, long skill and category names."""
     cats = {"refuse-cancel-after-24-hours": 0.5, "compensation": 0.25, "modify-flights": 0.75}
     skills = [f"airline-agent-policy-{w}-general-rules" for w in ("booking", "cancellation", "refunds", "baggage")]
-    cands = [Candidate(BASE_ID, "0" * 40, None, 0, 0.5, cats, 7000.0, 0.05, case_counts={c: 8 for c in cats})]
+    cands = [Candidate(BASE_ID, "0" * 40, None, 0, 0.5, cats, 7000.0, 0.05, case_counts=dict.fromkeys(cats, 8))]
     for i in range(1, 8):
         cands.append(Candidate(f"r{i}c1", f"{i}" * 40, BASE_ID, i, 0.5 + i / 20, cats, 7000.0 + 900 * i, 0.06 + i / 100,
-                               gate_passed=True, case_counts={c: 8 for c in cats}))
+                               gate_passed=True, case_counts=dict.fromkeys(cats, 8)))
     state = RunState("20261201-101500-abcdef", "0" * 40, status="finished", round=7, candidates=cands,
                      front=[c.id for c in cands], config=PAPERS_RULE)
     rows = [MenuRow(c, skills[: 1 + c.round % 4] if c.parent_id else [], 10 * c.round, c.id == "r7c1") for c in cands]

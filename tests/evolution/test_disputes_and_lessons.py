@@ -81,7 +81,7 @@ def test_a_disputed_case_leaves_the_gate_and_the_front(tmp_path: Path) -> None:
     disputed = state["checkpoint"]["disputes"]
     s0_failed = {r["case_id"] for r in json.loads((folder / "evals" / "r0c0.json").read_text())["results"] if not r["passed"]}
     assert set(disputed) == set(MISLABELLED) & s0_failed and disputed, "S0 fails these cases; round 1 disputes them"
-    for cid, record in disputed.items():
+    for record in disputed.values():
         assert record["round"] == 1 and record["passage"]
     n_cases = len(state["checkpoint"]["eval_case_ids"]) - len(disputed)
     for cand in state["candidates"]:

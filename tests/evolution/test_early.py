@@ -39,6 +39,11 @@ def _random_world(rng: random.Random) -> tuple[dict[str, CaseOutcome], dict[str,
     return base, child
 
 
+def _decisive(baseline, tolerance: float, parent=None):
+    """`decisive_order` over `baseline` as the `order(done, pending)` a staged decision takes."""
+    return lambda done, pending: decisive_order(baseline, pending, tolerance, done, parent)
+
+
 def _staged_decision(gate: PerCategoryGate, base, child, order, batch: int) -> tuple[bool, int]:
     """(passed, cases evaluated) as the loop decides with early rejection, feeding `child` batch by
     batch in the order `order(done, pending)` gives."""
@@ -60,7 +65,7 @@ def test_early_stop_never_changes_a_verdict():
         gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2, 0.5]), rng.choice(["paper", "noise-aware"]), rng.choice([0.05, 0.5]))
         parent = _random_world(rng)[1] if trial % 3 == 0 else None
         if trial % 2:
-            order = lambda done, pending: decisive_order(base, pending, gate.tolerance, done, parent if parent and set(parent) == set(base) else None)  # noqa: E731
+            order = _decisive(base, gate.tolerance, parent if parent and set(parent) == set(base) else None)
         else:
             order = lambda _done, pending: rng.sample(pending, len(pending))  # noqa: E731
         full = gate.check(base, child).passed
@@ -208,7 +213,7 @@ def test_early_stop_at_the_first_look_never_changes_a_sequential_verdict():
         full = seq.decide(Drawn(base), Drawn(child)).verdict
         first = {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in base.items()}
         first_child = {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in child.items()}
-        order = lambda done, pending: decisive_order(first, pending, seq.gate.tolerance, done)  # noqa: E731
+        order = _decisive(first, seq.gate.tolerance)
         early, evaluated = _staged_decision(seq.first_look(), first, first_child, order, rng.randint(1, 4))
         if evaluated < len(base):
             assert not early and not full.passed, (trial, base, child)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from frames_cli.errors import InputError
-from frames_cli.evolution.state import records
 from frames_cli.evolution.run.snapshot import run_snapshot
+from frames_cli.evolution.state import records
 from frames_cli.evolution.state.records import Candidate, FailureNote, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID, candidate_ref, check_run_id, new_run_id, review_branch
 from frames_cli.evolution.state.runs import find_candidate, list_runs, load_run, read_state, save_state
@@ -46,13 +46,13 @@ def _state(run_id: str, base: str, child_commit: str, *, child_rate: float = 0.7
         diagnosers=3,
     )
     # Started when its id says, as a run made by `frames evolve` is.
-    started = datetime.strptime(run_id[:15], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).isoformat()
+    started = datetime.strptime(run_id[:15], "%Y%m%d-%H%M%S").replace(tzinfo=UTC).isoformat()
     return RunState(run_id, base, status="finished", round=1, candidates=[base_cand, child], front=["r1c1"],
                     spend_tokens=900, started=started, config=PAPERS_RULE)
 
 
 def test_run_ids():
-    run_id = new_run_id(datetime(2026, 11, 29, 10, 15, 2, tzinfo=timezone.utc))
+    run_id = new_run_id(datetime(2026, 11, 29, 10, 15, 2, tzinfo=UTC))
     assert run_id.startswith("20261129-101502-") and check_run_id(run_id) == run_id
     assert new_run_id() != new_run_id()
     for bad in ["../x", "20261129-101502", "20261129-101502-ABCDEF", "20261129-101502-abcdef/.."]:

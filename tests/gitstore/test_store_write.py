@@ -92,7 +92,7 @@ def test_commit_files_applies_changes_to_parent_tree(git_repo):
 def test_commit_identity_and_date_per_call_make_shas_reproducible(git_repo):
     store = GitStore(git_repo.root)
     when = datetime(2026, 11, 29, 10, 15, tzinfo=timezone(timedelta(hours=2)))
-    kwargs = dict(author=Identity("Rev Iewer", "rev@example.com"), date=when)
+    kwargs = {"author": Identity("Rev Iewer", "rev@example.com"), "date": when}
     first = store.commit_files("HEAD", {"skills/alpha/SKILL.md": b"x\n"}, "same", **kwargs)
     second = store.commit_files("HEAD", {"skills/alpha/SKILL.md": b"x\n"}, "same", **kwargs)
     assert first == second

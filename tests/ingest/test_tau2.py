@@ -317,15 +317,15 @@ def test_cli_writes_cases_and_rerun_is_byte_identical(tmp_path: Path) -> None:
 @pytest.mark.parametrize("zone", ["Etc/GMT-14", "Etc/GMT+12"])
 def test_cli_stamps_cases_with_the_utc_date_as_the_other_converters_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zone: str) -> None:
     import time
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     out = tmp_path / "retail.jsonl"
     monkeypatch.setenv("TZ", zone)
     time.tzset()
     try:
-        before = datetime.now(timezone.utc).date().isoformat()
+        before = datetime.now(UTC).date().isoformat()
         done = ingest_retail(tmp_path, out)
-        after = datetime.now(timezone.utc).date().isoformat()
+        after = datetime.now(UTC).date().isoformat()
     finally:
         monkeypatch.undo()
         time.tzset()

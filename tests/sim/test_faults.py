@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import pytest
 
@@ -16,7 +17,7 @@ def test_each_fault_is_one_draw_of_the_stream_in_a_fixed_order(rates):
     for seed in range(50):
         reference = random.Random(seed)
         expected = FaultDraw(*(reference.random() < rate for rate in rates))
-        assert draw(config, lambda: random.Random(seed)) == expected
+        assert draw(config, partial(random.Random, seed)) == expected
 
 
 def test_no_rate_set_means_no_fault_and_no_stream():

@@ -32,7 +32,7 @@ def _skill(start: int, end: int, lines: list[str]) -> Skill:
 def test_changed_lines_of_a_span_come_from_the_history():
     new = OLD[:4] + ["Extra bags cost 60.", "Bags over 23 kg cost 100."] + OLD[5:]
     links = stale_links([_skill(4, 5, OLD)], lambda _f: new, lambda _f: [new, OLD])
-    assert [(l.skill, l.where, l.changed, l.found) for l in links] == [
+    assert [(link.skill, link.where, link.changed, link.found) for link in links] == [
         ("bags", "policies/p.md:4-5 Policy > Bags", ["-Extra bags cost 50.", "+Extra bags cost 60.", "+Bags over 23 kg cost 100."], True)]
     assert stale_links([_skill(4, 5, OLD)], lambda _f: OLD, lambda _f: []) == []
     assert "- skill bags, policies/p.md:4-5 Policy > Bags:\n    -Extra bags cost 50." in diagnoser_notice(links)

@@ -55,5 +55,5 @@ def test_init_writes_exactly_the_team_settings() -> None:
     text = render_config(only=TEAM_SETTINGS)
     assert parse_config(text) == FramesConfig()
     assert set(TEAM_SETTINGS) <= set(leaves(FramesConfig()))
-    written = {line.strip().split(":")[0] for line in text.splitlines() if line.startswith("  ") or line.startswith("version")}
+    written = {line.strip().split(":")[0] for line in text.splitlines() if line.startswith(("  ", "version"))}
     assert written == {key.rsplit(".", 1)[-1] for key in TEAM_SETTINGS}
