@@ -73,7 +73,8 @@ def commit_all(root: Path, message: str) -> None:
     subprocess.run([*BENCH_GIT, "commit", "-q", "-m", message], cwd=root, check=True)
 
 
-def workspace(tmp: Path, example: Path, overrides: dict, seed: int, max_rounds: int | None, samples: int | None) -> Path:
+def workspace(tmp: Path, example: Path, overrides: dict, seed: int, max_rounds: int | None,
+              samples: int | None) -> Path:
     """A fresh git repo holding the bundled example with `overrides` applied to frames.yaml."""
     root = tmp / f"ws-{len(list(tmp.iterdir()))}"
     shutil.copytree(example, root)
@@ -115,7 +116,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
-    parser.add_argument("--samples", type=int, default=None, help="override eval.samples (k samples per case in every evaluation)")
+    parser.add_argument("--samples", type=int, default=None,
+                        help="override eval.samples (k samples per case in every evaluation)")
     parser.add_argument("--only", default="", help="run only the settings whose label contains this text")
     args = parser.parse_args()
     rows = []
@@ -123,18 +125,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="frames-ablation-") as tmp:
         example = snapshot(Path(tmp))
         for label, overrides in (row for row in SETTINGS if args.only in row[0]):
-            runs = [one_run(workspace(Path(tmp), example, overrides, seed, args.max_rounds, args.samples)) for seed in args.seeds]
+            runs = [one_run(workspace(Path(tmp), example, overrides, seed, args.max_rounds, args.samples))
+                    for seed in args.seeds]
             rows.append((label, runs))
             print(f"  {label}: done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     samples = f"; eval.samples {args.samples}" if args.samples else ""
     print(f"Ablation on the bundled airline example, simulator (not an LLM); seeds {args.seeds}{samples}")
-    print(f"{'setting':<28} {'best pass rate':>22} {'S0':>6} {'worst Δc vs S0 (pt)':>24} {'tok/case':>8} {'front':>5} {'rounds':>6} {'tokens':>11}")
+    print(f"{'setting':<28} {'best pass rate':>22} {'S0':>6} {'worst Δc vs S0 (pt)':>24} {'tok/case':>8} {'front':>5} "
+          f"{'rounds':>6} {'tokens':>11}")
     for label, runs in rows:
         print(
-            f"{label:<28} {fmt_range([r['best'] for r in runs]):>22} {statistics.mean(r['s0'] for r in runs) * 100:5.1f}%"
-            f" {fmt_range([r['worst'] for r in runs], unit=''):>24} {statistics.mean(r['best_tokens'] for r in runs):8,.0f}"
-            f" {statistics.mean(r['front'] for r in runs):5.1f}"
-            f" {statistics.mean(r['rounds'] for r in runs):6.1f} {statistics.mean(r['tokens'] for r in runs):11,.0f}"
+            f"{label:<28} {fmt_range([r['best'] for r in runs]):>22} "
+            f"{statistics.mean(r['s0'] for r in runs) * 100:5.1f}% "
+            f"{fmt_range([r['worst'] for r in runs], unit=''):>24} "
+            f"{statistics.mean(r['best_tokens'] for r in runs):8,.0f} {statistics.mean(r['front'] for r in runs):5.1f} "
+            f"{statistics.mean(r['rounds'] for r in runs):6.1f} {statistics.mean(r['tokens'] for r in runs):11,.0f}"
         )
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 

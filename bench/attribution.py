@@ -57,7 +57,8 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
 
 
-def workspace(folder: Path, seed: int, max_rounds: int, steps: int, profile: str | None = None, thin: bool = False) -> Path:
+def workspace(folder: Path, seed: int, max_rounds: int, steps: int, profile: str | None = None,
+              thin: bool = False) -> Path:
     """A fresh copy of the bundled example: τ²'s train split in cases/, its test split sealed in holdout/."""
     root = folder / f"seed{seed}-steps{steps}"
     copy_example(root)
@@ -90,7 +91,8 @@ def measure(root: Path) -> dict:
         "subs": sum(1 for c in state.candidates if c.cut_from),
         "unattributed": sum(1 for s in steps if not s["implicated"]),
         "s0": test(s0), "best": test(best), "best_id": best.id, "tokens": state.spend_tokens,
-        "per_accepted": state.spend_tokens / len(accepted) if accepted else None, "rounds": state.round, "seconds": seconds,
+        "per_accepted": state.spend_tokens / len(accepted) if accepted else None, "rounds": state.round,
+        "seconds": seconds,
     }
 
 
@@ -100,7 +102,8 @@ def pct(x: float | None) -> str:
 
 def report(name: str, seeds: list[int], rows: list[dict]) -> None:
     print(f"\n{name}")
-    print("seed  accepted (subs)  subs made / none implicated  test S0 → best (member)   tok/accepted      tokens  rounds")
+    print("seed  accepted (subs)  subs made / none implicated  test S0 → best (member)   tok/accepted      tokens  "
+          "rounds")
     for seed, r in zip(seeds, rows):
         per = "—" if r["per_accepted"] is None else f"{r['per_accepted']:,.0f}"
         print(f"{seed:>4}  {r['accepted']:>8} ({r['accepted_subs']})  {r['subs']:>9} / {r['unattributed']:<15}  "
@@ -110,25 +113,29 @@ def report(name: str, seeds: list[int], rows: list[dict]) -> None:
     best = [r["best"] or 0.0 for r in rows]
     s0 = [r["s0"] or 0.0 for r in rows]
     per = f"{tokens / accepted:,.0f}" if accepted else "—"
-    print(f"mean  accepted {accepted / len(rows):.1f} per run ({sum(r['accepted_subs'] for r in rows)} sub-children in all); "
-          f"test S0 {100 * statistics.mean(s0):.1f}% → best {100 * statistics.mean(best):.1f}% "
-          f"(min {100 * min(best):.1f}, max {100 * max(best):.1f}); tokens per accepted child {per} "
-          f"({tokens:,} tokens, {accepted} accepted); {statistics.mean(r['seconds'] for r in rows):.0f} s per run")
+    print(f"mean  accepted {accepted / len(rows):.1f} per run ({sum(r['accepted_subs'] for r in rows)} sub-children in "
+          f"all); test S0 {100 * statistics.mean(s0):.1f}% → best {100 * statistics.mean(best):.1f}% (min "
+          f"{100 * min(best):.1f}, max {100 * max(best):.1f}); tokens per accepted child {per} ({tokens:,} tokens, "
+          f"{accepted} accepted); {statistics.mean(r['seconds'] for r in rows):.0f} s per run")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=6)
-    parser.add_argument("--profile", choices=sorted(PROFILES), default=None, help="simulated executor (default: the bundled frames.yaml's)")
-    parser.add_argument("--thin", action="store_true", help="one-line procedure skills, as in the real-model trial's thin run")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=None,
+                        help="simulated executor (default: the bundled frames.yaml's)")
+    parser.add_argument("--thin", action="store_true",
+                        help="one-line procedure skills, as in the real-model trial's thin run")
     args = parser.parse_args()
     results: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, steps in SETTINGS:
-            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, steps, args.profile, args.thin)) for seed in args.seeds]
+            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, steps, args.profile, args.thin))
+                             for seed in args.seeds]
     setting = f"{args.profile or 'bundled (weak)'} executor, {'thin' if args.thin else 'verbatim'} skills"
-    print(f"frames-sim is a model of LLM behaviour, not an LLM ({setting}). τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed).")
+    print(f"frames-sim is a model of LLM behaviour, not an LLM ({setting}). τ² airline: 30 train cases (diagnosis + "
+          f"selection), 20 test (sealed).")
     for name, rows in results.items():
         report(name, args.seeds, rows)
 

@@ -34,14 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hostile import answers, bounds, files, gitstates, thirdparty
 from hostile.harness import Outcome, Trial, template, try_trial
 
-FAMILIES = {"file": files.trials, "bounds": bounds.trials, "answer": answers.trials, "git": gitstates.trials, "real": thirdparty.trials}
+FAMILIES = {"file": files.trials, "bounds": bounds.trials, "answer": answers.trials, "git": gitstates.trials,
+            "real": thirdparty.trials}
 
 
 def row(o: Outcome) -> str:
     """One table line."""
     codes = "/".join("-" if c is None else str(c) for c in o.codes)
     flags = f"{'yes' if o.located else 'NO':>7} {'YES' if o.wrote else 'no':>5} {'TB' if o.traceback else '-':>3} {'HANG' if o.hang else '-':>4}"
-    trouble = "; ".join(x for x in (f"stranded: {o.stranded}" if o.stranded else "", f"leak: {o.leak}" if o.leak else "") if x)
+    trouble = "; ".join(x for x in (f"stranded: {o.stranded}" if o.stranded else "", f"leak: {o.leak}" if o.leak
+                                    else "") if x)
     return f"{o.name[:44]:44} {o.family:6} {codes:>9} {flags}  {(trouble or o.message)[:140]}"
 
 
@@ -51,7 +53,8 @@ def main() -> int:
     parser.add_argument("--family", choices=sorted(FAMILIES), help="run only this family")
     parser.add_argument("--jobs", type=int, default=2, help="inputs tried at once (default 2)")
     args = parser.parse_args()
-    items: list[Trial] = [t for name, make in FAMILIES.items() if args.family in (None, name) for t in make() if args.only in t.name]
+    items: list[Trial] = [t for name, make in FAMILIES.items() if args.family in (None, name) for t in make()
+                          if args.only in t.name]
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -66,9 +69,11 @@ def main() -> int:
     unlocated = sum(not o.located for o in outcomes)
     disagree = sum(o.disagree for o in checked)
     totals = {"tracebacks": sum(o.traceback for o in outcomes), "wrote-on-error": sum(o.wrote for o in outcomes),
-              "hangs": sum(o.hang for o in outcomes), "stranded": sum(bool(o.stranded) for o in outcomes), "leaks": sum(bool(o.leak) for o in outcomes)}
+              "hangs": sum(o.hang for o in outcomes), "stranded": sum(bool(o.stranded) for o in outcomes),
+              "leaks": sum(bool(o.leak) for o in outcomes)}
     per_family = ", ".join(f"{f} {sum(o.family == f for o in outcomes)}" for f in FAMILIES)
-    print(f"\n{len(outcomes)} inputs ({per_family}) in {time.monotonic() - started:.0f} s; accepted={accepted} unlocated={unlocated} validate-evolve-disagree={disagree}")
+    print(f"\n{len(outcomes)} inputs ({per_family}) in {time.monotonic() - started:.0f} s; accepted={accepted} "
+          f"unlocated={unlocated} validate-evolve-disagree={disagree}")
     print(" ".join(f"{k}={v}" for k, v in totals.items()))
     return 0 if not any(totals.values()) and disagree == 0 else 1
 

@@ -68,7 +68,8 @@ def example_copy(into: Path, url: str, batch: bool, args: argparse.Namespace) ->
 
 
 def frames(root: Path, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([*FRAMES, "evolve", "--json", "--repo", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    return subprocess.Popen([*FRAMES, "evolve", "--json", "--repo", str(root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
 
 
@@ -76,15 +77,18 @@ def outcome(root: Path) -> tuple[list, list, dict]:
     """(candidates as (id, gate passed, pass rate, tokens per case, changed skills), front, ledger) of the workspace's one run."""
     folder = next((root / ".frames" / "runs").iterdir())
     state = json.loads((folder / "state.json").read_text())
-    cands = [(c["id"], c.get("gate_passed"), c.get("pass_rate"), c.get("mean_tokens"), c.get("changed_skills")) for c in state["candidates"]]
+    cands = [(c["id"], c.get("gate_passed"), c.get("pass_rate"), c.get("mean_tokens"), c.get("changed_skills"))
+             for c in state["candidates"]]
     return cands, state["front"], json.loads((folder / "ledger.json").read_text())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-rounds", type=int, default=2, help="evolution.max_rounds of both runs (0: the bundled example's)")
+    parser.add_argument("--max-rounds", type=int, default=2,
+                        help="evolution.max_rounds of both runs (0: the bundled example's)")
     parser.add_argument("--delay", type=float, default=15.0, help="seconds the server takes to answer a batch")
-    parser.add_argument("--kill-tick", type=int, default=3, help="the tick (counting those that do work) killed with SIGKILL")
+    parser.add_argument("--kill-tick", type=int, default=3,
+                        help="the tick (counting those that do work) killed with SIGKILL")
     parser.add_argument("--kill-after", type=float, default=4.0, help="seconds into that tick")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -96,7 +100,10 @@ def main() -> None:
         # One server per workspace: the simulator answers from that workspace's cases.
         sync_root = example_copy(tmp_path / "sync", "http://127.0.0.1:0/v1", False, args)
         batch_root = example_copy(tmp_path / "batch", "http://127.0.0.1:0/v1", True, args)
-        with OpenAIServer(SimBackend(sync_root, roles)) as sync_server, OpenAIServer(SimBackend(batch_root, roles), delay_s=args.delay) as batch_server:
+        with (
+            OpenAIServer(SimBackend(sync_root, roles)) as sync_server,
+            OpenAIServer(SimBackend(batch_root, roles), delay_s=args.delay) as batch_server,
+        ):
             for root, server in ((sync_root, sync_server), (batch_root, batch_server)):
                 text = (root / "frames.yaml").read_text().replace("http://127.0.0.1:0/v1", server.url)
                 (root / "frames.yaml").write_text(text)
@@ -148,15 +155,18 @@ def main() -> None:
     print(f"same-front={'yes' if same else 'no'} price-ratio={ratio:.3f}")
     running = [s for code, s, what in ticks if what == "batch running"]
     killed = [s for code, s, what in ticks if what == "killed"]
-    print(f"ticks: {len(ticks)} ({sum(1 for t in ticks if t[2] == 'sent a batch')} sent batches, {len(running)} found a batch still running and exited 75"
-          f" in {max(running, default=0):.1f} s at most, {len(killed)} killed with SIGKILL after {args.kill_after:g} s, 1 finished);"
-          f" server: {batch_server.stats['batches']} batches, {batch_server.stats['batch_lines']} lines, {batch_server.stats['chat']} synchronous calls;"
-          f" synchronous run: {sync_server.stats['chat']} calls")
+    print(f"ticks: {len(ticks)} ({sum(1 for t in ticks if t[2] == 'sent a batch')} sent batches, {len(running)} found "
+          f"a batch still running and exited 75 in {max(running, default=0):.1f} s at most, {len(killed)} killed with "
+          f"SIGKILL after {args.kill_after:g} s, 1 finished); server: {batch_server.stats['batches']} batches, "
+          f"{batch_server.stats['batch_lines']} lines, {batch_server.stats['chat']} synchronous calls; synchronous "
+          f"run: {sync_server.stats['chat']} calls")
     for label, (_, _, ledger) in (("synchronous", sync), ("batch", batch)):
         calls = sum(r["calls"] for r in ledger["roles"].values())
         batched = sum(r.get("batch_calls", 0) for r in ledger["roles"].values())
-        print(f"  {label:<12} ledger ${ledger['total_usd']:.6f}, {ledger['total_tokens']:,} tokens, {calls} calls ({batched} in batches)")
-    print(f"  candidates {len(sync[0])} / {len(batch[0])}, front {sync[1]} / {batch[1]}; wall: synchronous {sync_s:.0f} s, total {time.perf_counter() - started:.0f} s")
+        print(f"  {label:<12} ledger ${ledger['total_usd']:.6f}, {ledger['total_tokens']:,} tokens, {calls} calls "
+              f"({batched} in batches)")
+    print(f"  candidates {len(sync[0])} / {len(batch[0])}, front {sync[1]} / {batch[1]}; wall: synchronous "
+          f"{sync_s:.0f} s, total {time.perf_counter() - started:.0f} s")
     if not same:
         print(json.dumps({"synchronous": sync[:2], "batch": batch[:2]}, indent=1))
     shutil.rmtree(tmp_path, ignore_errors=True)

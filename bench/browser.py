@@ -52,7 +52,8 @@ def urls_named(html: str) -> list[str]:
     return _URL.findall(html)
 
 
-def open_in_chromium(page: Path, screenshot: Path, *, width: int = 1280, height: int = 2400, timeout_s: float = 120) -> BrowserResult:
+def open_in_chromium(page: Path, screenshot: Path, *, width: int = 1280, height: int = 2400,
+                     timeout_s: float = 120) -> BrowserResult:
     """Load `page` in headless Chromium twice (DOM dump, then screenshot) with logging on.
 
     Raises:
@@ -64,11 +65,13 @@ def open_in_chromium(page: Path, screenshot: Path, *, width: int = 1280, height:
         raise FileNotFoundError("no chromium on PATH (Debian: apt-get install chromium)")
     common = [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              "--enable-logging=stderr", "--log-level=0", "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND",
+              "--enable-logging=stderr", "--log-level=0", "--proxy-server=127.0.0.1:9",
+              "--host-resolver-rules=MAP * ~NOTFOUND",
               f"--window-size={width},{height}"]
     url = page.resolve().as_uri()
     dump = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=timeout_s)
     screenshot.parent.mkdir(parents=True, exist_ok=True)
-    shot = subprocess.run([*common, f"--screenshot={screenshot}", url], capture_output=True, text=True, timeout=timeout_s)
+    shot = subprocess.run([*common, f"--screenshot={screenshot}", url], capture_output=True, text=True,
+                          timeout=timeout_s)
     problems = [line for line in (dump.stderr + shot.stderr).splitlines() if _BAD.search(line)]
     return BrowserResult(dump.stdout, screenshot, problems)

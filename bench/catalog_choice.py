@@ -78,7 +78,8 @@ def half_of(questions: list[Question]) -> dict[str, str]:
     """Question text → "tune" or "held-out": questions sorted by sha256 of their text, the first
     ceil(n/2) distinct texts are `tune`. Fixed by the text alone, so adding a question moves no other
     one from its half by more than one place, and a repeated text is always in one half."""
-    texts = sorted(dict.fromkeys(q.text for q in questions), key=lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest())
+    texts = sorted(dict.fromkeys(q.text for q in questions),
+                   key=lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest())
     cut = math.ceil(len(texts) / 2)
     return {t: HALVES[0] if i < cut else HALVES[1] for i, t in enumerate(texts)}
 
@@ -137,7 +138,11 @@ class Bench:
         if self.client:
             self.client.__exit__(*exc)
         if self.record and self.spool.exists():
-            print(f"{self.name}: {spool_replay.record(answers_file(self.name), self.spool)} answers recorded in {answers_file(self.name)}", file=sys.stderr)
+            print(
+                f"{self.name}: {spool_replay.record(answers_file(self.name), self.spool)} answers recorded in "
+                f"{answers_file(self.name)}",
+                file=sys.stderr,
+            )
 
     def skills(self):
         """Cold-start the policies (verbatim, or rewritten by `model`); returns (SkillSet, rewrite
@@ -166,15 +171,23 @@ class Bench:
         from frames_cli.llm.transport.spool import spool_id
         from frames_cli.llm.messages.types import ChatRequest
 
-        requests = [ChatRequest("executor", [{"role": "user", "content": first_turn(catalog, q)}], EXECUTOR_STEP, tag="q") for q in questions]
+        requests = [ChatRequest("executor", [{"role": "user", "content": first_turn(catalog, q)}], EXECUTOR_STEP,
+                                tag="q") for q in questions]
         replies = self.client.chat_many(requests)
         name = (self.executor or "").removeprefix("spool/")
-        late = [q for q, rq, r in zip(questions, requests, replies) if not r.ok and spool_id(name, rq.messages, 0) in self.recorded]
+        late = [q for q, rq, r in zip(questions, requests, replies) if not r.ok
+                and spool_id(name, rq.messages, 0) in self.recorded]
         if late:
-            raise SystemExit(f"{self.name}: {len(late)} recorded answer(s) not taken within {self.wait} s (first: {late[0]!r}); run again with a longer --wait")
+            raise SystemExit(f"{self.name}: {len(late)} recorded answer(s) not taken within {self.wait} s (first: "
+                             f"{late[0]!r}); run again with a longer --wait")
         for reason in sorted({r.error for r in replies if not r.ok}):
-            print(f"  {self.name}: {sum(r.error == reason for r in replies)} executor call(s) without an answer: {reason[:200]}", file=sys.stderr)
-        return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else None for q, r in zip(questions, replies)}
+            print(
+                f"  {self.name}: {sum(r.error == reason for r in replies)} executor call(s) without an answer: "
+                f"{reason[:200]}",
+                file=sys.stderr,
+            )
+        return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else None for q,
+                r in zip(questions, replies)}
 
 
 def answer_of(skills, question: Question) -> str:
@@ -183,7 +196,8 @@ def answer_of(skills, question: Question) -> str:
     Raises:
         SystemExit: no skill or several cover it (a label that does not point into one skill).
     """
-    found = [s.name for s in skills.values() if any(b.file == question.file and b.start <= question.line <= b.end for b in s.backlinks)]
+    found = [s.name for s in skills.values()
+             if any(b.file == question.file and b.start <= question.line <= b.end for b in s.backlinks)]
     if len(found) != 1:
         raise SystemExit(f"{question.file}:{question.line}: covered by {found or 'no skill'} ({question.text})")
     return found[0]
@@ -240,7 +254,8 @@ def first_turn(catalog, question: str) -> str:
     """The built-in executor's first message for a case whose request is `question` (case id "q")."""
     from frames_cli.llm.messages.prompts import render
 
-    return render("executor_catalog", case_id="q", catalog=catalog.text(), request=question, answer_format="JSON", max_loads=TOP)
+    return render("executor_catalog", case_id="q", catalog=catalog.text(), request=question, answer_format="JSON",
+                  max_loads=TOP)
 
 
 def sim_ranking(catalog, question: str) -> list[str]:
@@ -252,11 +267,13 @@ def sim_ranking(catalog, question: str) -> list[str]:
     from frames_cli.workspace.config import SimulatorConfig
 
     case = Case("q", "bench", Source("bench"), "2026-12-01", Task({"text": question}, None, Check("exact", {})))
-    reply = executor.behave(SimCall("executor", first_turn(catalog, question), 0, SimulatorConfig(), SimWorld.from_cases([case])))
+    reply = executor.behave(SimCall("executor", first_turn(catalog, question), 0, SimulatorConfig(),
+                                    SimWorld.from_cases([case])))
     return catalog.names(reply.get("load") or [])
 
 
-def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 5.0, record: bool = False, executor: str | None = None) -> dict:
+def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | None = None, wait: float = 5.0,
+            record: bool = False, executor: str | None = None) -> dict:
     """Measure one set: {"set", "skills", "catalog_tokens" (`tokens.approx_tokens` of the catalog
     text), "rewritten", "questions", "bm25": {"top1", "top3"},
     "sim": {...}, "bodies": {...}, ["model": {...},] "halves": {"tune"|"held-out": {"questions",
@@ -283,7 +300,8 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
         want = answer_of(skills, q)
         count["all"] += 1
         count[halves[q.text]] += 1
-        rankings = {"bm25": bm25_ranking(catalog, q.text), "sim": sim_ranking(catalog, q.text), "bodies": body_ranking(skills, q.text)}
+        rankings = {"bm25": bm25_ranking(catalog, q.text), "sim": sim_ranking(catalog, q.text),
+                    "bodies": body_ranking(skills, q.text)}
         if executor and chosen[q.text] is not None:
             rankings["model"] = chosen[q.text]
         for method, ranking in rankings.items():
@@ -293,10 +311,12 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
                 hits[g][method][1] += top3
                 hits[g][method][2] += 1
             if misses and not top1 and method != "bodies":
-                print(f"  {name} [{halves[q.text]}] {method} miss: {q.text!r}\n    want {want}, got {ranking[:TOP]}", file=sys.stderr)
+                print(f"  {name} [{halves[q.text]}] {method} miss: {q.text!r}\n    want {want}, got {ranking[:TOP]}",
+                      file=sys.stderr)
 
     def rates(g: str) -> dict:
-        return {m: {"top1": round(h[0] / max(1, h[2]), 3), "top3": round(h[1] / max(1, h[2]), 3), "ranked": h[2]} for m, h in hits[g].items()}
+        return {m: {"top1": round(h[0] / max(1, h[2]), 3), "top3": round(h[1] / max(1, h[2]), 3), "ranked": h[2]} for m,
+                h in hits[g].items()}
 
     from frames_cli.tokens import approx_tokens
 
@@ -314,15 +334,24 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", choices=sorted(SETS), help="question set (default: all)")
-    parser.add_argument("--model", help="make the skills with this coldstart model (e.g. frames-sim/coldstart); default verbatim")
-    parser.add_argument("--half", choices=HALVES, help="only this half of each set's questions (default: both, reported apart)")
+    parser.add_argument("--model",
+                        help="make the skills with this coldstart model (e.g. frames-sim/coldstart); default verbatim")
+    parser.add_argument("--half", choices=HALVES,
+                        help="only this half of each set's questions (default: both, reported apart)")
     parser.add_argument("--misses", action="store_true", help="print every question whose answer is not ranked first")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--idf", choices=("lucene", "okapi"), default="lucene", help="BM25's idf: Lucene's (default) or rank-bm25 Okapi's floored one")
-    parser.add_argument("--work", type=Path, help="build the workspaces in this (new) folder and keep them, e.g. to answer a spool live (default: a temporary folder)")
-    parser.add_argument("--wait", type=float, default=5.0, help="spool models: seconds a request waits for its answer (default 5: replay only)")
-    parser.add_argument("--record", action="store_true", help="spool models: write the answered requests to the set's recording")
-    parser.add_argument("--executor", help="also rank by this model's choice from the executor's first turn (e.g. spool/executor: the recorded answers)")
+    parser.add_argument("--idf", choices=("lucene", "okapi"), default="lucene",
+                        help="BM25's idf: Lucene's (default) or rank-bm25 Okapi's floored one")
+    parser.add_argument("--work", type=Path,
+                        help="build the workspaces in this (new) folder and keep them, e.g. to answer a spool live "
+                             "(default: a temporary folder)")
+    parser.add_argument("--wait", type=float, default=5.0,
+                        help="spool models: seconds a request waits for its answer (default 5: replay only)")
+    parser.add_argument("--record", action="store_true",
+                        help="spool models: write the answered requests to the set's recording")
+    parser.add_argument("--executor",
+                        help="also rank by this model's choice from the executor's first turn (e.g. spool/executor: "
+                             "the recorded answers)")
     args = parser.parse_args()
     if args.executor and not args.executor.startswith("spool/"):
         # The simulated executor needs its world (the case) built by `sim_ranking`: that is the sim column.
@@ -333,31 +362,47 @@ def main() -> None:
             parser.error(f"--work {args.work}: exists; name a new folder (its workspaces are built from scratch)")
         args.work.mkdir(parents=True)
     with contextlib.nullcontext(args.work) if args.work else tempfile.TemporaryDirectory() as work:
-        results = [run_set(name, args.model, args.misses, Path(work), args.half, args.wait, args.record, args.executor) for name in args.set or sorted(SETS)]
+        results = [run_set(name, args.model, args.misses, Path(work), args.half, args.wait, args.record, args.executor)
+                   for name in args.set or sorted(SETS)]
     if args.json:
         print(json.dumps(results, indent=2))
         return
     print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
     for r in results:
-        print(f"{r['set']}: catalog of {r['skills']} skills, {r['catalog_tokens']:,} tokens ({r['catalog_tokens'] / r['skills']:.1f} per skill; characters / 4)")
+        print(f"{r['set']}: catalog of {r['skills']} skills, {r['catalog_tokens']:,} tokens "
+              f"({r['catalog_tokens'] / r['skills']:.1f} per skill; characters / 4)")
     for r in results:
         if r["rewritten"] is not None:
             left = r["skills"] - r["rewritten"]
-            print(f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills" + (f"; {left} kept verbatim" if left else ""))
+            print(
+                f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills"
+                + (f"; {left} kept verbatim" if left else "")
+            )
     extra = f"   {'model top-1':>11} {'top-3':>6} {'of':>4}" if args.executor else ""
-    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   {'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
+    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   "
+          f"{'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
     for r in results:
-        rows = [("all", r)] if args.half else [("all", r), *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
+        rows = [("all", r)] if args.half else [("all", r),
+                                               *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
         for label, row in rows:
             m = row.get("model", {})
-            model = (f"   {m['top1']:>11.1%} {m['top3']:>6.1%} {m['ranked']:>4}" if m.get("ranked") else f"   {'-':>11} {'-':>6} {0:>4}") if args.executor else ""
+            model = (
+                (
+                    f"   {m['top1']:>11.1%} {m['top3']:>6.1%} {m['ranked']:>4}"
+                    if m.get("ranked")
+                    else f"   {'-':>11} {'-':>6} {0:>4}"
+                )
+                if args.executor
+                else ""
+            )
             print(
                 f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
-                f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} {row['sim']['top3']:>6.1%}   "
-                f"{row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}{model}"
+                f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} "
+                f"{row['sim']['top3']:>6.1%}   {row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}{model}"
             )
     if args.executor:
-        print(f"model: the skills {args.executor} asked to load on the executor's first turn, over the `of` questions it answered (the recording holds no answer for the others)")
+        print(f"model: the skills {args.executor} asked to load on the executor's first turn, over the `of` questions "
+              f"it answered (the recording holds no answer for the others)")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ def synthetic_policy(sections: int) -> str:
         for sub in range(3):
             out += [f"### Step {s}.{sub}", ""]
             for r in range(6):
-                out.append(f"- Rule {s}.{sub}.{r}: the agent must check condition {r} before acting, and refuse when it fails.")
+                out.append(f"- Rule {s}.{sub}.{r}: the agent must check condition {r} before acting, and refuse when "
+                           f"it fails.")
             out += ["", "If any check fails, explain which one in one sentence and stop.", ""]
     return "\n".join(out) + "\n"
 

@@ -68,17 +68,27 @@ def dump(folder: Path, questions: Path | None, per_case: int) -> dict:
         ws = Workspace.open(root)
         run_coldstart(ws, ws.config(), commit=False)
         skills = SkillSet.from_dir(ws.skills_dir)
-        out = {"descriptions": {n: s.description for n, s in skills.items()}, "catalog_tokens": approx_tokens(Catalog.of(skills).text()), "tokens_per_case": None}
+        out = {"descriptions": {n: s.description for n, s in skills.items()},
+               "catalog_tokens": approx_tokens(Catalog.of(skills).text()), "tokens_per_case": None}
         if questions and per_case:
-            texts = [json.loads(line)["question"] for line in questions.read_text().splitlines() if line.strip()][:per_case]
-            (root / "cases" / "bench.yaml").write_text("".join(_CASE.format(n=i, text=json.dumps(t)) for i, t in enumerate(texts, 1)))
+            texts = [json.loads(line)["question"] for line in questions.read_text().splitlines()
+                     if line.strip()][:per_case]
+            (root / "cases" / "bench.yaml").write_text("".join(_CASE.format(n=i, text=json.dumps(t)) for i,
+                                                               t in enumerate(texts, 1)))
             config = (root / "frames.yaml").read_text()
             if "  executor: null" not in config:
-                raise SystemExit("frames init's frames.yaml no longer has `  executor: null` to point at frames-sim/executor")
+                raise SystemExit("frames init's frames.yaml no longer has `  executor: null` to point at "
+                                 "frames-sim/executor")
             (root / "frames.yaml").write_text(config.replace("  executor: null", "  executor: frames-sim/executor", 1))
             subprocess.run(["git", "add", "-A"], cwd=root, check=True, capture_output=True)
-            subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "bench"], cwd=root, check=True, capture_output=True)
-            done = subprocess.run([sys.executable, "-m", "frames_cli", "eval", "--json"], cwd=root, capture_output=True, text=True, env=os.environ.copy())
+            subprocess.run(
+                ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "bench"],
+                cwd=root,
+                check=True,
+                capture_output=True,
+            )
+            done = subprocess.run([sys.executable, "-m", "frames_cli", "eval", "--json"], cwd=root, capture_output=True,
+                                  text=True, env=os.environ.copy())
             if done.returncode != 0:
                 raise SystemExit(f"frames eval failed ({done.returncode}): {done.stderr[-2000:]}")
             out["tokens_per_case"] = json.loads(done.stdout)["mean_tokens"]
@@ -130,8 +140,11 @@ def _export(rev: str, into: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", choices=sorted(SETS), help="policy folder (default: all)")
-    parser.add_argument("--compare", metavar="REV", help="also measure the code of this git revision (e.g. the commit before a change)")
-    parser.add_argument("--per-case", type=int, default=0, metavar="N", help="tokens per case of `frames eval` (simulated executor) over the first N questions (18F, airline)")
+    parser.add_argument("--compare", metavar="REV",
+                        help="also measure the code of this git revision (e.g. the commit before a change)")
+    parser.add_argument("--per-case", type=int, default=0, metavar="N",
+                        help="tokens per case of `frames eval` (simulated executor) over the first N questions (18F, "
+                             "airline)")
     parser.add_argument("--show", action="store_true", help="print every description, and the checker's findings")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--dump", type=Path, help=argparse.SUPPRESS)
@@ -147,18 +160,21 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"{'set':<14} {'code':<10} {'skills':>6} {'mean chars':>10} {'max':>4} {'word list':>9} {'cut word':>8} {'n-names':>7} {'catalog tok':>11} {'per skill':>9} {'per case':>8}")
+    print(f"{'set':<14} {'code':<10} {'skills':>6} {'mean chars':>10} {'max':>4} {'word list':>9} {'cut word':>8} "
+          f"{'n-names':>7} {'catalog tok':>11} {'per skill':>9} {'per case':>8}")
     for r in rows:
         case = f"{r['tokens_per_case']:>8.0f}" if r["tokens_per_case"] else f"{'-':>8}"
         label = r["set"] + (" *" if r["held_out"] else "")
-        print(f"{label:<14} {r['code'][:10]:<10} {r['skills']:>6} {r['mean_chars']:>10} {r['max_chars']:>4} {r['word_list']:>9} {r['cut_word']:>8} "
-              f"{len(r['numbered_names']):>7} {r['catalog_tokens']:>11,} {r['tokens_per_skill']:>9} {case}")
+        print(f"{label:<14} {r['code'][:10]:<10} {r['skills']:>6} {r['mean_chars']:>10} {r['max_chars']:>4} "
+              f"{r['word_list']:>9} {r['cut_word']:>8} {len(r['numbered_names']):>7} {r['catalog_tokens']:>11,} "
+              f"{r['tokens_per_skill']:>9} {case}")
         if args.show:
             for n, text in r["descriptions"].items():
                 mark = f"  [{', '.join(r['flagged'][n])}]" if n in r["flagged"] else ""
                 print(f"    {n}: {text}{mark}")
-    print("* held out: the description rules were not tuned on it. Tokens: characters / 4 (frames.tokens.approx_tokens);"
-          " per case: mean prompt + completion tokens of `frames eval` with frames-sim/executor on one-line questions.")
+    print("* held out: the description rules were not tuned on it. Tokens: characters / 4 "
+          "(frames.tokens.approx_tokens); per case: mean prompt + completion tokens of `frames eval` with "
+          "frames-sim/executor on one-line questions.")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ import time
 
 from frames_cli.evolution.propose.rules import duplicate_pairs
 
-WORDS = ("agent must cancel reservation refund passenger flight cabin economy business bag checked fee insurance travel "
-         "booking hours days status membership gold silver payment certificate gift card credit profile user change modify").split()
+WORDS = (
+    "agent must cancel reservation refund passenger flight cabin economy business bag checked fee insurance travel "
+    "booking hours days status membership gold silver payment certificate gift card credit profile user change modify"
+).split()
 
 
 def bodies(n: int) -> dict[str, str]:
@@ -26,9 +28,12 @@ def bodies(n: int) -> dict[str, str]:
     rng = random.Random(0)
     return {
         "random": "\n".join("- " + " ".join(rng.choice(WORDS) for _ in range(12)) + "." for _ in range(n)),
-        "table": "\n".join(f"- {i} free checked bags for each business passenger with a gold membership" for i in range(n)),
-        "codes": "\n".join(f"- The agent must not cancel reservation R{i:05d}X for the passenger in economy today." for i in range(n)),
-        "same": "\n".join("- The agent must cancel the reservation and refund the passenger within 24 hours." for _ in range(n)),
+        "table": "\n".join(f"- {i} free checked bags for each business passenger with a gold membership"
+                           for i in range(n)),
+        "codes": "\n".join(f"- The agent must not cancel reservation R{i:05d}X for the passenger in economy today."
+                           for i in range(n)),
+        "same": "\n".join("- The agent must cancel the reservation and refund the passenger within 24 hours."
+                          for _ in range(n)),
     }
 
 

@@ -56,14 +56,18 @@ def compare(label: str, estimate: Estimate, ledger: dict, full_length: bool) -> 
     roles = ledger["roles"]
     short = estimate.short
     print(f"\n{label}")
-    print(f"{'role':<10} {'calls':>7} {'at most':>8} {'real':>6} {'tok. short':>11} {'tok. full':>11} {'real':>11} {'real/full':>9} {'at most':>15}")
+    print(f"{'role':<10} {'calls':>7} {'at most':>8} {'real':>6} {'tok. short':>11} {'tok. full':>11} {'real':>11} "
+          f"{'real/full':>9} {'at most':>15}")
     for name in sorted(set(estimate.roles) | set(roles)):
         est, real = estimate.roles.get(name), roles.get(name, {})
         calls, tokens = real.get("calls", 0), real.get("prompt_tokens", 0) + real.get("completion_tokens", 0)
-        e_calls, e_max, e_tokens, e_max_tokens = (est.calls, est.calls_max, est.tokens, est.max_tokens) if est else (0, 0, 0, 0)
+        e_calls, e_max, e_tokens, e_max_tokens = (
+            (est.calls, est.calls_max, est.tokens, est.max_tokens) if est else (0, 0, 0, 0)
+        )
         low = f"{short.roles[name].tokens:,}" if short and name in short.roles else "—"
         ratio = tokens / e_tokens if e_tokens else float("inf")
-        print(f"{name:<10} {e_calls:>7,} {e_max:>8,} {calls:>6,} {low:>11} {e_tokens:>11,} {tokens:>11,} {ratio:>9.3f} {e_max_tokens:>15,}")
+        print(f"{name:<10} {e_calls:>7,} {e_max:>8,} {calls:>6,} {low:>11} {e_tokens:>11,} {tokens:>11,} {ratio:>9.3f} "
+              f"{e_max_tokens:>15,}")
         if calls > e_max:
             failures.append(f"{label}: {name} made {calls} calls, above the estimate's maximum {e_max}")
         if tokens > e_max_tokens:
@@ -72,7 +76,8 @@ def compare(label: str, estimate: Estimate, ledger: dict, full_length: bool) -> 
     calls = sum(r.get("calls", 0) for r in roles.values())
     ratio = total / estimate.tokens
     low = short.tokens if short else estimate.tokens
-    print(f"{'total':<10} {estimate.calls:>7,} {estimate.calls_max:>8,} {calls:>6,} {f'{low:,}' if short else '—':>11} {estimate.tokens:>11,} {total:>11,} {ratio:>9.3f} {estimate.max_tokens:>15,}")
+    print(f"{'total':<10} {estimate.calls:>7,} {estimate.calls_max:>8,} {calls:>6,} {f'{low:,}' if short else '—':>11} "
+          f"{estimate.tokens:>11,} {total:>11,} {ratio:>9.3f} {estimate.max_tokens:>15,}")
     if calls > estimate.calls_max:
         failures.append(f"{label}: {calls} calls, above the estimate's maximum {estimate.calls_max}")
     if total > estimate.max_tokens:
@@ -80,7 +85,8 @@ def compare(label: str, estimate: Estimate, ledger: dict, full_length: bool) -> 
     if full_length and abs(ratio - 1) > TOLERANCE:
         failures.append(f"{label}: real tokens are {ratio:.3f} × the full-run estimate, outside ±{TOLERANCE:.0%}")
     if not full_length and not (1 - TOLERANCE) * low <= total <= (1 + TOLERANCE) * estimate.tokens:
-        failures.append(f"{label}: real tokens {total:,} outside [{1 - TOLERANCE:g} × {low:,}, {1 + TOLERANCE:g} × {estimate.tokens:,}]")
+        failures.append(f"{label}: real tokens {total:,} outside [{1 - TOLERANCE:g} × {low:,}, {1 + TOLERANCE:g} × "
+                        f"{estimate.tokens:,}]")
     return failures
 
 
@@ -100,7 +106,8 @@ def main() -> int:
         root = Path(tmp) / "ws"
         copy_example(root)
         ws = Workspace.open(root)
-        copy_example(Path(tmp) / "full-length", {"patience": ws.config().evolution.max_rounds, "early_rejection": False, "attribution_steps": 0})
+        copy_example(Path(tmp) / "full-length",
+                     {"patience": ws.config().evolution.max_rounds, "early_rejection": False, "attribution_steps": 0})
         full = Workspace.open(Path(tmp) / "full-length")
         runs = [(ws, seed, False) for seed in range(args.seeds)] + [(full, 0, True)]
         for where, seed, full_length in runs:
@@ -108,7 +115,11 @@ def main() -> int:
             estimate = estimate_new_run(where, options)
             outcome = evolve(where, options)
             ledger = json.loads((where.runs_dir / outcome.state.run_id / "ledger.json").read_text())
-            kind = "full length (patience = max_rounds, no early rejection, no attribution)" if full_length else "bundled settings"
+            kind = (
+                "full length (patience = max_rounds, no early rejection, no attribution)"
+                if full_length
+                else "bundled settings"
+            )
             childless = outcome.state.round + 1 - len(outcome.state.candidates)
             label = (f"frames evolve, seed {seed}, {kind}: {outcome.state.round} rounds ({outcome.state.stop_reason}), "
                      f"{len(outcome.state.candidates)} candidates")
@@ -128,7 +139,8 @@ def main() -> int:
         skills = SkillSet.from_dir(ws.skills_dir)
         estimate = evaluation_estimate(cases, skills, config, config.eval.samples)
         run_dir = ws.state_dir / "evals" / "bench-estimate"
-        with ModelClient(ws, with_overrides(config, "llm", cache=False), run_dir=run_dir, sim_world=SimWorld.from_cases(cases)) as client:
+        with ModelClient(ws, with_overrides(config, "llm", cache=False), run_dir=run_dir,
+                         sim_world=SimWorld.from_cases(cases)) as client:
             evaluate(cases, skills, make_executor(ws, config, client), samples=config.eval.samples)
         failures += compare("frames eval of the base skills", estimate, client.ledger.to_dict(), True)
     for failure in failures:

@@ -147,7 +147,8 @@ class PssPeak:
     """A `sample_pss` process watching this process: `.mb()` is the peak summed PSS in MB since the last call."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, "--sample-pss", str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([sys.executable, __file__, "--sample-pss", str(os.getpid())],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None and self.proc.stdout.readline() == "ready\n"
 
     def mb(self) -> float:
@@ -166,10 +167,20 @@ class PssPeak:
 
 def cpu_seconds() -> float:
     """User + system CPU time of this process (all threads) and of its ended children (seconds)."""
-    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+    return sum(u.ru_utime + u.ru_stime
+               for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 
 
-def run_eval(ws: Workspace, config: FramesConfig, cases: list, skills: SkillSet, run_dir: Path, jobs: int, use_cache: bool, world: SimWorld) -> tuple[EvalReport, dict]:
+def run_eval(
+    ws: Workspace,
+    config: FramesConfig,
+    cases: list,
+    skills: SkillSet,
+    run_dir: Path,
+    jobs: int,
+    use_cache: bool,
+    world: SimWorld,
+) -> tuple[EvalReport, dict]:
     """Evaluate in this process (jobs = 1) or in `jobs` workers; the report and the executor's ledger totals."""
     if jobs > 1:
         ledger = Ledger()
@@ -186,7 +197,9 @@ def memory(jobs: int, pss_mb: float) -> str:
     rss = f"peak RSS of this process {own:.0f} MB"
     if jobs > 1:
         rss += f", largest ended child's peak RSS {worker:.0f} MB (RSS bound on the sum: {own + jobs * worker:.0f} MB)"
-    return f"peak PSS summed over {'this process and its workers' if jobs > 1 else 'this process'}: {pss_mb:.0f} MB; {rss}"
+    return (
+        f"peak PSS summed over {'this process and its workers' if jobs > 1 else 'this process'}: {pss_mb:.0f} MB; {rss}"
+    )
 
 
 def make_cases(n: int, small: bool) -> list:
@@ -195,7 +208,8 @@ def make_cases(n: int, small: bool) -> list:
         from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
 
         base = [
-            Case(f"small-{i}", cat, Source("bench"), "", Task({"text": text, "fields": {}}, expected, Check("exact"), "JSON"), Diagnosis(evidence=[ev]))
+            Case(f"small-{i}", cat, Source("bench"), "",
+                 Task({"text": text, "fields": {}}, expected, Check("exact"), "JSON"), Diagnosis(evidence=[ev]))
             for i, (cat, text, expected, ev) in enumerate(SMALL)
         ]
     else:
@@ -232,7 +246,9 @@ def ray_main(args: argparse.Namespace, tmp: Path) -> None:
     (tmp / "agent.sh").write_text(AGENT_SH)
     ws = Workspace.open(tmp)
     config = with_overrides(FramesConfig(), "llm", concurrency=args.concurrency)
-    config = dataclasses.replace(config, executor=ExecutorConfig(kind="command", command=["/bin/sh", str(tmp / "agent.sh")], timeout_s=60))
+    config = dataclasses.replace(config,
+                                 executor=ExecutorConfig(kind="command", command=["/bin/sh", str(tmp / "agent.sh")],
+                                                         timeout_s=60))
     cases = load_cases([tmp / "cases" / "bench.jsonl"])
     skills = SkillSet.from_dir(tmp / "skills")
     walls: dict[str, float] = {}
@@ -241,12 +257,16 @@ def ray_main(args: argparse.Namespace, tmp: Path) -> None:
         t0, c0 = time.perf_counter(), cpu_seconds()
         if jobs == 1:
             with ModelClient(ws, config, use_cache=False) as client:
-                reports["jobs 1"] = evaluate(cases, skills, make_executor(ws, config, client), lost_retries=config.eval.lost_retries)
+                reports["jobs 1"] = evaluate(cases, skills, make_executor(ws, config, client),
+                                             lost_retries=config.eval.lost_retries)
         else:
             reports["jobs 2"] = evaluate_parallel(cases, skills, WorkerSetup(ws, config, None, False), jobs=2)
         walls[f"jobs {jobs}"] = time.perf_counter() - t0
-        print(f"--jobs {jobs}: {walls[f'jobs {jobs}']:.1f} s wall, {1000 * walls[f'jobs {jobs}'] / len(cases):.2f} ms per case, "
-              f"CPU {cpu_seconds() - c0:.1f} s (this process and ended children)", flush=True)
+        print(
+            f"--jobs {jobs}: {walls[f'jobs {jobs}']:.1f} s wall, {1000 * walls[f'jobs {jobs}'] / len(cases):.2f} ms "
+            f"per case, CPU {cpu_seconds() - c0:.1f} s (this process and ended children)",
+            flush=True,
+        )
     nodes, slots = 2, args.concurrency
     with LocalCluster(nodes=nodes, cpus=1) as cluster:
         os.environ.update(RAY_ADDRESS=cluster.address, RAY_AUTH_MODE="token")
@@ -267,13 +287,14 @@ def ray_main(args: argparse.Namespace, tmp: Path) -> None:
     same = [r.to_dict() for r in reports["ray"].results] == [r.to_dict() for r in reports["jobs 1"].results]
     same2 = [r.to_dict() for r in reports["jobs 2"].results] == [r.to_dict() for r in reports["jobs 1"].results]
     per = {k: 1000 * v / len(cases) for k, v in walls.items()}
-    print(f"ray ({nodes} nodes started with `ray start`, 1 CPU each, {slots} agents at once): {walls['ray']:.1f} s wall, "
-          f"{per['ray']:.2f} ms per case against {per['jobs 2']:.2f} ms with --jobs 2 (overhead {per['ray'] - per['jobs 2']:+.2f} ms per case) "
-          f"and {per['jobs 1']:.2f} ms with --jobs 1")
+    print(f"ray ({nodes} nodes started with `ray start`, 1 CPU each, {slots} agents at once): {walls['ray']:.1f} s "
+          f"wall, {per['ray']:.2f} ms per case against {per['jobs 2']:.2f} ms with --jobs 2 (overhead "
+          f"{per['ray'] - per['jobs 2']:+.2f} ms per case) and {per['jobs 1']:.2f} ms with --jobs 1")
     print(f"killed worker: {'pid ' + str(killed[0]) if killed else 'none'}; lost cases: {len(reports['ray'].lost())}; "
           f"same report as --jobs 1: {'yes' if same else 'NO'} (--jobs 2: {'yes' if same2 else 'NO'}); "
           f"pass rate {reports['ray'].pass_rate:.1%} over {len(cases)} cases")
-    print(json.dumps({"cases": len(cases), "wall_s": {k: round(v, 2) for k, v in walls.items()}, "ms_per_case": {k: round(v, 3) for k, v in per.items()},
+    print(json.dumps({"cases": len(cases), "wall_s": {k: round(v, 2) for k, v in walls.items()},
+                      "ms_per_case": {k: round(v, 3) for k, v in per.items()},
                       "killed": killed, "lost": len(reports["ray"].lost()), "same_report": same}))
 
 
@@ -285,8 +306,10 @@ def main() -> None:
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
-                        help="ray: the command agent with --jobs 1, --jobs 2 and on a 2-node local Ray cluster (needs frames-cli[ray])")
-    parser.add_argument("--kill-after", type=float, default=5.0, help="with --backend ray: seconds into the Ray run when one task worker is killed (-1: none)")
+                        help="ray: the command agent with --jobs 1, --jobs 2 and on a 2-node local Ray cluster (needs "
+                             "frames-cli[ray])")
+    parser.add_argument("--kill-after", type=float, default=5.0,
+                        help="with --backend ray: seconds into the Ray run when one task worker is killed (-1: none)")
     parser.add_argument("--write-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--sample-pss", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -303,7 +326,8 @@ def main() -> None:
         (tmp / "frames.yaml").write_text("version: 1\n")
         shutil.copytree(ROOT / "skills", tmp / "skills")
         # Written by a child process, so this process's peak memory is what loading and evaluating take.
-        writer = [sys.executable, __file__, "--cases", str(args.cases), "--write-only", str(tmp / "cases" / "bench.jsonl")]
+        writer = [sys.executable, __file__, "--cases", str(args.cases), "--write-only",
+                  str(tmp / "cases" / "bench.jsonl")]
         subprocess.run(writer + (["--small"] if args.small else []), check=True)
         if args.backend == "ray":
             ray_main(args, tmp)
@@ -323,7 +347,8 @@ def main() -> None:
         t1, cpu1 = time.perf_counter(), cpu_seconds()
         # The simulator's world shares the loaded cases (as `frames eval` does) instead of reading them again.
         world = SimWorld.from_cases(cases)
-        report, ledger = run_eval(ws, config, cases, skills, tmp / ".frames" / "evals" / "bench", args.jobs, not args.no_cache, world)
+        report, ledger = run_eval(ws, config, cases, skills, tmp / ".frames" / "evals" / "bench", args.jobs,
+                                  not args.no_cache, world)
         t2, cpu2 = time.perf_counter(), cpu_seconds()
         pss_mb = pss.mb()
 
@@ -331,23 +356,28 @@ def main() -> None:
         print(f"cases: {len(cases)} ({'short' if args.small else 'tau2 airline, repeated'}), skills: {len(skills)}, "
               f"concurrency: {args.concurrency}, jobs: {args.jobs}, cache: {'off' if args.no_cache else 'on (cold)'}")
         print(f"load cases + skills: {t1 - t0:.2f} s")
-        print(f"evaluate: {t2 - t1:.2f} s wall, {calls} model calls, {1000 * (t2 - t1) / max(calls, 1):.2f} ms per call, "
-              f"{len(cases) / (t2 - t1):.0f} cases/s")
+        print(f"evaluate: {t2 - t1:.2f} s wall, {calls} model calls, {1000 * (t2 - t1) / max(calls, 1):.2f} ms per "
+              f"call, {len(cases) / (t2 - t1):.0f} cases/s")
         print(f"evaluate CPU time: {cpu2 - cpu1:.2f} s ({1000 * (cpu2 - cpu1) / max(calls, 1):.2f} ms per call); "
               f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"pass rate: {report.pass_rate:.1%}, mean tokens per case: {report.mean_tokens:.0f}")
         print(f"memory (load + evaluate): {memory(args.jobs, pss_mb)} (after importing litellm: {rss_before:.0f} MB)")
-        figures = {"cases": len(cases), "jobs": args.jobs, "eval_s": round(t2 - t1, 2), "load_s": round(t1 - t0, 2), "calls": calls,
-                   "eval_cpu_s": round(cpu2 - cpu1, 2), "peak_pss_sum_mb": round(pss_mb), "peak_rss_mb": round(peak_rss_mb()),
+        figures = {"cases": len(cases), "jobs": args.jobs, "eval_s": round(t2 - t1, 2), "load_s": round(t1 - t0, 2),
+                   "calls": calls,
+                   "eval_cpu_s": round(cpu2 - cpu1, 2), "peak_pss_sum_mb": round(pss_mb),
+                   "peak_rss_mb": round(peak_rss_mb()),
                    "worker_peak_rss_mb": round(workers_peak_rss_mb())}
         if not args.no_cache:
             # The re-run of `frames eval` on unchanged skills and cases: every answer from the cache.
-            again, rerun = run_eval(ws, config, cases, skills, tmp / ".frames" / "evals" / "rerun", args.jobs, True, world)
+            again, rerun = run_eval(ws, config, cases, skills, tmp / ".frames" / "evals" / "rerun", args.jobs, True,
+                                    world)
             t3 = time.perf_counter()
             rerun_pss_mb = pss.mb()
             assert again.pass_rate == report.pass_rate
-            print(f"warm re-run: {t3 - t2:.2f} s wall, {rerun['calls']} model calls; memory: {memory(args.jobs, rerun_pss_mb)}")
-            figures.update(rerun_s=round(t3 - t2, 2), rerun_calls=rerun["calls"], rerun_peak_pss_sum_mb=round(rerun_pss_mb),
+            print(f"warm re-run: {t3 - t2:.2f} s wall, {rerun['calls']} model calls; memory: "
+                  f"{memory(args.jobs, rerun_pss_mb)}")
+            figures.update(rerun_s=round(t3 - t2, 2), rerun_calls=rerun["calls"],
+                           rerun_peak_pss_sum_mb=round(rerun_pss_mb),
                            peak_rss_mb=round(peak_rss_mb()), worker_peak_rss_mb=round(workers_peak_rss_mb()))
         pss.close()
         print(json.dumps(figures))

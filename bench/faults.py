@@ -75,16 +75,21 @@ def one_run(root: Path) -> dict:
             if not r["passed"] and not r.get("lost") and any(g in r["reason"] for g in GIVE_UPS):
                 as_failure += 1
     # The skills/ tree only: frames.yaml, also committed, differs between rows by its fault setting.
-    tree = lambda sha: subprocess.run(["git", "rev-parse", f"{sha}:skills"], cwd=root, check=True, capture_output=True, text=True).stdout.strip()  # noqa: E731
-    front = [(c.id, round(c.pass_rate or 0.0, 6), round(c.mean_tokens or 0.0, 3), tree(c.commit)) for c in state.front_candidates()]
-    return {"status": state.status + (f" ({state.stop_reason})" if state.stop_reason else ""), "lost": state.lost_results(),
+    tree = lambda sha: subprocess.run(
+        ["git", "rev-parse", f"{sha}:skills"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()  # noqa: E731
+    front = [(c.id, round(c.pass_rate or 0.0, 6), round(c.mean_tokens or 0.0, 3), tree(c.commit))
+             for c in state.front_candidates()]
+    return {"status": state.status + (f" ({state.stop_reason})" if state.stop_reason else ""),
+            "lost": state.lost_results(),
             "lost_as_failure": as_failure, "front": front, "tokens": state.spend_tokens}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rate", type=float, default=0.2, help="rate of each fault kind (default 0.2)")
-    parser.add_argument("--lost-retries", type=int, default=None, help="override eval.lost_retries (default: frames.yaml's)")
+    parser.add_argument("--lost-retries", type=int, default=None,
+                        help="override eval.lost_retries (default: frames.yaml's)")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = {}
@@ -99,10 +104,12 @@ def main() -> int:
     for kind, row in rows.items():
         shown = " ".join(f"{cid} {rate * 100:.1f}%/{tokens:,.0f}" for cid, rate, tokens, _ in row["front"])
         same = " (same)" if kind != "none" and row["front"] == clean else ""
-        print(f"{kind:<16} {row['status'][:24]:<24} {row['lost']:>5} {row['lost_as_failure']:>15} {row.get('tokens', 0):>11,}  {shown}{same}")
+        print(f"{kind:<16} {row['status'][:24]:<24} {row['lost']:>5} {row['lost_as_failure']:>15} "
+              f"{row.get('tokens', 0):>11,}  {shown}{same}")
     total = sum(r["lost_as_failure"] for r in rows.values())
     equal = {k: "yes" if rows[k]["front"] == clean else "no" for k in ("rate_limit", "timeout")}
-    print(f"\nlost-as-failure={total} front-equal-rate-limit={equal['rate_limit']} front-equal-timeout={equal['timeout']}")
+    print(f"\nlost-as-failure={total} front-equal-rate-limit={equal['rate_limit']} "
+          f"front-equal-timeout={equal['timeout']}")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
     return 0 if total == 0 and set(equal.values()) == {"yes"} else 1
 

@@ -181,7 +181,9 @@ def prefix_share(exchanges: Path) -> tuple[int, int]:
     return shared, total
 
 
-def samples_outcomes(root: Path, commit: str | None, samples: int) -> tuple[dict[str, CaseOutcome], dict[str, list[int]]]:
+def samples_outcomes(
+    root: Path, commit: str | None, samples: int
+) -> tuple[dict[str, CaseOutcome], dict[str, list[int]]]:
     """Evaluate the skills of `commit` (None: the base) on every case with `samples` samples, fresh:
     the outcomes, and case id → evaluation tokens (prompt + completion, agent and judge) per sample."""
     from frames_cli.evaluation.runner import evaluate
@@ -230,11 +232,13 @@ def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], categor
         return None
     out = dict(child)
     for cid in chosen:
-        out[cid] = CaseOutcome(category, tuple(bool(keep) and p and i % keep == 0 for i, p in enumerate(child[cid].passes)))
+        out[cid] = CaseOutcome(category,
+                               tuple(bool(keep) and p and i % keep == 0 for i, p in enumerate(child[cid].passes)))
     return out
 
 
-def staged_replay(seq: SequentialGate, base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], tokens: dict[str, list[int]],
+def staged_replay(seq: SequentialGate, base: dict[str, CaseOutcome], child: dict[str, CaseOutcome],
+                  tokens: dict[str, list[int]],
                   stage: int) -> tuple[bool, int, int]:
     """The sequential gate on one child, its samples drawn as a run draws them: (passed, the child's
     evaluation tokens with every look drawn in full, the same with early rejection inside the looks,
@@ -254,13 +258,15 @@ def staged_replay(seq: SequentialGate, base: dict[str, CaseOutcome], child: dict
                 if side == "child":
                     drawn[c] = first + count
 
-        verdict = sequential_verdict(seq, lambda have=have: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))), draw, staged)
+        verdict = sequential_verdict(seq, lambda have=have: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))),
+                                     draw, staged)
         spent[label] = (verdict.passed, sum(sum(tokens[c][:n]) for c, n in drawn.items()))
     assert spent["full"][0] == spent["early"][0], "early rejection inside a look changed a verdict"
     return spent["full"][0], spent["full"][1], spent["early"][1]
 
 
-def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], group_size: int, args: argparse.Namespace, tally: dict) -> None:
+def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], group_size: int,
+                args: argparse.Namespace, tally: dict) -> None:
     """A/A and planted-regression checks on one evaluation with `group_size`·(reruns + 1) samples
     per case, cut into reruns + 1 groups: both fixed rules at each k of --samples (the group's first
     k samples), and the sequential noise-aware gate from --sequential-start to --sequential-max
@@ -269,13 +275,15 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
     sequential gate: every case at the first look, an undecided category's cases up to its look)."""
     full = group(outcomes, 0, group_size)
     categories = sorted({o.category for o in full.values()})
-    plans = {start: SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.05), start, args.sequential_max) for start in args.sequential_start}
+    plans = {start: SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.05), start, args.sequential_max)
+             for start in args.sequential_start}
     for r in range(1, args.reruns + 1):
         rerun = group(outcomes, r, group_size)
         child_tokens = {cid: t[r * group_size : (r + 1) * group_size] for cid, t in spent.items()}
         children = [("aa", None, rerun)]
         for cat in categories:
-            for key, long_run, keep in (("planted", outcomes, 0), ("planted-any", None, 0), ("planted-partial", outcomes, 4)):
+            for key, long_run, keep in (("planted", outcomes, 0), ("planted-any", None, 0),
+                                        ("planted-partial", outcomes, 4)):
                 worse = planted(full, rerun, cat, long_run, keep)
                 if worse is not None:
                     children.append((key, cat, worse))
@@ -299,10 +307,13 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
                         tally["look_early", start] += early
                         tally["look_rejected", start] += 1
                 if key == "aa":
-                    used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start) for cid, o in full.items()}
-                    tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k]) for cid, k in used.items()))
+                    used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start) for cid,
+                            o in full.items()}
+                    tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k]) for cid,
+                                                                    k in used.items()))
                     tally["base_samples", start].append(max(used.values()))
-                    tally["sampled_further", start].append(sum(s["samples"] > start for s in verdict.sequential["categories"].values()))
+                    tally["sampled_further", start].append(sum(s["samples"] > start
+                                                               for s in verdict.sequential["categories"].values()))
 
 
 def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.Namespace, tally: dict) -> None:
@@ -318,7 +329,12 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
         tally["children"] += a.parent_id is not None
         # Commits differ between the two workspaces (their base commits have different dates); the
         # decision, the skills changed and the size of the change must not.
-        tally["identical"] &= (a.id, a.gate_passed, a.changed_skills, a.diff_size) == (b.id, b.gate_passed, b.changed_skills, b.diff_size)
+        tally["identical"] &= (a.id, a.gate_passed, a.changed_skills, a.diff_size) == (
+            b.id,
+            b.gate_passed,
+            b.changed_skills,
+            b.diff_size,
+        )
         if a.parent_id is not None and not a.gate_passed:
             tally["rejected_full"] += eval_tokens(full_evals[a.id])
             tally["rejected_early"] += eval_tokens(early_evals[b.id])
@@ -327,9 +343,11 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
             tally["settled"] += len((b.gate_details.get("early_stop") or {}).get("settled", []))
             tally["skipped"] += len((b.gate_details.get("early_stop") or {}).get("skipped", []))
     tally["identical"] &= len(full.candidates) == len(early.candidates)
-    after_example, before_example = same_cases(example, unpack(args.before, EXAMPLE_BEFORE, tmp / f"example-before-{seed}"), tmp / f"same-{seed}")
+    after_example, before_example = same_cases(example, unpack(args.before, EXAMPLE_BEFORE,
+                                                               tmp / f"example-before-{seed}"), tmp / f"same-{seed}")
     before_root = workspace(tmp, before_example, seed, rounds)
-    out = subprocess.run([sys.executable, "-c", _BEFORE_RUN, str(before), str(before_root)], check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", _BEFORE_RUN, str(before), str(before_root)], check=True,
+                         capture_output=True, text=True)
     old = json.loads(out.stdout.strip().splitlines()[-1])
     after_root = workspace(tmp, after_example, seed, rounds)
     after = evolve(Workspace.open(after_root), EvolveOptions()).state
@@ -350,7 +368,8 @@ def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.N
         first, later = later_run(tmp, example, seed, {**rounds, "gate": rule}, args.new_every)
         tally["first_run", rule].append(first)
         tally["later_run", rule].append(later)
-    for key, root, run_id in (("prefix_before", before_root, old["run_id"]), ("prefix_after", after_root, after.run_id)):
+    for key, root, run_id in (("prefix_before", before_root, old["run_id"]),
+                              ("prefix_after", after_root, after.run_id)):
         shared, total = prefix_share(run_dir(Workspace.open(root), run_id) / "exchanges.jsonl")
         tally[key][0] += shared
         tally[key][1] += total
@@ -389,16 +408,23 @@ def share(flags: list[bool]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--samples", type=int, nargs="+", default=[1, 5, 10, 20, 40], help="k: samples per case in each A/A and planted gate check (several: side by side)")
+    parser.add_argument("--samples", type=int, nargs="+", default=[1, 5, 10, 20, 40],
+                        help="k: samples per case in each A/A and planted gate check (several: side by side)")
     parser.add_argument("--reruns", type=int, default=6, help="R: fresh re-runs of each base skill set per seed")
-    parser.add_argument("--before", default=BEFORE, help="revision whose code is 'before' (default: main before issue #12)")
+    parser.add_argument("--before", default=BEFORE,
+                        help="revision whose code is 'before' (default: main before issue #12)")
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
-    parser.add_argument("--skip-checks", action="store_true", help="leave out the A/A and planted checks (only the evolve runs' figures)")
+    parser.add_argument("--skip-checks", action="store_true",
+                        help="leave out the A/A and planted checks (only the evolve runs' figures)")
     parser.add_argument("--sequential-start", type=int, nargs="+", default=[1, 5],
-                        help="k of the sequential noise-aware gate's first look (several: side by side; 1 is the bundled example's eval.samples)")
-    parser.add_argument("--stage", type=int, default=8, help="cases per stage of early rejection inside a look (the bundled llm.concurrency)")
-    parser.add_argument("--sequential-max", type=int, default=40, help="evolution.gate_max_samples of the sequential gate")
-    parser.add_argument("--new-every", type=int, default=NEW_EVERY, help="later-run: every N-th case by id arrives after the first run")
+                        help="k of the sequential noise-aware gate's first look (several: side by side; 1 is the "
+                             "bundled example's eval.samples)")
+    parser.add_argument("--stage", type=int, default=8,
+                        help="cases per stage of early rejection inside a look (the bundled llm.concurrency)")
+    parser.add_argument("--sequential-max", type=int, default=40,
+                        help="evolution.gate_max_samples of the sequential gate")
+    parser.add_argument("--new-every", type=int, default=NEW_EVERY,
+                        help="later-run: every N-th case by id arrives after the first run")
     args = parser.parse_args()
     kinds = ("aa", "planted", "planted-any", "planted-partial")
     tally: dict = {(kind, r, k): [] for kind in kinds for r in RULES for k in args.samples}
@@ -406,11 +432,14 @@ def main() -> None:
     tally.update({("tokens", k): [] for k in args.samples})
     tally.update({("tokens", "sequential", start): [] for start in args.sequential_start})
     tally.update({(key, start): [] for key in ("base_samples", "sampled_further") for start in args.sequential_start})
-    tally.update({(key, start): 0 for key in ("look_full", "look_early", "look_rejected") for start in args.sequential_start})
+    tally.update({(key, start): 0 for key in ("look_full", "look_early", "look_rejected")
+                  for start in args.sequential_start})
     tally["look_identical"] = True
     tally.update({(key, rule): [] for key in ("first_run", "later_run") for rule in RULES})
-    tally.update(settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0, rejected_early=0.0,
-                 tokens_before=[], tokens_after=[], tokens_bundled=[], tokens_aware=[], aware_children=0, aware_rejected=0, aware_stopped=0, prefix_before=[0, 0], prefix_after=[0, 0])
+    tally.update(settled=0, skipped=0, children=0, identical=True, rejected=0, stopped=0, rejected_full=0.0,
+                 rejected_early=0.0,
+                 tokens_before=[], tokens_after=[], tokens_bundled=[], tokens_aware=[], aware_children=0,
+                 aware_rejected=0, aware_stopped=0, prefix_before=[0, 0], prefix_after=[0, 0])
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="frames-gate-bench-") as tmp:
         example = unpack("HEAD", EXAMPLE, Path(tmp) / "example")
@@ -421,16 +450,20 @@ def main() -> None:
     saving = 1 - tally["rejected_early"] / tally["rejected_full"] if tally["rejected_full"] else float("nan")
     pb, pa = tally["prefix_before"], tally["prefix_after"]
     tb, ta = statistics.mean(tally["tokens_before"]), statistics.mean(tally["tokens_after"])
-    print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds {args.seeds};"
-          f" A/A and planted checks at k = {', '.join(map(str, args.samples))}; {args.reruns} re-runs per base and seed, ε = 0.05, α = 0.05")
+    print(f"Gate bench on the bundled airline example, frames-sim (a model of LLM behaviour, not an LLM); seeds "
+          f"{args.seeds}; A/A and planted checks at k = {', '.join(map(str, args.samples))}; {args.reruns} re-runs per "
+          f"base and seed, ε = 0.05, α = 0.05")
     seqs = {start: f"noise-aware sequential k={start}→{args.sequential_max}" for start in args.sequential_start}
     if not args.skip_checks:
-        for kind, label, target in (("aa", "aa-false-reject", "≤ 0.05"), ("planted", "planted-regression-reject", "≥ 0.95"),
+        for kind, label, target in (("aa", "aa-false-reject", "≤ 0.05"),
+                                    ("planted", "planted-regression-reject", "≥ 0.95"),
                                     ("planted-any", "planted (any pass)", ""),
-                                    ("planted-partial", "planted (partial: the child keeps 1 pass in 4 of the cases)", "")):
+                                    ("planted-partial", "planted (partial: the child keeps 1 pass in 4 of the cases)",
+                                     "")):
             print(f"{label}{f' (target {target})' if target else ''}")
             for k in args.samples:
-                print(f"  k={k:<4} paper {share(tally[kind, 'paper', k]):<18} noise-aware fixed {share(tally[kind, 'noise-aware', k])}")
+                print(f"  k={k:<4} paper {share(tally[kind, 'paper', k]):<18} noise-aware fixed "
+                      f"{share(tally[kind, 'noise-aware', k])}")
             for start, seq in seqs.items():
                 print(f"  {seq:<40} {share(tally[kind, 'sequential', start])}")
         print("evaluation tokens per A/A gate check (child side, mean)")
@@ -439,32 +472,36 @@ def main() -> None:
         for start, seq in seqs.items():
             sq = statistics.mean(tally["tokens", "sequential", start])
             against = ", ".join(f"{sq / statistics.mean(tally['tokens', k]):.2f}× fixed k={k}" for k in args.samples)
-            print(f"  {seq:<40} {sq:>12,.0f}  ({against}); categories sampled further per check:"
-                  f" mean {statistics.mean(tally['sampled_further', start]):.2f}; S0 needed up to {max(tally['base_samples', start])} samples per case")
+            print(f"  {seq:<40} {sq:>12,.0f}  ({against}); categories sampled further per check: mean "
+                  f"{statistics.mean(tally['sampled_further', start]):.2f}; S0 needed up to "
+                  f"{max(tally['base_samples', start])} samples per case")
     if not args.skip_checks:
         for start, seq in seqs.items():
             full_t, early_t = tally["look_full", start], tally["look_early", start]
-            print(f"{'early-rejection-saving':<31} {seq}: {1 - early_t / full_t if full_t else float('nan'):.3f} of the child's evaluation"
-                  f" tokens on the {tally['look_rejected', start]} rejected A/A and planted children (looks drawn {args.stage} cases at a time,"
-                  f" against every look drawn in full); decisions-identical: {'yes' if tally['look_identical'] else 'NO'}")
-    print(f"{'early-rejection-saving':<31} the bundled runs (evolution.gate: paper, the default): {saving:.3f} of executor tokens on {tally['rejected']} rejected children"
-          f" ({tally['stopped']} stopped early; {tally['skipped']} cases skipped, {tally['settled']} evaluated after the stop for attribution);"
-          f" decisions-identical: {'yes' if tally['identical'] else 'NO'}"
-          f" ({tally['children']} children)")
-    print(f"{'tokens-per-run':<31} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all roles;"
-          f" both on HEAD's cases/ (30 cases), no sealed set, each revision's own settings)")
-    print(f"{'':<31} the bundled run as shipped (30 cases, 20 sealed holdout cases scored at the end): {statistics.mean(tally['tokens_bundled']):,.0f}")
+            print(f"{'early-rejection-saving':<31} {seq}: {1 - early_t / full_t if full_t else float('nan'):.3f} of "
+                  f"the child's evaluation tokens on the {tally['look_rejected', start]} rejected A/A and planted "
+                  f"children (looks drawn {args.stage} cases at a time, against every look drawn in full); "
+                  f"decisions-identical: {'yes' if tally['look_identical'] else 'NO'}")
+    print(f"{'early-rejection-saving':<31} the bundled runs (evolution.gate: paper, the default): {saving:.3f} of "
+          f"executor tokens on {tally['rejected']} rejected children ({tally['stopped']} stopped early; "
+          f"{tally['skipped']} cases skipped, {tally['settled']} evaluated after the stop for attribution); "
+          f"decisions-identical: {'yes' if tally['identical'] else 'NO'} ({tally['children']} children)")
+    print(f"{'tokens-per-run':<31} before {tb:,.0f}  after {ta:,.0f}  ({(ta - tb) / tb:+.1%}; mean over seeds, all "
+          f"roles; both on HEAD's cases/ (30 cases), no sealed set, each revision's own settings)")
+    print(f"{'':<31} the bundled run as shipped (30 cases, 20 sealed holdout cases scored at the end): "
+          f"{statistics.mean(tally['tokens_bundled']):,.0f}")
     tw = statistics.mean(tally["tokens_aware"])
-    print(f"{'':<31} the same with evolution.gate: noise-aware (sequential k = eval.samples → gate_max_samples): {tw:,.0f}"
-          f" ({tw / statistics.mean(tally['tokens_bundled']):.2f}×); {tally['aware_rejected']} of {tally['aware_children']} children rejected,"
-          f" {tally['aware_stopped']} of them early")
+    print(f"{'':<31} the same with evolution.gate: noise-aware (sequential k = eval.samples → gate_max_samples): "
+          f"{tw:,.0f} ({tw / statistics.mean(tally['tokens_bundled']):.2f}×); {tally['aware_rejected']} of "
+          f"{tally['aware_children']} children rejected, {tally['aware_stopped']} of them early")
     fp, fa = statistics.mean(tally["first_run", "paper"]), statistics.mean(tally["first_run", "noise-aware"])
     lp, la = statistics.mean(tally["later_run", "paper"]), statistics.mean(tally["later_run", "noise-aware"])
     arrived = len(range(args.new_every - 1, 30, args.new_every))
-    print(f"{'later-run':<31} evolution.gate: noise-aware against paper, two runs on one base ({30 - arrived} cases, then {arrived} more arrive):"
-          f" first run {fa:,.0f} against {fp:,.0f} ({fa / fp:.2f}×); later run {la:,.0f} against {lp:,.0f} ({la / lp:.2f}×;"
-          f" S0's extra samples from the sample store)")
-    print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt characters; the same two runs)")
+    print(f"{'later-run':<31} evolution.gate: noise-aware against paper, two runs on one base ({30 - arrived} cases, "
+          f"then {arrived} more arrive): first run {fa:,.0f} against {fp:,.0f} ({fa / fp:.2f}×); later run {la:,.0f} "
+          f"against {lp:,.0f} ({la / lp:.2f}×; S0's extra samples from the sample store)")
+    print(f"{'cacheable-prefix-share':<31} before {pb[0] / pb[1]:.3f}  after {pa[0] / pa[1]:.3f}  (executor prompt "
+          f"characters; the same two runs)")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 
 

@@ -60,7 +60,8 @@ def load_corpus(path: Path = DATA / "corpus.jsonl") -> list[Line]:
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
             rec = json.loads(raw)
-            out.append(Line(rec["id"], rec["part"], rec["label"] == "good", rec["workspace"], rec["skill"], tuple(rec["cases"]), rec["text"]))
+            out.append(Line(rec["id"], rec["part"], rec["label"] == "good", rec["workspace"], rec["skill"],
+                            tuple(rec["cases"]), rec["text"]))
         except (KeyError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path}:{number}: not a corpus record ({exc})") from exc
     return out
@@ -70,7 +71,8 @@ def workspace_index(name: str) -> CaseValues:
     """The guards' index of one workspace, as a run builds it: its cases and its policy texts."""
     globs, policies = WORKSPACES[name]
     cases = load_cases(sorted(p for g in globs for p in ROOT.glob(g)))
-    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / policies).glob("*.md")) if p.name not in ("LICENSE.md", "SOURCE.md")]
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / policies).glob("*.md"))
+             if p.name not in ("LICENSE.md", "SOURCE.md")]
     return CaseValues.build(cases, texts)
 
 
@@ -99,7 +101,8 @@ def report(lines: list[Line], found: dict[str, dict[str, str]], part: str, show:
         print(f"{name:<16} {dropped:>12} {caught:>12} {first:>12}")
     dropped = [line for line in good if found[line.id]]
     kept = [line for line in junk if not found[line.id]]
-    print(f"{'all guards':<16} {len(dropped):>12} {len(junk) - len(kept):>12}   junk caught {share(len(junk) - len(kept), len(junk))}")
+    print(f"{'all guards':<16} {len(dropped):>12} {len(junk) - len(kept):>12}   junk caught "
+          f"{share(len(junk) - len(kept), len(junk))}")
     if show:
         for line in dropped:
             guard, why = next(iter(found[line.id].items()))
@@ -112,7 +115,8 @@ def report(lines: list[Line], found: dict[str, dict[str, str]], part: str, show:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show-held-out", action="store_true", help="name the held-out lines a guard gets wrong")
-    parser.add_argument("--part", choices=["tune", "held-out"], help="print only this part's table (the last line stays over the whole corpus)")
+    parser.add_argument("--part", choices=["tune", "held-out"],
+                        help="print only this part's table (the last line stays over the whole corpus)")
     args = parser.parse_args(argv)
     lines = load_corpus()
     found = verdicts(lines)

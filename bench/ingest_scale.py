@@ -67,7 +67,8 @@ def main() -> None:
         config = ws.config()
 
         t0 = time.perf_counter()
-        converter = ReviewLogConverter(log, policy=pipeline.workspace_policy(ws), evidence_match=config.ingest.evidence_match)
+        converter = ReviewLogConverter(log, policy=pipeline.workspace_policy(ws),
+                                       evidence_match=config.ingest.evidence_match)
         cases = converter.convert()
         t1 = time.perf_counter()
         stored = pipeline.store(ws, cases, None, "review-log-bench", replace=True)

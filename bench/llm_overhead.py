@@ -52,7 +52,8 @@ def world(n_cases: int) -> SimWorld:
             category=f"cat-{i % 4}",
             source=Source("bench"),
             created="2026-11-29",
-            task=Task({"text": f"Customer request number {i} about {RULES[i % 4].lower()}"}, "yes" if i % 2 else "no", Check("exact")),
+            task=Task({"text": f"Customer request number {i} about {RULES[i % 4].lower()}"}, "yes" if i % 2 else "no",
+                      Check("exact")),
             diagnosis=Diagnosis(evidence=[RULES[i % 4]]),
         )
         for i in range(n_cases)
@@ -62,10 +63,13 @@ def world(n_cases: int) -> SimWorld:
 
 def request(i: int) -> ChatRequest:
     catalog = "4 skills available:\n" + "\n".join(f"- s{k}: skill-{k} — {RULES[k][:40]}" for k in range(4))
-    first = render("executor_catalog", case_id=f"case-{i % 200}", catalog=catalog, request=f"Request {i}", answer_format="yes or no", max_loads=3)
-    blocks = "\n\n".join(f'<skill id="s{k}" name="skill-{k}">\n# Skill {k}\n\n- {RULES[k]}\n- Be brief.\n</skill>' for k in range(2))
+    first = render("executor_catalog", case_id=f"case-{i % 200}", catalog=catalog, request=f"Request {i}",
+                   answer_format="yes or no", max_loads=3)
+    blocks = "\n\n".join(f'<skill id="s{k}" name="skill-{k}">\n# Skill {k}\n\n- {RULES[k]}\n- Be brief.\n</skill>'
+                         for k in range(2))
     second = render("executor_answer", case_id=f"case-{i % 200}", skills=blocks)
-    messages = [{"role": "user", "content": first}, {"role": "assistant", "content": '{"load": ["s0", "s1"]}'}, {"role": "user", "content": second}]
+    messages = [{"role": "user", "content": first}, {"role": "assistant", "content": '{"load": ["s0", "s1"]}'},
+                {"role": "user", "content": second}]
     return ChatRequest("executor", messages, EXECUTOR_STEP, sample=i)
 
 
@@ -81,7 +85,8 @@ def litellm_alone(client: ModelClient, requests: list[ChatRequest], concurrency:
     def one(req: ChatRequest) -> object:
         metadata = {providers.CTX_KEY: client._ctx, providers.SAMPLE_KEY: req.sample}
         return litellm.completion(
-            model="frames-sim/executor", messages=req.messages, timeout=60, temperature=0.0, max_tokens=4096, metadata=metadata, **{"no-log": True}
+            model="frames-sim/executor", messages=req.messages, timeout=60, temperature=0.0, max_tokens=4096,
+            metadata=metadata, **{"no-log": True}
         )
 
     with ThreadPoolExecutor(concurrency) as pool:
@@ -123,9 +128,14 @@ def measure(args: argparse.Namespace, processes: int) -> float:
         config = with_overrides(config, "simulator", latency_s=args.latency)
         ideal = args.calls * args.latency / args.concurrency
         warm_up = 2 * args.concurrency
-        where = f"{processes} worker process(es) for the litellm calls" if processes else "litellm in this process's threads"
+        where = (
+            f"{processes} worker process(es) for the litellm calls"
+            if processes
+            else "litellm in this process's threads"
+        )
         print(f"--- llm.processes = {processes}: {where}")
-        with ModelClient(Workspace.open(root), config, run_dir=root / "run", use_cache=not args.no_cache, sim_world=world(200)) as client:
+        with ModelClient(Workspace.open(root), config, run_dir=root / "run", use_cache=not args.no_cache,
+                         sim_world=world(200)) as client:
             # One-time costs out of the measurement: litellm's import and first-call set-up, the
             # worker threads' (and processes') start. Warm-up requests are never measured ones.
             client.chat_many([request(10**7 + i) for i in range(warm_up)])
@@ -137,22 +147,31 @@ def measure(args: argparse.Namespace, processes: int) -> float:
                 replies = client.chat_many(requests)
                 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
                 ratios.append(wall / ideal)
-                print(f"run {run + 1}: wall {wall:.3f} s, ratio {wall / ideal:.3f}, CPU of this process {cpu / args.calls * 1000:.2f} ms per call, "
-                      f"failed {sum(not r.ok for r in replies)}, load average before {load:.2f} on {os.cpu_count()} CPUs")
+                print(f"run {run + 1}: wall {wall:.3f} s, ratio {wall / ideal:.3f}, CPU of this process "
+                      f"{cpu / args.calls * 1000:.2f} ms per call, failed {sum(not r.ok for r in replies)}, load "
+                      f"average before {load:.2f} on {os.cpu_count()} CPUs")
             pids = client._processes.pids if client._processes else []
             workers = [memory_mb(pid) for pid in pids]
             # The fork server the workers came from holds the pages they share (litellm's import).
             servers = [memory_mb(pid) for pid in {parent_of(pid) for pid in pids} - {os.getpid()}]
             own = memory_mb(os.getpid())
             if not processes:
-                floor, floor_cpu = litellm_alone(client, [request(10**6 + i) for i in range(args.calls)], args.concurrency)
-        print(f"ratio: median {statistics.median(ratios):.3f} of {args.repeat} runs, range {min(ratios):.3f}–{max(ratios):.3f}  (target ≤ 1.2)")
-        imported = "litellm imported in this process" if "litellm" in sys.modules else "litellm never imported in this process"
-        print(f"memory ({imported}): this process peak RSS {own[0]:.0f} MB" + "".join(f", worker peak RSS {w[0]:.0f} MB" for w in workers)
-              + "".join(f", fork server peak RSS {f[0]:.0f} MB" for f in servers)
-              + f"; PSS summed over them after the runs {own[1] + sum(m[1] for m in workers + servers):.0f} MB")
+                floor, floor_cpu = litellm_alone(client, [request(10**6 + i) for i in range(args.calls)],
+                                                 args.concurrency)
+        print(f"ratio: median {statistics.median(ratios):.3f} of {args.repeat} runs, range "
+              f"{min(ratios):.3f}–{max(ratios):.3f}  (target ≤ 1.2)")
+        imported = (
+            "litellm imported in this process" if "litellm" in sys.modules else "litellm never imported in this process"
+        )
+        print(
+            f"memory ({imported}): this process peak RSS {own[0]:.0f} MB"
+            + "".join(f", worker peak RSS {w[0]:.0f} MB" for w in workers)
+            + "".join(f", fork server peak RSS {f[0]:.0f} MB" for f in servers)
+            + f"; PSS summed over them after the runs {own[1] + sum(m[1] for m in workers + servers):.0f} MB"
+        )
         if not processes:
-            print(f"litellm + simulator alone in {args.concurrency} threads (no layer): ratio {floor / ideal:.3f}, CPU {floor_cpu / args.calls * 1000:.2f} ms per call")
+            print(f"litellm + simulator alone in {args.concurrency} threads (no layer): ratio {floor / ideal:.3f}, CPU "
+                  f"{floor_cpu / args.calls * 1000:.2f} ms per call")
         return statistics.median(ratios)
 
 
@@ -162,11 +181,14 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--no-cache", action="store_true", help="leave the response cache out")
-    parser.add_argument("--processes", type=int, nargs="+", default=[0, 2], help="llm.processes values to measure, in order (default: 0 2)")
-    parser.add_argument("--repeat", type=int, default=3, help="measured runs of --calls new requests each; the median ratio is the figure")
+    parser.add_argument("--processes", type=int, nargs="+", default=[0, 2],
+                        help="llm.processes values to measure, in order (default: 0 2)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="measured runs of --calls new requests each; the median ratio is the figure")
     args = parser.parse_args()
-    print(f"calls: {args.calls}  latency: {args.latency * 1000:.0f} ms  concurrency: {args.concurrency}  cache: {'off' if args.no_cache else 'on (cold)'}  "
-          f"warm-up: {2 * args.concurrency} calls  ideal time: {args.calls * args.latency / args.concurrency:.3f} s (calls × latency ÷ concurrency)")
+    print(f"calls: {args.calls}  latency: {args.latency * 1000:.0f} ms  concurrency: {args.concurrency}  cache: "
+          f"{'off' if args.no_cache else 'on (cold)'}  warm-up: {2 * args.concurrency} calls  ideal time: "
+          f"{args.calls * args.latency / args.concurrency:.3f} s (calls × latency ÷ concurrency)")
     medians = {processes: measure(args, processes) for processes in args.processes}
     print("median ratio by llm.processes: " + ", ".join(f"{p}: {m:.3f}" for p, m in medians.items()))
 

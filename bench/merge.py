@@ -69,7 +69,8 @@ def settle(root: Path) -> None:
 
 
 def added_lines(root: Path, parent: str, child: str) -> int:
-    out = subprocess.run(["git", "diff", "--numstat", parent, child, "--", "skills"], cwd=root, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(["git", "diff", "--numstat", parent, child, "--", "skills"], cwd=root, check=True,
+                         capture_output=True, text=True).stdout
     return sum(int(line.split("\t")[0]) for line in out.splitlines() if line.split("\t")[0].isdigit())
 
 
@@ -116,19 +117,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=None, help="override evolution.max_rounds")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="weak", help="simulated executor (default: the bundled frames.yaml's)")
-    parser.add_argument("--thin", action="store_true", help="one-line procedure skills, as in the real-model trial's thin run")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="weak",
+                        help="simulated executor (default: the bundled frames.yaml's)")
+    parser.add_argument("--thin", action="store_true",
+                        help="one-line procedure skills, as in the real-model trial's thin run")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory(prefix="frames-merge-") as tmp:
         example = snapshot(Path(tmp))
         for label, overrides in SETTINGS:
-            runs = [one_run(with_profile(workspace(Path(tmp), example, overrides, seed, args.max_rounds, None), args.profile, args.thin)) for seed in args.seeds]
+            runs = [
+                one_run(
+                    with_profile(
+                        workspace(Path(tmp), example, overrides, seed, args.max_rounds, None), args.profile, args.thin
+                    )
+                )
+                for seed in args.seeds
+            ]
             rows.append((label, runs))
             print(f"  {label}: done ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    print(f"Merging proposals on the bundled airline example (tau2 train 30 / test 20), simulator (not an LLM, {args.profile} executor{', thin skills' if args.thin else ''}); seeds {args.seeds}")
-    print(f"{'setting':<28} {'accepted':>8} {'added/child':>12} {'changes/bp':>10} {'tok/case':>8} {'train':>22} {'test (S0)':>30}")
+    print(f"Merging proposals on the bundled airline example (tau2 train 30 / test 20), simulator (not an LLM, "
+          f"{args.profile} executor{', thin skills' if args.thin else ''}); seeds {args.seeds}")
+    print(f"{'setting':<28} {'accepted':>8} {'added/child':>12} {'changes/bp':>10} {'tok/case':>8} {'train':>22} "
+          f"{'test (S0)':>30}")
     for label, runs in rows:
         added = [a for r in runs for a in r["added"]]
         changes = [n for r in runs for n in r["changes"]]

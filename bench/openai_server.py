@@ -54,13 +54,18 @@ class SimBackend:
         """The chat.completion object for request `body` (KeyError: a model not in `roles`)."""
         role = self.roles[body["model"]]
         meta = {providers.CTX_KEY: self.key, providers.ATTEMPT_KEY: 0, providers.SAMPLE_KEY: 0}
-        response = self.litellm.completion(model=f"{providers.SIM_PREFIX}/{role}", messages=body["messages"], temperature=body.get("temperature"),
-                                           max_tokens=body.get("max_tokens"), metadata=meta, timeout=60, **{"no-log": True})
+        response = self.litellm.completion(model=f"{providers.SIM_PREFIX}/{role}", messages=body["messages"],
+                                           temperature=body.get("temperature"),
+                                           max_tokens=body.get("max_tokens"), metadata=meta, timeout=60,
+                                           **{"no-log": True})
         choice = response.choices[0]
         return {
-            "id": f"chatcmpl-{response.id}", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": choice.message.content}, "finish_reason": choice.finish_reason}],
-            "usage": {"prompt_tokens": response.usage.prompt_tokens, "completion_tokens": response.usage.completion_tokens,
+            "id": f"chatcmpl-{response.id}", "object": "chat.completion", "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": choice.message.content},
+                         "finish_reason": choice.finish_reason}],
+            "usage": {"prompt_tokens": response.usage.prompt_tokens,
+                      "completion_tokens": response.usage.completion_tokens,
                       "total_tokens": response.usage.prompt_tokens + response.usage.completion_tokens},
         }
 
@@ -102,15 +107,19 @@ class OpenAIServer:
 
     def add_file(self, data: bytes, purpose: str, filename: str) -> dict[str, Any]:
         fid = self.new_id("file")
-        self.files[fid] = {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()), "filename": filename,
+        self.files[fid] = {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                           "filename": filename,
                            "purpose": purpose, "status": "processed", "data": data}
         return _public(self.files[fid])
 
     def create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
         bid = self.new_id("batch")
-        lines = [json.loads(x) for x in self.files[body["input_file_id"]]["data"].decode("utf-8").splitlines() if x.strip()]
-        batch = {"id": bid, "object": "batch", "endpoint": body["endpoint"], "errors": None, "input_file_id": body["input_file_id"],
-                 "completion_window": body.get("completion_window", "24h"), "status": "validating", "output_file_id": None,
+        lines = [json.loads(x) for x in self.files[body["input_file_id"]]["data"].decode("utf-8").splitlines()
+                 if x.strip()]
+        batch = {"id": bid, "object": "batch", "endpoint": body["endpoint"], "errors": None,
+                 "input_file_id": body["input_file_id"],
+                 "completion_window": body.get("completion_window", "24h"), "status": "validating",
+                 "output_file_id": None,
                  "error_file_id": None, "created_at": int(time.time()), "metadata": body.get("metadata"),
                  "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
         with self._lock:
@@ -133,10 +142,13 @@ class OpenAIServer:
                 self.stats["failed_lines"] += fail
             if fail:
                 errors.append({"id": self.new_id("req"), "custom_id": line["custom_id"], "error": None,
-                               "response": {"status_code": 500, "body": {"error": {"message": "simulated server error", "type": "server_error"}}}})
+                               "response": {"status_code": 500,
+                                            "body": {"error": {"message": "simulated server error",
+                                                               "type": "server_error"}}}})
                 continue
             out.append({"id": self.new_id("req"), "custom_id": line["custom_id"], "error": None,
-                        "response": {"status_code": 200, "request_id": self.new_id("req"), "body": self.backend.answer(line["body"])}})
+                        "response": {"status_code": 200, "request_id": self.new_id("req"),
+                                     "body": self.backend.answer(line["body"])}})
         for kind, rows in (("output_file_id", out), ("error_file_id", errors)):
             if rows:
                 data = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
@@ -185,7 +197,8 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     self._send(200, server.backend.answer(json.loads(body)))
                 elif path == "/v1/files":
                     fields = _multipart(self.headers.get("Content-Type", ""), body)
-                    self._send(200, server.add_file(fields["file"][1], fields["purpose"][1].decode(), fields["file"][0] or "upload.jsonl"))
+                    self._send(200, server.add_file(fields["file"][1], fields["purpose"][1].decode(), fields["file"][0]
+                                                    or "upload.jsonl"))
                 elif path == "/v1/batches":
                     self._send(200, server.create_batch(json.loads(body)))
                 elif path.startswith("/v1/batches/") and path.endswith("/cancel"):
@@ -220,8 +233,11 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
 def _multipart(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]:
     """name → (filename, bytes) of a multipart/form-data body (the standard library's email parser)."""
-    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + body
+    )
     out = {}
     for part in message.iter_parts():
-        out[part.get_param("name", header="content-disposition")] = (part.get_filename(), part.get_payload(decode=True) or b"")
+        out[part.get_param("name", header="content-disposition")] = (part.get_filename(), part.get_payload(decode=True)
+                                                                     or b"")
     return out

@@ -45,7 +45,8 @@ class LocalCluster:
             self._start([ray, "start", "--address", self.address, *common], timeout_s)
 
     def _start(self, argv: list[str], timeout_s: float) -> None:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
+                                start_new_session=True)
         self.procs.append(proc)
         deadline = time.monotonic() + timeout_s
         assert proc.stdout is not None

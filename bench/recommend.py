@@ -79,7 +79,8 @@ def alternatives(run: RecordedRun, alpha: float, tolerance: float) -> dict[str, 
         for cid in children:
             child = run.outcomes(cid, *selection_sets)
             if gate.check(base, child).passed:
-                tally = Tally.of({c: o for c, o in base.items() if c in cases}, {c: o for c, o in child.items() if c in cases}, 1)
+                tally = Tally.of({c: o for c, o in base.items() if c in cases},
+                                 {c: o for c, o in child.items() if c in cases}, 1)
                 if tally.p <= bar:
                     winners.append((pass_rate(child, 1), cid))
         out[name] = max(winners)[1] if winners else None
@@ -97,10 +98,11 @@ def recorded(args: argparse.Namespace) -> None:
     if args.compare:
         for name, member in alternatives(run, args.alpha, args.tolerance).items():
             change = sealed_change(run, member)
-            print(f"  {name}: branch={member or 'none'} sealed-change={'n/a' if change is None else f'{change:+.1f} pt'}")
+            print(f"  {name}: branch={member or 'none'} "
+                  f"sealed-change={'n/a' if change is None else f'{change:+.1f} pt'}")
     for step in rec.steps:
-        print(f"  tested {step.member}: diagnosis-set rate {100 * step.in_sample:.1f} %, gate {'passed' if step.gate_passed else 'failed'}, "
-              f"p = {step.p:.3g}: {step.evidence()}")
+        print(f"  tested {step.member}: diagnosis-set rate {100 * step.in_sample:.1f} %, gate "
+              f"{'passed' if step.gate_passed else 'failed'}, p = {step.p:.3g}: {step.evidence()}")
 
 
 # --- A/A -------------------------------------------------------------------------------------------
@@ -176,10 +178,12 @@ def column(outcomes: dict[str, CaseOutcome], index: int, ids: set[str]) -> dict[
 
 def planted(outcomes: dict[str, CaseOutcome], fixed: set[str], index: int, ids: set[str]) -> dict[str, CaseOutcome]:
     """`column` with the cases of `fixed` passed: a child that learnt the rules those cases turn on."""
-    return {cid: CaseOutcome(o.category, (o.passes[index] or cid in fixed,)) for cid, o in outcomes.items() if cid in ids}
+    return {cid: CaseOutcome(o.category, (o.passes[index] or cid in fixed,)) for cid, o in outcomes.items()
+            if cid in ids}
 
 
-def aa_run(outcomes: dict[str, CaseOutcome], diagnosis: set[str], selection: set[str], rng: random.Random, alpha: float, limit: int,
+def aa_run(outcomes: dict[str, CaseOutcome], diagnosis: set[str], selection: set[str], rng: random.Random, alpha: float,
+           limit: int,
            gain: float = 0.0) -> bool:
     """One simulated run on the samples of `outcomes`: True when the rule makes a review branch.
 
@@ -201,8 +205,10 @@ def aa_run(outcomes: dict[str, CaseOutcome], diagnosis: set[str], selection: set
         child_sel = planted(outcomes, learnt, own, selection)
         passed = gate.check(base_sel, child_sel).passed
         ranked.append(Ranked(member, pass_rate(planted(outcomes, learnt, own, diagnosis), 1), passed))
-        pairs = ({c: o for c, o in base_sel.items() if c in unseen}, {c: o for c, o in child_sel.items() if c in unseen})
-        confirmations[member] = (pairs, (base_fresh, planted(outcomes, learnt, fresh, redrawn)) if redrawn else None, passed)
+        pairs = ({c: o for c, o in base_sel.items() if c in unseen},
+                 {c: o for c, o in child_sel.items() if c in unseen})
+        confirmations[member] = (pairs, (base_fresh, planted(outcomes, learnt, fresh, redrawn)) if redrawn else None,
+                                 passed)
 
     def confirm(child: Ranked) -> Confirmation:
         pairs, fresh, passed = confirmations[child.member]
@@ -225,7 +231,11 @@ def bundled_run(folder: Path, seed: int) -> tuple[bool, str, dict[str, str | Non
     outcome = evolve(Workspace.open(folder), EvolveOptions(seed=seed))
     rec = outcome.state.recommended()
     results = folder / ".frames" / "runs" / outcome.state.run_id / "results.jsonl"
-    return outcome.branch is not None, rec.words() if rec else "undecided", alternatives(RecordedRun.read(results), 0.05, 0.05)
+    return (
+        outcome.branch is not None,
+        rec.words() if rec else "undecided",
+        alternatives(RecordedRun.read(results), 0.05, 0.05),
+    )
 
 
 def aa(args: argparse.Namespace) -> None:
@@ -250,9 +260,12 @@ def aa(args: argparse.Namespace) -> None:
                     ids = team_cases(outcomes, rng)
                     team = {c: o for c, o in outcomes.items() if c in ids}
                     d, s = split_of(root, ids)
-                    into.setdefault(f"{what} {name}, 17 cases (all kept whole)", []).append(aa_run(team, d, s, rng, args.alpha, args.limit, gain))
+                    into.setdefault(f"{what} {name}, 17 cases (all kept whole)", []).append(
+                        aa_run(team, d, s, rng, args.alpha, args.limit, gain)
+                    )
             print(f"{name}: S0 pass probability over {args.samples} samples: "
-                  f"{100 * sum(sum(o.passes) for o in outcomes.values()) / (args.samples * len(outcomes)):.1f} %", flush=True)
+                  f"{100 * sum(sum(o.passes) for o in outcomes.values()) / (args.samples * len(outcomes)):.1f} %",
+                  flush=True)
         for seed in range(args.bundled_seeds):
             made, words, others = bundled_run(Path(tmp) / f"bundled-{seed}", seed)
             tally.setdefault("bundled frames evolve (weak simulator)", []).append(made)
@@ -265,8 +278,8 @@ def aa(args: argparse.Namespace) -> None:
     for kind, flags in rejected.items():
         print(f"  {kind} (rejected for frames): {sum(flags)} of {len(flags)} runs would make a branch")
     planted_all = [flag for flags in power.values() for flag in flags]
-    print(f"planted-branch={sum(planted_all) / len(planted_all):.3f} over {len(planted_all)} runs whose later children pass "
-          f"{100 * args.planted:.0f} % more cases (the rule's power)")
+    print(f"planted-branch={sum(planted_all) / len(planted_all):.3f} over {len(planted_all)} runs whose later children "
+          f"pass {100 * args.planted:.0f} % more cases (the rule's power)")
     every = [flag for flags in tally.values() for flag in flags]
     print(f"false-branch={sum(every) / len(every):.3f} over {len(every)} runs (target ≤ {args.alpha})")
 
@@ -276,14 +289,16 @@ def main() -> None:
     parser.add_argument("results", nargs="?", help="a results.jsonl of a run")
     parser.add_argument("--alpha", type=float, default=0.05, help="level α of the rule (evolution.recommend_alpha)")
     parser.add_argument("--limit", type=int, default=3, help="children tested at most (evolution.confirm_limit)")
-    parser.add_argument("--tolerance", type=float, default=0.05, help="ε of the paper's gate, recomputed for a recording")
+    parser.add_argument("--tolerance", type=float, default=0.05,
+                        help="ε of the paper's gate, recomputed for a recording")
     parser.add_argument("--compare", action="store_true", help="RESULTS: also what the rules rejected for frames give")
     parser.add_argument("--aa", action="store_true", help="the false-branch share over A/A and bundled simulator runs")
     parser.add_argument("--runs", type=int, default=300, help="--aa: A/A runs in all (split over profiles and sizes)")
     parser.add_argument("--samples", type=int, default=120, help="--aa: samples of S0 per case to draw A/A runs from")
     parser.add_argument("--bundled-seeds", type=int, default=10, help="--aa: bundled frames evolve runs (seeds 0..N-1)")
     parser.add_argument("--seed", type=int, default=0, help="--aa: seed of the draws")
-    parser.add_argument("--planted", type=float, default=0.2, help="--aa: share of cases a planted child fixes, for the power line")
+    parser.add_argument("--planted", type=float, default=0.2,
+                        help="--aa: share of cases a planted child fixes, for the power line")
     args = parser.parse_args()
     if args.aa:
         aa(args)

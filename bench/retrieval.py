@@ -65,9 +65,9 @@ def measure(label: str, load: Callable[[], list[Passage]], batches: list[list[di
     per_batch = statistics.median(runs) / len(batches)
     failures = sum(len(b) for b in batches)
     print(
-        f"{label:8} {len(index):5} passages  read {read * 1000:7.1f} ms  index {build * 1000:6.1f} ms  peak {peak / 2**20:5.1f} MiB  "
-        f"query {per_batch * 1000:7.2f} ms/batch {statistics.median(runs) / failures * 1000:6.2f} ms/failure  "
-        f"hits/batch {min(sizes)}-{max(sizes)}"
+        f"{label:8} {len(index):5} passages  read {read * 1000:7.1f} ms  index {build * 1000:6.1f} ms  peak "
+        f"{peak / 2**20:5.1f} MiB  query {per_batch * 1000:7.2f} ms/batch "
+        f"{statistics.median(runs) / failures * 1000:6.2f} ms/failure  hits/batch {min(sizes)}-{max(sizes)}"
     )
 
 
@@ -81,8 +81,10 @@ def scaled_repo(root: Path, copies: int, changes: int) -> tuple[GitStore, str]:
         (root / "policies").mkdir(parents=True, exist_ok=True)
         (root / "policies" / f"airline-{i:03}.md").write_text(policy)
     (root / "skills" / "cancel-flight").mkdir(parents=True)
-    (root / "skills" / "cancel-flight" / "SKILL.md").write_text("---\nname: cancel-flight\ndescription: Cancel.\n---\n# Cancel\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "policies"]):
+    (root / "skills" / "cancel-flight" / "SKILL.md").write_text("---\nname: cancel-flight\ndescription: Cancel.\n---\n"
+                                                                "# Cancel\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "."],
+                 ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "policies"]):
         subprocess.run(["git", *args], cwd=root, check=True)
     store = GitStore(root)
     sha = store.resolve("HEAD")
@@ -90,7 +92,8 @@ def scaled_repo(root: Path, copies: int, changes: int) -> tuple[GitStore, str]:
     for i in range(changes):
         rule = rules[i % len(rules)]
         body = f"---\nname: cancel-flight\ndescription: Cancel.\n---\n# Cancel\n\n- {rule} ({i})\n"
-        message = (f"frames: r{i + 1}c1 rewrites cancel-flight (50.0% → 52.0%, gate pass)\n\n- cancel-flight (changed; votes 2 of 3)\n"
+        message = (f"frames: r{i + 1}c1 rewrites cancel-flight (50.0% → 52.0%, gate pass)\n\n- cancel-flight (changed; "
+                   f"votes 2 of 3)\n"
                    f'  - Add the rule: "{rule}"\n    why: the skill does not state the rule that decides case-{i}.')
         sha = store.commit_files(sha, {"skills/cancel-flight/SKILL.md": body.encode()}, message)
     return store, sha
@@ -99,7 +102,8 @@ def scaled_repo(root: Path, copies: int, changes: int) -> tuple[GitStore, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--copies", type=int, default=50, help="policy files in the scaled corpus")
-    parser.add_argument("--changes", type=int, default=200, help="skill commits in the scaled history (evolution.retrieval.max_changes)")
+    parser.add_argument("--changes", type=int, default=200,
+                        help="skill commits in the scaled history (evolution.retrieval.max_changes)")
     parser.add_argument("--repeat", type=int, default=5, help="query runs; the median is printed")
     parser.add_argument("--tau2", type=Path, default=ROOT.parent / "shared" / "data" / "tau2-airline" / "policy.md")
     args = parser.parse_args()
@@ -114,12 +118,20 @@ def main() -> None:
     print(f"{len(records)} failures in {len(batches)} batches of up to {BATCH}; settings {RetrievalConfig()}")
 
     store = GitStore(ROOT)
-    measure("bundled", lambda: policy_passages(store.read_files("HEAD", "policies/"))[0] + change_passages(store, "HEAD", 200), batches, args.repeat)
+    measure("bundled",
+            lambda: policy_passages(store.read_files("HEAD", "policies/"))[0] + change_passages(store, "HEAD", 200),
+            batches, args.repeat)
     if args.tau2.is_file():
-        measure("tau2", lambda: policy_passages({"policies/policy.md": args.tau2.read_bytes()})[0], batches, args.repeat)
+        measure("tau2", lambda: policy_passages({"policies/policy.md": args.tau2.read_bytes()})[0], batches,
+                args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         big, head = scaled_repo(Path(tmp) / "repo", args.copies, args.changes)
-        measure("scaled", lambda: policy_passages(big.read_files(head, "policies/"))[0] + change_passages(big, head, args.changes), batches, args.repeat)
+        measure(
+            "scaled",
+            lambda: policy_passages(big.read_files(head, "policies/"))[0] + change_passages(big, head, args.changes),
+            batches,
+            args.repeat,
+        )
 
 
 if __name__ == "__main__":

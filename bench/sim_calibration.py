@@ -33,10 +33,24 @@ TRIAL = {"verbatim": ((29, 30), (16, 20)), "thin": ((15, 30), (9, 20))}
 PROFILES = {"weak": {}, "strong": {"floor": 0.4, "ceiling": 0.99, "policy_reading": 1.0, "loads": 4}}
 #: The thin skills of the trial (airline-thin-r*c1.diff): description and one-line body.
 THIN = {
-    "book-flight": ("Book flight: help a user book a new reservation. Use when a task involves booking a flight.", "## Book flight\n\nHelp the user book a new flight reservation.\n"),
-    "cancel-flight": ("Cancel flight: help a user cancel a reservation. Use when a task involves cancelling a flight.", "## Cancel flight\n\nHelp the user cancel a reservation.\n"),
-    "modify-flight": ("Modify flight: help a user change a reservation. Use when a task involves changing flights, cabin, baggage or passengers.", "## Modify flight\n\nHelp the user change an existing reservation.\n"),
-    "refunds-and-compensation": ("Refunds and compensation: handle refund and compensation requests. Use when a user asks for a refund or compensation.", "## Refunds and Compensation\n\nHandle the user's refund or compensation request.\n"),
+    "book-flight": (
+        "Book flight: help a user book a new reservation. Use when a task involves booking a flight.",
+        "## Book flight\n\nHelp the user book a new flight reservation.\n",
+    ),
+    "cancel-flight": (
+        "Cancel flight: help a user cancel a reservation. Use when a task involves cancelling a flight.",
+        "## Cancel flight\n\nHelp the user cancel a reservation.\n",
+    ),
+    "modify-flight": (
+        "Modify flight: help a user change a reservation. Use when a task involves changing flights, cabin, baggage or "
+        "passengers.",
+        "## Modify flight\n\nHelp the user change an existing reservation.\n",
+    ),
+    "refunds-and-compensation": (
+        "Refunds and compensation: handle refund and compensation requests. Use when a user asks for a refund or "
+        "compensation.",
+        "## Refunds and Compensation\n\nHandle the user's refund or compensation request.\n",
+    ),
 }
 
 
@@ -62,7 +76,8 @@ def s0(folder: Path, settings: dict, seed: int, cases: str) -> dict[str, bool]:
     config = yaml.safe_load((folder / "frames.yaml").read_text(encoding="utf-8"))
     config["simulator"].update(settings, seed=seed)
     (folder / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "frames_cli", "eval", "--json", "--no-cache", "--cases", cases, "--repo", str(folder)],
+    done = subprocess.run([sys.executable, "-m", "frames_cli", "eval", "--json", "--no-cache", "--cases", cases,
+                           "--repo", str(folder)],
                           capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "200"})
     return {r["case_id"]: bool(r["passed"]) for r in json.loads(done.stdout)["results"]}
 
@@ -77,7 +92,8 @@ def main() -> None:
         for skills in ("verbatim", "thin"):
             folder = workspace(Path(tmp) / skills, skills == "thin")
             (t_pass, t_all), (h_pass, h_all) = TRIAL[skills]
-            print(f"{skills:10} {'real model':10} {f'{t_pass / t_all:.1%} ({t_pass}/{t_all})':>16} {f'{h_pass / h_all:.1%} ({h_pass}/{h_all})':>16}")
+            print(f"{skills:10} {'real model':10} {f'{t_pass / t_all:.1%} ({t_pass}/{t_all})':>16} "
+                  f"{f'{h_pass / h_all:.1%} ({h_pass}/{h_all})':>16}")
             for profile, settings in PROFILES.items():
                 passed = {"train": [0, 0], "test": [0, 0]}
                 for seed in range(args.seeds):

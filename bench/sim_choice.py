@@ -92,8 +92,10 @@ def main() -> None:
     ids = sorted({t[0] for t in turns}, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
     half_a = set(ids[: len(ids) // 2])
     in_a = sum(t[0] in half_a for t in turns)
-    print(f"{len(turns)} first turns of the real-model trial ({len(ids)} cases; half A {in_a} turns, B {len(turns) - in_a})")
-    print(f"{'rule':<8} {'query':<20} {'agreement':>9} {'first pick':>10} {'A agree':>8} {'B agree':>8} {'A first':>8} {'B first':>8}")
+    print(f"{len(turns)} first turns of the real-model trial ({len(ids)} cases; half A {in_a} turns, B "
+          f"{len(turns) - in_a})")
+    print(f"{'rule':<8} {'query':<20} {'agreement':>9} {'first pick':>10} {'A agree':>8} {'B agree':>8} {'A first':>8} "
+          f"{'B first':>8}")
     for rule in ("sim", "words", "okapi", "lucene"):
         for with_evidence in (False, True):
             score = {"all": [0.0, 0, 0], "A": [0.0, 0, 0], "B": [0.0, 0, 0]}
@@ -111,7 +113,8 @@ def main() -> None:
             agree = {k: v[0] / v[2] for k, v in score.items()}
             first = {k: v[1] / v[2] for k, v in score.items()}
             label = "request + evidence" if with_evidence else "request"
-            print(f"{rule:<8} {label:<20} {agree['all']:>9.1%} {first['all']:>10.1%} {agree['A']:>8.1%} {agree['B']:>8.1%} {first['A']:>8.1%} {first['B']:>8.1%}")
+            print(f"{rule:<8} {label:<20} {agree['all']:>9.1%} {first['all']:>10.1%} {agree['A']:>8.1%} "
+                  f"{agree['B']:>8.1%} {first['A']:>8.1%} {first['B']:>8.1%}")
 
 if __name__ == "__main__":
     main()

@@ -36,8 +36,13 @@ def read(path: Path) -> dict[str, dict]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise SystemExit(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not SPOOL_ID.fullmatch(str(row.get("id"))) or not isinstance(row.get("answer"), str):
-                raise SystemExit(f"{path}:{number}: not a recorded answer (an object with a 20-hex-digit `id` and an `answer` text)")
+            if (
+                not isinstance(row, dict)
+                or not SPOOL_ID.fullmatch(str(row.get("id")))
+                or not isinstance(row.get("answer"), str)
+            ):
+                raise SystemExit(f"{path}:{number}: not a recorded answer (an object with a 20-hex-digit `id` and an "
+                                 f"`answer` text)")
             rows[row["id"]] = row
     return rows
 
@@ -61,7 +66,8 @@ def record(path: Path, spool: Path) -> int:
         asked = json.loads(request.read_text(encoding="utf-8"))
         answer = spool / asked["answer_file"]
         if answer.exists() and answer.stat().st_size:
-            rows[asked["id"]] = {"id": asked["id"], "model": asked["model"], "messages": asked["messages"], "answer": answer.read_text(encoding="utf-8")}
+            rows[asked["id"]] = {"id": asked["id"], "model": asked["model"], "messages": asked["messages"],
+                                 "answer": answer.read_text(encoding="utf-8")}
     text = "".join(json.dumps(rows[k], ensure_ascii=False) + "\n" for k in sorted(rows))
     path.write_bytes(lzma.compress(text.encode("utf-8"), preset=9))
     return len(rows)

@@ -54,14 +54,17 @@ from sim_calibration import PROFILES, thin_skills  # noqa: E402
 
 #: Values that identify one case: reservation codes (6 capitals/digits with a digit), user ids
 #: (name_name_1234), amounts ($1,380 / 1380 dollars), ISO dates.
-VALUE = re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b|\b[a-z]+_[a-z]+_\d{3,5}\b|\$\s?\d[\d,]*(?:\.\d+)?|\b\d{4}-\d{2}-\d{2}\b")
+VALUE = re.compile(
+    r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b|\b[a-z]+_[a-z]+_\d{3,5}\b|\$\s?\d[\d,]*(?:\.\d+)?|\b\d{4}-\d{2}-\d{2}\b"
+)
 
 
 def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
-def workspace(folder: Path, seed: int, max_rounds: int, guards_off: bool, profile: str | None = None, thin: bool = False) -> Path:
+def workspace(folder: Path, seed: int, max_rounds: int, guards_off: bool, profile: str | None = None,
+              thin: bool = False) -> Path:
     """A fresh copy of the bundled example (τ²'s train split in cases/, its test split sealed in holdout/),
     with the simulator `profile` of sim_calibration (None: frames.yaml's) and thin procedure skills if asked."""
     root = folder / f"seed{seed}-{'off' if guards_off else 'on'}"
@@ -113,7 +116,8 @@ def diff_lines(root: Path, a: str, b: str) -> tuple[list[str], list[str]]:
 
 def policy_lines(root: Path) -> set[str]:
     """The policy's non-blank lines, stripped (what verbatim coldstart skills hold)."""
-    return {line.strip() for p in (root / "policies").glob("*.md") for line in p.read_text().splitlines() if len(line.strip()) > 20}
+    return {line.strip() for p in (root / "policies").glob("*.md") for line in p.read_text().splitlines()
+            if len(line.strip()) > 20}
 
 
 def highest_rate(state: RunState) -> Candidate:
@@ -131,7 +135,8 @@ def measure(root: Path) -> dict:
     policy = policy_lines(root)
     dropped = [line for line in removed if line in policy and line not in added]
     test = lambda c: c.sets.get("test", {}).get("pass_rate")  # noqa: E731
-    return {"s0": test(s0), "best": test(best), "best_id": best.id, "top": test(top), "top_id": top.id, "top_p": top.gain_p,
+    return {"s0": test(s0), "best": test(best), "best_id": best.id, "top": test(top), "top_id": top.id,
+            "top_p": top.gain_p,
             "added": len(added), "specific": len(specific), "removed_policy": len(dropped), "rounds": state.round,
             "example": specific[:1]}
 
@@ -152,7 +157,13 @@ def shared_rules(root: Path) -> tuple[int, int, int, int, int]:
     hits = {case.id: [sentence_found(rule, learnt) for rule in world.facts(case).rules] for case in sealed}
     needed = {s for case in train for s in world.facts(case).statements}
     on_policy = sum(any(s in needed for s in world.facts(case).statements) for case in sealed)
-    return sum(any(h) for h in hits.values()), len(sealed), sum(map(sum, hits.values())), sum(map(len, hits.values())), on_policy
+    return (
+        sum(any(h) for h in hits.values()),
+        len(sealed),
+        sum(map(sum, hits.values())),
+        sum(map(len, hits.values())),
+        on_policy,
+    )
 
 
 def pct(x: float | None) -> str:
@@ -163,38 +174,46 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--max-rounds", type=int, default=6)
-    parser.add_argument("--profile", choices=sorted(PROFILES), default=None, help="simulated executor (default: the bundled frames.yaml's)")
-    parser.add_argument("--thin", action="store_true", help="one-line procedure skills, as in the real-model trial's thin run")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=None,
+                        help="simulated executor (default: the bundled frames.yaml's)")
+    parser.add_argument("--thin", action="store_true",
+                        help="one-line procedure skills, as in the real-model trial's thin run")
     args = parser.parse_args()
-    settings = [("guards on", False), ("guards off", True)] if guards_config() else [("no guards in this frames", False)]
+    settings = (
+        [("guards on", False), ("guards off", True)] if guards_config() else [("no guards in this frames", False)]
+    )
     results: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         shared = shared_rules(workspace(Path(tmp) / "world", 0, args.max_rounds, False))
         for name, off in settings:
-            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, off, args.profile, args.thin)) for seed in args.seeds]
+            results[name] = [measure(workspace(Path(tmp), seed, args.max_rounds, off, args.profile, args.thin))
+                             for seed in args.seeds]
     setting = f"{args.profile or 'bundled (weak)'} executor, {'thin' if args.thin else 'verbatim'} skills"
-    print(f"frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 test (sealed); {setting}.")
+    print(f"frames-sim is a model of LLM behaviour, not an LLM. τ² airline: 30 train cases (diagnosis + selection), 20 "
+          f"test (sealed); {setting}.")
     cases, n_sealed, rules, n_rules, on_policy = shared
     print(f"In the simulator's world {cases} of the {n_sealed} sealed cases turn on a rule a train case also has "
           f"({rules} of their {n_rules} rules), and {on_policy} on a policy statement a train case also turns on "
           "(which only a model that reads policy prose, policy_reading > 0, can use).")
     for name, rows in results.items():
         print(f"\n{name}")
-        print("seed  test S0 → best (member)     gain | → highest rate (member, p of gain)     gain | added  case-specific  policy removed  rounds")
+        print("seed  test S0 → best (member)     gain | → highest rate (member, p of gain)     gain | added  "
+              "case-specific  policy removed  rounds")
         for seed, r in zip(args.seeds, rows):
             gain, top_gain = (100 * ((r[k] or 0) - (r["s0"] or 0)) for k in ("best", "top"))
             share = r["specific"] / r["added"] if r["added"] else 0.0
             p = "—" if r["top_p"] is None else f"{r['top_p']:.3f}"
-            print(f"{seed:>4}  {pct(r['s0'])} → {pct(r['best'])} ({r['best_id']:>5}) {gain:+6.1f} | → {pct(r['top'])} ({r['top_id']:>5}, "
-                  f"p {p:>5}) {top_gain:+15.1f} | {r['added']:>5}  {100 * share:5.1f}% ({r['specific']:>2})  {r['removed_policy']:>14}  {r['rounds']:>6}")
+            print(f"{seed:>4}  {pct(r['s0'])} → {pct(r['best'])} ({r['best_id']:>5}) {gain:+6.1f} | → {pct(r['top'])} "
+                  f"({r['top_id']:>5}, p {p:>5}) {top_gain:+15.1f} | {r['added']:>5}  {100 * share:5.1f}% "
+                  f"({r['specific']:>2})  {r['removed_policy']:>14}  {r['rounds']:>6}")
         for key, label in (("best", "best member (recommended)"), ("top", "highest-rate member (the paper's rule)")):
             gains = [100 * ((r[key] or 0) - (r["s0"] or 0)) for r in rows]
-            print(f"mean  test gain of the {label} {statistics.mean(gains):+.1f} pt (min {min(gains):+.1f}, max {max(gains):+.1f}); "
-                  f"below S0 on {sum(g < 0 for g in gains)} of {len(gains)} seeds")
+            print(f"mean  test gain of the {label} {statistics.mean(gains):+.1f} pt (min {min(gains):+.1f}, max "
+                  f"{max(gains):+.1f}); below S0 on {sum(g < 0 for g in gains)} of {len(gains)} seeds")
         added = sum(r["added"] for r in rows)
         specific = sum(r["specific"] for r in rows)
-        print(f"      highest-rate members' diffs: case-specific {100 * specific / added if added else 0:.1f}% of {added} added lines; "
-              f"policy sentences removed {sum(r['removed_policy'] for r in rows)}")
+        print(f"      highest-rate members' diffs: case-specific {100 * specific / added if added else 0:.1f}% of "
+              f"{added} added lines; policy sentences removed {sum(r['removed_policy'] for r in rows)}")
         examples = [r["example"][0] for r in rows if r["example"]]
         if examples:
             print(f"      e.g. case-specific line: {examples[0][:100]!r}")

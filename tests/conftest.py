@@ -114,7 +114,8 @@ class SimWorkspace:
                 faults = dataclasses.replace(config.simulator.faults, **changes)
                 config = dataclasses.replace(config, simulator=dataclasses.replace(config.simulator, faults=faults))
             else:
-                config = dataclasses.replace(config, **{section: dataclasses.replace(getattr(config, section), **changes)})
+                config = dataclasses.replace(config,
+                                             **{section: dataclasses.replace(getattr(config, section), **changes)})
         return config
 
 

@@ -19,7 +19,11 @@ def test_every_builtin_loads(kind) -> None:
 def test_converter_kinds_match_their_names() -> None:
     for name in CONVERTERS.names():
         cls = CONVERTERS.load(name)
-        default = next((f.default for f in dataclasses.fields(cls) if f.name == "kind"), None) if dataclasses.is_dataclass(cls) else cls.kind
+        default = (
+            next((f.default for f in dataclasses.fields(cls) if f.name == "kind"), None)
+            if dataclasses.is_dataclass(cls)
+            else cls.kind
+        )
         assert default == name
 
 

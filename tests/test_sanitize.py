@@ -15,10 +15,20 @@ import json
 import re
 
 from frames_cli.llm.messages.prompts import Block, render
-from frames_cli.sanitize import clean, escape_tags, find_unsafe, for_terminal, json_escape_unsafe, one_line, structure_tags
+from frames_cli.sanitize import (
+    clean,
+    escape_tags,
+    find_unsafe,
+    for_terminal,
+    json_escape_unsafe,
+    one_line,
+    structure_tags,
+)
 
 HOSTILE = "a\x00b\x1b]0;title\x07c\x1b[2J\u202ed\u200be\ufeff\x9bf\r\ng\rh\x7f"
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 
 
 def test_clean_and_one_line_leave_nothing_hidden():
@@ -73,7 +83,15 @@ def test_the_classes_are_unicode_categories():
     for code in list(range(0x30000)) + list(range(0xE0000, 0xE1000)) + [sys.maxunicode]:
         char = chr(code)
         category = unicodedata.category(char)
-        want = "" if char in "\t\n\r\x0c" else "control" if category in ("Cc", "Cs") else "invisible" if category == "Cf" else ""
+        want = (
+            ""
+            if char in "\t\n\r\x0c"
+            else "control"
+            if category in ("Cc", "Cs")
+            else "invisible"
+            if category == "Cf"
+            else ""
+        )
         assert char_kind(char) == want, hex(code)
     for char in ("\U000e0041", "\u00ad", "\x9b", "\ud800"):
         assert find_unsafe(f"ok {char}") is not None and char not in clean(f"a{char}b")
@@ -95,5 +113,9 @@ def test_unsafe_value_finds_what_escapes_hid():
     assert unsafe_value(json.loads('{"id": "a\\u202eb"}'))[0] == ("id",)
     assert unsafe_value(json.loads('{"id": "a\\u202eb"}'), invisible=False) is None
     assert unsafe_value({"\x1bkey": 1})[0] == ("\x1bkey",)
-    assert unsafe_value({"id": "two\nlines"}) is None and unsafe_value({"id": "two\nlines"}, one_line=True)[0] == ("id",)
-    assert unsafe_value(["a\u2028b"]) is None and unsafe_value(["a\u2028b"], one_line=True)[1].describe() == "U+2028 (LINE SEPARATOR)"
+    assert unsafe_value({"id": "two\nlines"}) is None and unsafe_value({"id": "two\nlines"},
+                                                                       one_line=True)[0] == ("id",)
+    assert (
+        unsafe_value(["a\u2028b"]) is None
+        and unsafe_value(["a\u2028b"], one_line=True)[1].describe() == "U+2028 (LINE SEPARATOR)"
+    )

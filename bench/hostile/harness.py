@@ -118,7 +118,13 @@ class Outcome:
     def disagree(self) -> bool:
         """validate and evolve (the first two commands of a `compare` trial) disagree on refusing
         the input (exit 2), unless evolve left a skill out."""
-        return self.compared and len(self.codes) >= 2 and self.codes[0] is not None and (self.codes[0] == 2) != (self.codes[1] == 2) and not self.left_out
+        return (
+            self.compared
+            and len(self.codes) >= 2
+            and self.codes[0] is not None
+            and (self.codes[0] == 2) != (self.codes[1] == 2)
+            and not self.left_out
+        )
 
 
 def write(root: Path, rel: str, data: str | bytes) -> None:
@@ -130,7 +136,8 @@ def write(root: Path, rel: str, data: str | bytes) -> None:
 
 def git(root: Path, *args: str, check: bool = False) -> str:
     """`git args` in `root`; stdout."""
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, errors="replace", check=check).stdout
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, errors="replace",
+                          check=check).stdout
 
 
 def template(folder: Path) -> Path:
@@ -204,14 +211,17 @@ def snapshot(root: Path, *, state: bool = True) -> str:
                     h.update(hashlib.sha256(path.read_bytes()).digest())
     listed = git(root, "for-each-ref")
     if not state:  # a run's candidates and notes are frames' own state, like `.frames/`
-        listed = "\n".join(line for line in listed.splitlines() if "\trefs/frames/" not in line and "\trefs/notes/frames" not in line)
+        listed = "\n".join(line for line in listed.splitlines() if "\trefs/frames/" not in line
+                           and "\trefs/notes/frames" not in line)
     h.update(listed.encode())
     for args in (["rev-parse", "HEAD"], ["ls-files", "-s"]):
         h.update(git(root, *args).encode())
     return h.hexdigest()
 
 
-def run(cmd: list[str], cwd: Path, kill_after: float | None = None, kill_on: Path | None = None) -> tuple[int | None, str]:
+def run(
+    cmd: list[str], cwd: Path, kill_after: float | None = None, kill_on: Path | None = None
+) -> tuple[int | None, str]:
     """Run `cmd`; (exit code, stdout + stderr). None is a hang (killed at TIMEOUT); -9 a planned
     kill (SIGKILL after `kill_after` seconds, or once the file `kill_on` exists)."""
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -261,7 +271,8 @@ class Answerer:
 def error_line(output: str, where: str = "") -> str:
     """The error line of a command's output that names `where`, else its first error line, else its last line."""
     errors = [line for line in output.splitlines() if ": error:" in line or line.startswith("error:")]
-    return next((line for line in errors if where and where in line), errors[0] if errors else (output.strip().splitlines() or [""])[-1])
+    return next((line for line in errors if where and where in line), errors[0] if errors
+                else (output.strip().splitlines() or [""])[-1])
 
 
 def leak_in(text: str) -> str:
@@ -292,7 +303,8 @@ def committed_leak(root: Path, before: dict[str, str]) -> str:
 
 def refs(root: Path) -> dict[str, str]:
     """{ref: sha} of the repository."""
-    return {r: s for s, r in (line.split(" ", 1) for line in git(root, "for-each-ref", "--format=%(objectname) %(refname)").splitlines())}
+    return {r: s for s, r in (line.split(" ", 1)
+                              for line in git(root, "for-each-ref", "--format=%(objectname) %(refname)").splitlines())}
 
 
 def try_trial(trial: Trial, template_root: Path, work: Path) -> Outcome:
@@ -333,7 +345,9 @@ def try_trial(trial: Trial, template_root: Path, work: Path) -> Outcome:
     if (root / ".frames" / "pending-commit").exists():
         out.stranded = out.stranded or "a change is still pending"
     if trial.clean_skills and git(root, "status", "--porcelain", "--untracked-files=all", "--", "skills").strip():
-        out.stranded = out.stranded or "skills/ not clean in git after the normal run: " + " ".join(git(root, "status", "--porcelain", "--", "skills").split()[:4])
+        out.stranded = out.stranded or "skills/ not clean in git after the normal run: " + " ".join(
+            git(root, "status", "--porcelain", "--", "skills").split()[:4]
+        )
     out.traceback = any("Traceback (most recent call last)" in text for text in outputs)
     out.leak = out.leak or next((found for found in map(leak_in, outputs[len(trial.commands):]) if found), "")
     shutil.rmtree(case_dir, ignore_errors=True)

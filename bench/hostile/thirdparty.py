@@ -18,13 +18,22 @@ USWDS = (
     '<h1>Travel rules</h1>\n<div class="usa-accordion">\n  <h3 class="usa-accordion__heading">\n'
     '    <button type="button" class="usa-accordion__button" aria-expanded="true" aria-controls="a1">\n'
     "      Booking\n    </button>\n  </h3>\n"
-    '  <div id="a1" class="usa-accordion__content"><p>Book travel at least 14 days before the trip.</p></div>\n'
-    '  <h3 class="usa-accordion__heading">\n    <button type="button" class="usa-accordion__button" aria-controls="a2">Lodging</button>\n  </h3>\n'
-    '  <div id="a2" class="usa-accordion__content"><p>Stay in approved hotels within the per diem.</p></div>\n</div>\n'
+    '  <div id="a1" class="usa-accordion__content"><p>Book travel at least 14 days before the trip.</p></div>\n  <h3 '
+    'class="usa-accordion__heading">\n    <button type="button" class="usa-accordion__button" '
+    'aria-controls="a2">Lodging</button>\n  </h3>\n  <div id="a2" class="usa-accordion__content"><p>Stay in approved '
+    'hotels within the per diem.</p></div>\n</div>\n'
 )
-CJK = "# 个人信息保护法\n\n" + "\n\n".join(
-    f"第{n}条 为了规范个人信息处理活动，保护个人信息权益，促进个人信息合理利用，根据宪法，制定本法。任何组织、个人不得侵害自然人的个人信息权益。" for n in range(1, 32)) + "\n"
-YAML_IN_PROSE = "# Config\n\nText.\n\n---\nname: example\ndescription: a block shown in prose\n---\n\nMore text about the rules.\n"
+CJK = (
+    "# 个人信息保护法\n\n"
+    + "\n\n".join(
+        f"第{n}条 为了规范个人信息处理活动，保护个人信息权益，促进个人信息合理利用，根据宪法，制定本法。任何组织、个人不得侵害自然人的个人信息权益。"
+        for n in range(1, 32)
+    )
+    + "\n"
+)
+YAML_IN_PROSE = (
+    "# Config\n\nText.\n\n---\nname: example\ndescription: a block shown in prose\n---\n\nMore text about the rules.\n"
+)
 CLAUDE_SKILL = "--- \nname: pdf-tools\ndescription: Fill and merge PDF forms with the bundled scripts.\nallowed-tools: [Bash, Read]\n---  \n# PDF tools\n\nUse scripts/fill.py.\n"
 CRLF_SKILL = "---\r\nname: crlf-skill\r\ndescription: A skill saved on Windows with CRLF line ends.\r\n---\r\n# CRLF\r\n\r\nKeep the line ends.\r\n"
 TAB_SKILL = "---\nname: tabbed\ndescription:\tA description after a tab.\nmetadata:\n\tversion: 2\n---\n# Tabs\n"
@@ -65,13 +74,16 @@ def trials() -> list[Trial]:
         "windows-crlf.md": "# Rules\r\n\r\nBook early.\r\n\r\n## Hotels\r\n\r\nApproved hotels only.\r\n",
         "bom-utf8.md": "\ufeff# Rules\n\nBook early.\n",
         "yaml-in-prose.md": YAML_IN_PROSE,
-        "saved-page.html": "<!DOCTYPE html>\n<html><head><title>Travel</title></head><body>\n<h1>Travel</h1>\n<p>Book early.</p>\n</body></html>\n",
+        "saved-page.html": "<!DOCTYPE html>\n<html><head><title>Travel</title></head><body>\n<h1>Travel</h1>\n<p>Book "
+                           "early.</p>\n</body></html>\n",
         "only-front-matter.md": "---\ntitle: Only front matter\n---\n",
-        "jekyll-liquid.md": "---\ntitle: Travel\n---\n{% include nav.html %}\n# Travel\n\n{{ site.data.rules }}\nBook early.\n",
+        "jekyll-liquid.md": "---\ntitle: Travel\n---\n{% include nav.html %}\n# Travel\n\n{{ site.data.rules }}\nBook "
+                            "early.\n",
         "newline\nin-name.md": "# Rules\n\nBook early.\n",
     }
     out = [Trial(f"real-{name.replace(chr(10), '-')}", "real", _policy(name, data), (("coldstart",),),
-                 undo=_fixed(name) if name in REFUSED else nothing, normal=(("validate",), ("coldstart",)), clean_skills=True)
+                 undo=_fixed(name) if name in REFUSED else nothing, normal=(("validate",), ("coldstart",)),
+                 clean_skills=True)
            for name, data in policy_cases.items()]
     for folder, text in (("pdf-tools", CLAUDE_SKILL), ("crlf-skill", CRLF_SKILL), ("tabbed", TAB_SKILL)):
         out.append(Trial(f"real-adopt-{folder}", "real", _library(folder, text), (("adopt", "../library"),),

@@ -79,7 +79,8 @@ def test_the_fixture_rebuilds_the_issue_case() -> None:
     counts: dict[str, int] = {}
     for kind in DEFECTS.values():
         counts[kind] = counts.get(kind, 0) + 1
-    assert counts == {"valid": 7, "extra-keys": 9, "invalid-yaml": 7, "no-front-matter": 3, "long-description": 2, "name-mismatch": 2, "missing-description": 1}
+    assert counts == {"valid": 7, "extra-keys": 9, "invalid-yaml": 7, "no-front-matter": 3, "long-description": 2,
+                      "name-mismatch": 2, "missing-description": 1}
     rejected = {name for name in DEFECTS if _validate(LIBRARY / name)}
     assert rejected == {name for name, kind in DEFECTS.items() if kind != "valid"}
 
@@ -109,18 +110,27 @@ def test_adopting_the_library_in_place(tmp_path: Path) -> None:
         else:
             assert adopted.body == original, name
         if kind == "valid":
-            assert entry["status"] == "valid" and entry["changes"] == [] and (folder / "SKILL.md").read_text() == before[name]
+            assert (
+                entry["status"] == "valid"
+                and entry["changes"] == []
+                and (folder / "SKILL.md").read_text() == before[name]
+            )
         else:
             assert entry["status"] == "repaired"
             assert any(CHANGE_FOR[kind] in change for change in entry["changes"]), (name, entry["changes"])
     # Unknown keys are strings under metadata, with their text as written.
     docker = parse_skill((repo.root / "skills/docker-compose/SKILL.md").read_text(), Path("x"))
     assert docker.metadata == {"version": "1.0.3"}
-    assert parse_skill((repo.root / "skills/ci-pipelines/SKILL.md").read_text(), Path("x")).metadata == {"tags": "ci, github-actions, yaml"}
+    assert parse_skill((repo.root / "skills/ci-pipelines/SKILL.md").read_text(), Path("x")).metadata == {
+        "tags": "ci, github-actions, yaml"
+    }
 
     # One commit, by the user, of skills/ only, on the current branch.
     assert repo.git("rev-parse", "HEAD~1").strip() == head
-    assert repo.git("log", "-1", "--format=%an <%ae>|%cn <%ce>").strip() == "Test User <test@example.com>|Test User <test@example.com>"
+    assert (
+        repo.git("log", "-1", "--format=%an <%ae>|%cn <%ce>").strip()
+        == "Test User <test@example.com>|Test User <test@example.com>"
+    )
     changed = repo.git("show", "--name-only", "--format=", "HEAD").split()
     assert len(changed) == 24 and all(p.startswith("skills/") for p in changed)
     assert "Frames-Command: adopt" in repo.git("log", "-1", "--format=%B")
@@ -131,7 +141,11 @@ def test_adopting_the_library_in_place(tmp_path: Path) -> None:
     validated = CliRunner().invoke(app, ["validate", "--repo", str(repo.root)])
     assert validated.exit_code == 0, validated.output
     code, again, _ = _adopt(repo)
-    assert code == 0 and again["counts"] == {"valid": 31, "repaired": 0, "updated": 0, "unchanged": 0, "unrepairable": 0} and again["commit"] is None
+    assert (
+        code == 0
+        and again["counts"] == {"valid": 31, "repaired": 0, "updated": 0, "unchanged": 0, "unrepairable": 0}
+        and again["commit"] is None
+    )
 
 
 def test_dry_run_writes_and_commits_nothing(tmp_path: Path) -> None:
@@ -162,9 +176,15 @@ def test_unrepairable_files_are_left_untouched_and_named(tmp_path: Path) -> None
     # Issue 31: a file not adopted is a refusal, and a refusal exits non-zero.
     assert code == 2 and "3 skill file(s) not adopted" in err, err
     status = {f["source"]: (f["status"], f["reason"]) for f in report["files"]}
-    assert status["skills/open-fence/SKILL.md"][0] == "unrepairable" and "never closed" in status["skills/open-fence/SKILL.md"][1]
+    assert (
+        status["skills/open-fence/SKILL.md"][0] == "unrepairable"
+        and "never closed" in status["skills/open-fence/SKILL.md"][1]
+    )
     assert status["skills/latin1/SKILL.md"][0] == "unrepairable" and "not UTF-8" in status["skills/latin1/SKILL.md"][1]
-    assert status["skills/OK Skill/SKILL.md"][0] == "unrepairable" and "'ok-skill' is taken by skills/ok-skill" in status["skills/OK Skill/SKILL.md"][1]
+    assert (
+        status["skills/OK Skill/SKILL.md"][0] == "unrepairable"
+        and "'ok-skill' is taken by skills/ok-skill" in status["skills/OK Skill/SKILL.md"][1]
+    )
     assert status["skills/ok-skill/SKILL.md"] == ("repaired", None)
     for folder in ("open-fence", "latin1", "OK Skill"):
         assert (repo.root / "skills" / folder / "SKILL.md").read_bytes() == files[folder]
@@ -186,7 +206,10 @@ def test_a_folder_outside_the_workspace_is_copied_in(tmp_path: Path) -> None:
     assert (repo.root / "skills/my-helper/scripts/run.sh").read_text() == "echo hi\n"
     assert _validate(repo.root / "skills/my-helper") == []
     assert {p: p.read_bytes() for p in source.rglob("*") if p.is_file()} == snapshot
-    assert sorted(repo.git("show", "--name-only", "--format=", "HEAD").split()) == ["skills/my-helper/SKILL.md", "skills/my-helper/scripts/run.sh"]
+    assert sorted(repo.git("show", "--name-only", "--format=", "HEAD").split()) == [
+        "skills/my-helper/SKILL.md",
+        "skills/my-helper/scripts/run.sh",
+    ]
     # the host's path stays out of the repository's history: the source is named from its folder down
     assert entry["source"] == "claude-skills/My Helper/SKILL.md"
     message = repo.git("log", "-1", "--format=%B")
@@ -196,7 +219,8 @@ def test_a_folder_outside_the_workspace_is_copied_in(tmp_path: Path) -> None:
 def test_a_folder_renamed_in_place_moves_its_files(tmp_path: Path) -> None:
     repo = _workspace(tmp_path, with_library=False)
     (repo.root / "skills" / "Data_Tools" / "references").mkdir(parents=True)
-    (repo.root / "skills" / "Data_Tools" / "SKILL.md").write_text("---\nname: Data_Tools\ndescription: Tools.\n---\nBody\n")
+    (repo.root / "skills" / "Data_Tools" / "SKILL.md").write_text("---\nname: Data_Tools\ndescription: Tools.\n---\n"
+                                                                  "Body\n")
     (repo.root / "skills" / "Data_Tools" / "references" / "a.md").write_text("ref\n")
     repo.git("add", ".")
     repo.git("commit", "-q", "-m", "one skill")
@@ -207,7 +231,8 @@ def test_a_folder_renamed_in_place_moves_its_files(tmp_path: Path) -> None:
     assert not (repo.root / "skills" / "Data_Tools").exists()
     assert (repo.root / "skills/data-tools/references/a.md").read_text() == "ref\n"
     assert repo.git("status", "--porcelain").strip() == ""
-    assert sorted(repo.git("ls-files", "skills").split()) == ["skills/data-tools/SKILL.md", "skills/data-tools/references/a.md"]
+    assert sorted(repo.git("ls-files", "skills").split()) == ["skills/data-tools/SKILL.md",
+                                                              "skills/data-tools/references/a.md"]
 
 
 def test_no_user_identity_refuses_before_writing(tmp_path: Path) -> None:
@@ -237,7 +262,8 @@ def describing():
     class Handler(CustomLLM):
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
             prompts.append(messages[-1]["content"])
-            return make_response(f"describing/{model}", json.dumps({"description": "Clean <tabular> data before joins."}), "stop", 40, 8)
+            return make_response(f"describing/{model}",
+                                 json.dumps({"description": "Clean <tabular> data before joins."}), "stop", 40, 8)
 
     litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "describing"] + [
         {"provider": "describing", "custom_handler": Handler()}
@@ -266,7 +292,10 @@ def test_front_matter_repairs() -> None:
 
     assert read_front("name: x\nversion: 1.10\n")[0] == {"name": "x", "version": "1.10"}
     values, fixes = read_front("name: x\ndescription: Use when: asked\n")
-    assert values == {"name": "x", "description": "Use when: asked"} and "line 3: `description` read as plain text" in fixes
+    assert (
+        values == {"name": "x", "description": "Use when: asked"}
+        and "line 3: `description` read as plain text" in fixes
+    )
     assert read_front('name: x\ndescription: "unclosed\n')[0]["description"] == "unclosed"
     assert read_front("name: x\ntags: [a, b\n")[0]["tags"] == "a, b"
     assert read_front("name: x\nmetadata:\n\towner: ops\n")[0]["metadata"] == {"owner": "ops"}

@@ -24,7 +24,8 @@ from helpers import init_git_repo
 
 def skill(folder: Path, name: str, body: str, extra: str = "") -> None:
     (folder / name).mkdir(parents=True, exist_ok=True)
-    (folder / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Handle {name} requests.\n{extra}---\n{body}")
+    (folder / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Handle {name} requests.\n{extra}---\n"
+                                            f"{body}")
 
 
 def adopt(repo, library: Path):
@@ -72,7 +73,9 @@ def test_an_updated_library_comes_in_as_one_commit_with_an_account(tmp_path: Pat
     (library / "beta" / "references" / "table.md").unlink()
     code, report, err = adopt(repo, library)
     assert code == 0, err
-    assert {Path(f["source"]).parent.name: f["changes"] for f in report["files"]}["beta"] == ["references/table.md: removed"]
+    assert {Path(f["source"]).parent.name: f["changes"] for f in report["files"]}["beta"] == [
+        "references/table.md: removed"
+    ]
     assert not (repo.root / "skills" / "beta" / "references" / "table.md").exists()
 
 

@@ -44,11 +44,17 @@ def test_sim_choice_replays_a_first_turn_and_ranks_its_catalog(tmp_path: Path) -
         "- s3: book-flight — Book a new reservation with bags.\n\n"
         "Request:\nPlease cancel my reservation and refund me.\n\nDetails:\n{}"
     )
-    row = {"id": "x", "model": "spool/executor", "created": 0, "messages": [{"role": "user", "content": prompt}], "answer": json.dumps({"load": ["s1", "s2"]})}
+    row = {"id": "x", "model": "spool/executor", "created": 0, "messages": [{"role": "user", "content": prompt}],
+           "answer": json.dumps({"load": ["s1", "s2"]})}
     for name in sc.FILES:
         (tmp_path / name).write_text(json.dumps(row) + "\n")
     turns = sc.first_turns(tmp_path)
-    assert len(turns) == 2 and turns[0][0] == "c1" and turns[0][1] == "Please cancel my reservation and refund me." and turns[0][3] == ["s1", "s2"]
+    assert (
+        len(turns) == 2
+        and turns[0][0] == "c1"
+        and turns[0][1] == "Please cancel my reservation and refund me."
+        and turns[0][3] == ["s1", "s2"]
+    )
     entries = turns[0][2]
     for rule in ("sim", "okapi", "lucene"):
         assert sc.rank(rule, turns[0][1], entries)[0] == "s2"
@@ -91,12 +97,15 @@ def test_catalog_choice_replays_recorded_coldstart_answers(tmp_path: Path, monke
         prompt = asked["messages"][0]["content"]
         name = prompt.split("Skill: ", 1)[1].split("\n", 1)[0]
         days = "25 days, 10 days in a row" if "annual" in name else "more than 3 days"
-        answer = {"body": f"1. Check the leave asked for against the limits ({days}).\n", "description": f"Decides whether staff leave is allowed: {days}. Use when someone asks for leave."}
+        answer = {"body": f"1. Check the leave asked for against the limits ({days}).\n",
+                  "description": f"Decides whether staff leave is allowed: {days}. Use when someone asks for leave."}
         (spool / asked["answer_file"]).write_text(json.dumps(answer))
     # Each section asked three times: the first attempt and coldstart.rewrite_retries retries.
     assert cc.spool_replay.record(cc.answers_file("leave"), spool) == len(list(spool.glob("*.request.json"))) == 6
     recorded = list(cc.spool_replay.read(cc.answers_file("leave")).values())
-    assert [r["id"] for r in recorded] == sorted(r["id"] for r in recorded) and all(r["messages"] and r["answer"] for r in recorded)
+    assert [r["id"] for r in recorded] == sorted(r["id"] for r in recorded) and all(
+        r["messages"] and r["answer"] for r in recorded
+    )
 
     # A fresh workspace replays the recording: both sections are rewritten, with the model's descriptions.
     # The answers are there before the first poll, so a long wait costs nothing unless replay is broken;
@@ -115,7 +124,9 @@ def test_a_recording_names_only_spool_ids(tmp_path: Path) -> None:
     spool_replay = _load("spool_replay")
     path = tmp_path / "x.jsonl.xz"
     good = {"id": "0" * 20, "model": "spool/executor", "messages": [], "answer": "{}"}
-    path.write_bytes(lzma.compress((json.dumps(good) + "\n" + json.dumps({**good, "id": "../../escaped"}) + "\n").encode()))
+    path.write_bytes(
+        lzma.compress((json.dumps(good) + "\n" + json.dumps({**good, "id": "../../escaped"}) + "\n").encode())
+    )
     with pytest.raises(SystemExit, match=r"x\.jsonl\.xz:2: not a recorded answer"):
         spool_replay.replay(path, tmp_path / "spool")
     assert not list(tmp_path.rglob("escaped*"))
@@ -126,7 +137,8 @@ def test_catalog_choice_scores_a_models_choice_over_the_questions_it_answered(tm
 
     cc = _load("catalog_choice")
     flu, long_leave = "I have the flu, what do I send my manager?", "Can I take two weeks off in one go?"
-    _leave_set(tmp_path, monkeypatch, cc, [{"question": flu, "file": "leave.md", "line": 10}, {"question": long_leave, "file": "leave.md", "line": 6}])
+    _leave_set(tmp_path, monkeypatch, cc, [{"question": flu, "file": "leave.md", "line": 10},
+                                           {"question": long_leave, "file": "leave.md", "line": 6}])
 
     with cc.Bench("leave", tmp_path / "first", executor="spool/executor", wait=0.05, record=True) as bench:
         skills, _ = bench.skills()
@@ -151,6 +163,7 @@ def test_the_shipped_recordings_answer_the_current_prompts(tmp_path: Path) -> No
     recorded answers miss; the airline set (6 sections, 62 questions) shows it in seconds."""
     cc = _load("catalog_choice")
     for model in (None, "spool/coldstart"):
-        result = cc.run_set("tau2-airline", model, False, tmp_path / (model or "verbatim").replace("/", "-"), executor="spool/executor")
+        result = cc.run_set("tau2-airline", model, False, tmp_path / (model or "verbatim").replace("/", "-"),
+                            executor="spool/executor")
         assert result["model"]["ranked"] == result["questions"] == 62
         assert model is None or result["rewritten"] == result["skills"] == 6

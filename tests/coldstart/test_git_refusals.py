@@ -48,7 +48,11 @@ def test_a_hook_refusal_strands_nothing_and_the_next_run_commits(policy_workspac
     done = runner.invoke(app, ["coldstart", "--repo", str(root)])
 
     assert done.exit_code == 1
-    assert "git refused the commit" in done.stderr and "trailing whitespace" in done.stderr and "pre-commit hook" in done.stderr
+    assert (
+        "git refused the commit" in done.stderr
+        and "trailing whitespace" in done.stderr
+        and "pre-commit hook" in done.stderr
+    )
     assert _git(root, "status", "--porcelain", "--untracked-files=all") == "" and not (root / "skills").exists()
     hook.unlink()
     again = runner.invoke(app, ["coldstart", "--repo", str(root), "--json"])
@@ -80,7 +84,8 @@ def test_a_coldstart_killed_during_its_commit_is_finished_by_the_next(policy_wor
     hook.write_text(HOOK_THAT_WAITS.format(marker=marker, go=go))
     hook.chmod(0o755)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    proc = subprocess.Popen([sys.executable, "-m", "frames_cli", "coldstart", "--repo", str(root)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-m", "frames_cli", "coldstart", "--repo", str(root)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)

@@ -30,14 +30,16 @@ def _coldstart(root: Path, *args: str) -> dict:
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted((root / "skills").rglob("*")) if p.is_file()}
+    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted((root / "skills").rglob("*")) if p.is_file()}
 
 
 def test_bundled_airline_policy_passes_agentskills_validate(policy_workspace) -> None:
     root = policy_workspace("airline.md")
     out = _coldstart(root)
     assert len(out["created"]) == 6
-    assert out["coverage"] == [{"file": "policies/airline.md", "content_lines": 120, "covered_once": 120, "uncovered": [], "overlaps": []}]
+    assert out["coverage"] == [{"file": "policies/airline.md", "content_lines": 120, "covered_once": 120,
+                                "uncovered": [], "overlaps": []}]
     tool = agentskills_command()
     assert tool, "skills-ref (test extra) provides the `agentskills` command"
     for folder in sorted((root / "skills").iterdir()):
@@ -45,7 +47,9 @@ def test_bundled_airline_policy_passes_agentskills_validate(policy_workspace) ->
         assert done.returncode == 0, f"{folder.name}: {done.stdout}{done.stderr}"
     # One commit, with only the skill files, naming them and the policy file.
     assert _git(root, "log", "--format=%s") == "frames coldstart: 6 skills from policies/airline.md"
-    assert _git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [f"skills/{n}/SKILL.md" for n in sorted(out["created"])]
+    assert _git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [
+        f"skills/{n}/SKILL.md" for n in sorted(out["created"])
+    ]
     assert "- cancel-flight (policies/airline.md, create)" in _git(root, "log", "-1", "--format=%B")
 
 
@@ -55,7 +59,8 @@ def test_other_policy_shapes_pass_the_reference_validator(policy_workspace, conf
 
     root = policy_workspace("loan-review.md", "data-retention.txt", "expenses.md", config_text=config_text)
     out = _coldstart(root)
-    assert all(c["uncovered"] == [] and c["overlaps"] == [] and c["covered_once"] == c["content_lines"] for c in out["coverage"])
+    assert all(c["uncovered"] == [] and c["overlaps"] == [] and c["covered_once"] == c["content_lines"]
+               for c in out["coverage"])
     folders = sorted((root / "skills").iterdir())
     assert len(folders) == len(out["created"]) >= 8
     for folder in folders:
@@ -65,7 +70,8 @@ def test_other_policy_shapes_pass_the_reference_validator(policy_workspace, conf
         # Split at sub-headings, then paragraphs (a later part named after its own words, no
         # number); the bare "2. Assessment" and "2.1 Income verification" headings fold into
         # their first child instead of standing alone.
-        assert {"salaried-applicants", "affordability", "data-retention", "data-retention-kept-months", "travel"} <= names
+        assert {"salaried-applicants", "affordability", "data-retention", "data-retention-kept-months",
+                "travel"} <= names
         assert "assessment" not in names and "income-verification" not in names and len(names) == 20
     else:
         assert names == {
@@ -83,7 +89,8 @@ def test_second_run_writes_nothing_and_commits_nothing(policy_workspace) -> None
     assert _snapshot(root) == before and _git(root, "rev-parse", "HEAD") == head
 
 
-def test_changed_policy_stale_edited_skipped_force(policy_workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_changed_policy_stale_edited_skipped_force(policy_workspace, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # Messages show paths relative to the current folder when inside it; from a folder that does
     # not hold the workspace they are absolute, whatever folder pytest started in.
     (tmp_path / "elsewhere").mkdir()
@@ -91,7 +98,11 @@ def test_changed_policy_stale_edited_skipped_force(policy_workspace, tmp_path: P
     root = policy_workspace("airline.md")
     _coldstart(root)
     policy = root / "policies" / "airline.md"
-    policy.write_text(policy.read_text().replace("within 5 to 7 business days", "within 7 to 10 business days").replace("at most five passengers", "at most six passengers"))
+    policy.write_text(
+        policy.read_text()
+        .replace("within 5 to 7 business days", "within 7 to 10 business days")
+        .replace("at most five passengers", "at most six passengers")
+    )
     book = root / "skills" / "book-flight" / "SKILL.md"
     book.write_text(book.read_text() + "\nAsk for the passenger count first.\n")
     edited = book.read_bytes()
@@ -99,8 +110,10 @@ def test_changed_policy_stale_edited_skipped_force(policy_workspace, tmp_path: P
     done = runner.invoke(app, ["validate", "--repo", str(root)])
     assert done.exit_code == 0
     assert done.stdout.splitlines()[:2] == [
-        f"{book}:1: warning: stale back-link: policies/airline.md:63-101 (Airline Agent Policy > Book flight) changed since this skill was made (`frames coldstart --force` regenerates it, losing the edits)",
-        f"{root / 'skills' / 'cancel-flight' / 'SKILL.md'}:1: warning: stale back-link: policies/airline.md:133-152 (Airline Agent Policy > Cancel flight) changed since this skill was made (run `frames coldstart`)",
+        f"{book}:1: warning: stale back-link: policies/airline.md:63-101 (Airline Agent Policy > Book flight) changed "
+        f"since this skill was made (`frames coldstart --force` regenerates it, losing the edits)",
+        f"{root / 'skills' / 'cancel-flight' / 'SKILL.md'}:1: warning: stale back-link: policies/airline.md:133-152 "
+        f"(Airline Agent Policy > Cancel flight) changed since this skill was made (run `frames coldstart`)",
     ]
     assert runner.invoke(app, ["validate", "--repo", str(root), "--strict"]).exit_code == 2
     status = json.loads(runner.invoke(app, ["status", "--repo", str(root), "--json"]).stdout)
@@ -122,7 +135,8 @@ def test_removed_section_removes_its_unedited_skill(policy_workspace) -> None:
     root = policy_workspace("expenses.md")
     _coldstart(root)
     policy = root / "policies" / "expenses.md"
-    policy.write_text(policy.read_text().split("Meals\n=====")[0] + "Claims\n======\n\nSubmit claims within 60 days.\nLate claims are rejected.\nKeep receipts.\n")
+    policy.write_text(policy.read_text().split("Meals\n=====")[0] + "Claims\n======\n\nSubmit claims within 60 days.\n"
+                                                                    "Late claims are rejected.\nKeep receipts.\n")
     out = _coldstart(root)
     assert out["removed"] == ["meals"] and not (root / "skills" / "meals").exists()
     assert "Removed (their policy section is gone):\n- meals" in _git(root, "log", "-1", "--format=%B")
@@ -139,7 +153,8 @@ def test_model_rewrite_through_the_simulator(policy_workspace) -> None:
     assert cancel.metadata["frames-coldstart"] == "model frames-sim/coldstart"
     assert cancel.body.startswith("1. First, the agent must obtain the user id and reservation id.")
     # The simulator's text says so, in the output and in the commit.
-    assert out["simulator_notice"].startswith("Simulated: the bodies and descriptions of these skills were written by frames-sim/coldstart")
+    assert out["simulator_notice"].startswith("Simulated: the bodies and descriptions of these skills were written by "
+                                              "frames-sim/coldstart")
     message = _git(root, "log", "-1", "--format=%B")
     assert message.startswith("frames coldstart: 6 skills from policies/airline.md (simulated text)\n\nSimulated: ")
     assert "Frames-Models: coldstart=frames-sim/coldstart" in message
@@ -151,7 +166,9 @@ def test_model_rewrite_through_the_simulator(policy_workspace) -> None:
     assert sorted((root / ".frames" / "coldstart").iterdir()) == runs_before
     # --no-llm switches the mode, so every skill is regenerated verbatim.
     out = _coldstart(root, "--no-llm")
-    assert len(out["updated"]) == 6 and SkillSet.from_dir(root / "skills")["cancel-flight"].body.startswith("## Cancel flight\n")
+    assert len(out["updated"]) == 6 and SkillSet.from_dir(root / "skills")["cancel-flight"].body.startswith(
+        "## Cancel flight\n"
+    )
     assert out["simulator_notice"] is None and "imulated" not in _git(root, "log", "-1", "--format=%B")
 
 
@@ -196,8 +213,11 @@ def test_rewrite_progress_on_a_terminal_only(policy_workspace) -> None:
 def test_failed_rewrites_fall_back_to_verbatim(policy_workspace) -> None:
     from frames_cli.coldstart.rewrite import check_rewrite
 
-    answer = {"body": "Refund within 5 days.", "description": "Decides refunds: a refund is paid within days of the request."}
-    assert check_rewrite("Refund within 5 to 7 days, 24 hrs.", answer, 500) == ["the body drops these numbers of the policy text: 7, 24"]
+    answer = {"body": "Refund within 5 days.",
+              "description": "Decides refunds: a refund is paid within days of the request."}
+    assert check_rewrite("Refund within 5 to 7 days, 24 hrs.", answer, 500) == [
+        "the body drops these numbers of the policy text: 7, 24"
+    ]
     root = policy_workspace(
         "expenses.md",
         config_text="models:\n  coldstart: frames-sim/coldstart\nllm:\n  max_retries: 0\n  repair_turns: 0\n"
@@ -223,10 +243,13 @@ def test_the_number_check_reads_the_text_the_model_was_shown() -> None:
     from frames_cli.workspace.config import ColdstartConfig
 
     # 18F's "Book lodging": the image tag's path holds an 11 the prompt never shows.
-    lines = ["# Book lodging", "", "Book the hotel within 2 days of approval.", "", '{% image "_img/travel/11-book-hotel-now.png" "selecting hotel" %}', "", "Pay with the travel card."]
+    lines = ["# Book lodging", "", "Book the hotel within 2 days of approval.", "",
+             '{% image "_img/travel/11-book-hotel-now.png" "selecting hotel" %}', "", "Pay with the travel card."]
     (chunk,) = cut_document(parse_policy(lines, "policies/faq.md"), ColdstartConfig())
     assert "11" not in rule_text(chunk) and "2 days" in rule_text(chunk)
-    answer = {"body": "1. Book the hotel within 2 days of approval.\n2. Pay with the travel card.\n", "description": "Decides how and when to book the hotel: within days of approval, paid with the travel card."}
+    answer = {"body": "1. Book the hotel within 2 days of approval.\n2. Pay with the travel card.\n",
+              "description": "Decides how and when to book the hotel: within days of approval, paid with the travel "
+                             "card."}
     assert check_rewrite(rule_text(chunk), answer, 500) == []
 
 
@@ -236,7 +259,9 @@ def _write(root: Path, name: str, text: str) -> None:
 
 def test_adding_a_document_never_renames_removes_or_repoints_another_documents_skills(policy_workspace) -> None:
     root = policy_workspace()
-    _write(root, "kyc.md", "# KYC policy\n\n## Scope\n\nThis policy covers every retail customer of the bank.\n\n## Screening\n\nScreen every customer against sanctions lists.\n")
+    _write(root, "kyc.md",
+           "# KYC policy\n\n## Scope\n\nThis policy covers every retail customer of the bank.\n\n## Screening\n\n"
+           "Screen every customer against sanctions lists.\n")
     first = _coldstart(root)
     assert first["created"] == ["scope", "screening"]
     before = (root / "skills" / "scope" / "SKILL.md").read_bytes()
@@ -267,7 +292,8 @@ def test_two_documents_with_the_same_headings_keep_their_own_text(policy_workspa
 def test_skipped_files_are_named_and_commit_is_the_users(policy_workspace) -> None:
     root = policy_workspace("expenses.md")
     _write(root, "LICENSE.md", "CC0\n")
-    _write(root, "Notice of Privacy Practices.md", "# Notice of Privacy Practices\n\nWe must tell you how we use your health data.\n")
+    _write(root, "Notice of Privacy Practices.md",
+           "# Notice of Privacy Practices\n\nWe must tell you how we use your health data.\n")
     _git(root, "config", "user.name", "Dana Reviewer")
     _git(root, "config", "user.email", "dana@example.com")
     out = _coldstart(root)
@@ -280,7 +306,8 @@ def test_skipped_files_are_named_and_commit_is_the_users(policy_workspace) -> No
 
 def test_oversized_skill_is_warned_about(policy_workspace) -> None:
     root = policy_workspace(config_text="coldstart:\n  max_tokens: 60\n")
-    _write(root, "one-line.md", "# Fares\n\n" + "Every fare change must be approved by the duty manager before ticketing. " * 8 + "\n")
+    _write(root, "one-line.md",
+           "# Fares\n\n" + "Every fare change must be approved by the duty manager before ticketing. " * 8 + "\n")
     out = _coldstart(root)
     assert out["oversized"] == ["fares"]
     done = runner.invoke(app, ["coldstart", "--repo", str(root), "--force"])
@@ -291,7 +318,12 @@ def test_model_writes_the_description_and_it_is_checked_like_the_body(policy_wor
     from frames_cli.coldstart.rewrite import check_description
 
     source = "Refunds go to the original payment method within 5 to 7 business days."
-    assert check_description(source, "Decides refunds: they go to the original payment method. Use when a user asks for one.") == []
+    assert (
+        check_description(
+            source, "Decides refunds: they go to the original payment method. Use when a user asks for one."
+        )
+        == []
+    )
     bad = {
         "": "missing",
         "Refunds": "at least 6 words",
@@ -309,7 +341,9 @@ def test_model_writes_the_description_and_it_is_checked_like_the_body(policy_wor
     out = _coldstart(root)
     assert out["rewrite_failures"] == []
     cancel = SkillSet.from_dir(root / "skills")["cancel-flight"]
-    assert cancel.description.startswith("Decides cancel flight: ") and cancel.description.endswith("Use when a request concerns cancel flight.")
+    assert cancel.description.startswith("Decides cancel flight: ") and cancel.description.endswith(
+        "Use when a request concerns cancel flight."
+    )
 
 
 def test_the_model_is_shown_the_skills_a_description_must_set_apart(policy_workspace) -> None:
@@ -324,14 +358,25 @@ def test_the_model_is_shown_the_skills_a_description_must_set_apart(policy_works
     assert [n.name for n in near["refunds"]] == ["refund-delays"] and near["parking"] == []
     assert closest(entries[:1]) == {"refunds": []}
     root = policy_workspace("airline.md", config_text="models:\n  coldstart: frames-sim/coldstart\n")
-    _write(root, "lounge.md", "# Lounge\n\n## Lounge access for a modify flight request\n\nGold members may use the lounge when a flight is modified.\n")
+    _write(root, "lounge.md",
+           "# Lounge\n\n## Lounge access for a modify flight request\n\nGold members may use the lounge when a flight "
+           "is modified.\n")
     _coldstart(root)
     (log,) = (root / ".frames" / "coldstart").glob("*/exchanges.jsonl")
-    prompts = {p.split("Skill: ")[1].split("\n")[0]: p for p in (json.loads(line)["messages"][0]["content"] for line in log.read_text().splitlines())}
-    listed = prompts["modify-flight"].split("Neighbouring skills an agent could take for this one (name, policy file: heading):\n")[1].split("\n\n")[0]
+    prompts = {p.split("Skill: ")[1].split("\n")[0]: p
+               for p in (json.loads(line)["messages"][0]["content"] for line in log.read_text().splitlines())}
+    listed = (
+        prompts["modify-flight"]
+        .split("Neighbouring skills an agent could take for this one (name, policy file: heading):\n")[1]
+        .split("\n\n")[0]
+    )
     assert "- book-flight (policies/airline.md: Airline Agent Policy > Book flight)" in listed.split("\n")
     # A look-alike in another document is listed too.
-    assert "- lounge-access-for-modify-flight-request (policies/lounge.md: Lounge > Lounge access for a modify flight request)" in listed.split("\n")
+    assert (
+        "- lounge-access-for-modify-flight-request (policies/lounge.md: Lounge > Lounge access for a modify flight "
+        "request)"
+        in listed.split("\n")
+    )
 
 
 TRAVEL = Path(__file__).parents[2] / "bench" / "data" / "catalog_choice" / "18f-travel"
@@ -349,7 +394,8 @@ def test_real_travel_policies_read_as_documents(policy_workspace) -> None:
     for path in TRAVEL.glob("*.md"):
         shutil.copy(path, root / "policies" / path.name)
     out = _coldstart(root)
-    assert out["skipped_files"] == [{"file": "policies/LICENSE.md", "reason": "companion file"}, {"file": "policies/SOURCE.md", "reason": "companion file"}]
+    assert out["skipped_files"] == [{"file": "policies/LICENSE.md", "reason": "companion file"},
+                                    {"file": "policies/SOURCE.md", "reason": "companion file"}]
     skills = SkillSet.from_dir(root / "skills")
     assert len(skills) == len(out["created"]) > 50
     markup = ("{%", "%}", "{{", "<!--", "redirect_from:", "title:", "step_indicator", "]()")
@@ -360,7 +406,9 @@ def test_real_travel_policies_read_as_documents(policy_workspace) -> None:
         # Every word of the name is a whole word of its headings or its document's title.
         doc = read_policy(root / skill.backlinks[0].file, skill.backlinks[0].file)
         known = {w for b in skill.backlinks for h in b.heading.split(" > ") for w in words(h)} | set(words(doc.title))
-        assert set(skill.name.split("-")) <= known | {w for b in skill.backlinks for w in words(" ".join(doc.view[b.start - 1 : b.end]))}, skill.name
+        assert set(skill.name.split("-")) <= known | {
+            w for b in skill.backlinks for w in words(" ".join(doc.view[b.start - 1 : b.end]))
+        }, skill.name
         assert validate(root / "skills" / skill.name) == [], skill.name
     done = runner.invoke(app, ["validate", "--strict", "--repo", str(root)])
     assert done.exit_code == 0, done.output
@@ -373,15 +421,25 @@ def test_real_travel_policies_read_as_documents(policy_workspace) -> None:
     assert skills["keep-receipts"].metadata["frames-described-from"] == "heading, policies/travel-guide-3-travel.md#L50"
 
 
-def test_a_paragraph_too_big_for_any_skill_file_is_refused_and_nothing_written(policy_workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_paragraph_too_big_for_any_skill_file_is_refused_and_nothing_written(
+    policy_workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A 960 KB one-line policy made a skill of 960 KB that every later command refused to read.
     import frames_cli.coldstart.run as run
 
     monkeypatch.setattr(run, "MAX_SKILL_BYTES", 2_000)
     root = policy_workspace(config_text="coldstart:\n  max_tokens: 60\n")
-    _write(root, "one-line.md", "# Fares\n\nShort rule: fares must be approved.\n\n" + "Every fare change must be approved by the duty manager. " * 50 + "\n")
+    _write(
+        root,
+        "one-line.md",
+        "# Fares\n\nShort rule: fares must be approved.\n\n"
+        + "Every fare change must be approved by the duty manager. " * 50
+        + "\n",
+    )
     done = runner.invoke(app, ["coldstart", "--repo", str(root)])
-    assert done.exit_code == 2 and "policies/one-line.md:5:" in done.output and "over the 2,000-byte limit" in done.output
+    assert (
+        done.exit_code == 2 and "policies/one-line.md:5:" in done.output and "over the 2,000-byte limit" in done.output
+    )
     assert not list(root.glob("skills/*/SKILL.md"))
 
 

@@ -70,13 +70,15 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "duplicate-names",
         lambda r: _skill(r, "copy", (r / "skills" / "lost-cards" / "SKILL.md").read_text()),
         ["validate"], 2,
-        "skills/copy/SKILL.md:2: error: duplicate skill name 'lost-cards' (used by skills/copy/SKILL.md, skills/lost-cards/SKILL.md)",
+        "skills/copy/SKILL.md:2: error: duplicate skill name 'lost-cards' (used by skills/copy/SKILL.md, "
+        "skills/lost-cards/SKILL.md)",
     ),
     (
         "name-with-dotdot",
         lambda r: _skill(r, "evil", "---\nname: ../evil\ndescription: d\n---\nbody\n"),
         ["validate"], 2,
-        "skills/evil/SKILL.md:2: error: name '../evil' must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)",
+        "skills/evil/SKILL.md:2: error: name '../evil' must be lowercase letters, digits and single hyphens (no "
+        "leading or trailing hyphen)",
     ),
     (
         "non-utf8-skill",
@@ -88,14 +90,15 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "nul-in-skill",
         lambda r: _skill(r, "x", "---\nname: x\ndescription: d\n---\nbody\nhidden\x00text\n"),
         ["validate"], 2,
-        "skills/x/SKILL.md:6: error: control character U+0000 (NUL) at column 7; remove it (the file must be plain text)",
+        "skills/x/SKILL.md:6: error: control character U+0000 (NUL) at column 7; remove it (the file must be plain "
+        "text)",
     ),
     (
         "bidi-override-in-skill",
         lambda r: _skill(r, "x", "---\nname: x\ndescription: d\n---\nRefund \u202eon 05 days\n"),
         ["validate"], 2,
-        "skills/x/SKILL.md:5: error: invisible (bidirectional or zero-width) character U+202E (RIGHT-TO-LEFT OVERRIDE) at column 8; "
-        "remove it (the file must be plain text)",
+        "skills/x/SKILL.md:5: error: invisible (bidirectional or zero-width) character U+202E (RIGHT-TO-LEFT OVERRIDE) "
+        "at column 8; remove it (the file must be plain text)",
     ),
     (
         "escape-in-frames-yaml",
@@ -105,7 +108,9 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
     ),
     (
         "nul-in-case-file",
-        lambda r: ((r / "cases").mkdir(exist_ok=True), (r / "cases" / "bad.yaml").write_text("- id: c1\n  category: cards\n  task: {input: {text: \"hi\x00\"}}\n")),
+        lambda r: ((r / "cases").mkdir(exist_ok=True),
+                   (r / "cases" / "bad.yaml").write_text("- id: c1\n  category: cards\n  task: {input: {text: "
+                                                         "\"hi\x00\"}}\n")),
         ["validate"], 2,
         "cases/bad.yaml:3: error: control character U+0000 (NUL) at column 27; remove it (the file must be plain text)",
     ),
@@ -113,8 +118,8 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "zero-width-in-policy",
         lambda r: (r / "policies" / "zw.md").write_text("# Fees\n\nThe fee is $7\u200b5.\n"),
         ["coldstart"], 2,
-        "error: policies/zw.md:3: invisible (bidirectional or zero-width) character U+200B (ZERO WIDTH SPACE) at column 14; "
-        "remove it (the file must be plain text)",
+        "error: policies/zw.md:3: invisible (bidirectional or zero-width) character U+200B (ZERO WIDTH SPACE) at "
+        "column 14; remove it (the file must be plain text)",
     ),
     (
         "angle-brackets-in-description",
@@ -130,7 +135,9 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
     ),
     (
         "backlink-to-missing-policy",
-        lambda r: _skill(r, "x", f"---\nname: x\ndescription: d\nmetadata:\n  frames-backlinks: policies/gone.md#L1-L2 sha256:{SHA} Gone\n---\nbody\n"),
+        lambda r: _skill(r, "x",
+                         f"---\nname: x\ndescription: d\nmetadata:\n  frames-backlinks: policies/gone.md#L1-L2 "
+                         f"sha256:{SHA} Gone\n---\nbody\n"),
         ["validate"], 2,
         "skills/x/SKILL.md:1: error: back-link to policies/gone.md:1-2 does not resolve: no such policy file",
     ),
@@ -138,14 +145,17 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "backlink-escaping-the-workspace",
         lambda r: (
             (r.parent / "outside.md").write_text("secret\n"),
-            _skill(r, "x", f"---\nname: x\ndescription: d\nmetadata:\n  frames-backlinks: ../outside.md#L1-L1 sha256:{SHA}\n---\nbody\n"),
+            _skill(r, "x",
+                   f"---\nname: x\ndescription: d\nmetadata:\n  frames-backlinks: ../outside.md#L1-L1 sha256:{SHA}\n"
+                   f"---\nbody\n"),
         ),
         ["validate"], 2,
         "skills/x/SKILL.md:1: error: back-link to ../outside.md:1-1 does not resolve: no such policy file",
     ),
     (
         "reference-to-unknown-skill",
-        lambda r: _skill(r, "x", "---\nname: x\ndescription: d\nmetadata:\n  frames-references: lost-cards, nope\n---\nbody\n"),
+        lambda r: _skill(r, "x",
+                         "---\nname: x\ndescription: d\nmetadata:\n  frames-references: lost-cards, nope\n---\nbody\n"),
         ["validate"], 2,
         "skills/x/SKILL.md:1: error: references unknown skill 'nope'",
     ),
@@ -159,8 +169,8 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "frames-yaml-unknown-key",
         lambda r: (r / "frames.yaml").write_text("version: 1\nllm:\n  concurrenc: 3\n"),
         ["validate"], 2,
-        "frames.yaml:3: error: unknown key `llm.concurrenc` (known here: api_base, backoff_base_s, backoff_max_s, batch, cache, "
-        "concurrency, max_output_tokens, max_retries, processes, repair_turns, temperature, timeout_s)",
+        "frames.yaml:3: error: unknown key `llm.concurrenc` (known here: api_base, backoff_base_s, backoff_max_s, "
+        "batch, cache, concurrency, max_output_tokens, max_retries, processes, repair_turns, temperature, timeout_s)",
     ),
     (
         "frames-yaml-wrong-type",
@@ -196,13 +206,15 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         "no-policy-documents",
         lambda r: (r / "policies" / "cards.md").rename(r / "policies" / "LICENSE"),
         ["coldstart"], 2,
-        "error: {root}/policies: no policy documents (add Markdown or text files to policies/); skipped: policies/LICENSE (companion file)",
+        "error: {root}/policies: no policy documents (add Markdown or text files to policies/); skipped: "
+        "policies/LICENSE (companion file)",
     ),
     (
         "broken-skill-stops-coldstart",
         lambda r: (
             (r / "policies" / "cards.md").write_text(POLICY + "Report the loss to the police.\n"),
-            _skill(r, "lost-cards", (r / "skills" / "lost-cards" / "SKILL.md").read_text().replace("name: lost-cards", "name: [broken")),
+            _skill(r, "lost-cards",
+                   (r / "skills" / "lost-cards" / "SKILL.md").read_text().replace("name: lost-cards", "name: [broken")),
         ),
         ["coldstart"], 2,
         "error: skills/lost-cards/SKILL.md:2: invalid YAML in front matter: expected ',' or ']', but got ':' "
@@ -239,11 +251,16 @@ def test_bad_input(ws: Path, setup: Callable[[Path], None], args: list[str], cod
 
 
 def test_headingless_policy_is_one_skill_named_after_the_file(ws: Path) -> None:
-    (ws / "policies" / "returns.txt").write_text("Returns are accepted within 30 days.\nA receipt is required.\nRefunds go to the card used.\n")
+    (ws / "policies" / "returns.txt").write_text("Returns are accepted within 30 days.\nA receipt is required.\n"
+                                                 "Refunds go to the card used.\n")
     done = runner.invoke(app, ["coldstart"])
     assert done.exit_code == 0
     assert done.stdout.splitlines()[0] == "created: returns"
-    assert (ws / "skills" / "returns" / "SKILL.md").read_text().endswith("\n\nReturns are accepted within 30 days.\nA receipt is required.\nRefunds go to the card used.\n")
+    assert (
+        (ws / "skills" / "returns" / "SKILL.md")
+        .read_text()
+        .endswith("\n\nReturns are accepted within 30 days.\nA receipt is required.\nRefunds go to the card used.\n")
+    )
 
 
 def test_held_lock_exits_75_naming_the_run(ws: Path) -> None:
@@ -258,7 +275,11 @@ def test_held_lock_exits_75_naming_the_run(ws: Path) -> None:
     assert done.exit_code == 75
     pid = __import__("json").loads(info)["pid"]
     started = __import__("json").loads(info)["started"]
-    assert done.stderr.strip() == f"error: {ws}: locked by run 20261129-210000-abc123 (`frames evolve`, pid {pid}, since {started}); try again when it has finished"
+    assert (
+        done.stderr.strip()
+        == f"error: {ws}: locked by run 20261129-210000-abc123 (`frames evolve`, pid {pid}, since {started}); try "
+           f"again when it has finished"
+    )
     assert _tree(ws) == before
     # Released on exit: the next run goes through.
     assert runner.invoke(app, ["coldstart"]).exit_code == 0

@@ -72,13 +72,16 @@ def gitlab_steps() -> list[str]:
 
 
 FORGES = {
-    "github": (github_steps, "gh", {"RUNNER_TEMP": "{tmp}/runner", "GITHUB_REF_NAME": "main", "FRAMES_REMOTE": "origin"}),
-    "gitlab": (gitlab_steps, "glab", {"CI_DEFAULT_BRANCH": "main", "FRAMES_REMOTE": "origin", "FRAMES_PUSH_TOKEN": "t"}),
+    "github": (github_steps, "gh",
+               {"RUNNER_TEMP": "{tmp}/runner", "GITHUB_REF_NAME": "main", "FRAMES_REMOTE": "origin"}),
+    "gitlab": (gitlab_steps, "glab",
+               {"CI_DEFAULT_BRANCH": "main", "FRAMES_REMOTE": "origin", "FRAMES_PUSH_TOKEN": "t"}),
 }
 
 
 @pytest.mark.parametrize("forge", sorted(FORGES))
-def test_scheduled_job_opens_one_pull_request_and_updates_it(forge: str, evolved_template, tmp_path: Path) -> None:  # noqa: F811
+def test_scheduled_job_opens_one_pull_request_and_updates_it(forge: str, evolved_template,
+                                                             tmp_path: Path) -> None:  # noqa: F811
     steps, cli, variables = FORGES[forge]
     template, menu = evolved_template
     root = tmp_path / "ws"
@@ -97,7 +100,8 @@ def test_scheduled_job_opens_one_pull_request_and_updates_it(forge: str, evolved
 
     def scheduled_run() -> None:
         for script in steps():
-            done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+            done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=root, env=env, capture_output=True,
+                                  text=True, timeout=300)
             assert done.returncode == 0, done.stdout + done.stderr
 
     def prs() -> list[dict]:

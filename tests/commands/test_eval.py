@@ -18,8 +18,10 @@ from frames_cli.llm.store.audit import read_exchanges
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = "version: 1\nmodels:\n  executor: frames-sim/executor\n  judge: frames-sim/judge\nllm:\n  concurrency: 4\n"
 SKILLS = {
-    "baggage-allowance": ("Free checked bags by membership and cabin.", "Silver members get 2 free checked bags per passenger in economy."),
-    "cancel-flight": ("Cancel reservations.", "Basic economy reservations can be cancelled only within 24 hours of booking."),
+    "baggage-allowance": ("Free checked bags by membership and cabin.",
+                          "Silver members get 2 free checked bags per passenger in economy."),
+    "cancel-flight": ("Cancel reservations.",
+                      "Basic economy reservations can be cancelled only within 24 hours of booking."),
 }
 
 
@@ -35,7 +37,9 @@ def ws(tmp_path: Path) -> Path:
     (root / "frames.yaml").write_text(CONFIG)
     for name, (description, body) in SKILLS.items():
         (root / "skills" / name).mkdir(parents=True)
-        (root / "skills" / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n{body}\n")
+        (root / "skills" / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
+        )
     bundled = (ROOT / "cases" / "tau2-airline.yaml").read_text()
     # The first ten cases: keep the YAML list items up to the eleventh "- id:".
     items = bundled.split("\n- id: ")
@@ -69,16 +73,20 @@ def test_eval_reports_categories_and_rerun_makes_no_model_call(ws: Path) -> None
 
 def test_table_thresholds_and_ci_files(ws: Path, tmp_path: Path) -> None:
     md, xml = tmp_path / "out" / "eval.md", tmp_path / "out" / "eval.xml"
-    result = run("--repo", str(ws), "--markdown", str(md), "--junit", str(xml), "--min-pass-rate", "0.99", "--min-category-pass-rate", "0.99")
+    result = run("--repo", str(ws), "--markdown", str(md), "--junit", str(xml), "--min-pass-rate", "0.99",
+                 "--min-category-pass-rate", "0.99")
     assert result.exit_code == 100
-    assert "threshold failed: overall pass rate" in result.stderr and "category refuse-cancel: pass rate" in result.stderr
+    assert (
+        "threshold failed: overall pass rate" in result.stderr and "category refuse-cancel: pass rate" in result.stderr
+    )
     assert "refuse-cancel" in result.stdout and "overall" in result.stdout and "mean tokens per case" in result.stdout
     assert "executor, judge ran on frames-sim, a simulator of model behaviour, not a model" in result.stdout
     assert md.read_text().startswith("## frames eval")
     suites = {s.name: s.tests for s in JUnitXml.fromfile(str(xml))}
     assert sum(suites.values()) == 10 and suites["compensation"] == 2 and suites["refuse-cancel"] == 2
     notice = "a simulator of model behaviour, not a model"
-    assert all(notice in {p.name: p.value for p in s.properties()}["simulator_notice"] for s in JUnitXml.fromfile(str(xml)))
+    assert all(notice in {p.name: p.value for p in s.properties()}["simulator_notice"]
+               for s in JUnitXml.fromfile(str(xml)))
     outs = [s.find("system-out").text for s in ET.parse(xml).getroot().iter("testsuite")]
     assert len(outs) == len(suites) and all(notice in o for o in outs)
     assert run("--repo", str(ws), "--min-pass-rate", "0").exit_code == 0
@@ -98,7 +106,8 @@ def test_ref_reads_committed_skills_not_the_working_tree(ws: Path) -> None:
 
 
 def test_bad_case_file_exits_2_with_path_and_line(ws: Path) -> None:
-    (ws / "cases" / "bad.yaml").write_text("- id: x\n  category: c\n  task:\n    input: q\n    expected: 1\n    check: {kind: fuzzy}\n")
+    (ws / "cases" / "bad.yaml").write_text("- id: x\n  category: c\n  task:\n    input: q\n    expected: 1\n    check: "
+                                           "{kind: fuzzy}\n")
     result = run("--repo", str(ws))
     assert result.exit_code == 2
     assert f"{ws / 'cases' / 'bad.yaml'}:6: unknown check kind 'fuzzy'" in result.stderr
@@ -107,7 +116,8 @@ def test_bad_case_file_exits_2_with_path_and_line(ws: Path) -> None:
 
 def test_command_agent_from_config(ws: Path) -> None:
     agent = ROOT / "tests" / "executor" / "agent.py"
-    (ws / "frames.yaml").write_text(CONFIG + f"executor:\n  kind: command\n  command: [{json.dumps(sys.executable)}, {json.dumps(str(agent))}]\n  timeout_s: 20\n")
+    (ws / "frames.yaml").write_text(CONFIG + f"executor:\n  kind: command\n  command: [{json.dumps(sys.executable)}, "
+                                             f"{json.dumps(str(agent))}]\n  timeout_s: 20\n")
     result = run("--repo", str(ws), "--json", "--cases", "cases/tau2.yaml")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

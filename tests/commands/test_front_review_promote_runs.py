@@ -71,7 +71,8 @@ def _blueprint(skill: str, change: str, cases: list[str], votes: int, new: bool 
         "new_skill": new,
         "description": "",
         "votes": votes,
-        "changes": [{"change": change, "rationale": "agents cancelled the wrong booking", "case_ids": cases, "diagnosers": [0, 2]}],
+        "changes": [{"change": change, "rationale": "agents cancelled the wrong booking", "case_ids": cases,
+                     "diagnosers": [0, 2]}],
     }
 
 
@@ -99,9 +100,11 @@ def world_template(git_repo_factory, tmp_path_factory):
     store = GitStore(git_repo.root)
     base = store.resolve("HEAD")
     cancel2 = _skill("cancel", f"Cancel bookings.\n{RULE}\n", cancel_link)
-    message = commit_message("r1c1", "cancel: add the rule", {"Frames-Run": RUN, "Frames-Models": "rewriter=frames-sim/rewriter"})
+    message = commit_message("r1c1", "cancel: add the rule",
+                             {"Frames-Run": RUN, "Frames-Models": "rewriter=frames-sim/rewriter"})
     r1c1 = store.commit_files(base, {"skills/cancel/SKILL.md": cancel2}, message, f"refs/frames/runs/{RUN}/r1c1")
-    r1c2 = store.commit_files(base, {"skills/refund/SKILL.md": _skill("refund", "Refund to cash.\n", stale_link)}, "r1c2")
+    r1c2 = store.commit_files(base, {"skills/refund/SKILL.md": _skill("refund", "Refund to cash.\n", stale_link)},
+                              "r1c2")
     r2c1 = store.commit_files(
         r1c1,
         {
@@ -114,7 +117,8 @@ def world_template(git_repo_factory, tmp_path_factory):
     c11 = Candidate(
         "r1c1", r1c1, BASE_ID, 1, 0.75, {"cancel": 0.75, "refund": 0.75}, 100.0, 0.010,
         gate_passed=True, gate_details=_gate({"cancel": (0.25, 0.75), "refund": (0.75, 0.75)}),
-        changed_skills=["cancel"], blueprints=[_blueprint("cancel", f'Add the rule: "{RULE}"', ["case-7", "case-9"], 2)],
+        changed_skills=["cancel"],
+        blueprints=[_blueprint("cancel", f'Add the rule: "{RULE}"', ["case-7", "case-9"], 2)],
         motivating_case_ids=["case-7", "case-9"],
         failures=[
             FailureNote("case-7", "cancel", "expected 'cancelled', got 'refunded'", "cancelled the wrong booking"),
@@ -134,7 +138,8 @@ def world_template(git_repo_factory, tmp_path_factory):
         "r2c1", r2c1, "r1c1", 2, 0.875, {"cancel": 1.0, "refund": 0.75}, 120.0, 0.012,
         gate_passed=True, gate_details=_gate({"cancel": (0.25, 1.0), "refund": (0.75, 0.75)}),
         changed_skills=["cancel", "rebook"],
-        blueprints=[_blueprint("cancel", "Quote the fee.", ["case-11"], 3), _blueprint("rebook", "New skill.", ["case-12"], 2, new=True)],
+        blueprints=[_blueprint("cancel", "Quote the fee.", ["case-11"], 3),
+                    _blueprint("rebook", "New skill.", ["case-12"], 2, new=True)],
         motivating_case_ids=["case-11", "case-12"], dropped={"refund": "protected region changed"}, diff_size=4,
         votes_needed=2, diagnosers=3,
     )
@@ -199,7 +204,9 @@ def test_runs_fits_80_columns_without_breaking_words(world):
     table = CliRunner().invoke(app, ["runs", "--repo", str(world.root)], env={"COLUMNS": "80"})
     assert table.exit_code == 0
     assert max(len(line) for line in table.stdout.splitlines()) <= 80
-    assert [OLD_RUN, "failed", "0", "0", "—", "50.0%", "→", "50.0%"] in [line.split() for line in table.stdout.splitlines()]
+    assert [OLD_RUN, "failed", "0", "0", "—", "50.0%", "→", "50.0%"] in [
+        line.split() for line in table.stdout.splitlines()
+    ]
 
 
 def test_runs_reports_a_damaged_run_and_goes_on(world):
@@ -248,7 +255,10 @@ def test_front_table_and_errors(world):
     result = _invoke(world, "front", RUN)
     assert result.exit_code == 0, result.output
     assert "r2c1 ★" in result.stdout and "100.0%" in result.stdout and "r2c1: cancel, rebook" in result.stdout
-    assert "S0 is r0c0, the base commit" in result.stdout and "shown for reference (it is not on the front)" in result.stdout
+    assert (
+        "S0 is r0c0, the base commit" in result.stdout
+        and "shown for reference (it is not on the front)" in result.stdout
+    )
     assert f"frames review {RUN}/r2c1" in result.stdout
     old = _invoke(world, "front", OLD_RUN)
     assert old.exit_code == 0 and "S0 is still the best" in old.stdout
@@ -291,7 +301,9 @@ def test_review_by_commit_json_and_terminal(world):
     assert [s["name"] for s in data["skills"]] == ["cancel", "rebook"]
     assert data["trailers"] == {}
     assert data["diff"] == world.git("diff", world.state.candidate("r1c1").commit, sha, "--", "skills/")
-    assert "policy back-link: ../outside.md:1 Elsewhere (outside the workspace: not checked)" in review_markdown_of(world, "r2c1")
+    assert "policy back-link: ../outside.md:1 Elsewhere (outside the workspace: not checked)" in review_markdown_of(
+        world, "r2c1"
+    )
     terminal = _invoke(world, "review", "r2c1")
     assert terminal.exit_code == 0 and "Blueprint" in terminal.stdout and "change dropped" in terminal.stdout
 
@@ -308,7 +320,8 @@ def test_review_markdown_and_json_exclude_each_other(world):
     assert result.stderr.strip() == "error: --json and --markdown - cannot share standard output; choose one"
 
 
-@pytest.mark.parametrize(("spec", "message"), [("r9c9", "no run has a candidate"), ("deadbeef", "neither a candidate id nor a commit")])
+@pytest.mark.parametrize(("spec", "message"),
+                         [("r9c9", "no run has a candidate"), ("deadbeef", "neither a candidate id nor a commit")])
 def test_review_unknown_candidate(world, spec, message):
     result = _invoke(world, "review", spec)
     assert result.exit_code == 2 and message in result.stderr
@@ -369,7 +382,8 @@ def test_promote_override_gate_records_who_why_and_when(world):
     world.git("config", "user.useConfigOnly", "true")
     anonymous = CliRunner().invoke(
         app, ["promote", "r1c2", "--override-gate", reason, "--repo", str(world.root)],
-        env={"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_COMMITTER_NAME": None, "GIT_COMMITTER_EMAIL": None},
+        env={"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_COMMITTER_NAME": None,
+             "GIT_COMMITTER_EMAIL": None},
     )
     assert anonymous.exit_code == 2 and "git knows no identity" in anonymous.stderr
     world.git("config", "user.name", "Test User")
@@ -386,7 +400,8 @@ def test_promote_override_gate_records_who_why_and_when(world):
         "by": "Test User <test@example.com>",
     }
     assert " ".join(result.stderr.split()) == (
-        f"warning: {RUN}/r1c2 did not pass the gate (below the floor in refund); promoted on the override of Test User <test@example.com>: {reason}"
+        f"warning: {RUN}/r1c2 did not pass the gate (below the floor in refund); promoted on the override of Test User "
+        f"<test@example.com>: {reason}"
     )
     # Durable: in the candidate's note, written by that person; running it again adds no second record.
     assert _invoke(world, "promote", "r1c2", "--override-gate", reason).exit_code == 0
@@ -395,11 +410,17 @@ def test_promote_override_gate_records_who_why_and_when(world):
     assert world.git("log", "--format=%an <%ae>", "refs/notes/frames") == "Test User <test@example.com>"
     # A later run's metrics on the same commit keep it.
     add_metrics_note(GitStore(world.root), dataclasses.replace(world.state, run_id="20261201-000000-cccccc"), rejected)
-    assert json.loads(world.git("notes", "--ref", "refs/notes/frames", "show", rejected.commit))["gate_overrides"] == [record]
+    assert json.loads(world.git("notes", "--ref", "refs/notes/frames", "show", rejected.commit))["gate_overrides"] == [
+        record
+    ]
 
     text = review_markdown_of(world, f"{RUN}/r1c2")
     escaped = reason.replace("<", "\\<").replace(">", "\\>").replace("*", "\\*")
-    assert f"**Gate overridden** by Test User \\<test@example.com\\> at {record['at']} (branch `frames/{RUN}-r1c2`, failed: refund): {escaped}" in text
+    assert (
+        f"**Gate overridden** by Test User \\<test@example.com\\> at {record['at']} (branch `frames/{RUN}-r1c2`, "
+        f"failed: refund): {escaped}"
+        in text
+    )
     # The terminal shows the reason as written: nothing taken for an HTML tag or emphasis.
     shown = _invoke(world, "review", f"{RUN}/r1c2")
     assert shown.exit_code == 0 and f"Test User <test@example.com> at {record['at']}" in " ".join(shown.stdout.split())
@@ -418,10 +439,16 @@ def test_review_lists_policy_sentences_changed_and_proposals_dropped(world):
     cand = world.state.candidate("r1c1")
     cand.policy_changes = [{"skill": "cancel", "sentence": "Refunds take 7 days.", "source": "policies/airline.md:8-8",
                             "kind": "removed", "asked_by": 'Remove "Refunds take 7 days."', "case_ids": ["case-7"]}]
-    cand.dropped_proposals = ["proposal 0 for `cancel` (diagnoser 1): carries a case value: `H8Q05L` (from case case-7)"]
+    cand.dropped_proposals = [
+        "proposal 0 for `cancel` (diagnoser 1): carries a case value: `H8Q05L` (from case case-7)"
+    ]
     ws = Workspace.open(world.root)
     text = review_markdown(build_review(ws, GitStore(ws.root), world.state, cand))
     assert '- `cancel` removed "Refunds take 7 days." (policies/airline.md:8-8)' in text
     assert "  - asked by the blueprint line: Remove \"Refunds take 7 days.\"; cases `case-7`" in text
     # model text is escaped for Markdown (md_text), backticks included
-    assert "### Proposals dropped before the vote\n\n- proposal 0 for \\`cancel\\` (diagnoser 1): carries a case value: \\`H8Q05L\\`" in text
+    assert (
+        "### Proposals dropped before the vote\n\n- proposal 0 for \\`cancel\\` (diagnoser 1): carries a case value: "
+        "\\`H8Q05L\\`"
+        in text
+    )

@@ -77,13 +77,16 @@ def _link(rel: str, content: str | None) -> Callable[[Path], None]:
 
 # (id, set-up, file the message names, its line or None, commit the set-up)
 INPUTS: list[tuple[str, Callable[[Path], None], str, int | None, bool]] = [
-    ("tolerance-nan", _raw_config(yaml.safe_dump(CONFIG, sort_keys=False).replace("tolerance: 0.05", "tolerance: .nan")), "frames.yaml", None, False),
+    ("tolerance-nan",
+     _raw_config(yaml.safe_dump(CONFIG, sort_keys=False).replace("tolerance: 0.05", "tolerance: .nan")), "frames.yaml",
+     None, False),
     ("timeout-inf", _config({"llm": {"timeout_s": float("inf")}}), "frames.yaml", None, False),
     ("alias-bomb-command", _raw_config(BOMB + "executor:\n  kind: command\n  command: *i\n"), "frames.yaml", 6, False),
     ("deep-nesting", _raw_config("version: 1\nx: " + "[" * 3000 + "]" * 3000 + "\n"), "frames.yaml", 2, False),
     ("absolute-cases-glob", _config({"eval": {"cases": "/etc/*"}}), "frames.yaml", None, False),
     ("spool-dir-outside", _config({"spool": {"dir": "../spool"}}), "frames.yaml", None, False),
-    ("vote-above-diagnosers", _config({"evolution": {"diagnosers": 2, "vote_threshold": 3}}), "frames.yaml", None, False),
+    ("vote-above-diagnosers", _config({"evolution": {"diagnosers": 2, "vote_threshold": 3}}), "frames.yaml", None,
+     False),
     ("command-without-argv", _config({"executor": {"kind": "command"}}), "frames.yaml", None, False),
     ("nul-in-frames-yaml", _raw_config("version: 1\x00\n"), "frames.yaml", 1, False),
     ("alias-bomb-case-fields", lambda r: (r / "cases" / "bomb.yaml").write_text(
@@ -91,8 +94,10 @@ INPUTS: list[tuple[str, Callable[[Path], None], str, int | None, bool]] = [
         "- {id: b1, category: cancel, source: {kind: t, ref: x}, created: '2026-12-01', "
         "task: {input: {text: x, fields: *x}, expected: 'no', check: {kind: exact}}}\n"), "cases/bomb.yaml", 7, False),
     ("case-symlink-outside", _link("cases/linked.yaml", "- {id: l1}\n"), "cases/linked.yaml", None, False),
-    ("policy-symlink-outside", _link("policies/linked.md", "# Outside\n\nSecret rule.\n"), "policies/linked.md", None, True),
-    ("policy-with-google-key", lambda r: (r / "policies").mkdir(exist_ok=True) or (r / "policies" / "keys.md").write_text(
+    ("policy-symlink-outside", _link("policies/linked.md", "# Outside\n\nSecret rule.\n"), "policies/linked.md", None,
+     True),
+    ("policy-with-google-key", lambda r: (r / "policies").mkdir(exist_ok=True)
+     or (r / "policies" / "keys.md").write_text(
         "# Keys\n\nUse AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q for maps.\n"), "policies/keys.md", 3, True),
     ("dot-frames-symlink", _link(".frames", None), ".frames", None, False),
 ]
@@ -109,7 +114,9 @@ SKILL_INPUTS: list[tuple[str, Callable[[Path], None], int | None]] = [
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch):
-    built = build_repo(tmp_path / "ws", yaml.safe_load(yaml.safe_dump({**CONFIG, "evolution": {**CONFIG["evolution"], "max_rounds": 1}})))
+    built = build_repo(tmp_path / "ws",
+                       yaml.safe_load(yaml.safe_dump({**CONFIG,
+                                                      "evolution": {**CONFIG["evolution"], "max_rounds": 1}})))
     monkeypatch.chdir(built.root)
     return built
 
@@ -153,11 +160,14 @@ def test_bad_skill_is_an_error_for_validate_and_left_out_by_evolve(repo, setup, 
 
 def test_coldstart_refuses_a_skill_holding_a_secret(policy_workspace) -> None:
     root = policy_workspace()
-    (root / "policies" / "keys.md").write_text("# Map keys\n\nUse the maps key.\nIt is sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0.\nNever share it.\n")
+    (root / "policies" / "keys.md").write_text("# Map keys\n\nUse the maps key.\nIt is "
+                                               "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0.\nNever share it.\n")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout
     done = runner.invoke(app, ["coldstart", "--repo", str(root)])
     assert done.exit_code == 2, done.output
-    assert "skills/map-keys/SKILL.md:" in done.stderr and "policies/keys.md" in done.stderr and "credential" in done.stderr
+    assert (
+        "skills/map-keys/SKILL.md:" in done.stderr and "policies/keys.md" in done.stderr and "credential" in done.stderr
+    )
     assert not (root / "skills" / "map-keys").exists()
     assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout == head
 

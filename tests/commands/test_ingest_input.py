@@ -34,7 +34,8 @@ def _cases(root: Path) -> list[str]:
 
 
 def test_tau2_unknown_task_id_writes_nothing(ws: Path) -> None:
-    done = runner.invoke(app, ["ingest", "tau2", "--tasks", str(TAU2 / "tasks.json"), "--db", str(TAU2), "--task", "99999"])
+    done = runner.invoke(app,
+                         ["ingest", "tau2", "--tasks", str(TAU2 / "tasks.json"), "--db", str(TAU2), "--task", "99999"])
     assert done.exit_code == 2
     assert done.stderr.strip().splitlines()[-1] == f"error: {TAU2}/tasks.json: no task with id '99999' (--task)"
     assert _cases(ws) == []
@@ -45,7 +46,10 @@ def test_a_source_without_cases_or_advice_writes_nothing(ws: Path, tmp_path: Pat
     empty.write_text("\n")
     done = runner.invoke(app, ["ingest", "trace", str(empty)])
     assert done.exit_code == 2
-    assert done.stderr.strip().splitlines()[-1] == "error: no case to import: the trace source holds no case and no advice; nothing written"
+    assert (
+        done.stderr.strip().splitlines()[-1]
+        == "error: no case to import: the trace source holds no case and no advice; nothing written"
+    )
     assert _cases(ws) == []
 
 
@@ -57,11 +61,15 @@ def test_amendment_outside_the_workspace_needs_file(ws: Path, tmp_path: Path) ->
     done = runner.invoke(app, ["ingest", "amendment", str(old), str(new)])
     assert done.exit_code == 2
     assert done.stderr.strip().splitlines()[-1] == (
-        "error: policies/expenses-v2.md: no such policy file in the workspace; name the amended policy with --file policies/<file>"
+        "error: policies/expenses-v2.md: no such policy file in the workspace; name the amended policy with --file "
+        "policies/<file>"
     )
     wrong = runner.invoke(app, ["ingest", "amendment", str(old), str(new), "--file", "policies/expense.md"])
     assert wrong.exit_code == 2
-    assert wrong.stderr.strip().splitlines()[-1] == "error: policies/expense.md: no such policy file in the workspace; check --file"
+    assert (
+        wrong.stderr.strip().splitlines()[-1]
+        == "error: policies/expense.md: no such policy file in the workspace; check --file"
+    )
     done = runner.invoke(app, ["ingest", "amendment", str(old), str(new), "--file", "policies/expenses.md", "--json"])
     assert done.exit_code == 0, done.output
     assert [s["skill"] for s in json.loads(done.stdout)["stale_skills"]] == ["meals"]

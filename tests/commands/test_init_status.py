@@ -28,15 +28,24 @@ def test_init_makes_a_workspace_and_twice_changes_nothing(tmp_path: Path) -> Non
     root = tmp_path / "new" / "ws"
     done = runner.invoke(app, ["init", str(root), "--json"])
     assert done.exit_code == 0, done.output
-    assert json.loads(done.stdout)["created"] == [".", "frames.yaml", "policies/", "skills/", "cases/", ".gitignore", "git repository"]
+    assert json.loads(done.stdout)["created"] == [".", "frames.yaml", "policies/", "skills/", "cases/", ".gitignore",
+                                                  "git repository"]
     written = (root / "frames.yaml").read_text()
     assert written == render_config(only=TEAM_SETTINGS)
     assert load_config(root) == FramesConfig()
-    assert "  max_tokens: 20000000  # prompt + completion tokens per run (each frames eval or evolve); null = no limit" in written
+    assert (
+        "  max_tokens: 20000000  # prompt + completion tokens per run (each frames eval or evolve); null = no limit"
+        in written
+    )
     assert "docs/settings.md" in written.splitlines()[1]
     assert "coldstart:\n" not in written and "simulator:" not in written
     assert (root / ".gitignore").read_text() == ".frames/\n"
-    assert subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True, text=True).stdout.strip() == "true"
+    assert (
+        subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        == "true"
+    )
 
     before = _state(root)
     again = runner.invoke(app, ["init", str(root)])
@@ -102,7 +111,8 @@ def test_a_workspace_whose_frames_yaml_holds_a_retired_key_keeps_working_and_is_
     config = root / "frames.yaml"
     lines = config.read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith("evolution:")) + 1
-    config.write_text("".join([*lines[:at], "  regression_sample: 100  # an older frames init wrote it\n", *lines[at:]]))
+    config.write_text("".join([*lines[:at], "  regression_sample: 100  # an older frames init wrote it\n",
+                               *lines[at:]]))
     said = "`evolution.regression_sample` is no longer a setting"
 
     checked = runner.invoke(app, ["validate", "--repo", str(root)])
@@ -129,4 +139,9 @@ def test_init_inside_a_bare_repository_is_refused_and_writes_nothing(tmp_path: P
         result = CliRunner().invoke(app, ["init", str(target)])
         assert result.exit_code == 2 and "bare repository" in result.stderr
     assert sorted(p.name for p in bare.iterdir()) == before
-    assert subprocess.run(["git", "-C", str(bare), "rev-parse", "--is-bare-repository"], capture_output=True, text=True).stdout.strip() == "true"
+    assert (
+        subprocess.run(
+            ["git", "-C", str(bare), "rev-parse", "--is-bare-repository"], capture_output=True, text=True
+        ).stdout.strip()
+        == "true"
+    )

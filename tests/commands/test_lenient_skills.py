@@ -36,7 +36,11 @@ def test_eval_leaves_out_a_bad_skill_and_names_it(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["eval", "--json", "--repo", str(repo.root)])
 
     assert result.exit_code == 0, result.output
-    assert "left out 1 skill(s)" in result.stderr and "legacy-notes/SKILL.md:4" in result.stderr and "`version`" in result.stderr
+    assert (
+        "left out 1 skill(s)" in result.stderr
+        and "legacy-notes/SKILL.md:4" in result.stderr
+        and "`version`" in result.stderr
+    )
     data = json.loads(result.stdout)
     assert [p["location"].endswith("skills/legacy-notes/SKILL.md:4") for p in data["left_out"]] == [True]
 
@@ -78,7 +82,10 @@ def test_evolve_runs_without_the_bad_skill_and_warns_about_uncommitted_edits(tmp
 
     assert result.exit_code == 0, result.output
     assert "left out 1 skill(s)" in result.stderr and "legacy-notes/SKILL.md:4" in result.stderr
-    assert "skills/ in the working tree differs from the base commit" in result.stderr and "edited: baggage" in result.stderr
+    assert (
+        "skills/ in the working tree differs from the base commit" in result.stderr
+        and "edited: baggage" in result.stderr
+    )
     refs = repo.git("for-each-ref", "--format=%(refname)", "refs/frames/").split()
     child = [r for r in refs if r.endswith("r1c1")]
     if child:  # a round may make no child; when it does, the bad file rides along unchanged

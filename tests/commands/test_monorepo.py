@@ -121,7 +121,8 @@ def evolved(tmp_path_factory) -> Evolved:
     mono.git("commit", "-q", "-m", "two teams")
     air_run = evolve(mono.root / AIR)
     evolved = Evolved(top, mono, mono.git("rev-parse", "HEAD"), top_run, air_run, "", ("", b""))
-    evolved.air_before_sea = (evolved.refs(air_run), (mono.root / AIR / ".frames" / "runs" / air_run / "state.json").read_bytes())
+    evolved.air_before_sea = (evolved.refs(air_run),
+                              (mono.root / AIR / ".frames" / "runs" / air_run / "state.json").read_bytes())
     evolved.sea_run = evolve(mono.root / SEA)
     return evolved
 
@@ -146,7 +147,8 @@ def retrieved(folder: Path, run_id: str) -> list[list[tuple[str, str, float]]]:
     past change's cite (its commit) is given as "commit", since commits differ between repositories."""
     state = json.loads((folder / ".frames" / "runs" / run_id / "state.json").read_text())
     return [
-        [(hit["kind"], hit["cite"] if hit["kind"] == "policy" else "commit", hit["score"]) for hit in diagnosis["retrieved"]]
+        [(hit["kind"], hit["cite"] if hit["kind"] == "policy" else "commit", hit["score"])
+         for hit in diagnosis["retrieved"]]
         for record in state["checkpoint"]["rounds"] for diagnosis in record["diagnoses"]
     ]
 
@@ -165,7 +167,9 @@ def test_candidate_commits_change_only_their_workspace_skills(evolved: Evolved) 
         return [e for e in entries if e and not e.split("\t", 1)[1].startswith(f"{folder}/")]
 
     for run_id, folder in ((evolved.air_run, AIR), (evolved.sea_run, SEA)):
-        candidates = json.loads((mono.root / folder / ".frames" / "runs" / run_id / "state.json").read_text())["candidates"]
+        candidates = json.loads((mono.root / folder / ".frames" / "runs" / run_id / "state.json").read_text())[
+            "candidates"
+        ]
         assert len(candidates) > 1
         for cand in candidates[1:]:
             assert outside(cand["commit"], folder) == outside(evolved.base, folder)
@@ -175,13 +179,20 @@ def test_candidate_commits_change_only_their_workspace_skills(evolved: Evolved) 
 
 def test_two_workspaces_in_one_repository_keep_apart(evolved: Evolved) -> None:
     mono = evolved.mono
-    assert (evolved.refs(evolved.air_run), (mono.root / AIR / ".frames" / "runs" / evolved.air_run / "state.json").read_bytes()) == evolved.air_before_sea
+    assert (
+        evolved.refs(evolved.air_run),
+        (mono.root / AIR / ".frames" / "runs" / evolved.air_run / "state.json").read_bytes(),
+    ) == evolved.air_before_sea
     assert evolved.refs(evolved.sea_run) and evolved.air_run != evolved.sea_run
-    assert sorted((mono.root / SEA / ".frames" / "runs").iterdir()) == [mono.root / SEA / ".frames" / "runs" / evolved.sea_run]
+    assert sorted((mono.root / SEA / ".frames" / "runs").iterdir()) == [
+        mono.root / SEA / ".frames" / "runs" / evolved.sea_run
+    ]
     # The base commit is S0 of both runs: its one note keeps both.
     note = json.loads(GitStore(mono.root).read_note(evolved.base))
     assert set(note["runs"]) == {evolved.air_run, evolved.sea_run}
-    assert mono.git("branch", "--format=%(refname:short)").split() == sorted(["main", f"frames/{evolved.air_run}", f"frames/{evolved.sea_run}"])
+    assert mono.git("branch", "--format=%(refname:short)").split() == sorted(
+        ["main", f"frames/{evolved.air_run}", f"frames/{evolved.sea_run}"]
+    )
     # No ignore line of the user's, yet frames' state never shows up in git status.
     assert mono.git("status", "--porcelain", "--untracked-files=all") == ""
     assert evolved.top.git("status", "--porcelain", "--untracked-files=all") == ""
@@ -192,7 +203,8 @@ def test_review_status_and_promote_from_the_subfolder(evolved: Evolved) -> None:
     best = frames(air, "front")["branch"]
     assert best == f"frames/{evolved.air_run}"
     cand = next(row["id"] for row in frames(air, "front")["front"] if row["best"])
-    reviews = [frames(folder, "review", f"{run}/{cand}") for folder, run in ((air, evolved.air_run), (top, evolved.top_run))]
+    reviews = [frames(folder, "review", f"{run}/{cand}") for folder,
+               run in ((air, evolved.air_run), (top, evolved.top_run))]
     assert reviews[0]["diff"] and "a/skills/" in reviews[0]["diff"] and "teams/" not in reviews[0]["diff"]
     # The same skills, so the same blobs: the diffs are byte for byte the top level's.
     air_review, top_review = ({k: r[k] for k in ("diff", "diff_lines", "skills")} for r in reviews)
@@ -210,7 +222,10 @@ def test_review_status_and_promote_from_the_subfolder(evolved: Evolved) -> None:
     head = evolved.mono.git("rev-parse", "HEAD")
     promoted = frames(air, "promote", f"{evolved.air_run}/{cand}", "--branch", "air-release")
     assert evolved.mono.git("rev-parse", "air-release") == promoted["commit"]
-    assert (evolved.mono.git("rev-parse", "HEAD"), evolved.mono.git("symbolic-ref", "HEAD")) == (head, "refs/heads/main")
+    assert (evolved.mono.git("rev-parse", "HEAD"), evolved.mono.git("symbolic-ref", "HEAD")) == (
+        head,
+        "refs/heads/main",
+    )
 
 
 def test_init_and_coldstart_in_a_subfolder(tmp_path: Path) -> None:

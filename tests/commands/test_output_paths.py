@@ -34,7 +34,8 @@ CASE = """\
     check: {kind: exact}
 """
 PROC = Path("/proc/x.md")
-needs_proc = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc (a folder that accepts no files)")
+needs_proc = pytest.mark.skipif(not Path("/proc/self").is_dir(),
+                                reason="needs Linux /proc (a folder that accepts no files)")
 
 
 @pytest.fixture
@@ -44,7 +45,8 @@ def ws(tmp_path: Path) -> Path:
     (root / "cases").mkdir(parents=True)
     (root / "skills" / "bags").mkdir(parents=True)
     (root / "frames.yaml").write_text("version: 1\nmodels:\n  executor: frames-sim/executor\n")
-    (root / "skills" / "bags" / "SKILL.md").write_text("---\nname: bags\ndescription: Free bags.\n---\nSilver members get 2 free checked bags.\n")
+    (root / "skills" / "bags" / "SKILL.md").write_text("---\nname: bags\ndescription: Free bags.\n---\nSilver members "
+                                                       "get 2 free checked bags.\n")
     (root / "cases" / "bags.yaml").write_text(CASE)
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     return root
@@ -65,7 +67,9 @@ def test_junit_to_a_folder_is_refused_before_evaluating(ws: Path, tmp_path: Path
 def test_markdown_where_no_file_can_be_made_is_refused(ws: Path) -> None:
     done = _eval(ws, "--markdown", str(PROC))
     assert done.exit_code == 2
-    assert done.stderr.strip() == "error: /proc/x.md: --markdown: cannot create files in /proc: No such file or directory"
+    assert (
+        done.stderr.strip() == "error: /proc/x.md: --markdown: cannot create files in /proc: No such file or directory"
+    )
     assert not (ws / ".frames" / "evals").exists()
 
 
@@ -73,7 +77,9 @@ def test_markdown_under_a_file_is_refused(ws: Path) -> None:
     (ws / "notes.txt").write_text("a file\n")
     done = _eval(ws, "--markdown", str(ws / "notes.txt" / "out" / "eval.md"))
     assert done.exit_code == 2
-    assert done.stderr.strip() == f"error: {ws}/notes.txt/out/eval.md: --markdown: {ws}/notes.txt is a file, not a folder"
+    assert (
+        done.stderr.strip() == f"error: {ws}/notes.txt/out/eval.md: --markdown: {ws}/notes.txt is a file, not a folder"
+    )
 
 
 def test_markdown_dash_prints_on_stdout_instead_of_the_table(ws: Path, monkeypatch) -> None:
@@ -88,13 +94,16 @@ def test_markdown_dash_prints_on_stdout_instead_of_the_table(ws: Path, monkeypat
 def test_two_outputs_on_stdout_are_refused(ws: Path) -> None:
     done = _eval(ws, "--json", "--markdown", "-", "--junit", "-")
     assert done.exit_code == 2
-    assert done.stderr.strip() == "error: --json and --markdown - and --junit - cannot share standard output; choose one"
+    assert (
+        done.stderr.strip() == "error: --json and --markdown - and --junit - cannot share standard output; choose one"
+    )
 
 
 @needs_proc
 def test_ingest_out_where_no_file_can_be_made_writes_nothing(ws: Path, tmp_path: Path) -> None:
     traces = tmp_path / "t.jsonl"
-    traces.write_text(json.dumps({"input": "How many bags?", "output": "3", "outcome": "failure", "expected": "2"}) + "\n")
+    traces.write_text(json.dumps({"input": "How many bags?", "output": "3", "outcome": "failure",
+                                  "expected": "2"}) + "\n")
     before = sorted(p.name for p in (ws / "cases").iterdir())
     done = runner.invoke(app, ["ingest", "trace", str(traces), "--out", "/proc/x.yaml", "--repo", str(ws)])
     assert done.exit_code == 2

@@ -61,7 +61,9 @@ def publish(root: Path, *args: str):
 
 
 def remote_refs(bare: Path) -> dict[str, str]:
-    return {ref: sha for sha, ref in (line.split("\t") for line in git(bare, "for-each-ref", "--format=%(objectname)\t%(refname)").splitlines())}
+    return {ref: sha for sha,
+            ref in (line.split("\t")
+                    for line in git(bare, "for-each-ref", "--format=%(objectname)\t%(refname)").splitlines())}
 
 
 def note(repo: Path, commit: str) -> dict:
@@ -77,7 +79,12 @@ def test_publish_carries_the_branch_and_notes_and_writes_the_description(world) 
 
     assert done.exit_code == 0, done.output
     out = json.loads(done.stdout)
-    assert (out["branch"], out["commit"], out["branch_action"], out["notes_action"]) == (branch, best, "created", "pushed")
+    assert (out["branch"], out["commit"], out["branch_action"], out["notes_action"]) == (
+        branch,
+        best,
+        "created",
+        "pushed",
+    )
     refs = remote_refs(bare)
     assert refs[f"refs/heads/{branch}"] == best
     assert refs["refs/notes/frames"] == git(root, "rev-parse", "refs/notes/frames")
@@ -140,7 +147,8 @@ def test_publishing_again_updates_and_never_duplicates(world, tmp_path: Path) ->
     assert refs[f"refs/heads/{branch}"] == follow_up
     assert [r for r in refs if r.startswith("refs/heads/frames/")] == [f"refs/heads/{branch}"]
     assert {"other-run", "local-run", menu["run_id"]} <= set(note(bare, base)["runs"])
-    assert git(bare, "merge-base", "--is-ancestor", git(other, "rev-parse", "refs/notes/frames"), "refs/notes/frames") == ""
+    assert git(bare, "merge-base", "--is-ancestor", git(other, "rev-parse", "refs/notes/frames"),
+               "refs/notes/frames") == ""
 
 
 def test_a_branch_deleted_on_the_remote_is_not_pushed_again(world) -> None:

@@ -52,7 +52,10 @@ def test_the_page_holds_what_a_reviewer_acts_on(world, tmp_path):
     assert "red low to green high" in html and "red: failed the gate" not in html
     assert '<span class="fail">FAIL</span>' in html
     assert "Always confirm the booking id before cancelling." in html  # r1c1's diff
-    assert "case-7 (cancel): expected &#x27;cancelled&#x27;, got &#x27;refunded&#x27; — cancelled the wrong booking" in html
+    assert (
+        "case-7 (cancel): expected &#x27;cancelled&#x27;, got &#x27;refunded&#x27; — cancelled the wrong booking"
+        in html
+    )
     assert "policy: <code>policies/airline.md:4-5 Airline Policy &gt; Cancel</code>" in html
     assert f"frames review {RUN}/r2c1" in html
 
@@ -79,7 +82,8 @@ def test_hostile_text_is_escaped(world, tmp_path):
     assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-@pytest.mark.skipif(find_chromium() is None, reason="no Chromium installed (Debian: apt-get install chromium); the browser check is skipped")
+@pytest.mark.skipif(find_chromium() is None,
+                    reason="no Chromium installed (Debian: apt-get install chromium); the browser check is skipped")
 def test_chromium_renders_it_offline_without_console_errors(world, tmp_path):
     page, _ = _report(world, tmp_path)
     seen = open_in_chromium(page, tmp_path / "report.png")

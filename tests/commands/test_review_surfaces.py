@@ -86,7 +86,8 @@ def test_runs_and_status_show_n_beside_the_best_pass_rate(world):
     state.candidates = [dataclasses.replace(c, samples=3) for c in state.candidates]
     save_state(Workspace(world.root), state)
     assert "best pass rate 87.5% (r2c1, n=8, k=3)" in _invoke(world, "status").stdout
-    assert ["(patience)", "(r2c1,", "n=8,", "k=3)"] in [line.split() for line in _invoke(world, "runs").stdout.splitlines()]
+    assert ["(patience)", "(r2c1,", "n=8,", "k=3)"] in [line.split()
+                                                        for line in _invoke(world, "runs").stdout.splitlines()]
 
 
 # --- 2. reasons and the run's story ----------------------------------------------------------------
@@ -94,9 +95,11 @@ def test_runs_and_status_show_n_beside_the_best_pass_rate(world):
 def _checkpoint(gate: dict) -> dict:
     """Loop memory with three rounds: r1 made r1c1 and r1c2's rounds, r3 made no child."""
     def rnd(n: int, parent: str, child: str | None, note: str = "", gate_json: dict | None = None) -> dict:
-        return {"round": n, "parent": parent, "done": ["parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit"],
+        return {"round": n, "parent": parent,
+                "done": ["parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit"],
                 "batches": [["case-7"], ["case-9"], ["case-3"]],
-                "diagnoses": [{"diagnoser": d, "case_ids": [], "proposals": [{}] * (d + 1), "dropped": [], "error": None, "retrieved": []} for d in range(3)],
+                "diagnoses": [{"diagnoser": d, "case_ids": [], "proposals": [{}] * (d + 1), "dropped": [],
+                               "error": None, "retrieved": []} for d in range(3)],
                 "blueprints": [{"skill": "cancel", "votes": 2}] if child else [], "rejected": {"refund": 1},
                 "outcomes": [{"skill": "cancel", "skill_text": "x", "attempts": 1, "errors": []}] if child else [],
                 "child": child, "gate": gate_json, "note": note}
@@ -111,7 +114,11 @@ def test_report_tells_the_story_round_by_round_with_reasons_and_next_steps(world
     paths = write_run_reports(Workspace(world.root), GitStore(world.root), state)
     md = paths["markdown"].read_text()
     assert "### Round 1 — parent r0c0" in md and "### Round 3 — parent r2c1" in md
-    assert "- Diagnosed 3 failing cases of the parent with 3 diagnosers: 6 proposals (diagnoser 0: 1, diagnoser 1: 2, diagnoser 2: 3)." in md
+    assert (
+        "- Diagnosed 3 failing cases of the parent with 3 diagnosers: 6 proposals (diagnoser 0: 1, diagnoser 1: 2, "
+        "diagnoser 2: 3)."
+        in md
+    )
     assert "- Vote: kept `cancel` (2 votes); below the threshold: `refund` (1 vote)." in md
     assert "- **No child:** no skill reached the vote threshold." in md
     assert "| cancel (n=4) | 25.0% | 100.0% | 23.8% | pass |" in md
@@ -185,7 +192,10 @@ def test_promote_refuses_a_candidate_whose_base_left_the_branch_history(world):
     world.git("reset", "-q", "--soft", orphan)
     refused = _invoke(world, "promote", "r2c1")
     assert refused.exit_code == 2
-    assert "no longer in the history of main" in " ".join(refused.stderr.split()) and "--allow-outdated-base" in refused.stderr
+    assert (
+        "no longer in the history of main" in " ".join(refused.stderr.split())
+        and "--allow-outdated-base" in refused.stderr
+    )
     allowed = _invoke(world, "promote", "r2c1", "--allow-outdated-base", "--json")
     assert allowed.exit_code == 0, allowed.output
     assert json.loads(allowed.stdout)["base_in_history"] is False
@@ -195,12 +205,17 @@ def test_promote_says_whether_the_merge_would_conflict(world):
     clean = _invoke(world, "promote", "r1c1")
     assert clean.exit_code == 0 and "It merges into main without conflicts." in clean.stdout
     # Someone edits the same skill on main meanwhile.
-    world.write("skills/cancel/SKILL.md", world.git("show", "HEAD:skills/cancel/SKILL.md").replace("Cancel bookings.", "Cancel bookings politely.") + "\n")
+    world.write(
+        "skills/cancel/SKILL.md",
+        world.git("show", "HEAD:skills/cancel/SKILL.md").replace("Cancel bookings.", "Cancel bookings politely.")
+        + "\n",
+    )
     world.git("commit", "-q", "-am", "edit cancel by hand")
     before = world.git("status", "--porcelain")
     result = _invoke(world, "promote", "r2c1", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["merge"] == {"into": "main", "conflicts": ["skills/cancel/SKILL.md"], "checked": True}
+    assert json.loads(result.stdout)["merge"] == {"into": "main", "conflicts": ["skills/cancel/SKILL.md"],
+                                                  "checked": True}
     text = _invoke(world, "promote", "r2c1")
     assert "Merging it into main would conflict in 1 file: skills/cancel/SKILL.md" in text.stdout
     assert world.git("status", "--porcelain") == before

@@ -9,11 +9,9 @@ import sys
 
 def test_help_imports_neither_litellm_nor_git() -> None:
     code = (
-        "import sys, json\n"
-        "from frames_cli.commands.app import app\n"
-        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('litellm', 'git', 'jsonschema', 'rank_bm25', 'frames_cli.llm.client.client') if m in sys.modules]\n"
-        "print(json.dumps(heavy), file=sys.stderr)\n"
+        "import sys, json\nfrom frames_cli.commands.app import app\ntry:\n    app(['--help'])\nexcept SystemExit:\n    "
+        "pass\nheavy = [m for m in ('litellm', 'git', 'jsonschema', 'rank_bm25', 'frames_cli.llm.client.client') if m "
+        "in sys.modules]\nprint(json.dumps(heavy), file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "coldstart" in done.stdout and "validate" in done.stdout

@@ -9,18 +9,23 @@ from frames_cli.llm.client.client import ModelClient
 
 
 def case(expected: object, kind: str, **options: object) -> Case:
-    return Case("c1", "cat", Source("manual"), "", Task({"text": "q", "fields": {}}, expected, Check(kind, dict(options))), Diagnosis())
+    return Case("c1", "cat", Source("manual"), "",
+                Task({"text": "q", "fields": {}}, expected, Check(kind, dict(options))), Diagnosis())
 
 
 CANCEL = {"name": "cancel_reservation", "arguments": {"reservation_id": "ABC123"}}
-UPGRADE = {"name": "update_reservation_flights", "arguments": {"reservation_id": "ABC123", "cabin": "business", "flights": [{"flight_number": "HAT1", "date": "2024-05-20"}, {"flight_number": "HAT2", "date": "2024-05-21"}]}}
+UPGRADE = {"name": "update_reservation_flights",
+           "arguments": {"reservation_id": "ABC123", "cabin": "business",
+                         "flights": [{"flight_number": "HAT1", "date": "2024-05-20"},
+                                     {"flight_number": "HAT2", "date": "2024-05-21"}]}}
 
 
 def test_set_matches_in_any_order_with_extra_arguments_allowed() -> None:
     c = case({"actions": [UPGRADE, CANCEL]}, "set", field="actions")
     got = {"actions": [
         {"name": "Cancel_Reservation", "arguments": {"reservation_id": "abc123", "reason": "sick"}},
-        {"name": "update_reservation_flights", "arguments": {**UPGRADE["arguments"], "flights": UPGRADE["arguments"]["flights"][::-1]}},
+        {"name": "update_reservation_flights",
+         "arguments": {**UPGRADE["arguments"], "flights": UPGRADE["arguments"]["flights"][::-1]}},
     ]}
     verdict = SetCheck().check(c, got)
     assert verdict.passed, verdict.reason
@@ -31,7 +36,8 @@ def test_set_reports_missing_and_unexpected_items() -> None:
     wrong = {**UPGRADE, "arguments": {**UPGRADE["arguments"], "cabin": "economy"}}
     verdict = SetCheck().check(c, {"actions": [wrong, CANCEL, CANCEL]})
     assert not verdict.passed
-    assert verdict.reason.startswith('missing update_reservation_flights(cabin="business", flights=[{"date": "2024-05-20"')
+    assert verdict.reason.startswith('missing update_reservation_flights(cabin="business", flights=[{"date": '
+                                     '"2024-05-20"')
     assert 'unexpected update_reservation_flights(cabin="economy"' in verdict.reason
     assert verdict.reason.endswith('; cancel_reservation(reservation_id="ABC123")')
 
@@ -40,12 +46,16 @@ def test_set_argument_rules() -> None:
     c = case({"actions": [CANCEL]}, "set", field="actions")
     assert not SetCheck().check(c, {"actions": [{"name": "cancel_reservation", "arguments": {}}]}).passed
     exact_args = case({"actions": [CANCEL]}, "set", field="actions", args="exact")
-    assert not SetCheck().check(exact_args, {"actions": [{"name": "cancel_reservation", "arguments": {"reservation_id": "ABC123", "x": 1}}]}).passed
+    assert not SetCheck().check(exact_args, {"actions": [{"name": "cancel_reservation",
+                                                          "arguments": {"reservation_id": "ABC123", "x": 1}}]}).passed
     extra_ok = case({"actions": []}, "set", field="actions", allow_extra=True)
     assert SetCheck().check(extra_ok, {"actions": [CANCEL]}).passed
     refuse = case({"actions": []}, "set", field="actions")
     assert SetCheck().check(refuse, {"actions": []}).passed
-    assert SetCheck().check(refuse, {"actions": [CANCEL]}).reason == 'unexpected cancel_reservation(reservation_id="ABC123")'
+    assert (
+        SetCheck().check(refuse, {"actions": [CANCEL]}).reason
+        == 'unexpected cancel_reservation(reservation_id="ABC123")'
+    )
     assert SetCheck().check(refuse, {"answer": []}).reason == "answer has no `actions`"
     assert SetCheck().check(refuse, {"actions": "none"}).reason == "expected a list, got str"
     assert SetCheck().check(refuse, []).passed  # the bare list is accepted too

@@ -30,11 +30,13 @@ AGENT = [sys.executable, str(Path(__file__).resolve().parents[1] / "executor" / 
 
 
 def case(cid: str, category: str = "c", expected: str = "yes"):
-    return case_from_dict({"id": cid, "category": category, "task": {"input": {"text": f"question {cid}"}, "expected": expected, "check": {"kind": "exact"}}})
+    return case_from_dict({"id": cid, "category": category, "task": {"input": {"text": f"question {cid}"},
+                                                                     "expected": expected, "check": {"kind": "exact"}}})
 
 
 def request(retry: int = 0) -> ChatRequest:
-    return ChatRequest("executor", [{"role": "user", "content": "case bags-1: how many bags? Answer as JSON."}], EXECUTOR_STEP, tag="bags-1", retry=retry)
+    return ChatRequest("executor", [{"role": "user", "content": "case bags-1: how many bags? Answer as JSON."}],
+                       EXECUTOR_STEP, tag="bags-1", retry=retry)
 
 
 @pytest.mark.parametrize("faults", [{"rate_limit": 1.0}, {"timeout": 1.0}, {"malformed_json": 1.0}, {"truncated": 1.0}])
@@ -80,7 +82,8 @@ def test_a_lost_case_is_run_again_and_then_scored_as_answered(tmp_path: Path, mo
 
 
 def test_an_agent_failure_is_not_lost(tmp_path: Path) -> None:
-    report = evaluate([case("crash-1"), case("garbage-1")], SkillSet.from_files({}), CommandExecutor(AGENT, timeout_s=20), lost_retries=2)
+    report = evaluate([case("crash-1"), case("garbage-1")], SkillSet.from_files({}),
+                      CommandExecutor(AGENT, timeout_s=20), lost_retries=2)
     assert [(r.lost, r.passed) for r in report.results] == [(False, False), (False, False)]
     assert len(report.failures()) == 2
 

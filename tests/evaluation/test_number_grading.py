@@ -26,7 +26,8 @@ DIFFERENT = ["52,44", "15244", "5244.5", "524", "52445", "5,2440"]
 
 
 def case(expected: object, kind: str, **options: object) -> Case:
-    return Case("c1", "cat", Source("manual"), "", Task({"text": "q", "fields": {}}, expected, Check(kind, dict(options))), Diagnosis())
+    return Case("c1", "cat", Source("manual"), "",
+                Task({"text": "q", "fields": {}}, expected, Check(kind, dict(options))), Diagnosis())
 
 
 @pytest.mark.parametrize("written", SAME)
@@ -42,7 +43,8 @@ def test_exact_fails_a_different_number(written: str) -> None:
 
 @pytest.mark.parametrize("written", SAME)
 def test_contains_reads_an_amount_by_value(written: str) -> None:
-    verdict = ContainsCheck().check(case("5244", "contains"), f"The fare difference is {written}, charged to your card.")
+    verdict = ContainsCheck().check(case("5244", "contains"),
+                                    f"The fare difference is {written}, charged to your card.")
     assert verdict.passed, verdict.reason
 
 
@@ -76,7 +78,8 @@ def test_mentions_ignores_commas_between_words_as_tau2_does() -> None:
 def _judge(sim_workspace, expected: str, answer: str) -> bool:
     from frames_cli.sim.world import SimWorld
 
-    world = SimWorld.from_cases([Case("r1", "refund", Source("manual"), "2026-12-03", Task({"text": "fare"}, expected, Check("rubric")))])
+    world = SimWorld.from_cases([Case("r1", "refund", Source("manual"), "2026-12-03",
+                                      Task({"text": "fare"}, expected, Check("rubric")))])
     prompt = render("judge", case_id="r1", request="fare", rubric=expected, answer=json.dumps(answer))
     with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False, sim_world=world) as client:
         return client.chat(ChatRequest("judge", [{"role": "user", "content": prompt}], RUBRIC_VERDICT)).data["pass"]

@@ -66,19 +66,23 @@ def carried_besides_cases(skills, setup: WorkerSetup) -> int:
 
 
 def in_process(sim_workspace, config, cases, skills, run_dir: Path, samples: int):
-    with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False, sim_world=SimWorld.from_cases(cases)) as client:
+    with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False,
+                     sim_world=SimWorld.from_cases(cases)) as client:
         report = evaluate(cases, skills, BuiltinExecutor(client, config.executor), samples=samples)
     return report, json.loads((run_dir / "ledger.json").read_text())
 
 
-def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_the_cache(sim_workspace, cases, skills, tmp_path: Path, monkeypatch, sent_to_workers) -> None:
+def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_the_cache(
+    sim_workspace, cases, skills, tmp_path: Path, monkeypatch, sent_to_workers
+) -> None:
     # Chunks of 3 cases: each forked worker unpickles and evaluates its 10 cases in 4 chunks.
     monkeypatch.setattr(parallel, "PROGRESS_CHUNK", 3)
     config = sim_workspace.config
     setup = WorkerSetup(sim_workspace.workspace, config, tmp_path / "two")
     ledger = Ledger()
     seen: list[int] = []
-    two = evaluate_parallel(cases, skills, setup, jobs=2, samples=2, ledger=ledger, progress=lambda done, total: seen.append(done))
+    two = evaluate_parallel(cases, skills, setup, jobs=2, samples=2, ledger=ledger, progress=lambda done,
+                            total: seen.append(done))
     one, one_ledger = in_process(sim_workspace, config, cases, skills, tmp_path / "one", samples=2)
     assert [r.to_dict() for r in two.results] == [r.to_dict() for r in one.results]
     assert two.to_json() == one.to_json()
@@ -97,14 +101,18 @@ def test_two_workers_give_the_report_of_one_process_the_summed_ledger_and_share_
     rerun = Ledger()
     again = evaluate_parallel(cases, skills, setup, jobs=2, samples=2, ledger=rerun)
     assert [r.to_dict() for r in again.results] == [r.to_dict() for r in two.results]
-    assert rerun.to_dict()["roles"]["executor"] == {**rerun.to_dict()["roles"]["executor"], "calls": 0, "cached": N_CASES * 2 * 2}
+    assert rerun.to_dict()["roles"]["executor"] == {**rerun.to_dict()["roles"]["executor"], "calls": 0,
+                                                    "cached": N_CASES * 2 * 2}
 
 
-def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(sim_workspace, cases, skills, tmp_path: Path) -> None:
+def test_a_worker_failure_is_raised_as_in_process_with_its_spend_recorded(
+    sim_workspace, cases, skills, tmp_path: Path
+) -> None:
     config = sim_workspace.configured(budget={"max_tokens": 2000})
     ledger = Ledger()
     with pytest.raises(BudgetExceeded) as parallel:
-        evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "two", use_cache=False), jobs=2, ledger=ledger)
+        evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "two",
+                                                     use_cache=False), jobs=2, ledger=ledger)
     with pytest.raises(BudgetExceeded) as in_proc:
         in_process(sim_workspace, config, cases, skills, tmp_path / "one", samples=1)
     assert str(parallel.value).startswith("token budget spent")
@@ -120,18 +128,26 @@ def test_the_first_worker_to_fail_stops_the_others(sim_workspace, cases, skills,
     # least 10 s at 0.5 s a call: it is stopped long before, since its results would be thrown away.
     # (At 0.25 s a call, a worker 0 that started a few seconds late on a loaded machine let worker
     # 1 make 14 to 16 calls first.)
-    padded = [dataclasses.replace(c, task=dataclasses.replace(c.task, input={**c.task.input, "text": c.task.input["text"] + " filler" * 5000})) for c in cases[:10]]
-    config = sim_workspace.configured(budget={"max_tokens": 160_000}, llm={"concurrency": 1}, simulator={"latency_s": 0.5})
+    padded = [dataclasses.replace(c,
+                                  task=dataclasses.replace(c.task,
+                                                           input={**c.task.input,
+                                                                  "text": c.task.input["text"] + " filler" * 5000}))
+                                                                  for c in cases[:10]]
+    config = sim_workspace.configured(budget={"max_tokens": 160_000}, llm={"concurrency": 1},
+                                      simulator={"latency_s": 0.5})
     ledger = Ledger()
     with pytest.raises(BudgetExceeded, match="token budget spent"):
-        evaluate_parallel([*padded, *cases[10:20]], skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "run", use_cache=False), jobs=2, ledger=ledger)
+        evaluate_parallel([*padded, *cases[10:20]], skills,
+                          WorkerSetup(sim_workspace.workspace, config, tmp_path / "run", use_cache=False), jobs=2,
+                          ledger=ledger)
     calls = [e for e in read_exchanges(tmp_path / "run" / "exchanges.jsonl") if e.get("reply")]
     worker_1 = [e for e in calls if "filler" not in e["messages"][-1]["content"]]
     assert 1 <= len(worker_1) < 14, "worker 1 stopped well before its 20 calls"
     assert ledger.to_dict()["roles"]["executor"]["calls"] == len(calls)
 
 
-def test_ctrl_c_stops_the_workers_and_keeps_their_spend_in_the_ledger(sim_workspace, cases, skills, tmp_path: Path, monkeypatch) -> None:
+def test_ctrl_c_stops_the_workers_and_keeps_their_spend_in_the_ledger(sim_workspace, cases, skills, tmp_path: Path,
+                                                                      monkeypatch) -> None:
     # Ctrl-C reaches the terminal's whole process group: the workers and this process. Workers
     # once died of it mid-call, and the calls they had paid for never reached the ledger.
     monkeypatch.setattr(parallel, "PROGRESS_CHUNK", 2)
@@ -148,7 +164,9 @@ def test_ctrl_c_stops_the_workers_and_keeps_their_spend_in_the_ledger(sim_worksp
             os.kill(os.getpid(), signal.SIGINT)
 
     with pytest.raises(KeyboardInterrupt):
-        evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "run", use_cache=False), jobs=2, ledger=ledger, progress=ctrl_c)
+        evaluate_parallel(cases, skills,
+                          WorkerSetup(sim_workspace.workspace, config, tmp_path / "run", use_cache=False), jobs=2,
+                          ledger=ledger, progress=ctrl_c)
     calls = [e for e in read_exchanges(tmp_path / "run" / "exchanges.jsonl") if e.get("reply")]
     assert 1 <= len(calls) and not (tmp_path / "run" / "report.json").exists()
     assert ledger.to_dict()["roles"].get("executor", {}).get("calls") == len(calls)
@@ -161,7 +179,8 @@ def test_jobs_and_samples_must_be_positive(sim_workspace, cases, skills) -> None
         evaluate_parallel([], skills, WorkerSetup(sim_workspace.workspace, sim_workspace.config), jobs=2, samples=0)
 
 
-def test_a_spawned_worker_is_sent_its_cases_and_gives_the_same_report(sim_workspace, cases, skills, tmp_path: Path, sent_to_workers) -> None:
+def test_a_spawned_worker_is_sent_its_cases_and_gives_the_same_report(sim_workspace, cases, skills, tmp_path: Path,
+                                                                      sent_to_workers) -> None:
     # A thread alive in this process makes evaluate_parallel spawn its workers instead of forking.
     # One worker: a spawned process imports litellm anew (seconds of CPU).
     release = threading.Event()
@@ -175,7 +194,9 @@ def test_a_spawned_worker_is_sent_its_cases_and_gives_the_same_report(sim_worksp
         waiter.join()
     one, _ = in_process(sim_workspace, sim_workspace.config, cases, skills, tmp_path / "one", samples=1)
     assert spawned.to_json() == one.to_json()
-    assert sum(sent_to_workers) > carried_besides_cases(skills, setup) - 1000 + sum(len(c) for c in pickled_chunks(cases))
+    assert sum(sent_to_workers) > carried_besides_cases(skills, setup) - 1000 + sum(
+        len(c) for c in pickled_chunks(cases)
+    )
 
 
 def test_filling_the_allocator_holes_leaves_no_free_block_in_used_pools(capfd) -> None:
@@ -209,11 +230,14 @@ def test_holes_are_left_unfilled_when_the_process_has_no_stderr() -> None:
         "    left_open = False\n"
         "print(sys.stderr is None, len(ballast), left_open)\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], check=False, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(2))
+    run = subprocess.run([sys.executable, "-c", script], check=False, stdout=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: os.close(2))
     assert (run.returncode, run.stdout) == (0, "True 0 False\n")
 
 
-def test_workers_make_their_calls_in_their_own_threads_when_llm_processes_is_set(sim_workspace, cases, skills, tmp_path: Path) -> None:
+def test_workers_make_their_calls_in_their_own_threads_when_llm_processes_is_set(
+    sim_workspace, cases, skills, tmp_path: Path
+) -> None:
     import multiprocessing.forkserver
 
     from frames_cli.llm.transport.callpool import _start_context

@@ -18,8 +18,10 @@ from frames_cli.llm.messages.types import Usage
 from frames_cli.workspace.layout import Workspace
 
 
-def result(case_id: str, category: str, sample: int, passed: bool, skills=("alpha",), error: str | None = None, cost: float | None = 0.001) -> CaseResult:
-    reason = "ok" if passed else (f"agent failed: {error}" if error else "missing cancel_reservation(reservation_id=\"X\")")
+def result(case_id: str, category: str, sample: int, passed: bool, skills=("alpha",), error: str | None = None,
+           cost: float | None = 0.001) -> CaseResult:
+    reason = "ok" if passed else (f"agent failed: {error}" if error
+                                  else "missing cancel_reservation(reservation_id=\"X\")")
     return CaseResult(case_id, category, sample, passed, reason, None, list(skills), Usage(100, 10, cost), error)
 
 
@@ -27,7 +29,8 @@ def result(case_id: str, category: str, sample: int, passed: bool, skills=("alph
 def report() -> EvalReport:
     # Three samples: c1 passes 3/3, c2 1/3 (one crash), c3 0/3.
     rows = [result("c1", "cancel", s, True) for s in range(3)]
-    rows += [result("c2", "cancel", 0, True, ("beta",)), result("c2", "cancel", 1, False), result("c2", "cancel", 2, False, error="agent timed out after 5 s")]
+    rows += [result("c2", "cancel", 0, True, ("beta",)), result("c2", "cancel", 1, False),
+             result("c2", "cancel", 2, False, error="agent timed out after 5 s")]
     rows += [result("c3", "refuse", s, False, cost=None) for s in range(3)]
     return EvalReport(rows, samples=3)
 
@@ -78,8 +81,11 @@ def test_table_and_markdown(report: EvalReport) -> None:
 
 
 def test_a_failure_shows_the_agents_answer_beside_the_expected_one_and_cuts_with_an_ellipsis() -> None:
-    long = "The answer must follow: " + "Nonrefundable fares must be explicitly approved by the authorizing official. " * 8
-    failed = CaseResult("k1", "booking", 0, False, "the answer differs", {"reply": "Yes, book it now."}, [], Usage(1, 1, 0.0))
+    long = (
+        "The answer must follow: " + "Nonrefundable fares must be explicitly approved by the authorizing official. " * 8
+    )
+    failed = CaseResult("k1", "booking", 0, False, "the answer differs", {"reply": "Yes, book it now."}, [],
+                        Usage(1, 1, 0.0))
     report = EvalReport([failed])
     console = Console(record=True, width=400)
     console.print(reports.table(report, expected={"k1": long}))
@@ -89,7 +95,8 @@ def test_a_failure_shows_the_agents_answer_beside_the_expected_one_and_cuts_with
     assert shown.endswith("…") and len(shown) == len("expected: ") + reports.ANSWER_SHOWN
     md = reports.markdown(report, expected={"k1": "refuse"})
     assert "  - expected: refuse" in md and '  - answer:   {"reply": "Yes, book it now."}' in md
-    no_answer = EvalReport([CaseResult("k2", "booking", 0, False, "agent failed: timeout", None, [], Usage(1, 1, 0.0), "timeout")])
+    no_answer = EvalReport([CaseResult("k2", "booking", 0, False, "agent failed: timeout", None, [], Usage(1, 1, 0.0),
+                                       "timeout")])
     assert "answer:   (no answer)" in reports.markdown(no_answer, expected={"k2": "refuse"})
     secret = reports.answer_lines(failed, {"k1": "use token ghp_" + "a" * 36})
     assert "ghp_" not in secret[0]
@@ -129,7 +136,8 @@ def test_pool_save_keeps_what_another_command_added_since_load(tmp_path: Path) -
     evolve, eval_ = RegressionPool.load(ws), RegressionPool.load(ws)
     eval_.add(EvalReport([result("e1", "cancel", 0, True), result("e2", "cancel", 0, True)]), "eval-commit")
     eval_.save()
-    evolve.add(EvalReport([result("v1", "refuse", 0, True), result("e2", "cancel", 0, True, ("beta",))]), "evolve-commit")
+    evolve.add(EvalReport([result("v1", "refuse", 0, True), result("e2", "cancel", 0, True, ("beta",))]),
+               "evolve-commit")
     evolve.save()
     stored = RegressionPool.load(ws).entries
     assert set(stored) == {"e1", "e2", "v1"}
@@ -156,7 +164,8 @@ def test_pool_saves_from_concurrent_processes_lose_nothing(tmp_path: Path) -> No
 
     ws = _pool_workspace(tmp_path)
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_add_and_save, args=(str(tmp_path), [f"w{w}-{i}" for i in range(15)])) for w in range(3)]
+    workers = [context.Process(target=_add_and_save, args=(str(tmp_path), [f"w{w}-{i}" for i in range(15)]))
+               for w in range(3)]
     for p in workers:
         p.start()
     for p in workers:

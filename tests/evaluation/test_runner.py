@@ -29,7 +29,8 @@ RUBRIC_CASE = """\
 """
 
 
-def test_rubric_cases_go_to_the_judge_and_samples_are_ordered(sim_workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rubric_cases_go_to_the_judge_and_samples_are_ordered(sim_workspace, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     cases_dir = sim_workspace.workspace.cases_dir
     (cases_dir / "rubric.yaml").write_text(RUBRIC_CASE)
     cases = load_cases(sorted(cases_dir.glob("*.yaml")))
@@ -41,11 +42,13 @@ def test_rubric_cases_go_to_the_judge_and_samples_are_ordered(sim_workspace, tmp
     with pytest.raises(ValueError, match="rubric checks need a judge"):
         evaluate(cases, skills, CommandExecutor(AGENT, timeout_s=20))
     with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as judge:
-        report = evaluate(cases, skills, CommandExecutor(AGENT, timeout_s=20), samples=2, judge=judge, progress=lambda d, t: seen.append((d, t)))
+        report = evaluate(cases, skills, CommandExecutor(AGENT, timeout_s=20), samples=2, judge=judge,
+                          progress=lambda d, t: seen.append((d, t)))
         judge_calls = judge.ledger.to_dict()["roles"]["judge"]["calls"]
     assert seen == [(4, 8), (8, 8)]
     assert judge_calls == 2  # one rubric case, two samples
-    assert [(r.case_id, r.sample) for r in report.results][:4] == [("cancel-1", 0), ("cancel-1", 1), ("bags-1", 0), ("bags-1", 1)]
+    assert [(r.case_id, r.sample) for r in report.results][:4] == [("cancel-1", 0), ("cancel-1", 1), ("bags-1", 0),
+                                                                   ("bags-1", 1)]
     verdicts = {r.case_id: r.passed for r in report.results}
     assert verdicts == {"bags-1": True, "cancel-1": False, "refund-1": False, "rubric-1": True}
     rubric = next(r for r in report.results if r.case_id == "rubric-1")
@@ -64,7 +67,8 @@ def test_objects_older_than_the_evaluation_are_frozen_only_while_it_runs(sim_wor
     gc.unfreeze()
     frozen_during: list[int] = []
     with ModelClient(sim_workspace.workspace, sim_workspace.config, use_cache=False) as client:
-        evaluate(cases, skills, BuiltinExecutor(client, sim_workspace.config.executor), progress=lambda d, t: frozen_during.append(gc.get_freeze_count()))
+        evaluate(cases, skills, BuiltinExecutor(client, sim_workspace.config.executor), progress=lambda d,
+                 t: frozen_during.append(gc.get_freeze_count()))
         assert frozen_during and min(frozen_during) > 0
         assert gc.get_freeze_count() == 0
         # A caller that froze the heap itself (as litellm's import does) keeps it frozen, and
@@ -93,7 +97,8 @@ def test_first_sample_numbers_the_draws_and_the_lost_retries_from_there() -> Non
         def run(self, cases, skills, sample=0, retry=0):
             seen.append((sample, retry))
             gone = sample == 6 and retry == 0
-            return [AgentResult(c.id, None if gone else "yes", [], Usage(1, 1), [], "timeout" if gone else None, gone) for c in cases]
+            return [AgentResult(c.id, None if gone else "yes", [], Usage(1, 1), [], "timeout" if gone else None, gone)
+                    for c in cases]
 
     case = Case("a", "c", Source("manual"), "", Task({"text": "a", "fields": {}}, "yes", Check("exact")))
     report = evaluate([case], SkillSet.from_files({}), Numbered(), samples=2, first_sample=5, lost_retries=1)

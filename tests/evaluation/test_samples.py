@@ -27,7 +27,8 @@ from tests.evolution.conftest import CONFIG, build_repo
 
 
 def _case(cid: str, expected: str = "yes") -> Case:
-    return Case(cid, "cat", Source("manual"), "", Task({"text": f"question {cid}", "fields": {}}, expected, Check("exact"), "JSON"),
+    return Case(cid, "cat", Source("manual"), "",
+                Task({"text": f"question {cid}", "fields": {}}, expected, Check("exact"), "JSON"),
                 Diagnosis(evidence=["a rule"]))
 
 
@@ -39,7 +40,8 @@ class Recorder:
 
     def __call__(self, cases: list[Case], first: int, count: int) -> list[dict]:
         self.asked.append(([c.id for c in cases], first, count))
-        return [{"case_id": c.id, "category": c.category, "sample": s, "passed": s % 2 == 0, "tokens": 10, "lost": c.id == "lost" and s == 1}
+        return [{"case_id": c.id, "category": c.category, "sample": s, "passed": s % 2 == 0, "tokens": 10,
+                 "lost": c.id == "lost" and s == 1}
                 for c in cases for s in range(first, first + count)]
 
 
@@ -49,7 +51,8 @@ def test_a_sample_is_drawn_once_and_read_back_by_a_later_store(tmp_path: Path) -
     draw = Recorder()
     records, reused = SampleStore(tmp_path, "setup").samples(key, cases, 1, 2, draw)
     assert reused == 0 and draw.asked == [(["a", "b", "lost"], 1, 2)]
-    assert [(r["case_id"], r["sample"]) for r in records] == [("a", 1), ("a", 2), ("b", 1), ("b", 2), ("lost", 1), ("lost", 2)]
+    assert [(r["case_id"], r["sample"]) for r in records] == [("a", 1), ("a", 2), ("b", 1), ("b", 2), ("lost", 1),
+                                                              ("lost", 2)]
     later, again = SampleStore(tmp_path, "setup"), Recorder()
     records, reused = later.samples(key, cases, 0, 3, again)
     # Sample 0 of every case was never drawn; the lost sample 1 of `lost` is asked for again.
@@ -72,7 +75,8 @@ def test_the_setup_key_follows_the_agent_program_s_content(tmp_path: Path) -> No
     (tmp_path / "frames.yaml").write_text("version: 1\n")
     (tmp_path / "agent.py").write_text("print(1)\n")
     ws = Workspace.open(tmp_path)
-    config = dataclasses.replace(FramesConfig(), executor=ExecutorConfig(kind="command", command=["python3", "agent.py"]))
+    config = dataclasses.replace(FramesConfig(),
+                                 executor=ExecutorConfig(kind="command", command=["python3", "agent.py"]))
     before = setup_key(ws, config)
     assert setup_key(ws, config) == before
     (tmp_path / "agent.py").write_text("print(2)\n")
@@ -82,7 +86,8 @@ def test_the_setup_key_follows_the_agent_program_s_content(tmp_path: Path) -> No
 def test_a_later_run_on_the_same_base_reuses_s0_s_extra_samples(tmp_path: Path) -> None:
     for seed in range(1, 7):
         config = copy.deepcopy(CONFIG)
-        config["evolution"].update(gate="noise-aware", tolerance=0.0, gate_max_samples=8, seed=seed, attribution_steps=0, max_rounds=2)
+        config["evolution"].update(gate="noise-aware", tolerance=0.0, gate_max_samples=8, seed=seed,
+                                   attribution_steps=0, max_rounds=2)
         config["eval"] = {"samples": 2}
         repo = build_repo(tmp_path / str(seed), config)
         ws = Workspace.open(repo.root)
@@ -100,7 +105,8 @@ def test_a_later_run_on_the_same_base_reuses_s0_s_extra_samples(tmp_path: Path) 
     extra = _evals(ws, reused.run_id)[BASE_ID]["gate_samples"]
     assert extra and all(r.get("stored") for r in extra)
     assert not any(r.get("stored") for r in _evals(ws, fresh.run_id)[BASE_ID]["gate_samples"])
-    decisions = lambda s: [(c.id, c.gate_passed, c.gate_details.get("sequential", {}).get("categories")) for c in s.candidates]  # noqa: E731
+    decisions = lambda s: [(c.id, c.gate_passed, c.gate_details.get("sequential", {}).get("categories"))
+                           for c in s.candidates]  # noqa: E731
     assert decisions(reused) == decisions(fresh) == decisions(first)
     assert _calls(ws, reused.run_id) < _calls(ws, fresh.run_id)
 

@@ -30,17 +30,25 @@ SKILLS = {
 
 #: (category, evidence sentence, question) — two cases per rule, answers "yes" / "no".
 RULES = [
-    ("cancel", "Never cancel a flight that has already been flown.", "Can I cancel a flight I already flew yesterday?", "no"),
-    ("cancel", "Cancel within 24 hours of booking for a full refund.", "I booked two hours ago, can I cancel for a full refund?", "yes"),
-    ("cancel", "Basic economy tickets can be cancelled only with travel insurance.", "Can I cancel my basic economy ticket without insurance?", "no"),
-    ("cancel", "A flight cancelled by the airline may always be cancelled by the customer.", "The airline cancelled my flight, may I cancel my reservation?", "yes"),
+    ("cancel", "Never cancel a flight that has already been flown.", "Can I cancel a flight I already flew yesterday?",
+     "no"),
+    ("cancel", "Cancel within 24 hours of booking for a full refund.",
+     "I booked two hours ago, can I cancel for a full refund?", "yes"),
+    ("cancel", "Basic economy tickets can be cancelled only with travel insurance.",
+     "Can I cancel my basic economy ticket without insurance?", "no"),
+    ("cancel", "A flight cancelled by the airline may always be cancelled by the customer.",
+     "The airline cancelled my flight, may I cancel my reservation?", "yes"),
     ("baggage", "Gold members get three free checked bags.", "As a gold member, is my third checked bag free?", "yes"),
     ("baggage", "Each extra bag costs 50 dollars.", "Does an extra bag cost 50 dollars?", "yes"),
     ("baggage", "Silver members get two free checked bags.", "As a silver member, is my third checked bag free?", "no"),
-    ("baggage", "Regular members in economy get one free checked bag.", "As a regular member in economy, is my first checked bag free?", "yes"),
-    ("compensation", "Refunds go back to the original payment method within 5 to 7 business days.", "Will my refund go to my original card?", "yes"),
-    ("compensation", "Compensation certificates are offered only to gold members or insured passengers.", "I am a regular member without insurance, do I get a compensation certificate?", "no"),
-    ("compensation", "Never offer compensation for a delay under three hours.", "My flight was delayed two hours, do I get compensation?", "no"),
+    ("baggage", "Regular members in economy get one free checked bag.",
+     "As a regular member in economy, is my first checked bag free?", "yes"),
+    ("compensation", "Refunds go back to the original payment method within 5 to 7 business days.",
+     "Will my refund go to my original card?", "yes"),
+    ("compensation", "Compensation certificates are offered only to gold members or insured passengers.",
+     "I am a regular member without insurance, do I get a compensation certificate?", "no"),
+    ("compensation", "Never offer compensation for a delay under three hours.",
+     "My flight was delayed two hours, do I get compensation?", "no"),
 ]
 
 CONFIG = {

@@ -31,7 +31,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from frames_cli.evolution.round.attribution import Attribution, attribute, catalog_changes, dominated_categories, loaded_skills
+from frames_cli.evolution.round.attribution import (
+    Attribution,
+    attribute,
+    catalog_changes,
+    dominated_categories,
+    loaded_skills,
+)
 from frames_cli.evolution.state.checkpoint import RoundRecord
 from frames_cli.evolution.compare.gate import CaseOutcome
 from frames_cli.evolution.propose.lessons import left_out_notes, round_lessons
@@ -90,8 +96,10 @@ class Scripted:
     def diagnose(prompt: str, reading: Any) -> dict:
         ids = [f["case_id"] for f in reading.json_after(prompt, "Failures")]
         return {"proposals": [
-            {"skill": "seating", "change": quoted(SEATING_NEW), "rationale": "Exit row age rule missing.", "case_ids": ids},
-            {"skill": "luggage", "change": quoted(LUGGAGE_NEW), "rationale": "Oversize surcharge rule missing.", "case_ids": ids},
+            {"skill": "seating", "change": quoted(SEATING_NEW), "rationale": "Exit row age rule missing.",
+             "case_ids": ids},
+            {"skill": "luggage", "change": quoted(LUGGAGE_NEW), "rationale": "Oversize surcharge rule missing.",
+             "case_ids": ids},
         ]}
 
     @staticmethod
@@ -119,9 +127,11 @@ def build(root: Path, **evolution: Any):
     # batch_size "all": every diagnoser sees every failure, so each of its two rules cites a case it
     # is about (the proposal guard drops a rule that shares no word with the cases it cites).
     config = {
-        "models": {"executor": "frames-sim/executor", "judge": "frames-sim/judge", "diagnoser": "scripted/diagnoser", "rewriter": "scripted/rewriter"},
+        "models": {"executor": "frames-sim/executor", "judge": "frames-sim/judge", "diagnoser": "scripted/diagnoser",
+                   "rewriter": "scripted/rewriter"},
         "llm": {"concurrency": 2, "max_retries": 0, "backoff_base_s": 0.0},
-        "evolution": {"max_rounds": 1, "patience": 3, "diagnosers": 2, "batch_size": "all", "vote_threshold": 2, "tolerance": 0.0,
+        "evolution": {"max_rounds": 1, "patience": 3, "diagnosers": 2, "batch_size": "all", "vote_threshold": 2,
+                      "tolerance": 0.0,
                       "anchor_cases": 0, "rewrite_retries": 0, "split": {"selection": 0, "test": 0}, **evolution},
         "simulator": {"floor": 0.0, "ceiling": 1.0, "p_forget": 0.0, "p_forget_anchored": 0.0, "p_verbose": 0.0},
     }
@@ -177,7 +187,11 @@ def test_the_sub_child_without_the_breaking_rewrite_joins_the_front(tmp_path: Pa
     assert early["skipped"] and {r["case_id"] for r in results}.isdisjoint(early["skipped"])
     assert "early_stop" not in sub["gate_details"]
     # 3. the sub-child: seating rewrite only, gated, committed, on the front
-    assert sub["changed_skills"] == ["seating"] and sub["cut_from"] == "r1c1" and sub["left_out"] == {"luggage": ["l0", "l1", "l4"]}
+    assert (
+        sub["changed_skills"] == ["seating"]
+        and sub["cut_from"] == "r1c1"
+        and sub["left_out"] == {"luggage": ["l0", "l1", "l4"]}
+    )
     assert sub["gate_passed"] and sub["per_category"] == {"luggage": 3 / 5, "seating": 1.0}
     assert "r1c2" in state["front"]
     assert repo.git("rev-parse", f"refs/frames/runs/{run_id}/r1c2") == sub["commit"]
@@ -194,7 +208,11 @@ def test_the_sub_child_without_the_breaking_rewrite_joins_the_front(tmp_path: Pa
     review = CliRunner().invoke(app, ["review", "r1c1", "--repo", str(repo.root)])
     assert "Attribution" in review.output and "Sub-child: r1c2" in review.output
     story = (repo.root / ".frames" / "runs" / run_id / "report.md").read_text()
-    assert "- Attribution: r1c1: luggage broken by luggage (by l0, l1, l4); sub-child r1c2 without luggage passed the gate." in story
+    assert (
+        "- Attribution: r1c1: luggage broken by luggage (by l0, l1, l4); sub-child r1c2 without luggage passed the "
+        "gate."
+        in story
+    )
     # 4. the left-out rewrite is remembered: round 2's diagnosers and luggage rewriter see it
     diagnosers = [p for m, p in scripted.prompts if m == "diagnoser"]
     assert "<tried>" not in diagnosers[0]
@@ -224,13 +242,17 @@ def test_a_broken_case_that_loaded_no_changed_skill_implicates_nothing() -> None
     found = attribute("r1c1", "gate", ["x"], parent, child, {"a": {"other"}}, ["s1", "s2"])
     assert found.broken == {"a": ()} and found.implicated == {} and found.unattributed == ("a",)
     assert not found.sub_child_possible
-    assert "no skill can be implicated" in found.note() and "the broken cases a loaded none of the changed skills" in found.note()
+    assert (
+        "no skill can be implicated" in found.note()
+        and "the broken cases a loaded none of the changed skills" in found.note()
+    )
 
 
 def test_a_changed_catalog_line_is_implicated_by_every_broken_case() -> None:
     parent = {"a": o("x", True), "b": o("x", True), "c": o("y", True)}
     child = {"a": o("x", False), "b": o("x", False), "c": o("y", False)}
-    found = attribute("r1c1", "gate", ["x"], parent, child, {"a": {"s1"}, "b": set()}, ["s1", "s2", "s3"], catalog=["s2"])
+    found = attribute("r1c1", "gate", ["x"], parent, child, {"a": {"s1"}, "b": set()}, ["s1", "s2", "s3"],
+                      catalog=["s2"])
     # c is in a category that did not fail: not analysed
     assert found.broken == {"a": ("s1", "s2"), "b": ("s2",)}
     assert found.implicated == {"s1": ("a",), "s2": ("a", "b")} and found.kept == ("s3",)
@@ -247,7 +269,8 @@ def test_a_child_rejected_early_is_judged_on_the_cases_it_has() -> None:
 def test_fewer_samples_passed_is_broken_and_must_pass_cases_count_anywhere() -> None:
     parent = {"a": o("x", True, True), "m": o("z", True, True)}
     child = {"a": o("x", True, False), "m": o("z", False, False)}
-    found = attribute("r1c1", "gate", ["x"], parent, child, {"a": {"s1"}, "m": {"s2"}}, ["s1", "s2"], must_pass_broken=["m"])
+    found = attribute("r1c1", "gate", ["x"], parent, child, {"a": {"s1"}, "m": {"s2"}}, ["s1", "s2"],
+                      must_pass_broken=["m"])
     assert found.implicated == {"s1": ("a",), "s2": ("m",)} and not found.kept
     assert "every changed skill is implicated" in found.note()
 
@@ -268,12 +291,19 @@ def test_helpers_for_catalog_and_dominated_children() -> None:
 
 def test_left_out_rewrites_become_lessons_and_kept_ones_do_not() -> None:
     r = RoundRecord(round=1, child="r1c1", gate={"passed": False, "checks": [{"category": "luggage", "passed": False}]})
-    r.blueprints = [{"skill": s, "changes": [{"change": quoted(rule), "case_ids": ["x"]}]} for s, rule in (("seating", SEATING_NEW), ("luggage", LUGGAGE_NEW))]
-    r.attribution = [{"child": "r1c1", "categories": ["luggage"], "changed": ["luggage", "seating"], "implicated": {"luggage": ["l0"]}, "sub_child": "r1c2"}]
+    r.blueprints = [{"skill": s, "changes": [{"change": quoted(rule), "case_ids": ["x"]}]} for s,
+                    rule in (("seating", SEATING_NEW), ("luggage", LUGGAGE_NEW))]
+    r.attribution = [{"child": "r1c1", "categories": ["luggage"], "changed": ["luggage", "seating"],
+                      "implicated": {"luggage": ["l0"]}, "sub_child": "r1c2"}]
     lessons = round_lessons("run", r, passed=["r1c2"])
     assert [(x.kind, x.skill, x.broken) for x in lessons] == [("left-out", "luggage", ("l0",))]
     # the sub-child failed too: the kept rewrite is a gate lesson as before
-    assert {(x.kind, x.skill) for x in round_lessons("run", r, passed=[])} == {("left-out", "luggage"), ("gate", "seating")}
-    assert left_out_notes(lessons, "luggage", "run") == [f"{quoted(LUGGAGE_NEW)} — left out of r1c1 (it failed in luggage): it broke l0 (this run, round 1)"]
-    assert left_out_notes(lessons, "luggage", "later") == [f"{quoted(LUGGAGE_NEW)} — left out of r1c1 (it failed in luggage): it broke l0 (earlier run 1, round 1)"]
+    assert {(x.kind, x.skill) for x in round_lessons("run", r, passed=[])} == {
+        ("left-out", "luggage"),
+        ("gate", "seating"),
+    }
+    assert left_out_notes(lessons, "luggage", "run") == [f"{quoted(LUGGAGE_NEW)} — left out of r1c1 (it failed in "
+                                                         f"luggage): it broke l0 (this run, round 1)"]
+    assert left_out_notes(lessons, "luggage", "later") == [f"{quoted(LUGGAGE_NEW)} — left out of r1c1 (it failed in "
+                                                           f"luggage): it broke l0 (earlier run 1, round 1)"]
     assert left_out_notes(lessons, "seating", "run") == []

@@ -47,7 +47,9 @@ def test_main_job_on_the_bundled_example_leaves_the_checkout_alone(tmp_path: Pat
     result = CliRunner().invoke(app, ["evolve", "--repo", str(root)])
 
     assert result.exit_code == 0, result.output
-    assert "Pareto front of run" in result.stdout and "a simulator of model behaviour, not a model" in " ".join(result.stdout.split())
+    assert "Pareto front of run" in result.stdout and "a simulator of model behaviour, not a model" in " ".join(
+        result.stdout.split()
+    )
     after = (git(root, "status", "--porcelain"), git(root, "rev-parse", "HEAD"), git(root, "symbolic-ref", "HEAD"),
              (root / ".git" / "index").read_bytes())
     assert after == before
@@ -99,16 +101,22 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
     for seed in range(5):
         result = CliRunner().invoke(app, ["evolve", "--seed", str(seed), "--repo", str(root)])
         assert result.exit_code == 0, result.output
-        branch = next((b for b in git(root, "branch", "--format=%(refname:short)").split() if b.startswith("frames/")), None)
+        branch = next((b for b in git(root, "branch", "--format=%(refname:short)").split() if b.startswith("frames/")),
+                      None)
         if branch:
             break
     assert branch, "no bundled run of seeds 0-4 made a review branch"
     policy = {f"policies/{p.name}": p.read_bytes() for p in (root / "policies").iterdir() if p.suffix == ".md"}
-    values = CaseValues.build(load_cases(sorted([*(root / "cases").glob("*.yaml"), *(root / "holdout").glob("*.yaml")])), [b.decode() for b in policy.values()])
-    added = [line[1:] for line in git(root, "diff", "main", branch, "--", "skills/").splitlines() if line.startswith("+") and not line.startswith("+++")]
+    values = CaseValues.build(
+        load_cases(sorted([*(root / "cases").glob("*.yaml"), *(root / "holdout").glob("*.yaml")])),
+        [b.decode() for b in policy.values()],
+    )
+    added = [line[1:] for line in git(root, "diff", "main", branch, "--", "skills/").splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
     assert added and [(line, values.specific(line)) for line in added if values.specific(line)] == []
     keeper = PolicyKeeper.build(SkillSet.from_dir(ROOT / "skills"), policy)
-    files = {p: git(root, "show", f"{branch}:{p}") for p in git(root, "ls-tree", "-r", "--name-only", branch, "skills/").split()}
+    files = {p: git(root, "show", f"{branch}:{p}")
+             for p in git(root, "ls-tree", "-r", "--name-only", branch, "skills/").split()}
     review = SkillSet.from_files({p: (t + "\n").encode() for p, t in files.items()})
     lost = [(name, s.text) for name, kept in keeper.kept.items() for s in kept if not _holds(review, name, s.text)]
     assert keeper.kept and lost == []

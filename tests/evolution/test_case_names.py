@@ -37,7 +37,9 @@ def test_a_capitalised_common_word_is_no_name() -> None:
     values = _values()
     assert values.specific("New bookings may use one certificate.") == []
     assert values.specific("Ask for the passenger's DOB before booking.") == []
-    assert "New" not in proper_nouns("I fly from New York, DOB unknown.") and "DOB" not in proper_nouns("I fly, DOB unknown.")
+    assert "New" not in proper_nouns("I fly from New York, DOB unknown.") and "DOB" not in proper_nouns(
+        "I fly, DOB unknown."
+    )
 
 
 def test_a_run_of_capitalised_words_is_one_name_and_its_rare_words_are_names_too() -> None:
@@ -46,4 +48,6 @@ def test_a_run_of_capitalised_words_is_one_name_and_its_rare_words_are_names_too
     assert [h.value for h in values.specific("Book the trip for Sanchez.")] == ["Sanchez"]
     assert [h.value for h in values.specific("Fly to Philadelphia.")] == ["Philadelphia"]
     assert [h.value for h in values.specific("Customers from San Antonio get a seat.")] == ["San Antonio"]
-    assert "carries a case value: `New York` (from case c1)" in values.why_not('Add the rule: "Flights from New York leave at noon."')
+    assert "carries a case value: `New York` (from case c1)" in values.why_not(
+        'Add the rule: "Flights from New York leave at noon."'
+    )

@@ -26,6 +26,7 @@ def test_a_tiny_token_difference_stays_a_tiny_part_of_the_axis() -> None:
 
 
 def test_candidates_at_one_spot_share_a_label() -> None:
-    cands = [cand("S0", 1000.0, 0.25, None), cand("r1c1", 1001.0, 0.25), cand("r2c1", 1300.0, 0.45), cand("r3c1", 1002.0, 0.50)]
+    cands = [cand("S0", 1000.0, 0.25, None), cand("r1c1", 1001.0, 0.25), cand("r2c1", 1300.0, 0.45),
+             cand("r3c1", 1002.0, 0.50)]
     groups = label_groups(cands, 400.0)
     assert sorted(groups.values()) == [["S0", "r1c1"], ["r2c1"], ["r3c1"]]

@@ -80,7 +80,8 @@ class Cands:
 def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Cands, RunState, Split, Settings]:
     ctx = Ctx(tmp_path, budget, passes={"r1c1": True, "r2c1": True})
     cands = Cands(ctx)
-    write = lambda name, results, early=None: cands.keep_evaluation(name, Evaluation(0.0, {}, 0.0, None, results, early))  # noqa: E731
+    write = lambda name, results, early=None: cands.keep_evaluation(name,
+                                                                    Evaluation(0.0, {}, 0.0, None, results, early))  # noqa: E731
     write(BASE_ID, [rec(c, False) for c in DIAGNOSIS + UNSEEN])
     # r1c1 passes everything but was stopped early before its diagnosis cases (the gate saw enough):
     # ranked only on a completed evaluation, it comes first and is tested.
@@ -89,7 +90,8 @@ def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Cands, RunState, Split,
     config = with_overrides(FramesConfig(), "evolution", recommend_alpha=0.05, gate_max_samples=40)
     settings = Settings.from_config(config)
     state = RunState("20261202-120000-aaaaaa", "a" * 40, status="finished", config={"evolution": settings.to_json()})
-    state.candidates = [Candidate(BASE_ID, "a" * 40, None, 0, 0.0), Candidate("r1c1", "b" * 40, BASE_ID, 1, 1.0, gate_passed=False),
+    state.candidates = [Candidate(BASE_ID, "a" * 40, None, 0, 0.0),
+                        Candidate("r1c1", "b" * 40, BASE_ID, 1, 1.0, gate_passed=False),
                         Candidate("r2c1", "c" * 40, BASE_ID, 2, 0.2, gate_passed=True, gain_p=0.5)]
     split = Split(tuple(DIAGNOSIS), tuple(UNSEEN))
     return cands, state, split, settings

@@ -71,8 +71,20 @@ def test_blueprint_json_round_trip():
 
 
 def test_paraphrases_become_one_change_with_every_vote_case_and_rationale():
-    a = prop(0, "cancel-flight", 'Add the rule: "Cancel only within 24 hours of booking, when the airline cancelled the flight, or in business class."', ("c1",))
-    b = prop(1, "cancel-flight", 'Add the rule: "A reservation can be cancelled only within 24 hours of booking, when the airline cancelled the flight, or in business class."', ("c2",))
+    a = prop(
+        0,
+        "cancel-flight",
+        'Add the rule: "Cancel only within 24 hours of booking, when the airline cancelled the flight, or in business '
+        'class."',
+        ("c1",),
+    )
+    b = prop(
+        1,
+        "cancel-flight",
+        'Add the rule: "A reservation can be cancelled only within 24 hours of booking, when the airline cancelled the '
+        'flight, or in business class."',
+        ("c2",),
+    )
     [bp] = vote([a, b], 2, EXISTING, 0.25).blueprints
     [change] = bp.changes
     assert change.votes == 2 and change.case_ids == ("c1", "c2") and change.rationales == ("r0", "r1")
@@ -81,8 +93,10 @@ def test_paraphrases_become_one_change_with_every_vote_case_and_rationale():
 
 
 def test_a_contradiction_is_one_change_marked_as_such_never_two_rules():
-    a = prop(0, "baggage", 'Add the rule: "Each economy passenger gets 2 free checked bags on every flight of the reservation."')
-    b = prop(1, "baggage", 'Add the rule: "Each economy passenger gets 1 free checked bag on every flight of the reservation."')
+    a = prop(0, "baggage",
+             'Add the rule: "Each economy passenger gets 2 free checked bags on every flight of the reservation."')
+    b = prop(1, "baggage",
+             'Add the rule: "Each economy passenger gets 1 free checked bag on every flight of the reservation."')
     [bp] = vote([a, b], 2, EXISTING, 0.25).blueprints
     [change] = bp.changes
     assert change.conflict.startswith("different numbers")

@@ -22,14 +22,17 @@ from frames_cli.llm.messages.conventions import CONDENSE
 from .conftest import CONFIG, build_repo, skill_text
 from .test_disputes_and_lessons import evolve, run_folder
 
-LONG = "# Baggage\n\n" + "- Gold members get three free checked bags.\n" * 3 + "- Each extra bag costs **50 dollars**.\n"
+LONG = (
+    "# Baggage\n\n" + "- Gold members get three free checked bags.\n" * 3 + "- Each extra bag costs **50 dollars**.\n"
+)
 
 
 def _skills() -> SkillSet:
     return SkillSet.from_files({
         "skills/baggage/SKILL.md": skill_text("baggage", "Bags.", LONG).encode(),
         "skills/cancel/SKILL.md": skill_text("cancel", "Cancel.", "# Cancel\n\n- Cancel within 24 hours.\n").encode(),
-        "skills/unused/SKILL.md": skill_text("unused", "Unused.", "# Unused\n\n" + "- A long rule nobody loads.\n" * 20).encode(),
+        "skills/unused/SKILL.md": skill_text("unused", "Unused.",
+                                             "# Unused\n\n" + "- A long rule nobody loads.\n" * 20).encode(),
     })
 
 
@@ -56,7 +59,8 @@ def _all_pass(tmp_path: Path, **cost) -> tuple[dict, dict]:
     # Every skill a case loads is condensed (skills: 3), so which one costs most does not matter.
     config["evolution"].update(max_rounds=1, cost={"skills": 3, **cost})
     # An executor that answers every case right: S0 fails nothing, so there is nothing to diagnose.
-    config["simulator"] = {"seed": 3, "floor": 1.0, "ceiling": 1.0, "p_forget": 0.0, "p_forget_anchored": 0.0, "p_verbose": 0.0}
+    config["simulator"] = {"seed": 3, "floor": 1.0, "ceiling": 1.0, "p_forget": 0.0, "p_forget_anchored": 0.0,
+                           "p_verbose": 0.0}
     repo = build_repo(tmp_path / "ws", config)
     path = repo.root / "skills" / "baggage" / "SKILL.md"
     path.write_text(skill_text("baggage", "Free and paid checked bags by membership tier and cabin.", LONG))
@@ -73,7 +77,8 @@ def test_a_parent_without_failures_gets_a_cost_directed_child_on_the_front(tmp_p
     assert round1["kind"] == "cost" and round1["batches"] == [] and round1["diagnoses"] == []
     assert round1["costs"] and round1["costs"] == sorted(round1["costs"], key=lambda c: -c["tokens_per_case"])
     assert [b["skill"] for b in round1["blueprints"]] == [c["skill"] for c in round1["costs"]][:3]
-    assert all(b["changes"][0]["change"] == CONDENSE and b["changes"][0]["case_ids"] == [] for b in round1["blueprints"])
+    assert all(b["changes"][0]["change"] == CONDENSE and b["changes"][0]["case_ids"] == []
+               for b in round1["blueprints"])
     child = next(c for c in state["candidates"] if c["id"] == round1["child"])
     s0 = next(c for c in state["candidates"] if c["id"] == "r0c0")
     assert child["pass_rate"] == s0["pass_rate"] and child["mean_tokens"] < s0["mean_tokens"]

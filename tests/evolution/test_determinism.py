@@ -41,8 +41,10 @@ def _run(root: Path, seed: int, again: bool = False) -> tuple[list, dict, list[s
     state = evolve(Workspace.open(root), EvolveOptions(seed=seed)).state
     lines = (root / ".frames" / "runs" / state.run_id / "exchanges.jsonl").read_text().splitlines()
     exchanges = [json.loads(line) for line in lines]
-    digests = {(e["tag"], e["sample"], e["attempt"]): hashlib.sha256(json.dumps(e["messages"]).encode()).hexdigest() for e in exchanges}
-    candidates = [(c.id, c.gate_passed, c.changed_skills, c.diff_size, c.pass_rate, c.mean_tokens) for c in state.candidates]
+    digests = {(e["tag"], e["sample"], e["attempt"]): hashlib.sha256(json.dumps(e["messages"]).encode()).hexdigest()
+               for e in exchanges}
+    candidates = [(c.id, c.gate_passed, c.changed_skills, c.diff_size, c.pass_rate, c.mean_tokens)
+                  for c in state.candidates]
     return candidates, digests, [json.dumps(e["messages"]) for e in exchanges]
 
 
@@ -53,7 +55,9 @@ def test_two_runs_on_the_same_inputs_send_the_same_prompts(tmp_path: Path) -> No
     for seed in range(2, 6):
         first, second = _run(tmp_path / f"{seed}a", seed), _run(tmp_path / f"{seed}b", seed)
         assert first[0] == second[0], f"seed {seed}: different candidates"
-        assert first[1] == second[1], f"seed {seed}: different prompts for {sorted(k for k in first[1] if first[1][k] != second[1].get(k))[:3]}"
+        assert first[1] == second[1], (
+            f"seed {seed}: different prompts for {sorted(k for k in first[1] if first[1][k] != second[1].get(k))[:3]}"
+        )
         shown = any('<change candidate=\\"' in p for p in first[2])
         if shown:
             break

@@ -57,7 +57,8 @@ def test_no_two_diagnosers_of_a_round_get_the_same_prompt(tmp_path: Path) -> Non
     assert prompts and all(len(p) == len(set(p)) for p in prompts.values()), {k: len(v) for k, v in prompts.items()}
     state = json.loads((run_folder(repo.root, menu["run_id"]) / "state.json").read_text())
     rounds = [r for r in state["checkpoint"]["rounds"] if r["batches"]]
-    assert rounds and all(r["batching"] and len({frozenset(b) for b in r["batches"]}) == len(r["batches"]) for r in rounds)
+    assert rounds and all(r["batching"] and len({frozenset(b) for b in r["batches"]}) == len(r["batches"])
+                          for r in rounds)
 
 
 def test_a_round_that_cannot_reach_q_says_so() -> None:
@@ -79,7 +80,8 @@ def test_a_disputed_case_leaves_the_gate_and_the_front(tmp_path: Path) -> None:
     folder = run_folder(repo.root, menu["run_id"])
     state = json.loads((folder / "state.json").read_text())
     disputed = state["checkpoint"]["disputes"]
-    s0_failed = {r["case_id"] for r in json.loads((folder / "evals" / "r0c0.json").read_text())["results"] if not r["passed"]}
+    s0_failed = {r["case_id"] for r in json.loads((folder / "evals" / "r0c0.json").read_text())["results"]
+                 if not r["passed"]}
     assert set(disputed) == set(MISLABELLED) & s0_failed and disputed, "S0 fails these cases; round 1 disputes them"
     for record in disputed.values():
         assert record["round"] == 1 and record["passage"]
@@ -97,7 +99,8 @@ def test_a_disputed_case_leaves_the_gate_and_the_front(tmp_path: Path) -> None:
     assert {d["case_id"] for d in json.loads(status.stdout)["disputed"]} == set(disputed)
     children = [c["id"] for c in state["candidates"] if c["parent_id"]]
     if children:
-        review = CliRunner().invoke(app, ["review", "--repo", str(repo.root), f"{menu['run_id']}/{children[0]}", "--json"])
+        review = CliRunner().invoke(app,
+                                    ["review", "--repo", str(repo.root), f"{menu['run_id']}/{children[0]}", "--json"])
         assert {d["case_id"] for d in json.loads(review.stdout)["disputed"]} == set(disputed)
 
     # A person confirms the labels: the cases count again, in status and in the next run.
@@ -116,13 +119,22 @@ def test_a_disputed_case_leaves_the_gate_and_the_front(tmp_path: Path) -> None:
 
 
 def test_a_change_that_failed_the_gate_is_shown_to_later_diagnosers() -> None:
-    r = RoundRecord(round=2, child="r2c1", gate={"passed": False, "checks": [{"category": "baggage", "passed": False}, {"category": "cancel", "passed": True}]})
-    r.blueprints = [{"skill": "baggage", "changes": [{"change": 'Add the rule: "Bags are free."', "case_ids": ["b-1"]}]}]
-    r.diagnoses = [{"case_ids": ["b-1"], "dropped": ["proposal 0 for `compensation` (diagnoser 1): carries the reservation id H8Q05L, which only case c-3 holds"]}]
+    r = RoundRecord(round=2, child="r2c1",
+                    gate={"passed": False,
+                          "checks": [{"category": "baggage", "passed": False}, {"category": "cancel", "passed": True}]})
+    r.blueprints = [{"skill": "baggage",
+                     "changes": [{"change": 'Add the rule: "Bags are free."', "case_ids": ["b-1"]}]}]
+    r.diagnoses = [{"case_ids": ["b-1"],
+                    "dropped": ["proposal 0 for `compensation` (diagnoser 1): carries the reservation id H8Q05L, which "
+                                "only case c-3 holds"]}]
     lessons = round_lessons("run-x", r)
-    assert [(x.kind, x.skill, x.categories) for x in lessons] == [("refused", "compensation", ()), ("gate", "baggage", ("baggage",))]
+    assert [(x.kind, x.skill, x.categories) for x in lessons] == [("refused", "compensation", ()),
+                                                                  ("gate", "baggage", ("baggage",))]
     block = tried_section(lessons)
-    assert block.startswith("<tried>\n") and 'baggage: Add the rule: "Bags are free." — its child r2c1 failed the gate in baggage' in block
+    assert (
+        block.startswith("<tried>\n")
+        and 'baggage: Add the rule: "Bags are free." — its child r2c1 failed the gate in baggage' in block
+    )
 
 
 def test_lessons_reach_later_runs(tmp_path: Path) -> None:
@@ -136,7 +148,8 @@ def test_lessons_reach_later_runs(tmp_path: Path) -> None:
         # (tests/evolution/test_attribution.py).
         data = config(max_rounds=3, tolerance=0.0, patience=3, seed=seed, attribution_steps=0)
         data["evolution"]["guards"] = {"policy_sentences": False}
-        data["simulator"] = {"seed": seed, "p_forget": 1.0, "p_forget_anchored": 1.0, "p_insight": 0.0, "p_literal": 0.0}
+        data["simulator"] = {"seed": seed, "p_forget": 1.0, "p_forget_anchored": 1.0, "p_insight": 0.0,
+                             "p_literal": 0.0}
         repo = build_repo(tmp_path / f"ws-{seed}", data)
         menu = evolve(repo.root)
         state = json.loads((run_folder(repo.root, menu["run_id"]) / "state.json").read_text())
@@ -147,6 +160,7 @@ def test_lessons_reach_later_runs(tmp_path: Path) -> None:
     kept = json.loads((repo.root / ".frames" / "failed-changes.json").read_text())["lessons"]
     assert {(x["round"], x["kind"]) for x in kept if x["kind"] == "gate"} == {(r["round"], "gate") for r in failed}
     later = [e for e in read_exchanges(run_folder(repo.root, menu["run_id"]) / "exchanges.jsonl")
-             if e["role"] == "diagnoser" and int(e["tag"].split("/")[0].removeprefix("round")) > min((r["round"] for r in failed), default=99)]
+             if e["role"] == "diagnoser"
+             and int(e["tag"].split("/")[0].removeprefix("round")) > min((r["round"] for r in failed), default=99)]
     for exchange in later:
         assert "<tried>" in exchange["messages"][1]["content"]

@@ -62,7 +62,8 @@ def test_early_stop_never_changes_a_verdict():
     stopped = 0
     for trial in range(1500):
         base, child = _random_world(rng)
-        gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2, 0.5]), rng.choice(["paper", "noise-aware"]), rng.choice([0.05, 0.5]))
+        gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2, 0.5]), rng.choice(["paper", "noise-aware"]),
+                               rng.choice([0.05, 0.5]))
         parent = _random_world(rng)[1] if trial % 3 == 0 else None
         if trial % 2:
             order = _decisive(base, gate.tolerance, parent if parent and set(parent) == set(base) else None)
@@ -79,16 +80,27 @@ def test_early_stop_never_changes_a_verdict():
 
 def test_decisive_order_puts_must_pass_first_and_hopeless_cases_last():
     base = {
-        "a": CaseOutcome("big", (True,)), "b": CaseOutcome("big", (False,)), "c": CaseOutcome("big", (True,), must_pass=True),
+        "a": CaseOutcome("big", (True,)), "b": CaseOutcome("big", (False,)),
+        "c": CaseOutcome("big", (True,), must_pass=True),
         "d": CaseOutcome("small", (True,)), "e": CaseOutcome("big", (True,)),
     }
     order = decisive_order(base, list(base), 0.05)
     assert order[0] == "c"  # must-pass first
-    assert order[1:] == ["d", "b", "a", "e"]  # "small" clears its floor by less; in "big" the case the parent failed first
+    assert order[1:] == [
+        "d",
+        "b",
+        "a",
+        "e",
+    ]  # "small" clears its floor by less; in "big" the case the parent failed first
     none = {"z": CaseOutcome("never", (False,)), **base}
     assert decisive_order(none, list(none), 0.05)[-1] == "z"  # a floor of 0 cannot fail
     parent = {**base, "a": CaseOutcome("big", (False,)), "e": CaseOutcome("big", (False,))}
-    assert decisive_order(base, list(base), 0.05, None, parent)[1:] == ["a", "e", "b", "d"]  # the parent is below the floor in "big"
+    assert decisive_order(base, list(base), 0.05, None, parent)[1:] == [
+        "a",
+        "e",
+        "b",
+        "d",
+    ]  # the parent is below the floor in "big"
     # Results so far count as they are: "small" passed, so "big" (predicted by S0) is nearer its floor.
     assert decisive_order(base, ["a", "b", "e"], 0.05, {"c": base["c"], "d": base["d"]}) == ["b", "a", "e"]
 
@@ -121,7 +133,8 @@ def _eight_cases():
 
 def test_staged_evaluation_equals_evaluate_and_records_what_it_skipped():
     cases, answers, skills, full = _eight_cases()
-    never = evaluate_staged(cases, skills, _Scripted(answers), Staging(lambda _r, p: list(reversed(p)), lambda _r, _p: None, 3), samples=2)
+    never = evaluate_staged(cases, skills, _Scripted(answers),
+                            Staging(lambda _r, p: list(reversed(p)), lambda _r, _p: None, 3), samples=2)
     assert never.skipped == [] and never.report.to_json() == full.to_json()
 
     s0 = {c.id: CaseOutcome(c.category, (True, True)) for c in cases}
@@ -131,13 +144,15 @@ def test_staged_evaluation_equals_evaluate_and_records_what_it_skipped():
     assert outcome.skipped == ["x2", "x3", "x4", "x5", "x6", "x7"]
     assert executor.ran == ["x0", "x1"]
     assert "cancel: below the floor" in outcome.reason
-    assert [r.to_dict() for r in outcome.report.results] == [r.to_dict() for r in full.results if r.case_id in ("x0", "x1")]
+    assert [r.to_dict() for r in outcome.report.results] == [r.to_dict() for r in full.results
+                                                             if r.case_id in ("x0", "x1")]
 
 
 def test_staging_order_must_list_every_pending_case_once():
     cases = [_case("a", "c"), _case("b", "c")]
     with pytest.raises(ValueError, match="every pending case once"):
-        evaluate_staged(cases, SkillSet.from_files({}), _Scripted({}), Staging(lambda _r, p: p[:1], lambda _r, _p: None, 1))
+        evaluate_staged(cases, SkillSet.from_files({}), _Scripted({}),
+                        Staging(lambda _r, p: p[:1], lambda _r, _p: None, 1))
 
 
 def test_results_carry_their_category_for_the_rule():
@@ -170,12 +185,16 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
             states = {}
             for early in (False, True):
                 config = copy.deepcopy(CONFIG)
-                config["evolution"].update(tolerance=0.0, early_rejection=early, max_rounds=5, patience=5, seed=seed, attribution_steps=steps)
+                config["evolution"].update(tolerance=0.0, early_rejection=early, max_rounds=5, patience=5, seed=seed,
+                                           attribution_steps=steps)
                 repo = build_repo(tmp_path / f"{seed}-{steps}-{early}", config)
                 states[early] = evolve(Workspace.open(repo.root), EvolveOptions()).state
             full, staged = states[False], states[True]
-            same = lambda c: (c.id, c.gate_passed, c.changed_skills, c.diff_size, c.failed_categories(), c.cut_from, c.left_out)  # noqa: E731
-            assert [same(c) for c in full.candidates] == [same(c) for c in staged.candidates], f"seed {seed}, attribution {steps}"
+            same = lambda c: (c.id, c.gate_passed, c.changed_skills, c.diff_size, c.failed_categories(), c.cut_from,
+                              c.left_out)  # noqa: E731
+            assert [same(c) for c in full.candidates] == [same(c) for c in staged.candidates], (
+                f"seed {seed}, attribution {steps}"
+            )
             for a, b in zip(full.candidates, staged.candidates):
                 if b.gate_passed or b.parent_id is None:
                     assert (a.pass_rate, a.per_category, a.mean_tokens) == (b.pass_rate, b.per_category, b.mean_tokens)
@@ -185,7 +204,9 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
                 early = c.gate_details["early_stop"]
                 assert not c.gate_passed and early["skipped"] and early["reason"]
                 ran = {r["case_id"] for r in json.loads((evals / f"{c.id}.json").read_text())["results"]}
-                assert ran.isdisjoint(early["skipped"]) and len(ran) == early["evaluated"] and set(early["settled"]) <= ran
+                assert (
+                    ran.isdisjoint(early["skipped"]) and len(ran) == early["evaluated"] and set(early["settled"]) <= ran
+                )
                 stopped.append(c.id)
         if stopped and analysed:
             break
@@ -209,7 +230,8 @@ def test_early_stop_at_the_first_look_never_changes_a_sequential_verdict():
                 must = rng.random() < 0.1
                 base[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_base for _ in range(4 * k)), must)
                 child[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_child for _ in range(4 * k)), must)
-        seq = SequentialGate.plan(PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), "noise-aware", rng.choice([0.05, 0.5])), k, 4 * k)
+        seq = SequentialGate.plan(PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), "noise-aware", rng.choice([0.05, 0.5])),
+                                  k, 4 * k)
         full = seq.decide(Drawn(base), Drawn(child)).verdict
         first = {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in base.items()}
         first_child = {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in child.items()}
@@ -235,7 +257,8 @@ def test_cases_to_settle_names_what_the_records_of_an_early_stop_still_need():
     # "fail": two of three S0 passes lost already, so it fails whatever f4 gives; "open": one of two
     # S0 passes lost, so u2 decides it; "safe" (the child gained p3) passes whatever its pending cases
     # give, but m1 is must-pass and S0 passed it.
-    done = {"f1": o("fail", [0]), "f2": o("fail", [0]), "u1": o("open", [0]), "p1": o("safe", [1]), "p3": o("safe", [1])}
+    done = {"f1": o("fail", [0]), "f2": o("fail", [0]), "u1": o("open", [0]), "p1": o("safe", [1]),
+            "p3": o("safe", [1])}
     pending = ["f3", "f4", "u2", "u3", "p2", "m1"]
     parent = {cid: o(b.category, [0], b.must_pass) for cid, b in base.items()}
     assert cases_to_settle(gate, base, done, pending, parent) == ["u2", "u3", "m1"]
@@ -267,8 +290,10 @@ def test_early_stop_with_settled_cases_gives_the_full_evaluations_records():
     settled_any = stopped = 0
     for trial in range(800):
         base, child = _random_world(rng)
-        parent = {cid: CaseOutcome(o.category, tuple(rng.random() < 0.5 for _ in o.passes), o.must_pass) for cid, o in base.items()}
-        gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), rng.choice(["paper", "noise-aware"]), rng.choice([0.05, 0.5]))
+        parent = {cid: CaseOutcome(o.category, tuple(rng.random() < 0.5 for _ in o.passes), o.must_pass) for cid,
+                  o in base.items()}
+        gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), rng.choice(["paper", "noise-aware"]),
+                               rng.choice([0.05, 0.5]))
         done, pending = {}, list(base)
         batch = rng.randint(1, 4)
         while pending:
@@ -289,8 +314,10 @@ def test_early_stop_with_settled_cases_gives_the_full_evaluations_records():
         assert early.failed_categories() == full.failed_categories(), trial
         assert early.must_pass_broken == full.must_pass_broken, trial
         loaded = {cid: {f"s{ord(cid[-1]) % 3}"} for cid in base}
-        got = attribute("c", "gate", early.failed_categories(), parent, done, loaded, ["s0", "s1", "s2"], (), early.must_pass_broken)
-        want = attribute("c", "gate", full.failed_categories(), parent, child, loaded, ["s0", "s1", "s2"], (), full.must_pass_broken)
+        got = attribute("c", "gate", early.failed_categories(), parent, done, loaded, ["s0", "s1", "s2"], (),
+                        early.must_pass_broken)
+        want = attribute("c", "gate", full.failed_categories(), parent, child, loaded, ["s0", "s1", "s2"], (),
+                         full.must_pass_broken)
         assert got == want, trial
     assert stopped > 100 and settled_any > 30  # both exercised
 
@@ -303,6 +330,8 @@ def test_a_stopped_staged_evaluation_still_evaluates_the_cases_settle_names():
     outcome = evaluate_staged(cases, skills, executor, staging, samples=2)
     assert outcome.settled == ["x2", "x7"] and outcome.skipped == ["x3", "x4", "x5", "x6"]
     assert executor.ran == ["x0", "x1", "x7", "x2"]
-    assert [r.to_dict() for r in outcome.report.results] == [r.to_dict() for r in full.results if r.case_id in ("x0", "x1", "x2", "x7")]
+    assert [r.to_dict() for r in outcome.report.results] == [r.to_dict() for r in full.results
+                                                             if r.case_id in ("x0", "x1", "x2", "x7")]
     with pytest.raises(ValueError, match="settle rule"):
-        evaluate_staged(cases, skills, _Scripted(answers), Staging(lambda _r, p: p, staging.stop, 2, lambda _r, _p: ["x0"]), samples=2)
+        evaluate_staged(cases, skills, _Scripted(answers),
+                        Staging(lambda _r, p: p, staging.stop, 2, lambda _r, _p: ["x0"]), samples=2)

@@ -45,7 +45,8 @@ def test_estimate_calls_no_model_and_writes_nothing(evolve_repo) -> None:
 
 def test_a_run_never_makes_more_calls_than_the_estimate_allows(evolve_repo) -> None:
     runner = CliRunner()
-    estimate = json.loads(runner.invoke(app, ["evolve", "--estimate", "--json", "--repo", str(evolve_repo.root)]).stdout)
+    estimate = json.loads(runner.invoke(app,
+                                        ["evolve", "--estimate", "--json", "--repo", str(evolve_repo.root)]).stdout)
 
     result = runner.invoke(app, ["evolve", "--no-cache", "--json", "--repo", str(evolve_repo.root)])
 
@@ -116,4 +117,7 @@ def test_the_short_run_stops_at_patience_and_rejects_children_early(tmp_path: Pa
     assert short["roles"]["diagnoser"]["calls"] * 2 == run["roles"]["diagnoser"]["calls"]
     assert short["roles"]["executor"]["calls"] == one["calls"] + 2 * 8 * one["calls"] // len(make_cases())
     full, _ = _estimates(tmp_path / "b", max_rounds=4, patience=4, early_rejection=False)
-    assert (full["short"]["calls"], full["short"]["tokens"]) == (full["calls"], full["tokens"])  # nothing can end it sooner
+    assert (full["short"]["calls"], full["short"]["tokens"]) == (
+        full["calls"],
+        full["tokens"],
+    )  # nothing can end it sooner

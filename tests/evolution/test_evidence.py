@@ -97,7 +97,8 @@ def test_a_gain_significant_only_with_the_diagnosed_cases_is_pending():
 
 def test_a_significant_child_that_failed_the_gate_hands_the_turn_on_and_noise_ends_the_walk():
     kids = [Ranked("r1c1", 0.95, False), Ranked("r2c1", 0.9, True), Ranked("r3c1", 0.8, True)]
-    rec, asked = walk(kids, {"r1c1": step("r1c1", 0.01, gate=False), "r2c1": step("r2c1", 0.01), "r3c1": step("r3c1", 0.0)})
+    rec, asked = walk(kids,
+                      {"r1c1": step("r1c1", 0.01, gate=False), "r2c1": step("r2c1", 0.01), "r3c1": step("r3c1", 0.0)})
     assert (rec.member, asked) == ("r2c1", ["r1c1", "r2c1"])
     rec, asked = walk(kids, {"r1c1": step("r1c1", 0.2), "r2c1": step("r2c1", 0.0), "r3c1": step("r3c1", 0.0)})
     assert (rec.member, rec.status, asked) == (None, "none", ["r1c1"])

@@ -53,7 +53,9 @@ def requests(repo: EvolveRepo, run_id: str) -> int:
 
 
 def up_to_date_line(run_id: str, base: str) -> str:
-    return f"up to date: run {run_id} already evolved {base[:12]} with these cases and settings; use --force for a new run"
+    return (
+        f"up to date: run {run_id} already evolved {base[:12]} with these cases and settings; use --force for a new run"
+    )
 
 
 def test_unchanged_inputs_make_no_run_and_force_makes_one(tmp_path: Path) -> None:
@@ -132,7 +134,12 @@ def test_resume_honours_max_rounds_and_keeps_its_seed(evolve_repo: EvolveRepo) -
     resumed = run_cli(evolve_repo, "--max-rounds", "1", "--seed", "1", "--json")
     assert resumed.exit_code == 0, resumed.output
     out = json.loads(resumed.stdout)
-    assert (out["run_id"], out["resumed"], out["status"], out["stop_reason"]) == (stopped.run_id, True, "finished", "max_rounds")
+    assert (out["run_id"], out["resumed"], out["status"], out["stop_reason"]) == (
+        stopped.run_id,
+        True,
+        "finished",
+        "max_rounds",
+    )
     state = load_run(ws, stopped.run_id)
     assert state.round == 1 and state.checkpoint["pending"] is None
     assert max(c.round for c in state.candidates) <= 1

@@ -40,9 +40,11 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
     (repo.root / "skills" / "baggage" / "SKILL.md").write_text("edited by the user, not committed\n")
     (repo.root / "notes.txt").write_text("staged\n")
     repo.git("add", "notes.txt")
-    advice = {name: f"Advice-{name}: mention the policy section by name." for name in ("cancel-flight", "baggage", "compensation")}
+    advice = {name: f"Advice-{name}: mention the policy section by name."
+              for name in ("cancel-flight", "baggage", "compensation")}
     (repo.root / "priors.yaml").write_text(
-        "version: 1\nskills:\n" + "".join(f"  {n}:\n    - text: '{t}'\n      source: {{kind: test, ref: r}}\n" for n, t in advice.items())
+        "version: 1\nskills:\n" + "".join(f"  {n}:\n    - text: '{t}'\n      source: {{kind: test, ref: r}}\n" for n,
+                                          t in advice.items())
     )
     repo.git("add", "priors.yaml")
     before = (repo.git("status", "--porcelain"), repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"),
@@ -73,7 +75,8 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
         assert note["runs"][run_id]["pass_rate"] == child.pass_rate
     from frames_cli.llm.store.audit import read_exchanges
 
-    rewrites = [e for e in read_exchanges(repo.root / ".frames" / "runs" / run_id / "exchanges.jsonl") if e["role"] == "rewriter"]
+    rewrites = [e for e in read_exchanges(repo.root / ".frames" / "runs" / run_id / "exchanges.jsonl")
+                if e["role"] == "rewriter"]
     assert rewrites, "some skill must have been rewritten"
     for exchange in rewrites:
         skill = exchange["tag"].split("/")[2]
@@ -103,7 +106,9 @@ def test_skills_not_committed_at_the_base_are_refused_before_any_call(tmp_path: 
 
     assert result.exit_code == 2, result.output
     assert "skills" in result.output and "commit them first" in result.output
-    assert not (repo.root / "teams" / "new" / ".frames" / "runs").exists() or not any((repo.root / "teams" / "new" / ".frames" / "runs").iterdir())
+    assert not (repo.root / "teams" / "new" / ".frames" / "runs").exists() or not any(
+        (repo.root / "teams" / "new" / ".frames" / "runs").iterdir()
+    )
 
 
 def test_a_role_without_a_model_is_refused_before_any_run_is_made(tmp_path: Path) -> None:
@@ -170,7 +175,8 @@ def _outcome(repo: EvolveRepo) -> tuple[list, int]:
 
     (state,) = load_runs(Workspace.open(repo.root))
     assert state.status == "finished"
-    front = [(c.id, c.pass_rate, c.mean_tokens, repo.git("rev-parse", f"{c.commit}:skills")) for c in state.front_candidates()]
+    front = [(c.id, c.pass_rate, c.mean_tokens, repo.git("rev-parse", f"{c.commit}:skills"))
+             for c in state.front_candidates()]
     ledger = json.loads((repo.root / ".frames" / "runs" / state.run_id / "ledger.json").read_text())
     return front, sum(role["calls"] for role in ledger["roles"].values())
 
@@ -222,7 +228,8 @@ def test_resuming_after_settings_or_cases_changed_says_so(evolve_repo: EvolveRep
 
     assert resumed.exit_code == 0, resumed.output
     assert (
-        f"warning: frames.yaml's evolution settings, the cases changed since run {stopped['run_id']} started; it goes on as "
+        f"warning: frames.yaml's evolution settings, the cases changed since run {stopped['run_id']} started; it goes "
+        f"on as "
         "it started, and the next `frames evolve` after it finishes uses the new ones"
     ) in " ".join(resumed.stderr.split())
 
@@ -251,8 +258,12 @@ def test_a_resumed_run_keeps_the_lost_retries_it_started_with(tmp_path: Path) ->
     assert json.loads(resumed.stdout)["resumed"] and "changed since" in resumed.stderr
     run = repo.root / ".frames" / "runs" / stopped["run_id"]
     exchanges = [json.loads(line) for line in (run / "exchanges.jsonl").read_text().splitlines()]
-    resumed_at = next(i for i, e in enumerate(exchanges) if e["role"] == "diagnoser")  # the stop came after S0's evaluation
-    assert any(e["role"] == "executor" and e.get("error") for e in exchanges[resumed_at:])  # the resumed run lost results
+    resumed_at = next(
+        i for i, e in enumerate(exchanges) if e["role"] == "diagnoser"
+    )  # the stop came after S0's evaluation
+    assert any(
+        e["role"] == "executor" and e.get("error") for e in exchanges[resumed_at:]
+    )  # the resumed run lost results
     assert {e["attempt"] for e in exchanges} == {0}  # and asked for none of them again
     assert json.loads((run / "state.json").read_text())["config"]["evolution"]["lost_retries"] == 0
 
@@ -283,7 +294,12 @@ def test_a_resumed_run_stages_early_rejection_as_it_started(tmp_path: Path, monk
 
     assert resumed.exit_code == 0, resumed.output
     assert batches and set(batches) == {2}
-    assert json.loads((repo.root / ".frames" / "runs" / stopped["run_id"] / "state.json").read_text())["config"]["evolution"]["stage_cases"] == 2
+    assert (
+        json.loads((repo.root / ".frames" / "runs" / stopped["run_id"] / "state.json").read_text())["config"][
+            "evolution"
+        ]["stage_cases"]
+        == 2
+    )
 
 
 def test_budget_ends_the_run_between_calls(tmp_path: Path) -> None:

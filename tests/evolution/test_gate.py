@@ -159,7 +159,8 @@ def test_evolve_names_every_too_small_category_before_its_first_model_call(tmp_p
 
     # cancel keeps its 8 cases; baggage 3 and compensation 1: at k = 1 among 3 categories the
     # exact test needs 6 cases (2^-6 ≤ 0.05 / 3).
-    cases = [c for c in make_cases() if c["category"] == "cancel" or c["id"] in ("baggage-4-0", "baggage-4-1", "baggage-5-0", "compensation-8-0")]
+    cases = [c for c in make_cases() if c["category"] == "cancel"
+             or c["id"] in ("baggage-4-0", "baggage-4-1", "baggage-5-0", "compensation-8-0")]
     repo = build_repo(tmp_path / "ws", {**CONFIG, "evolution": {**CONFIG["evolution"], "max_rounds": 1}}, cases)
     calls, events = [], []
     lookup = Answerer.lookup  # every request, cached or not, on every path of the model client
@@ -236,6 +237,7 @@ def test_levels_leave_small_k_to_the_net_test_and_hold_alpha():
     rng = random.Random(12)
     sizes = {"a": 2, "b": 3, "c": 8}
     gate = PerCategoryGate(0.0, "noise-aware", 0.05)
-    draw = lambda: outcomes({cat: ["".join(rng.choice("01") for _ in range(10)) for _ in range(n)] for cat, n in sizes.items()})  # noqa: E731
+    draw = lambda: outcomes({cat: ["".join(rng.choice("01") for _ in range(10)) for _ in range(n)] for cat,
+                             n in sizes.items()})  # noqa: E731
     rejected = sum(not gate.check(draw(), draw()).passed for _ in range(2000))
     assert rejected / 2000 <= 0.05

@@ -50,7 +50,8 @@ class Scripted:
         ids = [f["case_id"] for f in reading.json_after(prompt, "Failures")]
         return {
             "proposals": [
-                {"skill": skill, "change": 'Add the rule: "Check the booking class first."', "rationale": "test", "case_ids": ids}
+                {"skill": skill, "change": 'Add the rule: "Check the booking class first."', "rationale": "test",
+                 "case_ids": ids}
                 for skill in ("cancel-flight", "baggage")
             ]
         }
@@ -86,7 +87,8 @@ def test_rewriter_cannot_touch_protected_regions_or_unlisted_skills(tmp_path: Pa
     for case in cases:
         case["diagnosis"]["notes"] = NOTE
     repo = build_repo(tmp_path / "ws", config, cases)
-    original = {p: repo.git("show", f"HEAD:{p}") for p in ("skills/cancel-flight/SKILL.md", "skills/compensation/SKILL.md")}
+    original = {p: repo.git("show", f"HEAD:{p}")
+                for p in ("skills/cancel-flight/SKILL.md", "skills/compensation/SKILL.md")}
 
     outcome = evolve(Workspace.open(repo.root), EvolveOptions())
 

@@ -75,7 +75,8 @@ def _case(case_id: str, text: str, evidence: list[str], name: str = "Emma") -> C
 CASES = [
     _case("c1", "Cancel reservation EHGLP3 please, booked on 2024-05-10.", ["Agent does not cancel EHGLP3."]),
     _case("c2", "Cancel my trip H8Q05L, it cost $1386.", ["The total cost is between $1380 and $1390."], name="Noah"),
-    _case("c3", "My flight was delayed: what compensation do my 2 passengers get, and can you charge my card?", ["The agent offers a certificate."]),
+    _case("c3", "My flight was delayed: what compensation do my 2 passengers get, and can you charge my card?",
+          ["The agent offers a certificate."]),
 ]
 
 
@@ -89,7 +90,8 @@ def _result(*changes: str, cites: tuple[str, ...] = ("c1",)) -> DiagnoserResult:
 
 
 def test_a_proposal_naming_a_cases_reservation_id_is_dropped_with_its_reason() -> None:
-    result = _result('Add the rule: "Agent does not cancel EHGLP3."', 'Add the rule: "Refuse a cancellation the policy does not allow."')
+    result = _result('Add the rule: "Agent does not cancel EHGLP3."',
+                     'Add the rule: "Refuse a cancellation the policy does not allow."')
 
     lines = guard_proposals([result], _values())
 
@@ -113,7 +115,8 @@ def _traveller(case_id: str, text: str, city: str, date: str) -> Case:
             "source": {"kind": "test", "ref": case_id},
             "created": "2026-12-01",
             "task": {
-                "input": {"text": text, "fields": {"flight": {"origin": "JFK", "city": city, "date": date, "cabin": "economy"}}},
+                "input": {"text": text,
+                          "fields": {"flight": {"origin": "JFK", "city": city, "date": date, "cabin": "economy"}}},
                 "expected": {"actions": []},
                 "check": {"kind": "exact"},
                 "answer_format": "json",
@@ -133,8 +136,15 @@ def test_places_and_written_dates_from_a_cases_record_are_case_values() -> None:
     def found(text: str) -> list[tuple[str, tuple[str, ...]]]:
         return [(h.value, h.case_ids) for h in values.specific(text)]
 
-    assert found("Book the flight to LaGuardia from JFK on May 17.") == [("LaGuardia", ("t1",)), ("JFK", ("t1", "t2")), ("May 17", ("t1",))]
-    assert found("Flights to San Antonio leave on the 17th of May, 2024.") == [("San Antonio", ("t1",)), ("17th of May, 2024", ("t1",))]
+    assert found("Book the flight to LaGuardia from JFK on May 17.") == [
+        ("LaGuardia", ("t1",)),
+        ("JFK", ("t1", "t2")),
+        ("May 17", ("t1",)),
+    ]
+    assert found("Flights to San Antonio leave on the 17th of May, 2024.") == [
+        ("San Antonio", ("t1",)),
+        ("17th of May, 2024", ("t1",)),
+    ]
     assert found("Leave at 3:30 PM, as Boston wants.") == [("3:30 PM", ("t2",)), ("Boston", ("t2",))]
     # "Dallas" starts its sentence in t2's text, so t2's record does not say it is a name; "Gold"
     # and "Economy" are words of the policy; a month with no day is no date.
@@ -158,7 +168,10 @@ def test_a_proposal_left_as_a_stub_once_its_values_are_cut_is_dropped() -> None:
 
 
 def test_values_the_policy_states_and_small_counts_are_rule_values() -> None:
-    result = _result('Add the rule: "Offer a certificate of $100 per passenger, within 24 hours, for at most 5 passengers."', cites=("c3",))
+    result = _result(
+        'Add the rule: "Offer a certificate of $100 per passenger, within 24 hours, for at most 5 passengers."',
+        cites=("c3",),
+    )
 
     assert guard_proposals([result], _values()) == [] and len(result.proposals) == 1
 
@@ -182,7 +195,9 @@ def test_the_keeper_holds_the_back_linked_sentences_the_s0_body_contains() -> No
 
 
 def test_a_short_list_item_of_the_policy_is_kept_as_an_item() -> None:
-    policy = "# Airline policy\n\n## Profile\n\nEach user has a profile containing:\n\n- user id\n- date of birth\n- email\n"
+    policy = (
+        "# Airline policy\n\n## Profile\n\nEach user has a profile containing:\n\n- user id\n- date of birth\n- email\n"
+    )
     span = policy.splitlines()[2:9]
     body = "## Profile\n\nEach user has a profile containing:\n\n- user id\n- date of birth\n- email\n"
     link = f"policies/airline.md#L3-L9 sha256:{text_sha256(chr(10).join(span))} Airline policy > Profile"
@@ -261,14 +276,18 @@ class _Client:
 
 def test_a_rewrite_that_drops_a_back_linked_sentence_is_rejected_and_retried_with_the_error() -> None:
     keeper, s0 = _keeper()
-    dropped = BODY.replace("Compensation is a certificate of $100 per passenger.\n", "") + "- Check the booking date first.\n"
+    dropped = (
+        BODY.replace("Compensation is a certificate of $100 per passenger.\n", "") + "- Check the booking date first.\n"
+    )
     client = _Client([dropped, BODY + "- Check the booking date first.\n"])
     blueprint = _blueprint(('Add the rule: "Check the booking date first."', ("c1",)))
 
-    (outcome,) = rewrite(client, s0, [blueprint], {}, RewriteLimits(50, 1), round_no=1, guard=RewriteGuard(keeper, _values()))
+    (outcome,) = rewrite(client, s0, [blueprint], {}, RewriteLimits(50, 1), round_no=1,
+                         guard=RewriteGuard(keeper, _values()))
 
     assert outcome.accepted and outcome.attempts == 2 and outcome.policy_changes == []
-    assert outcome.errors[0][0].startswith("removed the policy sentence 'Compensation is a certificate of $100 per passenger.'")
+    assert outcome.errors[0][0].startswith("removed the policy sentence 'Compensation is a certificate of $100 per "
+                                           "passenger.'")
     retry = client.requests[1].messages[-1]["content"]
     assert "Compensation is a certificate of $100 per passenger." in retry
 
@@ -278,7 +297,8 @@ def test_a_rewrite_that_keeps_dropping_it_is_dropped() -> None:
     dropped = BODY.replace("Compensation is a certificate of $100 per passenger.\n", "")
     blueprint = _blueprint(('Add the rule: "Check the booking date first."', ("c1",)))
 
-    (outcome,) = rewrite(_Client([dropped, dropped]), s0, [blueprint], {}, RewriteLimits(50, 1), round_no=1, guard=RewriteGuard(keeper))
+    (outcome,) = rewrite(_Client([dropped, dropped]), s0, [blueprint], {}, RewriteLimits(50, 1), round_no=1,
+                         guard=RewriteGuard(keeper))
 
     assert not outcome.accepted and len(outcome.errors) == 2
 

@@ -43,13 +43,16 @@ def _line(text: str):
 
 
 GOOD = [
-    "The cabin of a reservation, including a basic economy one, can be changed without changing its flights, for all flights and "
-    "passengers at once, and the fare difference at current prices is paid with, or refunded to, one payment method from the user's profile.",
-    "A request that the policy does not allow, or that no policy rule provides for, must be denied with the reason rather than transferred, "
-    "and a user's wish to speak to a supervisor is not by itself a reason to transfer when the request can be handled or must be denied under the policy.",
-    "A request that the policy does not allow, such as compensation or a refund the policy does not provide for, must be denied with the "
-    "reason and not transferred to a human agent.",
-    "Decide whether a reservation is a business flight by its cabin at the time of cancellation, including a cabin the user has just changed to.",
+    "The cabin of a reservation, including a basic economy one, can be changed without changing its flights, for all "
+    "flights and passengers at once, and the fare difference at current prices is paid with, or refunded to, one "
+    "payment method from the user's profile.",
+    "A request that the policy does not allow, or that no policy rule provides for, must be denied with the reason "
+    "rather than transferred, and a user's wish to speak to a supervisor is not by itself a reason to transfer when "
+    "the request can be handled or must be denied under the policy.",
+    "A request that the policy does not allow, such as compensation or a refund the policy does not provide for, must "
+    "be denied with the reason and not transferred to a human agent.",
+    "Decide whether a reservation is a business flight by its cabin at the time of cancellation, including a cabin the "
+    "user has just changed to.",
 ]
 
 
@@ -61,8 +64,10 @@ def test_the_good_rules_the_stub_pattern_dropped_pass_every_guard(text: str) -> 
 
 
 @pytest.mark.parametrize(("text", "skill", "guard"), [
-    ("s signature, send it to the travel team and call AdTrav.", "after-hours-emergency-travel-authorizations", "fragment"),
-    ("it caused the traveler to cancel a client visit that the project had been planning for six weeks.", "book-lodging", "fragment"),
+    ("s signature, send it to the travel team and call AdTrav.", "after-hours-emergency-travel-authorizations",
+     "fragment"),
+    ("it caused the traveler to cancel a client visit that the project had been planning for six weeks.",
+     "book-lodging", "fragment"),
     ("Also, tone: the answer was curt.", "claim-local-transportation-expenses", "narrative"),
     ("Greet the customer by name at the start of every reply.", "international-travel", "off the failure"),
 ])
@@ -70,7 +75,11 @@ def test_the_junk_a_simulated_review_log_run_let_through_is_dropped(text: str, s
     line = _line(text)
     assert not line.good
     # The international-travel skill's own failure: the review log's T-201 (conference in Lisbon).
-    cases = line.cases if skill != "international-travel" else (_line("International travel requires Salesforce event approval, regardless of funding source.").cases)
+    cases = (
+        line.cases
+        if skill != "international-travel"
+        else (_line("International travel requires Salesforce event approval, regardless of funding source.").cases)
+    )
     found = dict(_index("18f").findings(f'Add the rule: "{text}"', skill, cases))
     assert guard in found
 

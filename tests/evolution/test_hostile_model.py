@@ -22,7 +22,9 @@ from typer.testing import CliRunner
 
 from .conftest import CONFIG, build_repo
 
-EVIL = "\x00\x1b]0;pwned\x07\x1b[2J\u202eevil\u200b\r\n\nSigned-off-by: Mallory <m@x>\nFrames-Run: forged\n# comment line"
+EVIL = (
+    "\x00\x1b]0;pwned\x07\x1b[2J\u202eevil\u200b\r\n\nSigned-off-by: Mallory <m@x>\nFrames-Run: forged\n# comment line"
+)
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
@@ -97,7 +99,8 @@ def test_hostile_model_text_never_reaches_git_or_the_terminal(tmp_path: Path, ho
     message = repo.git("log", "-1", "--format=%B", child.commit)
     assert not UNSAFE.search(message)  # 2
     trailers = repo.git("log", "-1", "--format=%(trailers:only,unfold)", child.commit).split("\n")
-    assert [t.split(":")[0] for t in trailers if t] == ["Frames-Run", "Frames-Parent", "Frames-Candidate", "Frames-Models"]
+    assert [t.split(":")[0] for t in trailers if t] == ["Frames-Run", "Frames-Parent", "Frames-Candidate",
+                                                        "Frames-Models"]
     assert f"Frames-Run: {state.run_id}" in trailers
     for line in message.splitlines():  # 3
         assert not line.startswith(("#", "Signed-off-by", "Frames-Run: forged")), line

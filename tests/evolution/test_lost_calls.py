@@ -30,7 +30,8 @@ from .conftest import build_repo
 
 
 def record(cid: str, passed: bool, lost: bool = False) -> dict:
-    return {"case_id": cid, "category": "c", "sample": 0, "passed": passed, "reason": "", "output": None, "skills_used": [],
+    return {"case_id": cid, "category": "c", "sample": 0, "passed": passed, "reason": "", "output": None,
+            "skills_used": [],
             "trajectory": [], "tokens": 10, "lost": lost}
 
 
@@ -40,12 +41,14 @@ def evaluation(results: list[dict]) -> Evaluation:
 
 def gated_run(tmp_path: Path, base: list[dict], child: list[dict]) -> tuple[EvolutionRun, RoundRecord]:
     ids = sorted({r["case_id"] for r in base})
-    cases = {cid: case_from_dict({"id": cid, "category": "c", "task": {"input": {"text": "q"}, "expected": "yes", "check": {"kind": "exact"}}}) for cid in ids}
+    cases = {cid: case_from_dict({"id": cid, "category": "c", "task": {"input": {"text": "q"}, "expected": "yes",
+                                                                       "check": {"kind": "exact"}}}) for cid in ids}
     evals = tmp_path / "evals"
     evals.mkdir()
     for cid, results in (("r0c0", base), ("r1c1", child)):
         (evals / f"{cid}.json").write_text(json.dumps(evaluation(results).to_json()))
-    ctx = SimpleNamespace(gate=PerCategoryGate(0.05), sequential=None, cases=cases, evals_dir=evals, store=None, on_event=lambda _m: None)
+    ctx = SimpleNamespace(gate=PerCategoryGate(0.05), sequential=None, cases=cases, evals_dir=evals, store=None,
+                          on_event=lambda _m: None)
     memory = LoopMemory(eval_case_ids=ids)
     run = EvolutionRun(ctx, RunState(run_id="20261201-000000-abcdef", base="0" * 40), memory, None, {})  # type: ignore[arg-type]
     return run, RoundRecord(round=1, parent="r0c0", child="r1c1")
@@ -143,7 +146,10 @@ def test_a_run_killed_before_its_reports_gets_them_rebuilt_from_state(tmp_path: 
     again = run_cli(repo)
 
     assert again.exit_code == 0, again.output
-    assert f"run {first['run_id']} ended without report.json, report.md, report.xml: rebuilt from its state" in again.output
+    assert (
+        f"run {first['run_id']} ended without report.json, report.md, report.xml: rebuilt from its state"
+        in again.output
+    )
     assert "up to date" in again.output
     assert {name: (folder / name).read_bytes() for name in written} == written
     if branch:

@@ -19,7 +19,9 @@ from frames_cli.evolution.propose.consensus import vote
 from frames_cli.evolution.propose.diagnose import Proposal
 from frames_cli.evolution.propose.rules import rule_text
 
-TRIAL = json.loads((Path(__file__).parents[1] / "fixtures" / "real-model-trial" / "thin-diagnoser-answers.json").read_text())
+TRIAL = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "real-model-trial" / "thin-diagnoser-answers.json").read_text()
+)
 SKILLS = {"book-flight", "cancel-flight", "modify-flight", "refunds-and-compensation"}
 
 

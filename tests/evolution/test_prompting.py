@@ -8,7 +8,8 @@ from frames_cli.sim import reading
 
 
 def test_blocks_round_trip_through_the_simulators_reader():
-    quoted = Skill(name="cancel-flight", description='Cancel a "basic" fare.\nOnly then.', body="# Cancel\n\n- Rule one.\n\n")
+    quoted = Skill(name="cancel-flight", description='Cancel a "basic" fare.\nOnly then.',
+                   body="# Cancel\n\n- Rule one.\n\n")
     plain = Skill(name="baggage", description="Bags.", body="- Two bags.\n")
     blocks = reading.skill_blocks("Skills:\n\n" + skill_blocks([quoted, plain]))
     assert [(b.name, b.attrs["description"], b.text) for b in blocks] == [

@@ -24,7 +24,8 @@ def side(*passes: bool, prefix: str) -> dict[str, CaseOutcome]:
     return {f"{prefix}{i}": CaseOutcome("x", (p,)) for i, p in enumerate(passes)}
 
 
-PENDING = Recommendation("r1c1", "pending", 0.05, (Confirmation("r1c1", 0.9, True, Tally(2, 1, 0, 0.5), Tally(10, 8, 0, 0.004), 0.002, True),))
+PENDING = Recommendation("r1c1", "pending", 0.05,
+                         (Confirmation("r1c1", 0.9, True, Tally(2, 1, 0, 0.5), Tally(10, 8, 0, 0.004), 0.002, True),))
 UNSEEN = (side(False, True, prefix="u"), side(True, True, prefix="u"))
 
 
@@ -65,11 +66,16 @@ def test_an_in_sample_gain_waits_for_new_cases_and_a_later_run_looks_at_it(tmp_p
     assert (folder / "report.md").read_text().splitlines()[2].startswith(f"Pass rate S0 40.9% → {rec['member']}")
 
     status = json.loads(CliRunner().invoke(app, ["status", "--repo", str(repo.root), "--json"]).stdout)
-    assert [(p["run_id"], p["new_cases"], p["needed"]) for p in status["pending_branches"]] == [(first["run_id"], 0, 10)]
+    assert [(p["run_id"], p["new_cases"], p["needed"]) for p in status["pending_branches"]] == [
+        (first["run_id"], 0, 10)
+    ]
 
-    later = [{"id": f"new-{i}", "category": category, "source": {"kind": "test", "ref": f"rule {i}"}, "created": "2026-12-02",
-              "task": {"input": {"text": "Hello, " + question}, "expected": answer, "check": {"kind": "exact"}, "answer_format": "yes or no"},
-              "diagnosis": {"symptom": "wrong answer", "evidence": [evidence]}} for i, (category, evidence, question, answer) in enumerate(RULES)]
+    later = [{"id": f"new-{i}", "category": category, "source": {"kind": "test", "ref": f"rule {i}"},
+              "created": "2026-12-02",
+              "task": {"input": {"text": "Hello, " + question}, "expected": answer, "check": {"kind": "exact"},
+                       "answer_format": "yes or no"},
+              "diagnosis": {"symptom": "wrong answer", "evidence": [evidence]}} for i,
+              (category, evidence, question, answer) in enumerate(RULES)]
     (repo.root / "cases" / "later.yaml").write_text(yaml.safe_dump(later, sort_keys=False))
     # The look draws the run's k samples of each new case: a record that says k = 2 gets two (the
     # run itself drew one, so its unseen cases, with fewer than k samples, count for nothing here).
@@ -87,7 +93,11 @@ def test_an_in_sample_gain_waits_for_new_cases_and_a_later_run_looks_at_it(tmp_p
     assert look["status"] in ("final", "pending", "withdrawn") and (folder / "look-1" / "ledger.json").is_file()
     drawn = json.loads((folder / "look-1" / "r0c0.json").read_text())["results"]
     assert Counter(r["sample"] for r in drawn) == {0: len(RULES), 1: len(RULES)}
-    said = "confirmed on cases no diagnoser saw (look 1)" if look["status"] == "final" else f"look 1: {len(RULES)} new cases"
+    said = (
+        "confirmed on cases no diagnoser saw (look 1)"
+        if look["status"] == "final"
+        else f"look 1: {len(RULES)} new cases"
+    )
     assert said in (folder / "report.md").read_text().splitlines()[2]
 
 
@@ -104,7 +114,8 @@ def test_new_cases_are_neither_renamed_cases_of_the_run_nor_sealed_ones(tmp_path
     (tmp_path / "cases.yaml").write_text(yaml.safe_dump([*raw, renamed], sort_keys=False))
     later = {c.id: c for c in load_cases([tmp_path / "cases.yaml"])}
     cases = {cid: c for cid, c in later.items() if cid != renamed["id"]}
-    state = RunState("20261202-120000-aaaaaa", "a" * 40, checkpoint={"split": {"diagnosis": held[:3], "selection": held[3:]},
+    state = RunState("20261202-120000-aaaaaa", "a" * 40,
+                     checkpoint={"split": {"diagnosis": held[:3], "selection": held[3:]},
                                                                     "case_keys": held_case_keys(cases, held)})
     renamed = later[renamed["id"]]
     fresh = sorted(set(cases) - set(held))

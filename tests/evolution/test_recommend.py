@@ -14,7 +14,8 @@ from frames_cli.errors import Location
 from frames_cli.workspace.config import FramesConfig, with_overrides
 
 RUN = "20261201-090000-aaaaaa"
-SPLIT = {"diagnosis": [f"d{i}" for i in range(24)], "selection": [f"d{i}" for i in range(14)] + [f"u{i}" for i in range(6)]}
+SPLIT = {"diagnosis": [f"d{i}" for i in range(24)],
+         "selection": [f"d{i}" for i in range(14)] + [f"u{i}" for i in range(6)]}
 
 
 def _run(alpha: float, *children: tuple[str, float, bool]) -> RunState:
@@ -23,7 +24,8 @@ def _run(alpha: float, *children: tuple[str, float, bool]) -> RunState:
     state.checkpoint = {"split": SPLIT}
     state.candidates.append(Candidate(BASE_ID, "a" * 40, None, 0, 0.40, {}, 100.0, case_counts={"x": 20}))
     for i, (cid, rate, gate) in enumerate(children):
-        state.candidates.append(Candidate(cid, f"{i + 1:x}" * 40, BASE_ID, 1, rate, {}, 100.0 + i, gate_passed=gate, gain_p=0.03))
+        state.candidates.append(Candidate(cid, f"{i + 1:x}" * 40, BASE_ID, 1, rate, {}, 100.0 + i, gate_passed=gate,
+                                          gain_p=0.03))
     state.front = [c.id for c in state.candidates if c.parent_id is None or c.gate_passed]
     return state
 
@@ -37,12 +39,16 @@ def test_a_final_branch_states_the_gain_and_its_evidence_in_the_first_line():
     state.recommendation = Recommendation("r2c1", "final", 0.05, (_confirmed("r2c1", 0.031, 0.001),)).to_json()
     state.branch = f"frames/{RUN}"
     assert state.best().id == "r2c1"
-    assert headline(state) == (f"S0 40.0% → r2c1 90.0% (+50.0 pt on the selection set, n=20): 5 of 5 changed unseen cases fixed "
-                               f"(p = 0.031); diagnosed cases on fresh samples: 6 fixed, 1 broken of 14 cases; significant; "
-                               f"review branch frames/{RUN} (final)")
+    assert headline(state) == (f"S0 40.0% → r2c1 90.0% (+50.0 pt on the selection set, n=20): 5 of 5 changed unseen "
+                               f"cases fixed (p = 0.031); diagnosed cases on fresh samples: 6 fixed, 1 broken of 14 "
+                               f"cases; significant; review branch frames/{RUN} (final)")
     assert "on the 6 selection cases no diagnoser saw" in recommendation_note(state)
-    assert member_line(state, state.candidate("r2c1")).startswith("recommended (final): 5 of 5 changed unseen cases fixed")
-    assert member_line(state, state.candidate("r1c1")) == "not recommended (the run recommends r2c1); this member: not tested"
+    assert member_line(state, state.candidate("r2c1")).startswith("recommended (final): 5 of 5 changed unseen cases "
+                                                                  "fixed")
+    assert (
+        member_line(state, state.candidate("r1c1"))
+        == "not recommended (the run recommends r2c1); this member: not tested"
+    )
     assert against(state, state.candidate("r2c1")) is None
     assert against(state, state.candidate("r1c1")).startswith("this goes against the run's recommendation (r2c1)")
     assert not declined(state)
@@ -56,7 +62,8 @@ def test_no_branch_still_shows_the_gain_the_table_shows():
     assert line.startswith("S0 40.0% → r2c1 90.0% (+50.0 pt") and "not distinguishable from noise (r2c1:" in line
     assert line.endswith("; no review branch")
     assert "S0 stays the recommendation" in recommendation_note(state)
-    assert against(state, state.candidate("r2c1")).startswith("this goes against the run's recommendation (S0); r2c1's evidence: 5 of 5 changed")
+    assert against(state, state.candidate("r2c1")).startswith("this goes against the run's recommendation (S0); r2c1's "
+                                                              "evidence: 5 of 5 changed")
 
 
 def test_a_pending_branch_says_in_sample_only_and_promote_says_so():
@@ -73,7 +80,8 @@ def test_a_pending_branch_says_in_sample_only_and_promote_says_so():
 def test_the_papers_rule_and_an_undecided_run():
     state = _run(1.0, ("r1c1", 0.45, True), ("r2c1", 0.50, True))
     assert state.best().id == "r2c1"
-    assert against(state, state.candidate("r1c1")).endswith("(r2c1, the highest pass rate on the front: the paper's rule)")
+    assert against(state, state.candidate("r1c1")).endswith("(r2c1, the highest pass rate on the front: the paper's "
+                                                            "rule)")
     running = _run(0.05, ("r1c1", 0.45, True))
     running.status = "running"
     assert running.best().id == BASE_ID and recommendation_note(running) is None

@@ -50,5 +50,6 @@ def test_a_run_recorded_with_its_fresh_samples_replays_its_own_recommendation():
     # The run said: r1c1 (final), 5 of 5 unseen fixed and 3 of 3 diagnosed cases on fresh samples.
     step = rec.steps[0]
     assert (rec.member, rec.status, rec.lacks) == ("r1c1", "final", ())
-    assert (step.unseen.fixed, step.unseen.broken, step.fresh.fixed, step.fresh.broken, step.fresh.cases) == (5, 0, 3, 0, 13)
+    assert (step.unseen.fixed, step.unseen.broken, step.fresh.fixed, step.fresh.broken,
+            step.fresh.cases) == (5, 0, 3, 0, 13)
     assert step.p == pytest.approx(1 / 256) and sealed_change(run, "r1c1") == 0.0

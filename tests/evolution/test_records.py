@@ -110,7 +110,8 @@ def test_keys_with_defaults_may_be_absent(tmp_path):
     path = tmp_path / "state.json"
     path.write_text(json.dumps(data))
     state = read_state(path)
-    assert (state.candidates[1].failures, state.candidates[1].blueprints, state.checkpoint, state.branch) == ([], [], {}, None)
+    assert (state.candidates[1].failures, state.candidates[1].blueprints, state.checkpoint,
+            state.branch) == ([], [], {}, None)
     del data["candidates"]
     data["front"] = []
     path.write_text(json.dumps(data))
@@ -174,6 +175,7 @@ def test_find_candidate(git_repo):
     assert (state.run_id, cand.commit) == (RUN_A, old)
     assert find_candidate(ws, old[:10], store)[1].commit == old
     assert find_candidate(ws, base, store)[1].id == BASE_ID
-    for spec, message in [("r7c7", "no run has"), (f"{RUN_A}/r7c7", "has no candidate"), ("nonsense", "neither"), (stray, "not a candidate of any run")]:
+    for spec, message in [("r7c7", "no run has"), (f"{RUN_A}/r7c7", "has no candidate"), ("nonsense", "neither"),
+                          (stray, "not a candidate of any run")]:
         with pytest.raises(InputError, match=message):
             find_candidate(ws, spec, store)

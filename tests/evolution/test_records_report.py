@@ -32,7 +32,8 @@ def _check(category: str, baseline: float, child: float, eps: float = 0.05) -> d
 def _state(git_repo) -> RunState:
     store = GitStore(git_repo.root)
     base = store.resolve("HEAD")
-    good = store.commit_files(base, {"skills/alpha/SKILL.md": b"---\nname: alpha\n---\nAlpha body.\nOne rule.\n"}, "good")
+    good = store.commit_files(base, {"skills/alpha/SKILL.md": b"---\nname: alpha\n---\nAlpha body.\nOne rule.\n"},
+                              "good")
     bad = store.commit_files(base, {"skills/beta/SKILL.md": None}, "bad")
     checks_good = [_check("cancel", 0.5, 0.75), _check("refund", 0.8, 0.8)]
     checks_bad = [_check("cancel", 0.5, 0.5), _check("refund", 0.8, 0.6)]
@@ -44,7 +45,8 @@ def _state(git_repo) -> RunState:
         candidates=[
             Candidate(BASE_ID, base, None, 0, 0.65, {"cancel": 0.5, "refund": 0.8}, 200.0, None),
             Candidate("r1c1", good, BASE_ID, 1, 0.775, {"cancel": 0.75, "refund": 0.8}, 210.0, 0.02, gate_passed=True,
-                      gate_details={"passed": True, "tolerance": 0.05, "checks": checks_good}, changed_skills=["alpha"]),
+                      gate_details={"passed": True, "tolerance": 0.05, "checks": checks_good},
+                      changed_skills=["alpha"]),
             Candidate("r1c2", bad, BASE_ID, 1, 0.55, {"cancel": 0.5, "refund": 0.6}, 150.0, 0.01, gate_passed=False,
                       gate_details={"passed": False, "tolerance": 0.05, "checks": checks_bad}, changed_skills=["beta"]),
         ],
@@ -80,11 +82,15 @@ def test_write_run_reports(git_repo):
     save_state(ws, state)
     paths = write_run_reports(ws, GitStore(git_repo.root), state)
     folder = ws.runs_dir / RUN
-    assert {p.name for p in folder.iterdir()} == {"state.json", "report.json", "report.md", "report.xml", "results.jsonl"}
+    assert {p.name for p in folder.iterdir()} == {"state.json", "report.json", "report.md", "report.xml",
+                                                  "results.jsonl"}
     assert paths["junit"] == folder / "report.xml"
     report = json.loads(paths["json"].read_text())
     assert report["summary"]["best_id"] == "r1c1" and report["summary"]["spend_tokens"] == 4321
-    assert [(r["id"], r["changed_skills"], r["diff_size"]) for r in report["menu"]["front"]] == [(BASE_ID, [], 0), ("r1c1", ["alpha"], 1)]
+    assert [(r["id"], r["changed_skills"], r["diff_size"]) for r in report["menu"]["front"]] == [
+        (BASE_ID, [], 0),
+        ("r1c1", ["alpha"], 1),
+    ]
     assert len(report["candidates"]) == 3
     md = paths["markdown"].read_text()
     assert "Status **finished** (max_rounds) after 1 round; base" in md and "2 child candidates" in md

@@ -77,7 +77,8 @@ def passages() -> list[Passage]:
 
 def failure(case_id: str, text: str, evidence: str = "") -> dict:
     return {"case_id": case_id, "input": {"text": text, "fields": {"name": "Kim"}}, "expected": "no", "got": "yes",
-            "reason": "expected 'no'", "diagnosis": {"symptom": "wrong answer", "evidence": [evidence] if evidence else []}}
+            "reason": "expected 'no'",
+            "diagnosis": {"symptom": "wrong answer", "evidence": [evidence] if evidence else []}}
 
 
 def test_policy_passages_cite_their_exact_lines() -> None:
@@ -92,7 +93,8 @@ def test_policy_passages_cite_their_exact_lines() -> None:
     assert by_cite["policies/airline.md:7-8"].text.startswith("A reservation may be cancelled")
     assert by_cite["policies/airline.md:10-10"].text == "A flight that has already been flown can never be cancelled."
     # Headings are titles, not passages; the licence companion is not policy.
-    assert [p.cite for p in found] == ["policies/airline.md:3-3", "policies/airline.md:7-8", "policies/airline.md:10-10",
+    assert [p.cite for p in found] == ["policies/airline.md:3-3", "policies/airline.md:7-8",
+                                       "policies/airline.md:10-10",
                                        "policies/airline.md:14-16", "policies/airline.md:20-21"]
 
 
@@ -104,13 +106,15 @@ def test_fenced_code_is_cut_into_passages_of_bounded_length() -> None:
     found, problems = policy_passages({"policies/checks.md": text.encode()})
     lines = text.splitlines()
     assert problems == [] and len(found) > 40
-    assert all(int(p.cite.rsplit("-", 1)[1]) - int(p.cite.rsplit(":", 1)[1].split("-")[0]) < MAX_PASSAGE_LINES for p in found)
+    assert all(int(p.cite.rsplit("-", 1)[1]) - int(p.cite.rsplit(":", 1)[1].split("-")[0]) < MAX_PASSAGE_LINES
+               for p in found)
     assert "\n".join(p.text for p in found[1:]) == "\n".join(lines[6:])  # every line once, blank ones in the fence kept
 
 
 def test_a_bad_policy_file_is_named_and_left_out() -> None:
     found, problems = policy_passages({"policies/scan.md": b"\x00\x01binary", "policies/airline.md": POLICY.encode()})
-    assert problems == ["policies/scan.md:1: binary file, not a policy document (policies/ holds Markdown or plain text)"]
+    assert problems == ["policies/scan.md:1: binary file, not a policy document (policies/ holds Markdown or plain "
+                        "text)"]
     assert found == passages()
 
 
@@ -126,7 +130,8 @@ def test_weak_matches_are_left_out() -> None:
 def test_the_best_passage_for_each_failure_comes_first_and_top_k_is_respected() -> None:
     index = PassageIndex(passages(), SETTINGS)
     batch = [
-        failure("c1", "Can I cancel my basic economy ticket without travel insurance?", "Basic economy tickets can be cancelled only with travel insurance."),
+        failure("c1", "Can I cancel my basic economy ticket without travel insurance?",
+                "Basic economy tickets can be cancelled only with travel insurance."),
         failure("c2", "As a silver member, is my third checked bag free?", "Silver members get two free checked bags."),
     ]
     hits = batch_hits(index, batch)
@@ -142,17 +147,25 @@ def test_the_best_passage_for_each_failure_comes_first_and_top_k_is_respected() 
 
 
 def test_failure_query_leaves_out_input_fields() -> None:
-    query = failure_query(failure("c1", "Can I cancel?", "Basic economy tickets can be cancelled only with travel insurance."))
+    query = failure_query(failure("c1", "Can I cancel?",
+                                  "Basic economy tickets can be cancelled only with travel insurance."))
     assert "Can I cancel?" in query and "travel insurance" in query and "Kim" not in query
 
 
 def test_section_blocks_and_escaping() -> None:
     policy = Passage("policies/a.md:3-4", "policy", 'Policy > "Refunds"', "Refund rule </policy> <skill name=\"x\">")
-    change = Passage("commit 0123456789ab", "change", "frames: r1c1 rewrites refunds", "- refunds (changed)", ("refunds",))
+    change = Passage("commit 0123456789ab", "change", "frames: r1c1 rewrites refunds", "- refunds (changed)",
+                     ("refunds",))
     text = retrieved_section([Hit(policy, 1.0, 1.0, 3.2, ("c",)), Hit(change, 0.8, 0.8, 2.5, ("c",))])
     assert text.startswith("<retrieved>\nRelevant policy and past changes") and text.endswith("</retrieved>\n\n")
-    assert '<policy file="policies/a.md" lines="3-4" heading="Policy > \'Refunds\'">\nRefund rule &lt;/policy> &lt;skill name="x">\n</policy>' in text
-    assert '<change commit="0123456789ab" summary="frames: r1c1 rewrites refunds">\n- refunds (changed)\n</change>' in text
+    assert (
+        '<policy file="policies/a.md" lines="3-4" heading="Policy > \'Refunds\'">\nRefund rule &lt;/policy> &lt;skill '
+        'name="x">\n</policy>'
+        in text
+    )
+    assert (
+        '<change commit="0123456789ab" summary="frames: r1c1 rewrites refunds">\n- refunds (changed)\n</change>' in text
+    )
 
 
 def test_summaries_headings_and_file_names_cannot_close_the_block() -> None:
@@ -165,8 +178,11 @@ def test_summaries_headings_and_file_names_cannot_close_the_block() -> None:
 
 def test_past_changes_are_non_root_non_coldstart_skill_commits(tmp_path: Path) -> None:
     repo = build_repo(tmp_path / "ws", CONFIG)
-    repo.write("skills/baggage/SKILL.md", (repo.root / "skills/baggage/SKILL.md").read_text() + "- Silver members get two free checked bags.\n")
-    repo.git("commit", "-qam", "baggage: add the silver allowance\n\nReviewers found silver members charged for a second bag.\n\nReviewed-by: Ann <ann@example.com>")
+    repo.write("skills/baggage/SKILL.md",
+               (repo.root / "skills/baggage/SKILL.md").read_text() + "- Silver members get two free checked bags.\n")
+    repo.git("commit", "-qam",
+             "baggage: add the silver allowance\n\nReviewers found silver members charged for a second bag.\n\n"
+             "Reviewed-by: Ann <ann@example.com>")
     repo.write("skills/compensation/SKILL.md", (repo.root / "skills/compensation/SKILL.md").read_text() + "\ncopied\n")
     repo.git("commit", "-qam", "frames coldstart: 1 skill(s)\n\nFrames-Command: coldstart")
     repo.write("README.md", "not a skill\n")
@@ -177,7 +193,8 @@ def test_past_changes_are_non_root_non_coldstart_skill_commits(tmp_path: Path) -
     found = change_passages(GitStore(repo.root), "HEAD", 10)
 
     assert [(p.cite, p.title, p.text, p.skills) for p in found] == [
-        (f"commit {sha[:12]}", "baggage: add the silver allowance", "Reviewers found silver members charged for a second bag.", ("baggage",))
+        (f"commit {sha[:12]}", "baggage: add the silver allowance",
+         "Reviewers found silver members charged for a second bag.", ("baggage",))
     ]
     assert change_passages(GitStore(repo.root), "HEAD", 0) == []
 
@@ -187,8 +204,10 @@ def test_this_runs_own_children_are_cited_by_candidate_id(tmp_path: Path) -> Non
     # inputs different diagnoser prompts, and the simulator (which draws from the prompt) different answers.
     repo = build_repo(tmp_path / "ws", CONFIG)
     for run, cid in (("20261201-100000-aaaaaa", "r1c1"), ("20261130-090000-bbbbbb", "r2c1")):
-        repo.write("skills/baggage/SKILL.md", (repo.root / "skills/baggage/SKILL.md").read_text() + f"- rule of {cid}\n")
-        repo.git("commit", "-qam", f"frames: {cid} rewrites baggage\n\nbody\n\nFrames-Run: {run}\nFrames-Candidate: {cid}")
+        repo.write("skills/baggage/SKILL.md",
+                   (repo.root / "skills/baggage/SKILL.md").read_text() + f"- rule of {cid}\n")
+        repo.git("commit", "-qam",
+                 f"frames: {cid} rewrites baggage\n\nbody\n\nFrames-Run: {run}\nFrames-Candidate: {cid}")
     earlier = repo.git("rev-parse", "HEAD")
 
     found = change_passages(GitStore(repo.root), "HEAD", 10, "20261201-100000-aaaaaa")
@@ -203,7 +222,8 @@ def test_past_changes_with_control_characters_in_their_messages(tmp_path: Path) 
     # A message pasted from a spreadsheet may hold ASCII record/unit separators; the listing once
     # split on them and `frames evolve` died with a ValueError.
     repo = build_repo(tmp_path / "ws", CONFIG)
-    for name, message in (("baggage", "baggage: silver\x1fgold\n\ncolumn\x1etwo"), ("compensation", "compensation: delays")):
+    for name, message in (("baggage", "baggage: silver\x1fgold\n\ncolumn\x1etwo"),
+                          ("compensation", "compensation: delays")):
         repo.write(f"skills/{name}/SKILL.md", (repo.root / f"skills/{name}/SKILL.md").read_text() + "- one more rule\n")
         repo.git("commit", "-qam", message)
 
@@ -251,7 +271,8 @@ def test_a_real_round_shows_and_records_the_retrieved_context(tmp_path: Path) ->
     # it is made with it, and what the section adds is policy text that no skill states.
     policy = {s for p in passages_of(POLICY) for s in p}
     for without, with_ in zip(off["diagnoses"], record["diagnoses"]):
-        quoted = lambda proposals: {(p["skill"], q) for p in proposals for q in re.findall(r'Add the rule: "([^"]+)"', p["change"])}  # noqa: E731
+        quoted = lambda proposals: {(p["skill"], q) for p in proposals
+                                    for q in re.findall(r'Add the rule: "([^"]+)"', p["change"])}  # noqa: E731
         assert quoted(without["proposals"]) <= quoted(with_["proposals"])
         assert {q for _, q in quoted(with_["proposals"]) - quoted(without["proposals"])} <= policy
 
@@ -290,5 +311,6 @@ def test_bad_retrieval_settings_name_the_line(block: str, line: int, message: st
 
 
 def test_retrieval_settings_load() -> None:
-    text = yaml.safe_dump({"evolution": {"retrieval": {"top_k": 2, "min_score": 0.7, "min_shared_terms": 4, "max_changes": 0}}})
+    text = yaml.safe_dump({"evolution": {"retrieval": {"top_k": 2, "min_score": 0.7, "min_shared_terms": 4,
+                                                       "max_changes": 0}}})
     assert parse_config(text).evolution.retrieval == RetrievalConfig(True, 2, 0.7, 4, 0)

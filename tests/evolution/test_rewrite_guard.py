@@ -78,7 +78,8 @@ def test_new_skill_may_not_create_protected_regions():
     body = "# Pets\n<!-- frames:protected -->\nlocked\n<!-- /frames:protected -->\n"
     text, errors = validate_rewrite(None, "pet-policy", {"body": body, "description": "Pets."}, LIMITS)
     assert text is None and errors
-    text, errors = validate_rewrite(None, "pet-policy", {"body": "# Pets\n- Pets fly in the cabin.\n", "description": "Pets in the cabin."}, LIMITS)
+    text, errors = validate_rewrite(None, "pet-policy", {"body": "# Pets\n- Pets fly in the cabin.\n",
+                                                         "description": "Pets in the cabin."}, LIMITS)
     assert errors == [] and parse_skill(text, Path("skills/pet-policy/SKILL.md")).name == "pet-policy"
 
 
@@ -112,7 +113,10 @@ def test_a_rule_stated_twice_is_refused(skill):
 
 
 def test_near_alike_lines_the_parent_already_had_are_not_counted():
-    parent = parse_skill(CANCEL.replace("- Cancel within 24 hours", ELIGIBLE + "\n" + ELIGIBLE_AGAIN + "\n- Cancel within 24 hours"), Path("skills/cancel-flight/SKILL.md"))
+    parent = parse_skill(
+        CANCEL.replace("- Cancel within 24 hours", ELIGIBLE + "\n" + ELIGIBLE_AGAIN + "\n- Cancel within 24 hours"),
+        Path("skills/cancel-flight/SKILL.md"),
+    )
     body = parent.body + "- Never cancel a reservation that holds a flight already flown.\n"
     text, errors = validate_rewrite(parent, "cancel-flight", {"body": body}, LIMITS)
     assert errors == [] and text is not None
@@ -125,7 +129,13 @@ def test_an_omitted_or_empty_description_keeps_the_current_one(skill, answer):
 
 
 def test_a_new_skill_without_a_description_takes_the_blueprints():
-    text, errors = validate_rewrite(None, "pet-policy", {"body": "# Pets\n\n- Pets travel in the cabin only in a carrier.\n", "description": ""}, LIMITS, "Pets in the cabin.")
+    text, errors = validate_rewrite(
+        None,
+        "pet-policy",
+        {"body": "# Pets\n\n- Pets travel in the cabin only in a carrier.\n", "description": ""},
+        LIMITS,
+        "Pets in the cabin.",
+    )
     assert errors == [] and parse_skill(text, Path("pet-policy/SKILL.md")).description == "Pets in the cabin."
 
 
@@ -151,7 +161,9 @@ def test_the_repeat_is_a_sentence_and_the_rest_of_its_line_is_a_new_rule():
     assert (pair.first_line, pair.second_line) == (3, 4)
     assert pair.second.startswith("Check that the agent") and "payment" not in pair.second
     # "e.g." and "$1.50" do not end a sentence; a semicolon's clauses stay one rule
-    assert rule_sentences("- Charge $1.50 per bag, e.g. a carry-on; refund it on request.") == ["Charge $1.50 per bag, e.g. a carry-on; refund it on request."]
+    assert rule_sentences("- Charge $1.50 per bag, e.g. a carry-on; refund it on request.") == [
+        "Charge $1.50 per bag, e.g. a carry-on; refund it on request."
+    ]
 
 
 def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(skill):
@@ -163,7 +175,8 @@ def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import SimulatorConfig
 
-    parent = parse_skill(CANCEL.replace("- Cancel within 24 hours", CABIN + "\n- Cancel within 24 hours"), Path("skills/cancel-flight/SKILL.md"))
+    parent = parse_skill(CANCEL.replace("- Cancel within 24 hours", CABIN + "\n- Cancel within 24 hours"),
+                         Path("skills/cancel-flight/SKILL.md"))
     answer = parent.body + RESTATED + "\n"
     text, errors = validate_rewrite(parent, "cancel-flight", {"body": answer}, LIMITS)
     assert text is None and any("state the same rule twice" in e for e in errors)
@@ -192,7 +205,8 @@ def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
     body = skill.body + f"- {higher}\n- {lower}\n"
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
     assert text is None and any("the same rule twice" in e for e in errors)
-    files = {"policies/airline.md": policy, "policies/LICENSE": b"If the price is higher the user pays the difference, and so on."}
+    files = {"policies/airline.md": policy,
+             "policies/LICENSE": b"If the price is higher the user pays the difference, and so on."}
     with_policy = dataclasses.replace(LIMITS, policy=policy_sections(files))
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, with_policy)
     assert errors == [] and higher in text and lower in text
@@ -205,7 +219,8 @@ def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
     assert text is None and any("the same rule twice" in e for e in errors)
     payment = [line[2:] for line in policy.decode().splitlines() if "must already be in user profile" in line]
     assert len(payment) == 2
-    text, errors = validate_rewrite(skill, "cancel-flight", {"body": skill.body + "".join(f"- {p}\n" for p in payment)}, with_policy)
+    text, errors = validate_rewrite(skill, "cancel-flight", {"body": skill.body + "".join(f"- {p}\n" for p in payment)},
+                                    with_policy)
     assert text is None and any("the same rule twice" in e for e in errors)
 
 
@@ -214,11 +229,12 @@ def test_policy_sections_read_the_policy_as_coldstart_does():
     from frames_cli.evolution.propose.rules import sentence_key
 
     policy = (
-        "---\ntitle: Fees\n---\n# Fees\n\n## Bags\n\nEach extra bag costs 50 dollars for an economy\n"
-        "passenger on every flight. {% include 'note.html' %}\n\n- Each extra bag costs 30 dollars for a business passenger.\n"
-        "  It is paid on every flight of the reservation.\n\n| Bag | Fee |\n|---|---|\n| extra | 50 |\n"
+        "---\ntitle: Fees\n---\n# Fees\n\n## Bags\n\nEach extra bag costs 50 dollars for an economy\npassenger on "
+        "every flight. {% include 'note.html' %}\n\n- Each extra bag costs 30 dollars for a business passenger.\n  It "
+        "is paid on every flight of the reservation.\n\n| Bag | Fee |\n|---|---|\n| extra | 50 |\n"
     )
-    sections = policy_sections({"policies/fees.md": policy.encode(), "policies/.hidden.md": b"A hidden sentence about bags and fees here."})
+    sections = policy_sections({"policies/fees.md": policy.encode(),
+                                "policies/.hidden.md": b"A hidden sentence about bags and fees here."})
     # A hard-wrapped paragraph is one sentence, a list item takes its continuation line, the tag is not text.
     assert sentence_key("Each extra bag costs 50 dollars for an economy passenger on every flight.") in sections
     assert sentence_key("It is paid on every flight of the reservation.") in sections

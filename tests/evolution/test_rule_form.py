@@ -44,11 +44,13 @@ def _case(case_id: str, evidence: list[str]) -> Case:
     })
 
 
-CASES = [_case("c1", ["Agent update reservation OWZ4XL to economy.", "Test agent's capacity to handle a cabin change."])]
+CASES = [_case("c1",
+               ["Agent update reservation OWZ4XL to economy.", "Test agent's capacity to handle a cabin change."])]
 
 
 def _result(*changes: str) -> DiagnoserResult:
-    return DiagnoserResult(0, ["c1"], [Proposal(0, i, "modify-flight", c, "why", ("c1",)) for i, c in enumerate(changes)])
+    return DiagnoserResult(0, ["c1"],
+                           [Proposal(0, i, "modify-flight", c, "why", ("c1",)) for i, c in enumerate(changes)])
 
 
 @pytest.mark.parametrize("rule", [
@@ -80,7 +82,8 @@ def test_a_rule_copying_a_cases_note_with_its_values_cut_out_is_dropped() -> Non
 
     assert [p.position for p in result.proposals] == [1] and len(lines) == 1
     # Also an evaluator's assertion (a bare "Agent"), which findings names first; the copy is found too.
-    copied = dict(CaseValues.build(CASES, [POLICY]).findings("Agent update reservation to economy.", "modify-flight", ("c1",)))["copied note"]
+    copied = dict(CaseValues.build(CASES, [POLICY]).findings("Agent update reservation to economy.", "modify-flight",
+                                                             ("c1",)))["copied note"]
     assert "evaluator's note on case c1" in copied and "Agent update reservation OWZ4XL to economy." in copied
 
 
@@ -91,7 +94,8 @@ def test_no_real_model_rule_and_no_policy_sentence_is_refused() -> None:
     from frames_cli.formats.case_files import load_cases
 
     # Each proposal as it was made: for its skill, citing its cases, which the index holds.
-    result = DiagnoserResult(0, ["c1"], [Proposal(0, i, p["skill"], p["change"], p["rationale"], tuple(p["case_ids"])) for i, p in enumerate(proposals)])
+    result = DiagnoserResult(0, ["c1"], [Proposal(0, i, p["skill"], p["change"], p["rationale"], tuple(p["case_ids"]))
+                                         for i, p in enumerate(proposals)])
     cases = load_cases([ROOT / "cases" / "tau2-airline.yaml", ROOT / "holdout" / "tau2-airline-test.yaml"])
     bundled = CaseValues.build(cases, [(ROOT / "policies" / "airline.md").read_text()], check_values=False)
     assert guard_proposals([result], bundled) == []
@@ -117,7 +121,8 @@ def test_the_trial_rewrites_added_lines_pass() -> None:
     # The rewritten skill bodies of the thin-skill trial (airline-thin-r*c1.diff), as far as the
     # fixture carries their rules: every quoted rule becomes a line of that form.
     trial = json.loads(TRIAL.read_text())
-    quoted = [q for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"] for q in re.findall(r'"([^"\n]+)"', p["change"])]
+    quoted = [q for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]
+              for q in re.findall(r'"([^"\n]+)"', p["change"])]
     values = CaseValues.build(CASES, [POLICY], check_values=False)
     assert [e for q in quoted for e in added_line_errors(None, f"- {q}\n", values)] == []
 

@@ -37,7 +37,9 @@ def test_different_reservation_codes_are_different_rules():
 
 def test_numbers_and_polarity_make_a_contradiction():
     three = "Each reservation may be paid with at most one certificate, one credit card and three gift cards from the profile."
-    two = "Each reservation may be paid with at most one certificate, one credit card and 2 gift cards from the profile."
+    two = (
+        "Each reservation may be paid with at most one certificate, one credit card and 2 gift cards from the profile."
+    )
     assert rules.contradiction(three, two).startswith("different numbers")
     transfer = "Transfer the user to a human agent when they ask to remove travel insurance from a reservation."
     refuse = "Do not transfer the user to a human agent when they ask to remove travel insurance from a reservation."
@@ -48,7 +50,8 @@ def test_numbers_and_polarity_make_a_contradiction():
 
 
 def test_more_detail_is_not_a_number_conflict():
-    assert not rules.numbers_conflict("Cancel within 24 hours of booking.", "Cancel within 24 hours of booking, 3 passengers at most.")
+    assert not rules.numbers_conflict("Cancel within 24 hours of booking.",
+                                      "Cancel within 24 hours of booking, 3 passengers at most.")
     assert rules.numbers("three bags, 24 hours, $75, reservation PEP4E0") == {"3", "24", "75"}
 
 
@@ -90,7 +93,8 @@ def test_the_duplicate_check_is_near_linear_on_a_hostile_body(monkeypatch):
     monkeypatch.setattr(rules.RuleFeatures, "same_rule", counting_same)
     n = 3000
     table = "\n".join(f"- {i} free checked bags for each business passenger with a gold membership" for i in range(n))
-    codes = "\n".join(f"- The agent must not cancel reservation R{i:05d}X for the passenger in economy today." for i in range(n))
+    codes = "\n".join(f"- The agent must not cancel reservation R{i:05d}X for the passenger in economy today."
+                      for i in range(n))
     same = "\n".join(f"- {DEPARTED}" for _ in range(n))
     assert rules.duplicate_pairs(table, 0.4) == [] and rules.duplicate_pairs(codes, 0.4) == []
     assert len(rules.duplicate_pairs(same, 0.4)) == n - 1

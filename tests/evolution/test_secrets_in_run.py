@@ -38,10 +38,13 @@ def test_planted_keys_reach_no_file_and_no_commit(tmp_path: Path) -> None:
         if path.is_file():
             data = path.read_bytes()
             assert not [k for k in KEYS if k.encode() in data], path
-    objects = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=repo.root, capture_output=True, text=True, check=True).stdout.split()
-    dump = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, input=("\n".join(o for o in objects if len(o) == 40) + "\n").encode(),
+    objects = subprocess.run(["git", "rev-list", "--objects", "--all"], cwd=repo.root, capture_output=True, text=True,
+                             check=True).stdout.split()
+    dump = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root,
+                          input=("\n".join(o for o in objects if len(o) == 40) + "\n").encode(),
                           capture_output=True, check=True).stdout
     # The case file itself is the user's (committed by them); everything frames made is checked.
-    case_blob = subprocess.run(["git", "rev-parse", "HEAD:cases/airline.yaml"], cwd=repo.root, capture_output=True, text=True).stdout.strip()
+    case_blob = subprocess.run(["git", "rev-parse", "HEAD:cases/airline.yaml"], cwd=repo.root, capture_output=True,
+                               text=True).stdout.strip()
     own = subprocess.run(["git", "cat-file", "-p", case_blob], cwd=repo.root, capture_output=True, check=True).stdout
     assert not [k for k in KEYS if dump.count(k.encode()) > own.count(k.encode())]

@@ -23,7 +23,14 @@ import random
 import pytest
 
 from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate
-from frames_cli.evolution.compare.sequential import Drawn, SequentialGate, drawn_outcomes, look_schedule, sequential_verdict, spending
+from frames_cli.evolution.compare.sequential import (
+    Drawn,
+    SequentialGate,
+    drawn_outcomes,
+    look_schedule,
+    sequential_verdict,
+    spending,
+)
 
 
 def _o(category: str, passes: str, must: bool = False) -> CaseOutcome:
@@ -109,7 +116,10 @@ def test_a_category_at_its_floor_that_may_hide_a_broken_case_is_not_accepted_at_
     assert decision.verdict is None and decision.need == {"d0": 10, "d1": 10, "d2": 10}
     verdict = seq.decide(Drawn(base), Drawn(child)).verdict
     assert not verdict.passed and verdict.failed_categories() == ["drop"]
-    assert verdict.checks[0].samples > 5 and "a broken third of its cases not ruled out at k = 5" in verdict.sequential["categories"]["drop"]["why"]
+    assert (
+        verdict.checks[0].samples > 5
+        and "a broken third of its cases not ruled out at k = 5" in verdict.sequential["categories"]["drop"]["why"]
+    )
 
 
 def test_a_category_at_its_floor_and_clear_of_broken_cases_is_accepted_at_the_first_look():
@@ -198,7 +208,8 @@ def test_sequential_verdict_draws_only_what_a_side_lacks_from_its_count_on():
 
     verdict = sequential_verdict(_gate(), lambda: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))), draw)
     assert not verdict.passed
-    assert calls == [("child", ["d0", "d1", "d2"], 5, 5), ("baseline", ["d0", "d1", "d2"], 10, 10), ("child", ["d0", "d1", "d2"], 10, 10)]
+    assert calls == [("child", ["d0", "d1", "d2"], 5, 5), ("baseline", ["d0", "d1", "d2"], 10, 10),
+                     ("child", ["d0", "d1", "d2"], 10, 10)]
     assert verdict.sequential["drawn"] == {"baseline": 30, "child": 45}
 
 
@@ -210,7 +221,9 @@ def test_a_draw_that_adds_nothing_is_an_error():
 
 def test_children_as_good_as_s0_are_rejected_at_most_alpha_of_the_time():
     rng = random.Random(12)
-    seq = SequentialGate.plan(PerCategoryGate(0.05, "noise-aware", 0.2), 5, 20)  # α = 0.2: a bound a few hundred trials can check
+    seq = SequentialGate.plan(
+        PerCategoryGate(0.05, "noise-aware", 0.2), 5, 20
+    )  # α = 0.2: a bound a few hundred trials can check
     rejected = undecided = 0
     trials = 300
     for _ in range(trials):
@@ -237,7 +250,11 @@ def test_the_verdict_says_what_was_sampled_further_in_its_summary_and_detail():
     assert record["sequential"]["categories"]["drop"]["looks"] == 3
     assert "sampled further: drop (to k = 20)" in gate_detail(record)
     alike = _gate().decide(Drawn(base), Drawn(dict(base))).verdict
-    assert alike.passed and "sampled further" not in alike.summary() and "sampled further" not in gate_detail(alike.to_json())
+    assert (
+        alike.passed
+        and "sampled further" not in alike.summary()
+        and "sampled further" not in gate_detail(alike.to_json())
+    )
 
 
 def test_a_category_too_small_at_k_but_judged_at_a_later_look_gets_no_warning():
@@ -250,7 +267,9 @@ def test_a_category_too_small_at_k_but_judged_at_a_later_look_gets_no_warning():
     assert too_small_categories(counts, 1, 0.05, looks) == []  # by k = 16 or 20 one case can show a drop
     tiny = too_small_categories(counts, 1, 0.05, list(zip(_gate(2, 1).looks, _gate(2, 1).alphas)))
     text = small_categories_warning(tiny, 2, "noise-aware", sequential=True)
-    assert "even at up to k = 2 samples" in text and "evolution.gate_max_samples" in text and "one (1 case, needs" in text
+    assert (
+        "even at up to k = 2 samples" in text and "evolution.gate_max_samples" in text and "one (1 case, needs" in text
+    )
 
 
 def test_the_broken_cases_p_value_holds_its_level_at_every_pass_probability_of_the_alternative():
@@ -259,7 +278,9 @@ def test_the_broken_cases_p_value_holds_its_level_at_every_pass_probability_of_t
     k = 4
     assert broken_cases_p_value([(3, 1), (4, 2)], k, 1) == 0.0  # the child passed both: neither can be broken
     assert broken_cases_p_value([(3, 0), (4, 2)], k, 1) == pytest.approx(15 / 16)  # P(Binomial(4, ½) ≤ 3)
-    assert broken_cases_p_value([(1, 0), (0, 0), (2, 0)], k, 2) == pytest.approx(93 / 256)  # the two S0 passed most: P(Binomial(8, ½) ≤ 3)
+    assert broken_cases_p_value([(1, 0), (0, 0), (2, 0)], k, 2) == pytest.approx(
+        93 / 256
+    )  # the two S0 passed most: P(Binomial(8, ½) ≤ 3)
     assert broken_cases_p_value([(1, 0)], k, 0) == 1.0
     with pytest.raises(ValueError):
         broken_cases_p_value([(5, 0)], k, 1)
@@ -303,7 +324,8 @@ def _drawer(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], k: int)
     """(read, draw, have) over full sample tables: both sides start with their first k samples, and
     each draw reveals the next samples asked for."""
     full = {"baseline": base, "child": child}
-    have = {side: {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in table.items()} for side, table in full.items()}
+    have = {side: {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in table.items()} for side,
+            table in full.items()}
 
     def draw(side, ids, first, count):
         for cid in ids:
@@ -330,7 +352,8 @@ def test_early_rejection_inside_a_look_never_changes_a_verdict_and_settles_what_
                 must = rng.random() < 0.1
                 base[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_base for _ in range(8 * k)), must)
                 child[f"c{c}-{i}"] = CaseOutcome(f"cat{c}", tuple(rng.random() < p_child for _ in range(8 * k)), must)
-        seq = SequentialGate.plan(PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), "noise-aware", rng.choice([0.05, 0.5])), k, 8 * k)
+        seq = SequentialGate.plan(PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), "noise-aware", rng.choice([0.05, 0.5])),
+                                  k, 8 * k)
         read, draw, _ = _drawer(base, child, k)
         full = sequential_verdict(seq, read, draw)
         settle = bool(trial % 2)
@@ -362,10 +385,15 @@ def test_a_look_stopped_early_is_said_in_the_summary_the_detail_and_the_review()
     read, draw, have = _drawer(base, child, 5)
     verdict = sequential_verdict(_gate(), read, draw, stage=1)
     assert not verdict.passed and verdict.failed_categories() == ["drop"]
-    assert verdict.sequential["stopped"]["look"] == 10 and verdict.sequential["stopped"]["skipped"] == ["p0", "p1", "p2"]
+    assert verdict.sequential["stopped"]["look"] == 10 and verdict.sequential["stopped"]["skipped"] == [
+        "p0",
+        "p1",
+        "p2",
+    ]
     assert all(len(have["child"][f"p{i}"].passes) == 5 for i in range(3)) and len(have["child"]["d0"].passes) == 10
     assert "decided at k = 10 before 3 case(s) were sampled to it" in verdict.summary()
     assert "decided early at k = 10: 3 case(s) not sampled to it" in gate_detail(verdict.to_json())
-    assert any("Rejected early at k = 10" in line and "`p0`, `p1`, `p2`" in line for line in _sequential_lines(verdict.to_json()["sequential"]))
+    assert any("Rejected early at k = 10" in line and "`p0`, `p1`, `p2`" in line
+               for line in _sequential_lines(verdict.to_json()["sequential"]))
     read, draw, _ = _drawer(base, child, 5)
     assert not sequential_verdict(_gate(), read, draw).passed  # the full draws reject it too

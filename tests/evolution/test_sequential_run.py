@@ -41,13 +41,15 @@ def test_an_undecided_category_is_sampled_further_with_new_calls(tmp_path: Path)
         repo = build_repo(tmp_path / str(seed), _config(seed))
         estimate = json.loads(runner.invoke(app, ["evolve", "--estimate", "--json", "--repo", str(repo.root)]).stdout)
         state = evolve(Workspace.open(repo.root), EvolveOptions()).state
-        further = [c for c in state.candidates if (c.gate_details.get("sequential") or {}).get("drawn", {}).get("child")]
+        further = [c for c in state.candidates
+                   if (c.gate_details.get("sequential") or {}).get("drawn", {}).get("child")]
         if further:
             break
     assert further, "no child was sampled further in seeds 1-6: the test shows nothing"
     folder = repo.root / ".frames" / "runs" / state.run_id
     evals = {p.stem: json.loads(p.read_text()) for p in (folder / "evals").glob("*.json")}
-    served = {(e["tag"], e["sample"]) for e in map(json.loads, (folder / "exchanges.jsonl").read_text().splitlines()) if e["role"] == "executor"}
+    served = {(e["tag"], e["sample"]) for e in map(json.loads, (folder / "exchanges.jsonl").read_text().splitlines())
+              if e["role"] == "executor"}
     base_drawn = 0
     for cand in (c for c in state.candidates if c.parent_id is not None):
         record = cand.gate_details["sequential"]
@@ -81,7 +83,8 @@ def test_the_estimate_bounds_the_extra_samples_without_expecting_them(tmp_path: 
     estimates = {}
     for name, config in (("on", _config(1)), ("off", off)):
         repo = build_repo(tmp_path / name, config)
-        estimates[name] = json.loads(runner.invoke(app, ["evolve", "--estimate", "--json", "--repo", str(repo.root)]).stdout)
+        estimates[name] = json.loads(runner.invoke(app,
+                                                   ["evolve", "--estimate", "--json", "--repo", str(repo.root)]).stdout)
     on, off_ = estimates["on"]["roles"]["executor"], estimates["off"]["roles"]["executor"]
     assert on["calls"] == off_["calls"] and on["calls_max"] > off_["calls_max"]
     # S0 and every child may draw MAX − K more samples of every case (the gate's set here is all of E).

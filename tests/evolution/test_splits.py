@@ -30,7 +30,8 @@ from .conftest import CONFIG, build_repo, make_cases
 
 
 def case(cid: str, category: str):
-    return case_from_dict({"id": cid, "category": category, "task": {"input": "q", "expected": "yes", "check": {"kind": "exact"}}})
+    return case_from_dict({"id": cid, "category": category,
+                           "task": {"input": "q", "expected": "yes", "check": {"kind": "exact"}}})
 
 
 def where(split: Split) -> dict[str, frozenset[str]]:
@@ -67,7 +68,8 @@ def test_a_small_category_is_kept_whole_and_named() -> None:
     assert kept.sizes == (("tiny", 3),)
     warning = str(kept)
     assert "1 category too small to split" in warning and "in-sample" in warning and warning.endswith(": tiny (3)")
-    more = split_cases(cases + [case(f"wee-{i}", "wee") for i in range(2)], SplitConfig(selection=0.3, test=0.2, min_cases=4))
+    more = split_cases(cases + [case(f"wee-{i}", "wee") for i in range(2)],
+                       SplitConfig(selection=0.3, test=0.2, min_cases=4))
     (kept,) = more.warnings()
     warning = str(kept)
     assert "2 categories too small to split" in warning and warning.endswith(": tiny (3), wee (2)")

@@ -78,7 +78,8 @@ def _state_after_first_checkpoint(repo: EvolveRepo, child: subprocess.Popen, tim
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
-def test_signal_stops_after_the_current_step_and_the_next_run_resumes(tmp_path: Path, sig: signal.Signals, code: int) -> None:
+def test_signal_stops_after_the_current_step_and_the_next_run_resumes(tmp_path: Path, sig: signal.Signals,
+                                                                      code: int) -> None:
     # Three rounds after S0 take seconds (simulated latency included); the signal is sent within
     # 10 ms of S0's checkpoint, so it lands mid-run.
     config = _config(max_rounds=3, patience=3)

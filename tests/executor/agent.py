@@ -18,7 +18,8 @@ skills_dir = Path(sys.argv[-1])
 seen = sorted(p.parent.name for p in skills_dir.glob("*/SKILL.md"))
 log = os.environ.get("AGENT_LOG")
 if log:
-    record = {"stdin": case, "argv": sys.argv[1:], "env_skills_dir": os.environ.get("FRAMES_SKILLS_DIR"), "skills": seen}
+    record = {"stdin": case, "argv": sys.argv[1:], "env_skills_dir": os.environ.get("FRAMES_SKILLS_DIR"),
+              "skills": seen}
     Path(log, f"{case['id']}-{case['sample']}.json").write_text(json.dumps(record))
 cid = case["id"]
 if cid.startswith("crash-"):
@@ -37,4 +38,6 @@ if cid.startswith("badfield-"):
     sys.exit(0)
 answers = json.loads(Path(os.environ["AGENT_ANSWERS"]).read_text()) if os.environ.get("AGENT_ANSWERS") else {}
 print("thinking...")  # noise before the JSON line: the last line counts
-print(json.dumps({"output": answers.get(cid), "skills_used": seen, "usage": {"prompt_tokens": 100, "completion_tokens": 7}, "trajectory": [{"step": 1, "action": "answer"}]}))
+print(json.dumps({"output": answers.get(cid), "skills_used": seen,
+                  "usage": {"prompt_tokens": 100, "completion_tokens": 7},
+                  "trajectory": [{"step": 1, "action": "answer"}]}))

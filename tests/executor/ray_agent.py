@@ -26,4 +26,5 @@ if cid.startswith("kill-") and marker and not Path(marker).exists():
     os.kill(os.getppid(), signal.SIGKILL)
     time.sleep(5)
 answer = "yes" if int(cid.rsplit("-", 1)[1]) % 2 == 0 else "no"
-print(json.dumps({"output": answer, "skills_used": seen, "usage": {"prompt_tokens": 10 + len(cid), "completion_tokens": 1}}))
+print(json.dumps({"output": answer, "skills_used": seen,
+                  "usage": {"prompt_tokens": 10 + len(cid), "completion_tokens": 1}}))

@@ -29,9 +29,12 @@ from frames_cli.workspace.config import ExecutorConfig
 
 MARKER = "QX-BLIND-4411"
 SKILLS = {
-    "baggage-allowance": ("Free checked bags by membership and cabin.", "Silver members get 2 free checked bags per passenger in economy."),
-    "cancel-flight": ("Cancel reservations.", "Basic economy reservations can be cancelled only within 24 hours of booking."),
-    "delay-compensation": ("Delays and compensation.", "Offer compensation for delays only when the delay is longer than three hours."),
+    "baggage-allowance": ("Free checked bags by membership and cabin.",
+                          "Silver members get 2 free checked bags per passenger in economy."),
+    "cancel-flight": ("Cancel reservations.",
+                      "Basic economy reservations can be cancelled only within 24 hours of booking."),
+    "delay-compensation": ("Delays and compensation.",
+                           "Offer compensation for delays only when the delay is longer than three hours."),
 }
 
 
@@ -46,7 +49,9 @@ def write_skills(root: Path) -> SkillSet:
 def plant_marker(cases_file: Path) -> None:
     """Put the marker in every diagnosis field of every case (the simulator's world reads them)."""
     text = cases_file.read_text()
-    text = text.replace("  diagnosis:\n", f"  diagnosis:\n    symptom: {MARKER} symptom\n    cause: {MARKER} cause\n    notes: {MARKER} notes\n    trajectory: [{{state: {MARKER}}}]\n")
+    text = text.replace("  diagnosis:\n",
+                        f"  diagnosis:\n    symptom: {MARKER} symptom\n    cause: {MARKER} cause\n    notes: {MARKER} "
+                        f"notes\n    trajectory: [{{state: {MARKER}}}]\n")
     cases_file.write_text(text)
 
 
@@ -60,19 +65,26 @@ def world(sim_workspace):
 
 
 def test_catalog_lines_and_stable_ids() -> None:
-    skills = SkillSet.from_files({f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode() for n, (d, b) in SKILLS.items()})
+    skills = SkillSet.from_files({f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode()
+                                  for n, (d, b) in SKILLS.items()})
     catalog = Catalog.of(skills)
     lines = catalog.text().splitlines()
     assert lines[0] == "3 skills available:"
     assert all(re.fullmatch(r"- s[0-9a-f]{4}: [a-z-]+ — .+", ln) for ln in lines[1:])
     smaller = Catalog.of(skills.without("cancel-flight"))
     assert smaller.id_of("baggage-allowance") == catalog.id_of("baggage-allowance")
-    assert catalog.names([catalog.id_of("cancel-flight"), "baggage-allowance", "nope"]) == ["cancel-flight", "baggage-allowance"]
+    assert catalog.names([catalog.id_of("cancel-flight"), "baggage-allowance", "nope"]) == [
+        "cancel-flight",
+        "baggage-allowance",
+    ]
 
 
 def test_catalog_leads_with_procedures_and_lists_reference_skills_last() -> None:
-    files = {f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode() for n, (d, b) in SKILLS.items()}
-    files["skills/definitions/SKILL.md"] = b"---\nname: definitions\ndescription: Terms.\nmetadata:\n  frames-tags: kyc, reference\n---\nA term.\n"
+    files = {f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode() for n,
+             (d, b) in SKILLS.items()}
+    files["skills/definitions/SKILL.md"] = (
+        b"---\nname: definitions\ndescription: Terms.\nmetadata:\n  frames-tags: kyc, reference\n---\nA term.\n"
+    )
     catalog = Catalog.of(SkillSet.from_files(files))
     assert list(catalog.ids.values()) == ["baggage-allowance", "cancel-flight", "delay-compensation", "definitions"]
 
@@ -142,7 +154,8 @@ def test_unknown_ids_are_refused_and_asked_again(world, scripted) -> None:
     with ModelClient(ws.workspace, config, use_cache=False) as client:
         (result,) = BuiltinExecutor(client, ExecutorConfig()).run([cases[1].agent_view()], skills)
     assert result.error is None and result.output == "4" and result.skills_used == ["baggage-allowance"]
-    assert [s["result"] for s in result.trajectory] == ["refused unknown ids: s9999", "loaded baggage-allowance", "answered"]
+    assert [s["result"] for s in result.trajectory] == ["refused unknown ids: s9999", "loaded baggage-allowance",
+                                                        "answered"]
     assert "These ids are not in the catalog: s9999." in provider.prompts[1]
     assert f'<skill id="{bags}" name="baggage-allowance">' in provider.prompts[2]
     assert "Silver members get 2 free checked bags" in provider.prompts[2]

@@ -28,7 +28,9 @@ def make_case(case_id: str, expected: object = "yes", category: str = "cat", kin
 
 
 def skill_set(*names: str) -> SkillSet:
-    return SkillSet.from_files({f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: Does {n}.\n---\nBody of {n}.\n".encode() for n in names})
+    return SkillSet.from_files(
+        {f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: Does {n}.\n---\nBody of {n}.\n".encode() for n in names}
+    )
 
 
 @pytest.fixture
@@ -45,9 +47,16 @@ def agent_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_agent_gets_case_and_skills_and_never_the_diagnosis(agent_env: Path) -> None:
     cases = [make_case("ok-1"), make_case("ok-2")]
     report = evaluate(cases, skill_set("alpha", "beta"), CommandExecutor(AGENT, timeout_s=20), samples=2)
-    assert [(r.case_id, r.sample, r.passed) for r in report.results] == [("ok-1", 0, True), ("ok-1", 1, True), ("ok-2", 0, False), ("ok-2", 1, False)]
+    assert [(r.case_id, r.sample, r.passed) for r in report.results] == [
+        ("ok-1", 0, True),
+        ("ok-1", 1, True),
+        ("ok-2", 0, False),
+        ("ok-2", 1, False),
+    ]
     assert report.results[0].skills_used == ["alpha", "beta"]
-    assert report.results[0].usage.prompt_tokens == 100 and report.results[0].trajectory == [{"step": 1, "action": "answer"}]
+    assert report.results[0].usage.prompt_tokens == 100 and report.results[0].trajectory == [
+        {"step": 1, "action": "answer"}
+    ]
     records = sorted(agent_env.glob("*.json"))
     assert len(records) == 4
     for path in records:
@@ -60,21 +69,26 @@ def test_agent_gets_case_and_skills_and_never_the_diagnosis(agent_env: Path) -> 
 
 
 def test_crash_timeout_and_bad_json_fail_only_their_case(agent_env: Path) -> None:
-    cases = [make_case("crash-1"), make_case("slow-1"), make_case("garbage-1"), make_case("badfield-1"), make_case("ok-1")]
+    cases = [make_case("crash-1"), make_case("slow-1"), make_case("garbage-1"), make_case("badfield-1"),
+             make_case("ok-1")]
     start = time.monotonic()
     report = evaluate(cases, skill_set("alpha"), CommandExecutor(AGENT, timeout_s=1.5, concurrency=5))
     assert time.monotonic() - start < 15
     by_id = {r.case_id: r for r in report.results}
     assert by_id["crash-1"].error == "agent exited with code 3: agent blew up: KeyError 'fields'"
     assert by_id["slow-1"].error == "agent timed out after 1.5 s"
-    assert by_id["garbage-1"].error.startswith("agent printed no JSON object with an `output` key: Sure! Here is my answer")
+    assert by_id["garbage-1"].error.startswith("agent printed no JSON object with an `output` key: Sure! Here is my "
+                                               "answer")
     assert by_id["badfield-1"].error == "agent's `skills_used` is not a list of strings"
-    assert all(not by_id[c].passed and by_id[c].reason.startswith("agent failed: ") for c in ("crash-1", "slow-1", "garbage-1", "badfield-1"))
+    assert all(not by_id[c].passed and by_id[c].reason.startswith("agent failed: ")
+               for c in ("crash-1", "slow-1", "garbage-1", "badfield-1"))
     assert by_id["ok-1"].passed and by_id["ok-1"].error is None
 
 
 def test_missing_program_is_a_failed_case(tmp_path: Path) -> None:
-    result = CommandExecutor([str(tmp_path / "no-such-agent")], timeout_s=5).run([make_case("x").agent_view()], skill_set("alpha"))[0]
+    result = CommandExecutor([str(tmp_path / "no-such-agent")], timeout_s=5).run(
+        [make_case("x").agent_view()], skill_set("alpha")
+    )[0]
     assert result.error is not None and result.error.startswith("cannot start")
 
 
@@ -92,5 +106,8 @@ def test_parse_agent_output_errors(text: str, error: str) -> None:
 
 
 def test_parse_agent_output_accepts_pretty_printed_json() -> None:
-    result = parse_agent_output("c", json.dumps({"output": {"actions": []}, "usage": {"prompt_tokens": 5, "completion_tokens": 2, "cost_usd": 0.01}}, indent=2))
+    result = parse_agent_output("c",
+                                json.dumps({"output": {"actions": []},
+                                            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "cost_usd": 0.01}},
+                                            indent=2))
     assert result.error is None and result.output == {"actions": []} and result.usage.cost_usd == 0.01

@@ -31,10 +31,12 @@ AGENT = [sys.executable, str(Path(__file__).with_name("ray_agent.py"))]
 
 def _case(cid: str, **fields: str) -> Case:
     expected = "yes" if int(cid.rsplit("-", 1)[1]) % 2 == 0 else "no"
-    return Case(cid, cid.split("-")[0], Source("manual"), "", Task({"text": cid, "fields": dict(fields)}, expected, Check("exact"), "yes or no"))
+    return Case(cid, cid.split("-")[0], Source("manual"), "",
+                Task({"text": cid, "fields": dict(fields)}, expected, Check("exact"), "yes or no"))
 
 
-SKILLS = SkillSet.from_files({f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: Does {n}.\n---\nBody.\n".encode() for n in ("alpha", "beta")})
+SKILLS = SkillSet.from_files({f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: Does {n}.\n---\nBody.\n".encode()
+                              for n in ("alpha", "beta")})
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +63,10 @@ def test_ray_tasks_give_the_local_report_and_survive_a_killed_worker(local_ray, 
     killed = [_case("kill-4", marker=str(marker)), _case("ok-7")]
     report = evaluate(killed, SKILLS, RayCommandExecutor(AGENT, 30, tmp_path), lost_retries=0)
     assert marker.exists(), "the agent did not kill its Ray worker: the test shows nothing"
-    assert [(r.case_id, r.passed, r.lost, r.error) for r in report.results] == [("kill-4", True, False, None), ("ok-7", True, False, None)]
+    assert [(r.case_id, r.passed, r.lost, r.error) for r in report.results] == [
+        ("kill-4", True, False, None),
+        ("ok-7", True, False, None),
+    ]
 
 
 def test_cases_are_cut_into_tasks_by_the_cluster_s_slots() -> None:
@@ -71,7 +76,9 @@ def test_cases_are_cut_into_tasks_by_the_cluster_s_slots() -> None:
     assert RayCommandExecutor(AGENT, 30, None, cpus=2).chunk_size(10_000, 2.0) == 2500
 
 
-def test_ray_backend_is_a_configuration_error_without_ray_or_with_the_builtin_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_ray_backend_is_a_configuration_error_without_ray_or_with_the_builtin_agent(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     with pytest.raises(ConfigError, match="command agent") as err:
         parse_config("version: 1\neval:\n  backend: ray\n", tmp_path / "frames.yaml")
     assert err.value.location.line == 2
@@ -80,13 +87,15 @@ def test_ray_backend_is_a_configuration_error_without_ray_or_with_the_builtin_ag
     with pytest.raises(ConfigError, match="ray_cpus"):
         parse_config("executor:\n  kind: command\n  command: [agent]\neval:\n  backend: ray\n  ray_cpus: 0\n")
     real_import = builtins.__import__
-    monkeypatch.setattr(builtins, "__import__", lambda name, *a, **k: (_ for _ in ()).throw(ImportError(name)) if name == "ray" else real_import(name, *a, **k))
+    monkeypatch.setattr(builtins, "__import__", lambda name, *a, **k: (_ for _ in ()).throw(ImportError(name))
+                        if name == "ray" else real_import(name, *a, **k))
     with pytest.raises(ConfigError, match=r"pip install 'frames-cli\[ray\]'") as err:
         ray_module(tmp_path / "frames.yaml")
     assert err.value.location.path == tmp_path / "frames.yaml"
 
 
-def test_frames_eval_uses_ray_when_frames_yaml_says_so(local_ray, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_frames_eval_uses_ray_when_frames_yaml_says_so(local_ray, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
     from typer.testing import CliRunner
@@ -104,9 +113,11 @@ def test_frames_eval_uses_ray_when_frames_yaml_says_so(local_ray, tmp_path: Path
     runs = []
     calls = []
     real = ray_backend.RayCommandExecutor.run
-    monkeypatch.setattr(ray_backend.RayCommandExecutor, "run", lambda self, *a, **k: calls.append(len(a[0])) or real(self, *a, **k))
+    monkeypatch.setattr(ray_backend.RayCommandExecutor, "run", lambda self, *a, **k: calls.append(len(a[0]))
+                        or real(self, *a, **k))
     for backend in ("local", "ray"):
-        (tmp_path / "frames.yaml").write_text(f"executor:\n  kind: command\n  command: {agent}\neval:\n  backend: {backend}\n")
+        (tmp_path / "frames.yaml").write_text(f"executor:\n  kind: command\n  command: {agent}\neval:\n  backend: "
+                                              f"{backend}\n")
         done = CliRunner().invoke(app, ["eval", "--json", "--no-cache", "--repo", str(tmp_path)])
         assert done.exit_code == 0, done.output
         runs.append([(r["case_id"], r["passed"], r["output"]) for r in json.loads(done.stdout)["results"]])

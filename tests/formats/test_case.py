@@ -69,7 +69,8 @@ def test_write_then_load_round_trips(tmp_path: Path, suffix: str) -> None:
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        (GOOD_YAML.replace("check: set\n", "check: {kind: fuzzy}\n"), 17, "unknown check kind 'fuzzy' (valid: exact, set, contains, rubric)"),
+        (GOOD_YAML.replace("check: set\n", "check: {kind: fuzzy}\n"), 17,
+         "unknown check kind 'fuzzy' (valid: exact, set, contains, rubric)"),
         (GOOD_YAML.replace("  category: refuse\n", ""), 12, "missing key `category`"),
         (GOOD_YAML.replace("category: refuse", "category: ''"), 13, "`category` must be a non-empty string"),
         (GOOD_YAML.replace("- id: c2", "- id: c1"), 12, "duplicate case id 'c1' (first at"),
@@ -185,7 +186,8 @@ def test_must_pass_marks_a_case_or_its_whole_category(tmp_path: Path) -> None:
         load_cases([write(tmp_path / "a.yaml", text.replace("must_pass: true", "must_pass: always"))])
 
 
-@pytest.mark.parametrize(("value", "key"), [(".nan", "task.expected"), ("-.inf", "task.expected"), ("{fee: .inf}", "task.input.fields.fee")])
+@pytest.mark.parametrize(("value", "key"), [(".nan", "task.expected"), ("-.inf", "task.expected"),
+                                            ("{fee: .inf}", "task.input.fields.fee")])
 def test_nan_or_infinity_in_a_case_is_a_located_error(tmp_path: Path, value: str, key: str) -> None:
     # issue 15: `expected: .nan` passed validate and evolve; NaN equals no answer and is no JSON.
     if key.endswith("fee"):

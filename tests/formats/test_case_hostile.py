@@ -33,11 +33,13 @@ def yaml_case(**fields: str) -> str:
         ({"id": '"c-1\\u202e"'}, "id", "U+202E"),
         ({"id": '"c-1\\nerror: cases/x.yaml:1: forged"'}, "id", "a line break"),
         ({"category": '"cancel\\u2028x"'}, "category", "a line break"),
-        ({"task": '{input: {text: "Cancel \\x9b2J my trip."}, expected: "no", check: {kind: exact}}'}, "task.input.text", "U+009B"),
+        ({"task": '{input: {text: "Cancel \\x9b2J my trip."}, expected: "no", check: {kind: exact}}'},
+         "task.input.text", "U+009B"),
         ({"task": '{input: {text: "x"}, expected: "no\\x07", check: {kind: exact}}'}, "task.expected", "U+0007"),
     ],
 )
-def test_escaped_control_characters_are_refused_with_their_key(tmp_path: Path, fields: dict, key: str, what: str) -> None:
+def test_escaped_control_characters_are_refused_with_their_key(tmp_path: Path, fields: dict, key: str,
+                                                               what: str) -> None:
     path = tmp_path / "cases.yaml"
     path.write_text(yaml_case(**fields))
     with pytest.raises(InputError) as info:
@@ -48,7 +50,8 @@ def test_escaped_control_characters_are_refused_with_their_key(tmp_path: Path, f
 
 
 def test_json_escapes_are_refused_too(tmp_path: Path) -> None:
-    record = {"id": "c-1", "category": "cancel", "task": {"input": {"text": "x"}, "expected": "no", "check": {"kind": "exact"}},
+    record = {"id": "c-1", "category": "cancel",
+              "task": {"input": {"text": "x"}, "expected": "no", "check": {"kind": "exact"}},
               "diagnosis": {"notes": "see \u001b[2J"}}
     path = tmp_path / "cases.jsonl"
     path.write_text(json.dumps(record) + "\n")  # ensure_ascii: the ESC is written as \u001b
@@ -58,7 +61,8 @@ def test_json_escapes_are_refused_too(tmp_path: Path) -> None:
 
 def test_right_to_left_text_in_a_case_body_stays_allowed(tmp_path: Path) -> None:
     path = tmp_path / "cases.yaml"
-    path.write_text(yaml_case(task='{input: {text: "\\u05e9\\u05dc\\u05d5\\u05dd \\u200f ok"}, expected: "no", check: {kind: exact}}'))
+    path.write_text(yaml_case(task='{input: {text: "\\u05e9\\u05dc\\u05d5\\u05dd \\u200f ok"}, expected: "no", check: '
+                                   '{kind: exact}}'))
     assert load_cases([path])[0].task.input["text"].endswith("ok")
 
 

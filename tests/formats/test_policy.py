@@ -25,7 +25,14 @@ def test_nested_headings_and_fenced_code() -> None:
     assert doc.title == "Consumer Loan Review Policy"
     tree = _tree(doc.root)
     assert tree[0] == ("Consumer Loan Review Policy", 1, 1, 8, 103)
-    assert ("Consumer Loan Review Policy > 2. Assessment > 2.1 Income verification > 2.1.2 Self-employed applicants > Seasonal income", 5, 43, 46, 46) in tree
+    assert (
+        "Consumer Loan Review Policy > 2. Assessment > 2.1 Income verification > 2.1.2 Self-employed applicants > "
+        "Seasonal income",
+        5,
+        43,
+        46,
+        46,
+    ) in tree
     # `# Credit check` inside the ``` block is not a heading.
     assert not any("Credit check" in row[0] for row in tree)
     credit = next(row for row in tree if row[0].endswith("2.3 Credit history"))
@@ -35,7 +42,11 @@ def test_nested_headings_and_fenced_code() -> None:
 def test_setext_headings_and_preamble_without_title() -> None:
     doc = read_policy(FIXTURES / "expenses.md", "policies/expenses.md")
     assert doc.title == "Expenses" and doc.root.level == 0
-    assert [(c.title, c.level, c.start, c.end) for c in doc.root.children] == [("Travel", 1, 4, 18), ("Meals", 1, 19, 23), ("Claims", 1, 24, 28)]
+    assert [(c.title, c.level, c.start, c.end) for c in doc.root.children] == [
+        ("Travel", 1, 4, 18),
+        ("Meals", 1, 19, 23),
+        ("Claims", 1, 24, 28),
+    ]
     assert doc.root.own_end == 3
     assert [c.title for c in doc.root.children[0].children] == ["Hotels"]
 
@@ -56,7 +67,8 @@ def test_span_sha256_is_of_lines_joined_by_newline() -> None:
     [
         (b"", "p.md: empty policy document"),
         (b"  \n\n", "p.md: empty policy document"),
-        (b"text\n\x89PNG\x00\x01", "p.md:2: binary file, not a policy document (policies/ holds Markdown or plain text)"),
+        (b"text\n\x89PNG\x00\x01",
+         "p.md:2: binary file, not a policy document (policies/ holds Markdown or plain text)"),
         (b"ok\nbad \xe9t\xe9\n", "p.md:2: not UTF-8 text (byte 7)"),
         (b"x" * 101, "p.md: policy file is 101 bytes; the limit is 100 (split it into several documents)"),
     ],
@@ -75,15 +87,18 @@ def test_companions_and_hidden_files_are_not_policy(tmp_path: Path) -> None:
 
 
 def test_real_policies_with_companion_like_names_are_policy(tmp_path: Path) -> None:
-    for name in ("Notice of Privacy Practices.md", "Source Code Policy.md", "Licensed Software Policy.md", "LICENSE-MIT", "README.md", "SOURCE.md", "LICENSE.tau-bench"):
+    for name in ("Notice of Privacy Practices.md", "Source Code Policy.md", "Licensed Software Policy.md",
+                 "LICENSE-MIT", "README.md", "SOURCE.md", "LICENSE.tau-bench"):
         (tmp_path / name).write_text("Text.\n")
-    assert [p.name for p in policy_files(tmp_path)] == ["Licensed Software Policy.md", "Notice of Privacy Practices.md", "Source Code Policy.md"]
+    assert [p.name for p in policy_files(tmp_path)] == ["Licensed Software Policy.md", "Notice of Privacy Practices.md",
+                                                        "Source Code Policy.md"]
     assert skip_reason(tmp_path / "LICENSE-MIT", tmp_path) == "companion file"
 
 
 def test_front_matter_is_the_title_and_metadata_never_text() -> None:
     # A blank line inside the front matter must not turn its closing `---` into a setext heading.
-    lines = ["---", "title: Get a travel card", "", "subtitle: \"Step 1b\"", "---", "", "Apply for the card before you travel."]
+    lines = ["---", "title: Get a travel card", "", "subtitle: \"Step 1b\"", "---", "",
+             "Apply for the card before you travel."]
     doc = parse_policy(lines, "policies/card.md")
     assert doc.title == "Get a travel card" and doc.meta == {"title": "Get a travel card", "subtitle": "Step 1b"}
     assert doc.root.children == [] and doc.view[:5] == [""] * 5
@@ -105,8 +120,11 @@ def test_template_tags_comments_and_template_links_are_left_out_of_the_reading_v
         "Claim taxes {{ site.rate }}separately.",
     ]
     doc = parse_policy(lines, "policies/t.md")
-    assert doc.view == ["", "", "", "", "See your profile and [Concur](https://travel.gsa.gov).", "", "## <em>Book</em> lodging", "### Hotel taxes", "Claim taxes separately."]
-    assert [s.title for s in doc.root.children] == ["Book lodging"] and doc.root.children[0].children[0].title == "Hotel taxes"
+    assert doc.view == ["", "", "", "", "See your profile and [Concur](https://travel.gsa.gov).", "",
+                        "## <em>Book</em> lodging", "### Hotel taxes", "Claim taxes separately."]
+    assert [s.title for s in doc.root.children] == ["Book lodging"] and doc.root.children[0].children[
+        0
+    ].title == "Hotel taxes"
     # Back-links still hash the file's own lines.
     assert doc.sha256(1, 2) == span_sha256(lines, 1, 2)
 
@@ -114,13 +132,15 @@ def test_template_tags_comments_and_template_links_are_left_out_of_the_reading_v
 @pytest.mark.parametrize("separator", ["\f", "\u2028", "\u2029", "\r"])
 def test_line_numbers_match_grep_whatever_separators_a_line_holds(separator: str) -> None:
     data = f"# Policy\n\nPage one.{separator}Still line three.\nLine four.\r\nLine five.\n".encode()
-    assert decode_policy(data, "policies/p.md") == ["# Policy", "", f"Page one.{separator}Still line three.", "Line four.", "Line five."]
+    assert decode_policy(data, "policies/p.md") == ["# Policy", "", f"Page one.{separator}Still line three.",
+                                                    "Line four.", "Line five."]
 
 
 def test_navigation_link_wrapped_over_two_lines_is_left_out() -> None:
     # 18F's "[Jump to Step 3: What to Consider While\nTraveling]({% page ... %})" became a
     # description's words and two key terms ("jump", "step").
-    lines = ["[Jump to Step 3: What to Consider While", 'Traveling]({% page "/travel" %})', "", "Plans change.", "```", "[Back to top](#top)", "```"]
+    lines = ["[Jump to Step 3: What to Consider While", 'Traveling]({% page "/travel" %})', "", "Plans change.", "```",
+             "[Back to top](#top)", "```"]
     doc = parse_policy(lines, "policies/t.md")
     assert doc.view == ["", "", "", "Plans change.", "```", "[Back to top](#top)", "```"]
 
@@ -141,7 +161,8 @@ def test_an_html_heading_written_over_several_lines_is_a_heading() -> None:
     # Issue 29: USWDS accordion headings (`<h3>` with a `<button>` on lines of their own) were text.
     lines = ["# Rights", "", '<h3 class="usa-accordion__heading">',
              '  <button type="button" class="usa-accordion__button" aria-expanded="false" aria-controls="a1">',
-             "    First Amendment", "  </button>", "</h3>", '<div id="a1" class="usa-accordion__content">', "<p>Speech is free.</p>", "</div>"]
+             "    First Amendment", "  </button>", "</h3>", '<div id="a1" class="usa-accordion__content">',
+             "<p>Speech is free.</p>", "</div>"]
     doc = parse_policy(lines, "policies/p.md")
     assert _tree(doc.root)[1:] == [("Rights > First Amendment", 3, 3, 10, 10)]
     assert doc.view[3:7] == ["", "", "", ""]

@@ -44,7 +44,8 @@ def test_round_trip_is_byte_identical() -> None:
     assert skill.description == "Cancel a reservation. Use when the user asks to cancel a flight."
     assert skill.body.startswith("# Cancel flight\n")
     assert skill.tags == ["airline", "cancel"]
-    assert skill.backlinks == [BackLink("policies/airline.md", "Airline Agent Policy > Cancel flight", 133, 152, "a" * 64)]
+    assert skill.backlinks == [BackLink("policies/airline.md", "Airline Agent Policy > Cancel flight", 133, 152,
+                                        "a" * 64)]
     assert render_skill(skill) == HAND_WRITTEN
 
 
@@ -59,7 +60,11 @@ def test_edit_keeps_bytes_of_unedited_keys() -> None:
     assert out == expected
     skill.metadata["owner"] = "support"
     out = render_skill(skill)
-    assert "  owner: support\n" in out and "# frames data below" in out and "name: cancel-flight   # trailing comment kept" in out
+    assert (
+        "  owner: support\n" in out
+        and "# frames data below" in out
+        and "name: cancel-flight   # trailing comment kept" in out
+    )
 
 
 def test_new_skill_passes_reference_validator(tmp_path: Path) -> None:
@@ -69,7 +74,8 @@ def test_new_skill_passes_reference_validator(tmp_path: Path) -> None:
     folder = tmp_path / "book-flight"
     folder.mkdir()
     (folder / "SKILL.md").write_text(render_skill(skill))
-    done = subprocess.run([agentskills_command() or "agentskills", "validate", str(folder)], capture_output=True, text=True)
+    done = subprocess.run([agentskills_command() or "agentskills", "validate", str(folder)], capture_output=True,
+                          text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     again = parse_skill((folder / "SKILL.md").read_text(), folder / "SKILL.md")
     assert (again.description, again.metadata, again.body) == (skill.description, skill.metadata, skill.body)
@@ -80,15 +86,20 @@ def test_new_skill_passes_reference_validator(tmp_path: Path) -> None:
     [
         ("name: x\n", "1: SKILL.md must start with a YAML front matter line `---`"),
         ("---\nname: x\n", "1: front matter is not closed with a `---` line"),
-        ("---\nname: x\ndescription: [a\n---\n", "3: invalid YAML in front matter: expected ',' or ']', but got '<stream end>'"),
+        ("---\nname: x\ndescription: [a\n---\n",
+         "3: invalid YAML in front matter: expected ',' or ']', but got '<stream end>'"),
         ("---\ndescription: d\n---\nbody\n", "1: missing required front-matter key `name`"),
-        ("---\nname: x\ndescription: d\nversion: 2\n---\n", "4: unknown front-matter key `version` (allowed: name, description, license, compatibility, allowed-tools, metadata)"),
+        ("---\nname: x\ndescription: d\nversion: 2\n---\n",
+         "4: unknown front-matter key `version` (allowed: name, description, license, compatibility, allowed-tools, "
+         "metadata)"),
         ("---\nname: x\nname: y\ndescription: d\n---\n", "3: duplicate front-matter key `name`"),
         ("---\nname: 12\ndescription: d\n---\n", "2: `name` must be a string, got 12 (quote it)"),
-        ("---\nname: x\ndescription: d\nmetadata: {a: b}\n---\n", "4: flow style ({...} or [...]) is not allowed in front matter; use block style"),
+        ("---\nname: x\ndescription: d\nmetadata: {a: b}\n---\n",
+         "4: flow style ({...} or [...]) is not allowed in front matter; use block style"),
         ("---\nname: x\ndescription: d\nmetadata:\n  k:\n    - 1\n---\n", "6: `metadata.k` must be a string"),
         ("---\nname: x\ndescription: a --- b\n---\n", "3: front matter must not contain `---`"),
-        ("---\nname: x\ndescription: &d text\nlicense: *d\n---\n", "3: YAML anchors and aliases are not allowed in front matter"),
+        ("---\nname: x\ndescription: &d text\nlicense: *d\n---\n",
+         "3: YAML anchors and aliases are not allowed in front matter"),
         ("---\nname: x\ndescription: !!str 12\n---\n", "3: YAML tags (`!!str`, `!x`) are not allowed in front matter"),
     ],
 )
@@ -105,10 +116,12 @@ def test_non_utf8_names_the_line() -> None:
 
 def test_skill_problems() -> None:
     skill = parse_skill(
-        "---\nname: Bad_Name\ndescription: use <b>\n---\n\nx\n<!-- frames:protected -->\ny\n", Path("skills/other/SKILL.md")
+        "---\nname: Bad_Name\ndescription: use <b>\n---\n\nx\n<!-- frames:protected -->\ny\n",
+        Path("skills/other/SKILL.md")
     )
     assert [str(p) for p in skill_problems(skill, folder="other", max_body_lines=1)] == [
-        "skills/other/SKILL.md:2: error: name 'Bad_Name' must be lowercase letters, digits and single hyphens (no leading or trailing hyphen)",
+        "skills/other/SKILL.md:2: error: name 'Bad_Name' must be lowercase letters, digits and single hyphens (no "
+        "leading or trailing hyphen)",
         "skills/other/SKILL.md:2: error: name 'Bad_Name' differs from its folder name 'other'",
         "skills/other/SKILL.md:3: error: description must not contain `<` or `>`",
         "skills/other/SKILL.md:7: error: protected region is never closed",

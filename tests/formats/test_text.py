@@ -88,4 +88,5 @@ def test_question_words_carry_no_topic() -> None:
     from frames_cli.sim.matching import bm25_ranked
 
     assert tokens("How, why, where, whom and whose?") == []
-    assert [key for key, _ in bm25_ranked("How do I claim it?", [("faq", "How to book a hotel"), ("claims", "Claim your expenses")])] == ["claims"]
+    assert [key for key, _ in bm25_ranked("How do I claim it?", [("faq", "How to book a hotel"),
+                                                                 ("claims", "Claim your expenses")])] == ["claims"]

@@ -58,5 +58,6 @@ def test_unknown_revision_is_bad_input_and_still_a_git_error(git_repo, tmp_path)
     assert caught.value.exit_code == EXIT_USAGE and isinstance(caught.value, GitError)
     assert str(caught.value) == "unknown revision or not a commit: 'no-such-branch'"
     empty = init_git_repo(tmp_path / "empty")
-    with pytest.raises(UnknownRevisionError, match=r"^unknown revision 'HEAD': the repository has no commit yet \(commit your skills first"):
+    with pytest.raises(UnknownRevisionError,
+                       match=r"^unknown revision 'HEAD': the repository has no commit yet \(commit your skills first"):
         GitStore(empty.root).resolve("HEAD")

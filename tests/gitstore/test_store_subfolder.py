@@ -58,11 +58,13 @@ def test_commit_changes_only_the_workspace_folder(mono):
     store = GitStore(mono.root / WS)
     base = store.resolve("HEAD")
     sha = store.commit_files(
-        base, {"skills/alpha/SKILL.md": b"---\nname: alpha\n---\nAlpha, rewritten.\n", "skills/beta/SKILL.md": b"beta\n"},
+        base,
+        {"skills/alpha/SKILL.md": b"---\nname: alpha\n---\nAlpha, rewritten.\n", "skills/beta/SKILL.md": b"beta\n"},
         "rewrite", under="skills/",
     )
     assert outside(mono, sha) == outside(mono, base)
-    assert mono.git("diff", "--name-only", base, sha).splitlines() == [f"{WS}/skills/alpha/SKILL.md", f"{WS}/skills/beta/SKILL.md"]
+    assert mono.git("diff", "--name-only", base, sha).splitlines() == [f"{WS}/skills/alpha/SKILL.md",
+                                                                       f"{WS}/skills/beta/SKILL.md"]
     assert store.read_files(sha)["skills/beta/SKILL.md"] == b"beta\n"
     # The `under` guard and the path checks see workspace-relative paths: nothing can leave the folder.
     for path in ("frames.yaml", "../sea/skills/alpha/SKILL.md"):

@@ -86,7 +86,10 @@ def test_commit_files_applies_changes_to_parent_tree(git_repo):
     modes = git_repo.git("ls-tree", "-r", "--format=%(objectmode) %(path)", sha).splitlines()
     assert "100755 skills/beta/scripts/run.sh" in modes
     assert "100644 skills/gamma/SKILL.md" in modes
-    assert git_repo.git("log", "-1", "--format=%an <%ae>|%cn <%ce>", sha) == "frames <frames@localhost>|frames <frames@localhost>"
+    assert (
+        git_repo.git("log", "-1", "--format=%an <%ae>|%cn <%ce>", sha)
+        == "frames <frames@localhost>|frames <frames@localhost>"
+    )
 
 
 def test_commit_identity_and_date_per_call_make_shas_reproducible(git_repo):
@@ -96,10 +99,13 @@ def test_commit_identity_and_date_per_call_make_shas_reproducible(git_repo):
     first = store.commit_files("HEAD", {"skills/alpha/SKILL.md": b"x\n"}, "same", **kwargs)
     second = store.commit_files("HEAD", {"skills/alpha/SKILL.md": b"x\n"}, "same", **kwargs)
     assert first == second
-    assert git_repo.git("log", "-1", "--format=%an|%ad", "--date=raw", first) == f"Rev Iewer|{int(when.timestamp())} +0200"
+    assert (
+        git_repo.git("log", "-1", "--format=%an|%ad", "--date=raw", first) == f"Rev Iewer|{int(when.timestamp())} +0200"
+    )
 
 
-@pytest.mark.parametrize("path", ["", "/etc/passwd", "skills/../x", "skills/./a", ".git/config", "skills/.GIT/x", "a\\b", "a//b", "skills/a/"])
+@pytest.mark.parametrize("path", ["", "/etc/passwd", "skills/../x", "skills/./a", ".git/config", "skills/.GIT/x",
+                                  "a\\b", "a//b", "skills/a/"])
 def test_commit_files_rejects_unsafe_paths_before_writing(git_repo, path):
     store = GitStore(git_repo.root)
     with pytest.raises(InputError):
@@ -167,7 +173,8 @@ def test_set_ref_and_list_refs(git_repo):
         "refs/frames/runs/run1/base": head,
         "refs/frames/runs/run1/r1c1": child,
     }
-    assert set(store.list_refs()) == {f"refs/frames/runs/run{n}/{c}" for n, c in [(1, "base"), (1, "r1c1"), (2, "r1c1")]}
+    assert set(store.list_refs()) == {f"refs/frames/runs/run{n}/{c}" for n,
+                                      c in [(1, "base"), (1, "r1c1"), (2, "r1c1")]}
     store.delete_ref("refs/frames/runs/run2/r1c1")
     store.delete_ref("refs/frames/runs/run2/r1c1")
     assert "refs/frames/runs/run2/r1c1" not in store.list_refs()
@@ -185,7 +192,8 @@ def test_set_ref_never_moves_branches(git_repo, ref):
 
 
 @pytest.mark.parametrize(
-    "ref", ["frames/x", "refs/frames/a..b", "refs/frames/a b", "refs/frames/x.lock", "refs/frames/a~1", "-refs/x", "refs/frames/@{u}", "refs/frames/x:y", "refs/frames/"]
+    "ref", ["frames/x", "refs/frames/a..b", "refs/frames/a b", "refs/frames/x.lock", "refs/frames/a~1", "-refs/x",
+            "refs/frames/@{u}", "refs/frames/x:y", "refs/frames/"]
 )
 def test_unsafe_refs_rejected(git_repo, ref):
     store = GitStore(git_repo.root)
@@ -194,7 +202,8 @@ def test_unsafe_refs_rejected(git_repo, ref):
     assert store.list_refs("refs/") == {"refs/heads/main": store.resolve("HEAD")}
 
 
-@pytest.mark.parametrize("name", ["-f", "--force", "HEAD", "a..b", "x y", "x.lock", "../main", "a:b", "x~1", "x^", "end/", "@{-1}", "a\\b"])
+@pytest.mark.parametrize("name", ["-f", "--force", "HEAD", "a..b", "x y", "x.lock", "../main", "a:b", "x~1", "x^",
+                                  "end/", "@{-1}", "a\\b"])
 def test_create_branch_rejects_unsafe_names(git_repo, name):
     store = GitStore(git_repo.root)
     with pytest.raises(InputError):
@@ -254,7 +263,9 @@ def test_commit_message_trailers_round_trip(git_repo):
 
 
 def test_check_ref_name_accepts_frames_refs():
-    assert check_ref_name("refs/frames/runs/20261129-101500-a1b2c3/r2c1") == "refs/frames/runs/20261129-101500-a1b2c3/r2c1"
+    assert (
+        check_ref_name("refs/frames/runs/20261129-101500-a1b2c3/r2c1") == "refs/frames/runs/20261129-101500-a1b2c3/r2c1"
+    )
 
 
 def test_store_from_subfolder_uses_top_level(git_repo):

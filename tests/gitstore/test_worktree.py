@@ -20,7 +20,8 @@ from frames_cli.gitstore.pending import Journal
 from frames_cli.gitstore.worktree import CheckoutChange, check_committable, finish_pending, is_git_worktree
 
 
-def change_files(root: Path, state: Path, files: dict[str, str | None], message: str = "frames coldstart: test\n") -> str | None:
+def change_files(root: Path, state: Path, files: dict[str, str | None],
+                 message: str = "frames coldstart: test\n") -> str | None:
     """Write (None: remove) `files` under `root` as coldstart does, and commit them."""
     change = CheckoutChange.begin(root, state, "coldstart")
     change.touch(list(files))
@@ -44,11 +45,18 @@ def test_commits_only_the_touched_paths(git_repo, tmp_path: Path) -> None:
     git_repo.write("notes.txt", "user's staged file\n")
     git_repo.git("add", "notes.txt")
 
-    sha = change_files(root, tmp_path / "state", {"skills/gamma/SKILL.md": "---\nname: gamma\n---\nG\n", "skills/alpha/SKILL.md": None})
+    sha = change_files(root, tmp_path / "state",
+                       {"skills/gamma/SKILL.md": "---\nname: gamma\n---\nG\n", "skills/alpha/SKILL.md": None})
     assert sha == git_repo.git("rev-parse", "HEAD")
-    assert git_repo.git("show", "--name-status", "--format=", "HEAD").splitlines() == ["D\tskills/alpha/SKILL.md", "A\tskills/gamma/SKILL.md"]
+    assert git_repo.git("show", "--name-status", "--format=", "HEAD").splitlines() == [
+        "D\tskills/alpha/SKILL.md",
+        "A\tskills/gamma/SKILL.md",
+    ]
     # The user's git identity is set (the fixture repo's user.name): the commit is theirs (issue 13).
-    assert git_repo.git("log", "-1", "--format=%an <%ae>|%cn|%s") == "Test User <test@example.com>|Test User|frames coldstart: test"
+    assert (
+        git_repo.git("log", "-1", "--format=%an <%ae>|%cn|%s")
+        == "Test User <test@example.com>|Test User|frames coldstart: test"
+    )
     # The user's staged file is still staged (not committed), their unstaged edit still unstaged,
     # and the committed paths are clean in the index.
     assert status(git_repo) == [" M README.md", "A  notes.txt"]
@@ -57,7 +65,8 @@ def test_commits_only_the_touched_paths(git_repo, tmp_path: Path) -> None:
 
 def test_nothing_to_commit_returns_none(git_repo, tmp_path: Path) -> None:
     head = git_repo.git("rev-parse", "HEAD")
-    assert change_files(git_repo.root, tmp_path / "s", {"skills/alpha/SKILL.md": "---\nname: alpha\n---\nAlpha body.\n", "skills/never/SKILL.md": None}) is None
+    assert change_files(git_repo.root, tmp_path / "s", {"skills/alpha/SKILL.md": "---\nname: alpha\n---\nAlpha body.\n",
+                                                        "skills/never/SKILL.md": None}) is None
     assert git_repo.git("rev-parse", "HEAD") == head
 
 
@@ -70,8 +79,12 @@ def test_workspace_in_a_sub_folder_and_no_identity(git_repo, monkeypatch, tmp_pa
     monkeypatch.delenv("GIT_COMMITTER_NAME", raising=False)
     monkeypatch.delenv("GIT_COMMITTER_EMAIL", raising=False)
     (git_repo.root / "team" / "ws").mkdir(parents=True)
-    change_files(git_repo.root / "team" / "ws", tmp_path / "s", {"skills/a/SKILL.md": "---\nname: a\n---\n"}, "sub-folder\n")
-    assert git_repo.git("log", "-1", "--format=%an|%cn|%s", "--name-only") == "frames|frames|sub-folder\n\nteam/ws/skills/a/SKILL.md"
+    change_files(git_repo.root / "team" / "ws", tmp_path / "s", {"skills/a/SKILL.md": "---\nname: a\n---\n"},
+                 "sub-folder\n")
+    assert (
+        git_repo.git("log", "-1", "--format=%an|%cn|%s", "--name-only")
+        == "frames|frames|sub-folder\n\nteam/ws/skills/a/SKILL.md"
+    )
 
 
 def test_not_a_repository(tmp_path: Path) -> None:
@@ -95,10 +108,19 @@ def test_a_refused_commit_puts_every_file_back_and_stages_nothing(git_repo, tmp_
         hook.write_text("#!/bin/sh\necho 'lint: skills/gamma/SKILL.md is too long' >&2\nexit 1\n")
         hook.chmod(0o755)
     with pytest.raises(GitError) as info:
-        change_files(root, tmp_path / "s", {"skills/gamma/SKILL.md": "new\n", "skills/alpha/SKILL.md": "frames' text\n", "skills/beta/SKILL.md": None})
+        change_files(root, tmp_path / "s", {"skills/gamma/SKILL.md": "new\n", "skills/alpha/SKILL.md": "frames' text\n",
+                                            "skills/beta/SKILL.md": None})
     message = str(info.value)
-    assert "git refused the commit" in message and "put back the 3 file(s)" in message and "run `frames coldstart` again" in message
-    assert ("commit.gpgsign false" in message) if refusal == "gpgsign" else ("is too long" in message and "hook" in message)
+    assert (
+        "git refused the commit" in message
+        and "put back the 3 file(s)" in message
+        and "run `frames coldstart` again" in message
+    )
+    assert (
+        ("commit.gpgsign false" in message)
+        if refusal == "gpgsign"
+        else ("is too long" in message and "hook" in message)
+    )
     # Every file as it was, nothing staged that was not, no journal left.
     assert (root / "skills" / "alpha" / "SKILL.md").read_text() == "user's own uncommitted edit\n"
     assert (root / "skills" / "beta" / "SKILL.md").read_text() == "---\nname: beta\n---\nBeta body.\n"
@@ -198,7 +220,9 @@ def test_validate_warns_of_a_change_left_pending(git_repo) -> None:
     change = CheckoutChange.begin(git_repo.root, git_repo.root / ".frames", "coldstart")
     change.touch(["skills/alpha/SKILL.md"])
     result = CliRunner().invoke(app, ["validate", "--repo", str(git_repo.root)])
-    assert ".frames/pending-commit: warning: an earlier `frames coldstart` or `frames adopt` was stopped" in result.stdout
+    assert (
+        ".frames/pending-commit: warning: an earlier `frames coldstart` or `frames adopt` was stopped" in result.stdout
+    )
 
 
 def test_an_index_the_commit_cannot_reach_moves_the_branch_back(git_repo, tmp_path: Path) -> None:
@@ -221,7 +245,8 @@ def test_a_foreign_or_hostile_journal_finishes_nothing_and_blocks_nothing(git_re
     state = tmp_path / "s"
     (state / "pending-commit").mkdir(parents=True)
     lines = [{"kind": "begin", "version": 1, "command": "coldstart", "head": None},
-             {"kind": "touch", "path": "../../escape.txt", "copy": None}, {"kind": "touch", "path": "skills/alpha/SKILL.md", "copy": "0"}]
+             {"kind": "touch", "path": "../../escape.txt", "copy": None},
+             {"kind": "touch", "path": "skills/alpha/SKILL.md", "copy": "0"}]
     (state / "pending-commit" / "journal.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     done = finish_pending(git_repo.root, state)  # the copy of alpha's text is missing: left as it is
     assert done is not None and done.action == "undone" and not (tmp_path / "escape.txt").exists()

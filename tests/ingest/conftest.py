@@ -15,10 +15,13 @@ DATA = Path(__file__).parent / "data"
 
 # Skills cut from these top-level sections of the airline policy, as coldstart would (one per section).
 SKILLS = {
-    "book-flight": ("Book flight", "Book a new reservation: trip details, cabin, passengers, payment, baggage, insurance."),
-    "modify-flight": ("Modify flight", "Change flights, cabin, baggage, insurance or passengers of an existing reservation."),
+    "book-flight": ("Book flight",
+                    "Book a new reservation: trip details, cabin, passengers, payment, baggage, insurance."),
+    "modify-flight": ("Modify flight",
+                      "Change flights, cabin, baggage, insurance or passengers of an existing reservation."),
     "cancel-flight": ("Cancel flight", "Cancel a reservation: who may cancel, when it is allowed, and the refund."),
-    "compensation": ("Refunds and Compensation", "Decide whether to offer a certificate as compensation for cancelled or delayed flights."),
+    "compensation": ("Refunds and Compensation",
+                     "Decide whether to offer a certificate as compensation for cancelled or delayed flights."),
 }
 
 
@@ -30,7 +33,8 @@ def write_skills(root: Path) -> None:
         section = by_title[title]
         body = "\n".join(doc.lines[section.start : section.end]).strip() + "\n"
         skill = Skill(name=name, description=description, body=body, metadata={})
-        skill.backlinks = [BackLink("policies/airline.md", f"Airline Agent Policy > {title}", section.start, section.end,
+        skill.backlinks = [BackLink("policies/airline.md", f"Airline Agent Policy > {title}", section.start,
+                                    section.end,
                                     doc.sha256(section.start, section.end))]
         folder = root / "skills" / name
         folder.mkdir(parents=True)

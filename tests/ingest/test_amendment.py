@@ -21,14 +21,18 @@ PETS = "\n## Pets\n\nPets may travel in the cabin only on business flights.\nAt 
 def amend(text: str) -> str:
     """The amendment a policy team would make: 48 hours instead of 24, and a new section on pets."""
     assert "- The booking was made within the last 24 hrs" in text
-    return text.replace("- The booking was made within the last 24 hrs", "- The booking was made within the last 48 hrs") + PETS
+    return text.replace("- The booking was made within the last 24 hrs",
+                        "- The booking was made within the last 48 hrs") + PETS
 
 
 def test_changed_and_added_sections_and_the_skills_they_make_stale(workspace: Path):
     old = (workspace / "policies" / "airline.md").read_bytes()
     new = amend(old.decode()).encode()
     changes = section_changes("policies/airline.md", old, new)
-    assert [(c.heading.split(" > ")[-1], c.status) for c in changes] == [("Cancel flight", "changed"), ("Pets", "added")]
+    assert [(c.heading.split(" > ")[-1], c.status) for c in changes] == [
+        ("Cancel flight", "changed"),
+        ("Pets", "added"),
+    ]
     assert changes[0].added == ["The booking was made within the last 48 hrs"]
     assert changes[0].removed == ["The booking was made within the last 24 hrs"]
     # The generator sees the list holding the changed rule, not the whole section.

@@ -35,30 +35,39 @@ runner = CliRunner()
 #: key a reviewer signs. Before this change, 6 of these rows got a fragment, link debris, the
 #: exception instead of the rule, or one of three requirements.
 ISSUE_ROWS = [
-    ("Wrong. Taxis are reimbursable local transportation, receipts over $75. Agent made up a rule, we never say taxis are banned",
+    ("Wrong. Taxis are reimbursable local transportation, receipts over $75. Agent made up a rule, we never say taxis "
+     "are banned",
      ["Taxis are reimbursable local transportation, receipts over $75."]),
-    ("Nonrefundable fares must be explicitly approved by the authorizing official before the TTS travel team can approve. "
-     "Agent should have told her to get the approval email first. María had already booked by then, so this cost us a week of back and forth.",
-     ["Nonrefundable fares must be explicitly approved by the authorizing official before the TTS travel team can approve.",
+    ("Nonrefundable fares must be explicitly approved by the authorizing official before the TTS travel team can "
+     "approve. Agent should have told her to get the approval email first. María had already booked by then, so this "
+     "cost us a week of back and forth.",
+     ["Nonrefundable fares must be explicitly approved by the authorizing official before the TTS travel team can "
+      "approve.",
       "Agent should have told her to get the approval email first."]),
-    ("No. If it's a training conference you must follow the [event request process instead]"
-     "(#how-can-i-get-my-travel-approved-to-attend-a-training-conference-or-other-event) of an email of approval. He was pretty confused afterwards.",
+    ("No. If it's a training conference you must follow the [event request process "
+     "instead](#how-can-i-get-my-travel-approved-to-attend-a-training-conference-or-other-event) of an email of "
+     "approval. He was pretty confused afterwards.",
      ["If it's a training conference you must follow the event request process instead of an email of approval."]),
-    ("When a trip isn't in Concur yet and it's after hours, the traveler fills out GSA form 87, gets the AO's signature, sends it to the "
-     "travel team and calls AdTrav. Telling someone 'nothing can be done' the night before a trip is how we end up with people paying out "
-     "of pocket. I'd also like the agent to stop saying 'unfortunately' in every second sentence, it reads as if we don't care.",
-     ["When a trip isn't in Concur yet and it's after hours, the traveler fills out GSA form 87, gets the AO's signature, sends it to the "
-      "travel team and calls AdTrav."]),
-    ('Three things were missing here. The approval email has to name the days you\'re paying for yourself. The traveler must also paste the '
-     'acknowledgement: "I understand that I am responsible for any additional costs incurred for personal travel." International travel to '
+    ("When a trip isn't in Concur yet and it's after hours, the traveler fills out GSA form 87, gets the AO's "
+     "signature, sends it to the travel team and calls AdTrav. Telling someone 'nothing can be done' the night before "
+     "a trip is how we end up with people paying out of pocket. I'd also like the agent to stop saying 'unfortunately' "
+     "in every second sentence, it reads as if we don't care.",
+     ["When a trip isn't in Concur yet and it's after hours, the traveler fills out GSA form 87, gets the AO's "
+      "signature, sends it to the travel team and calls AdTrav."]),
+    ('Three things were missing here. The approval email has to name the days you\'re paying for yourself. The '
+     'traveler must also paste the acknowledgement: "I understand that I am responsible for any additional costs '
+     'incurred for personal travel." International travel to '
      "an event also needs event approval, not just the trip approval. Otherwise fine.",
      ["The approval email has to name the days you're paying for yourself.",
-      'The traveler must also paste the acknowledgement: "I understand that I am responsible for any additional costs incurred for personal travel."',
+      'The traveler must also paste the acknowledgement: "I understand that I am responsible for any additional costs '
+      'incurred for personal travel."',
       "International travel to an event also needs event approval, not just the trip approval."]),
-    ("Only short-term relocation (120 days or less) needs no notification. A permanent move needs PeopleOps notified, and your new duty "
-     "station has to be updated in GovTA before your first paycheck at the new locality rate. Kaitlyn asked twice and got the short-term answer both times.",
+    ("Only short-term relocation (120 days or less) needs no notification. A permanent move needs PeopleOps notified, "
+     "and your new duty station has to be updated in GovTA before your first paycheck at the new locality rate. "
+     "Kaitlyn asked twice and got the short-term answer both times.",
      ["Only short-term relocation (120 days or less) needs no notification.",
-      "A permanent move needs PeopleOps notified, and your new duty station has to be updated in GovTA before your first paycheck at the new locality rate."]),
+      "A permanent move needs PeopleOps notified, and your new duty station has to be updated in GovTA before your "
+      "first paycheck at the new locality rate."]),
 ]
 
 
@@ -69,12 +78,15 @@ def test_the_18f_rows_of_issue_28_get_the_key_a_reviewer_signs(comment: str, key
     for item in read.requirements:
         assert "](" not in item and "#how-can" not in item  # never a link target
         assert item[0].isupper() and item.rstrip('"')[-1] in ".!?"  # whole sentences, never "s signature, …"
-    assert not any(name in " ".join(read.requirements) for name in ("María", "Kaitlyn", "made up a rule", "pretty confused", "unfortunately"))
+    assert not any(name in " ".join(read.requirements)
+                   for name in ("María", "Kaitlyn", "made up a rule", "pretty confused", "unfortunately"))
 
 
 def test_apostrophes_are_words_and_double_quotes_stay_inside_their_sentence() -> None:
-    read = extract_key("Per diem can't be claimed for a day of leave. The AO's signature is required before the trip. He said 'fine'.")
-    assert read.requirements == ["Per diem can't be claimed for a day of leave.", "The AO's signature is required before the trip."]
+    read = extract_key("Per diem can't be claimed for a day of leave. The AO's signature is required before the trip. "
+                       "He said 'fine'.")
+    assert read.requirements == ["Per diem can't be claimed for a day of leave.",
+                                 "The AO's signature is required before the trip."]
     quoted = extract_key('Policy: "Refunds go to the original card. Always." The agent ignored it.')
     assert quoted.requirements == ['Policy: "Refunds go to the original card. Always."']
 
@@ -93,14 +105,19 @@ def test_a_comment_without_a_requirement_gives_no_key_and_says_why(comment: str,
 
 @pytest.mark.parametrize("comment, key", [
     # A role noun is a rule in the present, a story in the past.
-    ("The borrower signs the disclosure before closing. The borrower was annoyed by the wait.", ["The borrower signs the disclosure before closing."]),
+    ("The borrower signs the disclosure before closing. The borrower was annoyed by the wait.",
+     ["The borrower signs the disclosure before closing."]),
     # The company's "us" in a rule; the reviewer's "I" never.
-    ("Gift cards are sold by our partner, not by us. I had to explain this twice.", ["Gift cards are sold by our partner, not by us."]),
+    ("Gift cards are sold by our partner, not by us. I had to explain this twice.",
+     ["Gift cards are sold by our partner, not by us."]),
     # A participle after a present rule verb is not a story; a past auxiliary is.
-    ("Overtime needs a form approved by the manager first. He was told it didn't.", ["Overtime needs a form approved by the manager first."]),
+    ("Overtime needs a form approved by the manager first. He was told it didn't.",
+     ["Overtime needs a form approved by the manager first."]),
     # A correction by contrast, and impersonal permission in another language.
-    ("Falsch. Die Gebühr trägt der Verkäufer, nicht der Käufer.", ["Die Gebühr trägt der Verkäufer, nicht der Käufer."]),
-    ("La reserva se puede cambiar hasta el día anterior. La clienta llamó ayer.", ["La reserva se puede cambiar hasta el día anterior."]),
+    ("Falsch. Die Gebühr trägt der Verkäufer, nicht der Käufer.",
+     ["Die Gebühr trägt der Verkäufer, nicht der Käufer."]),
+    ("La reserva se puede cambiar hasta el día anterior. La clienta llamó ayer.",
+     ["La reserva se puede cambiar hasta el día anterior."]),
     # A short rule is not an exclamation.
     ("Shipping costs extra. Ugh.", ["Shipping costs extra."]),
 ])
@@ -109,10 +126,12 @@ def test_rules_in_plain_words_and_stories_around_them(comment: str, key: list[st
 
 
 def test_a_second_language_keeps_its_requirement_whole() -> None:
-    assert extract_key("Falsch. Bei Krediten über 50.000 € muss ein zweiter Prüfer zustimmen. Herr Becker hat sich schon beschwert.").requirements == [
-        "Bei Krediten über 50.000 € muss ein zweiter Prüfer zustimmen."]
-    assert extract_key("Non. Le remboursement doit être fait sur le moyen de paiement d'origine. Le client était pressé.").requirements == [
-        "Le remboursement doit être fait sur le moyen de paiement d'origine."]
+    assert extract_key(
+        "Falsch. Bei Krediten über 50.000 € muss ein zweiter Prüfer zustimmen. Herr Becker hat sich schon beschwert."
+    ).requirements == ["Bei Krediten über 50.000 € muss ein zweiter Prüfer zustimmen."]
+    assert extract_key(
+        "Non. Le remboursement doit être fait sur le moyen de paiement d'origine. Le client était pressé."
+    ).requirements == ["Le remboursement doit être fait sur le moyen de paiement d'origine."]
 
 
 def _log(tmp_path: Path, rows: list[tuple[str, str, str]]) -> Path:
@@ -134,23 +153,31 @@ def test_each_row_becomes_a_case_a_prior_or_a_whole_comment_rubric_and_the_accou
     ])
     converter = ReviewLogConverter(path)
     cases = converter.convert()
-    assert cases[0].task.expected == "The answer must follow: Taxis are reimbursable local transportation, receipts over $75."
+    assert (
+        cases[0].task.expected
+        == "The answer must follow: Taxis are reimbursable local transportation, receipts over $75."
+    )
     assert cases[0].review is None and cases[0].task.check.kind == "rubric"
     story = cases[1]
-    assert story.task.expected.startswith("The answer must satisfy this reviewer's comment: The agent told him the wrong office.")
+    assert story.task.expected.startswith("The answer must satisfy this reviewer's comment: The agent told him the "
+                                          "wrong office.")
     assert story.review == "needed"
     fates = [(r.fate, r.reason, r.review) for r in converter.account.rows]
     assert fates[1][0] == "prior" and "only a link" in fates[1][1]
     assert fates[2][0] == "prior" and '("be careful")' in fates[2][1]
     assert fates[3][0] == "case" and fates[3][2].startswith("the comment states no requirement")
     rows = [r.to_json() for r in converter.account.rows]
-    assert rows[0]["key"] == ["Taxis are reimbursable local transportation, receipts over $75."] and rows[0]["key_by"] == "rules"
+    assert (
+        rows[0]["key"] == ["Taxis are reimbursable local transportation, receipts over $75."]
+        and rows[0]["key_by"] == "rules"
+    )
 
 
 def test_an_unsure_key_waits_for_a_person_and_a_confirmation_survives_a_reimport(workspace: Path) -> None:
     log = _log(workspace, [(
         "Can I book this nonrefundable fare?",
-        "Nonrefundable fares must be approved by the AO. Agent should have told her to get the approval email first.", ""),
+        "Nonrefundable fares must be approved by the AO. Agent should have told her to get the approval email first.",
+        ""),
         ("Taxi?", ISSUE_ROWS[0][0], "")])
     result = runner.invoke(app, ["ingest", "review-log", str(log), "--repo", str(workspace)])
     assert result.exit_code == 0, result.output
@@ -159,7 +186,9 @@ def test_an_unsure_key_waits_for_a_person_and_a_confirmation_survives_a_reimport
     path = workspace / "cases" / "review-log-log.yaml"
     assert "review: needed" in path.read_text(encoding="utf-8")
     waiting = [c for c in load_cases([path]) if c.review == "needed"]
-    assert len(waiting) == 1 and waiting[0].id not in {c.id for c in load_counted_cases(workspace, "cases/review-log-*.yaml")}
+    assert len(waiting) == 1 and waiting[0].id not in {
+        c.id for c in load_counted_cases(workspace, "cases/review-log-*.yaml")
+    }
     # A person checks the key and confirms it; importing the same log again keeps the confirmation.
     path.write_text(path.read_text(encoding="utf-8").replace("review: needed", "review: confirmed"), encoding="utf-8")
     assert waiting[0].id in {c.id for c in load_counted_cases(workspace, "cases/review-log-*.yaml")}
@@ -169,7 +198,8 @@ def test_an_unsure_key_waits_for_a_person_and_a_confirmation_survives_a_reimport
 
 def test_dry_run_shows_each_key_beside_its_comment_and_writes_nothing(workspace: Path) -> None:
     log = _log(workspace, [("Taxi?", ISSUE_ROWS[0][0], ""), ("Receipts?", "Be careful with this one.", "")])
-    result = runner.invoke(app, ["ingest", "review-log", str(log), "--dry-run", "--repo", str(workspace)], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["ingest", "review-log", str(log), "--dry-run", "--repo", str(workspace)],
+                           env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "answer keys" in result.stdout and "• Taxis are reimbursable local transportation" in result.stdout
     assert 'no key: the comment is only a warning ("be careful")' in result.stdout
@@ -183,7 +213,10 @@ def test_dry_run_shows_each_key_beside_its_comment_and_writes_nothing(workspace:
 
 def test_a_qa_notes_column_is_the_comment_without_a_map(tmp_path: Path) -> None:
     path = tmp_path / "export.jsonl"
-    path.write_text(json.dumps({"question": "Taxi?", "bot_reply": "no", "decision": "fail", "qa_notes": ISSUE_ROWS[0][0]}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"question": "Taxi?", "bot_reply": "no", "decision": "fail", "qa_notes": ISSUE_ROWS[0][0]}) + "\n",
+        encoding="utf-8",
+    )
     converter = ReviewLogConverter(path)
     [case] = converter.convert()
     assert any(f.field == "comment" and f.column == "qa_notes" for f in converter.account.fields)
@@ -204,8 +237,16 @@ def test_a_model_key_is_made_of_whole_sentences_of_the_comment() -> None:
     assert invented.requirements == [] and "in no sentence of the comment (dropped)" in invented.unsure
     run, doubt = whole_sentences([" ".join(ISSUE_ROWS[1][1])], COMMENT)
     assert run == ISSUE_ROWS[1][1] and doubt == ""
-    link = key_from_reply(ISSUE_ROWS[2][0], {"requirements": [
-        "If it's a training conference you must follow the [event request process instead](#how-can-i) of an email of approval."]}, "m")
+    link = key_from_reply(
+        ISSUE_ROWS[2][0],
+        {
+            "requirements": [
+                "If it's a training conference you must follow the [event request process instead](#how-can-i) of an "
+                "email of approval."
+            ]
+        },
+        "m",
+    )
     assert link.requirements == ISSUE_ROWS[2][1]
 
 
@@ -225,7 +266,8 @@ class _KeyModel:
                 prompt = messages[-1]["content"]
                 outer.prompts.append(prompt)
                 answer = next(a for marker, a in answers.items() if marker in prompt)
-                return make_response(f"scripted/{model}", answer if isinstance(answer, str) else json.dumps(answer), "stop", 40, 10)
+                return make_response(f"scripted/{model}", answer if isinstance(answer, str) else json.dumps(answer),
+                                     "stop", 40, 10)
 
         self.handler = Handler()
 
@@ -244,14 +286,27 @@ def key_model():
 
 
 def test_models_keys_reads_the_keys_and_falls_back_to_the_rules_when_it_fails(workspace: Path, key_model) -> None:
-    (workspace / "frames.yaml").write_text("version: 1\nmodels:\n  keys: scripted/keys\nllm:\n  max_retries: 0\n  repair_turns: 0\n", encoding="utf-8")
-    model = key_model({"Taxis are": {"requirements": ["Taxis are reimbursable local transportation, receipts over $75."], "none": "", "unsure": ""},
-                       "Be careful": "not json at all"})
+    (workspace / "frames.yaml").write_text(
+        "version: 1\nmodels:\n  keys: scripted/keys\nllm:\n  max_retries: 0\n  repair_turns: 0\n", encoding="utf-8"
+    )
+    model = key_model(
+        {
+            "Taxis are": {
+                "requirements": ["Taxis are reimbursable local transportation, receipts over $75."],
+                "none": "",
+                "unsure": "",
+            },
+            "Be careful": "not json at all",
+        }
+    )
     log = _log(workspace, [("Taxi?", ISSUE_ROWS[0][0], ""), ("Partner?", "Be careful with this one.", "")])
     result = runner.invoke(app, ["ingest", "review-log", str(log), "--dry-run", "--json", "--repo", str(workspace)])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["account"]["rows"]
-    assert rows[0]["key"] == ["Taxis are reimbursable local transportation, receipts over $75."] and rows[0]["key_by"] == "scripted/keys"
+    assert (
+        rows[0]["key"] == ["Taxis are reimbursable local transportation, receipts over $75."]
+        and rows[0]["key_by"] == "scripted/keys"
+    )
     assert rows[1]["key_by"] == "rules" and rows[1]["no_key"] == "vague"
     assert len(model.prompts) == 2 and all("<comment>" in p and "whole sentence" in p for p in model.prompts)
 
@@ -261,7 +316,8 @@ def test_a_trace_note_that_repeats_a_tool_error_is_not_the_key(tmp_path: Path) -
 
     error = "Error: reservations must be cancelled within 24 hours of booking"
     trace = {"id": "t1", "input": "Cancel ABC123", "outcome": "failure",
-             "steps": [{"state": "s", "action": {"tool": "cancel_reservation"}, "result": error}, {"state": "s", "action": {"answer": "Done."}}],
+             "steps": [{"state": "s", "action": {"tool": "cancel_reservation"}, "result": error},
+                       {"state": "s", "action": {"answer": "Done."}}],
              "label": {"note": f"{error}. The agent must refuse a basic economy cancellation."}}
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(trace) + "\n", encoding="utf-8")

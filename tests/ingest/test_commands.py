@@ -65,15 +65,15 @@ def test_the_same_case_from_two_sources_is_one_case_with_both_sources(workspace:
     assert frames("ingest", "review-log", DATA / "reviews-week12.csv", "--repo", workspace).exit_code == 0
     sheet = workspace / "sheet.csv"
     sheet.write_text(
-        "question,answer,topic\n"
-        "Can I add one checked bag to reservation 4WQ150?,\"Added one checked bag to 4WQ150, no extra charge (gold member).\",baggage\n"
-        "How many passengers can one reservation have?,five,booking\n",
+        "question,answer,topic\nCan I add one checked bag to reservation 4WQ150?,\"Added one checked bag to 4WQ150, no "
+        "extra charge (gold member).\",baggage\nHow many passengers can one reservation have?,five,booking\n",
         encoding="utf-8",
     )
     result = frames("ingest", "cases", sheet, "--repo", workspace)
     assert result.exit_code == 0, result.output
     assert [c.task.expected for c in load_cases([workspace / "cases" / "import-sheet.yaml"])] == ["five"]
-    grown = [c for c in load_cases([workspace / "cases" / "review-log-reviews-week12.yaml"]) if any(s.kind == "import" for s in c.also_from)]
+    grown = [c for c in load_cases([workspace / "cases" / "review-log-reviews-week12.yaml"])
+             if any(s.kind == "import" for s in c.also_from)]
     assert len(grown) == 1 and grown[0].task.input["text"].startswith("Can I add one checked bag")
     assert "duplicate:" in result.stdout
 

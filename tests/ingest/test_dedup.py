@@ -46,7 +46,8 @@ def test_store_replaces_its_own_file_rewrites_grown_files_and_is_idempotent(tmp_
     other = cases_dir / "tau2-airline.yaml"
     write_cases(other, [_case("tau2", "tasks.json#3", "Cancel ZFA04Y", "refuse")])
     out = cases_dir / "review-log-week12.yaml"
-    batch = [_case("review-log", "w.csv:2", "cancel ZFA04Y", "refuse"), _case("review-log", "w.csv:3", "Add a bag", "ok", "baggage")]
+    batch = [_case("review-log", "w.csv:2", "cancel ZFA04Y", "refuse"),
+             _case("review-log", "w.csv:3", "Add a bag", "ok", "baggage")]
     result = store_cases(cases_dir, out, batch, replace=True)
     assert [c.source.ref for c in result.written] == ["w.csv:3"] and result.updated_files == [other]
     assert [(s.kind, s.ref) for s in load_cases([other])[0].also_from] == [("review-log", "w.csv:2")]
@@ -72,5 +73,6 @@ def test_store_append_keeps_reviewed_flags_and_refuses_a_broken_target(tmp_path:
 
 
 def test_default_check_by_answer_shape():
-    assert [default_check(e).kind for e in (["a", "b"], "refuse", "transfer to a human agent", "Added one checked bag, no charge", 5, {"a": 1})] == [
+    assert [default_check(e).kind for e in (["a", "b"], "refuse", "transfer to a human agent",
+                                            "Added one checked bag, no charge", 5, {"a": 1})] == [
         "set", "contains", "contains", "rubric", "exact", "exact"]

@@ -30,8 +30,10 @@ def test_a_case_covers_the_section_its_evidence_matches_best(workspace: Path):
         "Refunds and Compensation"]
     case = make_case("import", "x", text="Change my basic economy flight", expected="refuse", category="modify",
                      diagnosis=Diagnosis(evidence=["Basic economy flights cannot be modified."]))
-    vague = make_case("import", "y", text="hi", expected="hello", category="misc", diagnosis=Diagnosis(evidence=["Say hello nicely."]))
-    heading = make_case("import", "z", text="who", expected="me", category="misc", diagnosis=Diagnosis(evidence=["User"]))
+    vague = make_case("import", "y", text="hi", expected="hello", category="misc",
+                      diagnosis=Diagnosis(evidence=["Say hello nicely."]))
+    heading = make_case("import", "z", text="who", expected="me", category="misc",
+                        diagnosis=Diagnosis(evidence=["User"]))
     cov = compute_coverage(units, [case, vague, heading], threshold=0.6)
     assert cov.covered_by == {"policies/airline.md:103-132": [case.id]}
     assert len(cov.uncovered()) == 7
@@ -63,7 +65,8 @@ def test_a_generated_check_is_no_stricter_than_the_policy_means():
     base = {"input": {"text": "I booked 3 days ago in economy, cancel it"}, "category": "cancel",
             "evidence": ["the booking was made within the last 24 hours"]}
     kinds = [validate_generated({**base, "expected": expected, "check": {"kind": kind}}, CANCEL, 0.6).task.check.kind
-             for expected, kind in [("refuse", "exact"), ("refuse", "contains"), ("Refuse: the booking is older than 24 hours and economy.", "contains"),
+             for expected, kind in [("refuse", "exact"), ("refuse", "contains"),
+                                    ("Refuse: the booking is older than 24 hours and economy.", "contains"),
                                     (4, "exact"), (["a", "b"], "set")]]
     assert kinds == ["contains", "contains", "rubric", "exact", "set"]
 
@@ -85,7 +88,10 @@ def test_generate_offline_through_the_simulator_marks_cases_for_review(workspace
     assert len(left) == 8 - len(covered) and not covered & {u["ref"] for u in left}
     assert json.loads(again.stdout)["would_generate"] == 2 * len(left)  # ingest.generated_per_section each
     text = runner.invoke(app, ["ingest", "generate", "--dry-run", "--repo", str(workspace)]).stdout
-    assert f"dry run: {len(left)} uncovered sections; the generator would be asked for at most {2 * len(left)} cases" in " ".join(text.split())
+    assert (
+        f"dry run: {len(left)} uncovered sections; the generator would be asked for at most {2 * len(left)} cases"
+        in " ".join(text.split())
+    )
     assert "set `reviewed: true`" in text
     # None of the generated cases counts yet: status names the sections only they cover.
     status = json.loads(runner.invoke(app, ["status", "--json", "--repo", str(workspace)]).stdout)

@@ -14,7 +14,8 @@ DATA = Path(__file__).parent / "data"
 
 
 def test_yaml_with_mapping_reports_bad_items_by_line():
-    conv = GenericConverter(DATA / "qa-cases.yaml", parse_mapping(["category=topic", "evidence=rule,check=scoring"], FIELDS))
+    conv = GenericConverter(DATA / "qa-cases.yaml",
+                            parse_mapping(["category=topic", "evidence=rule,check=scoring"], FIELDS))
     cases = conv.convert()
     assert [(p.location.line, p.severity) for p in conv.problems] == [(14, "error"), (15, "error"), (17, "error")]
     assert "expected a mapping" in conv.problems[0].message
@@ -63,7 +64,8 @@ def test_every_feedback_converter_is_registered_under_its_kind():
 
 def test_yaml_dates_become_iso_text(tmp_path: Path):
     path = tmp_path / "dates.yaml"
-    path.write_text("- question: When does flight HAT001 leave?\n  answer: 2024-05-20\n  fields.when: 2024-05-20 08:00:00\n",
+    path.write_text("- question: When does flight HAT001 leave?\n  answer: 2024-05-20\n  fields.when: 2024-05-20 "
+                    "08:00:00\n",
                     encoding="utf-8")
     [case] = GenericConverter(path, parse_mapping(["fields.when=fields.when"], FIELDS)).convert()
     assert case.task.expected == "2024-05-20" and case.task.input["fields"] == {"when": "2024-05-20T08:00:00"}

@@ -11,7 +11,9 @@ from frames_cli.ingest.cases.priors import Prior, SkillMatcher, attach, load_pri
 
 def test_advice_goes_to_the_matching_skill_and_weak_matches_are_left_out(workspace: Path):
     matcher = SkillMatcher(SkillSet.from_dir(workspace / "skills"), min_score=1.0, max_skills=2)
-    assert [n for n, _ in matcher.match("Always mention the certificate amount per passenger when you offer one.")] == ["compensation"]
+    assert [n for n, _ in matcher.match("Always mention the certificate amount per passenger when you offer one.")] == [
+        "compensation"
+    ]
     assert [n for n, _ in matcher.match("When adding bags, say the price of each extra bag first.")] == ["book-flight"]
     assert matcher.match("be friendlier") == []
     assert matcher.match("Please use the new greeting template from marketing.") == []

@@ -34,7 +34,8 @@ def test_every_bad_row_is_reported_with_file_and_line_and_the_good_rows_import()
     assert warnings == {4, 7}  # the misspelt verdict and the Latin-1 byte
     assert sorted(_by_ticket(cases)) == ["R-101", "R-102", "R-103", "R-106", "R-108", "R-110", "R-112"]
     assert [p.text for p, _ in conv.priors] == [
-        "Be more empathetic when the passenger mentions a family emergency, before you explain the cancellation options."
+        "Be more empathetic when the passenger mentions a family emergency, before you explain the cancellation "
+        "options."
     ]
 
 
@@ -56,7 +57,8 @@ def test_rejected_row_becomes_a_failing_case_with_a_diagnosis_record():
 def test_a_paraphrased_rule_keeps_the_reviewers_words_with_the_policy_sentence_beside_and_multiline_cells_survive():
     case = _by_ticket(ReviewLogConverter(CSV, policy=POLICY).convert())["R-110"]
     # The reviewer's sentence is the key; the policy sentence it paraphrases is evidence beside it, never instead.
-    assert case.diagnosis.evidence == ["Users can add but not remove checked bags.", "The user can add but not remove checked bags."]
+    assert case.diagnosis.evidence == ["Users can add but not remove checked bags.",
+                                       "The user can add but not remove checked bags."]
     assert case.task.input["text"] == "I want to remove a checked bag from 4WQ150\nand get the money back."
     assert "be friendlier" in case.diagnosis.notes
 
@@ -64,8 +66,11 @@ def test_a_paraphrased_rule_keeps_the_reviewers_words_with_the_policy_sentence_b
 def test_rejected_without_correct_answer_but_quoting_a_rule_is_checked_by_rubric():
     case = _by_ticket(ReviewLogConverter(CSV, policy=POLICY).convert())["R-108"]
     assert case.task.check.kind == "rubric"
-    assert case.diagnosis.evidence == ['Policy: "The user cannot add insurance after initial booking."', "The user cannot add insurance after initial booking."]
-    assert case.task.expected == 'The answer must follow: Policy: "The user cannot add insurance after initial booking."'
+    assert case.diagnosis.evidence == ['Policy: "The user cannot add insurance after initial booking."',
+                                       "The user cannot add insurance after initial booking."]
+    assert (
+        case.task.expected == 'The answer must follow: Policy: "The user cannot add insurance after initial booking."'
+    )
     assert case.review is None  # a quoted rule is a sure key
 
 
@@ -100,13 +105,15 @@ def test_verdict_words_and_misspellings():
 def test_jsonl_log_with_mapping_dotted_keys_and_a_misspelt_column():
     conv = ReviewLogConverter(
         DATA / "reviews-queue-b.jsonl",
-        {"input": "conversation.user_text", "output": "agent_reply", "verdict": "decision", "correct": "gold_answer", "category": "queue"},
+        {"input": "conversation.user_text", "output": "agent_reply", "verdict": "decision", "correct": "gold_answer",
+         "category": "queue"},
         policy=POLICY,
     )
     cases = conv.convert()
     assert [(p.location.line, p.severity) for p in conv.problems] == [(1, "warning"), (5, "error"), (8, "error")]
     assert "'coment' read as `comment`" in conv.problems[0].message
-    assert [(c.source.kind, c.category) for c in cases] == [(APPROVED_KIND, "compensation"), ("review-log", "compensation")]
+    assert [(c.source.kind, c.category) for c in cases] == [(APPROVED_KIND, "compensation"),
+                                                            ("review-log", "compensation")]
     assert cases[1].task.expected == "No compensation"
     assert cases[1].diagnosis.evidence == [
         "Do not compensate if the user is regular member and has no travel insurance and flies basic economy.",

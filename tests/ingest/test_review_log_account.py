@@ -34,16 +34,23 @@ def test_agent_decision_column_is_read_and_every_row_has_a_fate(workspace: Path)
     assert result.exit_code == 0, result.output
     account = json.loads(result.stdout)["account"]
     assert {"field": "output", "column": "agent_decision", "how": "name"} in account["fields"]
-    assert [(r["location"], r["fate"]) for r in account["rows"]] == [("log.csv:2", "passing case"), ("log.csv:3", "case")]
+    assert [(r["location"], r["fate"]) for r in account["rows"]] == [("log.csv:2", "passing case"),
+                                                                     ("log.csv:3", "case")]
     assert account["counts"] == {"case": 1, "passing case": 1, "prior": 0, "duplicate": 0, "skipped": 0}
 
 
 def test_an_unused_column_that_looks_like_a_field_gets_a_map_hint(workspace: Path):
     text = "request,verdict,bot_answer_text\nCancel ABC123,approved,cancelled\n"
     result, _ = _ingest(workspace, "log.csv", text)
-    assert "column 'bot_answer_text' not used; it looks like a known field: --map output=bot_answer_text" in result.stdout
+    assert (
+        "column 'bot_answer_text' not used; it looks like a known field: --map output=bot_answer_text" in result.stdout
+    )
     # the approved row without an output is not dropped silently: its fate names the fix
-    assert "log.csv:2: skipped: approved, but neither the agent's output nor a correct answer is given (map the column with --map output=COLUMN)" in result.stdout
+    assert (
+        "log.csv:2: skipped: approved, but neither the agent's output nor a correct answer is given (map the column "
+        "with --map output=COLUMN)"
+        in result.stdout
+    )
 
 
 def test_advice_rows_and_duplicates_are_named_in_the_account(workspace: Path):
@@ -54,8 +61,10 @@ def test_advice_rows_and_duplicates_are_named_in_the_account(workspace: Path):
     assert "log.csv:4: prior: the verdict says advice" in result.stdout
 
 
-@pytest.mark.parametrize("word,verdict", [("1", "approved"), ("0", "rejected"), ("True", "approved"), ("false", "rejected"),
-                                          ("yes", "approved"), ("no", "rejected"), ("pass", "approved"), ("fail", "rejected"),
+@pytest.mark.parametrize("word,verdict",
+                         [("1", "approved"), ("0", "rejected"), ("True", "approved"), ("false", "rejected"),
+                                          ("yes", "approved"), ("no", "rejected"), ("pass", "approved"),
+                                          ("fail", "rejected"),
                                           ("1.0", "approved")])
 def test_verdict_spellings(word: str, verdict: str):
     assert parse_verdict(word, None, []) == verdict  # type: ignore[arg-type]
@@ -82,12 +91,15 @@ def test_a_quoted_wrong_answer_is_not_the_rule():
     comment = 'The agent wrote "basic economy tickets are always fully refundable" which is false.'
     assert rule_sentences(comment) == [] and extract_key(comment).requirements == []
     assert wrong_claims(comment) == ["basic economy tickets are always fully refundable"]
-    assert rule_sentences('Per policy "basic economy tickets are never refundable".') == ["basic economy tickets are never refundable"]
+    assert rule_sentences('Per policy "basic economy tickets are never refundable".') == [
+        "basic economy tickets are never refundable"
+    ]
 
 
 def test_quoted_wrong_answer_case_rewards_the_policy_not_the_claim(tmp_path: Path):
     path = tmp_path / "log.csv"
-    path.write_text('input,output,verdict,comment\nRefund?,Yes,rejected,"The agent wrote ""basic economy tickets are always fully refundable"" which is false."\n')
+    path.write_text('input,output,verdict,comment\nRefund?,Yes,rejected,"The agent wrote ""basic economy tickets are '
+                    'always fully refundable"" which is false."\n')
     policy = ["Basic economy tickets are not refundable.", "Gold members get 3 free bags."]
     case = ReviewLogConverter(path, policy=policy, evidence_match=0.5).convert()[0]
     # The key holds what the reviewer wrote: the claim a right answer must not make; the policy
@@ -98,16 +110,19 @@ def test_quoted_wrong_answer_case_rewards_the_policy_not_the_claim(tmp_path: Pat
 
 def test_mandatory_and_should_on_a_rejected_row_are_rules(tmp_path: Path):
     path = tmp_path / "log.csv"
-    path.write_text("input,output,verdict,comment\nA,x,rejected,Identity verification is mandatory.\nB,y,rejected,The agent should have asked for the reservation id.\n")
+    path.write_text("input,output,verdict,comment\nA,x,rejected,Identity verification is mandatory.\nB,y,rejected,The "
+                    "agent should have asked for the reservation id.\n")
     converter = ReviewLogConverter(path)
     cases = converter.convert()
-    assert [c.diagnosis.evidence for c in cases] == [["Identity verification is mandatory."], ["The agent should have asked for the reservation id."]]
+    assert [c.diagnosis.evidence for c in cases] == [["Identity verification is mandatory."],
+                                                     ["The agent should have asked for the reservation id."]]
     assert converter.priors == []
 
 
 def test_reviewer_row_id_and_workspace_relative_path_in_the_source_ref(workspace: Path):
     (workspace / "logs").mkdir()
-    result, _ = _ingest(workspace, "logs/log.csv", "row_id,input,output,verdict\nTR-101,Cancel ABC123,cancelled,approved\n")
+    result, _ = _ingest(workspace, "logs/log.csv",
+                        "row_id,input,output,verdict\nTR-101,Cancel ABC123,cancelled,approved\n")
     assert result.exit_code == 0, result.output
     case = load_cases([workspace / "cases" / "review-log-log.yaml"])[0]
     assert case.source.ref == "logs/log.csv:2 (TR-101)"

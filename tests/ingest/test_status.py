@@ -16,7 +16,8 @@ runner = CliRunner()
 def test_status_counts_sources_and_lists_uncovered_sections(workspace: Path):
     data = json.loads(runner.invoke(app, ["status", "--json", "--repo", str(workspace)]).stdout)
     assert data["cases_by_source"] == {} and len(data["uncovered"]) == 8
-    assert runner.invoke(app, ["ingest", "review-log", str(DATA / "reviews-week12.csv"), "--repo", str(workspace)]).exit_code == 0
+    assert runner.invoke(app, ["ingest", "review-log", str(DATA / "reviews-week12.csv"), "--repo",
+                               str(workspace)]).exit_code == 0
     sheet = workspace / "sheet.yaml"
     sheet.write_text("- question: Can I add one checked bag to reservation 4WQ150?\n"
                      "  answer: Added one checked bag to 4WQ150, no extra charge (gold member).\n", encoding="utf-8")

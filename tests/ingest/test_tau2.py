@@ -55,7 +55,8 @@ def test_upgrade_then_cancel_is_a_cabin_change(airline: dict[str, Case]) -> None
             {
                 "reservation_id": "XEHM4B",
                 "cabin": "business",
-                "flights": [{"flight_number": "HAT005", "date": "2024-05-20"}, {"flight_number": "HAT178", "date": "2024-05-30"}],
+                "flights": [{"flight_number": "HAT005", "date": "2024-05-20"},
+                            {"flight_number": "HAT178", "date": "2024-05-30"}],
                 "payment_id": "credit_card_2408938",
             },
         ),
@@ -71,7 +72,9 @@ def test_flight_change_shows_options_with_prices(airline: dict[str, Case]) -> No
     assert case.category == "modify-flights"
     ((name, args),) = actions(case)
     assert name == "update_reservation_flights"
-    assert args["reservation_id"] == "M05KNL" and args["cabin"] == "economy" and args["payment_id"] == "gift_card_8887175"
+    assert (
+        args["reservation_id"] == "M05KNL" and args["cabin"] == "economy" and args["payment_id"] == "gift_card_8887175"
+    )
     options = {(o["flight_number"], o["date"]): o for o in case.task.input["fields"]["flight_options"]}
     assert options[("HAT110", "2024-05-24")]["prices"]["economy"] == 105
     assert len(options) > 2  # alternatives, not only the answer
@@ -84,9 +87,12 @@ def test_transfer_keeps_no_free_text_and_has_its_own_category(airline: dict[str,
 
 
 def test_more_spot_checks(airline: dict[str, Case]) -> None:
-    assert airline["19"].category == "cancel" and actions(airline["19"]) == [("cancel_reservation", {"reservation_id": "Z7GOZK"})]
+    assert airline["19"].category == "cancel" and actions(airline["19"]) == [
+        ("cancel_reservation", {"reservation_id": "Z7GOZK"})
+    ]
     assert airline["40"].category == "passengers"
-    assert actions(airline["40"])[0][1]["passengers"][1] == {"first_name": "Mei", "last_name": "Garcia", "dob": "1989-12-13"}
+    assert actions(airline["40"])[0][1]["passengers"][1] == {"first_name": "Mei", "last_name": "Garcia",
+                                                             "dob": "1989-12-13"}
     assert airline["8"].category == "book"
     assert actions(airline["8"])[0][1]["payment_methods"] == [{"payment_id": "certificate_8045380", "amount": 348}]
     assert airline["5"].category == "compensation" and actions(airline["5"]) == []
@@ -99,7 +105,8 @@ def test_more_spot_checks(airline: dict[str, Case]) -> None:
 
 def test_categories_each_hold_several_cases(airline: dict[str, Case]) -> None:
     counts = Counter(c.category for c in airline.values())
-    assert set(counts) == {"refuse-cancel", "refuse", "book", "modify-flights", "compensation", "change-cabin", "passengers", "cancel", "baggage",
+    assert set(counts) == {"refuse-cancel", "refuse", "book", "modify-flights", "compensation", "change-cabin",
+                           "passengers", "cancel", "baggage",
                            "transfer"}
     assert min(c for k, c in counts.items() if k != "transfer") >= 2  # airline has one transfer task
     assert sum(1 for c in airline.values() if not c.task.expected["actions"]) == 23  # as the data README counts
@@ -116,7 +123,8 @@ def test_bundled_cases_are_the_converter_output_on_tau2s_own_split(airline: dict
     """cases/ holds τ²-bench's 30 train tasks, holdout/ its 20 test tasks (split_tasks.json), converted."""
     split = json.loads((AIRLINE / "split_tasks.json").read_text())
     strip = lambda c: {**c.to_dict(), "created": ""}  # noqa: E731
-    for path, part in ((ROOT / "cases" / "tau2-airline.yaml", "train"), (ROOT / "holdout" / "tau2-airline-test.yaml", "test")):
+    for path, part in ((ROOT / "cases" / "tau2-airline.yaml", "train"),
+                       (ROOT / "holdout" / "tau2-airline-test.yaml", "test")):
         bundled = load_cases([path])
         assert [strip(c) for c in bundled] == [strip(airline[t]) for t in sorted(split[part], key=int)], path
     assert sorted(split["train"] + split["test"], key=int) == sorted(airline, key=int)
@@ -130,10 +138,15 @@ def test_retail_orders_instead_of_reservations() -> None:
     assert [o["order_id"] for o in exchange.task.input["fields"]["orders"]] == ["#W2378156", "#W4776164"]
     assert {p["product_id"] for p in exchange.task.input["fields"]["products"]} == {"6992792935", "2524789262"}
     assert cases["tau2-retail-1"].category == "cancel"
-    assert cases["tau2-retail-1"].task.expected["actions"][0]["arguments"] == {"order_id": "#W4776164", "reason": "no longer needed"}
+    assert cases["tau2-retail-1"].task.expected["actions"][0]["arguments"] == {
+        "order_id": "#W4776164",
+        "reason": "no longer needed",
+    }
     assert cases["tau2-retail-2"].category == "return"
     assert cases["tau2-retail-2"].task.input["fields"]["customer"]["user_id"] == "mei_kovacs_8020"  # found by email
-    assert cases["tau2-retail-3"].category == "refuse-cancel" and cases["tau2-retail-3"].task.expected == {"actions": []}
+    assert cases["tau2-retail-3"].category == "refuse-cancel" and cases["tau2-retail-3"].task.expected == {
+        "actions": []
+    }
     assert "return_delivered_order_items(order_id, item_ids, payment_method_id)" in exchange.task.answer_format
 
 
@@ -142,7 +155,8 @@ def test_customer_text_is_the_brief_as_written_without_steering() -> None:
         {
             "reason_for_call": "You want to cancel your flight.",
             "known_info": "Your user id is a_b_1.",
-            "task_instructions": "Be persistent. If the agent says it is not possible, mention that you are a gold member. "
+            "task_instructions": "Be persistent. If the agent says it is not possible, mention that you are a gold "
+                                 "member. "
             "You are calm.",
         }
     )
@@ -177,7 +191,10 @@ def test_unknown_customer_skips_that_task_with_its_line(tmp_path: Path) -> None:
     converter = Tau2Converter(path, RETAIL)
     assert [c.id for c in converter.convert()] == ["tau2-retail-0", "tau2-retail-2", "tau2-retail-3"]
     [problem] = converter.problems
-    assert str(problem) == f"{path}:{line}: error: task 1: cannot find the customer in the database {RETAIL / 'db.json'}; task skipped"
+    assert (
+        str(problem)
+        == f"{path}:{line}: error: task 1: cannot find the customer in the database {RETAIL / 'db.json'}; task skipped"
+    )
     assert [r.fate for r in converter.account.rows] == ["case", "skipped", "case", "case"]
 
 
@@ -280,7 +297,9 @@ def test_a_negated_change_asks_for_no_new_flight() -> None:
     assert requested_routes(records, "You do NOT want to cancel or modify your flight.") == []
     assert requested_routes(records, "You want to push back your flight from IAH to SEA to May 24.") == [
         ("IAH", "SEA", "2024-05-24", False)]
-    assert named_routes("You want to book a flight from Houston to Seattle on May 24.") == [("IAH", "SEA", "2024-05-24", True)]
+    assert named_routes("You want to book a flight from Houston to Seattle on May 24.") == [
+        ("IAH", "SEA", "2024-05-24", True)
+    ]
     assert named_routes("You want to book a flight from Houston to Seattle.") == []  # no date: nothing to look up
 
 
@@ -297,7 +316,8 @@ def ingest_retail(tmp_path: Path, out: Path, *extra: str):
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     (ws / "frames.yaml").write_text("version: 1\n")
-    args = ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out), "--repo", str(ws), *extra]
+    args = ["ingest", "tau2", "--tasks", str(RETAIL / "tasks.json"), "--db", str(RETAIL), "--out", str(out), "--repo",
+            str(ws), *extra]
     return CliRunner().invoke(app, args)
 
 
@@ -315,7 +335,8 @@ def test_cli_writes_cases_and_rerun_is_byte_identical(tmp_path: Path) -> None:
 
 # UTC+14 and UTC-12: at any hour of the day, one of the two is on another date than UTC.
 @pytest.mark.parametrize("zone", ["Etc/GMT-14", "Etc/GMT+12"])
-def test_cli_stamps_cases_with_the_utc_date_as_the_other_converters_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zone: str) -> None:
+def test_cli_stamps_cases_with_the_utc_date_as_the_other_converters_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       zone: str) -> None:
     import time
     from datetime import UTC, datetime
 
@@ -363,12 +384,16 @@ def test_a_product_the_customer_names_is_in_the_input_though_never_ordered(tmp_p
 def test_the_account_says_when_a_case_cannot_be_passed_from_its_input(tmp_path: Path) -> None:
     def never_named(tasks) -> None:
         _ask_price_of_a_product_never_ordered(tasks)
-        tasks[3]["user_scenario"]["instructions"]["reason_for_call"] = "You want to know which card your last order was paid with."
+        tasks[3]["user_scenario"]["instructions"]["reason_for_call"] = (
+            "You want to know which card your last order was paid with."
+        )
         tasks[3]["evaluation_criteria"]["communicate_info"] = ["amex"]
     converter = Tau2Converter(_retail_tasks(tmp_path, never_named), RETAIL)
     converter.convert()
     row = converter.account.rows[3]
-    assert row.fate == "case" and row.reason.startswith("cannot be passed from its input: the reply must mention 'amex'")
+    assert row.fate == "case" and row.reason.startswith(
+        "cannot be passed from its input: the reply must mention 'amex'"
+    )
     [warning] = converter.problems
     assert warning.severity == "warning" and "case tau2-retail-3 cannot be passed from its input" in warning.message
     assert any("cannot be passed from its input" in line for line in converter.account.lines())

@@ -17,9 +17,12 @@ from frames_cli.ingest.tau2.converter import Tau2Converter
 TASK = {
     "id": "create_task_1",
     "description": {"purpose": "Test creating a task"},
-    "user_scenario": {"instructions": {"domain": "mock", "reason_for_call": "You want to create a task called 'Important Meeting'.",
-                                       "known_info": "Your user id is user_1.", "task_instructions": "Ask the agent to create it."}},
-    "evaluation_criteria": {"actions": [{"action_id": "a1", "name": "create_task", "arguments": {"user_id": "user_1", "title": "Important Meeting"}}]},
+    "user_scenario": {"instructions": {"domain": "mock",
+                                       "reason_for_call": "You want to create a task called 'Important Meeting'.",
+                                       "known_info": "Your user id is user_1.",
+                                       "task_instructions": "Ask the agent to create it."}},
+    "evaluation_criteria": {"actions": [{"action_id": "a1", "name": "create_task",
+                                         "arguments": {"user_id": "user_1", "title": "Important Meeting"}}]},
 }
 MOCK_DB = {
     "tasks": {"task_1": {"task_id": "task_1", "title": "Test task", "status": "pending"}},
@@ -29,7 +32,8 @@ MOCK_DB = {
 
 @pytest.mark.parametrize(("db", "domain", "fragment"), [
     (MOCK_DB, "airline", "holds no `reservations` table"),
-    ({**MOCK_DB, "reservations": {"R1": {"user_id": "user_1"}}}, "airline", "user 'user_1' is not an object with a first and last name"),
+    ({**MOCK_DB, "reservations": {"R1": {"user_id": "user_1"}}}, "airline",
+     "user 'user_1' is not an object with a first and last name"),
     ({**MOCK_DB, "orders": {"#W1": "not an object"}}, "retail", "record '#W1' of `orders` is not an object"),
 ])
 def test_a_database_of_another_domain_is_a_located_error(tmp_path: Path, db: dict, domain: str, fragment: str) -> None:

@@ -48,7 +48,8 @@ def test_simple_failure_keeps_only_the_last_step(converted):
     assert [s["step"] for s in case.diagnosis.trajectory] == [2]
     assert case.diagnosis.trajectory[0]["action"] == {"answer": "Done, one bag removed and refunded."}
     # The reviewer's words first; the policy sentence they paraphrase beside them.
-    assert case.diagnosis.evidence == ["users can add but not remove checked bags", "The user can add but not remove checked bags."]
+    assert case.diagnosis.evidence == ["users can add but not remove checked bags",
+                                       "The user can add but not remove checked bags."]
 
 
 def test_openai_messages_success_and_failure(converted):

@@ -18,8 +18,10 @@ runner = CliRunner()
 ANTHROPIC = [
     {"role": "user", "content": "Delete /tmp/x"},
     {"role": "assistant", "content": [{"type": "text", "text": "Deleting."},
-                                      {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "rm -rf /tmp/x"}}]},
-    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "permission denied", "is_error": True}]},
+                                      {"type": "tool_use", "id": "toolu_1", "name": "bash",
+                                       "input": {"command": "rm -rf /tmp/x"}}]},
+    {"role": "user",
+     "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "permission denied", "is_error": True}]},
     {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
 ]
 
@@ -39,15 +41,19 @@ def test_anthropic_tool_use_and_tool_result_are_a_step_with_its_result():
 
 
 def test_anthropic_failure_keeps_the_failing_step(tmp_path: Path):
-    path = _write(tmp_path, "t.jsonl", json.dumps({"messages": ANTHROPIC, "outcome": "failure", "expected": "refuse"}) + "\n")
+    path = _write(tmp_path, "t.jsonl",
+                  json.dumps({"messages": ANTHROPIC, "outcome": "failure", "expected": "refuse"}) + "\n")
     case = TraceConverter(path, delayed=1).convert()[0]
-    assert [s["action"] for s in case.diagnosis.trajectory][:1] == [{"tool": "bash", "arguments": {"command": "rm -rf /tmp/x"}}]
+    assert [s["action"] for s in case.diagnosis.trajectory][:1] == [{"tool": "bash",
+                                                                     "arguments": {"command": "rm -rf /tmp/x"}}]
     assert case.diagnosis.trajectory[0]["result"] == "error: permission denied"
 
 
 def test_a_json_array_file_is_read_item_by_item_with_lines(tmp_path: Path):
-    items = [{"id": "a", "input": "Q1", "outcome": "success", "output": "A1", "steps": [{"state": "Q1", "action": {"answer": "A1"}}]},
-             {"id": "b", "input": "Q2", "outcome": "success", "output": "A2", "steps": [{"state": "Q2", "action": {"answer": "A2"}}]}]
+    items = [{"id": "a", "input": "Q1", "outcome": "success", "output": "A1",
+              "steps": [{"state": "Q1", "action": {"answer": "A1"}}]},
+             {"id": "b", "input": "Q2", "outcome": "success", "output": "A2",
+              "steps": [{"state": "Q2", "action": {"answer": "A2"}}]}]
     path = _write(tmp_path, "t.json", json.dumps(items, indent=1))
     converter = TraceConverter(path)
     cases = converter.convert()
@@ -65,13 +71,16 @@ def test_swe_agent_observation_is_the_step_result(tmp_path: Path):
 
 
 def test_tau_bench_reference_actions_make_a_set_checked_case(tmp_path: Path):
-    item = {"task_id": 3, "reward": 0.0, "info": {"task": {"actions": [{"name": "cancel_reservation", "kwargs": {"reservation_id": "ABC123"}}]}},
+    item = {"task_id": 3, "reward": 0.0,
+            "info": {"task": {"actions": [{"name": "cancel_reservation", "kwargs": {"reservation_id": "ABC123"}}]}},
             "traj": [{"role": "system", "content": "policy"}, {"role": "user", "content": "Cancel my trip."},
-                     {"role": "assistant", "content": "Which reservation?"}, {"role": "user", "content": "ABC123, yes please."},
+                     {"role": "assistant", "content": "Which reservation?"},
+                     {"role": "user", "content": "ABC123, yes please."},
                      {"role": "assistant", "content": "Done."}]}
     path = _write(tmp_path, "tau.json", json.dumps([item]))
     case = TraceConverter(path, {"expected": "info.task.actions"}).convert()[0]
-    assert case.task.expected == {"actions": [{"name": "cancel_reservation", "arguments": {"reservation_id": "ABC123"}}]}
+    assert case.task.expected == {"actions": [{"name": "cancel_reservation",
+                                               "arguments": {"reservation_id": "ABC123"}}]}
     assert case.task.check.kind == "set" and case.task.check.options == {"field": "actions"}
     assert case.task.input["text"] == "Cancel my trip.\n\nABC123, yes please."  # every customer turn
     assert case.task.answer_format.startswith('A JSON object {"actions"')  # else no agent knows to answer with actions
@@ -79,12 +88,15 @@ def test_tau_bench_reference_actions_make_a_set_checked_case(tmp_path: Path):
 
 def test_tau_bench_no_write_action_is_a_case_expecting_no_action(tmp_path: Path):
     """Issue 29 item 8: `actions: []` (refuse or only inform) is the answer, not a missing one."""
-    lookup = {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "get_reservation_details", "arguments": '{"reservation_id": "ABC123"}'}}]}
+    lookup = {"role": "assistant",
+              "tool_calls": [{"id": "c", "function": {"name": "get_reservation_details",
+                                                      "arguments": '{"reservation_id": "ABC123"}'}}]}
     traj = [{"role": "user", "content": "Cancel my basic economy trip ABC123."}, lookup,
             {"role": "tool", "tool_call_id": "c", "content": '{"cabin": "basic_economy"}'},
             {"role": "assistant", "content": "Basic economy cannot be cancelled."}]
     items = [{"task_id": 1, "reward": 1.0, "info": {"task": {"actions": []}}, "traj": traj},
-             {"task_id": 2, "reward": 0.0, "info": {"task": {"actions": []}}, "traj": [*traj[:3], {"role": "assistant", "content": "Cancelled."}]}]
+             {"task_id": 2, "reward": 0.0, "info": {"task": {"actions": []}},
+              "traj": [*traj[:3], {"role": "assistant", "content": "Cancelled."}]}]
     path = _write(tmp_path, "tau.json", json.dumps(items))
     converter = TraceConverter(path, {"expected": "info.task.actions"})
     cases = converter.convert()
@@ -93,13 +105,15 @@ def test_tau_bench_no_write_action_is_a_case_expecting_no_action(tmp_path: Path)
     assert [r.fate for r in converter.account.rows] == ["passing case", "case"] and converter.problems == []
     from frames_cli.evaluation.checks import SetCheck
     assert SetCheck().check(cases[1], {"actions": []}).passed
-    assert not SetCheck().check(cases[1], {"actions": [{"name": "cancel_reservation", "arguments": {"reservation_id": "ABC123"}}]}).passed
+    assert not SetCheck().check(cases[1], {"actions": [{"name": "cancel_reservation",
+                                                        "arguments": {"reservation_id": "ABC123"}}]}).passed
 
 
 def test_default_mapping_on_a_tool_using_success_names_the_field_to_map(tmp_path: Path):
     messages = [{"role": "user", "content": "Bags on 4WQ150?"},
                 {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "get", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "c", "content": "2 bags"}, {"role": "assistant", "content": "You have 2 bags."}]
+                {"role": "tool", "tool_call_id": "c", "content": "2 bags"},
+                {"role": "assistant", "content": "You have 2 bags."}]
     path = _write(tmp_path, "t.jsonl", json.dumps({"messages": messages, "reward": 1}) + "\n")
     converter = TraceConverter(path)
     assert converter.convert() == []
@@ -108,9 +122,11 @@ def test_default_mapping_on_a_tool_using_success_names_the_field_to_map(tmp_path
 
 
 def test_failing_trajectory_survives_dedup_with_an_earlier_passing_trial(workspace: Path):
-    passed = {"id": "t1", "input": "Cancel ABC123", "outcome": "success", "expected": "refuse", "steps": [{"state": "s", "action": {"answer": "refuse"}}]}
+    passed = {"id": "t1", "input": "Cancel ABC123", "outcome": "success", "expected": "refuse",
+              "steps": [{"state": "s", "action": {"answer": "refuse"}}]}
     failed = {"id": "t1", "input": "Cancel ABC123", "outcome": "failure", "expected": "refuse",
-              "steps": [{"state": "s", "action": {"tool": "cancel_reservation", "arguments": {"reservation_id": "ABC123"}}, "result": "ok"}]}
+              "steps": [{"state": "s", "action": {"tool": "cancel_reservation",
+                                                  "arguments": {"reservation_id": "ABC123"}}, "result": "ok"}]}
     path = _write(workspace, "t.jsonl", json.dumps(passed) + "\n" + json.dumps(failed) + "\n")
     result = runner.invoke(app, ["ingest", "trace", str(path), "--repo", str(workspace)])
     assert result.exit_code == 0, result.output
@@ -125,7 +141,8 @@ def test_claude_code_message_id_is_not_read_as_messages(tmp_path: Path):
     path = _write(tmp_path, "session.jsonl", json.dumps(line) + "\n")
     converter = TraceConverter(path)
     assert converter.convert() == []
-    assert not any("messageId" in p.message and "messages" in p.message for p in converter.problems if p.severity == "warning")
+    assert not any("messageId" in p.message and "messages" in p.message for p in converter.problems
+                   if p.severity == "warning")
     assert "neither `steps` nor `messages`" in converter.problems[0].message
 
 
@@ -142,7 +159,8 @@ def _session_lines(*extra: dict) -> str:
 
 
 def test_a_claude_code_session_is_one_trace_with_its_tool_steps(tmp_path: Path):
-    label = {"type": "label", "sessionId": "s1", "outcome": "failure", "expected": "Say that /tmp/x could not be deleted."}
+    label = {"type": "label", "sessionId": "s1", "outcome": "failure",
+             "expected": "Say that /tmp/x could not be deleted."}
     path = _write(tmp_path, "session.jsonl", _session_lines(label))
     converter = TraceConverter(path)
     (case,) = converter.convert()

@@ -83,7 +83,8 @@ def test_batch_mode_gives_the_synchronous_run_s_front_at_the_batch_price(tmp_pat
     assert _decisions(batched) == _decisions(sync)
     assert waited > 3 and batch_server.stats["chat"] == 0 and sync_server.stats["batches"] == 0
     assert batch_server.stats["failed_lines"] == 3  # failed lines, answered in a later batch
-    ledgers = [json.loads((r.root / ".frames" / "runs" / s.run_id / "ledger.json").read_text()) for r, s in ((sync_repo, sync), (batch_repo, batched))]
+    ledgers = [json.loads((r.root / ".frames" / "runs" / s.run_id / "ledger.json").read_text()) for r,
+               s in ((sync_repo, sync), (batch_repo, batched))]
     assert ledgers[1]["total_tokens"] == ledgers[0]["total_tokens"]
     assert ledgers[1]["total_usd"] == pytest.approx(ledgers[0]["total_usd"] / 2, rel=1e-9)
     assert ledgers[1]["roles"]["executor"]["batch_calls"] == ledgers[1]["roles"]["executor"]["calls"] > 0
@@ -99,14 +100,19 @@ def test_a_running_batch_stops_a_later_tick_at_once(tmp_path: Path) -> None:
         lines = server.stats["batch_lines"], server.stats["batches"]
         again = runner.invoke(app, ["evolve", "--repo", str(repo.root)])
     assert again.exit_code == 75
-    assert "waiting for 1 provider batch(es) since" in again.stderr and "batch-" in again.stderr and "in_progress" in again.stderr
+    assert (
+        "waiting for 1 provider batch(es) since" in again.stderr
+        and "batch-" in again.stderr
+        and "in_progress" in again.stderr
+    )
     assert (server.stats["batch_lines"], server.stats["batches"]) == lines and server.stats["chat"] == 0
     state = json.loads(next((repo.root / ".frames" / "runs").glob("*/state.json")).read_text())
     assert state["status"] == "stopped" and "batch-" in state["stop_reason"]
 
 
 def test_a_role_without_a_batch_api_is_named_before_the_run() -> None:
-    config = parse_config("models:\n  executor: frames-sim/executor\n  judge: openai/gpt-4.1-mini\nllm:\n  batch: true\n")
+    config = parse_config("models:\n  executor: frames-sim/executor\n  judge: openai/gpt-4.1-mini\nllm:\n  batch: "
+                          "true\n")
     notices = batch_notices(config)
     assert len(notices) == 1 and "executor's model frames-sim/executor has no batch API" in notices[0]
 

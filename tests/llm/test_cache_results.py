@@ -55,7 +55,8 @@ def test_an_answer_holding_a_token_is_the_same_on_the_second_run(sim_workspace) 
             with ModelClient(sim_workspace.workspace, config) as client:
                 answers.append(client.chat(request).data)
         with ModelClient(sim_workspace.workspace, config) as client:
-            plain = client.chat(ChatRequest("executor", [{"role": "user", "content": "Anything else?"}], schema=EXECUTOR_STEP))
+            plain = client.chat(ChatRequest("executor", [{"role": "user", "content": "Anything else?"}],
+                                            schema=EXECUTOR_STEP))
     finally:
         remove_scripted()
     assert answers == [{"answer": TOKEN, "skills_used": []}] * 2 and len(calls) == 3 and not plain.cached

@@ -57,7 +57,11 @@ def test_cached_prompt_tokens_reach_the_reply_and_the_ledger_at_the_cached_price
         reply = client.chat(ChatRequest("executor", [{"role": "user", "content": "Case id: x"}]))
         totals = client.ledger.to_dict()["roles"]["executor"]
     assert reply.ok and reply.usage.cached_prompt_tokens == 800 and reply.usage.prompt_tokens == 1000
-    expected = 200 * PRICE["input_cost_per_token"] + 800 * PRICE["cache_read_input_token_cost"] + 10 * PRICE["output_cost_per_token"]
+    expected = (
+        200 * PRICE["input_cost_per_token"]
+        + 800 * PRICE["cache_read_input_token_cost"]
+        + 10 * PRICE["output_cost_per_token"]
+    )
     assert reply.usage.cost_usd == pytest.approx(expected)
     assert totals["cached_prompt_tokens"] == 800 and totals["cost_usd"] == pytest.approx(expected)
 

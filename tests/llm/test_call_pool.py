@@ -58,7 +58,8 @@ def test_worker_processes_answer_as_threads_do(sim_workspace):
     for processes in (0, 2):
         # A generous timeout: on a loaded machine (CI, parallel tests) the workers' start-up can take
         # tens of seconds, and a timed-out call is retried, which this comparison would count.
-        config = sim_workspace.configured(faults={"malformed_json": 0.3}, llm={"concurrency": 6, "processes": processes, "timeout_s": 600.0})
+        config = sim_workspace.configured(faults={"malformed_json": 0.3},
+                                          llm={"concurrency": 6, "processes": processes, "timeout_s": 600.0})
         run_dir = sim_workspace.run_dir / f"p{processes}"
         with ModelClient(sim_workspace.workspace, config, run_dir=run_dir, use_cache=False) as client:
             replies = client.chat_many(requests)
@@ -93,12 +94,17 @@ def test_a_spool_call_whose_worker_dies_waits_again_for_the_same_answer_file(sim
     # Spool calls are never retried on a timeout, but one lost with its worker is not a person's
     # silence: it is re-sent, and the new worker waits for the answer to the same request file.
     config = sim_workspace.configured(
-        models={"judge": "spool/person"}, spool={"timeout_s": 20.0, "poll_s": 0.01}, llm={"concurrency": 1, "processes": 1}
+        models={"judge": "spool/person"}, spool={"timeout_s": 20.0, "poll_s": 0.01},
+        llm={"concurrency": 1, "processes": 1}
     )
     folder = sim_workspace.workspace.root / config.spool.dir
     with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
         result = {}
-        waiting = threading.Thread(target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "Grade it."}]))))
+        waiting = threading.Thread(
+            target=lambda: result.update(
+                reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "Grade it."}]))
+            )
+        )
         waiting.start()
         # The first call starts the fork server, which imports litellm: seconds, more when loaded.
         deadline = time.monotonic() + 120
@@ -137,7 +143,8 @@ def test_a_slow_but_live_worker_is_waited_for_not_replaced(sim_workspace):
 def test_workers_that_keep_dying_fail_the_calls_without_losing_or_hanging_any(sim_workspace):
     from frames_cli.llm.transport.callpool import MAX_RESTARTS
 
-    config = sim_workspace.configured(llm={"concurrency": 4, "processes": 2, "timeout_s": 5.0, "backoff_base_s": 0.001, "max_retries": 1})
+    config = sim_workspace.configured(llm={"concurrency": 4, "processes": 2, "timeout_s": 5.0, "backoff_base_s": 0.001,
+                                           "max_retries": 1})
     with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:
         assert client.chat(executor_request(sample=-1)).ok
         replies = []
@@ -218,7 +225,9 @@ def test_a_closed_client_starts_no_pool_and_a_waiting_chat_many_returns(sim_work
     client = ModelClient(sim_workspace.workspace, config, use_cache=False)
     assert client.chat(executor_request(sample=-1)).ok
     replies: list = []
-    waiting = threading.Thread(target=lambda: replies.extend(client.chat_many([executor_request(sample=i) for i in range(20)])))
+    waiting = threading.Thread(
+        target=lambda: replies.extend(client.chat_many([executor_request(sample=i) for i in range(20)]))
+    )
     waiting.start()
     time.sleep(0.3)  # two calls in flight, the rest queued
     client.close()
@@ -245,7 +254,8 @@ print(client.chat(executor_request()).ok)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH")] if p)}
     # A program kept alive by its workers never exits: the timeout fails the test. It is generous
     # because the program imports litellm (3 s alone; over 30 s seen on a loaded 2-core machine).
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=180)
     assert done.returncode == 0 and done.stdout.strip() == "True" and "shadowed" not in done.stderr, done.stderr
 
 
@@ -258,7 +268,9 @@ def test_too_many_calls_in_flight_per_worker_is_a_config_error(sim_workspace):
     with pytest.raises(ConfigError, match="needs `llm.processes` of at least 3") as raised:
         parse_config(f"version: 1\nllm:\n  concurrency: {too_many}\n  processes: 2\n")
     assert str(raised.value.location) == "frames.yaml:3"
-    assert parse_config(f"version: 1\nllm:\n  concurrency: {too_many}\n").llm.processes == 0, "threads have no such limit"
+    assert parse_config(f"version: 1\nllm:\n  concurrency: {too_many}\n").llm.processes == 0, (
+        "threads have no such limit"
+    )
     # A config built in code meets the same check when the pool starts, before any worker does.
     config = sim_workspace.configured(llm={"concurrency": too_many, "processes": 2})
     with ModelClient(sim_workspace.workspace, config, use_cache=False) as client:

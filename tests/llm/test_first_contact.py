@@ -64,7 +64,9 @@ def refusing():
     litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "refusing"]
 
 
-def test_evolve_without_the_key_exits_2_naming_the_variable_and_leaves_no_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_evolve_without_the_key_exits_2_naming_the_variable_and_leaves_no_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _no_openai_key(monkeypatch)
     config = copy.deepcopy(CONFIG)
     config["models"]["diagnoser"] = "openai/gpt-4.1-mini"
@@ -97,7 +99,9 @@ def test_eval_without_the_key_exits_2_without_a_model_call(tmp_path: Path, monke
     assert result.exit_code == 2, result.output
     assert "models.executor: openai/gpt-4.1-mini (provider openai): no API key" in result.stderr
     assert "OPENAI_API_KEY" in result.stderr
-    assert not (repo.root / ".frames" / "evals").exists() or not any((repo.root / ".frames" / "evals").rglob("exchanges.jsonl"))
+    assert not (repo.root / ".frames" / "evals").exists() or not any(
+        (repo.root / ".frames" / "evals").rglob("exchanges.jsonl")
+    )
 
 
 def test_refused_credentials_are_not_retried_and_stop_later_requests(sim_workspace, refusing) -> None:
@@ -114,7 +118,11 @@ def test_refused_credentials_are_not_retried_and_stop_later_requests(sim_workspa
             client.chat_many([request, request])
     assert refusing == ["model-x"], "one call, no retries, no call after the refusal"
     text = str(first.value)
-    assert "models.executor: refusing/model-x" in text and "refused the credentials" in text and "AuthenticationError" in text
+    assert (
+        "models.executor: refusing/model-x" in text
+        and "refused the credentials" in text
+        and "AuthenticationError" in text
+    )
     assert first.value.exit_code == 2
 
 
@@ -124,7 +132,8 @@ def test_missing_openai_key_reported_as_server_error_is_a_setup_error(monkeypatc
 
     litellm = litellm_module()
     exc = litellm.InternalServerError(
-        message="OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` environment variable.",
+        message="OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` "
+                "environment variable.",
         llm_provider="openai", model="gpt-4.1-mini",
     )
     _no_openai_key(monkeypatch)
@@ -159,7 +168,8 @@ def test_a_diagnoser_refused_after_s0_leaves_no_run_record(tmp_path: Path, refus
 def _note(repo, sha: str) -> str | None:
     import subprocess
 
-    done = subprocess.run(["git", "-C", str(repo.root), "notes", "--ref", "refs/notes/frames", "show", sha], capture_output=True, text=True)
+    done = subprocess.run(["git", "-C", str(repo.root), "notes", "--ref", "refs/notes/frames", "show", sha],
+                          capture_output=True, text=True)
     return done.stdout if done.returncode == 0 else None
 
 
@@ -176,5 +186,9 @@ def test_check_models_reports_each_role(tmp_path: Path, monkeypatch: pytest.Monk
     assert set(rows) == {"executor", "diagnoser", "rewriter", "judge"}
     assert rows["executor"]["ok"] and rows["executor"]["latency_s"] is not None
     assert rows["executor"]["price"] == {"input_per_million": 0.15, "output_per_million": 0.6}
-    assert not rows["diagnoser"]["ok"] and "OPENAI_API_KEY" in rows["diagnoser"]["detail"] and rows["diagnoser"]["latency_s"] is None
+    assert (
+        not rows["diagnoser"]["ok"]
+        and "OPENAI_API_KEY" in rows["diagnoser"]["detail"]
+        and rows["diagnoser"]["latency_s"] is None
+    )
     assert rows["diagnoser"]["price"]["input_per_million"] > 0, "litellm's table knows gpt-4.1-mini"

@@ -36,7 +36,8 @@ def answer_with(folder, data: bytes, stop: threading.Event) -> None:
     (b'{"body": "' + b"y" * 900_000 + b'"}', "too long"),
 ])
 def test_a_hostile_spool_answer_is_a_failed_call(sim_workspace, data: bytes, fragment: str) -> None:
-    config = sim_workspace.configured(models={"rewriter": "spool/person"}, spool={"timeout_s": 10.0, "poll_s": 0.01}, llm={"repair_turns": 0})
+    config = sim_workspace.configured(models={"rewriter": "spool/person"}, spool={"timeout_s": 10.0, "poll_s": 0.01},
+                                      llm={"repair_turns": 0})
     folder = sim_workspace.workspace.root / config.spool.dir
     stop = threading.Event()
     person = threading.Thread(target=answer_with, args=(folder, data, stop))

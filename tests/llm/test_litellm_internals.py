@@ -41,12 +41,15 @@ def logging_submissions(monkeypatch):
 
 def test_client_calls_skip_litellm_success_logging(sim_workspace, logging_submissions):
     litellm, submitted = logging_submissions
-    with ModelClient(sim_workspace.workspace, sim_workspace.config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
-        replies = client.chat_many([ChatRequest("judge", [{"role": "user", "content": f"Grade {i}"}]) for i in range(5)])
+    with ModelClient(sim_workspace.workspace, sim_workspace.config, run_dir=sim_workspace.run_dir,
+                     use_cache=False) as client:
+        replies = client.chat_many([ChatRequest("judge", [{"role": "user", "content": f"Grade {i}"}])
+                                    for i in range(5)])
         assert all(r.ok for r in replies)
         assert submitted == []
         metadata = {providers.CTX_KEY: client._ctx}
-        litellm.completion(model="frames-sim/judge", messages=[{"role": "user", "content": "Grade"}], metadata=metadata, **{"no-log": True})
+        litellm.completion(model="frames-sim/judge", messages=[{"role": "user", "content": "Grade"}], metadata=metadata,
+                           **{"no-log": True})
     assert submitted, "a plain litellm.completion must reach the logging pool, else this test proves nothing"
 
 
@@ -55,7 +58,8 @@ def test_flagged_call_is_still_priced():
     flag = providers.internal_call_flag()
     token = flag.set(True)
     try:
-        response = litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "hello"}], mock_response="hi", **{"no-log": True})
+        response = litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "hello"}],
+                                      mock_response="hi", **{"no-log": True})
     finally:
         flag.reset(token)
     assert response._hidden_params["response_cost"] > 0
@@ -83,12 +87,10 @@ def test_litellm_is_imported_with_the_collector_paused_then_restored(collector, 
 
 def test_litellm_response_models_are_built_before_any_thread_calls():
     code = (
-        "import inspect, pydantic\n"
-        "from frames_cli.llm.transport import providers\n"
-        "providers.litellm_module()\n"
-        "from litellm.types import utils\n"
-        "models = [c for c in vars(utils).values() if inspect.isclass(c) and issubclass(c, pydantic.BaseModel) and c.__module__ == utils.__name__]\n"
-        "print(len(models), [c.__name__ for c in models if not c.__pydantic_complete__])\n"
+        "import inspect, pydantic\nfrom frames_cli.llm.transport import providers\nproviders.litellm_module()\nfrom "
+        "litellm.types import utils\nmodels = [c for c in vars(utils).values() if inspect.isclass(c) and issubclass(c, "
+        "pydantic.BaseModel) and c.__module__ == utils.__name__]\nprint(len(models), [c.__name__ for c in models if "
+        "not c.__pydantic_complete__])\n"
     )
     # A fresh interpreter: in this one another test may already have built them by using them.
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)

@@ -27,13 +27,16 @@ CATALOG = "3 skills available:\ns1: baggage-allowance — Free checked bags by m
 
 
 def executor_request(case_id: str = "bags-1", sample: int = 0, note: str = "") -> ChatRequest:
-    prompt = render("executor_catalog", case_id=case_id, catalog=CATALOG, request="How many free bags?" + note, answer_format="a number", max_loads=3)
-    return ChatRequest("executor", [{"role": "user", "content": prompt}], schema=EXECUTOR_STEP, sample=sample, tag=case_id)
+    prompt = render("executor_catalog", case_id=case_id, catalog=CATALOG, request="How many free bags?" + note,
+                    answer_format="a number", max_loads=3)
+    return ChatRequest("executor", [{"role": "user", "content": prompt}], schema=EXECUTOR_STEP, sample=sample,
+                       tag=case_id)
 
 
 def cache_entries(ws) -> list[dict]:
     """Every line of every cache shard."""
-    return [json.loads(line) for shard in sorted(ws.workspace.cache_dir.glob("*.jsonl")) for line in shard.read_text().splitlines()]
+    return [json.loads(line) for shard in sorted(ws.workspace.cache_dir.glob("*.jsonl"))
+            for line in shard.read_text().splitlines()]
 
 
 @pytest.mark.parametrize("processes", [0, 2], ids=["threads", "processes"])
@@ -117,7 +120,11 @@ def test_ledger_matches_provider_usage_and_prices_sim_models(sim_workspace):
         replies = client.chat_many([executor_request(sample=i) for i in range(5)])
     log = read_exchanges(sim_workspace.run_dir / "exchanges.jsonl")
     totals = client.ledger.roles["executor"]
-    assert totals.prompt_tokens == sum(e["usage"]["prompt_tokens"] for e in log) == sum(r.usage.prompt_tokens for r in replies)
+    assert (
+        totals.prompt_tokens
+        == sum(e["usage"]["prompt_tokens"] for e in log)
+        == sum(r.usage.prompt_tokens for r in replies)
+    )
     assert totals.completion_tokens == sum(e["usage"]["completion_tokens"] for e in log)
     assert totals.cost_usd == pytest.approx(sum(r.usage.cost_usd for r in replies)) and totals.cost_usd > 0
     saved = json.loads((sim_workspace.run_dir / "ledger.json").read_text())
@@ -146,7 +153,8 @@ def test_budget_stop_leaves_consistent_state(sim_workspace, processes):
     assert 2 <= calls < 10 and calls == len(log) == len(cache_entries(sim_workspace))
     assert saved["total_tokens"] == sum(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"] for e in log)
     # In-flight calls finish, so the overshoot is at most one batch of `concurrency` calls.
-    assert saved["total_tokens"] < 400 + 2 * max(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"] for e in log)
+    assert saved["total_tokens"] < 400 + 2 * max(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"]
+                                                 for e in log)
     with ModelClient(sim_workspace.workspace, sim_workspace.config) as resumed:
         replies = resumed.chat_many([executor_request(sample=i) for i in range(10)])
     assert sum(r.cached for r in replies) == calls and resumed.ledger.roles["executor"].calls == 10 - calls
@@ -164,7 +172,8 @@ def test_missing_model_is_a_config_error(sim_workspace):
 def test_faults_at_twenty_percent_lose_no_call(sim_workspace, processes):
     config = sim_workspace.configured(
         faults={"rate_limit": 0.2, "timeout": 0.2, "malformed_json": 0.2, "truncated": 0.2},
-        llm={"concurrency": 16, "max_retries": 2, "timeout_s": 5.0, "backoff_base_s": 0.0005, "backoff_max_s": 0.002, "processes": processes},
+        llm={"concurrency": 16, "max_retries": 2, "timeout_s": 5.0, "backoff_base_s": 0.0005, "backoff_max_s": 0.002,
+             "processes": processes},
     )
     requests = [executor_request(case_id=("bags-1", "cancel-1", "refund-1")[i % 3], sample=i) for i in range(500)]
     # No wall-clock bound: litellm's import and the fork server's start alone took 15-30 s of this
@@ -220,7 +229,8 @@ def test_a_changed_case_is_not_answered_from_the_old_cache(sim_workspace):
     with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
         assert client.chat(executor_request()).cached  # nothing changed: served from the cache
     fixture = sim_workspace.workspace.root / "cases" / "fixture.yaml"
-    fixture.write_text(fixture.read_text().replace("Basic economy reservations can be cancelled only within 24 hours of booking.",
+    fixture.write_text(fixture.read_text().replace("Basic economy reservations can be cancelled only within 24 hours "
+                                                   "of booking.",
                                                    "Any reservation can be cancelled."))
     with ModelClient(sim_workspace.workspace, sim_workspace.config) as client:
         assert not client.chat(executor_request()).cached

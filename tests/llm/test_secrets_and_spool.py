@@ -59,7 +59,8 @@ def test_spool_round_trip(sim_workspace):
     person.start()
     try:
         with ModelClient(sim_workspace.workspace, config, run_dir=sim_workspace.run_dir, use_cache=False) as client:
-            reply = client.chat(ChatRequest("rewriter", [{"role": "user", "content": f"Rewrite it. {MESSAGE_KEY}"}], schema=REWRITE))
+            reply = client.chat(ChatRequest("rewriter", [{"role": "user", "content": f"Rewrite it. {MESSAGE_KEY}"}],
+                                            schema=REWRITE))
     finally:
         stop.set()
         person.join()
@@ -88,7 +89,9 @@ def test_closing_the_client_ends_a_spool_wait(sim_workspace):
     config = sim_workspace.configured(models={"judge": "spool/person"}, spool={"timeout_s": 60.0, "poll_s": 0.01})
     client = ModelClient(sim_workspace.workspace, config, use_cache=False)
     result = {}
-    waiting = threading.Thread(target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "?"}]))))
+    waiting = threading.Thread(
+        target=lambda: result.update(reply=client.chat(ChatRequest("judge", [{"role": "user", "content": "?"}])))
+    )
     waiting.start()
     # Close once the call waits for its answer: the spool writes the request file just before. A
     # fixed pause is not enough where this call is the worker's first and imports litellm (seconds).

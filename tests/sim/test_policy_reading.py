@@ -29,8 +29,11 @@ CANCEL = [
     "A reservation can be cancelled only when the booking was made within the last 24 hours.",
     "Business class flights can be cancelled at any time.",
 ]
-BAGGAGE = ["Gold members get four free checked bags per passenger.", "Regular members pay fifty dollars for each checked bag."]
-POLICY = "# Airline policy\n\n## Cancel flight\n\n" + "\n".join(CANCEL) + "\n\n## Baggage\n\n" + "\n".join(BAGGAGE) + "\n"
+BAGGAGE = ["Gold members get four free checked bags per passenger.",
+           "Regular members pay fifty dollars for each checked bag."]
+POLICY = (
+    "# Airline policy\n\n## Cancel flight\n\n" + "\n".join(CANCEL) + "\n\n## Baggage\n\n" + "\n".join(BAGGAGE) + "\n"
+)
 
 
 def _case(case_id: str, reservation: str, evidence: str) -> object:
@@ -40,7 +43,8 @@ def _case(case_id: str, reservation: str, evidence: str) -> object:
             "category": "cancel",
             "source": {"kind": "test", "ref": case_id},
             "created": "2026-12-01",
-            "task": {"input": {"text": f"Please cancel {reservation}."}, "expected": {"actions": []}, "check": {"kind": "exact"}, "answer_format": "json"},
+            "task": {"input": {"text": f"Please cancel {reservation}."}, "expected": {"actions": []},
+                     "check": {"kind": "exact"}, "answer_format": "json"},
             "diagnosis": {"evidence": [f"Agent does not cancel {reservation}.", evidence]},
         }
     )
@@ -53,7 +57,8 @@ WORLD = SimWorld.from_cases([SEEN, UNSEEN], [POLICY])
 
 def known(case, text: str, policy_reading: float = 1.0) -> float:
     facts = WORLD.facts(case)
-    return knowledge(case.diagnosis.evidence, facts.rules, facts.values, WORLD.policy, [text], policy_reading, facts.statements)
+    return knowledge(case.diagnosis.evidence, facts.rules, facts.values, WORLD.policy, [text], policy_reading,
+                     facts.statements)
 
 
 def test_passages_are_the_sections_statements_without_headings() -> None:
@@ -86,11 +91,13 @@ def test_putting_the_passage_back_helps_a_case_no_diagnoser_saw() -> None:
 
 def _diagnoser_prompt(skill_body: str, retrieved: str, heading: str = "Airline policy > Cancel flight") -> str:
     skills = (
-        f'<skill name="refund-and-cancel" description="Cancelling a reservation: when a booking may be refunded.">\n{skill_body}\n</skill>\n\n'
+        f'<skill name="refund-and-cancel" description="Cancelling a reservation: when a booking may be refunded.">\n'
+        f'{skill_body}\n</skill>\n\n'
         '<skill name="baggage" description="Checked bags and their fees.">\n' + "\n".join(BAGGAGE) + "\n</skill>\n\n"
         '<skill name="cancel-flight" description="Cancel flight: help a user.">\nHelp the user.\n</skill>'
     )
-    failures = [{"case_id": "seen", "category": "cancel", "input": {"text": "Please cancel H8Q05L."}, "diagnosis": {"evidence": list(SEEN.diagnosis.evidence)}}]
+    failures = [{"case_id": "seen", "category": "cancel", "input": {"text": "Please cancel H8Q05L."},
+                 "diagnosis": {"evidence": list(SEEN.diagnosis.evidence)}}]
     block = f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" heading="{heading}">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n'
     return f"Skills:\n\n{skills}\n\n{block}Failures:\n```json\n{json.dumps(failures)}\n```\n"
 
@@ -106,7 +113,8 @@ def test_a_diagnoser_puts_back_the_statements_the_retrieved_policy_shows_and_no_
     thin = "Cancel a reservation when asked."
     # The case's rule goes to the skill that matches the case; the statement it turns on (not the
     # whole section) to the skill the passage's heading names.
-    assert _proposed(_diagnoser_prompt(thin, shown)) == [("refund-and-cancel", rules), ("cancel-flight", diagnoser.quote_rule(CANCEL[1]))]
+    assert _proposed(_diagnoser_prompt(thin, shown)) == [("refund-and-cancel", rules),
+                                                         ("cancel-flight", diagnoser.quote_rule(CANCEL[1]))]
     # Stated already (in any skill), or not shown to it: nothing to put back.
     assert _proposed(_diagnoser_prompt(thin + "\n" + "\n".join(CANCEL), shown)) == [("refund-and-cancel", rules)]
     assert _proposed(_diagnoser_prompt(thin, "Business flights are nice.")) == [("refund-and-cancel", rules)]
@@ -116,20 +124,27 @@ def test_a_sentence_that_only_resembles_a_statement_is_not_put_back() -> None:
     # Another section's sentence sharing most of a Cancel statement's words is that section's rule.
     rules = " ".join(map(diagnoser.quote_rule, WORLD.facts(SEEN).rules))
     lookalike = "A reservation can be cancelled only when the booking was made within the last 24 hours or by phone."
-    assert _proposed(_diagnoser_prompt("Cancel a reservation when asked.", lookalike, "Airline policy > Baggage")) == [("refund-and-cancel", rules)]
+    assert _proposed(_diagnoser_prompt("Cancel a reservation when asked.", lookalike, "Airline policy > Baggage")) == [
+        ("refund-and-cancel", rules)
+    ]
 
 
 def test_statements_whose_heading_names_no_one_skill_go_to_the_case_s_skill() -> None:
     rules = WORLD.facts(SEEN).rules
     proposals = _proposed(_diagnoser_prompt("Cancel a reservation when asked.", CANCEL[1], "Airline policy"))
-    assert proposals == [("refund-and-cancel", " ".join(map(diagnoser.quote_rule, rules))), ("refund-and-cancel", diagnoser.quote_rule(CANCEL[1]))]
+    assert proposals == [("refund-and-cancel", " ".join(map(diagnoser.quote_rule, rules))),
+                         ("refund-and-cancel", diagnoser.quote_rule(CANCEL[1]))]
 
 
 def test_passages_are_read_as_the_policy_parser_reads_markdown() -> None:
     # Setext headings split; a `#` line inside fenced code does not; front matter is not a statement.
     text = (
         "---\ntitle: Airline policy for every agent\nlayout: default page\n---\n\n"
-        "Cancel flight\n=============\n\n" + CANCEL[0] + "\n\n```\n# the agent must not split here at all\n```\n" + CANCEL[1] + "\n\n"
+        "Cancel flight\n=============\n\n"
+        + CANCEL[0]
+        + "\n\n```\n# the agent must not split here at all\n```\n"
+        + CANCEL[1]
+        + "\n\n"
         "Baggage\n-------\n\n" + BAGGAGE[0] + "\n"
     )
     assert passages_of(text) == [(CANCEL[0], "the agent must not split here at all", CANCEL[1]), (BAGGAGE[0],)]

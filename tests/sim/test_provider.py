@@ -31,7 +31,8 @@ def test_filled_reply_equals_a_built_one(fingerprint, finish):
     from litellm.types.utils import ModelResponse
 
     given = ModelResponse()
-    filled = make_response("frames-sim/judge", '{"pass": true}', finish, 12, 4, fingerprint=fingerprint, cost_usd=0.5, into=given)
+    filled = make_response("frames-sim/judge", '{"pass": true}', finish, 12, 4, fingerprint=fingerprint, cost_usd=0.5,
+                           into=given)
     built = make_response("frames-sim/judge", '{"pass": true}', finish, 12, 4, fingerprint=fingerprint, cost_usd=0.5)
     assert filled is given and filled is not built
     assert without_identity(filled) == without_identity(built)

@@ -67,8 +67,10 @@ def test_readers_match_their_patterns(prompt):
 
 def test_readers_on_a_real_executor_conversation():
     catalog = Catalog.of(SkillSet.from_dir(Path(__file__).parents[2] / "skills"))
-    first = render("executor_catalog", case_id="c-7", catalog=catalog.text(), request="Cancel my trip.", answer_format="JSON", max_loads=3)
-    second = render("executor_answer", case_id="c-7", skills=Block("\n\n".join(catalog.block(sid) for sid in list(catalog.ids)[:3])))
+    first = render("executor_catalog", case_id="c-7", catalog=catalog.text(), request="Cancel my trip.",
+                   answer_format="JSON", max_loads=3)
+    second = render("executor_answer", case_id="c-7",
+                    skills=Block("\n\n".join(catalog.block(sid) for sid in list(catalog.ids)[:3])))
     prompt = "\n\n".join([first, '{"load": []}', second])
     assert reading.case_id(prompt) == CASE_ID.findall(prompt)[-1]
     assert [b.text for b in reading.skill_blocks(prompt)] == [text for _, text in BLOCK.findall(prompt)]

@@ -25,26 +25,29 @@ from frames_cli.sim.rewriter import RESTATE
 
 BAGS_RULE = "Silver members get 2 free checked bags per passenger in economy."
 CATALOG = (
-    "3 skills available:\n- s1: cancel-flight — Cancel reservations and refunds\n"
-    "- s2: baggage-allowance — Free checked bags by membership and cabin\n- s3: delay-compensation — Delays and compensation"
+    "3 skills available:\n- s1: cancel-flight — Cancel reservations and refunds\n- s2: baggage-allowance — Free "
+    "checked bags by membership and cabin\n- s3: delay-compensation — Delays and compensation"
 )
 
 
 def ask(ws, role, prompt, schema, config=None, samples=1, run_dir=None):
     with ModelClient(ws.workspace, config or ws.config, use_cache=False, run_dir=run_dir) as client:
-        replies = client.chat_many([ChatRequest(role, [{"role": "user", "content": prompt}], schema, sample=i) for i in range(samples)])
+        replies = client.chat_many([ChatRequest(role, [{"role": "user", "content": prompt}], schema, sample=i)
+                                    for i in range(samples)])
     assert all(r.ok for r in replies), [r.error for r in replies]
     return [r.data for r in replies]
 
 
 def executor_answer_prompt(case_id: str, body: str, request: str = "Help me.") -> str:
-    first = render("executor_catalog", case_id=case_id, catalog=CATALOG, request=request, answer_format="JSON", max_loads=3)
+    first = render("executor_catalog", case_id=case_id, catalog=CATALOG, request=request, answer_format="JSON",
+                   max_loads=3)
     blocks = f'<skill id="s2" name="baggage-allowance">\n{body}\n</skill>'
     return first + "\n\n" + render("executor_answer", case_id=case_id, skills=Block(blocks))
 
 
 def test_executor_loads_the_best_matching_skill(sim_workspace):
-    prompt = render("executor_catalog", case_id="bags-1", catalog=CATALOG, request="bags?", answer_format="a number", max_loads=3)
+    prompt = render("executor_catalog", case_id="bags-1", catalog=CATALOG, request="bags?", answer_format="a number",
+                    max_loads=3)
     (data,) = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP)
     assert data["load"][0] == "s2"
 
@@ -54,7 +57,8 @@ def test_executor_correctness_follows_evidence_in_blocks_only(sim_workspace):
     with_rule = executor_answer_prompt("bags-1", f"# Bags\n\n- {BAGS_RULE}")
     # The rule outside the blocks (in the request text) must not count.
     without = executor_answer_prompt("bags-1", "# Bags\n\n- Bags are weighed at the desk.", request=BAGS_RULE)
-    assert [d["answer"] for d in ask(sim_workspace, "executor", with_rule, EXECUTOR_STEP, certain, samples=8)] == ["4"] * 8
+    assert [d["answer"]
+            for d in ask(sim_workspace, "executor", with_rule, EXECUTOR_STEP, certain, samples=8)] == ["4"] * 8
     wrong = ask(sim_workspace, "executor", without, EXECUTOR_STEP, certain, samples=8)
     assert all(d["answer"] != "4" for d in wrong) and wrong[0]["skills_used"] == ["baggage-allowance"]
 
@@ -69,7 +73,8 @@ def test_executor_pass_rate_lies_between_floor_and_ceiling(sim_workspace):
 
 def test_executor_wrong_action_list_is_plausible(sim_workspace):
     config = sim_workspace.configured(simulator={"floor": 0.0, "ceiling": 0.0})
-    answers = ask(sim_workspace, "executor", executor_answer_prompt("cancel-1", "- Nothing relevant."), EXECUTOR_STEP, config, samples=10)
+    answers = ask(sim_workspace, "executor", executor_answer_prompt("cancel-1", "- Nothing relevant."), EXECUTOR_STEP,
+                  config, samples=10)
     expected = [{"name": "get_reservation_details", "arguments": {"reservation_id": "ABC123"}}]
     for data in answers:
         actions = data["answer"]["actions"]
@@ -97,7 +102,8 @@ def test_same_seed_same_answers_other_seed_other_answers(sim_workspace):
     prompt = executor_answer_prompt("bags-1", "- Bags are weighed at the desk.")
     first = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP, samples=30)
     assert ask(sim_workspace, "executor", prompt, EXECUTOR_STEP, samples=30) == first
-    other = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP, sim_workspace.configured(simulator={"seed": 7}), samples=30)
+    other = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP, sim_workspace.configured(simulator={"seed": 7}),
+                samples=30)
     assert other != first
 
 
@@ -105,9 +111,11 @@ def diagnoser_prompt() -> str:
     """The prompt conventions of docs/ARCHITECTURE.md, written out (evolution/ renders the real one)."""
     skills = "\n\n".join(
         f'<skill name="{name}">\n{body}\n</skill>'
-        for name, body in [("cancel-flight", "- Cancel on request."), ("baggage-allowance", "- Bags are weighed."), ("greeting", "- Say hello.")]
+        for name, body in [("cancel-flight", "- Cancel on request."), ("baggage-allowance", "- Bags are weighed."),
+                           ("greeting", "- Say hello.")]
     )
-    failures = [{"case_id": "bags-1", "category": "baggage", "input": {"text": "How many free checked bags?"}, "expected": "4", "got": "2", "reason": "wrong", "diagnosis": {"evidence": [BAGS_RULE]}}]
+    failures = [{"case_id": "bags-1", "category": "baggage", "input": {"text": "How many free checked bags?"},
+                 "expected": "4", "got": "2", "reason": "wrong", "diagnosis": {"evidence": [BAGS_RULE]}}]
     return f"Skills:\n\n{skills}\n\nFailures:\n```json\n{json.dumps(failures, indent=2)}\n```\n"
 
 
@@ -115,7 +123,8 @@ def test_diagnoser_with_insight_quotes_the_evidence_for_the_best_skill(sim_works
     config = sim_workspace.configured(simulator={"p_insight": 1.0})
     (data,) = ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config)
     assert data["proposals"] == [
-        {"skill": "baggage-allowance", "change": f'Add the rule: "{BAGS_RULE}"', "rationale": data["proposals"][0]["rationale"], "case_ids": ["bags-1"]}
+        {"skill": "baggage-allowance", "change": f'Add the rule: "{BAGS_RULE}"',
+         "rationale": data["proposals"][0]["rationale"], "case_ids": ["bags-1"]}
     ]
 
 
@@ -136,7 +145,8 @@ BODY = "# Bags\n\n- Bags are weighed at the desk.\n- Oversize bags cost extra.\n
 def rewriter_prompt(anchors: list) -> str:
     blueprint = {"skill": "baggage-allowance", "changes": [f'Add the rule: "{BAGS_RULE}"']}
     return (
-        f'<skill name="baggage-allowance" target="true">\n{BODY}\n</skill>\n\nOther skills:\n- cancel-flight — Cancel reservations\n\n'
+        f'<skill name="baggage-allowance" target="true">\n{BODY}\n</skill>\n\nOther skills:\n- cancel-flight — Cancel '
+        f'reservations\n\n'
         f"Blueprint:\n```json\n{json.dumps(blueprint)}\n```\n\nAnchor cases:\n```json\n{json.dumps(anchors)}\n```\n"
     )
 
@@ -169,12 +179,17 @@ def test_generator_writes_cases_quoting_the_section(sim_workspace):
     (data,) = ask(sim_workspace, "generator", prompt, GENERATED_CASES)
     assert len(data["cases"]) == 2
     for case in data["cases"]:
-        assert case["category"] == "baggage" and case["evidence"][0] in SECTION and str(case["expected"]) in case["evidence"][0]
+        assert (
+            case["category"] == "baggage"
+            and case["evidence"][0] in SECTION
+            and str(case["expected"]) in case["evidence"][0]
+        )
 
 
 def test_judge_grades_against_the_expected_answer(sim_workspace):
     def verdict(answer):
-        prompt = render("judge", case_id="refund-1", request="delay", rubric="Refuse compensation.", answer=json.dumps(answer))
+        prompt = render("judge", case_id="refund-1", request="delay", rubric="Refuse compensation.",
+                        answer=json.dumps(answer))
         return ask(sim_workspace, "judge", prompt, RUBRIC_VERDICT)[0]
 
     assert verdict("no")["pass"] is True and verdict("yes")["pass"] is False
@@ -186,7 +201,8 @@ def test_judge_grades_a_rubric_list_by_its_words(sim_workspace):
     from frames_cli.sim.world import SimWorld
 
     rubric = ["Refuses compensation for a one-hour delay.", "Explains the three-hour threshold."]
-    world = SimWorld.from_cases([Case("r1", "refund", Source("manual"), "2026-11-29", Task({"text": "delay"}, rubric, Check("rubric")))])
+    world = SimWorld.from_cases([Case("r1", "refund", Source("manual"), "2026-11-29",
+                                      Task({"text": "delay"}, rubric, Check("rubric")))])
 
     def verdict(answer):
         prompt = render("judge", case_id="r1", request="delay", rubric="\n".join(rubric), answer=json.dumps(answer))
@@ -209,7 +225,11 @@ def test_coldstart_keeps_every_sentence_as_a_numbered_step(sim_workspace):
     wrapped = "1. First get a travel vendor ID, which you can request by\n   filling out the EFT form.\n2. Forward the ID to the travel team."
     prompt = f'Rewrite it.\n\n<policy file="policies/p.md" heading="Get set up">\n{wrapped}\n</policy>'
     (data,) = ask(sim_workspace, "coldstart", prompt, REWRITE)
-    assert data["body"] == "1. First get a travel vendor ID, which you can request by filling out the EFT form.\n2. Forward the ID to the travel team.\n"
+    assert (
+        data["body"]
+        == "1. First get a travel vendor ID, which you can request by filling out the EFT form.\n2. Forward the ID to "
+           "the travel team.\n"
+    )
 
 
 def test_truncated_replies_end_with_length_and_are_repaired_or_failed(sim_workspace):
@@ -224,7 +244,8 @@ def test_truncated_replies_end_with_length_and_are_repaired_or_failed(sim_worksp
 
 def test_an_insightful_fix_reaches_the_executor(sim_workspace):
     """Diagnoser → rewriter → executor, all simulated: the fixed skill is the one the agent loads."""
-    config = sim_workspace.configured(simulator={"floor": 0.0, "ceiling": 1.0, "p_insight": 1.0, "p_forget": 0.0, "p_verbose": 0.0})
+    config = sim_workspace.configured(simulator={"floor": 0.0, "ceiling": 1.0, "p_insight": 1.0, "p_forget": 0.0,
+                                                 "p_verbose": 0.0})
     skills = {
         "cancel-flight": ("Cancel reservations and refunds", "- Cancel on request."),
         "baggage-allowance": ("Free checked bags by membership and cabin", "- Bags are weighed at the desk."),
@@ -234,22 +255,29 @@ def test_an_insightful_fix_reaches_the_executor(sim_workspace):
 
     def executor_answer() -> str:
         catalog = "3 skills available:\n" + "\n".join(f"- {ids[n]}: {n} — {d}" for n, (d, _) in skills.items())
-        first = render("executor_catalog", case_id="bags-1", catalog=catalog, request="bags?", answer_format="a number", max_loads=3)
+        first = render("executor_catalog", case_id="bags-1", catalog=catalog, request="bags?", answer_format="a number",
+                       max_loads=3)
         (turn1,) = ask(sim_workspace, "executor", first, EXECUTOR_STEP, config)
         by_id = {v: k for k, v in ids.items()}
-        blocks = "\n\n".join(f'<skill id="{sid}" name="{by_id[sid]}">\n{skills[by_id[sid]][1]}\n</skill>' for sid in turn1["load"])
-        (turn2,) = ask(sim_workspace, "executor", first + "\n\n" + render("executor_answer", case_id="bags-1", skills=Block(blocks)), EXECUTOR_STEP, config)
+        blocks = "\n\n".join(f'<skill id="{sid}" name="{by_id[sid]}">\n{skills[by_id[sid]][1]}\n</skill>'
+                             for sid in turn1["load"])
+        (turn2,) = ask(sim_workspace, "executor",
+                       first + "\n\n" + render("executor_answer", case_id="bags-1", skills=Block(blocks)),
+                       EXECUTOR_STEP, config)
         return turn2["answer"]
 
     assert executor_answer() != "4"
     blocks = "\n\n".join(f'<skill name="{n}">\n{body}\n</skill>' for n, (_, body) in skills.items())
-    failures = [{"case_id": "bags-1", "input": {"text": "How many free checked bags?"}, "diagnosis": {"evidence": [BAGS_RULE]}}]
-    (diagnosis,) = ask(sim_workspace, "diagnoser", f"{blocks}\n\nFailures:\n```json\n{json.dumps(failures)}\n```\n", DIAGNOSIS, config)
+    failures = [{"case_id": "bags-1", "input": {"text": "How many free checked bags?"},
+                 "diagnosis": {"evidence": [BAGS_RULE]}}]
+    (diagnosis,) = ask(sim_workspace, "diagnoser", f"{blocks}\n\nFailures:\n```json\n{json.dumps(failures)}\n```\n",
+                       DIAGNOSIS, config)
     (proposal,) = diagnosis["proposals"]
     target = proposal["skill"]
     rewrite_prompt = (
         f'<skill name="{target}" target="true">\n{skills[target][1]}\n</skill>\n\n'
-        f"Blueprint:\n```json\n{json.dumps({'skill': target, 'changes': [proposal['change']]})}\n```\n\nAnchor cases:\n```json\n[]\n```\n"
+        f"Blueprint:\n```json\n{json.dumps({'skill': target, 'changes': [proposal['change']]})}\n```\n\nAnchor cases:\n"
+        f"```json\n[]\n```\n"
     )
     (rewrite,) = ask(sim_workspace, "rewriter", rewrite_prompt, REWRITE, config)
     skills[target] = (skills[target][0], rewrite["body"])

@@ -27,7 +27,8 @@ def _case(case_id: str, reservation: str, date: str) -> object:
             "source": {"kind": "test", "ref": case_id},
             "created": "2026-12-01",
             "task": {
-                "input": {"text": f"Please cancel {reservation}.", "fields": {"reservation_id": reservation, "created": date}},
+                "input": {"text": f"Please cancel {reservation}.",
+                          "fields": {"reservation_id": reservation, "created": date}},
                 "expected": {"actions": []},
                 "check": {"kind": "exact"},
                 "answer_format": "json",

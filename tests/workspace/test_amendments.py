@@ -33,7 +33,8 @@ def test_changed_lines_of_a_span_come_from_the_history():
     new = OLD[:4] + ["Extra bags cost 60.", "Bags over 23 kg cost 100."] + OLD[5:]
     links = stale_links([_skill(4, 5, OLD)], lambda _f: new, lambda _f: [new, OLD])
     assert [(link.skill, link.where, link.changed, link.found) for link in links] == [
-        ("bags", "policies/p.md:4-5 Policy > Bags", ["-Extra bags cost 50.", "+Extra bags cost 60.", "+Bags over 23 kg cost 100."], True)]
+        ("bags", "policies/p.md:4-5 Policy > Bags",
+         ["-Extra bags cost 50.", "+Extra bags cost 60.", "+Bags over 23 kg cost 100."], True)]
     assert stale_links([_skill(4, 5, OLD)], lambda _f: OLD, lambda _f: []) == []
     assert "- skill bags, policies/p.md:4-5 Policy > Bags:\n    -Extra bags cost 50." in diagnoser_notice(links)
     assert diagnoser_notice([]) == ""
@@ -48,13 +49,18 @@ def test_a_version_missing_from_the_history_is_said_so():
 
 def test_status_review_and_the_next_run_show_the_amendment(world):
     policy = world.root / "policies" / "airline.md"
-    policy.write_text(policy.read_text().replace("Cancel within 24 hours for free.", "Cancel within 48 hours for free."))
+    policy.write_text(policy.read_text().replace("Cancel within 24 hours for free.",
+                                                 "Cancel within 48 hours for free."))
     world.git("commit", "-q", "-am", "Policy: 48 hours")
     status = json.loads(_invoke(world, "status", "--json").stdout)
     cancel = [s for s in status["stale_links"] if s["skill"] == "cancel"]
-    assert [s["changed"] for s in cancel] == [["-Cancel within 24 hours for free.", "+Cancel within 48 hours for free."]]
+    assert [s["changed"] for s in cancel] == [["-Cancel within 24 hours for free.",
+                                               "+Cancel within 48 hours for free."]]
     text = _invoke(world, "status").stdout
-    assert "      -Cancel within 24 hours for free." in text and "the next `frames evolve` shows these lines to its diagnosers" in text
+    assert (
+        "      -Cancel within 24 hours for free." in text
+        and "the next `frames evolve` shows these lines to its diagnosers" in text
+    )
     review = _invoke(world, "review", "r1c1", "--markdown", "-").stdout
     assert "the policy changed since this skill was written, at policies/airline.md:4-5" in review
     assert "    +Cancel within 48 hours for free." in review

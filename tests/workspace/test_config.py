@@ -17,9 +17,11 @@ def test_rendered_template_parses_back_to_the_defaults() -> None:
     ("text", "message"),
     [
         ("llm:\n  concurency: 3\n", "frames.yaml:2: unknown key `llm.concurency`"),
-        ("evolution:\n  vote_threshold: some\n", "frames.yaml:2: `evolution.vote_threshold` must be a whole number or `all`, got 'some'"),
+        ("evolution:\n  vote_threshold: some\n",
+         "frames.yaml:2: `evolution.vote_threshold` must be a whole number or `all`, got 'some'"),
         ("evolution:\n  tolerance: 2\n", "frames.yaml:2: `evolution.tolerance` must be at most 1.0, got 2.0"),
-        ("models:\n  executor: frames-sim/nonsense\n", "frames.yaml:2: `models.executor`: the simulator plays no role 'nonsense'"),
+        ("models:\n  executor: frames-sim/nonsense\n",
+         "frames.yaml:2: `models.executor`: the simulator plays no role 'nonsense'"),
         ("version: 1\nllm:\n  cache: !!bool maybe\n", "frames.yaml:3: `llm.cache`: 'maybe' cannot be read as bool"),
     ],
 )
@@ -43,5 +45,10 @@ def test_a_retired_key_is_ignored_with_a_warning_naming_file_and_line() -> None:
 
 
 def test_models_accept_any_provider_string_and_the_simulator_roles() -> None:
-    config = parse_config("models:\n  executor: frames-sim/executor\n  rewriter: openai/gpt-4.1-mini\n  judge: spool/judge\n")
-    assert (config.models.executor, config.models.rewriter, config.models.judge) == ("frames-sim/executor", "openai/gpt-4.1-mini", "spool/judge")
+    config = parse_config("models:\n  executor: frames-sim/executor\n  rewriter: openai/gpt-4.1-mini\n  judge: "
+                          "spool/judge\n")
+    assert (config.models.executor, config.models.rewriter, config.models.judge) == (
+        "frames-sim/executor",
+        "openai/gpt-4.1-mini",
+        "spool/judge",
+    )

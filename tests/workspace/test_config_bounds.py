@@ -41,12 +41,16 @@ def test_every_numeric_setting_has_a_documented_range():
     [
         ("eval:\n  samples: 1000000000\n", "`eval.samples` must be at most 1000"),
         ("evolution:\n  diagnosers: 1000000000\n", "`evolution.diagnosers` must be at most 64"),
-        ("evolution:\n  split:\n    test_cases: ../outside/*\n", "`evolution.split.test_cases` must be a path relative to the workspace"),
-        ("evolution:\n  split:\n    test_cases: /etc/*\n", "`evolution.split.test_cases` must be a path relative to the workspace"),
-        ("executor:\n  kind: command\n  command: [\"agent\\e]0;pwned\\a\"]\n", "`executor.command` holds the character U+001B (ESC)"),
+        ("evolution:\n  split:\n    test_cases: ../outside/*\n",
+         "`evolution.split.test_cases` must be a path relative to the workspace"),
+        ("evolution:\n  split:\n    test_cases: /etc/*\n",
+         "`evolution.split.test_cases` must be a path relative to the workspace"),
+        ("executor:\n  kind: command\n  command: [\"agent\\e]0;pwned\\a\"]\n",
+         "`executor.command` holds the character U+001B (ESC)"),
         ("eval:\n  cases: \"cases/\\u202e*\"\n", "`eval.cases` holds the character U+202E"),
         ("models:\n  executor: \"frames-sim/executor\\nerror: forged\"\n", "`models.executor` holds a line break"),
-        ("coldstart:\n  min_tokens: 900\n  max_tokens: 100\n", "`coldstart.min_tokens` 900 is more than `coldstart.max_tokens` 100"),
+        ("coldstart:\n  min_tokens: 900\n  max_tokens: 100\n",
+         "`coldstart.min_tokens` 900 is more than `coldstart.max_tokens` 100"),
     ],
 )
 def test_values_past_their_bounds_are_located_errors(text: str, fragment: str):
@@ -64,8 +68,10 @@ def test_a_back_link_to_an_absurd_line_is_malformed(tmp_path):
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "p.md").write_text("# P\n\nRule one.\n")
     sha = "0" * 64
-    huge = Skill("s", "A skill about rule one.", "Rule one.\n", metadata={"frames-backlinks": f"policies/p.md#L1-L999999999999 sha256:{sha} P"})
+    huge = Skill("s", "A skill about rule one.", "Rule one.\n",
+                 metadata={"frames-backlinks": f"policies/p.md#L1-L999999999999 sha256:{sha} P"})
     assert any("at most 1,000,000 lines" in p.message for p in skill_problems(huge, folder="s"))
-    past_end = Skill("s", "A skill about rule one.", "Rule one.\n", metadata={"frames-backlinks": f"policies/p.md#L1-L999999 sha256:{sha} P"})
+    past_end = Skill("s", "A skill about rule one.", "Rule one.\n",
+                     metadata={"frames-backlinks": f"policies/p.md#L1-L999999 sha256:{sha} P"})
     [file_coverage] = coverage(read_policies(tmp_path, tmp_path / "policies"), [past_end])
     assert file_coverage.covered == file_coverage.content_lines == 2

@@ -35,7 +35,8 @@ def test_second_process_is_refused_and_a_killed_holder_releases(tmp_path: Path) 
                 pass
         assert time.monotonic() - start < 1.0  # timeout 0: no waiting
         assert info.value.exit_code == 75
-        assert str(info.value).startswith(f"{tmp_path}: locked by run 20261129-120000-c0ffee (`frames evolve`, pid {holder.pid}, since ")
+        assert str(info.value).startswith(f"{tmp_path}: locked by run 20261129-120000-c0ffee (`frames evolve`, pid "
+                                          f"{holder.pid}, since ")
     finally:
         holder.kill()
         holder.wait()

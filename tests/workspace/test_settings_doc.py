@@ -35,7 +35,8 @@ def test_the_page_matches_the_code() -> None:
 
 
 def test_every_setting_has_a_row_with_default_and_meaning() -> None:
-    rows = {line.split("|")[1].strip().split("`")[1]: line for line in settings_reference().splitlines() if line.startswith("| `")}
+    rows = {line.split("|")[1].strip().split("`")[1]: line for line in settings_reference().splitlines()
+            if line.startswith("| `")}
     settings = leaves(FramesConfig())
     assert set(rows) == set(settings) | set(RETIRED_SETTINGS)
     for key, (default, doc) in settings.items():
