@@ -68,6 +68,8 @@ _ANAPHORA = re.compile(
 # An aside in parentheses of two words or more ("(e.g., fees are charged for using the card)"),
 # left out of a quoted sentence that would not fit with it; "(877)" and "(OLU)" stay.
 _ASIDE = re.compile(r"\s*\((?=[^()]*[A-Za-z]{2,}[^()]*\s[^()]*[A-Za-z])[^()]*\)")
+# A heading that introduces the steps of a task the skills after it detail ("Brief overview of vouchers").
+_OVERVIEW = re.compile(r"^(?:brief |short )?(?:overview of|introduction to)\s", re.IGNORECASE)
 # A placeholder to fill in ("[dates]", "[ home_location ]"): template text, not a rule.
 _PLACEHOLDER = re.compile(r"\[[^\]]*\]")
 
@@ -222,6 +224,24 @@ def section_labels(chunk: Chunk) -> list[tuple[str, int]]:
     return out
 
 
+# A list item that is only a link ("- [GSA Telework and Remote Work Policy](https://...)").
+_LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[([^\]\[]+)\]\([^)\s]+\)[\s.;,]*$")
+
+
+def _linked_documents(chunk: Chunk) -> list[str]:
+    """The link texts of the asides that are lists of links (18F's "Policy links": "GSA Telework
+    and Remote Work Policy"), addresses left out: joined to this skill for lack of a rule, they are
+    still what an agent looking for that document must find in the catalog."""
+    out: list[str] = []
+    for piece in chunk.asides:
+        view = chunk.doc.view[piece.start - 1 : piece.end]
+        lines = [ln for ln in view if ln.strip() and not ln.lstrip().startswith("#")]
+        found = [m.group(1).strip() for ln in lines if (m := _LINK_ITEM.match(ln))]
+        if found and len(found) == len(lines):
+            out += [t for t in found if "@" not in t and "://" not in t and t not in out]
+    return out
+
+
 def _quotable(s: Sentence) -> list[str]:
     """The ways the sentence may be quoted, longest first: whole, then without its asides in
     parentheses ("(e.g., vendor does not accept credit cards)"), a leading label ("Note:") and
@@ -305,6 +325,12 @@ def _pick(candidates: list[Candidate], room: int) -> tuple[Candidate, str] | Non
     return next(((c, quoted) for c in candidates if (quoted := c.fit(room))), None)
 
 
+def _mostly_named(heading: str, name: str | None) -> bool:
+    """True when the skill's name holds at least half of the heading's words (`naming.words`)."""
+    said = words(heading)
+    return bool(said) and 2 * len(set(said) & set((name or "").split("-"))) >= len(set(said))
+
+
 def _room(*parts: str) -> int:
     """Characters left under LIMIT after `parts` and a space after each."""
     return LIMIT - sum(len(p) + 1 for p in parts if p)
@@ -356,7 +382,8 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
     reference = chunk.kind != "general" and is_reference(chunk)
     found = _sub_headings(chunk)
     found += [(label, no) for label, no in section_labels(chunk) if label not in [t for t, _ in found]]
-    topics = [t for t, _ in found]
+    linked = [t for t in _linked_documents(chunk) if t not in [t for t, _ in found]]
+    topics = [t for t, _ in found] + linked
     part = (
         f" (part {chunk.part} of {chunk.parts}{f', continues {continues}' if continues else ''})" if chunk.part else ""
     )
@@ -373,8 +400,11 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
         )
     else:
         # The name already says a heading made of its words ("Changes in tax" → changes-in-tax);
-        # a question ("Which receipts must I keep?") or a heading the name shortens is said.
+        # a question ("Which receipts must I keep?") or a heading the name shortens is said, an
+        # overview too: "Brief overview of finalizing approvals" tells an agent asking what
+        # steps come after booking that this skill orders them, finalizing-approvals does not.
         named = set(words(heading)) <= set((name or "").split("-")) and not heading.endswith("?")
+        named = named and not _OVERVIEW.match(heading)
         lead = f"{heading}{part}" if not named or part else ""
         lead += "" if not lead or lead.endswith(("?", "!")) else ":"
     # With two topics or more, a sentence from inside one of them would stand for the whole: only
@@ -390,6 +420,13 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
         covered = covered if first else _topics(topics, _room(lead))
     else:
         first = _pick(candidates, _room(lead))
+        if first is None and lead and not part and _mostly_named(heading, name):
+            # A long heading the name mostly says ("Note about travel to a training, conference,
+            # speaking event, large team IRL, or international" for
+            # travel-to-training-conference-speaking-event) left no room for any sentence: the
+            # section's own rule says more than the heading's other words.
+            lead = ""
+            first = _pick(candidates, _room(lead))
         covered = _topics(topics, _room(lead, first[1] if first else ""))
     quoted = first[1] if first else ""
     # Where it sits is said when the name does not say it already ("Get access to Concur" for
@@ -402,7 +439,8 @@ def describe(chunk: Chunk, weights: TermWeights, continues: str | None = None, n
         else ""
     )
     sources = ["heading"] if lead else []
-    sources += ["sub-headings"] if covered else []
+    sources += ["sub-headings"] if covered and found else []
+    sources += ["links"] if covered and linked else []
     sources += [f"{chunk.doc.file}#L{first[0].sentence.line}"] if first else []
     if not quoted and not covered:
         # Nothing to quote and no topics: the heading and where it sits say it all.

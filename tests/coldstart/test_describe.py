@@ -35,7 +35,8 @@ def _described(lines: list[str], heading: str | None = None) -> dict[str, str]:
     [
         # issue 30's own examples, as coldstart wrote them before
         (
-            "Add, edit or delete expenses: Save changes. Key terms: button, paid, anything, deleting, clicking, pencil.",
+            "Add, edit or delete expenses: Save changes. "
+            "Key terms: button, paid, anything, deleting, clicking, pencil.",
             ["word list"],
         ),
         ("Cancel an order for a reason: reason, business, longer, mistake, acceptable.", ["word list"]),
@@ -95,6 +96,18 @@ def test_every_description_is_plain_and_the_catalog_costs_half(tmp_path: Path, f
         lengths.append(len(skill.description))
     assert sum(lengths) / len(lengths) <= 250
     assert approx_tokens(catalog.text()) / len(skills) <= per_skill
+
+
+HOLDOUT = ROOT / "bench" / "data" / "description_holdout"
+
+
+@pytest.mark.parametrize("folder", sorted(p for p in HOLDOUT.iterdir() if p.is_dir()), ids=lambda p: p.name)
+def test_every_description_of_a_held_out_folder_is_plain(tmp_path: Path, folder: Path) -> None:
+    """The folders kept back from tuning (bench/data/description_holdout/) meet the same checks."""
+    skills, _ = _cold_start(tmp_path, sorted(folder.glob("*.md")))
+    for skill in skills.values():
+        assert defects(skill.description) == [] and len(skill.description) <= LIMIT, (skill.name, skill.description)
+    assert sum(len(s.description) for s in skills.values()) / len(skills) <= 250
 
 
 def test_a_description_quotes_the_sentence_that_says_what_the_section_decides() -> None:
@@ -272,3 +285,43 @@ def test_every_description_stays_within_the_aim_unless_its_heading_is_longer() -
     text = _described(["# Guide", "", f"## {heading}", "",
                        "Write the itinerary into the approval email and ask AdTrav to book the legs that differ."])
     assert all(len(t) <= max(AIM, len(heading) + 1) for t in text.values())
+
+
+def test_a_long_heading_the_name_mostly_says_gives_way_to_the_sections_rule() -> None:
+    heading = "Note about travel to a training, conference, speaking event, large team IRL, or international"
+    rule = (
+        "Authorizing official approval is secured via the event request process, so you are all set as long as "
+        "your travel is booked in Concur and is in SUBMIT TO APPROVER status."
+    )
+    text = _described(["# Email templates", "", f"## {heading}", "", rule])
+    # Heading and rule do not fit together; the name says 5 of the heading's 9 words.
+    assert text == {"travel-to-training-conference-speaking-event": f"Email templates: {rule}"}
+
+
+def test_an_overview_heading_is_said_though_the_name_drops_its_opening() -> None:
+    rule = "Send the written approval to the travel team before 3:30 PM."
+    text = _described(["# Book travel", "", "## Brief overview of finalizing approvals", "", rule])
+    assert text == {"finalizing-approvals": f"Book travel: Brief overview of finalizing approvals: {rule}"}
+
+
+def test_a_list_of_links_joined_to_a_section_is_named_by_its_link_texts() -> None:
+    lines = [
+        "# Moving",
+        "",
+        "## Update your address",
+        "",
+        "You must update your address in HR Links after the move.",
+        "",
+        "## Policy links",
+        "",
+        "- [GSA Telework and Remote Work Policy](https://gsa.example/telework)",
+        "",
+        "## Questions?",
+        "",
+        "- [people@gsa.example](mailto:people@gsa.example)",
+    ]
+    # The contact address is no topic; the policy an agent may be asked for is.
+    assert _described(lines) == {
+        "update-address": "Moving: You must update your address in HR Links after the move. "
+        "Covers: GSA Telework and Remote Work Policy."
+    }
