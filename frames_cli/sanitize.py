@@ -156,6 +156,11 @@ def one_line(text: str) -> str:
     return " ".join(clean(text).split())
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters at a word, with an ellipsis when cut (a progress line's detail)."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def for_terminal(text: str) -> str:
     """`text` with every control and invisible character shown as a visible escape (`\\x1b`,
     `\\u202e`, `\\x0d` for a lone CR, `\\x0c` for FF), so nothing printed can move the cursor,

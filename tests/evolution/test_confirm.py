@@ -63,24 +63,21 @@ class Store:
         return object()
 
 
-class Cands:
-    """The part of evolution/round/candidates.Candidates the run's end uses."""
+class Log:
+    """The part of evolution/round/evaluations.EvaluationLog the run's end uses."""
 
     def __init__(self, ctx: Ctx):
         self.ctx = ctx
         self.store = Store(ctx.evals_dir)
 
-    def excluded(self) -> set[str]:
-        return set()
-
-    def keep_evaluation(self, name: str, ev: Evaluation) -> None:
+    def keep(self, name: str, ev: Evaluation) -> None:
         (self.ctx.evals_dir / f"{name}.json").write_text(json.dumps(ev.to_json()))
 
 
-def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Cands, RunState, Split, Settings]:
+def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Log, RunState, Split, Settings]:
     ctx = Ctx(tmp_path, budget, passes={"r1c1": True, "r2c1": True})
-    cands = Cands(ctx)
-    write = lambda name, results, early=None: cands.keep_evaluation(name,
+    cands = Log(ctx)
+    write = lambda name, results, early=None: cands.keep(name,
                                                                     Evaluation(0.0, {}, 0.0, None, results, early))  # noqa: E731
     write(BASE_ID, [rec(c, False) for c in DIAGNOSIS + UNSEEN])
     # r1c1 passes everything but was stopped early before its diagnosis cases (the gate saw enough):
@@ -99,7 +96,7 @@ def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Cands, RunState, Split,
 
 def test_a_child_rejected_early_is_completed_and_ranked_with_the_others(tmp_path):
     cands, state, split, settings = setup(tmp_path)
-    rec_ = recommend_run(cands, state, split, settings)
+    rec_ = recommend_run(cands, cands.ctx, set(), state, split, settings)
     # r1c1 completed on the 6 diagnosis cases it skipped (samples from 0), ranked first (100 %), tested:
     # significant (6 of 6 unseen fixed) but gate-failed, so the turn passes to r2c1, which is not significant.
     assert ("r1c1", tuple(DIAGNOSIS), 0) in cands.ctx.drawn
@@ -107,11 +104,11 @@ def test_a_child_rejected_early_is_completed_and_ranked_with_the_others(tmp_path
     assert (tmp_path / "r1c1-rest.json").is_file()
     # A second end (a resume) draws nothing again.
     drawn = len(cands.ctx.drawn)
-    assert recommend_run(cands, state, split, settings) == rec_ and len(cands.ctx.drawn) == drawn
+    assert recommend_run(cands, cands.ctx, set(), state, split, settings) == rec_ and len(cands.ctx.drawn) == drawn
 
 
 def test_a_budget_spent_while_drawing_decides_nothing_and_says_so(tmp_path):
     cands, state, split, settings = setup(tmp_path, budget=3)
-    rec_ = recommend_run(cands, state, split, settings)
+    rec_ = recommend_run(cands, cands.ctx, set(), state, split, settings)
     assert (rec_.member, rec_.status, rec_.budget_spent) == (None, "none", True)
     assert rec_.words().startswith("not decided: the budget ran out")

@@ -21,6 +21,7 @@ from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.run.loop import EvolutionRun
 from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.evolution.state.records import RunState
+from frames_cli.evolution.state.settings import Settings
 from frames_cli.evolution.compare.scoring import score
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.workspace.config import FramesConfig, with_overrides
@@ -50,7 +51,7 @@ def gated_run(tmp_path: Path, base: list[dict], child: list[dict]) -> tuple[Evol
     ctx = SimpleNamespace(gate=PerCategoryGate(0.05), sequential=None, cases=cases, evals_dir=evals, store=None,
                           on_event=lambda _m: None)
     memory = LoopMemory(eval_case_ids=ids)
-    run = EvolutionRun(ctx, RunState(run_id="20261201-000000-abcdef", base="0" * 40), memory, None, {})  # type: ignore[arg-type]
+    run = EvolutionRun(ctx, RunState(run_id="20261201-000000-abcdef", base="0" * 40), memory, Settings.from_config(FramesConfig()), {})  # type: ignore[arg-type]
     return run, RoundRecord(round=1, parent="r0c0", child="r1c1")
 
 
@@ -60,7 +61,7 @@ def test_a_case_lost_on_either_side_is_compared_on_neither(tmp_path: Path) -> No
     child = [record("a1", False, lost=True), record("a2", False), record("a3", True), record("a4", True)]
     run, r = gated_run(tmp_path, base, child)
 
-    run.stage_gate(r)
+    run.gate(r)
 
     assert r.gate["passed"] and r.gate["lost_left_out"] == ["a1", "a2"]
     (check,) = r.gate["checks"]
@@ -72,7 +73,7 @@ def test_a_real_failure_beside_a_lost_case_still_rejects(tmp_path: Path) -> None
     child = [record("a1", False, lost=True), record("a2", False), record("a3", True), record("a4", True)]
     run, r = gated_run(tmp_path, base, child)
 
-    run.stage_gate(r)
+    run.gate(r)
 
     assert not r.gate["passed"] and r.gate["lost_left_out"] == ["a1"]
 

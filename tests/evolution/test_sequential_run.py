@@ -1,4 +1,4 @@
-"""The sequential noise-aware gate inside `frames evolve` (evolution/round/candidates.py, driver.py).
+"""The sequential noise-aware gate inside `frames evolve` (evolution/round/stages/gate.py, driver.py).
 
 Invariants:
 1. A child whose category is below its floor without a significant drop gets more samples of that

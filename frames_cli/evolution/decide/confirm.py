@@ -27,7 +27,8 @@ from frames_cli.evolution.state.events import RecommendationStep
 from frames_cli.evolution.state.run_ids import BASE_ID
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.round.candidates import Candidates
+    from frames_cli.evolution.round.context import RunContext
+    from frames_cli.evolution.round.evaluations import EvaluationLog
     from frames_cli.evolution.state.records import RunState
     from frames_cli.evolution.state.settings import Settings
     from frames_cli.evolution.state.splits import Split
@@ -42,7 +43,9 @@ class _BudgetSpent(Exception):
     """The budget ran out while the recommendation drew samples (its children cannot all be ranked or tested)."""
 
 
-def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Settings) -> Recommendation:
+def recommend_run(
+    log: EvaluationLog, ctx: RunContext, excluded: set[str], state: RunState, split: Split, settings: Settings
+) -> Recommendation:
     """The recommendation of a finished run (evolution/compare/evidence.py).
 
     Every child of the run is ranked by its diagnosis-set pass rate, a child the gate rejected early
@@ -62,11 +65,10 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
         best = state.best()
         member = best.id if best is not None and best.parent_id is not None else None
         return Recommendation(member, "final" if member else "none", 1.0, rule="paper")
-    excluded = cands.excluded()
     selection = set(split.selection) - excluded
     diagnosis = set(split.diagnosis) - excluded
     draws = _Draws(
-        cands, settings.samples, first_fresh_sample(settings), alpha, excluded, selection - diagnosis,
+        log, ctx, settings.samples, first_fresh_sample(settings), alpha, excluded, selection - diagnosis,
         sorted(selection & diagnosis),
     )
     children = [c for c in state.candidates if c.parent_id is not None and c.evaluated]
@@ -96,7 +98,8 @@ def recommend_run(cands: Candidates, state: RunState, split: Split, settings: Se
 class _Draws:
     """The samples the recommendation reads, drawn once and kept (`<id>-rest`, `<id>-fresh`), and its test."""
 
-    cands: Candidates
+    log: EvaluationLog
+    ctx: RunContext
     k: int
     first: int  # the number of the first fresh sample
     alpha: float
@@ -106,24 +109,22 @@ class _Draws:
 
     def drawn(self, cid: str, name: str, case_ids: list[str], start: int, why: str) -> list[dict]:
         """The results kept as `name`, else `k` samples of `case_ids` from sample `start` drawn for `cid`."""
-        cands = self.cands
-        if cands.store.has_evaluation(name):
-            return cands.store.evaluation(name).results
-        if cands.ctx.sample_more is None:
+        store, ctx = self.log.store, self.ctx
+        if store.has_evaluation(name):
+            return store.evaluation(name).results
+        if ctx.sample_more is None:
             raise FramesError("the recommendation needs more samples, but this run cannot draw them")
-        cands.ctx.on_event(RecommendationStep(why))
+        ctx.on_event(RecommendationStep(why))
         try:
-            results = cands.ctx.sample_more(
-                cid, cands.store.skill_set(cid, cands.store.files(cid)), case_ids, start, self.k
-            )
+            results = ctx.sample_more(cid, store.skill_set(cid, store.files(cid)), case_ids, start, self.k)
         except BudgetExceeded:
             raise _BudgetSpent from None
-        cands.keep_evaluation(name, Evaluation(0.0, {}, 0.0, None, results))
+        self.log.keep(name, Evaluation(0.0, {}, 0.0, None, results))
         return results
 
     def complete(self, cid: str) -> list[dict]:
         """`cid`'s results, completed on the cases its early rejection skipped."""
-        ev = self.cands.store.evaluation(cid)
+        ev = self.log.store.evaluation(cid)
         skipped = [c for c in (ev.early_stop or {}).get("skipped", []) if c not in self.excluded]
         if not skipped:
             return ev.results

@@ -7,7 +7,7 @@ passed in the parent and fails in the child points at the changed skills it read
 catalog line (its description, or the skill itself when new) changed is implicated by every such
 case, since the catalog decides what every case loads. The sub-child keeps the parent's files and
 the rewrites no case implicated; it is evaluated like any child (evolution/run/loop.py,
-`stage_attribute`). A broken case that loaded none of the changed skills implicates nothing: the
+evolution/round/stages/attribute.py). A broken case that loaded none of the changed skills implicates nothing: the
 analysis says so and no skill is guessed.
 
 Pure: no I/O. A child rejected early (evolution/compare/early.py) has results for some cases only; only

@@ -2,7 +2,7 @@
 commits), their skill sets, their kept evaluations and each round child's file changes.
 
 The store only reads and remembers; it never scores, gates or writes. The writer of an evaluation
-(evolution/round/candidates.Candidates.keep_evaluation) hands it the value it wrote, so what is remembered
+(evolution/round/evaluations.EvaluationLog.keep) hands it the value it wrote, so what is remembered
 is what is on disk.
 """
 
@@ -50,7 +50,7 @@ class CandidateStore:
 
     def evaluation(self, name: str) -> Evaluation:
         """The evaluation kept as `<evals_dir>/<name>.json`, read from disk the first time only.
-        The value is shared: change a copy and keep that (`Candidates.keep_evaluation`).
+        The value is shared: change a copy and keep that (`EvaluationLog.keep`).
 
         Raises:
             FileNotFoundError: no evaluation of that name was kept.

@@ -227,7 +227,7 @@ def _guards(
         texts = [data.decode("utf-8", errors="replace") for data in policies.values()]
         out["case_values"] = CaseValues.build(cases, texts, check_values=on["case_values"], check_form=on["rule_form"])
     if on["policy_sentences"]:
-        # A base skill that does not load is left out of S0 (candidates.Candidates.skill_set), so it keeps nothing.
+        # A base skill that does not load is left out of S0 (candidate_store.CandidateStore.skill_set), so it keeps nothing.
         out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)
     return out
 
