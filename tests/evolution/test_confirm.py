@@ -77,8 +77,7 @@ class Log:
 def setup(tmp_path: Path, budget: int = 10_000) -> tuple[Log, RunState, Split, Settings]:
     ctx = Ctx(tmp_path, budget, passes={"r1c1": True, "r2c1": True})
     cands = Log(ctx)
-    write = lambda name, results, early=None: cands.keep(name,
-                                                                    Evaluation(0.0, {}, 0.0, None, results, early))  # noqa: E731
+    write = lambda name, results, early=None: cands.keep(name, Evaluation(0.0, {}, 0.0, None, results, early))  # noqa: E731
     write(BASE_ID, [rec(c, False) for c in DIAGNOSIS + UNSEEN])
     # r1c1 passes everything but was stopped early before its diagnosis cases (the gate saw enough):
     # ranked only on a completed evaluation, it comes first and is tested.

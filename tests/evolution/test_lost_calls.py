@@ -51,7 +51,8 @@ def gated_run(tmp_path: Path, base: list[dict], child: list[dict]) -> tuple[Evol
     ctx = SimpleNamespace(gate=PerCategoryGate(0.05), sequential=None, cases=cases, evals_dir=evals, store=None,
                           on_event=lambda _m: None)
     memory = LoopMemory(eval_case_ids=ids)
-    run = EvolutionRun(ctx, RunState(run_id="20261201-000000-abcdef", base="0" * 40), memory, Settings.from_config(FramesConfig()), {})  # type: ignore[arg-type]
+    settings = Settings.from_config(FramesConfig())
+    run = EvolutionRun(ctx, RunState(run_id="20261201-000000-abcdef", base="0" * 40), memory, settings, {})  # type: ignore[arg-type]
     return run, RoundRecord(round=1, parent="r0c0", child="r1c1")
 
 
