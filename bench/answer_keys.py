@@ -61,7 +61,7 @@ class Row:
 
     @property
     def part(self) -> str:
-        """"tuning", or the held-out set the row is in: "heldout", "heldout2", "heldout3" (see bench/data/answer_keys/README.md)."""
+        """"tuning", or the held-out set the row is in: "heldout" to "heldout4" (see bench/data/answer_keys/README.md)."""
         return self.file.split("/")[0] if "/" in self.file else "tuning"
 
 
@@ -158,8 +158,8 @@ def main() -> None:
     for name, keys in readers.items():
         parts = [("tuning", [r for r in rows if r.part == "tuning"])]
         if args.heldout:
-            parts += [("held-out", [r for r in rows if r.part == "heldout"]), ("held-out-2", [r for r in rows if r.part == "heldout2"]),
-                      ("held-out-3", [r for r in rows if r.part == "heldout3"]), ("all", rows)]
+            parts += [(f"held-out{n and f'-{n}'}", [r for r in rows if r.part == f"heldout{n}"]) for n in ("", "2", "3", "4")]
+            parts.append(("all", rows))
         for label, subset in parts:
             scores = [score(keys[(r.file, r.row_id)], r) for r in subset]
             right = sum(s[0] for s in scores)
