@@ -1,18 +1,17 @@
 """Answer keys against a reviewer's: how many rejected rows get a key that holds every requirement and nothing else.
 
-The labelled set (`bench/data/answer_keys/`) is 68 review-log rows written by hand before the
-extractor was, over three domains (18F travel, mortgage loans, retail returns) and two formats (CSV,
-JSON Lines with a `qa_notes` column), each rejected row labelled with the requirements a reviewer
-would sign (`labels.yaml`; [] = the comment states none). `heldout/` and `heldout2/` are not scored
-unless `--heldout` is given: they were kept out while the rules were tuned (the first run printed
-`heldout/`'s share once, before any change to the rules; `heldout2/` was written after that run). For each reader it prints, per set, the rejected rows, the share whose key is right
+The labelled set (`bench/data/answer_keys/`) is 160 rejected review-log rows written by hand
+before any reader ran on them, over ten domains and two formats (CSV, JSON Lines), each labelled
+with the requirements a reviewer would sign (`labels.yaml`; [] = the comment states none). The
+held-out sets (`heldout/` to `heldout4/`) are scored only with `--heldout`: they were kept out
+while the rules were tuned (bench/data/answer_keys/README.md says which figure of each was blind). For each reader it prints, per set, the rejected rows, the share whose key is right
 (every requirement, nothing else; no key when the label has none), the rows whose key holds a
 fragment, the rows whose key holds narrative (text that is no requirement), and the rows marked
 `review: needed`.
 
     python bench/answer_keys.py                    # the deterministic reader (offline default)
     python bench/answer_keys.py --model spool/keys # a model, replaying bench/data/answer_keys/keys.spool-answers.jsonl.xz
-    python bench/answer_keys.py --model spool/keys --record /tmp/keys --wait 900   # answered live in /tmp/keys/spool, recorded
+    python bench/answer_keys.py --model spool/keys --record /tmp/keys --wait 900   # the rows not recorded answered live in /tmp/keys/spool, recorded
     python bench/answer_keys.py --show             # every row that is not right, with its key
 
 Scoring (here, not in frames): words are `words.tokens` (stemmed, stop words out). A key is
@@ -45,7 +44,7 @@ from frames_cli.words import overlap, token_set  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "answer_keys"
 RECORDING = DATA / "keys.spool-answers.jsonl.xz"
-_LINK_DEBRIS = re.compile(r"\]\(|https?://|www\.|\(#")
+_LINK_DEBRIS = re.compile(r"\]\(|https?://|www\.|\(#|\(\s*\)|\[\s*\]")
 _OPENS = re.compile(rf"(?:^|[.!?;:\n•—–\"“)]|\s[-*+]|^\s*\d+[.)]|(?:^|\s)(?:{VERDICT_WORDS}),?)\s*$", re.IGNORECASE)
 
 
@@ -114,12 +113,14 @@ def score(key: AnswerKey, row: Row) -> tuple[bool, bool, bool]:
 
 
 def model_keys(rows: list[Row], model: str, work: Path | None, wait: float) -> dict[tuple[str, str], AnswerKey]:
-    """Keys read by `model` (a `spool/<role>` model): replayed from `RECORDING`, or, with `work`
-    (a workspace folder whose `spool/` answerers serve), answered live and added to the recording."""
+    """Keys read by `model` (a `spool/<role>` model): replayed from `RECORDING` for the rows it
+    answers (the others are left out), or, with `work` (a workspace folder whose `spool/` answerers
+    serve), answered live and added to the recording."""
     import spool_replay
 
-    from frames_cli.ingest.keys.answer_key_model import ModelKeyReader
+    from frames_cli.ingest.keys.answer_key_model import ModelKeyReader, key_request
     from frames_cli.llm.client.client import ModelClient
+    from frames_cli.llm.transport.spool import spool_id
     from frames_cli.workspace.layout import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,8 +132,14 @@ def model_keys(rows: list[Row], model: str, work: Path | None, wait: float) -> d
             "llm:\n  cache: false\n  concurrency: 4\n  max_retries: 0\n",
             encoding="utf-8",
         )
-        if work is None and not spool_replay.replay(RECORDING, spool):
-            raise SystemExit(f"no recording at {RECORDING}: run with --record DIR while answerers serve {model} in DIR/spool")
+        # Recorded answers are replayed live too, so that only the new requests wait for an answerer.
+        recorded = spool_replay.replay(RECORDING, spool)
+        if work is None:
+            if not recorded:
+                raise SystemExit(f"no recording at {RECORDING}: run with --record DIR while answerers serve {model} in DIR/spool")
+            # A row the recording does not answer is left out, not read by the fallback and counted as the model's.
+            name = model.removeprefix("spool/")
+            rows = [r for r in rows if spool_id(name, key_request(r.comment, r.request).messages, 0) in recorded]
         ws = Workspace.open(folder)
         with ModelClient(ws, ws.config()) as client:
             keys = ModelKeyReader(client, model).read_many([(r.comment, r.request) for r in rows])
@@ -161,13 +168,17 @@ def main() -> None:
             parts += [(f"held-out{n and f'-{n}'}", [r for r in rows if r.part == f"heldout{n}"]) for n in ("", "2", "3", "4")]
             parts.append(("all", rows))
         for label, subset in parts:
+            subset = [r for r in subset if (r.file, r.row_id) in keys]
+            if not subset:
+                print(f"{name:<12} {label:<10} no recorded answers")
+                continue
             scores = [score(keys[(r.file, r.row_id)], r) for r in subset]
             right = sum(s[0] for s in scores)
             review = sum(1 for r in subset if keys[(r.file, r.row_id)].unsure)
             print(f"{name:<12} {label:<10} {len(subset):>4} {right:>5} {100 * right / len(subset):>6.1f}% "
                   f"{sum(s[1] for s in scores):>8} {sum(s[2] for s in scores):>9} {review:>6}")
         if args.show:
-            for r in (r for r in rows if r.part == "tuning" or args.heldout):
+            for r in (r for r in rows if (r.part == "tuning" or args.heldout) and (r.file, r.row_id) in keys):
                 key = keys[(r.file, r.row_id)]
                 ok, frag, narr = score(key, r)
                 if not ok:
