@@ -4,15 +4,17 @@ The labelled set (`bench/data/answer_keys/`) is 160 rejected review-log rows wri
 before any reader ran on them, over ten domains and two formats (CSV, JSON Lines), each labelled
 with the requirements a reviewer would sign (`labels.yaml`; [] = the comment states none). The
 held-out sets (`heldout/` to `heldout4/`) are scored only with `--heldout`: they were kept out
-while the rules were tuned (bench/data/answer_keys/README.md says which figure of each was blind). For each reader it prints, per set, the rejected rows, the share whose key is right
-(every requirement, nothing else; no key when the label has none), the rows whose key holds a
-fragment, the rows whose key holds narrative (text that is no requirement), and the rows marked
-`review: needed`.
+while the rules were tuned (bench/data/answer_keys/README.md says which figure of each was blind).
+For each reader it prints, per set, the rejected rows, the share whose key is right (every
+requirement, nothing else; no key when the label has none), the rows whose key holds a fragment,
+the rows whose key holds narrative (text that is no requirement), and the rows marked `review:
+needed`. A model is scored on the rows its recording answers.
 
-    python bench/answer_keys.py                    # the deterministic reader (offline default)
-    python bench/answer_keys.py --model spool/keys # a model, replaying bench/data/answer_keys/keys.spool-answers.jsonl.xz
-    python bench/answer_keys.py --model spool/keys --record /tmp/keys --wait 900   # the rows not recorded answered live in /tmp/keys/spool, recorded
-    python bench/answer_keys.py --show             # every row that is not right, with its key
+    python bench/answer_keys.py                     # the deterministic reader (offline default)
+    python bench/answer_keys.py --model spool/keys  # also a model, replaying keys.spool-answers.jsonl.xz
+    python bench/answer_keys.py --model spool/keys --record /tmp/keys --wait 900
+                                                    # the rows not recorded: answered in /tmp/keys/spool, recorded
+    python bench/answer_keys.py --show              # every row that is not right, with its key
 
 Scoring (here, not in frames): words are `words.tokens` (stemmed, stop words out). A key is
 right when each labelled requirement has ≥ 80 % of its words in the key, ≥ 85 % of the key's words
@@ -60,7 +62,7 @@ class Row:
 
     @property
     def part(self) -> str:
-        """"tuning", or the held-out set the row is in: "heldout" to "heldout4" (see bench/data/answer_keys/README.md)."""
+        """"tuning", or the held-out set the row is in: "heldout" to "heldout4" (bench/data/answer_keys/README.md)."""
         return self.file.split("/")[0] if "/" in self.file else "tuning"
 
 
@@ -136,7 +138,9 @@ def model_keys(rows: list[Row], model: str, work: Path | None, wait: float) -> d
         recorded = spool_replay.replay(RECORDING, spool)
         if work is None:
             if not recorded:
-                raise SystemExit(f"no recording at {RECORDING}: run with --record DIR while answerers serve {model} in DIR/spool")
+                raise SystemExit(
+                    f"no recording at {RECORDING}: run with --record DIR while answerers serve {model} in DIR/spool"
+                )
             # A row the recording does not answer is left out, not read by the fallback and counted as the model's.
             name = model.removeprefix("spool/")
             rows = [r for r in rows if spool_id(name, key_request(r.comment, r.request).messages, 0) in recorded]
@@ -152,20 +156,29 @@ def model_keys(rows: list[Row], model: str, work: Path | None, wait: float) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", help="also read the keys with this model (spool/<role>), from the recording")
-    parser.add_argument("--record", metavar="DIR", type=Path, help="answer the model's requests live in DIR/spool and record them")
+    parser.add_argument(
+        "--record", metavar="DIR", type=Path, help="answer the model's requests live in DIR/spool and record them"
+    )
     parser.add_argument("--wait", type=float, default=5.0, help="seconds the spool waits for an answer")
     parser.add_argument("--show", action="store_true", help="print every tuning row whose key is not right")
-    parser.add_argument("--heldout", action="store_true", help="also score the held-out sets (kept out while the rules are tuned)")
+    parser.add_argument(
+        "--heldout", action="store_true", help="also score the held-out sets (kept out while the rules are tuned)"
+    )
     args = parser.parse_args()
     rows = load()
     readers = {"rules": {(r.file, r.row_id): extract_key(r.comment) for r in rows}}
     if args.model:
         readers[args.model] = model_keys(rows, args.model, args.record, args.wait)
-    print(f"{'reader':<12} {'set':<10} {'rows':>4} {'right':>5} {'share':>7} {'fragment':>8} {'narrative':>9} {'review':>6}")
+    print(
+        f"{'reader':<12} {'set':<10} {'rows':>4} {'right':>5} {'share':>7} {'fragment':>8} {'narrative':>9} "
+        f"{'review':>6}"
+    )
     for name, keys in readers.items():
         parts = [("tuning", [r for r in rows if r.part == "tuning"])]
         if args.heldout:
-            parts += [(f"held-out{n and f'-{n}'}", [r for r in rows if r.part == f"heldout{n}"]) for n in ("", "2", "3", "4")]
+            parts += [
+                (f"held-out{n and f'-{n}'}", [r for r in rows if r.part == f"heldout{n}"]) for n in ("", "2", "3", "4")
+            ]
             parts.append(("all", rows))
         for label, subset in parts:
             subset = [r for r in subset if (r.file, r.row_id) in keys]

@@ -3,13 +3,16 @@
 Invariants:
 1. The key holds every requirement the reviewer states, each a whole sentence of the comment: never
    a fragment, never a Markdown link target, never policy text; apostrophes are not quotes.
-2. Narrative, tone, complaints and names are notes, never the key.
+2. Narrative, tone, complaints and names are notes, never the key: also a sentence shaped like a
+   rule in plain words that states none (a past event, a consequence for one person, a judgement,
+   the agent, a person's state).
 3. A comment with no requirement gives no key: a prior (link, "be careful", tone) or a case graded by
    the whole comment (a story), and the account says which and why.
 4. A key the reader is unsure of marks its case `review: needed`: it counts nowhere until a person
    writes `review: confirmed`, and importing the log again keeps that confirmation.
 5. A model's key is held to the same contract: its items become whole sentences of the comment or
-   are dropped, and a failed call falls back to the rules.
+   are dropped, a sentence the rules read as no requirement goes to the notes, and a failed call
+   falls back to the rules.
 """
 
 from __future__ import annotations
@@ -250,6 +253,47 @@ def test_a_model_key_is_made_of_whole_sentences_of_the_comment() -> None:
     assert link.requirements == ISSUE_ROWS[2][1]
 
 
+#: Comments written for these tests (no bench row): a rule in plain words, then a sentence of the
+#: same shape that states no requirement, and why the reader says so.
+TELLS_NOT_REQUIRES = [
+    ("Lockers cost $2 a day. The member stayed until closing time.", "past event"),
+    ("Orders over $50 ship free. Same problem as yesterday.", "past event"),
+    ("Refunds go to the original card. That's a basic mistake.", "a judgement of what happened"),
+    ("Returns need the receipt. Not the bot's decision.", "about the agent"),
+    ("Parcels are held for 7 days. The tenant lives abroad.", "a fact of one person"),
+    ("Late fees are 2% a month. She'll be charged twice now.", "a person's story"),
+    ("Lockers cost $2 a day. The rate ended in May, which is where the agent got $1 from.", "about the agent"),
+]
+
+
+@pytest.mark.parametrize(("comment", "why"), TELLS_NOT_REQUIRES)
+def test_a_sentence_that_tells_rather_than_requires_is_a_note(comment: str, why: str) -> None:
+    read = extract_key(comment)
+    rule, story = read.sentences
+    assert read.requirements == [rule.text] and read.unsure == ""
+    assert story.kind == "narrative" and story.why == why and story.text in read.notes
+
+
+def test_a_rule_after_a_colon_and_the_steps_after_a_lead_in_are_the_key() -> None:
+    colon = extract_key("I asked the warehouse: damaged parcels are replaced within 3 days. He waited a week.")
+    assert colon.requirements == ["damaged parcels are replaced within 3 days."]
+    assert colon.notes[0] == "I asked the warehouse:"
+    steps = extract_key("Right order:\n- the member scans the card\n- the desk prints a pass\nSkipped both.")
+    assert steps.requirements == ["the member scans the card", "the desk prints a pass"] and steps.unsure == ""
+    assert extract_key("Overloads need the dean's form (https://x.example.edu/f).").requirements == [
+        "Overloads need the dean's form."]
+
+
+def test_a_model_sentence_the_rules_read_as_narrative_goes_to_the_notes() -> None:
+    comment = "Hail is a comprehensive claim, not liability. He'll be charged the comprehensive deductible."
+    both = key_from_reply(comment, {"requirements": comment.split(". ", 1)}, "m")
+    assert both.requirements == ["Hail is a comprehensive claim, not liability."] and both.unsure == ""
+    dropped = next(s for s in both.sentences if s.text.startswith("He'll"))
+    assert dropped.kind == "narrative" and dropped.why.startswith("chosen by the model, but")
+    only_story = key_from_reply(comment, {"requirements": ["He'll be charged the comprehensive deductible."]}, "m")
+    assert only_story.requirements == [] and "state none by the rules" in only_story.unsure
+
+
 class _KeyModel:
     """A scripted `keys` model: answers each prompt by the comment it holds; records the prompts."""
 
@@ -328,7 +372,8 @@ def test_a_trace_note_that_repeats_a_tool_error_is_not_the_key(tmp_path: Path) -
 
 def test_the_shipped_model_recording_answers_every_labelled_rows_current_prompt() -> None:
     """bench/answer_keys.py --model spool/keys replays bench/data/answer_keys/keys.spool-answers.jsonl.xz
-    by spool id: a change to the prompt or to a labelled row would leave rows without an answer."""
+    by spool id: a change to the prompt or to a labelled row would leave rows without an answer.
+    heldout4/ was written after the recording (its rows wait for answerers; the bench leaves them out)."""
     import lzma
     import sys
 
@@ -344,5 +389,6 @@ def test_the_shipped_model_recording_answers_every_labelled_rows_current_prompt(
     with lzma.open(bench.RECORDING, "rt", encoding="utf-8") as f:
         recorded = {json.loads(line)["id"] for line in f if line.strip()}
     rows = bench.load()
-    assert len(rows) == 133
-    assert all(spool_id("keys", key_request(r.comment, r.request).messages, 0) in recorded for r in rows)
+    assert len(rows) == 160
+    assert all(spool_id("keys", key_request(r.comment, r.request).messages, 0) in recorded for r in rows
+               if r.part != "heldout4")

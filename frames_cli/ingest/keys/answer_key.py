@@ -24,15 +24,23 @@ rule that applies deciding:
    marker → narrative;
 6. a rule marker outside quotes (must, never, only, can't, has to, need to, at least, within N days
    …; muss, debe, doit …; "users can", "se puede") → requirement;
-7. an imperative ("Ask for the order number.") → requirement; a short exclamation ("Ugh.") → note;
+7. an imperative ("Ask for the order number.", not one told in the past: "Refund requests dropped …")
+   → requirement; a short exclamation ("Ugh.") → note;
 8. a past-tense story ("Customer's package arrived on the 3rd.") → narrative (a participle after a
-   present verb, "needs a form approved", is not past);
+   present verb, "needs a form approved", is not past); so is a sentence that reads like a rule in
+   plain words but states none (`ingest.keys.narrative`: a past event by its tense or a time word,
+   the agent, one person, a judgement, a person's state);
 9. a rule in plain words: a present-tense statement (is, are, goes to, lasts, costs, needs, has …),
    a figure (45 days, 15 %, $6.99, once a year), a condition ("If it's a training conference …"),
    a correction by contrast ("…, not the customer") or a role in the present ("The borrower signs
    …") → requirement;
 10. anything else → unread: never the key, and the key is marked unsure, since a person may read a
    requirement there.
+
+The comment is read sentence by sentence (`read_comment`), with two exceptions: a sentence whose
+only requirement follows a colon ("I checked with billing: reconnection costs $75 …") is read as
+its lead-in and that clause, and a lead-in of its own ("Correct process:") makes the unread list
+items after it the steps it announces.
 
 A comment with no requirement gives no key, and says why (`AnswerKey.none`): only a link, only
 "be careful", only tone, only a story. The key is unsure (`AnswerKey.unsure`, a reason) when a
@@ -45,7 +53,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from frames_cli.ingest.keys.comment_text import drop_verdict, split_sentences, strip_links
+from frames_cli.grammar import narrates
+from frames_cli.ingest.keys.comment_text import AGENT, drop_verdict, split_sentences, strip_links, wrong_claims
+from frames_cli.ingest.keys.narrative import narrative
 
 #: How the key was read: by these rules, or by a model (its name) with these rules as the check.
 RULES = "rules"
@@ -63,12 +73,10 @@ _MARKER = re.compile(
     r"|\b(?:policy|rule)\s*:",
     re.IGNORECASE,
 )
-# "it" is not here: "It's 12 weeks paid" is a rule; "Instead it told her …" is a story by its past verb.
-_AGENT = r"(?:the |our |this |that |la |el |le |der |die |l')?(?:agent(?:e)?|bot|chatbot|assistant|model|ai)"
-_AGENT_SUBJECT = re.compile(rf"^(?:(?:but|and|then|instead|also|so|again)\s*,?\s+)?{_AGENT}(?:'s)?\b", re.IGNORECASE)
+_AGENT_SUBJECT = re.compile(rf"^(?:(?:but|and|then|instead|also|so|again)\s*,?\s+)?{AGENT}(?:'s)?\b", re.IGNORECASE)
 # The agent's duty: a deontic word within three words of the agent as subject.
 _AGENT_DUTY = re.compile(
-    rf"^(?:(?:but|and|then|instead|also|so)\s*,?\s+)?{_AGENT}\s+(?:\w+\s+){{0,2}}?"
+    rf"^(?:(?:but|and|then|instead|also|so)\s*,?\s+)?{AGENT}\s+(?:\w+\s+){{0,2}}?"
     r"(?:should(?:n't| not)?|must|needs? to|has to|have to|ought to|is (?:required|supposed|expected) to|never|always|"
     r"muss|debe|debería|doit|devrait)\b",
     re.IGNORECASE,
@@ -331,45 +339,22 @@ def _rule(text: str, words: list[str], own: str, marker: bool, past: bool, first
         # "María", or in the reviewer's voice, may be one case's story.
         mixed = bool(_PERSON_WORD.search(own) or _NAMED.match(text) or first)
         return Sentence(text, "requirement", "rule marker", mixed=mixed)
-    if _IMPERATIVE.match(text) and not _past_story(text):
+    # "Refund requests dropped …" opens with a verb's word but is told in the past.
+    if _IMPERATIVE.match(text) and not _past_story(text) and not narrates(text):
         return Sentence(text, "requirement", "a required step")
     if len(words) <= 3 and not _PREDICATE.search(text):
         return Sentence(text, "note", "exclamation")
     if past:
         return Sentence(text, "narrative", "past event")
+    story = narrative(own)
+    if story is not None:
+        return Sentence(text, "narrative", story)
     if (
         _PREDICATE.search(text) or _FIGURE.search(text) or _CONDITION.match(text) or _IMPERATIVE.match(text)
         or _CONTRAST.search(own) or _ROLE.match(text)
     ):
         return Sentence(text, "requirement", "rule in plain words")
     return Sentence(text, "unread", "no rule and no story recognised")
-
-
-# A double-quoted span of three or more words that the reviewer says the agent wrote, or calls false.
-_QUOTE_SPAN = re.compile(r"[\"“]([^\"”]+)[\"”]")
-_SAID_BEFORE = re.compile(
-    rf"{_AGENT}\s+(?:\w+ly\s+)?(?:wrote|said|says|told \w+|replied|answered|claimed|claims|stated|promised|offered|"
-    r"invented)\s*:?\s*$",
-    re.IGNORECASE,
-)
-_FALSE_AFTER = re.compile(
-    r"^[\s,.;:)—–-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|"
-    r"inaccurate|misleading)\b",
-    re.IGNORECASE,
-)
-
-
-def wrong_claims(comment: str) -> list[str]:
-    """The agent's wrong answers `comment` quotes in double quotes: after "the agent wrote/said", or
-    followed by "which is false/wrong" (single quotes are apostrophes here, never quotation marks)."""
-    out = []
-    for m in _QUOTE_SPAN.finditer(comment):
-        quote = " ".join(m.group(1).split())
-        if len(quote.split()) >= 3 and (
-            _SAID_BEFORE.search(comment[: m.start()]) or _FALSE_AFTER.match(comment[m.end() :])
-        ):
-            out.append(quote)
-    return out
 
 
 # Person words anywhere in a requirement: the key holds a rule about one person (unsure).
@@ -381,11 +366,7 @@ def extract_key(comment: str | None) -> AnswerKey:
     if not comment or not comment.strip():
         return AnswerKey([], none="empty")
     text, links = strip_links(comment)
-    read: list[Sentence] = []
-    for raw in split_sentences(text):
-        sentence = drop_verdict(raw)
-        if sentence:
-            read.append(read_sentence(sentence))
+    read = read_comment(text)
     requirements = [s.text for s in read if s.kind == "requirement"]
     unread = [s for s in read if s.kind == "unread"]
     if requirements:
@@ -401,6 +382,45 @@ def extract_key(comment: str | None) -> AnswerKey:
         unsure=(f"no requirement found, but a sentence was not read: {unread[0].text!r}" if unread else ""),
         links=links, rejected=wrong_claims(text),
     )
+
+
+def read_comment(text: str) -> list[Sentence]:
+    """Every sentence of `text` (links already stripped) and how it was read, in order: the units a
+    key is made of, for the rule reader and the model reader alike.
+
+    Two readings look past one sentence. A sentence that states no requirement before a colon but
+    one after it ("I checked with the billing team: reconnection costs $75 …") is two: the lead-in
+    and the requirement, a clause the reviewer wrote whole. A lead-in of its own ("Correct process:")
+    announces requirements: the sentences after it that no rule read (list items in plain words,
+    "the advisor signs it") are the steps it announced, until a sentence that is no requirement.
+    """
+    read: list[Sentence] = []
+    for raw in split_sentences(text):
+        sentence = drop_verdict(raw)
+        if sentence:
+            read.extend(_read_with_colon(sentence))
+    announced = False
+    for i, s in enumerate(read):
+        if s.why == "lead-in":
+            announced = True
+        elif announced and s.kind == "unread":
+            read[i] = Sentence(s.text, "requirement", "a step the lead-in announces")
+        elif s.kind != "requirement":
+            announced = False
+    return read
+
+
+def _read_with_colon(sentence: str) -> list[Sentence]:
+    """`sentence` read whole, or as its lead-in and its requirement when only the part after its
+    first colon states one."""
+    whole = read_sentence(sentence)
+    head, colon, tail = sentence.partition(": ")
+    if whole.kind == "requirement" or not colon or not tail.strip():
+        return [whole]
+    after = read_sentence(tail.strip())
+    if after.kind != "requirement" or read_sentence(head).kind == "requirement":
+        return [whole]
+    return [Sentence(f"{head}:", "note", "a lead-in to the requirement after the colon"), after]
 
 
 def _why_none(read: list[Sentence], links: int) -> str:

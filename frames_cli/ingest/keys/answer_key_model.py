@@ -9,6 +9,10 @@ The model gets `llm/messages/prompts/answer_key.txt` (the request and the commen
   is those sentences; a part of one sentence becomes that whole sentence (and the key is unsure:
   a person sees what the model cut); words that are in no sentence of the comment (a paraphrase,
   policy text, a link target) are dropped, and the key is unsure;
+- each sentence it keeps must state a requirement as the rule reader reads it: one the rules read
+  as narrative (a past event, one person, the agent, a judgement), tone or a note goes to the
+  diagnosis notes, not the key (a sentence the rules cannot read stays the model's call); a key
+  left with no requirement that way is unsure (docs/decisions/0091-model-keys-held-to-the-rules-reading.md);
 - a failed call (after the model layer's retries and repair turn) falls back to the rule reader
   (`answer_key.extract_key`), and the key says so.
 
@@ -22,8 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from frames_cli.ingest.keys.answer_key import AnswerKey, Sentence, extract_key, read_sentence, wrong_claims
-from frames_cli.ingest.keys.comment_text import drop_verdict, split_sentences, strip_links
+from frames_cli.ingest.keys.answer_key import AnswerKey, Sentence, extract_key, read_comment, wrong_claims
+from frames_cli.ingest.keys.comment_text import strip_links
 
 if TYPE_CHECKING:
     from frames_cli.llm.client.client import ModelClient
@@ -33,6 +37,9 @@ if TYPE_CHECKING:
 
 ROLE = "keys"
 PROMPT = "answer_key"
+#: Readings of the rule reader that a model's choice does not overrule: a sentence it finds narrative
+#: (a past event, a person, the agent), tone or a note states no requirement whoever chose it.
+NOT_A_REQUIREMENT = frozenset({"narrative", "tone", "note"})
 #: A comment and the request it was written about (either may be None).
 Pair = tuple[str | None, str | None]
 
@@ -45,13 +52,9 @@ def _plain(text: str) -> str:
 
 
 def comment_sentences(comment: str) -> list[str]:
-    """The sentences of `comment` a key may hold (links reduced to their words, verdict words cut)."""
-    out = []
-    for raw in split_sentences(strip_links(comment)[0]):
-        sentence = drop_verdict(raw)
-        if sentence:
-            out.append(sentence)
-    return out
+    """The sentences of `comment` a key may hold: the rule reader's units (`answer_key.read_comment`:
+    links reduced to their words, verdict words cut, a lead-in before a colon apart)."""
+    return [s.text for s in read_comment(strip_links(comment)[0])]
 
 
 def whole_sentences(items: Sequence[str], comment: str) -> tuple[list[str], str]:
@@ -89,17 +92,21 @@ def key_from_reply(comment: str | None, data: dict, model: str) -> AnswerKey:
     """The `AnswerKey` of a model's valid `ANSWER_KEY` answer about `comment` (checked as above)."""
     if not comment or not comment.strip():
         return AnswerKey([], none="empty", by=model)
-    requirements, doubt = whole_sentences([str(r) for r in data.get("requirements") or []], comment)
-    unsure = "; ".join(filter(None, (doubt, str(data.get("unsure") or "").strip())))
-    wanted = set(requirements)
-    read = []
-    for sentence in comment_sentences(comment):
-        if sentence in wanted:
-            read.append(Sentence(sentence, "requirement", "chosen by the model"))
-        else:
-            rules = read_sentence(sentence)
-            read.append(rules if rules.kind != "requirement" else Sentence(sentence, "note", "not chosen by the model"))
+    chosen, doubt = whole_sentences([str(r) for r in data.get("requirements") or []], comment)
     text, links = strip_links(comment)
+    read = []
+    for rules in read_comment(text):
+        if rules.text not in chosen:
+            unchosen = Sentence(rules.text, "note", "not chosen by the model")
+            read.append(rules if rules.kind != "requirement" else unchosen)
+        elif rules.kind in NOT_A_REQUIREMENT:
+            read.append(Sentence(rules.text, rules.kind, f"chosen by the model, but {rules.why}"))
+        else:
+            read.append(Sentence(rules.text, "requirement", "chosen by the model"))
+    requirements = [s.text for s in read if s.kind == "requirement"]
+    if chosen and not requirements:
+        doubt = "; ".join(filter(None, (doubt, f"the model's requirements state none by the rules: {chosen[0]!r}")))
+    unsure = "; ".join(filter(None, (doubt, str(data.get("unsure") or "").strip())))
     none = "" if requirements else (str(data.get("none") or "") or extract_key(comment).none or "narrative")
     return AnswerKey(requirements, read, none=none, unsure=unsure, by=model, links=links, rejected=wrong_claims(text))
 

@@ -4,13 +4,16 @@ The answer key of a rejected row is made of whole sentences the reviewer wrote (
 so the comment is first cut where a reader would cut it:
 
 - Markdown links ``[words](target)`` keep their words, never the target; ``<https://…>`` and bare
-  URLs are dropped (a link target is not a requirement, and policy anchors read as debris);
+  URLs are dropped, with the brackets that held only them (a link target is not a requirement,
+  and policy anchors read as debris);
 - a sentence ends at ``.``, ``!``, ``?`` (or 。！？) followed by a space, at a line break and before
   a list item (``- ``, ``* ``, ``1. ``, ``2) ``); not after an abbreviation ("Mr.", "e.g.") nor
   inside a double-quoted span, so a quoted rule stays in its sentence;
 - a single quote is never a quotation mark here: "AO's", "don't" and 'nothing can be done' are
   words of the sentence;
 - a leading verdict word ("Wrong.", "Nope,", "Falsch." …) is not part of any sentence.
+
+`wrong_claims` finds the agent's wrong answers the reviewer quotes, which a right answer must not repeat.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import re
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
 _ANGLE_URL = re.compile(r"<(?:https?|ftp|mailto):[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>()\"]+")
+_EMPTY_BRACKETS = re.compile(r"[ \t]*(?:\(\s*\)|\[\s*\])")
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)])\s+")
 _ABBREVIATIONS = frozenset(
     (
@@ -52,6 +56,9 @@ def strip_links(text: str) -> tuple[str, int]:
     out = _MD_LINK.sub(words, text)
     out, n_angle = _ANGLE_URL.subn("", out)
     out, n_bare = _BARE_URL.subn("", out)
+    if n_angle or n_bare:
+        # "… on the form (https://…)." would keep "()" in the key: brackets that held only a URL go with it.
+        out = _EMPTY_BRACKETS.sub("", out)
     return out, count + n_angle + n_bare
 
 
@@ -120,3 +127,33 @@ def drop_verdict(sentence: str) -> str:
     if _VERDICT_ONLY.match(sentence):
         return ""
     return _VERDICT_LEAD.sub("", sentence, count=1)
+
+
+#: The agent as a reviewer names it, with its article if any ("the agent", "Bot", "el agente").
+#: "it" is not here: "It's 12 weeks paid" is a rule; "Instead it told her …" is a story by its past verb.
+AGENT = r"(?:the |our |this |that |la |el |le |der |die |l')?(?:agent(?:e)?|bot|chatbot|assistant|model|ai)"
+# A double-quoted span of three or more words that the reviewer says the agent wrote, or calls false.
+_QUOTE_SPAN = re.compile(r"[\"“]([^\"”]+)[\"”]")
+_SAID_BEFORE = re.compile(
+    rf"{AGENT}\s+(?:\w+ly\s+)?(?:wrote|said|says|told \w+|replied|answered|claimed|claims|stated|promised|offered|"
+    r"invented)\s*:?\s*$",
+    re.IGNORECASE,
+)
+_FALSE_AFTER = re.compile(
+    r"^[\s,.;:)—–-]*(?:which|that|this)?\s*(?:is|was|are|were)\s+(?:false|wrong|incorrect|not true|untrue|a mistake|"
+    r"inaccurate|misleading)\b",
+    re.IGNORECASE,
+)
+
+
+def wrong_claims(comment: str) -> list[str]:
+    """The agent's wrong answers `comment` quotes in double quotes: after "the agent wrote/said", or
+    followed by "which is false/wrong" (single quotes are apostrophes here, never quotation marks)."""
+    out = []
+    for m in _QUOTE_SPAN.finditer(comment):
+        quote = " ".join(m.group(1).split())
+        if len(quote.split()) >= 3 and (
+            _SAID_BEFORE.search(comment[: m.start()]) or _FALSE_AFTER.match(comment[m.end() :])
+        ):
+            out.append(quote)
+    return out
