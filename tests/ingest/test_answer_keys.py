@@ -274,6 +274,12 @@ def test_a_sentence_that_tells_rather_than_requires_is_a_note(comment: str, why:
     assert story.kind == "narrative" and story.why == why and story.text in read.notes
 
 
+def test_a_rule_about_anyone_or_a_business_in_plain_words_stays_a_requirement() -> None:
+    for rule in ("Each employee gets his or her own locker.", "The bank expects a 20% down payment.",
+                 "A human agent reviews every claim over $5,000."):
+        assert extract_key(rule).requirements == [rule]
+
+
 def test_a_rule_after_a_colon_and_the_steps_after_a_lead_in_are_the_key() -> None:
     colon = extract_key("I asked the warehouse: damaged parcels are replaced within 3 days. He waited a week.")
     assert colon.requirements == ["damaged parcels are replaced within 3 days."]

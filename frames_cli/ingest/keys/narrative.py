@@ -47,8 +47,10 @@ _PAST_TIME = re.compile(
 _AGENT = re.compile(
     r"\b(?:the|our|this|that)\s+(?:agent|bot|chatbot|assistant|ai)\b|\b(?:bot|chatbot)(?:['’]s)?\b", re.IGNORECASE
 )
-# One person: a pronoun of the third person singular, contracted or not.
+# One person: a pronoun of the third person singular, contracted or not; "his or her", "he or she"
+# speak of anyone, as rules do.
 _ONE_PERSON = re.compile(r"\b(?:she|he|her|hers|him|his|herself|himself)\b", re.IGNORECASE)
+_ANYONE = re.compile(r"\b(?:he or she|she or he|his or her|her or his|him or her|her or him|s/he)\b", re.IGNORECASE)
 # "That's …" / "This is …" pointing back at what happened, or "It's a …" / "It was so …" judging it,
 # with no figure, contrast or condition of a rule ("It's 12 weeks paid, not 6." is one).
 _JUDGEMENT = re.compile(
@@ -61,7 +63,7 @@ _JUDGEMENT = re.compile(
 # tells what is done or due ("The borrower signs …", "The policy says …").
 _STATE = re.compile(
     r"^(?:the|this|our)\s+(?:[\w-]+\s+){1,2}?(?:\w+ly\s+)?(?:lives|seems|wants|wishes|knows|thinks|believes|feels|"
-    r"likes|loves|hates|prefers|hopes|insists|remembers|understands|expects)\b",
+    r"likes|loves|hates|prefers|hopes|insists|remembers|understands)\b",
     re.IGNORECASE,
 )
 
@@ -70,7 +72,7 @@ def narrative(text: str) -> str | None:
     """Why `text` (a sentence with no rule marker) states no requirement, or None when it may state one."""
     if _AGENT.search(text):
         return "about the agent"
-    if _ONE_PERSON.search(text):
+    if _ONE_PERSON.search(_ANYONE.sub(" ", text)):
         return "about one person"
     if _STATE.match(text):
         return "a fact of one person"
