@@ -38,9 +38,10 @@ from frames_cli.evolution.round.attribution import (
     dominated_categories,
     loaded_skills,
 )
-from frames_cli.evolution.state.checkpoint import RoundRecord
-from frames_cli.evolution.compare.gate import CaseOutcome
-from frames_cli.evolution.propose.lessons import left_out_notes, round_lessons
+from frames_cli.evolution.round.record import AttributionRecord, GateRecord, RoundRecord, round_lessons
+from frames_cli.evolution.compare.gate import CaseOutcome, CategoryCheck, GateVerdict
+from frames_cli.evolution.propose.consensus import Blueprint, Change
+from frames_cli.evolution.propose.lessons import left_out_notes
 from helpers import init_git_repo, install_scripted, remove_scripted
 
 SEATING_KEPT = "Window seats are assigned at online booking time."
@@ -290,11 +291,12 @@ def test_helpers_for_catalog_and_dominated_children() -> None:
 
 
 def test_left_out_rewrites_become_lessons_and_kept_ones_do_not() -> None:
-    r = RoundRecord(round=1, child="r1c1", gate={"passed": False, "checks": [{"category": "luggage", "passed": False}]})
-    r.blueprints = [{"skill": s, "changes": [{"change": quoted(rule), "case_ids": ["x"]}]} for s,
-                    rule in (("seating", SEATING_NEW), ("luggage", LUGGAGE_NEW))]
-    r.attribution = [{"child": "r1c1", "categories": ["luggage"], "changed": ["luggage", "seating"],
-                      "implicated": {"luggage": ["l0"]}, "sub_child": "r1c2"}]
+    failed = GateVerdict(False, [CategoryCheck("luggage", 1.0, 0.5, 0.95, False)])
+    r = RoundRecord(round=1, child="r1c1", gate=GateRecord(failed))
+    r.blueprints = tuple(Blueprint(s, False, "", (Change(quoted(rule), (), ("x",), (0,)),), 1) for s,
+                         rule in (("seating", SEATING_NEW), ("luggage", LUGGAGE_NEW)))
+    found = Attribution("r1c1", "gate", ("luggage",), ("luggage", "seating"), implicated={"luggage": ("l0",)})
+    r.attribution = [AttributionRecord(found, found.note(), "r1c2")]
     lessons = round_lessons("run", r, passed=["r1c2"])
     assert [(x.kind, x.skill, x.broken) for x in lessons] == [("left-out", "luggage", ("l0",))]
     # the sub-child failed too: the kept rewrite is a gate lesson as before

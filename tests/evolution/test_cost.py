@@ -4,7 +4,8 @@ Invariants:
 1. A skill's cost per case is the share of results that loaded it × its body's tokens; skills are
    ranked costliest first, and a skill no result loaded costs nothing.
 2. When the parent fails at most `evolution.cost.max_failures` diagnosis-set cases, the round calls
-   no diagnoser: it condenses the costliest skills (recorded as kind "cost" with the measured costs).
+   no diagnoser: it condenses the costliest skills, measured on the parent's kept evaluation
+   (recorded as kind "cost").
 3. Such a child that keeps the pass rate with fewer tokens joins the front ("same pass rate, fewer
    tokens"), and every policy rule the skill held is still there.
 4. With `evolution.cost.enabled: false` a parent without failures makes no child, as before.
@@ -16,6 +17,7 @@ import json
 from pathlib import Path
 
 from frames_cli.evolution.propose.cost import condense_blueprints, skill_costs
+from frames_cli.evolution.state.splits import Split
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.messages.conventions import CONDENSE
 
@@ -66,8 +68,8 @@ def _all_pass(tmp_path: Path, **cost) -> tuple[dict, dict]:
     path.write_text(skill_text("baggage", "Free and paid checked bags by membership tier and cabin.", LONG))
     repo.git("commit", "-q", "-am", "a baggage skill that repeats itself")
     menu = evolve(repo.root)
-    state = json.loads((run_folder(repo.root, menu["run_id"]) / "state.json").read_text())
-    return state, {"repo": repo}
+    folder = run_folder(repo.root, menu["run_id"])
+    return json.loads((folder / "state.json").read_text()), {"repo": repo, "folder": folder}
 
 
 def test_a_parent_without_failures_gets_a_cost_directed_child_on_the_front(tmp_path: Path) -> None:
@@ -75,8 +77,12 @@ def test_a_parent_without_failures_gets_a_cost_directed_child_on_the_front(tmp_p
     (round1,) = state["checkpoint"]["rounds"]
 
     assert round1["kind"] == "cost" and round1["batches"] == [] and round1["diagnoses"] == []
-    assert round1["costs"] and round1["costs"] == sorted(round1["costs"], key=lambda c: -c["tokens_per_case"])
-    assert [b["skill"] for b in round1["blueprints"]] == [c["skill"] for c in round1["costs"]][:3]
+    split = Split.from_json(state["checkpoint"]["split"])
+    results = json.loads((extra["folder"] / "evals" / "r0c0.json").read_text())["results"]
+    skills_dir = extra["repo"].root / "skills"
+    files = {f"skills/{p.parent.name}/SKILL.md": p.read_bytes() for p in skills_dir.glob("*/SKILL.md")}
+    costs = skill_costs([r for r in results if r["case_id"] in split.diagnosis], SkillSet.load_valid(files)[0])
+    assert costs and [b["skill"] for b in round1["blueprints"]] == [c.skill for c in costs][:3]
     assert all(b["changes"][0]["change"] == CONDENSE and b["changes"][0]["case_ids"] == []
                for b in round1["blueprints"])
     child = next(c for c in state["candidates"] if c["id"] == round1["child"])

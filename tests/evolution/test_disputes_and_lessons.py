@@ -19,9 +19,11 @@ import yaml
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.state.checkpoint import RoundRecord
-from frames_cli.evolution.propose.diagnose import batching_note, make_batches
-from frames_cli.evolution.propose.lessons import round_lessons, tried_section
+from frames_cli.evolution.compare.gate import CategoryCheck, GateVerdict
+from frames_cli.evolution.propose.consensus import Blueprint, Change
+from frames_cli.evolution.round.record import GateRecord, RoundRecord, round_lessons
+from frames_cli.evolution.propose.diagnose import DiagnoserResult, batching_note, make_batches
+from frames_cli.evolution.propose.lessons import tried_section
 from frames_cli.llm.store.audit import read_exchanges
 
 from .conftest import CONFIG, build_repo
@@ -119,14 +121,12 @@ def test_a_disputed_case_leaves_the_gate_and_the_front(tmp_path: Path) -> None:
 
 
 def test_a_change_that_failed_the_gate_is_shown_to_later_diagnosers() -> None:
-    r = RoundRecord(round=2, child="r2c1",
-                    gate={"passed": False,
-                          "checks": [{"category": "baggage", "passed": False}, {"category": "cancel", "passed": True}]})
-    r.blueprints = [{"skill": "baggage",
-                     "changes": [{"change": 'Add the rule: "Bags are free."', "case_ids": ["b-1"]}]}]
-    r.diagnoses = [{"case_ids": ["b-1"],
-                    "dropped": ["proposal 0 for `compensation` (diagnoser 1): carries the reservation id H8Q05L, which "
-                                "only case c-3 holds"]}]
+    checks = [CategoryCheck("baggage", 1.0, 0.5, 0.95, False),
+              CategoryCheck("cancel", 1.0, 1.0, 0.95, True)]
+    r = RoundRecord(round=2, child="r2c1", gate=GateRecord(GateVerdict(False, checks)))
+    r.blueprints = (Blueprint("baggage", False, "", (Change('Add the rule: "Bags are free."', (), ("b-1",), (0,)),), 1),)
+    r.diagnoses = (DiagnoserResult(1, ["b-1"], dropped=["proposal 0 for `compensation` (diagnoser 1): carries the "
+                                                        "reservation id H8Q05L, which only case c-3 holds"]),)
     lessons = round_lessons("run-x", r)
     assert [(x.kind, x.skill, x.categories) for x in lessons] == [("refused", "compensation", ()),
                                                                   ("gate", "baggage", ("baggage",))]

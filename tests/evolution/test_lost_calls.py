@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
+from frames_cli.evolution.round.record import LoopMemory, RoundRecord
 from frames_cli.evolution.compare.gate import PerCategoryGate
 from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.run.loop import EvolutionRun
@@ -64,9 +64,9 @@ def test_a_case_lost_on_either_side_is_compared_on_neither(tmp_path: Path) -> No
 
     run.gate(r)
 
-    assert r.gate["passed"] and r.gate["lost_left_out"] == ["a1", "a2"]
-    (check,) = r.gate["checks"]
-    assert (check["baseline"], check["child"], check["n"]) == (1.0, 1.0, 2)
+    assert r.gate is not None and r.gate.verdict.passed and r.gate.lost_left_out == ("a1", "a2")
+    (check,) = r.gate.verdict.checks
+    assert (check.baseline, check.child, check.n) == (1.0, 1.0, 2)
 
 
 def test_a_real_failure_beside_a_lost_case_still_rejects(tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_a_real_failure_beside_a_lost_case_still_rejects(tmp_path: Path) -> None
 
     run.gate(r)
 
-    assert not r.gate["passed"] and r.gate["lost_left_out"] == ["a1"]
+    assert r.gate is not None and not r.gate.verdict.passed and r.gate.lost_left_out == ("a1",)
 
 
 def test_lost_results_are_no_failures_and_count_in_no_rate() -> None:

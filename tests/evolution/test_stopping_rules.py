@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.state.checkpoint import LoopMemory
+from frames_cli.evolution.round.record import LoopMemory
 from frames_cli.evolution.run.driver import EvolveOptions, evolve
 from frames_cli.evolution.run.loop import STAGES
 from frames_cli.evolution.state.records import RunState

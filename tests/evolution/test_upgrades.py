@@ -8,6 +8,7 @@ Invariants:
 3. A damaged record is left to the record's checks, not broken by the upgrade.
 4. A stopped run recorded as schema 2 resumes to the same end as the same run recorded today.
 5. A schema-3 record's `seed` goes: the run's seed is its settings'.
+6. A schema-4 record's round `costs` go (nothing read them); its rounds read as typed records.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 from frames_cli.errors import InputError, Location
 from frames_cli.evolution.decide.prospective import pending_settings
 from frames_cli.evolution.run.snapshot import GUARD_RULES_KEY, run_settings, run_snapshot
-from frames_cli.evolution.state.checkpoint import LoopMemory
+from frames_cli.evolution.round.record import LoopMemory
 from frames_cli.evolution.state.records import SCHEMA_VERSION, RunState
 from frames_cli.evolution.state.settings import Settings
 from frames_cli.workspace.config import FramesConfig
@@ -145,3 +146,23 @@ def test_a_schema_3_records_seed_goes_and_the_run_keeps_it_in_its_settings() -> 
     state = RunState.from_json(record, WHERE)
 
     assert state.settings.seed == 7 and "seed" not in state.to_json() and state.schema == SCHEMA_VERSION
+
+
+def test_a_schema_4_rounds_costs_go_and_its_rounds_read_typed() -> None:
+    cost_round = {"round": 1, "parent": "r0c0", "done": ["parents", "diagnose"], "kind": "cost",
+                  "note": "cost-directed: the parent fails no diagnosis-set case",
+                  "blueprints": [{"skill": "s", "new_skill": False, "description": "", "votes": 0, "changes": []}],
+                  "costs": [{"skill": "s", "loads": 2, "results": 2, "tokens": 10}]}
+    checkpoint = {"eval_case_ids": ["a"], "split": {}, "picks": {"r0c0": 1}, "rounds": [cost_round],
+                  "pending": {**cost_round, "round": 2}, "disputes": {}, "case_keys": [], "max_rounds": None}
+    today = run_snapshot(FramesConfig(), seed=1)
+    record = {**RunState(run_id=RUN, base="a" * 40, config=today).to_json(), "schema": 4, "checkpoint": checkpoint}
+
+    state = RunState.from_json(record, WHERE)
+    memory = LoopMemory.from_json(state.checkpoint, WHERE)
+
+    assert "costs" not in state.checkpoint["rounds"][0] and "costs" not in state.checkpoint["pending"]
+    assert memory.rounds[0].blueprints[0].skill == "s" and memory.pending is not None and memory.pending.round == 2
+    assert memory.to_json()["rounds"][0] == {**state.checkpoint["rounds"][0], "batches": [], "diagnoses": [],
+                                             "rejected": {}, "outcomes": [], "child": None, "gate": None,
+                                             "batching": "", "attribution": []}

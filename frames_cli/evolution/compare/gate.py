@@ -16,7 +16,7 @@ either rule. The choice and its sources are in docs/decisions/0026-gate-compares
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Protocol
 
 from frames_cli.formatting import plural
@@ -197,6 +197,16 @@ class GateVerdict:
         if self.sequential is not None:
             out["sequential"] = self.sequential
         return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> GateVerdict:
+        """Inverse of `to_json`; keys it does not know (a round record's `lost_left_out`) are ignored."""
+        known = {f.name for f in fields(CategoryCheck)}
+        checks = [CategoryCheck(**{k: v for k, v in c.items() if k in known}) for c in obj.get("checks", [])]
+        return cls(
+            bool(obj["passed"]), checks, obj.get("tolerance", 0.0), obj.get("rule", "paper"), obj.get("alpha", 0.05),
+            list(obj.get("must_pass_broken", [])), obj.get("early_stop"), obj.get("sequential"),
+        )
 
 
 class Gate(Protocol):

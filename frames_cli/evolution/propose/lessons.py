@@ -21,7 +21,6 @@ from frames_cli.workspace.atomic import atomic_write_json
 
 if TYPE_CHECKING:
     from frames_cli.evolution.propose.retrieval import Passage
-    from frames_cli.evolution.state.checkpoint import RoundRecord
     from frames_cli.workspace.layout import Workspace
 
 LESSONS_FILE = "failed-changes.json"
@@ -73,58 +72,6 @@ class Lesson:
         """Inverse of `to_json`."""
         return cls(**{**obj, "case_ids": tuple(obj.get("case_ids", ())), "categories": tuple(obj.get("categories", ())),
                       "broken": tuple(obj.get("broken", ()))})
-
-
-def round_lessons(run_id: str, r: RoundRecord, passed: Iterable[str] = ()) -> list[Lesson]:
-    """The lessons of one finished round: every proposal refused before the vote; every change of a
-    rewrite that attribution left out of a sub-child (with the cases that implicated it); and, when
-    the child failed the gate, every other change of its blueprints (with the categories it broke),
-    unless a sub-child that kept it is among `passed` (ids of candidates that passed the gate)."""
-    out: list[Lesson] = []
-    for d in r.diagnoses:
-        for line in d.get("dropped", []):
-            skill = line.split("`")[1] if line.count("`") >= 2 else ""
-            out.append(Lesson(run_id, r.round, "refused", skill, "", f"refused: {line}", tuple(d.get("case_ids", ()))))
-    changes = {bp["skill"]: bp["changes"] for bp in r.blueprints}
-    lessons, left_out = _left_out(run_id, r, changes)
-    out += lessons
-    kept = {
-        s for step in r.attribution if step.get("sub_child") in set(passed) for s in step["changed"]
-        if s not in step["implicated"]
-    }
-    if r.child and r.gate and not r.gate.get("passed", True):
-        broken = tuple(c["category"] for c in r.gate.get("checks", []) if not c.get("passed", True))
-        reason = f"its child {r.child} failed the gate in {', '.join(broken) or 'some category'}"
-        for skill, skill_changes in changes.items():
-            if skill in left_out or skill in kept:
-                continue
-            for ch in skill_changes:
-                out.append(Lesson(run_id, r.round, "gate", skill, ch["change"], reason, tuple(ch["case_ids"]), broken))
-    return out
-
-
-def _left_out(run_id: str, r: RoundRecord, changes: dict[str, list[dict]]) -> tuple[list[Lesson], set[str]]:
-    """A lesson for every change of a rewrite that attribution left out of a sub-child, with the cases
-    that implicated it; and the skills left out."""
-    out: list[Lesson] = []
-    left_out: set[str] = set()
-    for step in r.attribution:
-        if not step.get("sub_child"):
-            continue
-        for skill, cases in step["implicated"].items():
-            left_out.add(skill)
-            reason = (
-                f"left out of {step['child']} (it failed in {', '.join(step['categories']) or 'a must-pass case'}): it "
-                f"broke {', '.join(cases)}"
-            )
-            out += [
-                Lesson(
-                    run_id, r.round, "left-out", skill, ch["change"], reason, tuple(ch["case_ids"]),
-                    tuple(step["categories"]), tuple(cases),
-                )
-                for ch in changes.get(skill, [])
-            ]
-    return out, left_out
 
 
 def left_out_notes(lessons: Iterable[Lesson], skill: str, run_id: str) -> list[str]:

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from frames_cli.evolution.propose.rewrite import RewriteOutcome, plan_changes
+from frames_cli.evolution.propose.rewrite import plan_changes
 from frames_cli.evolution.round.context import Evaluation
 from frames_cli.evolution.state.run_ids import BASE_ID
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.state.checkpoint import RoundRecord
+    from frames_cli.evolution.round.record import RoundRecord
     from frames_cli.evolution.state.records import RunState
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.gitstore.store import GitStore
@@ -92,6 +92,5 @@ class CandidateStore:
         once; only skills named by the round's vote may appear. Ask only once the rewrites are done."""
         key = (r.round, r.parent)
         if key not in self._changes:
-            outcomes = [RewriteOutcome.from_json(o) for o in r.outcomes]
-            self._changes[key] = plan_changes(self.parent_skills(r), outcomes, {b["skill"] for b in r.blueprints})
+            self._changes[key] = plan_changes(self.parent_skills(r), r.outcomes, {b.skill for b in r.blueprints})
         return self._changes[key]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from frames_cli.evolution.compare.gate import gate_detail
 from frames_cli.evolution.propose.consensus import Blueprint
-from frames_cli.evolution.state.checkpoint import RoundRecord
+from frames_cli.evolution.round.record import RoundRecord
 from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID, candidate_ref, review_branch
 from frames_cli.sanitize import one_line

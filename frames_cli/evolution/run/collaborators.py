@@ -13,7 +13,8 @@ from frames_cli.evolution.propose.lessons import lesson_passages, load_lessons, 
 from frames_cli.evolution.propose.policy_sentences import policy_sections
 from frames_cli.evolution.round.context import Evaluation, RunContext
 from frames_cli.evolution.round.stop import StopRequest
-from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory
+from frames_cli.evolution.round.record import LoopMemory
+from frames_cli.evolution.state.checkpoint import Checkpointer
 from frames_cli.evolution.state.disputes import save_disputes
 from frames_cli.evolution.state.events import Event, ResultsLost, RetrievalEmpty, RetrievalLeftOut, SamplesReused
 from frames_cli.evolution.state.records import RunState
@@ -227,7 +228,7 @@ def _guards(
         texts = [data.decode("utf-8", errors="replace") for data in policies.values()]
         out["case_values"] = CaseValues.build(cases, texts, check_values=on["case_values"], check_form=on["rule_form"])
     if on["policy_sentences"]:
-        # A base skill that does not load is left out of S0 (candidate_store.CandidateStore.skill_set), so it keeps nothing.
+        # A base skill that does not load is left out of S0 (CandidateStore.skill_set), so it keeps nothing.
         out["policy_keeper"] = PolicyKeeper.build(SkillSet.load_valid(store.read_files(base))[0], policies)
     return out
 

@@ -20,7 +20,8 @@ from frames_cli.evolution.run.snapshot import (
     run_settings,
     run_snapshot,
 )
-from frames_cli.evolution.state.checkpoint import Checkpointer, LoopMemory, find_unfinished, latest_finished
+from frames_cli.evolution.round.record import LoopMemory
+from frames_cli.evolution.state.checkpoint import Checkpointer, find_unfinished, latest_finished
 from frames_cli.evolution.state.disputes import load_disputes, open_disputes
 from frames_cli.evolution.state.events import (
     AskingAgain,
@@ -282,7 +283,6 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
     Raises:
         InputError: the run is not resumable, or `options.seed` differs from the resumed run's seed.
     """
-    checkpointer = Checkpointer(ws)
     if (run_dir(ws, run_id) / "state.json").is_file():
         state = load_run(ws, run_id)
         resumable = ("running", "stopped", "failed") if options.resume else ("running", "stopped")
@@ -296,7 +296,7 @@ def _open_state(ws: Workspace, options: EvolveOptions, run_id: str, base_sha: st
                 f"run {run_id} is unfinished ({state.status}) and keeps its seed {seed}: run `frames evolve` "
                 f"without --seed to finish it, then `frames evolve --seed {options.seed}` starts a new run"
             )
-        return state, checkpointer.memory(state), True
+        return state, LoopMemory.stored(ws, state), True
     if options.resume:
         load_run(ws, run_id)  # raises with the list of known runs
     state = RunState(run_id=run_id, base=base_sha, config=snapshot, fingerprint=fingerprint)
@@ -361,7 +361,7 @@ def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callab
             return state
         checkpointer = Checkpointer(ws)
         publish_best(store, state)
-        checkpointer.save(state, checkpointer.memory(state))
+        checkpointer.save(state, LoopMemory.stored(ws, state))
         write_run_reports(ws, store, state)
     on_event(EndingRebuilt(state.run_id, tuple(missing)))
     return state

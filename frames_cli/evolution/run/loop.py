@@ -20,15 +20,12 @@ from frames_cli.evolution.round.stages.gate import gate_child
 from frames_cli.evolution.round.stages.parents import choose_parent
 from frames_cli.evolution.round.stages.rewrite import rewrite_round
 from frames_cli.evolution.round.stages.vote import vote_round
-from frames_cli.evolution.state.checkpoint import LoopMemory, RoundRecord
+from frames_cli.evolution.round.record import LoopMemory, RoundRecord, round_lessons
 from frames_cli.evolution.state.disputes import excluded_ids
 from frames_cli.evolution.state.events import EvaluatingBase, Recommended, SealedScoring
 from frames_cli.evolution.state.round_events import Gated, NoChild, RoundParent
 from frames_cli.evolution.decide.confirm import recommend_run
-from frames_cli.evolution.propose.consensus import Blueprint
-from frames_cli.evolution.propose.diagnose import DiagnoserResult
-from frames_cli.evolution.propose.lessons import Lesson, round_lessons
-from frames_cli.evolution.propose.rewrite import RewriteOutcome
+from frames_cli.evolution.propose.lessons import Lesson
 from frames_cli.evolution.state.records import Candidate, RunState, utc_now
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.compare.scoring import score
@@ -225,10 +222,9 @@ class EvolutionRun:
         r.kind, r.batches, r.batching = found.kind, [list(b) for b in found.batches], found.batching
         r.note = found.note or r.note
         if found.kind == "cost":
-            r.blueprints = [b.to_json() for b in found.blueprints]
-            r.costs = [c.to_json() for c in found.costs]
+            r.blueprints = found.blueprints
         if found.results:
-            r.diagnoses = [d.to_json() for d in found.results]
+            r.diagnoses = found.results
         if found.disputes:
             self._take_disputes(found.disputes)
 
@@ -237,28 +233,28 @@ class EvolutionRun:
         if r.kind == "cost":
             return  # its blueprints come from the measured costs, not from votes
         result = vote_round(
-            [DiagnoserResult.from_json(d) for d in r.diagnoses], self.excluded(), self.store.parent_skills(r),
-            self.settings.vote_threshold, self.settings.merge_threshold,
+            r.diagnoses, self.excluded(), self.store.parent_skills(r), self.settings.vote_threshold,
+            self.settings.merge_threshold,
         )
-        r.blueprints = [b.to_json() for b in result.blueprints]
+        r.blueprints = result.blueprints
         r.rejected = result.rejected
         r.note = result.note or r.note
 
     def rewrite(self, r: RoundRecord) -> None:
         """Rewrite each blueprint skill (guarded; retried with the errors; dropped when it never validates)."""
         done = rewrite_round(
-            self.ctx, self.settings, self.store.parent_skills(r), [Blueprint.from_json(b) for b in r.blueprints],
-            r.round, self.lessons(), self.state.run_id,
+            self.ctx, self.settings, self.store.parent_skills(r), r.blueprints, r.round, self.lessons(),
+            self.state.run_id,
         )
         if done.outcomes:
-            r.outcomes = [o.to_json() for o in done.outcomes]
+            r.outcomes = done.outcomes
         r.note = done.note or r.note
 
     def evaluate(self, r: RoundRecord) -> None:
         """Build the child (parent files + accepted rewrites), evaluate it on E, blind, and keep its evaluation."""
         child = make_child(
             self.ctx, self.store, self.outcomes(), self.settings, self.state, r.round, r.parent,
-            self.store.child_changes(r), [RewriteOutcome.from_json(o) for o in r.outcomes], r.note,
+            self.store.child_changes(r), r.outcomes, r.note,
         )
         r.note = child.note
         if child.id is not None and child.evaluation is not None:
@@ -269,12 +265,11 @@ class EvolutionRun:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        gated = gate_child(
+        r.gate = gate_child(
             self.ctx, self.outcomes(), self.log, self.settings, r.child,
             lambda: {**self.store.files(r.parent), **self.store.child_changes(r)}, r.parent,
         )
-        r.gate = gated.record
-        self.ctx.on_event(Gated(r.round, r.child, gated.verdict.passed, gated.verdict.summary()))
+        self.ctx.on_event(Gated(r.round, r.child, r.gate.verdict.passed, r.gate.verdict.summary()))
 
     def commit(self, r: RoundRecord) -> None:
         """Commit the child under the run's refs; an accepted child joins the pool and maybe the front."""
@@ -294,7 +289,7 @@ class EvolutionRun:
         ones, evaluated, gated and committed like any child; at most `attribution_steps` per round,
         each step analysing the child the previous one made. A checkpoint follows every step."""
         while len(r.attribution) < self.settings.attribution_steps:
-            analysed = r.attribution[-1]["sub_child"] if r.attribution else r.child
+            analysed = r.attribution[-1].sub_child if r.attribution else r.child
             if not analysed:
                 return
             step = attribution_step(self.ctx, self.outcomes(), self.log, self.settings, self.state, r, analysed)

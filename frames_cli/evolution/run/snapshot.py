@@ -15,7 +15,7 @@ from frames_cli.evolution.state.run_warnings import GuardRulesChanged
 from frames_cli.evolution.state.settings import Settings
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.state.checkpoint import LoopMemory
+    from frames_cli.evolution.round.record import LoopMemory
     from frames_cli.formats.case import Case
     from frames_cli.workspace.config import FramesConfig
 

@@ -1,16 +1,13 @@
-"""Checkpoints of an evolve run: the loop's own progress inside
-RunState.checkpoint, saved atomically after every step."""
+"""Checkpoints of an evolve run: the loop's own progress (evolution/round/record.LoopMemory) inside
+RunState.checkpoint, saved atomically after every step; and which run a later `frames evolve` resumes."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from frames_cli.errors import InputError, Location
-from frames_cli.evolution.state.runs import load_runs, run_dir, save_state, state_written_ns
+from frames_cli.evolution.state.runs import load_runs, save_state, state_written_ns
 
 if TYPE_CHECKING:
     from frames_cli.evolution.state.records import RunState
@@ -23,98 +20,12 @@ UNFINISHED = ("running", "stopped")
 CRASH_ENV = "FRAMES_CRASH_AFTER_CHECKPOINTS"
 
 
-@dataclass
-class RoundRecord:
-    """One round's progress and results; `done` lists the finished stages (see loop.STAGES).
+class _Memory(Protocol):
+    """The loop's memory as the checkpoint stores it (evolution/round/record.LoopMemory)."""
 
-    Attributes:
-        round: 1-based round number.
-        parent: parent candidate id.
-        done: finished stage names, in order.
-        batches: case ids per diagnoser.
-        diagnoses: DiagnoserResult JSON per diagnoser.
-        blueprints: Blueprint JSON of the skills that passed the vote.
-        rejected: skill → votes, for skills that did not.
-        outcomes: RewriteOutcome JSON per blueprint.
-        child: the child's candidate id, or None when the round made no child.
-        gate: the gate verdict on the child (GateVerdict JSON).
-        note: why the round made no child (no failures, nothing passed the vote, all rewrites
-            dropped, duplicate of an existing candidate), "" otherwise.
-        batching: how the batches were formed (diagnose.batching_note); "" in older records.
-        kind: "failures" (a child from diagnosed failures) or "cost" (a cost-directed child).
-        attribution: the round's attribution steps, in order (stage `attribute`): each
-            `attribution.Attribution.to_json()` of the child it analysed, with "note" (one sentence)
-            and "sub_child" (the id of the sub-child made without the implicated rewrites, or None).
-        costs: for a cost-directed round, the parent's skills by tokens per case (cost.SkillCost JSON).
-    """
-
-    round: int
-    parent: str = ""
-    done: list[str] = field(default_factory=list)
-    batches: list[list[str]] = field(default_factory=list)
-    diagnoses: list[dict] = field(default_factory=list)
-    blueprints: list[dict] = field(default_factory=list)
-    rejected: dict[str, int] = field(default_factory=dict)
-    outcomes: list[dict] = field(default_factory=list)
-    child: str | None = None
-    gate: dict | None = None
-    note: str = ""
-    batching: str = ""
-    kind: str = "failures"
-    attribution: list[dict] = field(default_factory=list)
-    costs: list[dict] = field(default_factory=list)
-
-
-@dataclass
-class LoopMemory:
-    """What the loop keeps between steps beyond RunState's own fields (stored as RunState.checkpoint).
-
-    The run's settings and models are in RunState.config, recorded once.
-
-    Attributes:
-        eval_case_ids: what every candidate is evaluated on during the run (diagnosis ∪ selection
-            set; the paper's evaluation set E when the run does not split), in order.
-        split: the run's sets (evolution/state/splits.Split JSON), fixed at its start; {} in runs
-            recorded before held-out sets existed (they resume on E as one set).
-        picks: candidate id → times chosen as parent (round-robin bookkeeping).
-        rounds: finished rounds.
-        pending: the round in progress, if any.
-        disputes: case id → dispute (evolution/state/disputes.py) known to this run: from earlier runs
-            (undecided at its start) and from its own diagnosers.
-        case_keys: the content keys (evaluation/samples.case_key) of every case the run held, sorted:
-            a case added later with a new id but the content of one of them is not new to the run
-            (evolution/decide/prospective.py); [] in runs recorded before frames kept them.
-        max_rounds: the rounds a resume with `--max-rounds` asked for (later resumes keep it); None:
-            `evolution.max_rounds` as the run started.
-    """
-
-    eval_case_ids: list[str] = field(default_factory=list)
-    split: dict[str, Any] = field(default_factory=dict)
-    picks: dict[str, int] = field(default_factory=dict)
-    rounds: list[RoundRecord] = field(default_factory=list)
-    pending: RoundRecord | None = None
-    disputes: dict[str, dict] = field(default_factory=dict)
-    case_keys: list[str] = field(default_factory=list)
-    max_rounds: int | None = None
-
-    def to_json(self) -> dict:
-        """Plain JSON (rounds as dicts of their fields), stored as RunState.checkpoint."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, obj: dict, where: Location) -> LoopMemory:
-        """Inverse of `to_json`.
-
-        Raises:
-            InputError: at `where`, when the checkpoint is missing fields or damaged.
-        """
-        try:
-            data = dict(obj)
-            data["rounds"] = [RoundRecord(**r) for r in obj["rounds"]]
-            data["pending"] = RoundRecord(**obj["pending"]) if obj.get("pending") else None
-            return cls(**data)
-        except (KeyError, TypeError) as exc:
-            raise InputError(f"run checkpoint is damaged ({exc}); start a new run", where) from None
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, stored as RunState.checkpoint."""
+        ...
 
 
 class Checkpointer:
@@ -124,7 +35,7 @@ class Checkpointer:
         self.ws = ws
         self.saves = 0
 
-    def save(self, state: RunState, memory: LoopMemory) -> None:
+    def save(self, state: RunState, memory: _Memory) -> None:
         """Write `state`; a reader or a resumed run sees the previous state or this one, never a mix."""
         state.checkpoint = memory.to_json()
         save_state(self.ws, state)
@@ -132,13 +43,6 @@ class Checkpointer:
         crash_after = os.environ.get(CRASH_ENV)
         if crash_after and self.saves >= int(crash_after):
             os.kill(os.getpid(), signal.SIGKILL)
-
-    def memory(self, state: RunState) -> LoopMemory:
-        """The loop memory stored in `state` (InputError when it is damaged or absent)."""
-        where = Location(run_dir(self.ws, state.run_id) / "state.json")
-        if not state.checkpoint:
-            raise InputError("run has no checkpoint to resume from; start a new run", where)
-        return LoopMemory.from_json(state.checkpoint, where)
 
 
 def find_unfinished(ws: Workspace, base_sha: str) -> str | None:

@@ -125,5 +125,28 @@ def _upgrade_3(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _upgrade_4(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 4 → 5: a round's `costs` goes. A cost-directed round kept its parent's skills by tokens
+    per case there, and nothing read them: the progress line said them as the round ran, and the
+    round's blueprints and note say what it condensed."""
+    data["schema"] = 5
+    checkpoint = data.get("checkpoint")
+    if not isinstance(checkpoint, dict):
+        return data
+    checkpoint = dict(checkpoint)
+    rounds = checkpoint.get("rounds")
+    if isinstance(rounds, list):
+        checkpoint["rounds"] = [_without_costs(r) for r in rounds]
+    if isinstance(checkpoint.get("pending"), dict):
+        checkpoint["pending"] = _without_costs(checkpoint["pending"])
+    data["checkpoint"] = checkpoint
+    return data
+
+
+def _without_costs(record: Any) -> Any:
+    """A round record (JSON) without its `costs`; anything else as it is."""
+    return {k: v for k, v in record.items() if k != "costs"} if isinstance(record, dict) else record
+
+
 #: schema version → the step that upgrades a state of that version to the next.
-UPGRADES = {1: _upgrade_1, 2: _upgrade_2, 3: _upgrade_3}
+UPGRADES = {1: _upgrade_1, 2: _upgrade_2, 3: _upgrade_3, 4: _upgrade_4}

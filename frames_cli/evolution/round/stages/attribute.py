@@ -10,7 +10,7 @@ step and returns an `AttributionStep`, or None when there is nothing to attribut
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from frames_cli.evolution.round import commit as commits
 from frames_cli.evolution.round.attribution import (
@@ -20,6 +20,7 @@ from frames_cli.evolution.round.attribution import (
     dominated_categories,
     loaded_skills,
 )
+from frames_cli.evolution.round.record import AttributionRecord
 from frames_cli.evolution.round.stages.commit import commit_child
 from frames_cli.evolution.round.stages.evaluate import evaluate_candidate, twin_of
 from frames_cli.evolution.round.stages.gate import gate_child
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.round.context import RunContext
     from frames_cli.evolution.round.evaluations import EvaluationLog
     from frames_cli.evolution.round.outcomes import RunOutcomes
-    from frames_cli.evolution.state.checkpoint import RoundRecord
+    from frames_cli.evolution.round.record import RoundRecord
     from frames_cli.evolution.state.records import RunState
     from frames_cli.evolution.state.settings import Settings
 
@@ -42,12 +43,11 @@ class AttributionStep:
     """One attribution step of a round.
 
     Attributes:
-        record: the step as the round keeps it: `Attribution.to_json()` of the analysed candidate with
-            "note" (one sentence) and "sub_child" (the sub-child's id, or None).
+        record: the step as the round keeps it.
         fresh: whether the sub-child is a new front member.
     """
 
-    record: dict[str, Any]
+    record: AttributionRecord
     fresh: bool
 
 
@@ -61,12 +61,12 @@ def attribution_step(
     found = attribution_of(view, state, r, cand)
     if not found:
         return None
-    step: dict[str, Any] = {**found.to_json(), "note": found.note(), "sub_child": None}
-    ctx.on_event(AttributionStepEvent(r.round, step["note"]))
-    fresh = False
-    if found.sub_child_possible:
-        step["sub_child"], fresh = _sub_child(ctx, view, log, settings, state, r, found)
-    cand.attribution = dict(step)
+    ctx.on_event(AttributionStepEvent(r.round, found.note()))
+    sub_child, fresh = (
+        _sub_child(ctx, view, log, settings, state, r, found) if found.sub_child_possible else (None, False)
+    )
+    step = AttributionRecord(found, found.note(), sub_child)
+    cand.attribution = step.to_json()
     commits.add_metrics_note(ctx.store, state, cand)
     return AttributionStep(step, fresh)
 
@@ -115,4 +115,4 @@ def _sub_child(
     sub = Candidate(
         cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()}
     )
-    return cid, commit_child(ctx, view, settings, state, r, sub, changes, gated.record)
+    return cid, commit_child(ctx, view, settings, state, r, sub, changes, gated)

@@ -9,7 +9,7 @@ Returns whether the child is a new front member.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from frames_cli.evolution.round import commit as commits
 from frames_cli.evolution.round.scores import front_ids, score_candidate
@@ -19,7 +19,7 @@ from frames_cli.evolution.state.records import FailureNote
 if TYPE_CHECKING:
     from frames_cli.evolution.round.context import RunContext
     from frames_cli.evolution.round.outcomes import RunOutcomes
-    from frames_cli.evolution.state.checkpoint import RoundRecord
+    from frames_cli.evolution.round.record import GateRecord, RoundRecord
     from frames_cli.evolution.state.records import Candidate, RunState
     from frames_cli.evolution.state.settings import Settings
     from frames_cli.gitstore.store import GitStore
@@ -27,10 +27,10 @@ if TYPE_CHECKING:
 
 def commit_child(
     ctx: RunContext, view: RunOutcomes, settings: Settings, state: RunState, r: RoundRecord, child: Candidate,
-    changes: Mapping[str, bytes], gate: dict[str, Any] | None,
+    changes: Mapping[str, bytes], gate: GateRecord | None,
 ) -> bool:
     """Score, explain and commit `child`, an evaluated child of round `r`'s parent made of the parent's files
-    and `changes`, gated with record `gate`; True when it is a new front member."""
+    and `changes`, gated with verdict `gate`; True when it is a new front member."""
     store = view.store
     evaluation, parent = store.evaluation(child.id), state.candidate(r.parent)
     score_candidate(child, evaluation, view, settings.samples)
@@ -56,13 +56,13 @@ def update_front(git: GitStore, state: RunState) -> None:
 
 def _explain(
     ctx: RunContext, view: RunOutcomes, settings: Settings, child: Candidate, r: RoundRecord,
-    changes: Mapping[str, bytes], gate: dict[str, Any] | None,
+    changes: Mapping[str, bytes], gate: GateRecord | None,
 ) -> None:
     """Fill in what a reviewer needs: gate verdict, blueprints, motivating failures, drops, votes."""
-    child.gate_passed = bool(gate and gate["passed"])
-    child.gate_details = gate or {}
+    child.gate_passed = bool(gate and gate.verdict.passed)
+    child.gate_details = gate.to_json() if gate else {}
     child.changed_skills = skill_names(changes)
-    child.blueprints = [b for b in r.blueprints if b["skill"] in child.changed_skills]
+    child.blueprints = [b.to_json() for b in r.blueprints if b.skill in child.changed_skills]
     child.motivating_case_ids = sorted({c for b in child.blueprints for ch in b["changes"] for c in ch["case_ids"]})
     failing = view.store.evaluation(r.parent).failing()
     child.failures = [
@@ -71,12 +71,10 @@ def _explain(
         if cid in failing
     ]
     child.dropped = {
-        o["skill"]: "; ".join(o["errors"][-1]) if o["errors"] else "the rewrite changed nothing"
+        o.skill: "; ".join(o.errors[-1]) if o.errors else "the rewrite changed nothing"
         for o in r.outcomes
-        if o["skill"] not in child.changed_skills and o["skill"] not in child.left_out
+        if o.skill not in child.changed_skills and o.skill not in child.left_out
     }
-    child.dropped_proposals = [line for d in r.diagnoses for line in d["dropped"]]
-    child.policy_changes = [
-        c for o in r.outcomes if o["skill"] in child.changed_skills for c in o.get("policy_changes", [])
-    ]
+    child.dropped_proposals = [line for d in r.diagnoses for line in d.dropped]
+    child.policy_changes = [c for o in r.outcomes if o.skill in child.changed_skills for c in o.policy_changes]
     child.votes_needed, child.diagnosers = settings.vote_threshold, settings.diagnosers

@@ -9,7 +9,7 @@ through the evaluation log as they arrive (paid answers are never drawn twice). 
 on, a look's samples of the child come in stages and stop once its rejection is certain (and, when
 attribution may analyse the child, once its failing categories are too).
 
-Returns a `GateOutcome`.
+Returns a `GateRecord` (evolution/round/record.py): the verdict and the cases left out as lost.
 
 Raises:
     FramesError: the child was rejected early, yet its results no longer make the rejection certain;
@@ -20,40 +20,25 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from frames_cli.errors import FramesError
 from frames_cli.evolution.compare.early import certain_rejection
 from frames_cli.evolution.compare.sequential import sequential_verdict
+from frames_cli.evolution.round.record import GateRecord
 from frames_cli.evolution.state.run_ids import BASE_ID
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.compare.gate import GateVerdict
     from frames_cli.evolution.round.context import RunContext
     from frames_cli.evolution.round.evaluations import EvaluationLog
     from frames_cli.evolution.round.outcomes import RunOutcomes
     from frames_cli.evolution.state.settings import Settings
 
 
-@dataclass(frozen=True)
-class GateOutcome:
-    """The gate's verdict on a child and its record.
-
-    Attributes:
-        verdict: the verdict.
-        record: what the round and the candidate keep: the verdict's JSON with `lost_left_out`
-            (the ids of the cases lost on either side, sorted).
-    """
-
-    verdict: GateVerdict
-    record: dict[str, Any]
-
-
 def gate_child(
     ctx: RunContext, view: RunOutcomes, log: EvaluationLog, settings: Settings, cid: str,
     files: Callable[[], Mapping[str, bytes]], parent: str,
-) -> GateOutcome:
+) -> GateRecord:
     """The gate's verdict on the evaluated child `cid` of `parent`, made of `files()` (read only to draw samples)."""
     seq, evaluation = ctx.sequential, view.store.evaluation(cid)
     if seq is not None and not evaluation.early_stop:
@@ -66,7 +51,7 @@ def gate_child(
             seq, lambda: (view.drawn(BASE_ID), view.drawn(cid)), draw, stage, view.attributable(parent, files())
         )
         lost = set(view.drawn(BASE_ID).lost_at) | set(view.drawn(cid).lost_at)
-        return GateOutcome(verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)})
+        return GateRecord(verdict, tuple(sorted(lost)))
     lost = view.lost(BASE_ID) | view.lost(cid)
     base = view.selection(BASE_ID, lost)
     if evaluation.early_stop:
@@ -78,7 +63,7 @@ def gate_child(
             verdict = dataclasses.replace(verdict, alpha=seq.gate.alpha, sequential=seq.record())
     else:
         verdict = ctx.gate.check(base, view.selection(cid, lost))
-    return GateOutcome(verdict, {**verdict.to_json(), "lost_left_out": sorted(lost)})
+    return GateRecord(verdict, tuple(sorted(lost)))
 
 
 def _draw(
