@@ -4,6 +4,7 @@ judge, evaluation, regression pool, retrieval, guards, gates, stop request."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +41,7 @@ def build_context(
 ) -> RunContext:
     """Build the run's collaborators: model client, executor, judge, regression pool, gate, checkpoints."""
     from frames_cli.evaluation.pool import RegressionPool
-    from frames_cli.evaluation.runner import evaluate
     from frames_cli.evaluation.samples import SampleStore, skills_key
-    from frames_cli.evaluation.staged import evaluate_staged
     from frames_cli.executor.factory import make_executor
     from frames_cli.ingest.cases.priors import load_priors
     from frames_cli.llm.client.client import ModelClient
@@ -63,49 +62,10 @@ def build_context(
         def progress(done: int, total: int) -> None:
             base_progress(done, total, client.ledger.total_tokens)
     pool = RegressionPool.load(ws)
-    reports: dict[str, Any] = {}
+    run_eval = _Evaluator(cases, settings, executor, judge, progress, on_event)
+    reports, draw = run_eval.reports, run_eval.draw
     split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
     diagnosed = set(split.diagnosis)
-
-    def run_eval(
-        cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None
-    ) -> Evaluation:
-        chosen = [cases[c] for c in case_ids]
-        retries = settings.lost_retries  # the run's own, fixed at its start like every setting
-        if early is None:
-            report = reports[cid] = evaluate(
-                chosen, skills, executor, samples=settings.samples, judge=judge, progress=progress, lost_retries=retries
-            )
-            report.require_answers()
-            _say_lost(cid, report, retries, on_event)
-            return _summarise(report)
-        # One batch per round of concurrent calls (as many as at the run's start, so a resume stops
-        # after the same cases): the rule is asked as often as the calls allow.
-        staging = early.staging(settings.stage_cases)
-        staged = evaluate_staged(
-            chosen, skills, executor, staging, samples=settings.samples, judge=judge, progress=progress,
-            lost_retries=retries,
-        )
-        staged.report.require_answers()
-        _say_lost(cid, staged.report, retries, on_event)
-        evaluation = _summarise(staged.report)
-        if staged.skipped:
-            evaluation.early_stop = {
-                "evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason,
-                "settled": staged.settled,
-            }
-        else:
-            reports[cid] = staged.report
-        return evaluation
-
-    def draw(cid: str, skills: SkillSet, chosen: list[Case], first: int, count: int) -> list[dict]:
-        # Samples `first`… of the cases: new sample numbers, so new draws (a sample's number is in
-        # its cache key), counted by the ledger like any evaluation.
-        report = evaluate(
-            chosen, skills, executor, samples=count, first_sample=first, judge=judge, lost_retries=settings.lost_retries
-        )
-        _say_lost(cid, report, settings.lost_retries, on_event)
-        return _summarise(report).results
 
     sample_store = SampleStore.of(ws, config) if use_cache and config.llm.cache else None
     base_key = skills_key(store.read_files(state.base))
@@ -157,6 +117,69 @@ def build_context(
         sample_more=sample_more,
         on_event=on_event,
     )
+
+
+@dataclass
+class _Evaluator:
+    """The run's evaluations of candidates (`RunContext.evaluate`) and its draws of more samples; the
+    report of each full evaluation is kept in `reports` for the regression pool."""
+
+    cases: dict[str, Case]
+    settings: Settings
+    executor: Any
+    judge: Any
+    progress: Any
+    on_event: Callable[[Event], None]
+    reports: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(
+        self, cid: str, skills: SkillSet, case_ids: Sequence[str], early: EarlyRejection | None = None
+    ) -> Evaluation:
+        """Candidate `cid` (its `skills`) evaluated on `case_ids`, stopped early under `early` when given."""
+        from frames_cli.evaluation.runner import evaluate
+        from frames_cli.evaluation.staged import evaluate_staged
+
+        chosen = [self.cases[c] for c in case_ids]
+        settings, judge, progress = self.settings, self.judge, self.progress
+        retries = settings.lost_retries  # the run's own, fixed at its start like every setting
+        if early is None:
+            report = self.reports[cid] = evaluate(
+                chosen, skills, self.executor, samples=settings.samples, judge=judge, progress=progress,
+                lost_retries=retries,
+            )
+            report.require_answers()
+            _say_lost(cid, report, retries, self.on_event)
+            return _summarise(report)
+        # One batch per round of concurrent calls (as many as at the run's start, so a resume stops
+        # after the same cases): the rule is asked as often as the calls allow.
+        staging = early.staging(settings.stage_cases)
+        staged = evaluate_staged(
+            chosen, skills, self.executor, staging, samples=settings.samples, judge=judge, progress=progress,
+            lost_retries=retries,
+        )
+        staged.report.require_answers()
+        _say_lost(cid, staged.report, retries, self.on_event)
+        evaluation = _summarise(staged.report)
+        if staged.skipped:
+            evaluation.early_stop = {
+                "evaluated": len(chosen) - len(staged.skipped), "skipped": staged.skipped, "reason": staged.reason,
+                "settled": staged.settled,
+            }
+        else:
+            self.reports[cid] = staged.report
+        return evaluation
+
+    def draw(self, cid: str, skills: SkillSet, chosen: list[Case], first: int, count: int) -> list[dict]:
+        """Samples `first`… (`count` of them) of the `chosen` cases for candidate `cid`: new sample numbers,
+        so new draws (a sample's number is in its cache key), counted by the ledger like any evaluation."""
+        from frames_cli.evaluation.runner import evaluate
+
+        report = evaluate(
+            chosen, skills, self.executor, samples=count, first_sample=first, judge=self.judge,
+            lost_retries=self.settings.lost_retries,
+        )
+        _say_lost(cid, report, self.settings.lost_retries, self.on_event)
+        return _summarise(report).results
 
 
 def gates(settings: Settings) -> dict[str, Any]:

@@ -9,41 +9,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import ConfigError, InputError, Location, ModelSetupError
-from frames_cli.evolution.decide.prospective import held_case_keys, look_at_pending
-from frames_cli.evolution.run.collaborators import build_context, gates
+from frames_cli.evolution.decide.prospective import look_at_pending
+from frames_cli.evolution.run.collaborators import build_context
 from frames_cli.evolution.run.drift import base_warnings
 from frames_cli.evolution.run.loop import EvolutionRun
-from frames_cli.evolution.run.snapshot import (
-    changed_since,
-    guard_rules_note,
-    run_fingerprint,
-    run_settings,
-    run_snapshot,
-)
+from frames_cli.evolution.run.opening import new_split, resumed_events, run_sets, start_events
+from frames_cli.evolution.run.snapshot import run_fingerprint, run_settings, run_snapshot
 from frames_cli.evolution.round.record import LoopMemory
 from frames_cli.evolution.state.checkpoint import Checkpointer, find_unfinished, latest_finished
-from frames_cli.evolution.state.disputes import load_disputes, open_disputes
-from frames_cli.evolution.state.events import (
-    AskingAgain,
-    BatchNotice,
-    Budget,
-    EndingRebuilt,
-    Estimated,
-    Event,
-    OverBudget,
-    PolicyAmended,
-    RunStarted,
-)
+from frames_cli.evolution.state.events import AskingAgain, EndingRebuilt, Event, PolicyAmended
 from frames_cli.evolution.state.records import RunState
 from frames_cli.evolution.state.run_ids import new_run_id
-from frames_cli.evolution.state.run_warnings import InputLeftOut, RunChangedSince, SmallCategories
+from frames_cli.evolution.state.run_warnings import InputLeftOut
 from frames_cli.evolution.state.runs import load_run, run_dir
 from frames_cli.evolution.state.settings import Settings
-from frames_cli.evolution.state.splits import Split, describe_split, split_cases
 from frames_cli.llm.client.check import require_keys
-from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
+from frames_cli.llm.transport.batch import wait_for_batches
 
 if TYPE_CHECKING:
+    from frames_cli.evolution.round.context import RunContext
     from frames_cli.formats.case import Case
     from frames_cli.workspace.config import FramesConfig
     from frames_cli.workspace.layout import Workspace
@@ -131,17 +115,9 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event],
     run_id = options.resume or find_unfinished(ws, base_sha)
     if run_id is None:
         _require_committed_skills(ws, store, options.base, base_sha)
-    if run_id is None and not options.force:
-        last = latest_finished(ws)
-        if last is not None and _reports_missing(ws, last):
-            last = _rebuild_ending(ws, store, last, on_event)
-        if last is not None and last.base == base_sha and last.fingerprint == fingerprint and last.lost_results():
-            # Its lost answers were never cached: a new run asks for them again (the rest is cached).
-            on_event(AskingAgain(last.run_id, last.lost_results()))
-        elif last is not None and last.base == base_sha and last.fingerprint == fingerprint:
-            for warning in base_warnings(ws, store.read_files(base_sha), base_sha):
-                on_event(warning)
-            return EvolveOutcome(last, False, last.branch, [], {}, up_to_date=True)
+        done = None if options.force else _up_to_date(ws, store, base_sha, fingerprint, on_event)
+        if done is not None:
+            return done
     # After the up-to-date check, so a cron job with nothing to do does not import litellm.
     require_keys(ws, config, _roles(config, cases.values()))
     if run_id is not None:
@@ -160,58 +136,16 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event],
             memory.max_rounds = options.max_rounds
         settings = run_settings(state, memory, config.llm.concurrency)
         base_files = store.read_files(state.base)
-        if not memory.eval_case_ids:
-            split = _new_split(cases, sealed, settings)
-            memory.split, memory.eval_case_ids = split.to_json(), split.evaluated()
-            memory.case_keys = held_case_keys(cases, [*split.evaluated(), *split.test])
-            # Disputes earlier runs recorded and nobody decided yet: those cases stay out of this run too.
-            memory.disputes = open_disputes(cases, load_disputes(ws))
-        split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
-        missing = [c for c in [*memory.eval_case_ids, *split.test] if c not in cases]
-        if missing:
-            raise InputError(
-                f"cases of run {run_id} are gone ({', '.join(missing[:5])}); start a new run", Location(ws.cases_dir)
-            )
-        on_event(RunStarted(run_id, state.base, resumed, describe_split(split)))
-        for kept_whole in split.warnings():
-            on_event(kept_whole)
-        for warning in base_warnings(ws, base_files, state.base):
-            on_event(warning)
-        if not resumed:
-            policy_files = store.read_files(state.base, "policies/")
-            for event in _estimate_events(config, settings, cases, split, base_files, policy_files):
-                on_event(event)
-            for line in batch_notices(config):
-                on_event(BatchNotice(line))
-        small = _small_categories(cases, list(split.selection), settings)
-        if small:
-            on_event(small)
+        split = run_sets(ws, run_id, cases, sealed, settings, memory)
+        for event in start_events(ws, config, store, state, settings, cases, split, base_files, resumed):
+            on_event(event)
         ctx = build_context(ws, config, store, state, memory, settings, cases, options.use_cache, on_event, progress)
         ctx.amendments = _amendments(store, state.base, base_files, on_event)
         if resumed:
-            changed = changed_since(state, snapshot, cases.values())
-            if changed:
-                on_event(RunChangedSince(run_id, tuple(changed)))
-            rules = guard_rules_note(state, snapshot)
-            if rules:
-                on_event(rules)
-        restore = ctx.stop.install()
-        refused = False
-        try:
-            EvolutionRun(ctx, state, memory, settings, base_files).run()
-        except ModelSetupError:
-            refused = not resumed
-            raise
-        finally:
-            restore()
-            ctx.client.close()
-            if refused:
-                # A provider refused the model: nothing of this run is worth keeping (its answers
-                # are in the cache), and `frames runs` must not list a failed run for a typo or a
-                # key. After close(), which writes the ledger into the run folder.
-                _discard(ws, store, state)
+            for event in resumed_events(state, snapshot, cases):
+                on_event(event)
+        _run(ws, store, ctx, EvolutionRun(ctx, state, memory, settings, base_files), resumed)
         from frames_cli.evolution.report.menu import deploy_menu
-        from frames_cli.evolution.report.report import write_run_reports
         from frames_cli.evolution.round.commit import publish_best
 
         branch = publish_best(store, state)
@@ -220,18 +154,42 @@ def evolve(ws: Workspace, options: EvolveOptions, *, on_event: Callable[[Event],
         return EvolveOutcome(state, resumed, branch, deploy_menu(state, store), reports)
 
 
-def _estimate_events(config: FramesConfig, settings: Settings, cases: dict[str, Case], split: Split,
-                     base_files: dict[str, bytes], policy_files: dict[str, bytes]) -> list[Event]:
-    """The new run's estimate (evolution/run/estimate.py) and the budget beside it, a warning when the
-    estimate exceeds it: before the first call."""
-    from frames_cli.evaluation.estimate import budget_warning
-    from frames_cli.evolution.run.estimate import evolve_estimate
-    from frames_cli.formats.skill_set import SkillSet
+def _up_to_date(
+    ws: Workspace, store: Any, base_sha: str, fingerprint: str, on_event: Callable[[Event], None]
+) -> EvolveOutcome | None:
+    """The outcome `up_to_date` when the latest finished run has this base and fingerprint and lost no
+    answer (its ending rebuilt first when a kill left it without reports); None when a new run is due."""
+    last = latest_finished(ws)
+    if last is not None and _reports_missing(ws, last):
+        last = _rebuild_ending(ws, store, last, on_event)
+    if last is None or last.base != base_sha or last.fingerprint != fingerprint:
+        return None
+    if last.lost_results():
+        # Its lost answers were never cached: a new run asks for them again (the rest is cached).
+        on_event(AskingAgain(last.run_id, last.lost_results()))
+        return None
+    for warning in base_warnings(ws, store.read_files(base_sha), base_sha):
+        on_event(warning)
+    return EvolveOutcome(last, False, last.branch, [], {}, up_to_date=True)
 
-    estimate = evolve_estimate(cases, split, SkillSet.load_valid(base_files)[0], config, settings, policy_files)
-    limits = (config.budget.max_tokens, config.budget.max_usd)
-    budget = OverBudget if budget_warning(estimate, *limits) else Budget
-    return [Estimated(estimate), budget(estimate, *limits)]
+
+def _run(ws: Workspace, store: Any, ctx: RunContext, run: EvolutionRun, resumed: bool) -> None:
+    """Run `run` with the stop signals installed; close the model client after. A new run a provider
+    refused (ModelSetupError) is discarded: nothing of it is worth keeping (its answers are in the cache),
+    and `frames runs` must not list a failed run for a typo or a key."""
+    restore = ctx.stop.install()
+    refused = False
+    try:
+        run.run()
+    except ModelSetupError:
+        refused = not resumed
+        raise
+    finally:
+        restore()
+        ctx.client.close()
+        if refused:
+            # After close(), which writes the ledger into the run folder.
+            _discard(ws, store, run.state)
 
 
 def estimate(ws: Workspace, options: EvolveOptions) -> Any:
@@ -252,17 +210,8 @@ def estimate(ws: Workspace, options: EvolveOptions) -> Any:
     cases, sealed = _load_cases(ws, config)
     settings = Settings.from_json(run_snapshot(config, seed=options.seed, max_rounds=options.max_rounds)["evolution"])
     return evolve_estimate(
-        cases, _new_split(cases, sealed, settings), SkillSet.load_valid(store.read_files(base))[0], config, settings,
+        cases, new_split(cases, sealed, settings), SkillSet.load_valid(store.read_files(base))[0], config, settings,
         store.read_files(base, "policies/"),
-    )
-
-
-def _new_split(cases: dict[str, Case], sealed: Any, settings: Settings) -> Split:
-    """The sets of a new run (splits.split_cases over `evolution.split`; `sealed` ids are test cases)."""
-    from frames_cli.workspace.config import SplitConfig
-
-    return split_cases(
-        [c for c in cases.values() if c.id not in sealed], SplitConfig(**settings.split), [cases[c] for c in sealed]
     )
 
 
@@ -365,21 +314,6 @@ def _rebuild_ending(ws: Workspace, store: Any, state: RunState, on_event: Callab
         write_run_reports(ws, store, state)
     on_event(EndingRebuilt(state.run_id, tuple(missing)))
     return state
-
-
-def _small_categories(cases: dict[str, Case], gated: list[str], settings: Settings) -> SmallCategories | None:
-    """The warning naming every category of the gated cases too small to judge, or None (before any model call)."""
-    from frames_cli.evolution.compare.gate import too_small_categories
-
-    counts: dict[str, int] = {}
-    for cid in gated:
-        counts[cases[cid].category] = counts.get(cases[cid].category, 0) + 1
-    seq = gates(settings)["sequential"]
-    looks = list(zip(seq.looks, seq.alphas)) if seq else []
-    small = too_small_categories(counts, settings.samples, settings.gate_alpha, looks)
-    if not small:
-        return None
-    return SmallCategories(tuple(small), seq.looks[-1] if seq else settings.samples, settings.gate, seq is not None)
 
 
 def _require_models(ws: Workspace, config: FramesConfig, cases: Iterable[Case]) -> None:
