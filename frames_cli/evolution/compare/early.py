@@ -124,7 +124,7 @@ def rejection_rule(gate: Gate, baseline: Outcomes, must_pass: set[str]) -> StopR
     """A `staged.StopRule` that stops once `certain_rejection` holds, giving the verdict's summary as the reason.
 
     A case the child lost is left out of both sides, as the gate
-    leaves it out (evolution/round/stages/gate.gate_child).
+    leaves it out (evolution/round/stages/gate.EarlyRejected).
     """
 
     def stop(results: list[CaseResult], pending: list[str]) -> str | None:

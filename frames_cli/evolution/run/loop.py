@@ -16,7 +16,7 @@ from frames_cli.evolution.round.stages.attribute import attribution_step
 from frames_cli.evolution.round.stages.commit import commit_child, update_front
 from frames_cli.evolution.round.stages.diagnose import diagnose_round
 from frames_cli.evolution.round.stages.evaluate import make_child
-from frames_cli.evolution.round.stages.gate import gate_child
+from frames_cli.evolution.round.stages.gate import GatedChild, run_gate
 from frames_cli.evolution.round.stages.parents import choose_parent
 from frames_cli.evolution.round.stages.rewrite import rewrite_round
 from frames_cli.evolution.round.stages.vote import vote_round
@@ -64,6 +64,7 @@ class EvolutionRun:
         self.split = Split.from_json(memory.split) if memory.split else Split.single(memory.eval_case_ids)
         self.store = CandidateStore(ctx.store, state, ctx.evals_dir, base_files)
         self.log = EvaluationLog(ctx.evals_dir, self.store)
+        self.child_gate = run_gate(ctx, self.log, settings)
 
     # --- the method ------------------------------------------------------------------------------
 
@@ -265,10 +266,11 @@ class EvolutionRun:
         """Gate the child against S0 case by case, per category (never against the parent)."""
         if r.child is None:
             return
-        r.gate = gate_child(
-            self.ctx, self.outcomes(), self.log, self.settings, r.child,
-            lambda: {**self.store.files(r.parent), **self.store.child_changes(r)}, r.parent,
-        )
+
+        def files() -> dict[str, bytes]:
+            return {**self.store.files(r.parent), **self.store.child_changes(r)}
+
+        r.gate = self.child_gate.judge(GatedChild(self.outcomes(), r.child, files, r.parent))
         self.ctx.on_event(Gated(r.round, r.child, r.gate.verdict.passed, r.gate.verdict.summary()))
 
     def commit(self, r: RoundRecord) -> None:
@@ -292,7 +294,9 @@ class EvolutionRun:
             analysed = r.attribution[-1].sub_child if r.attribution else r.child
             if not analysed:
                 return
-            step = attribution_step(self.ctx, self.outcomes(), self.log, self.settings, self.state, r, analysed)
+            step = attribution_step(
+                self.ctx, self.outcomes(), self.log, self.child_gate, self.settings, self.state, r, analysed
+            )
             if step is None:
                 return
             if step.fresh:

@@ -23,7 +23,7 @@ from frames_cli.evolution.round.attribution import (
 from frames_cli.evolution.round.record import AttributionRecord
 from frames_cli.evolution.round.stages.commit import commit_child
 from frames_cli.evolution.round.stages.evaluate import evaluate_candidate, twin_of
-from frames_cli.evolution.round.stages.gate import gate_child
+from frames_cli.evolution.round.stages.gate import GatedChild
 from frames_cli.evolution.state.records import Candidate
 from frames_cli.evolution.state.round_events import AttributionStep as AttributionStepEvent
 from frames_cli.evolution.state.round_events import EvaluatingSubChild, Gated, SubChildTwin
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.round.evaluations import EvaluationLog
     from frames_cli.evolution.round.outcomes import RunOutcomes
     from frames_cli.evolution.round.record import RoundRecord
+    from frames_cli.evolution.round.stages.gate import ChildGate
     from frames_cli.evolution.state.records import RunState
     from frames_cli.evolution.state.settings import Settings
 
@@ -52,18 +53,18 @@ class AttributionStep:
 
 
 def attribution_step(
-    ctx: RunContext, view: RunOutcomes, log: EvaluationLog, settings: Settings, state: RunState, r: RoundRecord,
-    analysed: str,
+    ctx: RunContext, view: RunOutcomes, log: EvaluationLog, gate: ChildGate, settings: Settings, state: RunState,
+    r: RoundRecord, analysed: str,
 ) -> AttributionStep | None:
     """Attribute candidate `analysed` (round `r`'s child or the sub-child of its previous step) and make
-    its sub-child; None when there is nothing to attribute."""
+    its sub-child, judged by the run's `gate`; None when there is nothing to attribute."""
     cand = state.candidate(analysed)
     found = attribution_of(view, state, r, cand)
     if not found:
         return None
     ctx.on_event(AttributionStepEvent(r.round, found.note()))
     sub_child, fresh = (
-        _sub_child(ctx, view, log, settings, state, r, found) if found.sub_child_possible else (None, False)
+        _sub_child(ctx, view, log, gate, settings, state, r, found) if found.sub_child_possible else (None, False)
     )
     step = AttributionRecord(found, found.note(), sub_child)
     cand.attribution = step.to_json()
@@ -94,8 +95,8 @@ def attribution_of(view: RunOutcomes, state: RunState, r: RoundRecord, cand: Can
 
 
 def _sub_child(
-    ctx: RunContext, view: RunOutcomes, log: EvaluationLog, settings: Settings, state: RunState, r: RoundRecord,
-    found: Attribution,
+    ctx: RunContext, view: RunOutcomes, log: EvaluationLog, gate: ChildGate, settings: Settings, state: RunState,
+    r: RoundRecord, found: Attribution,
 ) -> tuple[str | None, bool]:
     """Evaluate, gate and commit the sub-child that keeps only `found.kept` of the round's rewrites;
     returns (its id, whether it is a new front member), or (None, False) when it equals an existing
@@ -110,7 +111,7 @@ def _sub_child(
     cid = candidate_id(r.round, 1 + sum(c.round == r.round for c in state.candidates))
     ctx.on_event(EvaluatingSubChild(r.round, cid, found.child, tuple(found.implicated)))
     log.keep(cid, evaluate_candidate(ctx, store, view, settings, cid, files, r.parent))
-    gated = gate_child(ctx, view, log, settings, cid, lambda: files, r.parent)
+    gated = gate.judge(GatedChild(view, cid, lambda: files, r.parent))
     ctx.on_event(Gated(r.round, cid, gated.verdict.passed, gated.verdict.summary()))
     sub = Candidate(
         cid, "", r.parent, r.round, cut_from=found.child, left_out={s: list(c) for s, c in found.implicated.items()}
