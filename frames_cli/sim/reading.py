@@ -96,19 +96,23 @@ def block_text(prompt: str, opening: str, closing: str) -> str:
     return match.group(1) if match else ""
 
 
-def json_after(prompt: str, heading: str) -> Any:
-    """The JSON of the first ```json fence after the line `<heading>:`; None when absent or broken.
+def json_after(prompt: str, heading: str, *, last: bool = False) -> Any:
+    """The JSON of the first (`last`: the last) ```json fence after a line `<heading>:`; None when
+    absent or broken.
 
     The fence's body runs to the first line that starts with ``` (a `\n```` after the opening).
     """
+    found: Any = None
     for opening in _line_matches(prompt, f"{heading}:", _fence_opening(heading)):
         end = prompt.find(_FENCE_CLOSE, opening.end())
         if end >= 0:
             try:
-                return json.loads(prompt[opening.end() : end])
+                found = json.loads(prompt[opening.end() : end])
             except ValueError:
-                return None
-    return None
+                found = None
+            if not last:
+                return found
+    return found
 
 
 def line_value(prompt: str, label: str) -> str | None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from frames_cli.formats.protected import PROTECTED_CLOSE, PROTECTED_OPEN
-from frames_cli.llm.messages.conventions import CONDENSE
+from frames_cli.llm.messages.conventions import CONDENSE, ERRORS_HEADING
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import sentence_found, sentence_sets
@@ -16,12 +16,6 @@ from frames_cli.sim.matching import sentence_found, sentence_sets
 _QUOTED_RULE = re.compile(r'Add the rule: "([^"]+)"')
 _OPEN, _CLOSE = PROTECTED_OPEN, PROTECTED_CLOSE
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-# The validator's complaint about a rule written twice (evolution.rewrite): the later line's number
-# and the repeated sentence (quoted by repr, perhaps clipped with "…"); a model told so keeps the
-# first statement and drops the repeated sentence, keeping the rest of its line.
-_DUPLICATE = re.compile(
-    r"lines? (?:\d+ and )?(\d+) states? the same rule twice[^:]*: (['\"]).*?\2 / (['\"])(.*?)\3(?=;|$)", re.M
-)
 
 #: How a verbose model restates a rule it has just written. The real-model trial's rewrites
 #: (../shared/data/real-model-trial/, 7 rewriter answers) add no generic filler; their excess is the
@@ -86,21 +80,25 @@ def _condensed(lines: list[str]) -> list[str]:
 
 
 def _drop_repeats(body: str, prompt: str) -> str:
-    """On a retry that names repeated rules, drop the repeated sentence of each pair from its line
-    (1-based body lines), and the line when nothing else is left of it.
+    """On a retry whose errors name rules written twice ("duplicate-rule"), drop each repeated
+    sentence (the error's `text`) from its line (the error's 1-based body `line`), and the line when
+    nothing else is left of it; a model told so keeps the first statement and the rest of the line.
 
     The answer is rebuilt from the same target and blueprint, so its lines are where the rejected
-    answer had them; only the last retry message counts (earlier ones were already acted on).
+    answer had them; only the last retry's errors count (earlier ones were already acted on).
     """
-    last_retry = prompt.rsplit("Your rewrite was rejected by the validator:", 1)
-    if len(last_retry) < 2:
+    errors = reading.json_after(prompt, ERRORS_HEADING, last=True)
+    if not isinstance(errors, list):
         return body
     lines: list[str | None] = list(body.split("\n"))
-    for m in _DUPLICATE.finditer(last_retry[1]):
-        number, repeated = int(m.group(1)), m.group(4).removesuffix("…")
-        line = lines[number - 1] if 0 < number <= len(lines) else None
-        if line is not None:
-            lines[number - 1] = _without_sentence(line, repeated)
+    for error in errors:
+        if not isinstance(error, dict) or error.get("kind") != "duplicate-rule":
+            continue
+        number, repeated = error.get("line"), str(error.get("text", ""))
+        if isinstance(number, int) and 0 < number <= len(lines) and repeated:
+            line = lines[number - 1]
+            if line is not None:
+                lines[number - 1] = _without_sentence(line, repeated)
     return "\n".join(line for line in lines if line is not None)
 
 

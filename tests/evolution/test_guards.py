@@ -208,7 +208,7 @@ def test_a_short_list_item_of_the_policy_is_kept_as_an_item() -> None:
 
     # "email" is still a word of the body (in the added rule), but no longer an item of its list.
     errors, _ = keeper.check(s0["profile"], body.replace("- email\n", "- Ask for the email before a change.\n"), plain)
-    assert len(errors) == 1 and "'email'" in errors[0]
+    assert len(errors) == 1 and "'email'" in errors[0].message
     assert keeper.check(s0["profile"], body.replace("- date of birth", "* Date of birth"), plain) == ([], [])
 
 
@@ -219,11 +219,13 @@ def test_dropping_or_weakening_a_policy_sentence_is_an_error_unless_asked() -> N
 
     dropped = BODY.replace("A booking can be cancelled within 24 hours for a full refund.\n", "")
     errors, changes = keeper.check(skill, dropped, plain)
-    assert changes == [] and len(errors) == 1 and errors[0].startswith("removed the policy sentence 'A booking can be")
+    assert changes == [] and len(errors) == 1
+    assert errors[0].message.startswith("removed the policy sentence 'A booking can be")
 
     weakened = BODY.replace("within 24 hours for a full refund", "within 24 hours for a partial refund")
     errors, _ = keeper.check(skill, weakened, plain)
-    assert len(errors) == 1 and errors[0].startswith("changed the policy sentence")
+    assert len(errors) == 1 and errors[0].kind == "policy-sentence"
+    assert errors[0].message.startswith("changed the policy sentence")
 
     rewrapped = BODY.replace("within 24 hours for", "within 24 hours\nfor").replace("A booking", "- **A booking")
     assert keeper.check(skill, rewrapped + "- Check the booking date first.\n", plain) == ([], [])
@@ -307,14 +309,14 @@ def test_an_added_line_left_as_a_stub_is_an_error() -> None:
     _, s0 = _keeper()
     guard = RewriteGuard(values=_values())
     errors, _ = guard.check(s0["cancel-flight"], BODY + "- Agent assigns payment to.\n", _blueprint(("x", ("c1",))))
-    assert len(errors) == 1 and "values cut out ('to .')" in errors[0]
+    assert len(errors) == 1 and "values cut out ('to .')" in errors[0].message
 
 
 def test_an_added_line_carrying_a_case_value_is_an_error() -> None:
     _, s0 = _keeper()
     guard = RewriteGuard(values=_values())
     errors, _ = guard.check(s0["cancel-flight"], BODY + "- Do not cancel EHGLP3.\n", _blueprint())
-    assert len(errors) == 1 and "`EHGLP3` (from case c1)" in errors[0]
+    assert len(errors) == 1 and "`EHGLP3` (from case c1)" in errors[0].message and errors[0].kind == "added-line"
     assert guard.check(s0["cancel-flight"], BODY + "- Do not cancel a flown flight.\n", _blueprint()) == ([], [])
 
 

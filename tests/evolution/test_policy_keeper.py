@@ -29,5 +29,5 @@ def test_a_short_tail_is_read_with_its_sentence_and_cutting_it_is_refused() -> N
     assert [p.text for p in keeper.kept["transfer"]] == [RULE]
     cut = POLICY.replace(" PLEASE HOLD ON.' to the user.", "")
     errors, changes = keeper.check(s0["transfer"], cut, Blueprint("transfer", False, "", (), 2))
-    assert changes == [] and len(errors) == 1 and "policy sentence" in errors[0]
+    assert changes == [] and len(errors) == 1 and "policy sentence" in errors[0].message
     assert keeper.check(s0["transfer"], POLICY + "- Say why.\n", Blueprint("transfer", False, "", (), 2)) == ([], [])

@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from frames_cli.errors import FramesError
-from frames_cli.evolution.propose.rewrite import RewriteLimits, RewriteOutcome, plan_changes, validate_rewrite
+from frames_cli.evolution.propose.rewrite import (
+    RewriteLimits,
+    RewriteOutcome,
+    plan_changes,
+    retry_message,
+    validate_rewrite,
+)
 from frames_cli.formats.skill_file import parse_skill
 from frames_cli.formats.skill_set import SkillSet
 
@@ -55,23 +61,24 @@ def test_valid_rewrite_keeps_front_matter_bytes(skill):
 def test_changed_protected_region_is_refused(skill):
     body = skill.body.replace("Never cancel a flight", "Always cancel a flight")
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
-    assert text is None and any("protected regions changed" in e for e in errors)
+    assert text is None and [e.kind for e in errors] == ["protected-region"]
+    assert "protected regions changed" in errors[0].message
 
 
 def test_removed_protected_region_is_refused(skill):
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": "# Cancel flight\n\nAnything goes.\n"}, LIMITS)
-    assert text is None and any("protected" in e for e in errors)
+    assert text is None and any(e.kind == "protected-region" for e in errors)
 
 
 def test_body_over_the_size_limit_is_refused(skill):
     body = skill.body + "".join(f"- rule {i}.\n" for i in range(30))
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
-    assert text is None and any("at most 20" in e for e in errors)
+    assert text is None and any(e.kind == "too-long" and "at most 20" in e.message for e in errors)
 
 
 def test_bad_description_is_refused(skill):
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": skill.body, "description": "<script>"}, LIMITS)
-    assert text is None and any("description" in e for e in errors)
+    assert text is None and any("description" in e.message for e in errors)
 
 
 def test_new_skill_may_not_create_protected_regions():
@@ -99,7 +106,7 @@ def test_rewrite_holding_a_credential_is_refused(skill, monkeypatch):
     for leaked in ("sk-proj-0123456789abcdefghij", "bk-live-0123456789abcdef"):
         body = skill.body + f"- Call the booking system with key {leaked}.\n"
         text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
-        assert text is None and any("credential" in e for e in errors)
+        assert text is None and any(e.kind == "credential" for e in errors)
 
 
 ELIGIBLE = "- Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, or it is in business class."
@@ -109,7 +116,7 @@ ELIGIBLE_AGAIN = "- A reservation can be cancelled only if it was booked within 
 def test_a_rule_stated_twice_is_refused(skill):
     body = skill.body + ELIGIBLE + "\n" + ELIGIBLE_AGAIN + "\n"
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
-    assert text is None and any("state the same rule twice" in e for e in errors)
+    assert text is None and any(e.kind == "duplicate-rule" and "state the same rule twice" in e.message for e in errors)
 
 
 def test_near_alike_lines_the_parent_already_had_are_not_counted():
@@ -169,7 +176,6 @@ def test_the_repeat_is_a_sentence_and_the_rest_of_its_line_is_a_new_rule():
 def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(skill):
     """Validator and simulated rewriter agree on the retry message: the second answer passes and
     still holds the rule the restating line added."""
-    from frames_cli.llm.messages.prompts import render
     from frames_cli.sim.base import SimCall
     from frames_cli.sim.rewriter import behave
     from frames_cli.sim.world import SimWorld
@@ -179,14 +185,14 @@ def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(
                          Path("skills/cancel-flight/SKILL.md"))
     answer = parent.body + RESTATED + "\n"
     text, errors = validate_rewrite(parent, "cancel-flight", {"body": answer}, LIMITS)
-    assert text is None and any("state the same rule twice" in e for e in errors)
+    assert text is None and any(e.kind == "duplicate-rule" and "state the same rule twice" in e.message for e in errors)
     # The retry shows the target (the parent) again; the simulated model rebuilds the same answer
-    # from it and the blueprint, then acts on the validator's message.
+    # from it and the blueprint, then acts on the errors' kind, line and text.
     blueprint = {"skill": "cancel-flight", "changes": [f'Add the rule: "{RESTATED[2:]}"']}
     prompt = (
         f'<skill name="cancel-flight" target="true">\n{parent.body.rstrip()}\n</skill>\n\n'
         f"Blueprint:\n```json\n{json.dumps(blueprint)}\n```\n\nAnchor cases:\n```json\n[]\n```\n\n"
-        + render("rewriter_retry", errors="\n".join(f"- {e}" for e in errors))
+        + retry_message(errors)
     )
     config = SimulatorConfig(p_forget=0.0, p_verbose=0.0)
     body = behave(SimCall("rewriter", prompt, 0, config, SimWorld()))["body"]
@@ -204,7 +210,7 @@ def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
     higher, lower = (line[2:] for line in policy.decode().splitlines() if "price after cabin change is" in line)
     body = skill.body + f"- {higher}\n- {lower}\n"
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body}, LIMITS)
-    assert text is None and any("the same rule twice" in e for e in errors)
+    assert text is None and any("the same rule twice" in e.message for e in errors)
     files = {"policies/airline.md": policy,
              "policies/LICENSE": b"If the price is higher the user pays the difference, and so on."}
     with_policy = dataclasses.replace(LIMITS, policy=policy_sections(files))
@@ -216,12 +222,12 @@ def test_two_policy_sentences_put_back_are_not_one_rule_stated_twice(skill):
     # One policy sentence written twice is still a repeat; so is a rule the policy restates in
     # another section ("All payment methods ..." under Book flight, "The payment method ..." under Modify flight).
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": body + f"- {higher}\n"}, with_policy)
-    assert text is None and any("the same rule twice" in e for e in errors)
+    assert text is None and any("the same rule twice" in e.message for e in errors)
     payment = [line[2:] for line in policy.decode().splitlines() if "must already be in user profile" in line]
     assert len(payment) == 2
     text, errors = validate_rewrite(skill, "cancel-flight", {"body": skill.body + "".join(f"- {p}\n" for p in payment)},
                                     with_policy)
-    assert text is None and any("the same rule twice" in e for e in errors)
+    assert text is None and any("the same rule twice" in e.message for e in errors)
 
 
 def test_policy_sections_read_the_policy_as_coldstart_does():

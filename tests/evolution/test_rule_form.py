@@ -124,16 +124,18 @@ def test_the_trial_rewrites_added_lines_pass() -> None:
     quoted = [q for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]
               for q in re.findall(r'"([^"\n]+)"', p["change"])]
     values = CaseValues.build(CASES, [POLICY], check_values=False)
-    assert [e for q in quoted for e in added_line_errors(None, f"- {q}\n", values)] == []
+    assert [e for q in quoted for e in added_line_errors(None, f"- {q}\n", values, "skills/x/SKILL.md")] == []
 
 
 def test_an_added_line_is_refused_for_the_same_reasons_unless_the_check_is_off() -> None:
     body = "## Modify flight\n\n- Check that agent refunds to original payment method.\n- Agent update reservation to economy.\n"
-    on = added_line_errors(None, body, CaseValues.build(CASES, [POLICY]))
-    assert len(on) == 2 and all("is not a rule" in e for e in on)
-    assert added_line_errors(None, body, CaseValues.build(CASES, [POLICY], check_form=False)) == []
+    on = added_line_errors(None, body, CaseValues.build(CASES, [POLICY]), "skills/x/SKILL.md")
+    assert len(on) == 2 and all("is not a rule" in e.message for e in on)
+    assert [(e.kind, e.line) for e in on] == [("added-line", 3), ("added-line", 4)]
+    assert added_line_errors(None, body, CaseValues.build(CASES, [POLICY], check_form=False), "skills/x/SKILL.md") == []
     off = CaseValues.build(CASES, [POLICY], check_form=False)
-    assert len(added_line_errors(None, "- Do not move OWZ4XL.\n", off)) == 1  # the case-value check still runs
+    # the case-value check still runs
+    assert len(added_line_errors(None, "- Do not move OWZ4XL.\n", off, "skills/x/SKILL.md")) == 1
 
 
 def test_a_reason_names_a_few_values_and_counts_the_rest() -> None:

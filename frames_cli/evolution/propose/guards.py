@@ -44,6 +44,7 @@ from frames_cli.casevalues import (
     values_in,
     without_values,
 )
+from frames_cli.evolution.propose.rewrite_errors import RewriteError
 from frames_cli.grammar import content_words, cut_value, fragment, narrates
 from frames_cli.ruleform import evaluator_assertion, first_non_rule, note_sentences
 from frames_cli.secretscan import REDACTED, find_secrets
@@ -401,16 +402,20 @@ def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> l
     return lines
 
 
-def added_line_errors(original: Skill | None, body: str, values: CaseValues) -> list[str]:
-    """Errors for the lines a rewrite adds (lines not in the original body) that `values.why_not` refuses."""
+def added_line_errors(original: Skill | None, body: str, values: CaseValues, file: str) -> list[RewriteError]:
+    """Errors for the lines a rewrite adds (lines not in the original body) that `values.why_not` refuses;
+    `file` is the skill's path."""
     before = set(original.body.splitlines()) if original is not None else set()
     errors = []
-    for line in body.splitlines():
+    for number, line in enumerate(body.splitlines(), 1):
         if line in before or not line.strip():
             continue
         why = values.why_not(line)
         if why is not None:
-            errors.append(f"the added line {line.strip()!r} {why}; state the rule in general terms")
+            errors.append(RewriteError(
+                "added-line", f"the added line {line.strip()!r} {why}; state the rule in general terms", file, number,
+                line.strip(),
+            ))
     return errors
 
 
@@ -426,14 +431,19 @@ class RewriteGuard:
     keeper: PolicyKeeper | None = None
     values: CaseValues | None = None
 
-    def check(self, parent: Skill | None, body: str, blueprint: Blueprint) -> tuple[list[str], list[PolicyChange]]:
-        """(errors, allowed policy changes) of one rewrite of `parent` into `body`; see the two guards."""
-        errors: list[str] = []
+    def check(
+        self, parent: Skill | None, body: str, blueprint: Blueprint
+    ) -> tuple[list[RewriteError], list[PolicyChange]]:
+        """(errors, allowed policy changes) of one rewrite of `parent` (the blueprint's skill) into
+        `body`; see the two guards."""
+        from frames_cli.evolution.propose.rewrite import skill_path
+
+        errors: list[RewriteError] = []
         changes: list[PolicyChange] = []
         if self.keeper is not None:
             errors, changes = self.keeper.check(parent, body, blueprint)
         if self.values is not None:
-            errors += added_line_errors(parent, body, self.values)
+            errors += added_line_errors(parent, body, self.values, skill_path(blueprint.skill))
         return errors, changes
 
 

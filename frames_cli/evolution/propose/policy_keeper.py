@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from frames_cli.evolution.propose.rewrite_errors import RewriteError
 from frames_cli.words import overlap, sentences, token_set
 
 if TYPE_CHECKING:
@@ -139,7 +140,9 @@ class PolicyKeeper:
                 keeper.kept[skill.name] = found
         return keeper
 
-    def check(self, parent: Skill | None, body: str, blueprint: Blueprint) -> tuple[list[str], list[PolicyChange]]:
+    def check(
+        self, parent: Skill | None, body: str, blueprint: Blueprint
+    ) -> tuple[list[RewriteError], list[PolicyChange]]:
         """Check one rewrite of `parent` (the parent's skill; None for a new skill) into `body`.
 
         Only sentences the parent still holds are checked (one removed earlier, as a blueprint asked,
@@ -153,7 +156,9 @@ class PolicyKeeper:
         """
         if parent is None:
             return [], []
-        errors: list[str] = []
+        from frames_cli.evolution.propose.rewrite import skill_path
+
+        errors: list[RewriteError] = []
         changes: list[PolicyChange] = []
         new_sentences = sentences(body)
         for ps in self.kept.get(parent.name, []):
@@ -163,10 +168,12 @@ class PolicyKeeper:
             kind = "changed" if reworded else "removed"
             asking = next((c for c in blueprint.changes if c.case_ids and _asks_for(c.change, ps.text)), None)
             if asking is None:
-                errors.append(
+                errors.append(RewriteError(
+                    "policy-sentence",
                     f"{kind} the policy sentence {ps.text!r} ({ps.source}): a sentence from the policy must stay word "
-                    "for word unless the blueprint asks for exactly that change, quoting it; put it back"
-                )
+                    "for word unless the blueprint asks for exactly that change, quoting it; put it back",
+                    skill_path(parent.name), text=ps.text,
+                ))
             else:
                 changes.append(
                     PolicyChange(parent.name, ps.text, ps.source, kind, asking.change, tuple(asking.case_ids))

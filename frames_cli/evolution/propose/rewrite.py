@@ -13,6 +13,7 @@ from frames_cli.errors import FramesError, InputError
 from frames_cli.evolution.propose.consensus import Blueprint
 from frames_cli.evolution.propose.diagnose import SKILL_NAME
 from frames_cli.evolution.propose.prompting import REWRITE_FORMAT, json_block, skill_block
+from frames_cli.evolution.propose.rewrite_errors import RewriteError, duplicate_errors, nul_errors, protected_errors
 from frames_cli.sanitize import clean, escape_tags, one_line, structure_tags
 from frames_cli.words import word_count
 
@@ -84,7 +85,7 @@ def skill_path(name: str) -> str:
 
 def validate_rewrite(
     original: Skill | None, name: str, answer: Mapping[str, Any], limits: RewriteLimits, fallback_description: str = ""
-) -> tuple[str | None, list[str]]:
+) -> tuple[str | None, list[RewriteError]]:
     """Check one rewriter answer ({"body", "description"?}) against everything a rewrite must keep.
 
     Only the body and the description can come from the answer; the name, the metadata (back-links,
@@ -107,13 +108,14 @@ def validate_rewrite(
         fallback_description: a new skill's description when the answer gives none.
 
     Returns:
-        (SKILL.md text, []) when valid, else (None, error lines).
+        (SKILL.md text, []) when valid, else (None, the errors, in the order of the checks above).
     """
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_checks import skill_problems
     from frames_cli.llm.store.audit import Redactor
 
-    errors = _nul_errors(answer)
+    file = skill_path(name)
+    errors = nul_errors(answer, file)
     # Model text: control, bidi and zero-width characters go before anything is compared or kept;
     # blank lines before the first line of text are not part of a body (a parsed body has none).
     body = re.sub(r"\A(?:[ \t]*\n)+", "", clean(answer["body"]))
@@ -124,112 +126,68 @@ def validate_rewrite(
         written and written != (original.description if original else "")
         and word_count(written) < MIN_DESCRIPTION_WORDS
     ):
-        errors.append(
+        errors.append(RewriteError(
+            "description",
             f"the description {written!r} says nothing: write a sentence of at least {MIN_DESCRIPTION_WORDS} words on "
-            "what the skill does and when to use it, or leave it out to keep the current one"
-        )
+            "what the skill does and when to use it, or leave it out to keep the current one",
+            file, text=written,
+        ))
     tags = structure_tags(body)
     if len(tags) > len(structure_tags(original.body if original else "")):
-        errors.append(f"the body holds the prompt tag `{tags[0]}`; a skill is Markdown, not prompt markup")
+        errors.append(RewriteError(
+            "prompt-tag", f"the body holds the prompt tag `{tags[0]}`; a skill is Markdown, not prompt markup", file,
+            text=tags[0],
+        ))
     lines = body.count("\n")
     if lines > limits.max_body_lines:
-        errors.append(f"body has {lines} lines; at most {limits.max_body_lines} are allowed")
+        errors.append(
+            RewriteError("too-long", f"body has {lines} lines; at most {limits.max_body_lines} are allowed", file)
+        )
     # A body over the limit is refused already: its repeats are not looked for (the check is
     # near-linear, but a hostile answer can be as long as the schema allows).
     if lines <= limits.max_body_lines:
-        errors += _duplicate_errors(body, original, limits)
-    errors += _protected_errors(body, original)
+        errors += duplicate_errors(body, original, limits.duplicate_threshold, limits.policy, file)
+    errors += protected_errors(body, original, file)
     if original is not None:
         candidate = dataclasses.replace(original, body=body, description=description)
     else:
         candidate = Skill(name=name, description=description, body=body, metadata={})
     path = candidate.path or Path(skill_path(name))
-    errors += [p.message for p in skill_problems(candidate, folder=name) if p.severity == "error"]
+    errors += [
+        RewriteError("spec", p.message, file) for p in skill_problems(candidate, folder=name) if p.severity == "error"
+    ]
     redact = Redactor()
     if redact(body) != body or redact(description) != description:
         # Skills are committed and pushed; a credential echoed by the model must never land there.
-        errors.append("the skill would contain an API key or other credential; leave secrets out of skills")
+        errors.append(RewriteError(
+            "credential", "the skill would contain an API key or other credential; leave secrets out of skills", file
+        ))
     if errors:
         return None, errors
     return _round_trip(candidate, name, original, path)
 
 
-def _nul_errors(answer: Mapping[str, Any]) -> list[str]:
-    """A NUL character in the body or the description, with its line."""
-    errors = []
-    for key in ("body", "description"):
-        text = answer.get(key) or ""
-        if "\0" in text:
-            errors.append(
-                f"the {key} holds a NUL character at line {text.count(chr(10), 0, text.index(chr(0))) + 1}; a skill is "
-                "plain text"
-            )
-    return errors
-
-
-def _duplicate_errors(body: str, original: Skill | None, limits: RewriteLimits) -> list[str]:
-    """The rules `body` states twice, when it repeats more of them than the parent's body did."""
-    from frames_cli.evolution.propose.rules import duplicate_pairs
-
-    duplicates = duplicate_pairs(body, limits.duplicate_threshold, limits.policy)
-    inherited = (
-        duplicate_pairs(original.body, limits.duplicate_threshold, limits.policy, limit=len(duplicates) + 1)
-        if original and duplicates else []
-    )
-    if len(duplicates) <= len(inherited):
-        return []
-    return [
-        (
-            f"lines {d.first_line} and {d.second_line} state"
-            if d.first_line != d.second_line
-            else f"line {d.first_line} states"
-        )
-        + (
-            f" the same rule twice; state it once, keeping whatever else the lines say: {_clip(d.first)!r} / "
-            f"{_clip(d.second)!r}"
-        )
-        for d in duplicates
-    ]
-
-
-def _protected_errors(body: str, original: Skill | None) -> list[str]:
-    """Protected regions that are malformed, or not byte for byte the parent's (a new skill has none)."""
-    from frames_cli.formats.protected import protected_regions
-
-    try:
-        unchanged = protected_regions(body) == (protected_regions(original.body) if original else [])
-    except ValueError as exc:
-        return [f"protected-region markers are malformed: {exc}"]
-    if unchanged:
-        return []
-    return [
-        "protected regions changed: every text between <!-- frames:protected --> and "
-        "<!-- /frames:protected --> must stay byte-identical, none added or removed"
-    ]
-
-
-def _round_trip(candidate: Skill, name: str, original: Skill | None, path: Path) -> tuple[str | None, list[str]]:
+def _round_trip(
+    candidate: Skill, name: str, original: Skill | None, path: Path
+) -> tuple[str | None, list[RewriteError]]:
     """(SKILL.md text of `candidate`, []) when it parses back to `name` and the same metadata, body and
     description, else (None, what changed)."""
     from frames_cli.formats.skill_file import parse_skill, render_skill
 
+    file = skill_path(name)
     text = render_skill(candidate)
     try:
         parsed = parse_skill(text, path)
     except InputError as exc:
-        return None, [f"the rewritten skill is not a valid SKILL.md: {exc.message}"]
-    errors = []
+        return None, [RewriteError("round-trip", f"the rewritten skill is not a valid SKILL.md: {exc.message}", file)]
+    found = []
     if parsed.name != name:
-        errors.append(f"name changed from {name!r} to {parsed.name!r}")
+        found.append(f"name changed from {name!r} to {parsed.name!r}")
     if parsed.metadata != candidate.metadata or (original is not None and parsed.backlinks != original.backlinks):
-        errors.append("metadata or policy back-links changed; they are not the rewriter's to edit")
+        found.append("metadata or policy back-links changed; they are not the rewriter's to edit")
     if parsed.body != candidate.body or parsed.description != candidate.description:
-        errors.append("the body must be plain Markdown: it may not contain front matter or change other keys")
-    return (None, errors) if errors else (text, [])
-
-
-def _clip(text: str, width: int = 80) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+        found.append("the body must be plain Markdown: it may not contain front matter or change other keys")
+    return (None, [RewriteError("round-trip", m, file) for m in found]) if found else (text, [])
 
 
 def rewriter_messages(
@@ -313,7 +271,6 @@ def rewrite(
         One outcome per blueprint, in order.
     """
     from frames_cli.llm.client.client import ChatRequest
-    from frames_cli.llm.messages.prompts import render
     from frames_cli.llm.messages.schemas import REWRITE
 
     async def one(blueprint: Blueprint) -> RewriteOutcome:
@@ -345,14 +302,22 @@ def rewrite(
                 outcome.skill_text = text
                 outcome.policy_changes = [c.to_json() for c in changes]
                 return outcome
-            outcome.errors.append(errors)
+            outcome.errors.append([e.message for e in errors])
             messages = messages + [
                 {"role": "assistant", "content": reply.text or ""},
-                {"role": "user", "content": render("rewriter_retry", errors="\n".join(f"- {e}" for e in errors))},
+                {"role": "user", "content": retry_message(errors)},
             ]
         return outcome
 
     return client.gather(one, list(blueprints))
+
+
+def retry_message(errors: Sequence[RewriteError]) -> str:
+    """The rewriter's retry: the errors of its last answer as a ```json block under ERRORS_HEADING."""
+    from frames_cli.llm.messages.conventions import ERRORS_HEADING
+    from frames_cli.llm.messages.prompts import render
+
+    return render("rewriter_retry", heading=ERRORS_HEADING, errors=json_block([e.to_json() for e in errors]))
 
 
 def plan_changes(

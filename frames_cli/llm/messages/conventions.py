@@ -14,3 +14,6 @@ CONDENSE = (
     "Condense this skill: state the same rules in fewer words. Keep every rule, and keep every sentence "
     "quoted from the policy word for word; remove only repetition, filler and formatting that no rule needs."
 )
+#: The heading of the rewriter retry's ```json block of errors (evolution/propose/rewrite_errors.py),
+#: whose `kind`, `line` and `text` the simulated rewriter acts on.
+ERRORS_HEADING = "Errors"
