@@ -186,8 +186,8 @@ class Bench:
                 f"{reason[:200]}",
                 file=sys.stderr,
             )
-        return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else None for q,
-                r in zip(questions, replies)}
+        return {q: catalog.names((r.data or {}).get("load") or [])[:TOP] if r.ok else None
+                for q, r in zip(questions, replies)}
 
 
 def answer_of(skills, question: Question) -> str:
@@ -315,8 +315,8 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
                       file=sys.stderr)
 
     def rates(g: str) -> dict:
-        return {m: {"top1": round(h[0] / max(1, h[2]), 3), "top3": round(h[1] / max(1, h[2]), 3), "ranked": h[2]} for m,
-                h in hits[g].items()}
+        return {m: {"top1": round(h[0] / max(1, h[2]), 3), "top3": round(h[1] / max(1, h[2]), 3), "ranked": h[2]}
+                for m, h in hits[g].items()}
 
     from frames_cli.tokens import approx_tokens
 

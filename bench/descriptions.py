@@ -73,8 +73,8 @@ def dump(folder: Path, questions: Path | None, per_case: int) -> dict:
         if questions and per_case:
             texts = [json.loads(line)["question"] for line in questions.read_text().splitlines()
                      if line.strip()][:per_case]
-            (root / "cases" / "bench.yaml").write_text("".join(_CASE.format(n=i, text=json.dumps(t)) for i,
-                                                               t in enumerate(texts, 1)))
+            (root / "cases" / "bench.yaml").write_text("".join(_CASE.format(n=i, text=json.dumps(t))
+                                                               for i, t in enumerate(texts, 1)))
             config = (root / "frames.yaml").read_text()
             if "  executor: null" not in config:
                 raise SystemExit("frames init's frames.yaml no longer has `  executor: null` to point at "

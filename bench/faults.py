@@ -75,9 +75,10 @@ def one_run(root: Path) -> dict:
             if not r["passed"] and not r.get("lost") and any(g in r["reason"] for g in GIVE_UPS):
                 as_failure += 1
     # The skills/ tree only: frames.yaml, also committed, differs between rows by its fault setting.
-    tree = lambda sha: subprocess.run(
-        ["git", "rev-parse", f"{sha}:skills"], cwd=root, check=True, capture_output=True, text=True
-    ).stdout.strip()  # noqa: E731
+    def tree(sha: str) -> str:
+        return subprocess.run(["git", "rev-parse", f"{sha}:skills"], cwd=root, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
     front = [(c.id, round(c.pass_rate or 0.0, 6), round(c.mean_tokens or 0.0, 3), tree(c.commit))
              for c in state.front_candidates()]
     return {"status": state.status + (f" ({state.stop_reason})" if state.stop_reason else ""),

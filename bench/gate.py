@@ -307,10 +307,10 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
                         tally["look_early", start] += early
                         tally["look_rejected", start] += 1
                 if key == "aa":
-                    used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start) for cid,
-                            o in full.items()}
-                    tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k]) for cid,
-                                                                    k in used.items()))
+                    used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start)
+                            for cid, o in full.items()}
+                    tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k])
+                                                                    for cid, k in used.items()))
                     tally["base_samples", start].append(max(used.values()))
                     tally["sampled_further", start].append(sum(s["samples"] > start
                                                                for s in verdict.sequential["categories"].values()))

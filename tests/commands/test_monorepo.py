@@ -203,8 +203,8 @@ def test_review_status_and_promote_from_the_subfolder(evolved: Evolved) -> None:
     best = frames(air, "front")["branch"]
     assert best == f"frames/{evolved.air_run}"
     cand = next(row["id"] for row in frames(air, "front")["front"] if row["best"])
-    reviews = [frames(folder, "review", f"{run}/{cand}") for folder,
-               run in ((air, evolved.air_run), (top, evolved.top_run))]
+    reviews = [frames(folder, "review", f"{run}/{cand}")
+               for folder, run in ((air, evolved.air_run), (top, evolved.top_run))]
     assert reviews[0]["diff"] and "a/skills/" in reviews[0]["diff"] and "teams/" not in reviews[0]["diff"]
     # The same skills, so the same blobs: the diffs are byte for byte the top level's.
     air_review, top_review = ({k: r[k] for k in ("diff", "diff_lines", "skills")} for r in reviews)

@@ -61,8 +61,8 @@ def publish(root: Path, *args: str):
 
 
 def remote_refs(bare: Path) -> dict[str, str]:
-    return {ref: sha for sha,
-            ref in (line.split("\t")
+    return {ref: sha
+            for sha, ref in (line.split("\t")
                     for line in git(bare, "for-each-ref", "--format=%(objectname)\t%(refname)").splitlines())}
 
 

@@ -105,8 +105,9 @@ def test_a_later_run_on_the_same_base_reuses_s0_s_extra_samples(tmp_path: Path) 
     extra = _evals(ws, reused.run_id)[BASE_ID]["gate_samples"]
     assert extra and all(r.get("stored") for r in extra)
     assert not any(r.get("stored") for r in _evals(ws, fresh.run_id)[BASE_ID]["gate_samples"])
-    decisions = lambda s: [(c.id, c.gate_passed, c.gate_details.get("sequential", {}).get("categories"))
-                           for c in s.candidates]  # noqa: E731
+    def decisions(s):
+        return [(c.id, c.gate_passed, c.gate_details.get("sequential", {}).get("categories")) for c in s.candidates]
+
     assert decisions(reused) == decisions(fresh) == decisions(first)
     assert _calls(ws, reused.run_id) < _calls(ws, fresh.run_id)
 

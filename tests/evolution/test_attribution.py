@@ -293,8 +293,8 @@ def test_helpers_for_catalog_and_dominated_children() -> None:
 def test_left_out_rewrites_become_lessons_and_kept_ones_do_not() -> None:
     failed = GateVerdict(False, [CategoryCheck("luggage", 1.0, 0.5, 0.95, False)])
     r = RoundRecord(round=1, child="r1c1", gate=GateRecord(failed))
-    r.blueprints = tuple(Blueprint(s, False, "", (Change(quoted(rule), (), ("x",), (0,)),), 1) for s,
-                         rule in (("seating", SEATING_NEW), ("luggage", LUGGAGE_NEW)))
+    r.blueprints = tuple(Blueprint(s, False, "", (Change(quoted(rule), (), ("x",), (0,)),), 1)
+                         for s, rule in (("seating", SEATING_NEW), ("luggage", LUGGAGE_NEW)))
     found = Attribution("r1c1", "gate", ("luggage",), ("luggage", "seating"), implicated={"luggage": ("l0",)})
     r.attribution = [AttributionRecord(found, found.note(), "r1c2")]
     lessons = round_lessons("run", r, passed=["r1c2"])

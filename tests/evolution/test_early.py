@@ -190,8 +190,9 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
                 repo = build_repo(tmp_path / f"{seed}-{steps}-{early}", config)
                 states[early] = evolve(Workspace.open(repo.root), EvolveOptions()).state
             full, staged = states[False], states[True]
-            same = lambda c: (c.id, c.gate_passed, c.changed_skills, c.diff_size, c.failed_categories(), c.cut_from,
-                              c.left_out)  # noqa: E731
+            def same(c):
+                return c.id, c.gate_passed, c.changed_skills, c.diff_size, c.failed_categories(), c.cut_from, c.left_out
+
             assert [same(c) for c in full.candidates] == [same(c) for c in staged.candidates], (
                 f"seed {seed}, attribution {steps}"
             )
@@ -290,8 +291,8 @@ def test_early_stop_with_settled_cases_gives_the_full_evaluations_records():
     settled_any = stopped = 0
     for trial in range(800):
         base, child = _random_world(rng)
-        parent = {cid: CaseOutcome(o.category, tuple(rng.random() < 0.5 for _ in o.passes), o.must_pass) for cid,
-                  o in base.items()}
+        parent = {cid: CaseOutcome(o.category, tuple(rng.random() < 0.5 for _ in o.passes), o.must_pass)
+                  for cid, o in base.items()}
         gate = PerCategoryGate(rng.choice([0.0, 0.05, 0.2]), rng.choice(["paper", "noise-aware"]),
                                rng.choice([0.05, 0.5]))
         done, pending = {}, list(base)

@@ -43,8 +43,8 @@ def test_evolve_leaves_the_checkout_alone_and_publishes_candidates(evolve_repo: 
     advice = {name: f"Advice-{name}: mention the policy section by name."
               for name in ("cancel-flight", "baggage", "compensation")}
     (repo.root / "priors.yaml").write_text(
-        "version: 1\nskills:\n" + "".join(f"  {n}:\n    - text: '{t}'\n      source: {{kind: test, ref: r}}\n" for n,
-                                          t in advice.items())
+        "version: 1\nskills:\n" + "".join(f"  {n}:\n    - text: '{t}'\n      source: {{kind: test, ref: r}}\n"
+                                          for n, t in advice.items())
     )
     repo.git("add", "priors.yaml")
     before = (repo.git("status", "--porcelain"), repo.git("rev-parse", "HEAD"), repo.git("symbolic-ref", "HEAD"),

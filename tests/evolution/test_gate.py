@@ -237,7 +237,9 @@ def test_levels_leave_small_k_to_the_net_test_and_hold_alpha():
     rng = random.Random(12)
     sizes = {"a": 2, "b": 3, "c": 8}
     gate = PerCategoryGate(0.0, "noise-aware", 0.05)
-    draw = lambda: outcomes({cat: ["".join(rng.choice("01") for _ in range(10)) for _ in range(n)] for cat,
-                             n in sizes.items()})  # noqa: E731
+    def draw():
+        return outcomes({cat: ["".join(rng.choice("01") for _ in range(10)) for _ in range(n)]
+                         for cat, n in sizes.items()})
+
     rejected = sum(not gate.check(draw(), draw()).passed for _ in range(2000))
     assert rejected / 2000 <= 0.05

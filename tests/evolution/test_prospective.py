@@ -74,8 +74,8 @@ def test_an_in_sample_gain_waits_for_new_cases_and_a_later_run_looks_at_it(tmp_p
               "created": "2026-12-02",
               "task": {"input": {"text": "Hello, " + question}, "expected": answer, "check": {"kind": "exact"},
                        "answer_format": "yes or no"},
-              "diagnosis": {"symptom": "wrong answer", "evidence": [evidence]}} for i,
-              (category, evidence, question, answer) in enumerate(RULES)]
+              "diagnosis": {"symptom": "wrong answer", "evidence": [evidence]}}
+              for i, (category, evidence, question, answer) in enumerate(RULES)]
     (repo.root / "cases" / "later.yaml").write_text(yaml.safe_dump(later, sort_keys=False))
     # The look draws the run's k samples of each new case: a record that says k = 2 gets two (the
     # run itself drew one, so its unseen cases, with fewer than k samples, count for nothing here).

@@ -324,8 +324,8 @@ def _drawer(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], k: int)
     """(read, draw, have) over full sample tables: both sides start with their first k samples, and
     each draw reveals the next samples asked for."""
     full = {"baseline": base, "child": child}
-    have = {side: {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in table.items()} for side,
-            table in full.items()}
+    have = {side: {cid: CaseOutcome(o.category, o.passes[:k], o.must_pass) for cid, o in table.items()}
+            for side, table in full.items()}
 
     def draw(side, ids, first, count):
         for cid in ids:

@@ -80,8 +80,8 @@ def test_catalog_lines_and_stable_ids() -> None:
 
 
 def test_catalog_leads_with_procedures_and_lists_reference_skills_last() -> None:
-    files = {f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode() for n,
-             (d, b) in SKILLS.items()}
+    files = {f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode()
+             for n, (d, b) in SKILLS.items()}
     files["skills/definitions/SKILL.md"] = (
         b"---\nname: definitions\ndescription: Terms.\nmetadata:\n  frames-tags: kyc, reference\n---\nA term.\n"
     )

@@ -173,8 +173,8 @@ def test_set_ref_and_list_refs(git_repo):
         "refs/frames/runs/run1/base": head,
         "refs/frames/runs/run1/r1c1": child,
     }
-    assert set(store.list_refs()) == {f"refs/frames/runs/run{n}/{c}" for n,
-                                      c in [(1, "base"), (1, "r1c1"), (2, "r1c1")]}
+    assert set(store.list_refs()) == {f"refs/frames/runs/run{n}/{c}"
+                                      for n, c in [(1, "base"), (1, "r1c1"), (2, "r1c1")]}
     store.delete_ref("refs/frames/runs/run2/r1c1")
     store.delete_ref("refs/frames/runs/run2/r1c1")
     assert "refs/frames/runs/run2/r1c1" not in store.list_refs()

@@ -83,8 +83,8 @@ def test_batch_mode_gives_the_synchronous_run_s_front_at_the_batch_price(tmp_pat
     assert _decisions(batched) == _decisions(sync)
     assert waited > 3 and batch_server.stats["chat"] == 0 and sync_server.stats["batches"] == 0
     assert batch_server.stats["failed_lines"] == 3  # failed lines, answered in a later batch
-    ledgers = [json.loads((r.root / ".frames" / "runs" / s.run_id / "ledger.json").read_text()) for r,
-               s in ((sync_repo, sync), (batch_repo, batched))]
+    ledgers = [json.loads((r.root / ".frames" / "runs" / s.run_id / "ledger.json").read_text())
+               for r, s in ((sync_repo, sync), (batch_repo, batched))]
     assert ledgers[1]["total_tokens"] == ledgers[0]["total_tokens"]
     assert ledgers[1]["total_usd"] == pytest.approx(ledgers[0]["total_usd"] / 2, rel=1e-9)
     assert ledgers[1]["roles"]["executor"]["batch_calls"] == ledgers[1]["roles"]["executor"]["calls"] > 0
