@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from helpers import GitRepo, init_git_repo
+from helpers.review_world import copy_world, make_world
+
+from frames_cli.evolution.state.records import RunState
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -153,3 +156,17 @@ def policy_workspace(tmp_path: Path):
         return root
 
     return make
+
+
+@pytest.fixture(scope="module")
+def world_template(git_repo_factory, tmp_path_factory) -> tuple[GitRepo, RunState]:
+    """The synthetic finished run of helpers/review_world.py: (its repository, its state), built once
+    per module; each test gets its own copy (`world`)."""
+    repo = git_repo_factory(tmp_path_factory.mktemp("world") / "repo")
+    return repo, make_world(repo)
+
+
+@pytest.fixture
+def world(world_template, tmp_path: Path) -> GitRepo:
+    """A private copy of `world_template`'s workspace, with `state` (the saved RunState) attached."""
+    return copy_world(*world_template, tmp_path / "world")

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from tests.commands.test_publish import evolved_template, git, remote_refs  # noqa: F401 (fixture)
+from helpers.remote import git, remote_refs
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "ci"
 
@@ -80,8 +79,7 @@ FORGES = {
 
 
 @pytest.mark.parametrize("forge", sorted(FORGES))
-def test_scheduled_job_opens_one_pull_request_and_updates_it(forge: str, evolved_template,
-                                                             tmp_path: Path) -> None:  # noqa: F811
+def test_scheduled_job_opens_one_pull_request_and_updates_it(forge: str, evolved_template, tmp_path: Path) -> None:
     steps, cli, variables = FORGES[forge]
     template, menu = evolved_template
     root = tmp_path / "ws"

@@ -152,7 +152,7 @@ def test_jobs_2_gives_the_report_of_one_process_and_one_ledger(ws: Path) -> None
 
 def test_a_symlinked_skill_folder_is_not_offered_and_is_named(tmp_path: Path) -> None:
     # issue 15: a symlinked skill folder was offered to the agent in `frames eval`; then silently skipped.
-    from evolution.conftest import build_repo, skill_text
+    from helpers.airline import build_repo, skill_text
 
     repo = build_repo(tmp_path / "ws")
     outside = tmp_path / "outside" / "linked"

@@ -17,166 +17,16 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 
 import pytest
 from typer.testing import CliRunner
+from helpers.review_world import OLD_RUN, RULE, RUN, invoke, review_markdown_of
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.run.snapshot import run_snapshot
-from frames_cli.evolution.state.records import Candidate, FailureNote, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.state.runs import save_state
-from frames_cli.formats.skill import BackLink, Skill, text_sha256
-from frames_cli.formats.skill_file import render_skill
-from frames_cli.gitstore.message import commit_message
 from frames_cli.gitstore.store import GitStore
-from frames_cli.workspace.config import FramesConfig, with_overrides
 from frames_cli.workspace.layout import Workspace
-
-RUN = "20261129-101500-a1b2c3"
-OLD_RUN = "20261128-080000-0f0f0f"
-RUN_STARTED = "2026-11-29T10:15:00+00:00"
-#: The runs' settings: the paper's rule (★ is the front member of the highest pass rate).
-PAPERS_RULE = run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=1.0))
-POLICY = "# Airline Policy\n\n## Cancel\nCancel within 24 hours for free.\nAfter that, a fee applies.\n\n## Refund\nRefunds go to the original payment.\n"
-RULE = "Always confirm the booking id before cancelling."
-
-
-def _skill(name: str, body: str, link: BackLink) -> bytes:
-    skill = Skill(name=name, description=f"Handle {name} requests.", body=body)
-    skill.backlinks = [link]
-    return render_skill(skill).encode()
-
-
-def _gate(passed: dict[str, tuple[float, float]], eps: float = 0.05) -> dict:
-    checks = [
-        {"category": c, "baseline": b, "child": v, "floor": (1 - eps) * b, "passed": v >= (1 - eps) * b}
-        for c, (b, v) in sorted(passed.items())
-    ]
-    return {"passed": all(c["passed"] for c in checks), "tolerance": eps, "checks": checks}
-
-
-def _with_flips(gate: dict, flips: dict[str, tuple[list[str], list[str]]]) -> dict:
-    """`gate` with the case-level record of each category: (pass → fail ids, fail → pass ids)."""
-    for check in gate["checks"]:
-        worse, better = flips[check["category"]]
-        check.update(pass_to_fail=worse, fail_to_pass=better, n=4, samples=1, p_value=0.5)
-    return gate
-
-
-def _blueprint(skill: str, change: str, cases: list[str], votes: int, new: bool = False) -> dict:
-    return {
-        "skill": skill,
-        "new_skill": new,
-        "description": "",
-        "votes": votes,
-        "changes": [{"change": change, "rationale": "agents cancelled the wrong booking", "case_ids": cases,
-                     "diagnosers": [0, 2]}],
-    }
-
-
-@pytest.fixture(scope="module")
-def world_template(git_repo_factory, tmp_path_factory):
-    """A workspace whose base commit has skills `cancel` and `refund` with back-links to the policy,
-    and a finished run: r1c1 (cancel rewritten, gate pass), r1c2 (refund rewritten, gate FAIL in
-    refund), r2c1 (child of r1c1: cancel again and a new skill `rebook`, gate pass, best).
-    Built once per module; each test gets its own copy (`world`)."""
-    git_repo = git_repo_factory(tmp_path_factory.mktemp("world") / "repo")
-    lines = POLICY.split("\n")
-    cancel_link = BackLink("policies/airline.md", "Airline Policy > Cancel", 4, 5, text_sha256("\n".join(lines[3:5])))
-    stale_link = BackLink("policies/airline.md", "Airline Policy > Refund", 8, 8, "0" * 64)
-    # A back-link that points outside the workspace is shown but its file is never read.
-    outside_link = BackLink("../outside.md", "Elsewhere", 1, 1, "0" * 64)
-    (git_repo.root.parent / "outside.md").write_text("not policy\n")
-    git_repo.git("rm", "-q", "-r", "skills")
-    git_repo.write("frames.yaml", "version: 1\n")
-    git_repo.write(".gitignore", ".frames/\n")
-    git_repo.write("policies/airline.md", POLICY)
-    git_repo.write("skills/cancel/SKILL.md", _skill("cancel", "Cancel bookings.\n", cancel_link).decode())
-    git_repo.write("skills/refund/SKILL.md", _skill("refund", "Refund payments.\n", stale_link).decode())
-    git_repo.git("add", ".")
-    git_repo.git("commit", "-q", "-m", "workspace")
-    store = GitStore(git_repo.root)
-    base = store.resolve("HEAD")
-    cancel2 = _skill("cancel", f"Cancel bookings.\n{RULE}\n", cancel_link)
-    message = commit_message("r1c1", "cancel: add the rule",
-                             {"Frames-Run": RUN, "Frames-Models": "rewriter=frames-sim/rewriter"})
-    r1c1 = store.commit_files(base, {"skills/cancel/SKILL.md": cancel2}, message, f"refs/frames/runs/{RUN}/r1c1")
-    r1c2 = store.commit_files(base, {"skills/refund/SKILL.md": _skill("refund", "Refund to cash.\n", stale_link)},
-                              "r1c2")
-    r2c1 = store.commit_files(
-        r1c1,
-        {
-            "skills/cancel/SKILL.md": _skill("cancel", f"Cancel bookings.\n{RULE}\nQuote the fee.\n", cancel_link),
-            "skills/rebook/SKILL.md": _skill("rebook", "Offer a rebooking first.\n", outside_link),
-        },
-        "r2c1",
-    )
-    s0 = Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25, "refund": 0.75}, 110.0, 0.011)
-    c11 = Candidate(
-        "r1c1", r1c1, BASE_ID, 1, 0.75, {"cancel": 0.75, "refund": 0.75}, 100.0, 0.010,
-        gate_passed=True, gate_details=_gate({"cancel": (0.25, 0.75), "refund": (0.75, 0.75)}),
-        changed_skills=["cancel"],
-        blueprints=[_blueprint("cancel", f'Add the rule: "{RULE}"', ["case-7", "case-9"], 2)],
-        motivating_case_ids=["case-7", "case-9"],
-        failures=[
-            FailureNote("case-7", "cancel", "expected 'cancelled', got 'refunded'", "cancelled the wrong booking"),
-            FailureNote("case-9", "cancel", "expected 'cancelled', got 'asked again'"),
-        ],
-        diff_size=1, votes_needed=2, diagnosers=3,
-    )
-    c12 = Candidate(
-        "r1c2", r1c2, BASE_ID, 1, 0.625, {"cancel": 0.75, "refund": 0.5}, 90.0, 0.009,
-        gate_passed=False, gate_details=_with_flips(_gate({"cancel": (0.25, 0.75), "refund": (0.75, 0.5)}),
-                                                    {"cancel": ([], ["case-1", "case-2"]), "refund": (["case-4"], [])}),
-        changed_skills=["refund"], blueprints=[_blueprint("refund", "Refund to cash when asked.", ["case-3"], 2)],
-        motivating_case_ids=["case-3"], failures=[FailureNote("case-3", "refund", "expected 'cash'")], diff_size=2,
-        votes_needed=2, diagnosers=3,
-    )
-    c21 = Candidate(
-        "r2c1", r2c1, "r1c1", 2, 0.875, {"cancel": 1.0, "refund": 0.75}, 120.0, 0.012,
-        gate_passed=True, gate_details=_gate({"cancel": (0.25, 1.0), "refund": (0.75, 0.75)}),
-        changed_skills=["cancel", "rebook"],
-        blueprints=[_blueprint("cancel", "Quote the fee.", ["case-11"], 3),
-                    _blueprint("rebook", "New skill.", ["case-12"], 2, new=True)],
-        motivating_case_ids=["case-11", "case-12"], dropped={"refund": "protected region changed"}, diff_size=4,
-        votes_needed=2, diagnosers=3,
-    )
-    ws = Workspace(git_repo.root)
-    old_s0 = Candidate(BASE_ID, base, None, 0, 0.5, {"cancel": 0.25}, 110.0)
-    save_state(ws, RunState(OLD_RUN, base, status="failed", error="budget", candidates=[old_s0], front=[BASE_ID],
-                            started="2026-11-28T08:00:00+00:00", config=PAPERS_RULE))
-    state = RunState(
-        RUN, base, status="finished", round=2, candidates=[s0, c11, c12, c21], front=["r1c1", "r2c1"],
-        stop_reason="patience", spend_tokens=12345, spend_usd=0.25, branch=f"frames/{RUN}", started=RUN_STARTED,
-        config=PAPERS_RULE,
-    )
-    save_state(ws, state)
-    return git_repo, state
-
-
-@pytest.fixture
-def world(world_template, tmp_path):
-    """A private copy of the template workspace, with `state` (the saved RunState) attached."""
-    template, state = world_template
-    # The parent folder too: it holds the file the outside back-link points at.
-    shutil.copytree(template.root.parent, tmp_path / "world", symlinks=True)
-    repo = dataclasses.replace(template, root=tmp_path / "world" / "repo")
-    repo.state = state
-    return repo
-
-
-def _invoke(world, *args: str):
-    # A wide terminal, so table cells are not folded into several lines.
-    return CliRunner().invoke(app, [*args, "--repo", str(world.root)], env={"COLUMNS": "250"})
-
-
-def review_markdown_of(world, spec: str) -> str:
-    result = _invoke(world, "review", spec, "--markdown", "-")
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
 
 def _user_view(repo) -> tuple:
     index = hashlib.sha256((repo.root / ".git" / "index").read_bytes()).hexdigest()
@@ -186,14 +36,14 @@ def _user_view(repo) -> tuple:
 
 
 def test_runs_lists_both_runs(world):
-    result = _invoke(world, "runs", "--json")
+    result = invoke(world, "runs", "--json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     assert [(r["run_id"], r["status"], r["best_id"], r["best_pass_rate"], r["spend_tokens"]) for r in rows] == [
         (OLD_RUN, "failed", BASE_ID, 0.5, 0),
         (RUN, "finished", "r2c1", 0.875, 12345),
     ]
-    table = _invoke(world, "runs")
+    table = invoke(world, "runs")
     assert table.exit_code == 0
     rows = [line.split() for line in table.stdout.splitlines()]
     assert [RUN, "finished", "2", "12k", "$0.2500", "50.0%", "→", "87.5%"] in rows
@@ -213,7 +63,7 @@ def test_runs_reports_a_damaged_run_and_goes_on(world):
     damaged = world.root / ".frames" / "runs" / "20261130-000000-eeeeee" / "state.json"
     damaged.parent.mkdir(parents=True)
     damaged.write_text("[")
-    result = _invoke(world, "runs", "--json")
+    result = invoke(world, "runs", "--json")
     assert result.exit_code == 0
     assert len(json.loads(result.stdout)) == 2
     assert f"warning: {damaged}:1: not valid JSON" in result.stderr
@@ -229,16 +79,16 @@ def test_every_command_takes_the_run_started_last_as_the_newest(world):
     save_state(ws, dataclasses.replace(world.state, run_id=twin, status="stopped", stop_reason="SIGTERM"))
     for run_id, written in ((RUN, 1_000), (twin, 2_000)):
         os.utime(ws.runs_dir / run_id / "state.json", (written, written))
-    runs = _invoke(world, "runs", "--json")
+    runs = invoke(world, "runs", "--json")
     assert [r["run_id"] for r in json.loads(runs.stdout)] == [OLD_RUN, skewed, RUN, twin]
-    assert json.loads(_invoke(world, "front", "--json").stdout)["run_id"] == twin
-    assert json.loads(_invoke(world, "status", "--json").stdout)["last_run"]["run_id"] == twin
-    assert json.loads(_invoke(world, "review", "r1c1", "--json").stdout)["run_id"] == twin
-    assert json.loads(_invoke(world, "promote", "r1c1", "--json").stdout)["branch"] == f"frames/{twin}-r1c1"
+    assert json.loads(invoke(world, "front", "--json").stdout)["run_id"] == twin
+    assert json.loads(invoke(world, "status", "--json").stdout)["last_run"]["run_id"] == twin
+    assert json.loads(invoke(world, "review", "r1c1", "--json").stdout)["run_id"] == twin
+    assert json.loads(invoke(world, "promote", "r1c1", "--json").stdout)["branch"] == f"frames/{twin}-r1c1"
 
 
 def test_front_json_matches_git(world):
-    result = _invoke(world, "front", "--json")
+    result = invoke(world, "front", "--json")
     assert result.exit_code == 0, result.output
     menu = json.loads(result.stdout)
     assert menu["run_id"] == RUN and menu["categories"] == ["cancel", "refund"]
@@ -252,7 +102,7 @@ def test_front_json_matches_git(world):
 
 
 def test_front_table_and_errors(world):
-    result = _invoke(world, "front", RUN)
+    result = invoke(world, "front", RUN)
     assert result.exit_code == 0, result.output
     assert "r2c1 ★" in result.stdout and "100.0%" in result.stdout and "r2c1: cancel, rebook" in result.stdout
     assert (
@@ -260,11 +110,11 @@ def test_front_table_and_errors(world):
         and "shown for reference (it is not on the front)" in result.stdout
     )
     assert f"frames review {RUN}/r2c1" in result.stdout
-    old = _invoke(world, "front", OLD_RUN)
+    old = invoke(world, "front", OLD_RUN)
     assert old.exit_code == 0 and "S0 is still the best" in old.stdout
-    missing = _invoke(world, "front", "20990101-000000-abcdef")
+    missing = invoke(world, "front", "20990101-000000-abcdef")
     assert missing.exit_code == 2 and "no run 20990101-000000-abcdef" in missing.stderr
-    bad = _invoke(world, "front", "../../etc")
+    bad = invoke(world, "front", "../../etc")
     assert bad.exit_code == 2 and "not a run id" in bad.stderr
 
 
@@ -294,7 +144,7 @@ def test_review_of_a_rejected_candidate_shows_the_failed_category_and_stale_poli
 
 def test_review_by_commit_json_and_terminal(world):
     sha = world.state.candidate("r2c1").commit
-    result = _invoke(world, "review", sha[:10], "--json")
+    result = invoke(world, "review", sha[:10], "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["candidate"]["id"] == "r2c1" and data["parent"]["id"] == "r1c1"
@@ -304,7 +154,7 @@ def test_review_by_commit_json_and_terminal(world):
     assert "policy back-link: ../outside.md:1 Elsewhere (outside the workspace: not checked)" in review_markdown_of(
         world, "r2c1"
     )
-    terminal = _invoke(world, "review", "r2c1")
+    terminal = invoke(world, "review", "r2c1")
     assert terminal.exit_code == 0 and "Blueprint" in terminal.stdout and "change dropped" in terminal.stdout
 
 
@@ -315,7 +165,7 @@ def test_review_in_a_narrow_terminal_wraps_instead_of_cropping(world):
 
 
 def test_review_markdown_and_json_exclude_each_other(world):
-    result = _invoke(world, "review", "r1c1", "--markdown", "-", "--json")
+    result = invoke(world, "review", "r1c1", "--markdown", "-", "--json")
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: --json and --markdown - cannot share standard output; choose one"
 
@@ -323,21 +173,21 @@ def test_review_markdown_and_json_exclude_each_other(world):
 @pytest.mark.parametrize(("spec", "message"),
                          [("r9c9", "no run has a candidate"), ("deadbeef", "neither a candidate id nor a commit")])
 def test_review_unknown_candidate(world, spec, message):
-    result = _invoke(world, "review", spec)
+    result = invoke(world, "review", spec)
     assert result.exit_code == 2 and message in result.stderr
 
 
 def test_promote_creates_a_branch_and_touches_nothing_else(world):
     world.write("skills/cancel/SKILL.md", "a local edit\n")
     before = _user_view(world)
-    result = _invoke(world, "promote", "r2c1", "--json")
+    result = invoke(world, "promote", "r2c1", "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["branch"] == f"frames/{RUN}-r2c1"
     assert world.git("rev-parse", out["branch"]) == world.state.candidate("r2c1").commit
-    again = _invoke(world, "promote", f"{RUN}/r2c1", "--json")
+    again = invoke(world, "promote", f"{RUN}/r2c1", "--json")
     assert again.exit_code == 0
-    named = _invoke(world, "promote", "r1c1", "--branch", "review/cancel-rule")
+    named = invoke(world, "promote", "r1c1", "--branch", "review/cancel-rule")
     assert named.exit_code == 0 and "git merge review/cancel-rule" in named.stdout
     assert _user_view(world) == before
 
@@ -354,11 +204,11 @@ def test_promote_refusals(world):
         (["promote", "r1c1", "--branch", "a b"], 2, "unsafe"),
     ]
     for args, code, message in cases:
-        result = _invoke(world, *args)
+        result = invoke(world, *args)
         assert (result.exit_code, message in result.stderr) == (code, True), (args, result.stderr)
     assert world.git("for-each-ref", "refs/heads/") == branches
-    assert _invoke(world, "promote", "r1c1", "--branch", "taken").exit_code == 0
-    clash = _invoke(world, "promote", "r2c1", "--branch", "taken")
+    assert invoke(world, "promote", "r1c1", "--branch", "taken").exit_code == 0
+    clash = invoke(world, "promote", "r2c1", "--branch", "taken")
     assert clash.exit_code == 1 and "already exists" in clash.stderr
     assert world.git("rev-parse", "taken") == world.state.candidate("r1c1").commit
     assert _user_view(world) == before
@@ -375,7 +225,7 @@ def test_promote_override_gate_records_who_why_and_when(world):
         (["r0c0", "--override-gate", reason], "is S0"),
         (["r9c9", "--override-gate", reason], "no run has a candidate"),
     ]:
-        result = _invoke(world, "promote", *args)
+        result = invoke(world, "promote", *args)
         assert (result.exit_code, message in result.stderr) == (2, True), (args, result.stderr)
     # Without a git identity, nobody would be named: refused, nothing written.
     world.git("config", "--unset", "user.name")
@@ -390,7 +240,7 @@ def test_promote_override_gate_records_who_why_and_when(world):
     assert world.git("for-each-ref", "refs/heads/") == branches
     assert world.git("notes", "--ref", "refs/notes/frames", "list") == ""
 
-    result = _invoke(world, "promote", "r1c2", "--override-gate", reason, "--json")
+    result = invoke(world, "promote", "r1c2", "--override-gate", reason, "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert world.git("rev-parse", out["branch"]) == rejected.commit
@@ -404,7 +254,7 @@ def test_promote_override_gate_records_who_why_and_when(world):
         f"<test@example.com>: {reason}"
     )
     # Durable: in the candidate's note, written by that person; running it again adds no second record.
-    assert _invoke(world, "promote", "r1c2", "--override-gate", reason).exit_code == 0
+    assert invoke(world, "promote", "r1c2", "--override-gate", reason).exit_code == 0
     note = json.loads(world.git("notes", "--ref", "refs/notes/frames", "show", rejected.commit))
     assert note["gate_overrides"] == [record]
     assert world.git("log", "--format=%an <%ae>", "refs/notes/frames") == "Test User <test@example.com>"
@@ -422,10 +272,10 @@ def test_promote_override_gate_records_who_why_and_when(world):
         in text
     )
     # The terminal shows the reason as written: nothing taken for an HTML tag or emphasis.
-    shown = _invoke(world, "review", f"{RUN}/r1c2")
+    shown = invoke(world, "review", f"{RUN}/r1c2")
     assert shown.exit_code == 0 and f"Test User <test@example.com> at {record['at']}" in " ".join(shown.stdout.split())
     assert reason in " ".join(shown.stdout.split())
-    assert json.loads(_invoke(world, "review", f"{RUN}/r1c2", "--json").stdout)["gate_overrides"] == [record]
+    assert json.loads(invoke(world, "review", f"{RUN}/r1c2", "--json").stdout)["gate_overrides"] == [record]
     assert "Gate overridden" not in review_markdown_of(world, "r1c1")
     assert _user_view(world) == before
 

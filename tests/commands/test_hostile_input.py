@@ -18,7 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evolution.conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo
 from frames_cli.commands.app import app
 
 runner = CliRunner()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evolution.conftest import build_repo
+from helpers.airline import build_repo
 from frames_cli.commands.app import app
 
 BAD = "---\nname: legacy-notes\ndescription: Old notes.\nversion: 1.2\n---\n# Legacy\n\nKeep this line.\n"

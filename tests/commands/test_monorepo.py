@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from evolution.conftest import CONFIG, RULES, write_workspace
+from helpers.airline import CONFIG, RULES, write_workspace
 from helpers import GitRepo, init_git_repo
 from typer.testing import CliRunner
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,25 +22,9 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 
-from evolution.conftest import build_repo
+from helpers.remote import git, remote_refs
 
 runner = CliRunner()
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def evolved_template(tmp_path_factory) -> tuple[Path, dict]:
-    """A workspace after one `frames evolve` that made a review branch (built once per module)."""
-    root = tmp_path_factory.mktemp("publish") / "ws"
-    build_repo(root)
-    done = runner.invoke(app, ["evolve", "--repo", str(root), "--json"])
-    assert done.exit_code == 0, done.output
-    menu = json.loads(done.stdout)
-    assert menu["branch"], "the fixture's run must make a review branch"
-    return root, menu
 
 
 @pytest.fixture
@@ -58,12 +41,6 @@ def world(evolved_template, tmp_path: Path) -> tuple[Path, Path, dict]:
 
 def publish(root: Path, *args: str):
     return runner.invoke(app, ["publish", "--repo", str(root), *args])
-
-
-def remote_refs(bare: Path) -> dict[str, str]:
-    return {ref: sha
-            for sha, ref in (line.split("\t")
-                    for line in git(bare, "for-each-ref", "--format=%(objectname)\t%(refname)").splitlines())}
 
 
 def note(repo: Path, commit: str) -> dict:

@@ -20,15 +20,14 @@ import pytest
 pytest.importorskip("matplotlib", reason="matplotlib (a dependency of frames) is not installed: pip install -e .")
 
 from bench.browser import find_chromium, open_in_chromium, urls_named
-from tests.commands.test_front_review_promote_runs import RUN, _invoke, world, world_template  # noqa: F401 (fixtures)
-from tests.commands.test_review_surfaces import SIM_MODELS, _checkpoint, _with
+from helpers.review_world import RUN, SIM_MODELS, invoke, saved_with, three_rounds
 
 
 def _report(world, tmp_path: Path) -> tuple[Path, str]:
     gate = world.state.candidate("r2c1").gate_details
-    _with(world, round=3, checkpoint=_checkpoint(gate), config=SIM_MODELS)
+    saved_with(world, round=3, checkpoint=three_rounds(gate), config=SIM_MODELS)
     out = tmp_path / "report.html"
-    result = _invoke(world, "report", "--out", str(out))
+    result = invoke(world, "report", "--out", str(out))
     assert result.exit_code == 0, result.output
     assert f"wrote {out}" in result.stdout
     return out, out.read_text()
@@ -62,22 +61,22 @@ def test_the_page_holds_what_a_reviewer_acts_on(world, tmp_path):
 
 def test_default_path_and_json(world, tmp_path):
     _report(world, tmp_path)
-    result = _invoke(world, "report", RUN, "--json")
+    result = invoke(world, "report", RUN, "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["path"].endswith(f".frames/runs/{RUN}/report.html") and Path(data["path"]).is_file()
-    assert _invoke(world, "report", "20990101-000000-abcdef").exit_code == 2
+    assert invoke(world, "report", "20990101-000000-abcdef").exit_code == 2
 
 
 def test_hostile_text_is_escaped(world, tmp_path):
-    state = _with(world)
+    state = saved_with(world)
     state.candidates[1].failures[0].reason = "<script>alert(1)</script><img src=http://x.invalid/a.png>"
     from frames_cli.evolution.state.runs import save_state
     from frames_cli.workspace.layout import Workspace
 
     save_state(Workspace(world.root), state)
     out = tmp_path / "r.html"
-    assert _invoke(world, "report", "--out", str(out)).exit_code == 0
+    assert invoke(world, "report", "--out", str(out)).exit_code == 0
     html = out.read_text()
     assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 

@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.commands.review.markdown_view import fold_diff, table_parts
 
-from tests.commands.test_front_review_promote_runs import world, world_template  # noqa: F401 (fixtures)
 
 LONG_ADD = "+" + " ".join(["Always confirm the booking id and the passenger's name before cancelling"] * 3)
 
@@ -39,7 +38,7 @@ def test_table_parts_keep_the_label_column_and_fit() -> None:
     assert sorted(c for part in parts for c in part[1:]) == list(range(1, 7))
 
 
-def test_review_at_80_columns(world) -> None:  # noqa: F811
+def test_review_at_80_columns(world) -> None:
     done = CliRunner().invoke(app, ["review", "r2c1", "--repo", str(world.root)], env={"COLUMNS": "80"})
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()

@@ -23,32 +23,18 @@ import xml.etree.ElementTree as ET
 from junitparser import JUnitXml
 from rich.console import Console
 from typer.testing import CliRunner
+from helpers.review_world import PAPERS_RULE, RUN, SIM_MODELS, invoke, saved_with, three_rounds
 
 from frames_cli.commands.app import app
 from frames_cli.evolution.report.menu import MenuRow, print_menu
-from frames_cli.evolution.run.snapshot import run_snapshot
 from frames_cli.evolution.state.records import Candidate, RunState
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.evolution.state.runs import load_run, save_state
 from frames_cli.evolution.report.report import write_run_reports
 from frames_cli.gitstore.store import GitStore
-from frames_cli.workspace.config import FramesConfig, with_overrides
 from frames_cli.workspace.layout import Workspace
-from tests.commands.test_front_review_promote_runs import RUN, _invoke, world, world_template  # noqa: F401 (fixtures)
 
 #: The paper's rule (★ is the front member of the highest pass rate), with simulated models.
-PAPERS_RULE = run_snapshot(with_overrides(FramesConfig(), "evolution", recommend_alpha=1.0))
-SIM_MODELS = {**PAPERS_RULE, "models": {role: f"frames-sim/{role}" for role in ("executor", "diagnoser", "rewriter")}}
-
-
-def _with(world, **changes) -> RunState:
-    """Save the world's run with `changes` (and case counts on every candidate); return it."""
-    state = dataclasses.replace(world.state, **changes)
-    state.candidates = [dataclasses.replace(c, case_counts={"cancel": 4, "refund": 4}) for c in state.candidates]
-    save_state(Workspace(world.root), state)
-    return state
-
-
 def _words(text: str) -> set[str]:
     return set(re.sub(r"[│┃┏┓┗┛┡┩┠┨━─┳┻╇╈┼┬┴└┘┌┐├┤╋]", " ", text).split())
 
@@ -56,10 +42,10 @@ def _words(text: str) -> set[str]:
 # --- 1. n beside every rate -------------------------------------------------------------------------
 
 def test_menu_review_and_report_show_n_beside_rates(world):
-    _with(world)
-    front = _invoke(world, "front")
+    saved_with(world)
+    front = invoke(world, "front")
     assert "pass rate (n=8)" in front.stdout and "cancel (n=4)" in front.stdout
-    md = _invoke(world, "review", "r1c1", "--markdown", "-").stdout
+    md = invoke(world, "review", "r1c1", "--markdown", "-").stdout
     assert "| cancel (n=4) | 25.0% | 25.0% | 75.0% | 23.8% | pass |" in md
     assert "(S0 50.0%; n=8)" in md
     state = load_run(Workspace(world.root), RUN)
@@ -68,49 +54,33 @@ def test_menu_review_and_report_show_n_beside_rates(world):
 
 
 def test_k_is_shown_when_cases_were_sampled_more_than_once(world):
-    state = _with(world)
+    state = saved_with(world)
     state.candidates = [dataclasses.replace(c, samples=3) for c in state.candidates]
     save_state(Workspace(world.root), state)
-    front = _invoke(world, "front")
+    front = invoke(world, "front")
     assert "pass rate (n=8, k=3)" in front.stdout
     assert "E, the run's evaluation set (8 cases × 3 samples)" in " ".join(front.stdout.split())
 
 
 def test_runs_and_status_show_n_beside_the_best_pass_rate(world):
-    state = _with(world)
-    table = [line.split() for line in _invoke(world, "runs").stdout.splitlines()]
+    state = saved_with(world)
+    table = [line.split() for line in invoke(world, "runs").stdout.splitlines()]
     assert ["(patience)", "(r2c1,", "n=8)"] in table
-    assert json.loads(_invoke(world, "runs", "--json").stdout)[-1]["n_cases"] == 8
-    status = _invoke(world, "status").stdout
+    assert json.loads(invoke(world, "runs", "--json").stdout)[-1]["n_cases"] == 8
+    status = invoke(world, "status").stdout
     assert "best pass rate 87.5% (r2c1, n=8)" in status
     state.candidates = [dataclasses.replace(c, samples=3) for c in state.candidates]
     save_state(Workspace(world.root), state)
-    assert "best pass rate 87.5% (r2c1, n=8, k=3)" in _invoke(world, "status").stdout
+    assert "best pass rate 87.5% (r2c1, n=8, k=3)" in invoke(world, "status").stdout
     assert ["(patience)", "(r2c1,", "n=8,", "k=3)"] in [line.split()
-                                                        for line in _invoke(world, "runs").stdout.splitlines()]
+                                                        for line in invoke(world, "runs").stdout.splitlines()]
 
 
 # --- 2. reasons and the run's story ----------------------------------------------------------------
 
-def _checkpoint(gate: dict) -> dict:
-    """Loop memory with three rounds: r1 made r1c1 and r1c2's rounds, r3 made no child."""
-    def rnd(n: int, parent: str, child: str | None, note: str = "", gate_json: dict | None = None) -> dict:
-        return {"round": n, "parent": parent,
-                "done": ["parents", "diagnose", "vote", "rewrite", "evaluate", "gate", "commit"],
-                "batches": [["case-7"], ["case-9"], ["case-3"]],
-                "diagnoses": [{"diagnoser": d, "case_ids": [], "proposals": [{}] * (d + 1), "dropped": [],
-                               "error": None, "retrieved": []} for d in range(3)],
-                "blueprints": [{"skill": "cancel", "votes": 2}] if child else [], "rejected": {"refund": 1},
-                "outcomes": [{"skill": "cancel", "skill_text": "x", "attempts": 1, "errors": []}] if child else [],
-                "child": child, "gate": gate_json, "note": note}
-    return {"eval_case_ids": [], "picks": {},
-            "rounds": [rnd(1, BASE_ID, "r1c1", gate_json=gate), rnd(2, "r1c1", "r2c1", gate_json=gate),
-                       rnd(3, "r2c1", None, note="no skill reached the vote threshold")], "pending": None}
-
-
 def test_report_tells_the_story_round_by_round_with_reasons_and_next_steps(world):
     gate = world.state.candidate("r2c1").gate_details
-    state = _with(world, round=3, checkpoint=_checkpoint(gate), config=SIM_MODELS)
+    state = saved_with(world, round=3, checkpoint=three_rounds(gate), config=SIM_MODELS)
     paths = write_run_reports(Workspace(world.root), GitStore(world.root), state)
     md = paths["markdown"].read_text()
     assert "### Round 1 — parent r0c0" in md and "### Round 3 — parent r2c1" in md
@@ -135,7 +105,7 @@ def test_report_tells_the_story_round_by_round_with_reasons_and_next_steps(world
 
 
 def test_report_says_so_when_nothing_failed(world):
-    state = _with(world, candidates=[c for c in world.state.candidates if c.id != "r1c2"])
+    state = saved_with(world, candidates=[c for c in world.state.candidates if c.id != "r1c2"])
     md = write_run_reports(Workspace(world.root), GitStore(world.root), state)["markdown"].read_text()
     assert "Nothing failed: every diagnoser answered, every rewrite validated and every child passed the gate." in md
 
@@ -144,12 +114,12 @@ def test_report_says_so_when_nothing_failed(world):
 
 def test_the_simulator_notice_is_in_every_output_of_a_simulated_run(world):
     notice = "a simulator of model behaviour, not a model"
-    _with(world, config=SIM_MODELS)
-    assert notice in json.loads(_invoke(world, "front", "--json").stdout)["simulator_notice"]
-    assert notice in json.loads(_invoke(world, "review", "r1c1", "--json").stdout)["simulator_notice"]
-    assert notice in _invoke(world, "review", "r1c1", "--markdown", "-").stdout
-    assert notice in " ".join(_invoke(world, "review", "r1c1").stdout.split())
-    assert notice in " ".join(_invoke(world, "front").stdout.split())
+    saved_with(world, config=SIM_MODELS)
+    assert notice in json.loads(invoke(world, "front", "--json").stdout)["simulator_notice"]
+    assert notice in json.loads(invoke(world, "review", "r1c1", "--json").stdout)["simulator_notice"]
+    assert notice in invoke(world, "review", "r1c1", "--markdown", "-").stdout
+    assert notice in " ".join(invoke(world, "review", "r1c1").stdout.split())
+    assert notice in " ".join(invoke(world, "front").stdout.split())
     state = load_run(Workspace(world.root), RUN)
     paths = write_run_reports(Workspace(world.root), GitStore(world.root), state)
     assert notice in json.loads(paths["json"].read_text())["simulator_notice"]
@@ -160,27 +130,27 @@ def test_the_simulator_notice_is_in_every_output_of_a_simulated_run(world):
     assert notice in ET.parse(paths["junit"]).getroot().find("testsuite/system-out").text
     assert {c.name: c.system_out for c in suite} == {"cancel": "S0 25.0%, candidate 100.0%, floor 23.8% (n=4)",
                                                      "refund": "S0 75.0%, candidate 75.0%, floor 71.2% (n=4)"}
-    _with(world, config={**PAPERS_RULE, "models": {"executor": "openai/gpt-4.1-mini"}})
+    saved_with(world, config={**PAPERS_RULE, "models": {"executor": "openai/gpt-4.1-mini"}})
     paths = write_run_reports(Workspace(world.root), GitStore(world.root), load_run(Workspace(world.root), RUN))
     (suite,) = JUnitXml.fromfile(str(paths["junit"]))
     assert "simulator_notice" not in {p.name for p in suite.properties()}
     assert ET.parse(paths["junit"]).getroot().find("testsuite/system-out") is None
-    assert json.loads(_invoke(world, "front", "--json").stdout)["simulator_notice"] is None
-    assert json.loads(_invoke(world, "review", "r1c1", "--json").stdout)["simulator_notice"] is None
+    assert json.loads(invoke(world, "front", "--json").stdout)["simulator_notice"] is None
+    assert json.loads(invoke(world, "review", "r1c1", "--json").stdout)["simulator_notice"] is None
 
 
 # --- 4. promote ------------------------------------------------------------------------------------
 
 def test_promote_refuses_a_candidate_off_the_front_unless_asked(world):
-    state = _with(world, front=["r2c1"])
+    state = saved_with(world, front=["r2c1"])
     state.candidates[1].mean_tokens = 130.0  # r1c1: fewer passes and more tokens than r2c1
     save_state(Workspace(world.root), state)
-    refused = _invoke(world, "promote", "r1c1")
+    refused = invoke(world, "promote", "r1c1")
     assert refused.exit_code == 2
     assert "r1c1 is not on the front: dominated by r2c1" in " ".join(refused.stderr.split())
     assert "--allow-off-front" in refused.stderr
     assert world.git("for-each-ref", "refs/heads/frames/") == ""
-    allowed = _invoke(world, "promote", "r1c1", "--allow-off-front", "--json")
+    allowed = invoke(world, "promote", "r1c1", "--allow-off-front", "--json")
     assert allowed.exit_code == 0, allowed.output
     assert json.loads(allowed.stdout)["on_front"] is False
 
@@ -190,19 +160,19 @@ def test_promote_refuses_a_candidate_whose_base_left_the_branch_history(world):
     tree = world.git("write-tree")
     orphan = world.git("commit-tree", tree, "-m", "rewritten history")
     world.git("reset", "-q", "--soft", orphan)
-    refused = _invoke(world, "promote", "r2c1")
+    refused = invoke(world, "promote", "r2c1")
     assert refused.exit_code == 2
     assert (
         "no longer in the history of main" in " ".join(refused.stderr.split())
         and "--allow-outdated-base" in refused.stderr
     )
-    allowed = _invoke(world, "promote", "r2c1", "--allow-outdated-base", "--json")
+    allowed = invoke(world, "promote", "r2c1", "--allow-outdated-base", "--json")
     assert allowed.exit_code == 0, allowed.output
     assert json.loads(allowed.stdout)["base_in_history"] is False
 
 
 def test_promote_says_whether_the_merge_would_conflict(world):
-    clean = _invoke(world, "promote", "r1c1")
+    clean = invoke(world, "promote", "r1c1")
     assert clean.exit_code == 0 and "It merges into main without conflicts." in clean.stdout
     # Someone edits the same skill on main meanwhile.
     world.write(
@@ -212,11 +182,11 @@ def test_promote_says_whether_the_merge_would_conflict(world):
     )
     world.git("commit", "-q", "-am", "edit cancel by hand")
     before = world.git("status", "--porcelain")
-    result = _invoke(world, "promote", "r2c1", "--json")
+    result = invoke(world, "promote", "r2c1", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["merge"] == {"into": "main", "conflicts": ["skills/cancel/SKILL.md"],
                                                   "checked": True}
-    text = _invoke(world, "promote", "r2c1")
+    text = invoke(world, "promote", "r2c1")
     assert "Merging it into main would conflict in 1 file: skills/cancel/SKILL.md" in text.stdout
     assert world.git("status", "--porcelain") == before
 
@@ -251,12 +221,12 @@ def test_the_menu_fits_80_columns_and_breaks_no_word():
 
 
 def test_front_names_every_candidate_off_the_front_with_its_reason(world):
-    text = " ".join(_invoke(world, "front").stdout.split())
+    text = " ".join(invoke(world, "front").stdout.split())
     assert "Not on the front: r1c2: failed the gate: refund 50.0% < floor 71.2%" in text
 
 
 def test_front_at_80_and_120_columns(world):
-    _with(world)
+    saved_with(world)
     for width in ("80", "120"):
         result = CliRunner().invoke(app, ["front", "--repo", str(world.root)], env={"COLUMNS": width})
         assert result.exit_code == 0
@@ -276,10 +246,10 @@ def test_version_and_flag_help():
 
 def test_review_markdown_file_like_eval(world, tmp_path):
     out = tmp_path / "pr.md"
-    result = _invoke(world, "review", "r1c1", "--markdown", str(out))
+    result = invoke(world, "review", "r1c1", "--markdown", str(out))
     assert result.exit_code == 0, result.output
     assert out.read_text().startswith("## frames candidate r1c1") and "Results per category" in result.stdout
-    folder = _invoke(world, "review", "r1c1", "--markdown", str(tmp_path))
+    folder = invoke(world, "review", "r1c1", "--markdown", str(tmp_path))
     assert folder.exit_code == 2 and "names a folder" in folder.stderr
 
 
@@ -290,8 +260,8 @@ def test_terminal_review_has_no_trailing_spaces(world):
 
 
 def test_status_prints_percentages_and_plurals(world):
-    _with(world, round=1)
-    text = _invoke(world, "status").stdout
+    saved_with(world, round=1)
+    text = invoke(world, "status").stdout
     assert ": finished, 1 round, 3 candidates\n  best pass rate 87.5% (r2c1, n=8)\n" in text
     assert "round(s)" not in text and "0.875" not in text
 
@@ -299,7 +269,7 @@ def test_status_prints_percentages_and_plurals(world):
 def test_status_lines_fit_80_columns(world):
     # Printed without wrapping (a wide terminal), every line but the workspace path fits 80
     # columns, so an 80-column terminal breaks none of them mid-phrase.
-    _with(world, round=1)
+    saved_with(world, round=1)
     result = CliRunner().invoke(app, ["status", "--repo", str(world.root)], env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -308,11 +278,11 @@ def test_status_lines_fit_80_columns(world):
 
 
 def test_evolve_progress_bar_counts_real_work():
-    from frames_cli.commands.evolve.evolve import _Progress
+    from frames_cli.commands.evolve.evolve import RunProgress
     from frames_cli.evolution.state.round_events import EvaluatingChild, Gated, RoundParent
 
     screen = io.StringIO()
-    with _Progress(Console(file=screen, force_terminal=True, width=100), quiet=False) as bar:
+    with RunProgress(Console(file=screen, force_terminal=True, width=100), quiet=False) as bar:
         bar.event(RoundParent(1, "r0c0"))
         assert bar.bar.tasks == []  # nothing to count yet: no bar, no "0/?"
         bar.event(EvaluatingChild(1, "r1c1", ("cancel",)))

@@ -240,11 +240,11 @@ def test_workers_make_their_calls_in_their_own_threads_when_llm_processes_is_set
 ) -> None:
     import multiprocessing.forkserver
 
-    from frames_cli.llm.transport.callpool import _start_context
+    from frames_cli.llm.transport.callpool import start_context
 
     # A fork server started by this process (as an earlier CallPool would have, with its preload)
     # is not a child of a forked worker: a worker that used `llm.processes` would not reach it.
-    _start_context()
+    start_context()
     multiprocessing.forkserver.ensure_running()
     config = sim_workspace.configured(llm={"processes": 2})
     two = evaluate_parallel(cases, skills, WorkerSetup(sim_workspace.workspace, config, tmp_path / "two"), jobs=2)

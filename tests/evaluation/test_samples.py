@@ -23,7 +23,7 @@ from frames_cli.formats.case import Case, Check, Diagnosis, Source, Task
 from frames_cli.workspace.config import ExecutorConfig, FramesConfig
 from frames_cli.workspace.layout import Workspace
 
-from tests.evolution.conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo
 
 
 def _case(cid: str, expected: str = "yes") -> Case:

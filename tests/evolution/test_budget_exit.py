@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 
-from .conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo
 
 
 def test_a_spent_budget_exits_1_in_eval_and_in_evolve(tmp_path: Path) -> None:

@@ -21,8 +21,7 @@ from frames_cli.evolution.state.splits import Split
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.messages.conventions import CONDENSE
 
-from .conftest import CONFIG, build_repo, skill_text
-from .test_disputes_and_lessons import evolve, run_folder
+from helpers.airline import CONFIG, build_repo, evolve, run_folder, skill_text
 
 LONG = (
     "# Baggage\n\n" + "- Gold members get three free checked bags.\n" * 3 + "- Each extra bag costs **50 dollars**.\n"

@@ -23,8 +23,7 @@ from frames_cli.evolution.run.driver import EvolveOptions, evolve
 from frames_cli.evolution.propose.lessons import Lesson, left_out_notes, lesson_passages
 from frames_cli.workspace.layout import Workspace
 
-from .conftest import CONFIG, build_repo
-from .test_retrieval import POLICY
+from helpers.airline import CONFIG, POLICY, build_repo
 
 
 def _run(root: Path, seed: int, again: bool = False) -> tuple[list, dict, list[str]]:

@@ -26,7 +26,7 @@ from frames_cli.evolution.propose.diagnose import DiagnoserResult, batching_note
 from frames_cli.evolution.propose.lessons import tried_section
 from frames_cli.llm.store.audit import read_exchanges
 
-from .conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo, evolve, run_folder
 
 #: The rule of these two cases is in no skill of S0, so the simulated executor fails them (floor 0.1).
 MISLABELLED = ["cancel-2-0", "cancel-2-1"]
@@ -36,16 +36,6 @@ def config(**evolution) -> dict:
     data = json.loads(json.dumps(CONFIG))
     data["evolution"].update(evolution)
     return data
-
-
-def evolve(root: Path, *args: str) -> dict:
-    result = CliRunner().invoke(app, ["evolve", "--repo", str(root), "--json", *args])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def run_folder(root: Path, run_id: str) -> Path:
-    return root / ".frames" / "runs" / run_id
 
 
 def test_no_two_diagnosers_of_a_round_get_the_same_prompt(tmp_path: Path) -> None:

@@ -175,7 +175,7 @@ def test_an_evolve_run_decides_as_with_full_evaluation_and_records_what_it_skipp
     from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
-    from .conftest import CONFIG, build_repo
+    from helpers.airline import CONFIG, build_repo
 
     stopped, analysed = [], []
     for seed in range(1, 9):

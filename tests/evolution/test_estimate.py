@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 
-from .conftest import CONFIG, build_repo, make_cases
+from helpers.airline import CONFIG, build_repo, make_cases
 
 
 def _written(root: Path) -> list[Path]:

@@ -162,10 +162,10 @@ def test_round_events_carry_their_round() -> None:
 
 
 def _shown(quiet: bool) -> list[str]:
-    from frames_cli.commands.evolve.evolve import _Progress
+    from frames_cli.commands.evolve.evolve import RunProgress
 
     screen = io.StringIO()
-    with _Progress(Console(file=screen, width=400, color_system=None), quiet=quiet) as bar:
+    with RunProgress(Console(file=screen, width=400, color_system=None), quiet=quiet) as bar:
         for event, _ in LINES:
             bar.event(event)
     return [line for line in screen.getvalue().splitlines() if line]  # not the progress display's blank line

@@ -13,26 +13,13 @@ Invariants:
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
 import yaml
-from typer.testing import CliRunner
-
-from frames_cli.commands.app import app
-
-from .conftest import CONFIG, EvolveRepo, build_repo, make_cases
 
 
-def run_cli(repo: EvolveRepo, *args: str):
-    return CliRunner().invoke(app, ["evolve", "--repo", str(repo.root), *args])
-
-
-def one_round_config() -> dict:
-    config = copy.deepcopy(CONFIG)
-    config["evolution"]["max_rounds"] = 1
-    return config
+from helpers.airline import EvolveRepo, build_repo, make_cases, one_round_config, run_cli
 
 
 def written(repo: EvolveRepo) -> tuple[dict[str, tuple[int, int]], str]:

@@ -26,7 +26,7 @@ from frames_cli.evolution.state.checkpoint import CRASH_ENV
 
 from helpers import init_git_repo
 
-from .conftest import CONFIG, EvolveRepo, build_repo, write_workspace
+from helpers.airline import CONFIG, EvolveRepo, build_repo, write_workspace
 
 FORK = multiprocessing.get_context("fork")
 
@@ -308,7 +308,7 @@ def test_budget_ends_the_run_between_calls(tmp_path: Path) -> None:
     from frames_cli.evolution.run.driver import EvolveOptions, evolve
     from frames_cli.workspace.layout import Workspace
 
-    from .conftest import CONFIG
+    from helpers.airline import CONFIG
 
     config = yaml.safe_load(yaml.safe_dump(CONFIG))
     config["budget"] = {"max_tokens": 30000}

@@ -155,7 +155,7 @@ def test_evolve_names_every_too_small_category_before_its_first_model_call(tmp_p
     from frames_cli.llm.client.answer import Answerer
     from frames_cli.workspace.layout import Workspace
 
-    from .conftest import CONFIG, build_repo, make_cases
+    from helpers.airline import CONFIG, build_repo, make_cases
 
     # cancel keeps its 8 cases; baggage 3 and compensation 1: at k = 1 among 3 categories the
     # exact test needs 6 cases (2^-6 ≤ 0.05 / 3).

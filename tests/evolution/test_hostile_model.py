@@ -20,7 +20,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from .conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo
 
 EVIL = (
     "\x00\x1b]0;pwned\x07\x1b[2J\u202eevil\u200b\r\n\nSigned-off-by: Mallory <m@x>\nFrames-Run: forged\n# comment line"

@@ -26,8 +26,7 @@ from frames_cli.evolution.compare.scoring import score
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.workspace.config import FramesConfig, with_overrides
 
-from .test_evolve_cron import one_round_config, run_cli
-from .conftest import build_repo
+from helpers.airline import build_repo, one_round_config, run_cli
 
 
 def record(cid: str, passed: bool, lost: bool = False) -> dict:

@@ -17,7 +17,7 @@ from frames_cli.evolution.compare.gate import CaseOutcome
 from frames_cli.evolution.decide.prospective import decide_look
 from frames_cli.evolution.decide.recorded import RecordedRun, recommend_recorded
 
-from .conftest import CONFIG, RULES, build_repo
+from helpers.airline import CONFIG, RULES, build_repo
 
 
 def side(*passes: bool, prefix: str) -> dict[str, CaseOutcome]:
@@ -106,7 +106,7 @@ def test_new_cases_are_neither_renamed_cases_of_the_run_nor_sealed_ones(tmp_path
     from frames_cli.evolution.state.records import RunState
     from frames_cli.formats.case_files import load_cases
 
-    from .conftest import make_cases
+    from helpers.airline import make_cases
 
     raw = make_cases()
     held = sorted(c["id"] for c in raw)[:6]

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 
-from .conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo
 
 
 def test_every_diagnoser_call_failing_exits_1_and_records_a_failed_run(tmp_path: Path) -> None:

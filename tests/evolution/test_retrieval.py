@@ -41,30 +41,8 @@ from frames_cli.sim.world import passages_of
 from frames_cli.workspace.config import RetrievalConfig
 from frames_cli.workspace.config_file import parse_config
 
-from .conftest import CONFIG, build_repo, make_cases
+from helpers.airline import CONFIG, POLICY, build_repo, make_cases
 
-POLICY = """# Airline Policy
-
-Agents help customers with bookings, cancellations and refunds.
-
-## Cancellation
-
-A reservation may be cancelled within 24 hours of booking for a full refund.
-Basic economy tickets can be cancelled only with travel insurance.
-
-A flight that has already been flown can never be cancelled.
-
-## Baggage
-
-Gold members get three free checked bags.
-Silver members get two free checked bags.
-Each extra bag costs 50 dollars.
-
-## Compensation
-
-Compensation certificates are offered only to gold members or insured passengers.
-Never offer compensation for a delay under three hours.
-"""
 
 SETTINGS = RetrievalConfig()
 

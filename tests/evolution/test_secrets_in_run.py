@@ -11,8 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .conftest import build_repo, make_cases
-from .test_evolve_cron import one_round_config, run_cli
+from helpers.airline import build_repo, make_cases, one_round_config, run_cli
 
 KEYS = (
     "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",

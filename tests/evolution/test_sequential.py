@@ -376,7 +376,7 @@ def test_early_rejection_inside_a_look_never_changes_a_verdict_and_settles_what_
 
 def test_a_look_stopped_early_is_said_in_the_summary_the_detail_and_the_review():
     from frames_cli.evolution.compare.gate import gate_detail
-    from frames_cli.evolution.report.review import _sequential_lines
+    from frames_cli.evolution.report.review import sequential_lines
 
     # "drop": S0 always passes d0, the child never; "dip": the child a little below S0 on three
     # cases. Both are undecided at k = 5; at k = 10 d0 alone makes the rejection certain.
@@ -394,6 +394,6 @@ def test_a_look_stopped_early_is_said_in_the_summary_the_detail_and_the_review()
     assert "decided at k = 10 before 3 case(s) were sampled to it" in verdict.summary()
     assert "decided early at k = 10: 3 case(s) not sampled to it" in gate_detail(verdict.to_json())
     assert any("Rejected early at k = 10" in line and "`p0`, `p1`, `p2`" in line
-               for line in _sequential_lines(verdict.to_json()["sequential"]))
+               for line in sequential_lines(verdict.to_json()["sequential"]))
     read, draw, _ = _drawer(base, child, 5)
     assert not sequential_verdict(_gate(), read, draw).passed  # the full draws reject it too

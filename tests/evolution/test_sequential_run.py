@@ -22,7 +22,7 @@ from frames_cli.evolution.run.driver import EvolveOptions, evolve
 from frames_cli.evolution.state.run_ids import BASE_ID
 from frames_cli.workspace.layout import Workspace
 
-from .conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo
 
 K, MAX = 2, 8
 

@@ -26,7 +26,7 @@ from frames_cli.formats.case_record import case_from_dict
 from frames_cli.workspace.config import SplitConfig
 from frames_cli.workspace.config_file import parse_config
 
-from .conftest import CONFIG, build_repo, make_cases
+from helpers.airline import CONFIG, build_repo, make_cases
 
 
 def case(cid: str, category: str):

@@ -31,7 +31,7 @@ from frames_cli.evolution.state.runs import load_runs, read_state
 from frames_cli.errors import Location
 from frames_cli.workspace.layout import Workspace
 
-from .conftest import CONFIG, EvolveRepo, build_repo
+from helpers.airline import CONFIG, EvolveRepo, build_repo
 
 
 def _config(**evolution: int | float) -> dict:

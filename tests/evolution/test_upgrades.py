@@ -29,7 +29,7 @@ from frames_cli.evolution.state.records import SCHEMA_VERSION, RunState
 from frames_cli.evolution.state.settings import Settings
 from frames_cli.workspace.config import FramesConfig
 
-from .conftest import EvolveRepo
+from helpers.airline import EvolveRepo
 
 RUN = "20261129-120000-abcdef"
 WHERE = Location(Path("state.json"))

@@ -1,7 +1,10 @@
-"""Real-git test helpers shared by every test folder: import them as `from helpers import GitRepo`.
+"""Test helpers shared by every test folder: real git repositories here (`from helpers import GitRepo`),
+the workspaces several test modules build in the package's modules (`from helpers.airline import build_repo`).
 
-They live outside conftest.py because a bare `from conftest import ...` resolves to whichever
-conftest pytest loaded first under that name, which depends on the folders collected.
+They live outside conftest.py and the test modules because a test module imports no other test module
+and no conftest (tests/test_test_hygiene.py): a bare `from conftest import ...` resolves to whichever
+conftest pytest loaded first under that name, and `.conftest` and `tests.evolution.conftest` are two
+copies of one module.
 """
 
 from __future__ import annotations

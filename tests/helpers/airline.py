@@ -1,4 +1,5 @@
-"""A small airline workspace in a real git repo, with the simulator for every role (evolution tests).
+"""A small airline workspace in a real git repo, with the simulator for every role (evolution tests),
+and `frames evolve` run on it through the CLI.
 
 S0's skills state about half of the rules the cases turn on, so the simulated executor fails the
 other half and evolution has something to find. One rule of `cancel-flight` is protected.
@@ -6,11 +7,15 @@ other half and evolution has something to find. One rule of `cancel-flight` is p
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 
-import pytest
 import yaml
 from helpers import GitRepo as EvolveRepo, init_git_repo
+from typer.testing import CliRunner
+
+from frames_cli.commands.app import app
 
 SKILLS = {
     "cancel-flight": (
@@ -50,6 +55,30 @@ RULES = [
     ("compensation", "Never offer compensation for a delay under three hours.",
      "My flight was delayed two hours, do I get compensation?", "no"),
 ]
+
+#: A policy file stating the rules above, by section (retrieval and guard tests).
+POLICY = """# Airline Policy
+
+Agents help customers with bookings, cancellations and refunds.
+
+## Cancellation
+
+A reservation may be cancelled within 24 hours of booking for a full refund.
+Basic economy tickets can be cancelled only with travel insurance.
+
+A flight that has already been flown can never be cancelled.
+
+## Baggage
+
+Gold members get three free checked bags.
+Silver members get two free checked bags.
+Each extra bag costs 50 dollars.
+
+## Compensation
+
+Compensation certificates are offered only to gold members or insured passengers.
+Never offer compensation for a delay under three hours.
+"""
 
 CONFIG = {
     "models": {role: f"frames-sim/{role}" for role in ("executor", "diagnoser", "rewriter", "judge")},
@@ -115,6 +144,25 @@ def build_repo(root: Path, config: dict | None = None, cases: list[dict] | None 
     return repo
 
 
-@pytest.fixture
-def evolve_repo(tmp_path: Path) -> EvolveRepo:
-    return build_repo(tmp_path / "ws")
+def one_round_config() -> dict:
+    """CONFIG with one round at most."""
+    config = copy.deepcopy(CONFIG)
+    config["evolution"]["max_rounds"] = 1
+    return config
+
+
+def run_cli(repo: EvolveRepo, *args: str):
+    """`frames evolve ARGS` on `repo`, through typer's CliRunner."""
+    return CliRunner().invoke(app, ["evolve", "--repo", str(repo.root), *args])
+
+
+def evolve(root: Path, *args: str) -> dict:
+    """The deploy menu `frames evolve --json ARGS` prints for the workspace at `root` (exit 0 asserted)."""
+    result = CliRunner().invoke(app, ["evolve", "--repo", str(root), "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def run_folder(root: Path, run_id: str) -> Path:
+    """The folder of run `run_id` in the workspace at `root`."""
+    return root / ".frames" / "runs" / run_id

@@ -28,7 +28,7 @@ from frames_cli.llm.transport.batch import BatchPending, batch_notices
 from frames_cli.workspace.config_file import parse_config
 from frames_cli.workspace.layout import Workspace
 
-from tests.evolution.conftest import CONFIG, build_repo, make_cases
+from helpers.airline import CONFIG, build_repo, make_cases
 
 MODELS = {"executor": "gpt-4.1-mini", "diagnoser": "gpt-4.1", "rewriter": "gpt-4o-mini", "judge": "gpt-4.1-nano"}
 

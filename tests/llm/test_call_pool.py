@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.chat import executor_request
 
 from frames_cli.llm.store.audit import read_exchanges
-from frames_cli.llm.transport.callpool import _rebuilt
+from frames_cli.llm.transport.callpool import rebuilt_exception
 from frames_cli.llm.client.client import ChatRequest, ModelClient
-from tests.llm.test_model_client import executor_request
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,11 +197,11 @@ class NeedsTwoArguments(Exception):
 
 
 def test_a_worker_exception_crosses_back_as_itself_or_named():
-    again = _rebuilt("KeyError", "'x'", pickle.dumps(KeyError("x")))
+    again = rebuilt_exception("KeyError", "'x'", pickle.dumps(KeyError("x")))
     assert isinstance(again, KeyError) and again.args == ("x",)
-    broken = _rebuilt("NeedsTwoArguments", "a at b", pickle.dumps(NeedsTwoArguments("a", "b")))
+    broken = rebuilt_exception("NeedsTwoArguments", "a at b", pickle.dumps(NeedsTwoArguments("a", "b")))
     assert isinstance(broken, RuntimeError) and str(broken) == "NeedsTwoArguments in a model worker process: a at b"
-    assert str(_rebuilt("Lockish", "held", None)) == "Lockish in a model worker process: held"
+    assert str(rebuilt_exception("Lockish", "held", None)) == "Lockish in a model worker process: held"
 
 
 def test_without_a_fork_server_workers_are_spawned(sim_workspace, monkeypatch):
@@ -245,13 +245,14 @@ def test_a_client_never_closed_lets_the_program_exit_and_workers_ignore_the_curr
     script = f"""
 from frames_cli.llm.client.client import ChatRequest, ModelClient
 from frames_cli.workspace.layout import Workspace
-from tests.llm.test_model_client import executor_request
+from helpers.chat import executor_request
 import pickle
 config = pickle.loads({pickle.dumps(sim_workspace.configured(llm={"processes": 2}))!r})
 client = ModelClient(Workspace.open({str(sim_workspace.workspace.root)!r}), config, use_cache=False)
 print(client.chat(executor_request()).ok)
 """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH")] if p)}
+    paths = [str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     # A program kept alive by its workers never exits: the timeout fails the test. It is generous
     # because the program imports litellm (3 s alone; over 30 s seen on a loaded 2-core machine).
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,

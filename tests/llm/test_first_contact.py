@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 from frames_cli.errors import ModelSetupError
 
-from evolution.conftest import CONFIG, build_repo
+from helpers.airline import CONFIG, build_repo
 
 
 def _no_openai_key(monkeypatch: pytest.MonkeyPatch) -> None:

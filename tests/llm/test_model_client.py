@@ -16,22 +16,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.chat import executor_request
 
 from frames_cli.errors import BudgetExceeded, ConfigError
 from frames_cli.llm.store.audit import read_exchanges
 from frames_cli.llm.client.client import ChatRequest, ModelClient
-from frames_cli.llm.messages.prompts import render
-from frames_cli.llm.messages.schemas import EXECUTOR_STEP, RUBRIC_VERDICT
-
-CATALOG = "3 skills available:\ns1: baggage-allowance — Free checked bags by membership and cabin\ns2: cancel-flight — Cancel reservations\ns3: delay-compensation — Delays and compensation"
-
-
-def executor_request(case_id: str = "bags-1", sample: int = 0, note: str = "") -> ChatRequest:
-    prompt = render("executor_catalog", case_id=case_id, catalog=CATALOG, request="How many free bags?" + note,
-                    answer_format="a number", max_loads=3)
-    return ChatRequest("executor", [{"role": "user", "content": prompt}], schema=EXECUTOR_STEP, sample=sample,
-                       tag=case_id)
-
+from frames_cli.llm.messages.schemas import RUBRIC_VERDICT
 
 def cache_entries(ws) -> list[dict]:
     """Every line of every cache shard."""

@@ -18,11 +18,11 @@ import threading
 import time
 from pathlib import Path
 
+from helpers.chat import executor_request
+
 from frames_cli.llm.transport import notices
 from frames_cli.llm.client.client import ModelClient
 from frames_cli.llm.transport.notices import Notices
-
-from tests.llm.test_model_client import executor_request
 
 
 def test_a_retry_prints_its_line_before_the_backoff(sim_workspace, monkeypatch) -> None:

@@ -5,20 +5,22 @@ Invariants:
    (found in the policy file's git history) and "+" the text now; unchanged spans are not listed.
 2. When that text is not in the history, the current lines are shown and the entry says so.
 3. `frames status` and `frames review` show the changed lines; the next evolve's diagnosers get
-   them (the notice `driver._amendments` builds from the base commit).
+   them (the notice workspace/amendments.py builds from the base commit's policies and history,
+   which the run reads as this test does, and one event naming the stale skills).
 """
 
 from __future__ import annotations
 
 import json
 
-from frames_cli.evolution.run.driver import _amendments
+from helpers.review_world import invoke
+
 from frames_cli.evolution.state.events import PolicyAmended
 from frames_cli.formats.policy import span_sha256
 from frames_cli.formats.skill import BackLink, Skill
+from frames_cli.formats.skill_set import SkillSet
 from frames_cli.gitstore.store import GitStore
-from frames_cli.workspace.amendments import diagnoser_notice, stale_links
-from tests.commands.test_front_review_promote_runs import _invoke, world, world_template  # noqa: F401 (fixtures)
+from frames_cli.workspace.amendments import diagnoser_notice, stale_links, workspace_stale_links
 
 OLD = ["# Policy", "", "## Bags", "One free bag.", "Extra bags cost 50.", "", "## Other", "Be kind."]
 
@@ -52,23 +54,24 @@ def test_status_review_and_the_next_run_show_the_amendment(world):
     policy.write_text(policy.read_text().replace("Cancel within 24 hours for free.",
                                                  "Cancel within 48 hours for free."))
     world.git("commit", "-q", "-am", "Policy: 48 hours")
-    status = json.loads(_invoke(world, "status", "--json").stdout)
+    status = json.loads(invoke(world, "status", "--json").stdout)
     cancel = [s for s in status["stale_links"] if s["skill"] == "cancel"]
     assert [s["changed"] for s in cancel] == [["-Cancel within 24 hours for free.",
                                                "+Cancel within 48 hours for free."]]
-    text = _invoke(world, "status").stdout
+    text = invoke(world, "status").stdout
     assert (
         "      -Cancel within 24 hours for free." in text
         and "the next `frames evolve` shows these lines to its diagnosers" in text
     )
-    review = _invoke(world, "review", "r1c1", "--markdown", "-").stdout
+    review = invoke(world, "review", "r1c1", "--markdown", "-").stdout
     assert "the policy changed since this skill was written, at policies/airline.md:4-5" in review
     assert "    +Cancel within 48 hours for free." in review
     store = GitStore(world.root)
     head = store.resolve("HEAD")
-    events: list[object] = []
-    notice = _amendments(store, head, store.read_files(head), events.append)
+    skills = SkillSet.from_files(store.read_files(head))
+    links = workspace_stale_links(store.read_files(head, "policies/").get, store, skills.values(), ref=head)
+    notice = diagnoser_notice(links)
     assert "+Cancel within 48 hours for free." in notice and "skill cancel, policies/airline.md:4-5" in notice
-    assert events == [PolicyAmended(("cancel", "refund"))]
+    assert sorted({link.skill for link in links}) == ["cancel", "refund"]
     line = "policy amended under 2 skills (cancel, refund): the diagnosers are shown the changed lines"
-    assert str(events[0]) == line
+    assert str(PolicyAmended(("cancel", "refund"))) == line

@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
 
             print_estimate(estimate_run(ws, options), ws.config(), json_out)
             return
-        with _Progress(err_console(), quiet=json_out) as bar:
+        with RunProgress(err_console(), quiet=json_out) as bar:
             outcome = run_evolve(ws, options, on_event=bar.event, progress=bar.advance)
         state = outcome.state
         if outcome.up_to_date:
@@ -214,7 +214,7 @@ def closing_lines(state: RunState, reports: dict[str, Path], ws: Workspace) -> l
     return lines
 
 
-class _Progress:
+class RunProgress:
     """Progress on stderr: each loop event as a line, and a bar for the evaluation in progress."""
 
     def __init__(self, console: Console, quiet: bool) -> None:
@@ -228,7 +228,7 @@ class _Progress:
         self.task: TaskID | None = None
         self.label = "evaluating"
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> RunProgress:
         self.bar.__enter__()
         return self
 

@@ -232,7 +232,7 @@ def _changed_case_lines(gate: dict) -> list[str]:
     return out
 
 
-def _sequential_lines(sequential: dict | None) -> list[str]:
+def sequential_lines(sequential: dict | None) -> list[str]:
     """What the sequential gate drew and why: per category sampled beyond the first look, the
     samples per case it was decided at; and the samples drawn for this gate per side."""
     if not sequential:
@@ -321,7 +321,7 @@ def review_markdown(review: Review) -> str:
             ),
             "",
         ]
-    out += _sequential_lines(cand.gate_details.get("sequential"))
+    out += sequential_lines(cand.gate_details.get("sequential"))
     out += _attribution_lines(cand)
     for o in review.gate_overrides:
         out += [

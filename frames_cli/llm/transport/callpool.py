@@ -103,7 +103,7 @@ class CallPool:
         check_calls_per_process(LLMConfig(concurrency=channels, processes=processes), None)
         processes = min(processes, channels)
         self._args = (context_key, root, simulator, spool, world)
-        self._context = _start_context()
+        self._context = start_context()
         self._sizes = [len(range(k, channels, processes)) for k in range(processes)]
         # None: the token `_break` puts in it to wake waiting callers.
         self._free: queue.SimpleQueue[_Channel | None] = queue.SimpleQueue()
@@ -164,7 +164,7 @@ class CallPool:
         self._free.put(channel)
         if kind == "ok":
             return payload
-        raise _rebuilt(*payload)
+        raise rebuilt_exception(*payload)
 
     def _take_channel(self) -> _Channel | CallOutcome:
         """A free pipe to a live worker (blocks until there is one), or the final outcome of a pool that
@@ -247,7 +247,7 @@ class CallPool:
             self._free.put(None)
 
 
-def _start_context() -> ForkServerContext | SpawnContext:
+def start_context() -> ForkServerContext | SpawnContext:
     """The fork-server context, set to preload litellm; spawn where there is no fork server."""
     providers.set_litellm_environment()  # the fork server inherits this process's environment
     if "forkserver" in multiprocessing.get_all_start_methods():
@@ -259,7 +259,7 @@ def _start_context() -> ForkServerContext | SpawnContext:
     return multiprocessing.get_context("spawn")  # Windows: each worker imports litellm itself (seconds)
 
 
-def _rebuilt(type_name: str, text: str, pickled: bytes | None) -> BaseException:
+def rebuilt_exception(type_name: str, text: str, pickled: bytes | None) -> BaseException:
     """The exception a worker sent, or a RuntimeError saying what it was when it does not unpickle."""
     if pickled is not None:
         try:
