@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from frames_cli.tokens import approx_tokens
 
-ARTICLE = "第{n}条 为了规范个人信息处理活动，保护个人信息权益，促进个人信息合理利用，根据宪法，制定本法。任何组织、个人不得侵害自然人的个人信息权益。"
+ARTICLE = ("第{n}条 为了规范个人信息处理活动，保护个人信息权益，促进个人信息合理利用，根据宪法，制定本法。"
+           "任何组织、个人不得侵害自然人的个人信息权益。")
 
 
 def test_english_keeps_the_rule_of_thumb_and_other_scripts_cost_more():

@@ -384,7 +384,8 @@ def test_an_opening_fence_with_trailing_blanks_is_front_matter(tmp_path: Path) -
     from frames_cli.formats.skill_file import parse_skill
 
     repo = _workspace(tmp_path, with_library=False)
-    text = "--- \nname: pdf-tools\ndescription: Fill and merge PDF forms with the bundled scripts.\n---  \n# PDF tools\n\nUse scripts/fill.py.\n"
+    text = ("--- \nname: pdf-tools\ndescription: Fill and merge PDF forms with the bundled scripts.\n---  \n# PDF "
+            "tools\n\nUse scripts/fill.py.\n")
     (repo.root / "skills" / "pdf-tools").mkdir(parents=True)
     (repo.root / "skills" / "pdf-tools" / "SKILL.md").write_text(text)
 

@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 
 runner = CliRunner()
-POLICY = "# Card Policy\n\n## Lost cards\n\nBlock the card at once.\nOrder a new card.\nTell the customer it arrives in 5 days.\n"
+POLICY = ("# Card Policy\n\n## Lost cards\n\nBlock the card at once.\nOrder a new card.\nTell the customer it arrives "
+          "in 5 days.\n")
 SHA = "a" * 64
 
 

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from frames_cli.commands.app import app
 
 runner = CliRunner()
-NO_COMMIT = "error: unknown revision 'HEAD': the repository has no commit yet (commit your skills first; `frames coldstart` makes the first commit)"
+NO_COMMIT = ("error: unknown revision 'HEAD': the repository has no commit yet (commit your skills first; `frames "
+             "coldstart` makes the first commit)")
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""A spent budget ends `frames eval` and `frames evolve` alike: exit 1, saying so (issue 29: eval exited 1, evolve 0)."""
+"""A spent budget ends `frames eval` and `frames evolve` alike: exit 1, saying so (issue 29: eval exited 1,
+evolve 0)."""
 
 from __future__ import annotations
 

@@ -113,7 +113,8 @@ def test_the_short_run_stops_at_patience_and_rejects_children_early(tmp_path: Pa
     run, one = _estimates(tmp_path / "a", max_rounds=4, patience=2, early_rejection=True)
     short = run["short"]
     assert one["calls"] < short["calls"] < run["calls"] and short["tokens"] < run["tokens"]
-    # Patience 2 of 4 rounds: half the full run's diagnoser calls; S0 in full and 8 cases (llm.concurrency) of each child.
+    # Patience 2 of 4 rounds: half the full run's diagnoser calls; S0 in full and 8 cases (llm.concurrency) of each
+    # child.
     assert short["roles"]["diagnoser"]["calls"] * 2 == run["roles"]["diagnoser"]["calls"]
     assert short["roles"]["executor"]["calls"] == one["calls"] + 2 * 8 * one["calls"] // len(make_cases())
     full, _ = _estimates(tmp_path / "b", max_rounds=4, patience=4, early_rejection=False)

@@ -50,7 +50,8 @@ BODY = "## Cancel flight\n\n" + "\n".join(SPAN[3:]) + "\n"
 
 def _skill_files(body: str = BODY) -> dict[str, bytes]:
     link = f"policies/airline.md#L3-L7 sha256:{text_sha256(chr(10).join(SPAN))} Airline policy > Cancel flight"
-    text = f"---\nname: cancel-flight\ndescription: Cancel a reservation.\nmetadata:\n  frames-backlinks: \"{link}\"\n---\n{body}"
+    text = (f"---\nname: cancel-flight\ndescription: Cancel a reservation.\nmetadata:\n  frames-backlinks: \"{link}\"\n"
+            f"---\n{body}")
     return {"skills/cancel-flight/SKILL.md": text.encode()}
 
 

@@ -12,14 +12,16 @@ from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
 from frames_cli.formats.skill import text_sha256
 from frames_cli.formats.skill_set import SkillSet
 
-RULE = "To transfer, first call transfer_to_human_agents, then send the message 'YOU ARE BEING TRANSFERRED. PLEASE HOLD ON.' to the user."
+RULE = ("To transfer, first call transfer_to_human_agents, then send the message 'YOU ARE BEING TRANSFERRED. PLEASE "
+        "HOLD ON.' to the user.")
 POLICY = f"## Transfer\n\n{RULE}\n"
 
 
 def _s0() -> SkillSet:
     span = POLICY.rstrip("\n")
     link = f"policies/p.md#L1-L3 sha256:{text_sha256(span)} Policy > Transfer"
-    text = f"---\nname: transfer\ndescription: Transfer to a human.\nmetadata:\n  frames-backlinks: \"{link}\"\n---\n{POLICY}"
+    text = (f"---\nname: transfer\ndescription: Transfer to a human.\nmetadata:\n  frames-backlinks: \"{link}\"\n---\n"
+            f"{POLICY}")
     return SkillSet.from_files({"skills/transfer/SKILL.md": text.encode()})
 
 

@@ -109,8 +109,10 @@ def test_rewrite_holding_a_credential_is_refused(skill, monkeypatch):
         assert text is None and any(e.kind == "credential" for e in errors)
 
 
-ELIGIBLE = "- Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, or it is in business class."
-ELIGIBLE_AGAIN = "- A reservation can be cancelled only if it was booked within the last 24 hours, the airline cancelled the flight, or the cabin is business."
+ELIGIBLE = ("- Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, "
+            "or it is in business class.")
+ELIGIBLE_AGAIN = ("- A reservation can be cancelled only if it was booked within the last 24 hours, the airline "
+                  "cancelled the flight, or the cabin is business.")
 
 
 def test_a_rule_stated_twice_is_refused(skill):

@@ -128,11 +128,13 @@ def test_the_trial_rewrites_added_lines_pass() -> None:
 
 
 def test_an_added_line_is_refused_for_the_same_reasons_unless_the_check_is_off() -> None:
-    body = "## Modify flight\n\n- Check that agent refunds to original payment method.\n- Agent update reservation to economy.\n"
+    body = ("## Modify flight\n\n- Check that agent refunds to original payment method.\n"
+            "- Agent update reservation to economy.\n")
     on = added_line_errors(None, body, CaseValues.build(CASES, [POLICY]), "skills/x/SKILL.md")
     assert len(on) == 2 and all("is not a rule" in e.message for e in on)
     assert [(e.kind, e.line) for e in on] == [("added-line", 3), ("added-line", 4)]
-    assert added_line_errors(None, body, CaseValues.build(CASES, [POLICY], check_form=False), "skills/x/SKILL.md") == []
+    assert added_line_errors(None, body, CaseValues.build(CASES, [POLICY], check_form=False),
+                             "skills/x/SKILL.md") == []
     off = CaseValues.build(CASES, [POLICY], check_form=False)
     # the case-value check still runs
     assert len(added_line_errors(None, "- Do not move OWZ4XL.\n", off, "skills/x/SKILL.md")) == 1

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from frames_cli.evolution.propose import rules
 
-ELIGIBLE_A = "Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, it is in business class, or it has travel insurance."
-ELIGIBLE_B = "A reservation can be cancelled only if it was booked within the last 24 hours, the airline cancelled the flight, the cabin is business, or it has travel insurance."
+ELIGIBLE_A = ("Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, "
+              "it is in business class, or it has travel insurance.")
+ELIGIBLE_B = ("A reservation can be cancelled only if it was booked within the last 24 hours, the airline cancelled "
+              "the flight, the cabin is business, or it has travel insurance.")
 DEPARTED = "A reservation with a flight that has already departed (status flying or landed) cannot be cancelled."
 
 
@@ -36,7 +38,8 @@ def test_different_reservation_codes_are_different_rules():
 
 
 def test_numbers_and_polarity_make_a_contradiction():
-    three = "Each reservation may be paid with at most one certificate, one credit card and three gift cards from the profile."
+    three = ("Each reservation may be paid with at most one certificate, one credit card and three gift cards from the "
+             "profile.")
     two = (
         "Each reservation may be paid with at most one certificate, one credit card and 2 gift cards from the profile."
     )

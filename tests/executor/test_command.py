@@ -1,4 +1,5 @@
-"""The command agent: protocol, blindness, and failure modes (crash, timeout, bad JSON) that fail one case, not the run."""
+"""The command agent: protocol, blindness, and failure modes (crash, timeout, bad JSON) that fail one case,
+not the run."""
 
 from __future__ import annotations
 

@@ -191,10 +191,12 @@ def test_must_pass_marks_a_case_or_its_whole_category(tmp_path: Path) -> None:
 def test_nan_or_infinity_in_a_case_is_a_located_error(tmp_path: Path, value: str, key: str) -> None:
     # issue 15: `expected: .nan` passed validate and evolve; NaN equals no answer and is no JSON.
     if key.endswith("fee"):
-        text = f"- id: n1\n  category: c\n  task:\n    input:\n      text: x\n      fields: {value}\n    expected: 'no'\n    check: {{kind: exact}}\n"
+        text = (f"- id: n1\n  category: c\n  task:\n    input:\n      text: x\n      fields: {value}\n    expected: "
+                f"'no'\n    check: {{kind: exact}}\n")
         line = 6
     else:
-        text = f"- id: n1\n  category: c\n  task:\n    input: {{text: x}}\n    expected: {value}\n    check: {{kind: exact}}\n"
+        text = (f"- id: n1\n  category: c\n  task:\n    input: {{text: x}}\n    expected: {value}\n    check: "
+                f"{{kind: exact}}\n")
         line = 5
     path = write(tmp_path / "bad.yaml", text)
     with pytest.raises(InputError) as info:

@@ -36,7 +36,7 @@ Check the rules first.
 <!-- frames:protected -->
 Never cancel a flown segment.
 <!-- /frames:protected -->
-"""
+"""  # noqa: E501 - a back-link is one line of SKILL.md, whatever its length
 
 
 def test_round_trip_is_byte_identical() -> None:
@@ -130,7 +130,8 @@ def test_skill_problems() -> None:
 
 
 def test_protected_regions() -> None:
-    body = "a\n<!-- frames:protected -->\nb\nc\n<!-- /frames:protected -->\nd\n<!-- frames:protected -->\ne\n<!-- /frames:protected -->\n"
+    body = ("a\n<!-- frames:protected -->\nb\nc\n<!-- /frames:protected -->\nd\n<!-- frames:protected -->\ne\n<!-- "
+            "/frames:protected -->\n")
     assert protected_regions(body) == ["b\nc\n", "e\n"]
     with pytest.raises(ValueError, match="body line 1: `<!-- /frames:protected -->` without an opening marker"):
         protected_regions("<!-- /frames:protected -->\n")

@@ -51,7 +51,8 @@ def test_jsonl_and_yaml_rows_read_alike(tmp_path: Path) -> None:
 
 
 def test_a_malformed_tagged_scalar_is_a_located_bad_row_not_a_crash(tmp_path: Path) -> None:
-    rows = "- {question: one}\n- {question: !!int x}\n- {question: !!bool maybe}\n- {question: !!timestamp nonsense}\n- {question: five}\n"
+    rows = ("- {question: one}\n- {question: !!int x}\n- {question: !!bool maybe}\n- {question: !!timestamp nonsense}\n"
+            "- {question: five}\n")
     result = _read(tmp_path / "rows.yaml", rows)
     assert [r.values["input"] for r in result.records] == ["one", "five"]
     assert [(p.location.line, p.severity) for p in result.problems] == [(2, "error"), (3, "error"), (4, "error")]

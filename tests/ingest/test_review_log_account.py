@@ -29,7 +29,8 @@ def _ingest(workspace: Path, name: str, text: str, *extra: str):
 
 
 def test_agent_decision_column_is_read_and_every_row_has_a_fate(workspace: Path):
-    text = "request,agent_decision,verdict,comment\nCancel ABC123,cancelled,approved,\nRefund?,refunded,rejected,Refunds are mandatory only within 24 hours.\n"
+    text = ("request,agent_decision,verdict,comment\nCancel ABC123,cancelled,approved,\n"
+            "Refund?,refunded,rejected,Refunds are mandatory only within 24 hours.\n")
     result, _ = _ingest(workspace, "log.csv", text, "--json")
     assert result.exit_code == 0, result.output
     account = json.loads(result.stdout)["account"]

@@ -261,7 +261,8 @@ def test_a_date_change_lists_flight_options_on_the_requested_dates(airline: dict
 
 
 def test_no_flight_options_when_the_flights_stay_as_they_are(airline: dict[str, Case]) -> None:
-    # 40: a passenger name; 18: "downgrade ... without changing the flights"; 5: "do NOT want to ... modify your flight".
+    # 40: a passenger name; 18: "downgrade ... without changing the flights"; 5: "do NOT want to ... modify your
+    # flight".
     for task in ("40", "18", "5"):
         assert "flight_options" not in airline[task].task.input["fields"], task
     # The cabin change still shows what the customer's own flights cost in each cabin.
@@ -269,7 +270,8 @@ def test_no_flight_options_when_the_flights_stay_as_they_are(airline: dict[str, 
 
 
 def test_options_are_on_the_day_the_customer_moves_to(airline: dict[str, Case]) -> None:
-    # Task 34: HXDUBJ's outbound (IAH → SFO via JFK, May 18) "on the next day" and the return from SFO (May 22) "by one day".
+    # Task 34: HXDUBJ's outbound (IAH → SFO via JFK, May 18) "on the next day" and the return from SFO (May 22) "by
+    # one day".
     days = {(o["origin"], o["destination"], o["date"]) for o in airline["34"].task.input["fields"]["flight_options"]}
     assert ("IAH", "SFO", "2024-05-19") in days and ("SFO", "IAH", "2024-05-23") in days
     assert not {d for _, _, d in days} & {"2024-05-18", "2024-05-22"}

@@ -1,4 +1,5 @@
-"""Cached prompt tokens: read from the provider's usage, kept in replies, results and the ledger, priced at the cached rate.
+"""Cached prompt tokens: read from the provider's usage, kept in replies, results and the ledger, priced at the
+cached rate.
 
 Invariants:
 1. `usage.prompt_tokens_details.cached_tokens` reaches ChatReply.usage and the ledger's role totals.

@@ -61,8 +61,9 @@ def test_a_spool_wait_prints_a_line_within_five_seconds(tmp_path: Path) -> None:
     (root / "cases").mkdir()
     (root / "cases" / "c.yaml").write_text(
         "".join(
-            f"- id: c{i}\n  category: bags\n  source: {{kind: manual, ref: t}}\n  created: '2026-12-01'\n  task: "
-            f"{{input: {{text: 'How many bags {i}?'}}, expected: '2', check: {{kind: exact}}, answer_format: a number}}\n"
+            f"- id: c{i}\n  category: bags\n  source: {{kind: manual, ref: t}}\n  created: '2026-12-01'\n"
+            f"  task: {{input: {{text: 'How many bags {i}?'}}, expected: '2', check: {{kind: exact}}, "
+            "answer_format: a number}\n"
             for i in range(3)
         )
     )

@@ -21,7 +21,8 @@ def coverage(evidence: list[str], texts: list[str]) -> float:
     return knowledge(evidence, (), frozenset(), frozenset(), texts, 0.0)
 
 SKILLS = [
-    "# Bags\n\n- Silver members get 2 free checked bags per passenger in economy.\n- Each bag must weigh at most 23 kg.",
+    "# Bags\n\n- Silver members get 2 free checked bags per passenger in economy.\n"
+    "- Each bag must weigh at most 23 kg.",
     "Basic economy reservations can be cancelled only within 24 hours of booking. Refunds go to the original card.",
     "- Offer compensation for delays only when the delay is longer than three hours.\n- Apologise for delays.",
     "",

@@ -3,7 +3,8 @@
 Invariants:
 1. A case's deciding passage is the policy section (split at headings) its evidence matches best.
 2. With `policy_reading` > 0 the executor knows a case to the share of the passage's statements
-   it turns on (those its evidence touches) that its loaded skills hold; a one-line skill that only names the procedure holds none of them, and a
+   it turns on (those its evidence touches) that its loaded skills hold; a one-line skill that only names the
+   procedure holds none of them, and a
    weak model (`policy_reading` 0) gets nothing from prose at all.
 3. Putting a passage's statements back helps every case that turns on it, including one no
    diagnoser saw: learning through the policy transfers.
@@ -98,7 +99,8 @@ def _diagnoser_prompt(skill_body: str, retrieved: str, heading: str = "Airline p
     )
     failures = [{"case_id": "seen", "category": "cancel", "input": {"text": "Please cancel H8Q05L."},
                  "diagnosis": {"evidence": list(SEEN.diagnosis.evidence)}}]
-    block = f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" heading="{heading}">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n'
+    block = (f'{RETRIEVED_OPEN}\nRelevant policy and past changes:\n\n<policy file="airline.md" lines="3-6" '
+             f'heading="{heading}">\n{retrieved}\n</policy>\n{RETRIEVED_CLOSE}\n\n')
     return f"Skills:\n\n{skills}\n\n{block}Failures:\n```json\n{json.dumps(failures)}\n```\n"
 
 

@@ -139,7 +139,8 @@ def test_diagnoser_without_insight_copies_the_evidence_or_proposes_a_spurious_ru
         assert proposal["change"].removeprefix('Add the rule: "').removesuffix('"') in SPURIOUS_RULES
 
 
-BODY = "# Bags\n\n- Bags are weighed at the desk.\n- Oversize bags cost extra.\n\n<!-- frames:protected -->\n- Never waive fees for staff.\n<!-- /frames:protected -->"
+BODY = ("# Bags\n\n- Bags are weighed at the desk.\n- Oversize bags cost extra.\n\n<!-- frames:protected -->\n- Never "
+        "waive fees for staff.\n<!-- /frames:protected -->")
 
 
 def rewriter_prompt(anchors: list) -> str:
@@ -168,7 +169,8 @@ def test_rewriter_forgets_a_rule_unless_anchored_and_restates_one(sim_workspace)
     assert "- Bags are weighed at the desk." in anchored["body"] and "- Oversize bags cost extra." in anchored["body"]
 
 
-SECTION = "## Checked bags\n\nSilver members get 2 free checked bags per passenger in economy.\nEach bag must weigh at most 23 kg.\nStaff must never waive fees."
+SECTION = ("## Checked bags\n\nSilver members get 2 free checked bags per passenger in economy.\nEach bag must weigh "
+           "at most 23 kg.\nStaff must never waive fees.")
 
 
 def test_generator_writes_cases_quoting_the_section(sim_workspace):
@@ -222,7 +224,8 @@ def test_coldstart_keeps_every_sentence_as_a_numbered_step(sim_workspace):
     )
     # A numbered step wrapped over lines is one step, never cut at the line break (18F's
     # "1. First thing to get is a travel vendor ID, which you can request by" / "   filling out ...").
-    wrapped = "1. First get a travel vendor ID, which you can request by\n   filling out the EFT form.\n2. Forward the ID to the travel team."
+    wrapped = ("1. First get a travel vendor ID, which you can request by\n   filling out the EFT form.\n2. Forward "
+               "the ID to the travel team.")
     prompt = f'Rewrite it.\n\n<policy file="policies/p.md" heading="Get set up">\n{wrapped}\n</policy>'
     (data,) = ask(sim_workspace, "coldstart", prompt, REWRITE)
     assert (
