@@ -2,7 +2,8 @@
 
 The bundled example follows τ²-bench's own split: its 30 train tasks in `cases/` are divided by
 `evolution.split` into diagnosis and selection sets; its 20 test tasks in `holdout/` are the sealed
-test set (`split.test_cases: holdout/*`), scored once at the end for S0 and the front. Each seed is a full `frames evolve` (driver API, same
+test set (`split.test_cases: holdout/*`), scored once at the end for S0 and the front. Each seed is a full `frames
+evolve` (driver API, same
 code path as the command) in a fresh copy with its own empty model cache; the seed sets
 `evolution.seed` and `simulator.seed`. The two settings differ only in `evolution.attribution_steps`
 (the default 2, and 0). The simulator is a model of LLM behaviour, not an LLM.

@@ -41,7 +41,8 @@ FAMILIES = {"file": files.trials, "bounds": bounds.trials, "answer": answers.tri
 def row(o: Outcome) -> str:
     """One table line."""
     codes = "/".join("-" if c is None else str(c) for c in o.codes)
-    flags = f"{'yes' if o.located else 'NO':>7} {'YES' if o.wrote else 'no':>5} {'TB' if o.traceback else '-':>3} {'HANG' if o.hang else '-':>4}"
+    flags = (f"{'yes' if o.located else 'NO':>7} {'YES' if o.wrote else 'no':>5} {'TB' if o.traceback else '-':>3} "
+             f"{'HANG' if o.hang else '-':>4}")
     trouble = "; ".join(x for x in (f"stranded: {o.stranded}" if o.stranded else "", f"leak: {o.leak}" if o.leak
                                     else "") if x)
     return f"{o.name[:44]:44} {o.family:6} {codes:>9} {flags}  {(trouble or o.message)[:140]}"

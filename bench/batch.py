@@ -74,12 +74,65 @@ def frames(root: Path, env: dict[str, str]) -> subprocess.Popen:
 
 
 def outcome(root: Path) -> tuple[list, list, dict]:
-    """(candidates as (id, gate passed, pass rate, tokens per case, changed skills), front, ledger) of the workspace's one run."""
+    """(candidates as (id, gate passed, pass rate, tokens per case, changed skills), front, ledger) of the
+    workspace's one run."""
     folder = next((root / ".frames" / "runs").iterdir())
     state = json.loads((folder / "state.json").read_text())
     cands = [(c["id"], c.get("gate_passed"), c.get("pass_rate"), c.get("mean_tokens"), c.get("changed_skills"))
              for c in state["candidates"]]
     return cands, state["front"], json.loads((folder / "ledger.json").read_text())
+
+
+def run_tick(batch_root: Path, env: dict[str, str], kill_after: float | None) -> tuple[int, float, str]:
+    """One `frames evolve` tick: (exit code, seconds, stderr); killed with SIGKILL after `kill_after`
+    seconds when given."""
+    started = time.perf_counter()
+    proc = frames(batch_root, env)
+    if kill_after is not None:
+        try:
+            proc.wait(kill_after)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+    _, err = proc.communicate()
+    return proc.returncode, time.perf_counter() - started, err
+
+
+def tick_until_done(batch_root: Path, batch_server: OpenAIServer, env: dict[str, str],
+                    args: argparse.Namespace) -> list[tuple[int, float, str]]:
+    """Run `frames evolve` in batch mode as a scheduler would until it finishes, killing the
+    --kill-tick-th tick that works after --kill-after seconds; each tick as (exit code, seconds, what
+    it did). A tick that sent a batch is followed at once by one that finds it running; otherwise the
+    next waits for the server to finish its batches."""
+    ticks: list[tuple[int, float, str]] = []
+    worked, probe = 0, False
+    while True:
+        batches_before = batch_server.stats["batches"]
+        kill = worked + 1 == args.kill_tick and batch_server.stats["batches"]
+        code, seconds, err = run_tick(batch_root, env, args.kill_after if kill else None)
+        if code == -signal.SIGKILL:
+            ticks.append((code, seconds, "killed"))
+            worked += 1
+            continue
+        if code == 0:
+            ticks.append((0, seconds, "finished"))
+            break
+        if code != 75:
+            raise SystemExit(f"a batch-mode tick failed ({code}): {err[-2000:]}")
+        sent = batch_server.stats["batches"] != batches_before
+        waiting = "waiting for" in err
+        ticks.append((75, seconds, "sent a batch" if sent else "batch running"))
+        worked += ticks[-1][2] != "batch running"
+        if not waiting:
+            raise SystemExit(f"exit 75 without saying what it waits for: {err[-500:]}")
+        if sent and not probe:
+            probe = True  # the next tick starts at once, while the server is still on the batch
+            continue
+        probe = False
+        while any(b["status"] in ("validating", "in_progress") for b in list(batch_server.batches.values())):
+            time.sleep(0.2)
+        if len(ticks) > 2000:
+            raise SystemExit("batch mode did not finish in 2,000 ticks")
+    return ticks
 
 
 def main() -> None:
@@ -113,42 +166,7 @@ def main() -> None:
             if proc.returncode != 0:
                 raise SystemExit(f"the synchronous run failed ({proc.returncode}): {err[-2000:]}")
             sync_s = time.perf_counter() - started
-            ticks: list[tuple[int, float, str]] = []  # (exit code, seconds, what the tick did)
-            worked, probe = 0, False
-            while True:
-                t0 = time.perf_counter()
-                batches_before = batch_server.stats["batches"]
-                proc = frames(batch_root, env)
-                if worked + 1 == args.kill_tick and batch_server.stats["batches"]:
-                    try:
-                        proc.wait(args.kill_after)
-                    except subprocess.TimeoutExpired:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                out, err = proc.communicate()
-                seconds = time.perf_counter() - t0
-                if proc.returncode == -signal.SIGKILL:
-                    ticks.append((proc.returncode, seconds, "killed"))
-                    worked += 1
-                    continue
-                if proc.returncode == 0:
-                    ticks.append((0, seconds, "finished"))
-                    break
-                if proc.returncode != 75:
-                    raise SystemExit(f"a batch-mode tick failed ({proc.returncode}): {err[-2000:]}")
-                sent = batch_server.stats["batches"] != batches_before
-                waiting = "waiting for" in err
-                ticks.append((75, seconds, "sent a batch" if sent else "batch running"))
-                worked += ticks[-1][2] != "batch running"
-                if not waiting:
-                    raise SystemExit(f"exit 75 without saying what it waits for: {err[-500:]}")
-                if sent and not probe:
-                    probe = True  # the next tick starts at once, while the server is still on the batch
-                    continue
-                probe = False
-                while any(b["status"] in ("validating", "in_progress") for b in list(batch_server.batches.values())):
-                    time.sleep(0.2)
-                if len(ticks) > 2000:
-                    raise SystemExit("batch mode did not finish in 2,000 ticks")
+            ticks = tick_until_done(batch_root, batch_server, env, args)
         sync, batch = outcome(sync_root), outcome(batch_root)
     same = sync[:2] == batch[:2]
     ratio = batch[2]["total_usd"] / sync[2]["total_usd"]

@@ -1,4 +1,5 @@
-"""Bench and test helper (not part of frames): open an HTML file in a headless Chromium (the system's package) and report what it did: a
+"""Bench and test helper (not part of frames): open an HTML file in a headless Chromium (the system's package) and
+report what it did: a
 screenshot, the rendered DOM, console messages and network attempts. Used by the HTML report's test
 and bench script to show that the report renders offline with no request and no console error.
 

@@ -331,6 +331,42 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
     }
 
 
+def print_table(results: list[dict], args: argparse.Namespace) -> None:
+    """The figures of every set as text: catalog sizes, the model's rewrites, the rankings' rates."""
+    print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
+    for r in results:
+        print(f"{r['set']}: catalog of {r['skills']} skills, {r['catalog_tokens']:,} tokens "
+              f"({r['catalog_tokens'] / r['skills']:.1f} per skill; characters / 4)")
+    for r in results:
+        if r["rewritten"] is not None:
+            left = r["skills"] - r["rewritten"]
+            print(
+                f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills"
+                + (f"; {left} kept verbatim" if left else "")
+            )
+    extra = f"   {'model top-1':>11} {'top-3':>6} {'of':>4}" if args.executor else ""
+    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   "
+          f"{'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
+    for r in results:
+        rows = [("all", r)] if args.half else [("all", r),
+                                               *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
+        for label, row in rows:
+            m = row.get("model", {})
+            model = ""
+            if args.executor:
+                model = (f"   {m['top1']:>11.1%} {m['top3']:>6.1%} {m['ranked']:>4}" if m.get("ranked")
+                         else f"   {'-':>11} {'-':>6} {0:>4}")
+            print(
+                f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
+                f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} "
+                f"{row['sim']['top3']:>6.1%}   {row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}{model}"
+            )
+    if args.executor:
+        print(f"model: the skills {args.executor} asked to load on the executor's first turn, over the `of` questions "
+              f"it answered (the recording holds no answer for the others)")
+
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", choices=sorted(SETS), help="question set (default: all)")
@@ -367,43 +403,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
-    for r in results:
-        print(f"{r['set']}: catalog of {r['skills']} skills, {r['catalog_tokens']:,} tokens "
-              f"({r['catalog_tokens'] / r['skills']:.1f} per skill; characters / 4)")
-    for r in results:
-        if r["rewritten"] is not None:
-            left = r["skills"] - r["rewritten"]
-            print(
-                f"{r['set']}: the model rewrote {r['rewritten']} of {r['skills']} skills"
-                + (f"; {left} kept verbatim" if left else "")
-            )
-    extra = f"   {'model top-1':>11} {'top-3':>6} {'of':>4}" if args.executor else ""
-    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   "
-          f"{'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
-    for r in results:
-        rows = [("all", r)] if args.half else [("all", r),
-                                               *((h, {**v, "skills": r["skills"]}) for h, v in r["halves"].items())]
-        for label, row in rows:
-            m = row.get("model", {})
-            model = (
-                (
-                    f"   {m['top1']:>11.1%} {m['top3']:>6.1%} {m['ranked']:>4}"
-                    if m.get("ranked")
-                    else f"   {'-':>11} {'-':>6} {0:>4}"
-                )
-                if args.executor
-                else ""
-            )
-            print(
-                f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
-                f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} "
-                f"{row['sim']['top3']:>6.1%}   {row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}{model}"
-            )
-    if args.executor:
-        print(f"model: the skills {args.executor} asked to load on the executor's first turn, over the `of` questions "
-              f"it answered (the recording holds no answer for the others)")
-
+    print_table(results, args)
 
 if __name__ == "__main__":
     main()

@@ -8,7 +8,8 @@ Prints the wall time of each phase, the model calls, the time per call and the p
 peak of the summed PSS of this process and its workers, sampled every 0.2 s, and peak RSS.
 Targets (issue 4): well under a minute and under 1 GB for 10,000 cases.
 
-Usage: python bench/eval_scale.py [--cases N] [--concurrency C] [--jobs J] [--no-cache] [--small] [--backend ray [--kill-after S]]
+Usage: python bench/eval_scale.py [--cases N] [--concurrency C] [--jobs J] [--no-cache] [--small] [--backend ray
+[--kill-after S]]
   --small: use three short cases (about 100 characters of input) instead of the tau2 ones.
   --jobs: worker processes (`frames eval --jobs`); CPU time then includes the workers'.
   --backend ray: the command agent (`executor.kind: command`, a shell script of about a millisecond

@@ -280,14 +280,7 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
     for r in range(1, args.reruns + 1):
         rerun = group(outcomes, r, group_size)
         child_tokens = {cid: t[r * group_size : (r + 1) * group_size] for cid, t in spent.items()}
-        children = [("aa", None, rerun)]
-        for cat in categories:
-            for key, long_run, keep in (("planted", outcomes, 0), ("planted-any", None, 0),
-                                        ("planted-partial", outcomes, 4)):
-                worse = planted(full, rerun, cat, long_run, keep)
-                if worse is not None:
-                    children.append((key, cat, worse))
-        for key, _cat, child in children:
+        for key, _cat, child in rerun_children(outcomes, full, rerun, categories):
             for k in args.samples:
                 for rule in RULES:
                     gate = PerCategoryGate(0.05, rule, 0.05)
@@ -295,25 +288,45 @@ def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], g
                 if key == "aa":
                     tally["tokens", k].append(sum(sum(t[:k]) for t in child_tokens.values()))
             for start, seq in plans.items():
-                if seq is None:
-                    continue
-                verdict = seq.decide(Drawn(full), Drawn(child)).verdict
-                tally[key, "sequential", start].append(not verdict.passed)
-                if key in ("aa", "planted"):
-                    passed, whole, early = staged_replay(seq, full, child, child_tokens, args.stage)
-                    tally["look_identical"] &= passed == verdict.passed
-                    if not passed:
-                        tally["look_full", start] += whole
-                        tally["look_early", start] += early
-                        tally["look_rejected", start] += 1
-                if key == "aa":
-                    used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start)
-                            for cid, o in full.items()}
-                    tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k])
-                                                                    for cid, k in used.items()))
-                    tally["base_samples", start].append(max(used.values()))
-                    tally["sampled_further", start].append(sum(s["samples"] > start
-                                                               for s in verdict.sequential["categories"].values()))
+                if seq is not None:
+                    sequential_checks(key, seq, start, full, child, child_tokens, args.stage, tally)
+
+
+def rerun_children(outcomes: dict[str, CaseOutcome], full: dict[str, CaseOutcome], rerun: dict[str, CaseOutcome],
+                   categories: list[str]) -> list[tuple[str, str | None, dict[str, CaseOutcome]]]:
+    """(kind, category, child) of one rerun: itself as an A/A child, and per category the planted
+    regressions that apply to it."""
+    children: list[tuple[str, str | None, dict[str, CaseOutcome]]] = [("aa", None, rerun)]
+    for cat in categories:
+        for key, long_run, keep in (("planted", outcomes, 0), ("planted-any", None, 0),
+                                    ("planted-partial", outcomes, 4)):
+            worse = planted(full, rerun, cat, long_run, keep)
+            if worse is not None:
+                children.append((key, cat, worse))
+    return children
+
+
+def sequential_checks(key: str, seq: SequentialGate, start: int, full: dict[str, CaseOutcome],
+                      child: dict[str, CaseOutcome], child_tokens: dict[str, list[int]], stage: int,
+                      tally: dict) -> None:
+    """The sequential gate starting at `start` samples on one child of kind `key`: its verdict; for the
+    A/A and planted children, the early stop inside a look replayed; for A/A, the samples it drew."""
+    verdict = seq.decide(Drawn(full), Drawn(child)).verdict
+    tally[key, "sequential", start].append(not verdict.passed)
+    if key in ("aa", "planted"):
+        passed, whole, early = staged_replay(seq, full, child, child_tokens, stage)
+        tally["look_identical"] &= passed == verdict.passed
+        if not passed:
+            tally["look_full", start] += whole
+            tally["look_early", start] += early
+            tally["look_rejected", start] += 1
+    if key == "aa":
+        used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start)
+                for cid, o in full.items()}
+        tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k]) for cid, k in used.items()))
+        tally["base_samples", start].append(max(used.values()))
+        tally["sampled_further", start].append(sum(s["samples"] > start
+                                                   for s in verdict.sequential["categories"].values()))
 
 
 def one_seed(tmp: Path, example: Path, before: Path, seed: int, args: argparse.Namespace, tally: dict) -> None:

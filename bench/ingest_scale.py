@@ -3,7 +3,8 @@
 Builds a CSV of --rows rows by cycling the twelve hand-written rows of
 tests/ingest/data/reviews-week12.csv (bad rows, a Latin-1 byte, a misspelt verdict and multi-line
 cells included) with the ticket number and the input made unique per row, so every good row is a distinct
-case and the store compares each against all the others and the workspace's cases. Then runs the same path as the command in a temporary copy of the bundled
+case and the store compares each against all the others and the workspace's cases. Then runs the same path as the
+command in a temporary copy of the bundled
 workspace: read and classify (ReviewLogConverter, with the bundled policy for grounding), store
 with duplicate folding against the workspace's cases (dedup.store_cases), and attach the advice
 rows to skills (BM25). Prints rows, cases, problems, the wall time of each phase and the peak

@@ -8,7 +8,8 @@ Ideal time = calls × latency ÷ concurrency: what a layer costing nothing would
 Measured for each `--processes` value (default 0 and 2): `llm.processes` = 0 makes the litellm
 calls in the client's threads, under one GIL; > 0 in that many CallPool worker processes.
 
-Usage: python bench/llm_overhead.py [--calls N] [--latency S] [--concurrency C] [--no-cache] [--repeat R] [--processes P ...]
+Usage: python bench/llm_overhead.py [--calls N] [--latency S] [--concurrency C] [--no-cache] [--repeat R]
+[--processes P ...]
 
 The machine's noise moves one run's ratio by ±0.1 (measured: 1.18–1.38 for unchanged code), so the
 calls are made R times (new requests each time, so every run misses the cache) and the median

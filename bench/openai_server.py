@@ -157,78 +157,89 @@ class OpenAIServer:
         batch["status"] = "cancelled" if batch["status"] == "cancelling" else "completed"
         batch["completed_at"] = int(time.time())
 
+    def route_post(self, path: str, content_type: str, body: bytes) -> tuple[int, Any]:
+        """(status, JSON payload) answering a POST of `body` to `path`."""
+        if path == "/v1/chat/completions":
+            with self._lock:
+                self.stats["chat"] += 1
+            return 200, self.backend.answer(json.loads(body))
+        if path == "/v1/files":
+            fields = _multipart(content_type, body)
+            name = fields["file"][0] or "upload.jsonl"
+            return 200, self.add_file(fields["file"][1], fields["purpose"][1].decode(), name)
+        if path == "/v1/batches":
+            return 200, self.create_batch(json.loads(body))
+        if path.startswith("/v1/batches/") and path.endswith("/cancel"):
+            batch = self.batches[path.split("/")[3]]
+            if batch["status"] in ("validating", "in_progress"):
+                batch["status"] = "cancelling"
+            return 200, batch
+        return 404, {"error": {"message": f"no route {path}"}}
+
+    def route_get(self, path: str) -> tuple[int, Any, bytes | None]:
+        """(status, JSON payload, raw bytes to send instead or None) answering a GET of `path`."""
+        parts = path.rstrip("/").split("/")
+        if len(parts) == 4 and parts[2] == "batches" and parts[3] in self.batches:
+            with self._lock:
+                self.stats["retrieves"] += 1
+            return 200, self.batches[parts[3]], None
+        if len(parts) >= 4 and parts[2] == "files" and parts[3] in self.files:
+            record = self.files[parts[3]]
+            if len(parts) == 5 and parts[4] == "content":
+                return 200, None, record["data"]
+            return 200, _public(record), None
+        return 404, {"error": {"message": f"no route {path}"}}, None
+
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "data"}
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """The OpenAI routes of `api`, which `_handler` sets per server."""
+
+    protocol_version = "HTTP/1.1"
+    api: OpenAIServer
+
+    def log_message(self, *args: Any) -> None:  # quiet: a bench prints its own figures
+        pass
+
+    def _send(self, status: int, payload: Any, raw: bytes | None = None) -> None:
+        data, kind = ((raw, "application/octet-stream") if raw is not None
+                      else (json.dumps(payload).encode("utf-8"), "application/json"))
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _authorised(self) -> bool:
+        if (self.headers.get("Authorization") or "").startswith("Bearer "):
+            return True
+        self._send(401, {"error": {"message": "no API key", "type": "invalid_request_error"}})
+        return False
+
+    def do_POST(self) -> None:
+        if not self._authorised():
+            return
+        path, body = self.path.rstrip("/"), self._body()
+        try:
+            status, payload = self.api.route_post(path, self.headers.get("Content-Type", ""), body)
+        except (KeyError, ValueError) as exc:
+            status, payload = 400, {"error": {"message": f"bad request: {exc!r}", "type": "invalid_request_error"}}
+        self._send(status, payload)
+
+    def do_GET(self) -> None:
+        if not self._authorised():
+            return
+        self._send(*self.api.route_get(self.path))
+
+
 def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:  # quiet: a bench prints its own figures
-            pass
-
-        def _send(self, status: int, payload: Any, raw: bytes | None = None) -> None:
-            data = raw if raw is not None else json.dumps(payload).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/octet-stream" if raw is not None else "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _body(self) -> bytes:
-            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-        def _authorised(self) -> bool:
-            if (self.headers.get("Authorization") or "").startswith("Bearer "):
-                return True
-            self._send(401, {"error": {"message": "no API key", "type": "invalid_request_error"}})
-            return False
-
-        def do_POST(self) -> None:
-            if not self._authorised():
-                return
-            path, body = self.path.rstrip("/"), self._body()
-            try:
-                if path == "/v1/chat/completions":
-                    with server._lock:
-                        server.stats["chat"] += 1
-                    self._send(200, server.backend.answer(json.loads(body)))
-                elif path == "/v1/files":
-                    fields = _multipart(self.headers.get("Content-Type", ""), body)
-                    self._send(200, server.add_file(fields["file"][1], fields["purpose"][1].decode(), fields["file"][0]
-                                                    or "upload.jsonl"))
-                elif path == "/v1/batches":
-                    self._send(200, server.create_batch(json.loads(body)))
-                elif path.startswith("/v1/batches/") and path.endswith("/cancel"):
-                    batch = server.batches[path.split("/")[3]]
-                    if batch["status"] in ("validating", "in_progress"):
-                        batch["status"] = "cancelling"
-                    self._send(200, batch)
-                else:
-                    self._send(404, {"error": {"message": f"no route {path}"}})
-            except (KeyError, ValueError) as exc:
-                self._send(400, {"error": {"message": f"bad request: {exc!r}", "type": "invalid_request_error"}})
-
-        def do_GET(self) -> None:
-            if not self._authorised():
-                return
-            parts = self.path.rstrip("/").split("/")
-            if len(parts) == 4 and parts[2] == "batches" and parts[3] in server.batches:
-                with server._lock:
-                    server.stats["retrieves"] += 1
-                self._send(200, server.batches[parts[3]])
-            elif len(parts) >= 4 and parts[2] == "files" and parts[3] in server.files:
-                record = server.files[parts[3]]
-                if len(parts) == 5 and parts[4] == "content":
-                    self._send(200, None, raw=record["data"])
-                else:
-                    self._send(200, _public(record))
-            else:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-    return Handler
+    return type("Handler", (_Handler,), {"api": server})
 
 
 def _multipart(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]:

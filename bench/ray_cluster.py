@@ -1,4 +1,5 @@
-"""A Ray cluster of separate nodes on this machine, started with `ray start` as a user would (bench/eval_scale.py --backend ray).
+"""A Ray cluster of separate nodes on this machine, started with `ray start` as a user would (bench/eval_scale.py
+--backend ray).
 
 Each node is a `ray start --block` process of its own session: ended with SIGTERM, it stops the
 processes it started, and nothing else on the machine (`ray stop` would end every Ray process of

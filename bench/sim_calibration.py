@@ -72,7 +72,8 @@ def thin_skills(folder: Path) -> None:
 
 
 def s0(folder: Path, settings: dict, seed: int, cases: str) -> dict[str, bool]:
-    """case id → passed, for S0 of `folder` on the case glob `cases`, with simulator `settings` and `seed` (no cache)."""
+    """case id → passed, for S0 of `folder` on the case glob `cases`, with simulator `settings` and `seed`
+    (no cache)."""
     config = yaml.safe_load((folder / "frames.yaml").read_text(encoding="utf-8"))
     config["simulator"].update(settings, seed=seed)
     (folder / "frames.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

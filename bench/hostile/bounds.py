@@ -95,7 +95,8 @@ def trials() -> list[Trial]:
     out += [setting(key, raw) for key, values in PATHS.items() for raw in values]
     sha = "0" * 64
     for span in ("L1-L999999999999", "L999999999999-L999999999999", "L5-L4", "L0-L3"):
-        body = f"---\nname: bad\ndescription: A skill whose back-link names no real lines.\nmetadata:\n  frames-backlinks: policies/airline.md#{span} sha256:{sha} Airline\n---\n# Bad\n\nA rule.\n"
+        body = (f"---\nname: bad\ndescription: A skill whose back-link names no real lines.\nmetadata:\n  "
+                f"frames-backlinks: policies/airline.md#{span} sha256:{sha} Airline\n---\n# Bad\n\nA rule.\n")
         out.append(Trial(f"backlink-{span}", "bounds", lambda r, b=body: write(r, "skills/bad/SKILL.md", b),
                          (("validate",), ("status",)), "skills/bad/SKILL.md", False))
     return out

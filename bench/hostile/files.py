@@ -1,4 +1,5 @@
-"""Malformed and hostile files (issue 15's 102 inputs): frames.yaml, cases, skills, policies, symlinks, secrets, bombs, run ids.
+"""Malformed and hostile files (issue 15's 102 inputs): frames.yaml, cases, skills, policies, symlinks, secrets,
+bombs, run ids.
 
 Each goes through `frames validate` and `frames evolve`; a skill or policy input is committed
 first (evolve reads them at the base). Inputs only `frames evolve` takes (`--resume` ids,

@@ -1,4 +1,5 @@
-"""Git refusing or dying around frames' commits on the user's branch: hooks, signing, locks, sparse checkouts, kill -9 (issue 29).
+"""Git refusing or dying around frames' commits on the user's branch: hooks, signing, locks, sparse checkouts, kill
+-9 (issue 29).
 
 Each trial removes the template's skills (committed), so `frames coldstart` has six skills to write
 and commit, then puts git in a hostile state. After the command, the state is taken away again and

@@ -193,22 +193,8 @@ def snapshot(root: Path, *, state: bool = True) -> str:
     notes (a run's own state) only with `state`."""
     h = hashlib.sha256()
     for base in (root, root.parent / "outside"):
-        if not base.exists():
-            continue
-        for dirpath, dirnames, filenames in os.walk(base):
-            rel = Path(dirpath).relative_to(root.parent)
-            if rel.parts[:2] == (root.name, ".git") or (not state and rel.parts[:2] == (root.name, ".frames")):
-                dirnames[:] = []
-                continue
-            for name in sorted(dirnames + filenames):
-                if not state and rel == Path(root.name) and name == ".frames":
-                    continue
-                path = Path(dirpath) / name
-                h.update(str(rel / name).encode())
-                if path.is_symlink():
-                    h.update(os.readlink(path).encode())
-                elif path.is_file():
-                    h.update(hashlib.sha256(path.read_bytes()).digest())
+        if base.exists():
+            _digest_files(h, base, root, state)
     listed = git(root, "for-each-ref")
     if not state:  # a run's candidates and notes are frames' own state, like `.frames/`
         listed = "\n".join(line for line in listed.splitlines() if "\trefs/frames/" not in line
@@ -217,6 +203,25 @@ def snapshot(root: Path, *, state: bool = True) -> str:
     for args in (["rev-parse", "HEAD"], ["ls-files", "-s"]):
         h.update(git(root, *args).encode())
     return h.hexdigest()
+
+
+def _digest_files(h: hashlib._Hash, base: Path, root: Path, state: bool) -> None:
+    """Add to `h` every path under `base` (relative to the workspace's parent) with its symlink target
+    or content; not `.git/`, nor `.frames/` without `state`."""
+    for dirpath, dirnames, filenames in os.walk(base):
+        rel = Path(dirpath).relative_to(root.parent)
+        if rel.parts[:2] == (root.name, ".git") or (not state and rel.parts[:2] == (root.name, ".frames")):
+            dirnames[:] = []
+            continue
+        for name in sorted(dirnames + filenames):
+            if not state and rel == Path(root.name) and name == ".frames":
+                continue
+            path = Path(dirpath) / name
+            h.update(str(rel / name).encode())
+            if path.is_symlink():
+                h.update(os.readlink(path).encode())
+            elif path.is_file():
+                h.update(hashlib.sha256(path.read_bytes()).digest())
 
 
 def run(

@@ -2,7 +2,8 @@
 
 Each is put in place of the template's policies (or, for adopt, in a library folder beside the
 workspace), then `frames coldstart` (or `frames adopt`) runs; the file stays (it is the user's;
-one frames refuses is replaced by the user's fix), and the normal commands afterwards are `frames validate` and the same command again, which must
+one frames refuses is replaced by the user's fix), and the normal commands afterwards are `frames validate` and the
+same command again, which must
 leave skills/ committed and clean.
 """
 
@@ -26,7 +27,8 @@ USWDS = (
 CJK = (
     "# 个人信息保护法\n\n"
     + "\n\n".join(
-        f"第{n}条 为了规范个人信息处理活动，保护个人信息权益，促进个人信息合理利用，根据宪法，制定本法。任何组织、个人不得侵害自然人的个人信息权益。"
+        f"第{n}条 为了规范个人信息处理活动，保护个人信息权益，促进个人信息合理利用，根据宪法，制定本法。"
+        "任何组织、个人不得侵害自然人的个人信息权益。"
         for n in range(1, 32)
     )
     + "\n"
@@ -34,8 +36,10 @@ CJK = (
 YAML_IN_PROSE = (
     "# Config\n\nText.\n\n---\nname: example\ndescription: a block shown in prose\n---\n\nMore text about the rules.\n"
 )
-CLAUDE_SKILL = "--- \nname: pdf-tools\ndescription: Fill and merge PDF forms with the bundled scripts.\nallowed-tools: [Bash, Read]\n---  \n# PDF tools\n\nUse scripts/fill.py.\n"
-CRLF_SKILL = "---\r\nname: crlf-skill\r\ndescription: A skill saved on Windows with CRLF line ends.\r\n---\r\n# CRLF\r\n\r\nKeep the line ends.\r\n"
+CLAUDE_SKILL = ("--- \nname: pdf-tools\ndescription: Fill and merge PDF forms with the bundled scripts.\n"
+                "allowed-tools: [Bash, Read]\n---  \n# PDF tools\n\nUse scripts/fill.py.\n")
+CRLF_SKILL = ("---\r\nname: crlf-skill\r\ndescription: A skill saved on Windows with CRLF line ends.\r\n---\r\n# "
+              "CRLF\r\n\r\nKeep the line ends.\r\n")
 TAB_SKILL = "---\nname: tabbed\ndescription:\tA description after a tab.\nmetadata:\n\tversion: 2\n---\n# Tabs\n"
 
 
