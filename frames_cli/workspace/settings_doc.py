@@ -1,7 +1,7 @@
 """The settings reference page (docs/settings.md), generated from the settings' own descriptions.
 
 Each setting's meaning, default, type and allowed range live once, in the dataclass fields of
-workspace/config.py; this module renders them as Markdown. A test compares the page in the
+workspace/config.py and evolution_config.py; this module renders them as Markdown. A test compares the page in the
 repository with `settings_reference()`, so the page cannot drift from the code. Regenerate with
 
     python -m frames_cli.workspace.settings_doc docs/settings.md
@@ -60,8 +60,8 @@ def settings_reference() -> str:
         "`frames init` writes only the keys marked **init** (the ones a team sets first);",
         "`frames validate` checks the file and names the line of a wrong value.",
         "",
-        "This page is generated from `frames_cli/workspace/config.py`; after changing a setting there,",
-        f"run `{REGENERATE}` (a test compares the two).",
+        "This page is generated from `frames_cli/workspace/config.py` and `evolution_config.py`; after changing",
+        f"a setting there, run `{REGENERATE}` (a test compares the two).",
         "",
     ]
     top = [
