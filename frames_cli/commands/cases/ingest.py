@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from frames_cli.commands.cases import ingest_feedback
+from frames_cli.commands.cases import ingest_feedback, ingest_generated
 from frames_cli.commands.common import JsonOption, RepoOption, guarded
 
 if TYPE_CHECKING:
@@ -76,8 +76,8 @@ SUBCOMMANDS: list[tuple[str, Callable[..., Any]]] = [
     ("review-log", ingest_feedback.review_log),
     ("trace", ingest_feedback.trace),
     ("cases", ingest_feedback.cases),
-    ("amendment", ingest_feedback.amendment),
-    ("generate", ingest_feedback.generate),
+    ("amendment", ingest_generated.amendment),
+    ("generate", ingest_generated.generate),
 ]
 
 
