@@ -281,7 +281,8 @@ def test_promote_override_gate_records_who_why_and_when(world):
 
 
 def test_review_lists_policy_sentences_changed_and_proposals_dropped(world):
-    from frames_cli.evolution.report.review import build_review, review_markdown
+    from frames_cli.evolution.report.review import build_review
+    from frames_cli.evolution.report.review_markdown import review_markdown
     from frames_cli.gitstore.store import GitStore
     from frames_cli.workspace.layout import Workspace
 

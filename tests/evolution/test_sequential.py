@@ -376,7 +376,7 @@ def test_early_rejection_inside_a_look_never_changes_a_verdict_and_settles_what_
 
 def test_a_look_stopped_early_is_said_in_the_summary_the_detail_and_the_review():
     from frames_cli.evolution.compare.gate import gate_detail
-    from frames_cli.evolution.report.review import sequential_lines
+    from frames_cli.evolution.report.review_markdown import sequential_lines
 
     # "drop": S0 always passes d0, the child never; "dip": the child a little below S0 on three
     # cases. Both are undecided at k = 5; at k = 10 d0 alone makes the rejection certain.

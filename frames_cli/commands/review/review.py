@@ -49,7 +49,8 @@ def register(app: typer.Typer) -> None:
         as in `frames eval`; `--markdown -` and `--json` exclude each other. Exit 0, 2 when no
         candidate matches, FILE cannot be written, or both print on standard output."""
         from frames_cli.commands.output import emit_json, print_trimmed
-        from frames_cli.evolution.report.review import build_review, review_markdown
+        from frames_cli.evolution.report.review import build_review
+        from frames_cli.evolution.report.review_markdown import review_markdown
         from frames_cli.evolution.state.runs import find_candidate
         from frames_cli.gitstore.store import GitStore
         from frames_cli.sanitize import for_terminal

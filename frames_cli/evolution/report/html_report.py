@@ -17,7 +17,8 @@ from frames_cli.formatting import pct, plural, tokens, usd
 from frames_cli.evolution.report.menu import MenuRow, menu_cells, menu_notes
 from frames_cli.evolution.decide.recommend import headline
 from frames_cli.evolution.state.records import Candidate, RunState, RunSummary
-from frames_cli.evolution.report.review import build_review, gate_line
+from frames_cli.evolution.report.review import build_review
+from frames_cli.evolution.report.review_markdown import gate_line
 from frames_cli.evolution.report.story import RoundStory, next_steps, off_front_reason, problems, run_story
 
 if TYPE_CHECKING:

@@ -74,7 +74,8 @@ def pull_request_title(state: RunState, best: Candidate) -> str:
 
 def pull_request_body(ws: Workspace, store: GitStore, state: RunState, best: Candidate, branch: str) -> str:
     """The description: the candidate's review (`frames review --markdown`) with how to look at it locally."""
-    from frames_cli.evolution.report.review import build_review, review_markdown
+    from frames_cli.evolution.report.review import build_review
+    from frames_cli.evolution.report.review_markdown import review_markdown
     from frames_cli.sanitize import for_terminal
 
     review = for_terminal(review_markdown(build_review(ws, store, state, best)))
