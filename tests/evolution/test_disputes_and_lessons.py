@@ -114,7 +114,8 @@ def test_a_change_that_failed_the_gate_is_shown_to_later_diagnosers() -> None:
     checks = [CategoryCheck("baggage", 1.0, 0.5, 0.95, False),
               CategoryCheck("cancel", 1.0, 1.0, 0.95, True)]
     r = RoundRecord(round=2, child="r2c1", gate=GateRecord(GateVerdict(False, checks)))
-    r.blueprints = (Blueprint("baggage", False, "", (Change('Add the rule: "Bags are free."', (), ("b-1",), (0,)),), 1),)
+    r.blueprints = (Blueprint("baggage", False, "", (Change('Add the rule: "Bags are free."', (), ("b-1",), (0,)),),
+                              1),)
     r.diagnoses = (DiagnoserResult(1, ["b-1"], dropped=["proposal 0 for `compensation` (diagnoser 1): carries the "
                                                         "reservation id H8Q05L, which only case c-3 holds"]),)
     lessons = round_lessons("run-x", r)
