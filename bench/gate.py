@@ -31,9 +31,10 @@ workspace as committed at HEAD, each with its own empty model cache:
                              first k_j of them).
   tokens per gate check      evaluation tokens (agent + judge) of the samples an A/A check compared
                              on the child's side: every case at k for a fixed k; for the sequential
-                             gate every case at its first look and an undecided category's cases
-                             up to the look that decided it. S0's extra samples are drawn once per
-                             run and shared by its children; the largest S0 needed is printed.
+                             gate every case at its first look and the samples its later looks
+                             drew (replayed as a run draws them, every look in full). S0's extra
+                             samples are drawn once per base and shared by its children; the most
+                             S0 needed per case is printed.
   early-rejection-saving     two `frames evolve` runs per seed (the bundled settings: the default
                              `evolution.gate: paper`), `evolution.early_rejection` off and
                              on: executor tokens of the rejected children of the second against the
@@ -109,11 +110,12 @@ BEFORE = "3c20bc3"
 RULES = ("paper", "noise-aware")
 #: later-run: every NEW_EVERY-th case by id arrives after the first run (3 of the bundled 30; --new-every).
 NEW_EVERY = 10
+#: Run in BEFORE's code, so its module paths are BEFORE's (evolution/driver.py, not evolution/run/driver.py).
 _BEFORE_RUN = """
 import json, os, sys
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, sys.argv[1])
-from frames_cli.evolution.run.driver import EvolveOptions, evolve
+from frames_cli.evolution.driver import EvolveOptions, evolve
 from frames_cli.workspace.layout import Workspace
 state = evolve(Workspace.open(sys.argv[2]), EvolveOptions()).state
 print(json.dumps({"run_id": state.run_id, "tokens": state.spend_tokens}))
@@ -239,13 +241,15 @@ def planted(base: dict[str, CaseOutcome], child: dict[str, CaseOutcome], categor
 
 def staged_replay(seq: SequentialGate, base: dict[str, CaseOutcome], child: dict[str, CaseOutcome],
                   tokens: dict[str, list[int]],
-                  stage: int) -> tuple[bool, int, int]:
+                  stage: int) -> tuple[bool, int, int, int]:
     """The sequential gate on one child, its samples drawn as a run draws them: (passed, the child's
     evaluation tokens with every look drawn in full, the same with early rejection inside the looks,
-    `stage` cases at a time). Both start from the first look's k samples of every case; S0's side
-    is not counted (drawn once per run)."""
+    `stage` cases at a time, and the most samples per case of S0 drawn with every look in full).
+    Both start from the first look's k samples of every case; S0's side is not counted in the
+    tokens (drawn once per base)."""
     k = seq.looks[0]
     spent = {}
+    s0_read = k
     for label, staged in (("full", 0), ("early", stage)):
         have = {"baseline": {c: CaseOutcome(o.category, o.passes[:k]) for c, o in base.items()},
                 "child": {c: CaseOutcome(o.category, o.passes[:k]) for c, o in child.items()}}
@@ -261,8 +265,10 @@ def staged_replay(seq: SequentialGate, base: dict[str, CaseOutcome], child: dict
         verdict = sequential_verdict(seq, lambda have=have: (Drawn(dict(have["baseline"])), Drawn(dict(have["child"]))),
                                      draw, staged)
         spent[label] = (verdict.passed, sum(sum(tokens[c][:n]) for c, n in drawn.items()))
+        if not staged:
+            s0_read = max(len(o.passes) for o in have["baseline"].values())
     assert spent["full"][0] == spent["early"][0], "early rejection inside a look changed a verdict"
-    return spent["full"][0], spent["full"][1], spent["early"][1]
+    return spent["full"][0], spent["full"][1], spent["early"][1], s0_read
 
 
 def gate_checks(outcomes: dict[str, CaseOutcome], spent: dict[str, list[int]], group_size: int,
@@ -314,17 +320,15 @@ def sequential_checks(key: str, seq: SequentialGate, start: int, full: dict[str,
     verdict = seq.decide(Drawn(full), Drawn(child)).verdict
     tally[key, "sequential", start].append(not verdict.passed)
     if key in ("aa", "planted"):
-        passed, whole, early = staged_replay(seq, full, child, child_tokens, stage)
+        passed, whole, early, s0_read = staged_replay(seq, full, child, child_tokens, stage)
         tally["look_identical"] &= passed == verdict.passed
         if not passed:
             tally["look_full", start] += whole
             tally["look_early", start] += early
             tally["look_rejected", start] += 1
     if key == "aa":
-        used = {cid: verdict.sequential["categories"].get(o.category, {}).get("samples", start)
-                for cid, o in full.items()}
-        tally["tokens", "sequential", start].append(sum(sum(child_tokens[cid][:k]) for cid, k in used.items()))
-        tally["base_samples", start].append(max(used.values()))
+        tally["tokens", "sequential", start].append(whole)
+        tally["base_samples", start].append(s0_read)
         tally["sampled_further", start].append(sum(s["samples"] > start
                                                    for s in verdict.sequential["categories"].values()))
 

@@ -9,36 +9,48 @@ Methods with Applications to Clinical Trials", 2000, ch. 4 and 7; Pampallona & T
 
 - rejection: the noise-aware rule at that look's share of α; if it rejects, the child is rejected
   and the gate ends;
-- early acceptance (interim looks only): the category is at or above its floor, and the data rule
-  out, at that look's share of β, the regression the gate is built to catch: ⌈n/3⌉ of the
-  category's n cases (the issue's "made worse by at least a third of its cases") broken, i.e. S0
-  passes each at least half the time and the child fails it every time
-  (`paired_test.broken_cases_p_value`). That test reads the child's k_j samples and S0's first
-  `gate_max_samples`: S0 is sampled once for all children, so the few cases it needs are drawn
-  for S0 alone (`Decision.baseline_need`). The floor guards what the test does not: a drop spread
-  over many cases, or a case the child still passes now and then;
-- otherwise the category is undecided: its cases get more samples, S0's and the child's, up to
-  the next look. At the last look what the rejection test does not reject is accepted.
+- early acceptance (interim looks only): the data rule out, at level β_s, the regression the gate
+  is built to catch: ⌈n/3⌉ of the category's n cases (the issue's "made worse by at least a third
+  of its cases") broken, i.e. S0 passes each at least half the time and the child fails it every
+  time (`paired_test.broken_cases_p_value`). The test reads the child's first k_j samples and S0's
+  first K_s, K_s one of the steps 8, 16, 32, … up to `gate_max_samples` (`baseline_steps`, at most
+  8·k_j at look j): S0 is sampled once for every child (and every run on the base, through the
+  sample store), so its side may be measured better than the child's. S0 is drawn to a step only
+  for the cases the child has not passed, and only when, passing them as often as so far, it
+  would reach β_s there; a case S0 passes often is cleared by the child passing it once;
+- otherwise the category is undecided. One at or above its floor is open on the broken third
+  alone: the next look draws only the cases the child has not passed yet, of the child, and tests
+  nothing else until the last look. One below its floor is tested in full at the next look (its
+  cases get more samples, S0's and the child's). At the last look every open category is tested
+  in full, and what the rejection test does not reject is accepted.
 
 The error spent at look j is α·(t_j² − t_{j−1}²), t_j = k_j / k_max: the power family of α-spending
 functions with ρ = 2 (Lan & DeMets, Biometrika 70 (1983) 659–663; Kim & DeMets, Biometrika 74 (1987)
 149–154), little early and most at the last look, where the test has its power. Each look's share
 is tested on its own, as a Bonferroni split over the planned looks: a child as good as S0 is
 rejected only if some (look, category) test rejects, and each of those is a fixed-sample test on
-the first k_j samples with level α_j / m, so the chance is at most Σ_j α_j = α whatever the looks'
-statistics have in common and whichever categories go on. (Lan–DeMets boundaries computed from the
-joint law of the looks are sharper; that law is not known for these exact discrete tests.)
-Accepting early never adds a false rejection (the acceptance boundary is non-binding), so the
-bound holds whatever that boundary is.
+the first k_j samples of every case of the category, with level α_j / m. Samples are numbered per
+case and drawn independently, so they may be thought of as all there before the first call, a
+draw only revealing them: which tests are made (a category open on the broken third skips the
+interim looks' tests) and which samples are revealed first changes none of those fixed tests, so
+the chance is at most Σ_j α_j = α (Lan–DeMets boundaries computed from the joint law of the looks
+are sharper; that law is not known for these exact discrete tests). Accepting early never adds a
+false rejection (the acceptance boundary is non-binding), so the bound holds whatever that
+boundary is.
 
-β is spent the same way, β·(t_j² − t_{j−1}²) with β = REGRESSION_BETA: a category that holds the
-regression above is accepted early at look j with chance at most β_j (a level-β_j test of it), so
-over the interim looks early acceptance costs at most Σ β_j < β of power against it, whatever the
-rest of the category does. Before, a category at or above its floor was accepted at the first
-look; a broken case that a gain elsewhere lifted to the floor at k samples then got through
-(docs/decisions/0060-sequential-gate-acceptance-boundary.md).
-Samples are truncated to k_j at look j, so samples of S0 drawn for an earlier child's later look
-do not change this child's earlier looks.
+β is split equally over S0's steps, β_s = β / (number of steps) with β = REGRESSION_BETA. Under
+the regression its broken cases are never passed by the child, so they stay among the cases the
+test reads at every look, and the p-value at step s is at least that of S0's first K_s samples of
+those cases alone: at most β_s of the time is it ≤ β_s. Early acceptance thus costs at most Σ_s β_s
+= β of power against it, at whichever looks each step is asked (the child's samples of the broken
+cases are failures whatever is drawn). The split is by S0's steps rather than by the looks, so
+each test has a larger share (decision 0094). A category below its floor is no longer kept open
+for that alone: the floor guarded a drop spread over many cases, which no test here has the
+power to show at the first looks, at a cost of several times the tokens of a run
+(docs/decisions/0094-noise-aware-gate-samples-where-they-decide.md; before it,
+0060-sequential-gate-acceptance-boundary.md).
+Samples are truncated to k_j at look j (and S0's to K_s), so samples of S0 drawn for an earlier
+child's later look do not change this child's earlier looks.
 
 The first look is the fixed-k gate at α_1: early rejection (evolution/compare/early.py) stops a child only
 when that look must reject, and a rejection at any look ends the gate, so the decisions stay the
@@ -64,6 +76,12 @@ SPENDING_POWER = 2
 REGRESSION_SHARE = Fraction(1, 3)
 #: β: the most power early acceptance may cost against that regression (the issue asks for 0.95).
 REGRESSION_BETA = 0.05
+#: S0's samples per case the early-acceptance test may read (`SequentialGate.baseline_steps`):
+#: this many, doubled up to `gate_max_samples`; β is split equally over these steps.
+BASELINE_FIRST = 8
+#: At a look with k samples per case, S0's side is read on at most this many times k (the child's
+#: own samples, which end a case's candidacy when one passes, get their chance first).
+BASELINE_FACTOR = 8
 
 
 def look_schedule(samples: int, max_samples: int) -> tuple[int, ...]:
@@ -120,12 +138,14 @@ def drawn_outcomes(results: Iterable[Mapping[str, Any]], must_pass: Iterable[str
 @dataclass(frozen=True)
 class Decision:
     """`verdict` once the gate is decided; else None, `need`: case id → samples per case both sides
-    need first, and `baseline_need`: case id → samples per case S0 alone needs first (the
-    early-acceptance test reads S0's first max samples of a case)."""
+    need first (the child alone for the cases in `child_only`: those of a category open on the
+    broken third alone), and `baseline_need`: case id → samples per case S0 alone needs first (the
+    early-acceptance test reads S0's first K_s samples of a case)."""
 
     verdict: GateVerdict | None
     need: dict[str, int] = field(default_factory=dict)
     baseline_need: dict[str, int] = field(default_factory=dict)
+    child_only: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -154,10 +174,16 @@ class SequentialGate:
         return spending(self.looks, self.gate.alpha)
 
     @property
+    def baseline_steps(self) -> tuple[int, ...]:
+        """S0's samples per case the early-acceptance test may read: BASELINE_FIRST, doubled, up to
+        the last look's k (`look_schedule`)."""
+        return look_schedule(min(BASELINE_FIRST, self.looks[-1]), self.looks[-1])
+
+    @property
     def betas(self) -> tuple[float, ...]:
-        """β spent at each look by early acceptance; the last look's share is never used (it accepts
-        whatever the rejection test does not reject)."""
-        return spending(self.looks, REGRESSION_BETA)
+        """β of the early-acceptance test at each of `baseline_steps`: an equal share of REGRESSION_BETA."""
+        steps = self.baseline_steps
+        return (REGRESSION_BETA / len(steps),) * len(steps)
 
     def first_look(self) -> PerCategoryGate:
         """The gate of the first look (k samples, α_1): the one early rejection asks."""
@@ -166,12 +192,20 @@ class SequentialGate:
     def record(self, categories: Mapping[str, dict] | None = None) -> dict[str, Any]:
         """The `GateVerdict.sequential` record: looks, α and β per look, and what each category was decided at."""
         return {
-            "looks": list(self.looks), "alphas": list(self.alphas), "betas": list(self.betas),
+            "looks": list(self.looks), "alphas": list(self.alphas),
+            "acceptance": {"baseline_samples": list(self.baseline_steps), "betas": list(self.betas)},
             "categories": dict(categories or {}),
         }
 
     def decide(self, baseline: Drawn, child: Drawn) -> Decision:
         """Replay the looks on the samples drawn so far: the verdict, or the samples the next look needs.
+
+        A category is tested in full at a look (both sides' first k_j samples of every case, the
+        noise-aware rule and the floor) at the first look, at the last, and after a look where it
+        was below its floor. One at or above its floor whose broken third was not ruled out is open
+        on that test alone: at the next interim look only the cases the child has not passed yet are
+        drawn further (of the child; S0 has them), and it is accepted once the test rules the broken
+        third out, its floor being the one of its last full look.
 
         A case the child has no result for counts as failed in every sample (as in the fixed gate).
         Pure: the same samples give the same decision, so a resumed run decides as the first did.
@@ -181,31 +215,47 @@ class SequentialGate:
         }
         m = len(cats)
         active = set(cats)
+        narrow: set[str] = set()
         decided: dict[str, CategoryCheck] = {}
         history: dict[str, list[tuple[int, CategoryCheck]]] = {c: [] for c in cats}
         cleared: dict[str, str] = {}
         for j, k in enumerate(self.looks):
+            if j == len(self.looks) - 1:
+                narrow = set()  # the last look tests every open category in full
             ids = sorted(
                 cid for cid, o in baseline.outcomes.items()
                 if o.category in active and not self._lost(cid, k, baseline, child)
             )
+            tested = [cid for cid in ids if baseline.outcomes[cid].category not in narrow]
             need = {
-                cid: k for cid in ids if len(baseline.outcomes[cid].passes) < k
+                cid: k for cid in tested
+                if len(baseline.outcomes[cid].passes) < k
                 or (cid in child.outcomes and len(child.outcomes[cid].passes) < k)
             }
-            if need:
-                return Decision(None, need)
+            # A category open on the broken third alone: the child's samples of the cases it has
+            # not passed yet (S0's side of that test is read on its own steps).
+            only = {
+                cid: k for cid in ids
+                if cid not in need and cid in child.outcomes and not _passed_any(child, cid)
+                and len(child.outcomes[cid].passes) < k
+            }
+            if need or only:
+                return Decision(None, {**need, **only}, child_only=frozenset(only))
             gate = dataclasses.replace(self.gate, alpha=self.alphas[j], family=m)
-            verdict = gate.check({cid: _first(baseline.outcomes[cid], k) for cid in ids},
-                                 {cid: _first(child.outcomes[cid], k) for cid in ids if cid in child.outcomes})
+            verdict = gate.check({cid: _first(baseline.outcomes[cid], k) for cid in tested},
+                                 {cid: _first(child.outcomes[cid], k) for cid in tested if cid in child.outcomes})
             checks = {c.category: c for c in verdict.checks}
-            for cat in active - checks.keys():  # every case left lost: its last check stands
+            seen = checks.keys() | {baseline.outcomes[cid].category for cid in ids}
+            for cat in active - seen:  # every case left lost: its last check stands
                 active.discard(cat)
+            narrow &= active
             for cat, c in checks.items():
                 history[cat].append((k, c))
+            for cat in narrow:
+                history[cat].append((k, history[cat][-1][1]))
             if not verdict.passed:
                 return Decision(self._verdict(False, {**decided, **checks}, verdict.must_pass_broken, history))
-            more = self._settle(j, checks, ids, baseline, child, decided, cleared)
+            more = self._settle(j, checks, narrow, ids, baseline, child, decided, cleared, history)
             active -= decided.keys()
             if more:
                 return Decision(None, baseline_need=more)
@@ -222,7 +272,7 @@ class SequentialGate:
         the child's passes, so the best completion rejecting at this look means every completion
         does: the decision is the full draw's. Its case lists name drawn samples' cases only.
         """
-        if any(cid in baseline.outcomes and len(baseline.outcomes[cid].passes) < k for cid, k in need.items()):
+        if _baseline_lacks(baseline, need, self.decide(baseline, child).child_only):
             return None
         verdict = self.decide(baseline, completion(child, need, True)).verdict
         if verdict is None or verdict.passed:
@@ -255,46 +305,77 @@ class SequentialGate:
         )
 
     def _settle(
-        self, j: int, checks: Mapping[str, CategoryCheck], ids: list[str], baseline: Drawn, child: Drawn,
-        decided: dict[str, CategoryCheck], cleared: dict[str, str],
+        self, j: int, checks: Mapping[str, CategoryCheck], narrow: set[str], ids: list[str], baseline: Drawn,
+        child: Drawn, decided: dict[str, CategoryCheck], cleared: dict[str, str],
+        history: Mapping[str, list[tuple[int, CategoryCheck]]],
     ) -> dict[str, int]:
-        """Add to `decided` the categories that passed look `j` for good: at the last look every one,
-        before it those no drop below the floor and a broken third ruled out (why, in `cleared`).
-        Returns the samples S0 still needs per case for that test ({} when it has them all)."""
-        k, last = self.looks[j], j == len(self.looks) - 1
+        """Add to `decided` the categories that passed look `j` for good: at the last look every one
+        tested, before it those at or above their floor (at their last full look) whose broken third
+        the test rules out (why, in `cleared`). A category tested at `j`, at or above its floor and
+        not cleared joins `narrow` (open on that test alone). Returns the samples S0 still needs per
+        case for that test ({} when it has them all)."""
+        last = j == len(self.looks) - 1
         more: dict[str, int] = {}
-        for cat, c in checks.items():
+        for cat in sorted(checks.keys() | narrow):
+            c = checks.get(cat) or history[cat][-1][1]
             if not last:
-                if c.below_floor:
+                test = self._regression_p(j, cat, ids, baseline, child, more)
+                if test is None or test[0] > test[1]:
+                    if not c.below_floor:
+                        narrow.add(cat)
                     continue
-                p = self._regression_p(cat, ids, k, baseline, child, more)
-                if p is None or p > self.betas[j]:
-                    continue
-                cleared[cat] = f"no broken third of its cases (p = {p:.2g} ≤ β = {self.betas[j]:.2g})"
+                cleared[cat] = (
+                    f"no broken third of its cases (p = {test[0]:.2g} ≤ β = {test[1]:.2g} on {test[2]} samples of S0)"
+                )
+            narrow.discard(cat)
             decided[cat] = c
         return more
 
-    def _regression_p(self, category: str, ids: list[str], k: int, baseline: Drawn, child: Drawn,
-                      more: dict[str, int]) -> float | None:
-        """The p-value of ⌈n·REGRESSION_SHARE⌉ of the category's n cases having broken
-        (`paired_test.broken_cases_p_value`): the child's first k samples, S0's first `looks[-1]`
-        (S0 is sampled once for every child, so its side may be measured as well as the last look
-        allows). None, with the S0 samples it lacks added to `more`, when S0 has too few yet. A
-        sample of S0 lost before then counts as passed (the test can only get harder)."""
-        full = self.looks[-1]
+    def _regression_p(self, j: int, category: str, ids: list[str], baseline: Drawn, child: Drawn,
+                      more: dict[str, int]) -> tuple[float, float, int] | None:
+        """(p-value, its level β_s, S0's samples per case K_s) of ⌈n·REGRESSION_SHARE⌉ of the
+        category's n cases having broken (`paired_test.broken_cases_p_value`) at look `j`: the
+        child's first k_j samples, S0's first K_s, at the first step s of `baseline_steps` (up to
+        BASELINE_FACTOR·k_j) where it reaches β_s, or the last one tried. None, with the S0 samples
+        it lacks added to `more`, when S0 has too few for a step where they could reach β_s (only a
+        case the child has not passed is asked for). A sample of S0 missing at a step (lost, or not
+        drawn because even failing would not reach β_s) counts as passed: the test can only get harder.
+
+        Under the regression, its broken cases are among those the child has not passed at any look
+        (it fails them every time), so the p-value at step s is at least the one on S0's first K_s
+        samples of those cases alone, which is ≤ β_s with chance at most β_s. Early acceptance
+        therefore costs at most Σ_s β_s = REGRESSION_BETA of power, at whichever looks and steps it
+        is asked (a union bound over the steps: Berger, Technometrics 24 (1982) 295–300, per step).
+        """
+        k = self.looks[j]
         mine = [cid for cid in ids if baseline.outcomes[cid].category == category]
         b = {cid: _first(child.outcomes[cid], k).passed if cid in child.outcomes else 0 for cid in mine}
-        strata = []
-        for cid in mine:
-            have = baseline.outcomes[cid].passes[:full]
-            if b[cid] == 0 and len(have) < full:
-                if cid not in baseline.lost_at:
-                    more[cid] = full
-                    continue
-            strata.append((sum(have) + full - len(have), b[cid]))
-        if any(cid in more for cid in mine):
-            return None
-        return broken_cases_p_value(strata, full, math.ceil(len(mine) * REGRESSION_SHARE))
+        broken = math.ceil(len(mine) * REGRESSION_SHARE)
+
+        def p_value(full: int, fill: float | None) -> float:
+            # S0's samples missing at step `full` filled in at rate `fill` (None: its rate so far).
+            strata = []
+            for cid in mine:
+                have = baseline.outcomes[cid].passes[:full]
+                rate = sum(have) / max(1, len(have)) if fill is None else fill
+                strata.append((sum(have) + round((full - len(have)) * rate), min(b[cid], full)))
+            return broken_cases_p_value(strata, full, broken)
+
+        tried: tuple[float, float, int] | None = None
+        for s, (full, beta) in enumerate(zip(self.baseline_steps, self.betas)):
+            if s and full > BASELINE_FACTOR * k:
+                break
+            lacking = [cid for cid in mine if b[cid] == 0 and cid not in baseline.lost_at
+                       and len(baseline.outcomes[cid].passes) < full]
+            # Draw S0 to this step only when, passing as often as so far, it would reach β_s:
+            # a case S0 passes often is cleared by the child's own passes, not by S0's samples.
+            if lacking and p_value(full, None) <= beta:
+                more.update((cid, full) for cid in lacking)
+                return None
+            tried = (p_value(full, 1.0), beta, full)
+            if tried[0] <= beta:
+                break
+        return tried
 
     def _lost(self, cid: str, k: int, baseline: Drawn, child: Drawn) -> bool:
         return min(baseline.lost_at.get(cid, math.inf), child.lost_at.get(cid, math.inf)) < k
@@ -324,6 +405,19 @@ def _story(looks: list[tuple[int, CategoryCheck]], cleared: str | None = None) -
             f"{k}; {reason}"
         )
     return {"samples": k, "looks": len(looks), "why": why}
+
+
+def _baseline_lacks(baseline: Drawn, need: Mapping[str, int], child_only: frozenset[str]) -> bool:
+    """S0 lacks samples that `need` asks of both sides (the cases in `child_only` ask only the child's)."""
+    return any(
+        cid in baseline.outcomes and cid not in child_only and len(baseline.outcomes[cid].passes) < k
+        for cid, k in need.items()
+    )
+
+
+def _passed_any(child: Drawn, cid: str) -> bool:
+    """The child passed case `cid` in some sample drawn so far (then it is no case the child always fails)."""
+    return cid in child.outcomes and child.outcomes[cid].passed > 0
 
 
 def _first(outcome: CaseOutcome, k: int) -> CaseOutcome:
@@ -423,7 +517,7 @@ def _staged(
     """What a look of early rejection draws of the child next: nothing until S0 has the look's
     samples, then `stage` cases at a time in `look_order`; or, once the rejection is certain, the
     verdict and where it stopped (after the cases `to_settle` names are drawn, with `settle`)."""
-    if any(len(baseline.outcomes[c].passes) < k for c, k in need.items()):
+    if _baseline_lacks(baseline, need, seq.decide(baseline, child).child_only):
         return {}  # S0's samples of the look first; the child's then come stage by stage
     early = seq.certain_rejection(baseline, child, need)
     if early is None:
@@ -443,8 +537,9 @@ def _draw_lacking(
     progressed = False
     for side, state in (("baseline", baseline), ("child", child)):
         starts: dict[tuple[int, int], list[str]] = {}
+        both = {c: k for c, k in decision.need.items() if c not in decision.child_only}
         needs = (
-            {**decision.need, **{c: max(k, decision.need.get(c, 0)) for c, k in decision.baseline_need.items()}}
+            {**both, **{c: max(k, both.get(c, 0)) for c, k in decision.baseline_need.items()}}
             if side == "baseline"
             else need
         )

@@ -77,9 +77,15 @@ def sequential_lines(sequential: dict | None) -> list[str]:
     samples per case it was decided at; and the samples drawn for this gate per side."""
     if not sequential:
         return []
-    betas = sequential.get("betas") or [None] * len(sequential["looks"])  # runs before early acceptance had a β
+    # Runs before early acceptance had no β; runs before decision 0094 spent it per look.
+    betas = sequential.get("betas") or [None] * len(sequential["looks"])
     looks = ", ".join(f"{k} (α {a:.2g}" + (f", β {b:.2g})" if b is not None and j < len(betas) - 1 else ")")
                       for j, (k, a, b) in enumerate(zip(sequential["looks"], sequential["alphas"], betas)))
+    steps = sequential.get("acceptance")
+    if steps:
+        looks += "; early acceptance on " + ", ".join(
+            f"{n} (β {b:.2g})" for n, b in zip(steps["baseline_samples"], steps["betas"])
+        ) + " samples of S0"
     further = sampled_further(sequential)
     drawn = sequential.get("drawn") or {}
     head = f"**Sequential gate:** looks at {looks} samples per case"
