@@ -27,7 +27,9 @@ SPURIOUS_RULES = (
 
 
 def quote_rule(sentence: str) -> str:
-    """The proposal wording the rewriter simulator applies: `Add the rule: "<sentence>"`."""
+    """How this diagnoser words a change that adds `sentence`: `Add the rule: "<sentence>"`. Only
+    people and the tried-changes check read these words; the sentence itself goes in the
+    proposal's `rules`, which the rewriter simulator applies."""
     return f'Add the rule: "{sentence.replace(chr(34), chr(39))}"'
 
 
@@ -102,36 +104,31 @@ def behave(call: SimCall) -> dict[str, Any]:
             made = (
                 [
                     (
-                        best[0][0], " ".join(quote_rule(stated_for_the_agent(r)) for r in rules),
+                        best[0][0], [stated_for_the_agent(r) for r in rules],
                         f"The skill does not state the rule that decides {case_id}.",
                     )
                 ]
                 if rules else []
             )
             made += [
-                (
-                    skill or best[0][0], " ".join(map(quote_rule, texts)),
-                    f"The skill leaves out the policy passage that decides {case_id}.",
-                )
+                (skill or best[0][0], texts, f"The skill leaves out the policy passage that decides {case_id}.")
                 for skill, texts in restore.items()
             ]
         elif best and rng.random() < call.config.p_literal:
-            made = [
-                (
-                    best[0][0], " ".join(quote_rule(s) for s in evidence),
-                    f"The skill does not say what {case_id} expects.",
-                )
-            ]
+            made = [(best[0][0], list(evidence), f"The skill does not say what {case_id} expects.")]
         else:
             made = [
                 (
-                    rng.choice(blocks).name, quote_rule(rng.choice(SPURIOUS_RULES)),
+                    rng.choice(blocks).name, [rng.choice(SPURIOUS_RULES)],
                     f"The reply in {case_id} may have confused the customer.",
                 )
             ]
-        for skill, change, rationale in made:
+        for skill, added, rationale in made:
+            change = " ".join(map(quote_rule, added))
             if f"{skill}: {change}" not in tried:
-                proposals.append({"skill": skill, "change": change, "rationale": rationale, "case_ids": [case_id]})
+                proposals.append(
+                    {"skill": skill, "change": change, "rules": added, "rationale": rationale, "case_ids": [case_id]}
+                )
     return {"proposals": proposals, "disputes": disputes}
 
 

@@ -1,4 +1,4 @@
-"""Simulated rewriter: applies the blueprint's quoted rules, sometimes forgets a rule or states one twice."""
+"""Simulated rewriter: adds the blueprint's rules, sometimes forgets a rule or states one twice."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 from frames_cli.sim.matching import sentence_found, sentence_sets
 
-_QUOTED_RULE = re.compile(r'Add the rule: "([^"]+)"')
 _OPEN, _CLOSE = PROTECTED_OPEN, PROTECTED_CLOSE
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -27,8 +26,8 @@ def behave(call: SimCall) -> dict[str, Any]:
     """REWRITE JSON for the `target="true"` block.
 
     With probability p_forget (p_forget_anchored when `Anchor cases:` is non-empty) drops one
-    existing rule sentence outside protected regions; appends each quoted rule of the `Blueprint:`
-    block not yet in the body; then with probability p_verbose states the first rule it added a
+    existing rule sentence outside protected regions; appends each rule of the `Blueprint:` block's
+    changes (their `rules`) not yet in the body; then with probability p_verbose states the first rule it added a
     second time (RESTATE). Asked to condense (CONDENSE), it first drops repeated lines and
     formatting (`_condensed`). On a retry that names rules written twice, the repeated sentence of
     each pair is left out.
@@ -47,7 +46,7 @@ def behave(call: SimCall) -> dict[str, Any]:
         lines = _condensed(lines)
     existing = sentence_sets(target.text)
     added = [
-        r for r in dict.fromkeys(_quoted_rules(reading.json_after(call.prompt, "Blueprint")))
+        r for r in dict.fromkeys(_blueprint_rules(reading.json_after(call.prompt, "Blueprint")))
         if not sentence_found(r, existing)
     ]
     lines += [f"- {rule}" for rule in added]
@@ -115,16 +114,13 @@ def _without_sentence(line: str, start: str) -> str | None:
     return marker + " ".join(kept) if kept else None
 
 
-def _quoted_rules(blueprint: Any) -> Iterator[str]:
-    """Every `Add the rule: "..."` sentence in any string of the blueprint JSON."""
-    if isinstance(blueprint, str):
-        yield from _QUOTED_RULE.findall(blueprint)
-    elif isinstance(blueprint, dict):
-        for value in blueprint.values():
-            yield from _quoted_rules(value)
-    elif isinstance(blueprint, list):
-        for value in blueprint:
-            yield from _quoted_rules(value)
+def _blueprint_rules(blueprint: Any) -> Iterator[str]:
+    """The `rules` of every change of the blueprint JSON, in order (a contradiction lists none: this
+    model then leaves the rule as the skill states it)."""
+    changes = blueprint.get("changes") if isinstance(blueprint, dict) else None
+    for change in changes if isinstance(changes, list) else ():
+        rules = change.get("rules") if isinstance(change, dict) else None
+        yield from (r for r in rules if isinstance(r, str) and r.strip()) if isinstance(rules, list) else ()
 
 
 def _forget_one(lines: list[str], rng: random.Random) -> None:

@@ -97,10 +97,10 @@ class Scripted:
     def diagnose(prompt: str, reading: Any) -> dict:
         ids = [f["case_id"] for f in reading.json_after(prompt, "Failures")]
         return {"proposals": [
-            {"skill": "seating", "change": quoted(SEATING_NEW), "rationale": "Exit row age rule missing.",
-             "case_ids": ids},
-            {"skill": "luggage", "change": quoted(LUGGAGE_NEW), "rationale": "Oversize surcharge rule missing.",
-             "case_ids": ids},
+            {"skill": "seating", "change": quoted(SEATING_NEW), "rules": [SEATING_NEW],
+             "rationale": "Exit row age rule missing.", "case_ids": ids},
+            {"skill": "luggage", "change": quoted(LUGGAGE_NEW), "rules": [LUGGAGE_NEW],
+             "rationale": "Oversize surcharge rule missing.", "case_ids": ids},
         ]}
 
     @staticmethod

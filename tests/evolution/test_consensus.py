@@ -8,12 +8,14 @@ from frames_cli.errors import ConfigError
 from frames_cli.evolution.propose.consensus import vote
 from frames_cli.evolution.state.settings import resolve_threshold
 from frames_cli.evolution.propose.diagnose import Proposal
+from frames_cli.evolution.state.upgrades import legacy_rules
 
 EXISTING = {"cancel-flight", "baggage"}
 
 
 def prop(diagnoser, skill, change="Add the rule: \"x\"", cases=("c1",), pos=0, **kw):
-    return Proposal(diagnoser, pos, skill, change, f"r{diagnoser}", tuple(cases), **kw)
+    rules = tuple(legacy_rules(change))
+    return Proposal(diagnoser, pos, skill, change, f"r{diagnoser}", tuple(cases), rules=rules, **kw)
 
 
 PROPOSALS = [
@@ -108,6 +110,8 @@ def test_blueprint_json_round_trips_and_reads_runs_made_before_merging():
     a = prop(0, "baggage", 'Add the rule: "x y z w."')
     [bp] = vote([a], 1, EXISTING, 0.25).blueprints
     assert type(bp).from_json(bp.to_json()) == bp
+    # as state/upgrades.py leaves a run recorded before merging (and before rules)
     old = {"skill": "baggage", "new_skill": False, "description": "", "votes": 1,
-           "changes": [{"change": "c", "rationale": "why / because", "case_ids": ["c1"], "diagnosers": [0]}]}
+           "changes": [{"change": "c", "rules": [], "rationale": "why / because", "case_ids": ["c1"],
+                        "diagnosers": [0]}]}
     assert type(bp).from_json(old).changes[0].rationales == ("why / because",)

@@ -14,7 +14,7 @@ def reply(proposals, error=None):
 
 
 def prop(skill, case_ids, **kw):
-    return {"skill": skill, "change": 'Add the rule: "x"', "rationale": "r", "case_ids": case_ids, **kw}
+    return {"skill": skill, "change": 'Add the rule: "x"', "rules": ["x"], "rationale": "r", "case_ids": case_ids, **kw}
 
 
 def test_proposals_must_name_a_skill_and_cite_their_own_batch():

@@ -50,8 +50,10 @@ class Scripted:
         ids = [f["case_id"] for f in reading.json_after(prompt, "Failures")]
         return {
             "proposals": [
-                {"skill": skill, "change": 'Add the rule: "Check the booking class first."', "rationale": "test",
-                 "case_ids": ids}
+                {
+                    "skill": skill, "change": 'Add the rule: "Check the booking class first."',
+                    "rules": ["Check the booking class first."], "rationale": "test", "case_ids": ids,
+                }
                 for skill in ("cancel-flight", "baggage")
             ]
         }

@@ -31,6 +31,7 @@ from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.formats.skill import text_sha256
 from frames_cli.formats.skill_set import SkillSet
+from frames_cli.evolution.state.upgrades import legacy_rules
 
 POLICY = """# Airline policy
 
@@ -86,7 +87,10 @@ def _values() -> CaseValues:
 
 
 def _result(*changes: str, cites: tuple[str, ...] = ("c1",)) -> DiagnoserResult:
-    props = [Proposal(0, i, "cancel-flight", change, "why", cites) for i, change in enumerate(changes)]
+    props = [
+        Proposal(0, i, "cancel-flight", change, "why", cites, rules=tuple(legacy_rules(change)))
+        for i, change in enumerate(changes)
+    ]
     return DiagnoserResult(0, list(cites), props)
 
 

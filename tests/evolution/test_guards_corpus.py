@@ -60,7 +60,7 @@ GOOD = [
 def test_the_good_rules_the_stub_pattern_dropped_pass_every_guard(text: str) -> None:
     line = _line(text)
     assert line.good and line.workspace == "airline"
-    assert _index("airline").findings(f'Add the rule: "{text}"', line.skill, line.cases) == []
+    assert _index("airline").findings(f'Add the rule: "{text}"', line.skill, line.cases, [text]) == []
 
 
 @pytest.mark.parametrize(("text", "skill", "guard"), [
@@ -80,14 +80,14 @@ def test_the_junk_a_simulated_review_log_run_let_through_is_dropped(text: str, s
         if skill != "international-travel"
         else (_line("International travel requires Salesforce event approval, regardless of funding source.").cases)
     )
-    found = dict(_index("18f").findings(f'Add the rule: "{text}"', skill, cases))
+    found = dict(_index("18f").findings(f'Add the rule: "{text}"', skill, cases, [text]))
     assert guard in found
 
 
 def test_the_grader_pleasing_rule_is_dropped_as_not_in_the_policy() -> None:
     line = _line("Write monetary amounts in replies to the user as plain digits without thousands separators.")
     assert not line.good
-    found = dict(_index("airline").findings(f'Add the rule: "{line.text}"', line.skill, line.cases))
+    found = dict(_index("airline").findings(f'Add the rule: "{line.text}"', line.skill, line.cases, [line.text]))
     assert "not in the policy" in found and "separator" in found["not in the policy"]
 
 

@@ -52,7 +52,9 @@ class Hostile:
     def diagnose(prompt: str, reading: Any) -> dict:
         ids = [f["case_id"] for f in reading.json_after(prompt, "Failures")]
         change = f'Add the rule: "Check the booking class first." {EVIL}'
-        return {"proposals": [{"skill": "baggage", "change": change, "rationale": EVIL, "case_ids": ids}]}
+        rules = ["Check the booking class first."]
+        proposal = {"skill": "baggage", "change": change, "rules": rules, "rationale": EVIL, "case_ids": ids}
+        return {"proposals": [proposal]}
 
     def rewrite(self, prompt: str, reading: Any) -> dict:
         self.rewrites += 1

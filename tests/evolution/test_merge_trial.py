@@ -17,7 +17,7 @@ import pytest
 
 from frames_cli.evolution.propose.consensus import vote
 from frames_cli.evolution.propose.diagnose import Proposal
-from frames_cli.evolution.propose.rules import rule_text
+from frames_cli.evolution.state.upgrades import legacy_proposal
 
 TRIAL = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "real-model-trial" / "thin-diagnoser-answers.json").read_text()
@@ -29,8 +29,10 @@ def proposals(round_: dict) -> tuple[list[Proposal], dict[str, str]]:
     out, label = [], {}
     for d, answer in enumerate(round_["diagnosers"]):
         for i, p in enumerate(answer["proposals"]):
-            out.append(Proposal(d, i, p["skill"], p["change"], p["rationale"], tuple(p["case_ids"])))
-            label[rule_text(p["change"])] = p["rule"]
+            # Recorded before answers carried `rules`: read at the edge, as state.json is.
+            rules = tuple(legacy_proposal(p)["rules"])
+            out.append(Proposal(d, i, p["skill"], p["change"], p["rationale"], tuple(p["case_ids"]), rules=rules))
+            label[out[-1].rule_text] = p["rule"]
     return out, label
 
 
@@ -41,7 +43,7 @@ def test_one_change_per_distinct_rule_with_every_sources_votes(round_):
         sources = [p for p in props if p.skill == bp.skill]
         by_rule: dict[str, list[Proposal]] = defaultdict(list)
         for p in sources:
-            by_rule[label[rule_text(p.change)]].append(p)
+            by_rule[label[p.rule_text]].append(p)
         assert len(bp.changes) == len(by_rule), bp.skill
         for change in bp.changes:
             [rule] = {label[w] for w in change.wordings}

@@ -250,8 +250,7 @@ def test_a_real_round_shows_and_records_the_retrieved_context(tmp_path: Path) ->
     policy = {s for p in passages_of(POLICY) for s in p}
     for without, with_ in zip(off["diagnoses"], record["diagnoses"]):
         def quoted(proposals):
-            return {(p["skill"], q) for p in proposals for q in re.findall(r'Add the rule: "([^"]+)"', p["change"])}
-
+            return {(p["skill"], q) for p in proposals for q in p["rules"]}
         assert quoted(without["proposals"]) <= quoted(with_["proposals"])
         assert {q for _, q in quoted(with_["proposals"]) - quoted(without["proposals"])} <= policy
 

@@ -190,7 +190,7 @@ def test_the_simulated_rewriter_drops_the_named_sentence_and_keeps_the_new_rule(
     assert text is None and any(e.kind == "duplicate-rule" and "state the same rule twice" in e.message for e in errors)
     # The retry shows the target (the parent) again; the simulated model rebuilds the same answer
     # from it and the blueprint, then acts on the errors' kind, line and text.
-    blueprint = {"skill": "cancel-flight", "changes": [f'Add the rule: "{RESTATED[2:]}"']}
+    blueprint = {"skill": "cancel-flight", "changes": [{"change": "Add the rule.", "rules": [RESTATED[2:]]}]}
     prompt = (
         f'<skill name="cancel-flight" target="true">\n{parent.body.rstrip()}\n</skill>\n\n'
         f"Blueprint:\n```json\n{json.dumps(blueprint)}\n```\n\nAnchor cases:\n```json\n[]\n```\n\n"

@@ -18,7 +18,6 @@ Invariants:
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.words import sentences
 from frames_cli.ruleform import not_a_rule
+from frames_cli.evolution.state.upgrades import legacy_proposal, legacy_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAL = ROOT / "tests" / "fixtures" / "real-model-trial" / "thin-diagnoser-answers.json"
@@ -49,8 +49,10 @@ CASES = [_case("c1",
 
 
 def _result(*changes: str) -> DiagnoserResult:
-    return DiagnoserResult(0, ["c1"],
-                           [Proposal(0, i, "modify-flight", c, "why", ("c1",)) for i, c in enumerate(changes)])
+    proposals = [
+        Proposal(0, i, "modify-flight", c, "why", ("c1",), rules=tuple(legacy_rules(c))) for i, c in enumerate(changes)
+    ]
+    return DiagnoserResult(0, ["c1"], proposals)
 
 
 @pytest.mark.parametrize("rule", [
@@ -89,13 +91,15 @@ def test_a_rule_copying_a_cases_note_with_its_values_cut_out_is_dropped() -> Non
 
 def test_no_real_model_rule_and_no_policy_sentence_is_refused() -> None:
     trial = json.loads(TRIAL.read_text())
-    proposals = [p for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]]
+    proposals = [legacy_proposal(p) for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]]
     assert len(proposals) == 38
     from frames_cli.formats.case_files import load_cases
 
     # Each proposal as it was made: for its skill, citing its cases, which the index holds.
-    result = DiagnoserResult(0, ["c1"], [Proposal(0, i, p["skill"], p["change"], p["rationale"], tuple(p["case_ids"]))
-                                         for i, p in enumerate(proposals)])
+    result = DiagnoserResult(0, ["c1"], [
+        Proposal(0, i, p["skill"], p["change"], p["rationale"], tuple(p["case_ids"]), rules=tuple(p["rules"]))
+        for i, p in enumerate(proposals)
+    ])
     cases = load_cases([ROOT / "cases" / "tau2-airline.yaml", ROOT / "holdout" / "tau2-airline-test.yaml"])
     bundled = CaseValues.build(cases, [(ROOT / "policies" / "airline.md").read_text()], check_values=False)
     assert guard_proposals([result], bundled) == []
@@ -119,10 +123,11 @@ def test_no_real_model_proposal_is_dropped_against_the_bundled_cases() -> None:
 
 def test_the_trial_rewrites_added_lines_pass() -> None:
     # The rewritten skill bodies of the thin-skill trial (airline-thin-r*c1.diff), as far as the
-    # fixture carries their rules: every quoted rule becomes a line of that form.
+    # fixture carries their rules: every rule becomes a line of that form.
     trial = json.loads(TRIAL.read_text())
-    quoted = [q for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"]
-              for q in re.findall(r'"([^"\n]+)"', p["change"])]
+    quoted = [
+        q for r in trial["rounds"] for d in r["diagnosers"] for p in d["proposals"] for q in legacy_proposal(p)["rules"]
+    ]
     values = CaseValues.build(CASES, [POLICY], check_values=False)
     assert [e for q in quoted for e in added_line_errors(None, f"- {q}\n", values, "skills/x/SKILL.md")] == []
 

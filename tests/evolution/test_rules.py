@@ -10,6 +10,8 @@ Invariants:
 from __future__ import annotations
 
 from frames_cli.evolution.propose import rules
+from frames_cli.evolution.propose.diagnose import Proposal
+from frames_cli.evolution.state.upgrades import legacy_proposal, legacy_rules
 
 ELIGIBLE_A = ("Cancel a reservation only if it was booked within the last 24 hours, the airline cancelled the flight, "
               "it is in business class, or it has travel insurance.")
@@ -66,9 +68,25 @@ def test_duplicate_pairs_find_a_rule_stated_twice_but_not_a_fee_table():
     assert rules.duplicate_pairs(table, 0.4) == []
 
 
-def test_rule_text_reads_the_quoted_rule():
-    assert rules.rule_text('Add the rule: "Never cancel a flown flight."') == "Never cancel a flown flight."
-    assert rules.rule_text("Remove the paragraph on pets.") == "Remove the paragraph on pets."
+def test_a_proposals_rule_text_is_its_rules_else_its_whole_change():
+    added = Proposal(0, 0, "s", "Add a rule on flown flights.", "", ("c1",), rules=("Never cancel a flown flight.",))
+    assert added.rule_text == "Never cancel a flown flight."
+    # No regex over the words: an empty `rules` reads the whole change (docs/decisions/0095-rules-as-data.md).
+    assert Proposal(0, 0, "s", 'Add the rule: "x y."', "", ("c1",)).rule_text == 'Add the rule: "x y."'
+    removal = Proposal(0, 0, "s", " Remove the paragraph on pets. ", "", ("c1",))
+    assert removal.rule_text == "Remove the paragraph on pets."
+
+
+def test_old_changes_are_read_once_by_the_named_legacy_reader():
+    assert legacy_rules('Add the rule: "Never cancel a flown flight."') == ["Never cancel a flown flight."]
+    # the simulator's several rules in a row, a real model's rule holding a quote, a rewording, a removal
+    assert legacy_rules('Add the rule: "A." Add the rule: "B."') == ["A.", "B."]
+    assert legacy_rules('Add the rule: "Say "no" to it."') == ['Say "no" to it.']
+    assert legacy_rules('Replace "Old rule." with "New rule."') == ["New rule."]
+    assert legacy_rules('Remove "Old rule."') == []
+    assert legacy_proposal({"change": 'Add the rule: "A."'})["rules"] == ["A."]
+    assert legacy_proposal({"change": "x", "conflict": "one forbids what the other asks"})["rules"] == []
+    assert legacy_proposal({"change": "x", "rules": ["kept"]})["rules"] == ["kept"]
 
 
 def test_a_rule_stated_three_times_gives_two_repeats_each_with_its_first_statement():

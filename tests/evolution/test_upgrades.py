@@ -9,6 +9,8 @@ Invariants:
 4. A stopped run recorded as schema 2 resumes to the same end as the same run recorded today.
 5. A schema-3 record's `seed` goes: the run's seed is its settings'.
 6. A schema-4 record's round `costs` go (nothing read them); its rounds read as typed records.
+7. A schema-5 record's proposals and blueprint changes, written before answers listed their rules,
+   carry the rules their `Add the rule: "…"` words quoted, read once here; a contradiction none.
 """
 
 from __future__ import annotations
@@ -166,3 +168,31 @@ def test_a_schema_4_rounds_costs_go_and_its_rounds_read_typed() -> None:
     assert memory.to_json()["rounds"][0] == {**state.checkpoint["rounds"][0], "batches": [], "diagnoses": [],
                                              "rejected": {}, "outcomes": [], "child": None, "gate": None,
                                              "batching": "", "attribution": []}
+
+
+def test_a_schema_5_records_proposals_and_changes_get_the_rules_they_quoted() -> None:
+    from frames_cli.evolution.propose.consensus import Blueprint
+    from frames_cli.evolution.propose.diagnose import DiagnoserResult
+    from frames_cli.evolution.state.upgrades import upgrade
+
+    today = run_snapshot(FramesConfig(), seed=1)
+    record = RunState(run_id=RUN, base="a" * 40, config=today).to_json()
+    proposal = {"diagnoser": 0, "position": 0, "skill": "baggage", "change": 'Add the rule: "A." Add the rule: "B."',
+                "rationale": "why", "case_ids": ["c1"], "new_skill": False, "description": ""}
+    removal = {**proposal, "position": 1, "change": 'Remove "Old rule."'}
+    changes = [{"change": 'Add the rule: "A."', "rationales": ["why"], "case_ids": ["c1"], "diagnosers": [0]},
+               {"change": "The diagnosers contradict each other.", "rationales": [], "case_ids": ["c1"],
+                "diagnosers": [0, 1], "wordings": ["A.", "Not A."], "conflict": "one forbids what the other asks"}]
+    blueprint = {"skill": "baggage", "new_skill": False, "description": "", "votes": 2, "changes": changes}
+    diagnosis = {"diagnoser": 0, "case_ids": ["c1"], "proposals": [proposal, removal], "dropped": [], "error": None}
+    round_1 = {"round": 1, "parent": "r0c0", "diagnoses": [diagnosis], "blueprints": [blueprint]}
+    record["checkpoint"] = {"eval_case_ids": ["c1"], "picks": {}, "rounds": [round_1], "pending": None}
+    record["candidates"] = [{"id": "r1c1", "blueprints": [blueprint]}]
+
+    upgraded = upgrade({**record, "schema": 5}, SCHEMA_VERSION)
+
+    (round_,) = upgraded["checkpoint"]["rounds"]
+    results = [DiagnoserResult.from_json(d) for d in round_["diagnoses"]]
+    assert [p.rules for p in results[0].proposals] == [("A.", "B."), ()]
+    for bp in (round_["blueprints"][0], upgraded["candidates"][0]["blueprints"][0]):
+        assert [c.rules for c in Blueprint.from_json(bp).changes] == [("A.",), ()]

@@ -62,8 +62,8 @@ def _blueprint(skill: str, change: str, cases: list[str], votes: int, new: bool 
         "new_skill": new,
         "description": "",
         "votes": votes,
-        "changes": [{"change": change, "rationale": "agents cancelled the wrong booking", "case_ids": cases,
-                     "diagnosers": [0, 2]}],
+        "changes": [{"change": change, "rules": [], "rationale": "agents cancelled the wrong booking",
+                     "case_ids": cases, "diagnosers": [0, 2]}],
     }
 
 

@@ -24,7 +24,7 @@ def test_extract_json_refuses_malformed_and_truncated(text):
 
 def test_schema_errors_name_the_path():
     with pytest.raises(AnswerError) as info:
-        parse_answer('{"proposals": [{"skill": "x", "change": "y", "rationale": "z"}]}', DIAGNOSIS)
+        parse_answer('{"proposals": [{"skill": "x", "change": "y", "rules": [], "rationale": "z"}]}', DIAGNOSIS)
     assert info.value.errors == ["at proposals/0: 'case_ids' is a required property"]
 
 

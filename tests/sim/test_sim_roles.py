@@ -123,20 +123,22 @@ def test_diagnoser_with_insight_quotes_the_evidence_for_the_best_skill(sim_works
     config = sim_workspace.configured(simulator={"p_insight": 1.0})
     (data,) = ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config)
     assert data["proposals"] == [
-        {"skill": "baggage-allowance", "change": f'Add the rule: "{BAGS_RULE}"',
-         "rationale": data["proposals"][0]["rationale"], "case_ids": ["bags-1"]}
+        {
+            "skill": "baggage-allowance", "change": f'Add the rule: "{BAGS_RULE}"', "rules": [BAGS_RULE],
+            "rationale": data["proposals"][0]["rationale"], "case_ids": ["bags-1"],
+        }
     ]
 
 
 def test_diagnoser_without_insight_copies_the_evidence_or_proposes_a_spurious_rule(sim_workspace):
     config = sim_workspace.configured(simulator={"p_insight": 0.0, "p_literal": 1.0})
     for data in ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config, samples=3):
-        assert [p["change"] for p in data["proposals"]] == [f'Add the rule: "{BAGS_RULE}"']
+        assert [p["rules"] for p in data["proposals"]] == [[BAGS_RULE]]
     config = sim_workspace.configured(simulator={"p_insight": 0.0, "p_literal": 0.0})
     for data in ask(sim_workspace, "diagnoser", diagnoser_prompt(), DIAGNOSIS, config, samples=5):
         (proposal,) = data["proposals"]
         assert proposal["skill"] in {"cancel-flight", "baggage-allowance", "greeting"}
-        assert proposal["change"].removeprefix('Add the rule: "').removesuffix('"') in SPURIOUS_RULES
+        assert len(proposal["rules"]) == 1 and proposal["rules"][0] in SPURIOUS_RULES
 
 
 BODY = ("# Bags\n\n- Bags are weighed at the desk.\n- Oversize bags cost extra.\n\n<!-- frames:protected -->\n- Never "
@@ -144,7 +146,8 @@ BODY = ("# Bags\n\n- Bags are weighed at the desk.\n- Oversize bags cost extra.\
 
 
 def rewriter_prompt(anchors: list) -> str:
-    blueprint = {"skill": "baggage-allowance", "changes": [f'Add the rule: "{BAGS_RULE}"']}
+    change = {"change": f'Add the rule: "{BAGS_RULE}"', "rules": [BAGS_RULE]}
+    blueprint = {"skill": "baggage-allowance", "changes": [change]}
     return (
         f'<skill name="baggage-allowance" target="true">\n{BODY}\n</skill>\n\nOther skills:\n- cancel-flight — Cancel '
         f'reservations\n\n'
@@ -279,8 +282,8 @@ def test_an_insightful_fix_reaches_the_executor(sim_workspace):
     target = proposal["skill"]
     rewrite_prompt = (
         f'<skill name="{target}" target="true">\n{skills[target][1]}\n</skill>\n\n'
-        f"Blueprint:\n```json\n{json.dumps({'skill': target, 'changes': [proposal['change']]})}\n```\n\nAnchor cases:\n"
-        f"```json\n[]\n```\n"
+        f"Blueprint:\n```json\n{json.dumps({'skill': target, 'changes': [proposal]})}\n```\n\n"
+        "Anchor cases:\n```json\n[]\n```\n"
     )
     (rewrite,) = ask(sim_workspace, "rewriter", rewrite_prompt, REWRITE, config)
     skills[target] = (skills[target][0], rewrite["body"])

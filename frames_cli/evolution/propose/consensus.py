@@ -20,9 +20,11 @@ class Change:
         rationales: the distinct rationales given for it, in first-seen order.
         case_ids: motivating case ids, sorted, distinct.
         diagnosers: indexes of the diagnosers that proposed it, sorted; its votes are their number.
-        wordings: every distinct rule text the proposals used, first-seen order (one when they
-            all wrote the same words).
+        wordings: every distinct rule text the proposals used (`Proposal.rule_text`), first-seen
+            order (one when they all wrote the same words).
         conflict: why the wordings contradict each other ("" when they agree).
+        rules: the sentences the change adds (the chosen proposal's `rules`); empty for a
+            contradiction, whose options are the wordings, and for a change that adds none.
     """
 
     change: str
@@ -31,6 +33,7 @@ class Change:
     diagnosers: tuple[int, ...]
     wordings: tuple[str, ...] = ()
     conflict: str = ""
+    rules: tuple[str, ...] = ()
 
     @property
     def votes(self) -> int:
@@ -40,8 +43,9 @@ class Change:
     def to_json(self, *, for_rewriter: bool = False) -> dict:
         """Plain JSON. The rewriter sees other wordings only for a contradiction, where they are
         the options; for agreeing proposals it gets the one wording, so nothing is written twice."""
-        out: dict = {"change": self.change, "votes": self.votes, "rationales": list(self.rationales),
-                     "case_ids": list(self.case_ids), "diagnosers": list(self.diagnosers)}
+        out: dict = {"change": self.change, "rules": list(self.rules), "votes": self.votes,
+                     "rationales": list(self.rationales), "case_ids": list(self.case_ids),
+                     "diagnosers": list(self.diagnosers)}
         if self.conflict:
             out["conflict"] = self.conflict
         if self.conflict or not for_rewriter:
@@ -51,12 +55,12 @@ class Change:
     @classmethod
     def from_json(cls, obj: dict) -> Change:
         """Inverse of `to_json`; also reads the state of runs made before merging (one joined
-        `rationale` string, no wordings)."""
+        `rationale` string, no wordings). A run recorded before `rules` is upgraded first (state/upgrades.py)."""
         rationales = (
             tuple(obj["rationales"]) if "rationales" in obj else ((obj["rationale"],) if obj.get("rationale") else ())
         )
         return cls(obj["change"], rationales, tuple(obj["case_ids"]), tuple(obj["diagnosers"]),
-                   tuple(obj.get("wordings", ())), obj.get("conflict", ""))
+                   tuple(obj.get("wordings", ())), obj.get("conflict", ""), tuple(obj["rules"]))
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,7 @@ def conflict_instruction(reason: str) -> str:
 
 def _merge(skill: str, group: list[Proposal], new_skill: bool, votes: int, merge_threshold: float | None) -> Blueprint:
     """One blueprint from a skill's proposals: proposals that state one rule become one change."""
-    texts = [rules.rule_text(p.change) for p in group]
+    texts = [p.rule_text for p in group]
     voters = [p.diagnoser for p in group]
     # No merging beyond identical text: a threshold above any similarity keeps distinct texts apart.
     members_list = rules.group(texts, voters, merge_threshold if merge_threshold is not None else float("inf"))
@@ -168,14 +172,15 @@ def _merge(skill: str, group: list[Proposal], new_skill: bool, votes: int, merge
              if (why := rules.contradiction(wordings[a], wordings[b]))),
             "",
         )
-        chosen = group[rules.medoid(texts, members)].change
+        chosen = group[rules.medoid(texts, members)]
         changes.append(Change(
-            change=conflict_instruction(conflict) if conflict else chosen,
+            change=conflict_instruction(conflict) if conflict else chosen.change,
             rationales=tuple(dict.fromkeys(p.rationale for p in props if p.rationale)),
             case_ids=tuple(sorted({c for p in props for c in p.case_ids})),
             diagnosers=tuple(sorted({p.diagnoser for p in props})),
             wordings=wordings,
             conflict=conflict,
+            rules=() if conflict else chosen.rules,
         ))
     description = next((p.description for p in group if p.description), "") if new_skill else ""
     return Blueprint(skill, new_skill, description, tuple(changes), votes)

@@ -74,11 +74,13 @@ class Proposal:
         diagnoser: index of the diagnoser (0..D−1); votes count distinct indexes.
         position: index of the proposal in that diagnoser's answer (keeps merge order stable).
         skill: target skill name (existing, or a new skill's name).
-        change: the edit in words; a rule to add is quoted: 'Add the rule: "<sentence>"'.
+        change: the edit in words, as the diagnoser wrote it.
         rationale: why, in the diagnoser's words.
         case_ids: motivating case ids, all from the diagnoser's own batch.
         new_skill: the diagnoser asked for a new skill.
         description: the new skill's description, if given.
+        rules: the sentences the change adds to the skill, each a whole rule, as the answer's `rules`
+            lists them; empty when the change adds none (a removal, say).
     """
 
     diagnoser: int
@@ -89,15 +91,23 @@ class Proposal:
     case_ids: tuple[str, ...]
     new_skill: bool = False
     description: str = ""
+    rules: tuple[str, ...] = ()
+
+    @property
+    def rule_text(self) -> str:
+        """What the proposal adds, as the guards check it and consensus compares it: its rules, or,
+        when it lists none, its whole change (docs/decisions/0095-rules-as-data.md); never a sentence
+        looked for inside the change's words."""
+        return " ".join(self.rules) if self.rules else self.change.strip()
 
     def to_json(self) -> dict:
         """Plain JSON for the run state."""
-        return {**vars(self), "case_ids": list(self.case_ids)}
+        return {**vars(self), "case_ids": list(self.case_ids), "rules": list(self.rules)}
 
     @classmethod
     def from_json(cls, obj: dict) -> Proposal:
-        """Inverse of `to_json`."""
-        return cls(**{**obj, "case_ids": tuple(obj["case_ids"])})
+        """Inverse of `to_json` (a run recorded before `rules` is upgraded first: state/upgrades.py)."""
+        return cls(**{**obj, "case_ids": tuple(obj["case_ids"]), "rules": tuple(obj["rules"])})
 
 
 @dataclass
@@ -332,6 +342,7 @@ def validate_answer(index: int, batch: list[str], reply: ChatReply, existing: se
             Proposal(
                 index, pos, skill, raw["change"], raw.get("rationale", ""), cited, new,
                 raw.get("description", "") if new else "",
+                tuple(dict.fromkeys(r.strip() for r in raw["rules"] if r.strip())),
             )
         )
     return result

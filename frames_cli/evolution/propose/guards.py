@@ -177,13 +177,17 @@ class CaseValues:
                     return sentence, note
         return None
 
-    def why_not(self, text: str, skill: str | None = None, cases: Sequence[str] = ()) -> str | None:
-        """Why `text` (a proposal's rule text or an added line) may not become skill text, or None:
-        the reason of the first guard that refuses it (`findings`)."""
-        found = self.findings(text, skill, cases)
+    def why_not(
+        self, text: str, skill: str | None = None, cases: Sequence[str] = (), rules: Sequence[str] = ()
+    ) -> str | None:
+        """Why `text` (a proposal's words or an added line) may not become skill text, or None: the
+        reason of the first guard that refuses it (`findings`)."""
+        found = self.findings(text, skill, cases, rules)
         return found[0][1] if found else None
 
-    def findings(self, text: str, skill: str | None = None, cases: Sequence[str] = ()) -> list[tuple[str, str]]:
+    def findings(
+        self, text: str, skill: str | None = None, cases: Sequence[str] = (), rules: Sequence[str] = ()
+    ) -> list[tuple[str, str]]:
         """(guard, reason) for every guard of GUARD_NAMES that refuses `text`, in that order.
 
         As switched on: a case value (`specific`), a stub (`stub_reason`), a sentence that is not a
@@ -191,13 +195,14 @@ class CaseValues:
         cut out (`copied_note`). A proposal (`skill` given: the skill it is for, `cases` the case
         ids it cites) must also be whole sentences (`grammar.fragment`), not a story
         (`grammar.narrates`), and about its failure and the policy (`ungrounded`); a line a rewrite
-        adds is not held to these (it may be a heading, a list item or a table row). When `text`
-        quotes rules (`Add the rule: "..."`), only the quoted rules are read, except for values.
+        adds is not held to these (it may be a heading, a list item or a table row). When `rules`
+        (the sentences a proposal adds, `Proposal.rules`) are given, only they are read as rules;
+        values are looked for in `text` and `rules` alike.
         """
-        out = self._value_findings(text) if self.check_values else []
+        out = self._value_findings(text, rules) if self.check_values else []
         if not self.check_form:
             return out
-        rules = _QUOTED.findall(text) or [text]
+        rules = list(rules) or [text]
         proposal = skill is not None
         if proposal:
             out += _sentence_findings(rules)
@@ -207,13 +212,13 @@ class CaseValues:
             out += self.ungrounded(joined, cases)
         return out
 
-    def _value_findings(self, text: str) -> list[tuple[str, str]]:
-        """The case values of `text`, and whether it is a stub."""
+    def _value_findings(self, text: str, rules: Sequence[str]) -> list[tuple[str, str]]:
+        """The case values of `text` and `rules`, and whether they are a stub (`stub_reason`)."""
         out = []
-        hits = self.specific(text)
+        hits = self.specific("\n".join(dict.fromkeys([text, *rules])))
         if hits:
             out.append(("case values", self.reason(hits)))
-        why = stub_reason(text)
+        why = stub_reason(text, rules)
         if why is not None:
             out.append(("stub", why))
         return out
@@ -343,20 +348,16 @@ class CaseValues:
         return f"carries {kind}: {found}; a rule must hold for every case of its kind"
 
 
-_QUOTED = re.compile(r'"([^"\n]+)"')
-
-
-def stub_reason(text: str) -> str | None:
+def stub_reason(text: str, rules: Sequence[str] = ()) -> str | None:
     """Why `text` is no rule because its values were cut out (`grammar.cut_value`), or None.
 
-    When `text` quotes rule text (`Add the rule: "..."`), only the quoted rules are read: the words
-    around them are an instruction to the rewriter, not skill text.
+    When `rules` (the sentences a proposal adds) are given, only they are read: the change's other
+    words are an instruction to the rewriter, not skill text.
     """
-    quoted = _QUOTED.findall(text)
-    # A quoted rule that ends in a colon lost what followed it ("Agent uses the payment id:").
+    # A rule that ends in a colon lost what followed it ("Agent uses the payment id:").
     words = (
-        next((w for w in (cut(q) or (q[-1] if q.endswith(":") else None) for q in quoted) if w is not None), None)
-        if quoted else cut(text)
+        next((w for w in (cut(r) or (r[-1] if r.endswith(":") else None) for r in rules) if w is not None), None)
+        if rules else cut(text)
     )
     return (
         None if words is None
@@ -391,7 +392,7 @@ def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> l
     for result in results:
         kept = []
         for p in result.proposals:
-            why = values.why_not(f"{p.change}\n{p.description}", p.skill, p.case_ids)
+            why = values.why_not(f"{p.change}\n{p.description}", p.skill, p.case_ids, p.rules)
             if why is None:
                 kept.append(p)
                 continue

@@ -18,7 +18,7 @@ from frames_cli.evolution.propose.rewrite_errors import RewriteError
 from frames_cli.words import overlap, sentences, token_set
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.propose.consensus import Blueprint
+    from frames_cli.evolution.propose.consensus import Blueprint, Change
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_set import SkillSet
 
@@ -166,7 +166,7 @@ class PolicyKeeper:
                 continue
             reworded = any(min(overlap(ps.text, s), overlap(s, ps.text)) >= CHANGED_OVERLAP for s in new_sentences)
             kind = "changed" if reworded else "removed"
-            asking = next((c for c in blueprint.changes if c.case_ids and _asks_for(c.change, ps.text)), None)
+            asking = next((c for c in blueprint.changes if c.case_ids and _asks_for(c, ps.text)), None)
             if asking is None:
                 errors.append(RewriteError(
                     "policy-sentence",
@@ -187,7 +187,11 @@ _EDIT_VERB = re.compile(
 )
 
 
-def _asks_for(change: str, sentence: str) -> bool:
-    """Whether a blueprint change asks to edit `sentence`: it quotes the sentence word for word and
-    says to remove, replace or reword it ('Add the rule: "<policy sentence>"' does not)."""
-    return _norm(sentence) in _norm(change) and _EDIT_VERB.search(change) is not None
+def _asks_for(change: Change, sentence: str) -> bool:
+    """Whether a blueprint change asks to edit `sentence`: its words, outside the rules it adds,
+    quote the sentence word for word and say to remove, replace or reword it (a change whose rule
+    restates a policy sentence does not ask to remove it, whatever verbs the rule uses)."""
+    words = change.change
+    for rule in change.rules:
+        words = words.replace(rule, " ")
+    return _norm(sentence) in _norm(words) and _EDIT_VERB.search(words) is not None

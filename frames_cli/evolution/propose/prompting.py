@@ -84,9 +84,10 @@ def json_block(obj: Any) -> str:
 
 #: The answer shapes the prompts spell out (schemas.DIAGNOSIS and schemas.REWRITE are the contract).
 DIAGNOSIS_FORMAT = Block(
-    '{"proposals": [{"skill": "<skill name>", "change": "<the edit>", "rationale": "<why>", "case_ids": ["<case id>"], '
-    '"new_skill": false, "description": "<only for a new skill>"}], "disputes": [{"case_id": "<case id>", "passage": '
-    '"<the policy text its expected result contradicts>", "reason": "<why>"}]}'
+    '{"proposals": [{"skill": "<skill name>", "change": "<the edit>", "rules": ["<each sentence the change adds, a '
+    'whole rule>"], "rationale": "<why>", "case_ids": ["<case id>"], "new_skill": false, "description": "<only for a '
+    'new skill>"}], "disputes": [{"case_id": "<case id>", "passage": "<the policy text its expected result '
+    'contradicts>", "reason": "<why>"}]}'
 )
 REWRITE_FORMAT = Block(
     '{"body": "<the whole new Markdown body>", "description": "<a new one-line description, or omit it (or leave it '

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from frames_cli.words import token_set
 
-_QUOTED_RULE = re.compile(r'^\s*Add the rule:\s*"(.+)"\s*$', re.DOTALL)
 _NUMBER_WORDS = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
@@ -33,12 +32,6 @@ _NEGATION = re.compile(
     r"\b(?:not|never|no|cannot|can't|don't|doesn't|mustn't|won't|nor|deny|denied|refuse|refused|reject|decline)\b",
     re.IGNORECASE,
 )
-
-
-def rule_text(change: str) -> str:
-    """The rule a proposal states: the quoted sentence of `Add the rule: "..."`, else the whole text."""
-    m = _QUOTED_RULE.match(change)
-    return m.group(1).strip() if m else change.strip()
 
 
 def similarity(a: str, b: str) -> float:
@@ -162,7 +155,7 @@ def group(texts: Sequence[str], voters: Sequence[int], threshold: float) -> list
     texts (whitespace aside) are merged first whoever proposed them.
 
     Args:
-        texts: rule texts (see `rule_text`).
+        texts: rule texts (see `diagnose.Proposal.rule_text`).
         voters: per text, the diagnoser that proposed it.
         threshold: 0 < threshold ≤ 1.
 

@@ -212,7 +212,7 @@ def _rewrite_prompt_tokens(skill: Skill, skills: SkillSet, cases: Sequence[Case]
 
     evidence = " ".join(e for c in cases[:1] for e in c.diagnosis.evidence) or "a rule"
     changes = tuple(
-        Change(f'Add the rule: "{evidence}"', ("the failing cases need it",), (cases[0].id,), (i,))
+        Change(f'Add the rule: "{evidence}"', ("the failing cases need it",), (cases[0].id,), (i,), rules=(evidence,))
         for i in range(settings.diagnosers)
     )
     blueprint = Blueprint(skill.name, False, "", changes, settings.diagnosers)

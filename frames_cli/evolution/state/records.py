@@ -22,7 +22,7 @@ from frames_cli.evolution.state.upgrades import upgrade
 if TYPE_CHECKING:
     from frames_cli.evolution.compare.evidence import Recommendation
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 STATUSES = ("running", "finished", "stopped", "failed")
 
 

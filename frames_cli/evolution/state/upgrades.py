@@ -7,6 +7,7 @@ writes the values an old record meant, never today's defaults, which may change.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -148,5 +149,69 @@ def _without_costs(record: Any) -> Any:
     return {k: v for k, v in record.items() if k != "costs"} if isinstance(record, dict) else record
 
 
+# The one reading of the old convention, for data written before `rules` existed: a change that
+# added rules quoted each as `Add the rule: "<sentence>"` (a real model wrote one per change, the
+# simulator several in a row), and a rewording as `Replace "<old>" with "<new>"`.
+_ADDED_RULE = re.compile(r'Add the rule:\s*"(.+?)"(?=\s*(?:Add the rule:|$))', re.DOTALL)
+_REPLACED = re.compile(r'^\s*Replace\s+"(?:.+?)"\s+with\s+"(.+?)"', re.DOTALL)
+
+
+def legacy_rules(change: str) -> list[str]:
+    """The rules a change written before `rules` existed adds: its `Add the rule: "…"` sentences,
+    or the new sentence of a `Replace "…" with "…"`; [] for anything else (a removal).
+
+    Only old data goes through here (state.json below schema 6, recorded diagnoser answers:
+    `legacy_proposal`); a live answer carries its rules (docs/decisions/0095-rules-as-data.md).
+    """
+    added = [r.strip() for r in _ADDED_RULE.findall(change) if r.strip()]
+    if added:
+        return added
+    replaced = _REPLACED.match(change)
+    return [replaced.group(1).strip()] if replaced else []
+
+
+def legacy_proposal(proposal: dict[str, Any]) -> dict[str, Any]:
+    """A proposal (or a blueprint's change) recorded before `rules` existed, with `rules` read from
+    its change (`legacy_rules`); one that has them is returned as it is. A blueprint change that
+    records a contradiction adds none: its wordings are the options."""
+    if "rules" in proposal or not isinstance(proposal.get("change"), str):
+        return proposal
+    rules = [] if proposal.get("conflict") else legacy_rules(proposal["change"])
+    return {**proposal, "rules": rules}
+
+
+def _upgrade_5(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 5 → 6: proposals and blueprint changes carry the rules they add (`legacy_proposal`):
+    the diagnoses and blueprints of each finished round and of the round in progress, and each
+    candidate's blueprints."""
+    data["schema"] = 6
+    checkpoint = data.get("checkpoint")
+    if isinstance(checkpoint, dict):
+        rounds = checkpoint.get("rounds")
+        checkpoint = {**checkpoint, "rounds": [_with_rules(r) for r in rounds] if isinstance(rounds, list) else rounds}
+        if checkpoint.get("pending"):
+            checkpoint["pending"] = _with_rules(checkpoint["pending"])
+        data["checkpoint"] = checkpoint
+    if isinstance(data.get("candidates"), list):
+        data["candidates"] = [_with_rules(c) for c in data["candidates"]]
+    return data
+
+
+def _with_rules(record: Any) -> Any:
+    """A round or candidate record whose diagnoses' proposals and blueprints' changes carry rules;
+    anything else as it is (a damaged record is reported where it is read)."""
+    if not isinstance(record, dict):
+        return record
+    out = dict(record)
+    for key, items_key in (("diagnoses", "proposals"), ("blueprints", "changes")):
+        if isinstance(out.get(key), list):
+            out[key] = [
+                {**item, items_key: [legacy_proposal(x) if isinstance(x, dict) else x for x in item[items_key]]}
+                if isinstance(item, dict) and isinstance(item.get(items_key), list) else item
+                for item in out[key]
+            ]
+    return out
+
+
 #: schema version → the step that upgrades a state of that version to the next.
-UPGRADES = {1: _upgrade_1, 2: _upgrade_2, 3: _upgrade_3, 4: _upgrade_4}
+UPGRADES = {1: _upgrade_1, 2: _upgrade_2, 3: _upgrade_3, 4: _upgrade_4, 5: _upgrade_5}

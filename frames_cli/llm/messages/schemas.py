@@ -40,12 +40,14 @@ DIAGNOSIS: dict[str, Any] = {
             "maxItems": MAX_ITEMS,
             "items": {
                 "type": "object",
-                "required": ["skill", "change", "rationale", "case_ids"],
+                "required": ["skill", "change", "rules", "rationale", "case_ids"],
                 "properties": {
                     "skill": {"type": "string", "minLength": 1, "maxLength": 64},
                     "new_skill": {"type": "boolean"},
                     "description": _STR,
                     "change": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+                    # The sentences the change adds to the skill, each a whole rule; [] when it adds none.
+                    "rules": _STR_LIST,
                     "rationale": _STR,
                     "case_ids": _STR_LIST,
                 },
