@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from frames_cli.ingest.keys.answer_key import AnswerKey, Sentence, extract_key, read_comment, wrong_claims
+from frames_cli.ingest.keys.answer_key import AnswerKey, extract_key, read_comment, wrong_claims
+from frames_cli.ingest.keys.sentence_rules import Sentence
 from frames_cli.ingest.keys.comment_text import strip_links
 
 if TYPE_CHECKING:
