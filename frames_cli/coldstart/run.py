@@ -14,7 +14,8 @@ from pathlib import Path
 
 from frames_cli.coldstart.base import Rewriter
 from frames_cli.coldstart.coverage import FileCoverage, coverage
-from frames_cli.coldstart.describe import TermWeights, describe
+from frames_cli.coldstart.describe import describe
+from frames_cli.coldstart.quoting import TermWeights
 from frames_cli.coldstart.identity import match_existing
 from frames_cli.coldstart.links import references
 from frames_cli.coldstart.neighbours import Neighbour, closest

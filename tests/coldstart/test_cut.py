@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from frames_cli.coldstart.describe import TermWeights, describe, is_reference
+from frames_cli.coldstart.describe import describe, is_reference
+from frames_cli.coldstart.quoting import TermWeights
 from frames_cli.coldstart.lint import defects
 from frames_cli.coldstart.naming import assign_names, slug
 from frames_cli.coldstart.sectioning import cut_document
