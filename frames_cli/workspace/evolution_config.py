@@ -142,8 +142,9 @@ class EvolutionConfig:
     gate_max_samples: int = _f(
         40,
         "noise-aware gate: a category whose samples neither show a significant drop nor rule out a third of its cases "
-        "broken gets more samples of its cases (S0's and the child's) at 2k, 4k, … up to this many per case, α and β "
-        "spent over the looks (≤ eval.samples = off)",
+        "broken gets more samples at 2k, 4k, … up to this many per case (the child's of the cases it has not passed, "
+        "S0's in steps of 8, 16, 32, … where they can settle the test), α spent over the child's looks and β over "
+        "S0's steps (≤ eval.samples = off)",
         min=1, max=1000,
     )
     recommend_alpha: float = _f(
