@@ -96,7 +96,8 @@ from ablation import commit_all  # noqa: E402
 from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
 from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
 from frames_cli.evolution.state.runs import run_dir  # noqa: E402
-from frames_cli.evolution.compare.sequential import Drawn, SequentialGate, sequential_verdict  # noqa: E402
+from frames_cli.evolution.compare.sequential import Drawn, SequentialGate  # noqa: E402
+from frames_cli.evolution.compare.sequential_draw import sequential_verdict  # noqa: E402
 from frames_cli.workspace.config import BudgetConfig  # noqa: E402
 from frames_cli.workspace.layout import Workspace  # noqa: E402
 

@@ -30,9 +30,9 @@ from frames_cli.evolution.compare.sequential import (
     SequentialGate,
     drawn_outcomes,
     look_schedule,
-    sequential_verdict,
     spending,
 )
+from frames_cli.evolution.compare.sequential_draw import sequential_verdict
 
 
 def _o(category: str, passes: str, must: bool = False) -> CaseOutcome:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from frames_cli.errors import FramesError
 from frames_cli.evolution.compare.early import certain_rejection
-from frames_cli.evolution.compare.sequential import sequential_verdict
+from frames_cli.evolution.compare.sequential_draw import sequential_verdict
 from frames_cli.evolution.round.record import GateRecord
 from frames_cli.evolution.state.run_ids import BASE_ID
 
