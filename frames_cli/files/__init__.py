@@ -1,0 +1,1 @@
+"""Files frames writes and reads safely: atomic writes, no symlink leading outside the workspace."""
