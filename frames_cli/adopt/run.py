@@ -13,7 +13,7 @@ from frames_cli.adopt.repair import Draft, Repair, finish, is_valid, read_draft
 from frames_cli.adopt.update import account, check_existing, folder_files
 from frames_cli.errors import GitError, InputError, Location
 from frames_cli.formats.skill import SKILL_FILE, SKILLS_DIR
-from frames_cli.workspace.atomic import atomic_write_bytes, atomic_write_text
+from frames_cli.files.atomic import atomic_write_bytes, atomic_write_text
 
 if TYPE_CHECKING:
     from frames_cli.gitstore.store import GitStore

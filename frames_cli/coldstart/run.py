@@ -27,7 +27,7 @@ from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, 
 from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, SKILLS_DIR, Skill
 from frames_cli.formats.skill_file import MAX_SKILL_BYTES, parse_skill_bytes, render_skill
 from frames_cli.gitstore.worktree import CheckoutChange, Finished, check_committable, finish_pending
-from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.files.atomic import atomic_write_text
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
 

@@ -128,6 +128,6 @@ def write_output(path: Path, text: str) -> None:
         # As the file would be written: credentials redacted (and nothing a terminal obeys).
         typer.echo(shown(text), nl=not text.endswith("\n"))
         return
-    from frames_cli.workspace.atomic import atomic_write_text
+    from frames_cli.files.atomic import atomic_write_text
 
     atomic_write_text(path, text)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from frames_cli.errors import InputError, Location
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.files.atomic import atomic_write_json
 
 if TYPE_CHECKING:
     from frames_cli.evaluation.runner import EvalReport

@@ -21,7 +21,7 @@ from frames_cli.formats.case_record import RecordError, parse_record
 from frames_cli.formats.problems import Problem
 from frames_cli.formats.text import SafeLoader, decode_utf8, yaml_error_line
 from frames_cli.formats.yamlbounds import check_yaml_bounds, json_too_deep
-from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.files.atomic import atomic_write_text
 
 _SAFE_LOADER = SafeLoader
 
@@ -188,9 +188,9 @@ def case_files(root: Path, pattern: str) -> list[Path]:
     Only `.yaml`, `.yml` and `.jsonl` files count; hidden files (editor backups, `.frames`) do not.
 
     Raises:
-        InputError: a matching file, or a folder on its way, is a symlink (`workspace.links`).
+        InputError: a matching file, or a folder on its way, is a symlink (`files.links`).
     """
-    from frames_cli.workspace.links import refuse_symlink
+    from frames_cli.files.links import refuse_symlink
 
     found = sorted(
         p for p in Path(root).glob(pattern)

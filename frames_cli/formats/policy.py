@@ -256,7 +256,7 @@ def read_policy(path: Path, file: str, *, max_bytes: int = MAX_POLICY_BYTES) -> 
             UTF-8, too large or empty (see `decode_policy`).
     """
     from frames_cli.sanitize import unsafe_value
-    from frames_cli.workspace.links import refuse_symlink
+    from frames_cli.files.links import refuse_symlink
 
     if unsafe_value(file, one_line=True) is not None:
         # The name goes into back-links (one per line), commit messages and every message naming

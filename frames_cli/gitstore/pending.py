@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from frames_cli.gitstore.identity import Identity
-from frames_cli.workspace.atomic import atomic_write_bytes
+from frames_cli.files.atomic import atomic_write_bytes
 
 PENDING_DIR = "pending-commit"
 JOURNAL = "journal.jsonl"
@@ -168,7 +168,7 @@ class Journal:
         changed = 0
         for entry in reversed(self.touched):
             target = Path(root) / entry.path
-            # A write killed half-way leaves its temporary file (`workspace.atomic`) beside the target.
+            # A write killed half-way leaves its temporary file (`files.atomic`) beside the target.
             for partial in target.parent.glob(f".{glob.escape(target.name)}.*.tmp") if target.parent.is_dir() else []:
                 partial.unlink(missing_ok=True)
             if entry.link is not None:

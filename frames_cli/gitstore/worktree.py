@@ -70,7 +70,7 @@ def check_committable(root: Path, folder: str = "skills") -> None:
             (`index.lock`); `folder` lies outside the sparse checkout (its files would be written
             where git does not track them). Each message says what to do.
     """
-    from frames_cli.workspace.links import refuse_symlink
+    from frames_cli.files.links import refuse_symlink
 
     # Files written through a link leading out of the workspace would land outside it.
     refuse_symlink(Path(root).resolve(), Path(root).resolve() / folder, folder)

@@ -1,1 +1,1 @@
-"""The workspace: the user's git repo layout, `frames.yaml`, atomic files and the run lock."""
+"""The workspace: the user's git repo layout, `frames.yaml` and the run lock."""

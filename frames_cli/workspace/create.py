@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from frames_cli.errors import InputError, Location
-from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.files.atomic import atomic_write_text
 from frames_cli.workspace.config import CONFIG_FILE, TEAM_SETTINGS
 from frames_cli.workspace.config_file import load_config, render_config
 from frames_cli.workspace.layout import find_workspace_root, repository_root

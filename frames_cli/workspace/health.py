@@ -18,7 +18,7 @@ from frames_cli.secretscan import find_secrets
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.config_file import RetiredSetting
 from frames_cli.workspace.layout import Workspace
-from frames_cli.workspace.links import first_symlink
+from frames_cli.files.links import first_symlink
 
 
 @dataclass

@@ -87,8 +87,8 @@ class Workspace:
             InputError: `.frames` is a symlink (frames writes nothing outside the workspace).
             OSError: the folder or file cannot be written.
         """
-        from frames_cli.workspace.atomic import atomic_write_text
-        from frames_cli.workspace.links import refuse_symlink
+        from frames_cli.files.atomic import atomic_write_text
+        from frames_cli.files.links import refuse_symlink
 
         refuse_symlink(self.root, self.state_dir, STATE_DIR)
         self.state_dir.mkdir(parents=True, exist_ok=True)

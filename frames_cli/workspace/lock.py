@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from frames_cli.errors import LockedError
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.files.atomic import atomic_write_json
 from frames_cli.workspace.layout import Workspace
 
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.commands.common import guarded
-from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.files.atomic import atomic_write_text
 
 runner = CliRunner()
 CASE = """\

@@ -248,7 +248,7 @@ def eval_command(
     from frames_cli.llm.client.client import ModelClient
     from frames_cli.llm.transport.providers import simulator_notice
     from frames_cli.sim.world import SimWorld, policy_texts
-    from frames_cli.workspace.atomic import atomic_write_json
+    from frames_cli.files.atomic import atomic_write_json
     from frames_cli.workspace.layout import Workspace
 
     # Output paths first: a path that can never be written must not cost a whole evaluation.

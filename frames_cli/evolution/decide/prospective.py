@@ -200,7 +200,7 @@ def _score(
     from frames_cli.formats.skill_set import SkillSet
     from frames_cli.llm.client.client import ModelClient
     from frames_cli.sim.world import SimWorld, policy_texts
-    from frames_cli.workspace.atomic import atomic_write_json
+    from frames_cli.files.atomic import atomic_write_json
 
     k = state.settings.samples
     folder = run_dir(ws, state.run_id) / f"look-{number}"

@@ -114,7 +114,7 @@ class RecordedRun:
 
     def write(self, path: Path) -> None:
         """Write the file (one line per record, candidates in order), atomically."""
-        from frames_cli.workspace.atomic import atomic_write_text
+        from frames_cli.files.atomic import atomic_write_text
 
         lines = [json.dumps({"candidate": cand, "set": name, **rec}, ensure_ascii=False, sort_keys=True)
                  for cand in self.order for name, recs in self.records[cand].items() for rec in recs]

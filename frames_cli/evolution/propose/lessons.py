@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from frames_cli.llm.messages.conventions import TRIED_CLOSE, TRIED_OPEN
 from frames_cli.llm.messages.prompts import Block
 from frames_cli.sanitize import escape_tags
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.files.atomic import atomic_write_json
 
 if TYPE_CHECKING:
     from frames_cli.evolution.propose.retrieval import Passage

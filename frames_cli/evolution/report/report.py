@@ -19,7 +19,7 @@ from frames_cli.evolution.state.records import Candidate, RunState, RunSummary
 from frames_cli.evolution.state.runs import REPORT_FILES, run_dir
 from frames_cli.evolution.report.story import RoundStory, next_steps, off_front_reason, problems, run_story
 from frames_cli.gitstore.store import GitStore
-from frames_cli.workspace.atomic import atomic_write_json, atomic_write_text
+from frames_cli.files.atomic import atomic_write_json, atomic_write_text
 from frames_cli.workspace.layout import Workspace
 
 

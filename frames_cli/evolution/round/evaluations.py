@@ -13,7 +13,7 @@ from pathlib import Path
 
 from frames_cli.evolution.round.candidate_store import CandidateStore
 from frames_cli.evolution.round.context import Evaluation
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.files.atomic import atomic_write_json
 
 
 class EvaluationLog:

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.files.atomic import atomic_write_json
 
 if TYPE_CHECKING:
     from frames_cli.formats.case import Case

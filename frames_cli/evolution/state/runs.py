@@ -18,7 +18,7 @@ from frames_cli.errors import GitError, InputError, Location
 from frames_cli.evolution.state.records import Candidate, RunState, RunSummary
 from frames_cli.evolution.state.run_ids import CANDIDATE_ID_RE, RUN_ID_RE, check_run_id
 from frames_cli.formats.problems import Problem
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.files.atomic import atomic_write_json
 from frames_cli.workspace.layout import Workspace
 
 if TYPE_CHECKING:

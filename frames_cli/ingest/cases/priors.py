@@ -33,7 +33,7 @@ from frames_cli.formats.text import SafeLoader
 from frames_cli.formats.case import Source
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.words import tokens
-from frames_cli.workspace.atomic import atomic_write_text
+from frames_cli.files.atomic import atomic_write_text
 
 PRIORS_FILE = "priors.yaml"
 PRIORS_VERSION = 1

@@ -10,7 +10,7 @@ from typing import Any
 
 from frames_cli.errors import BudgetExceeded
 from frames_cli.llm.messages.types import Usage
-from frames_cli.workspace.atomic import atomic_write_json
+from frames_cli.files.atomic import atomic_write_json
 
 #: pico-USD per USD: the ledger's unit of account.
 PICO = 10**12

@@ -17,8 +17,8 @@ from litellm.llms.custom_llm import CustomLLM
 from frames_cli.llm.store.audit import Redactor
 from frames_cli.llm.transport.providers import SAMPLE_KEY, SPOOL_PREFIX, context_of, make_response
 from frames_cli.tokens import approx_tokens
-from frames_cli.workspace.atomic import atomic_write_text
-from frames_cli.workspace.links import refuse_symlink
+from frames_cli.files.atomic import atomic_write_text
+from frames_cli.files.links import refuse_symlink
 
 #: Largest answer file read: four times the longest text an answer schema allows (llm/messages/schemas.MAX_TEXT).
 MAX_ANSWER_BYTES = 3_200_000
