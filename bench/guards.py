@@ -4,7 +4,7 @@ Reads the labelled corpus `bench/data/guards/corpus.jsonl` (every proposed rule 
 real-model trials, the lines issue 27 quotes, junk of the simulator's own runs and of review-log
 narratives; bench/data/guards/README.md says where each comes from and how it was labelled) and
 puts every line through the guards that drop a proposed rule between plan and apply
-(`frames_cli.evolution.propose.guards.CaseValues.findings`: the same checks `guard_proposals` applies to a
+(`frames_cli.evolution.propose.case_index.CaseValues.findings`: the same checks `guard_proposals` applies to a
 proposal and `added_line_errors` to a line a rewrite adds), each guard alone, with the context the
 line had: the case index and policy of its workspace (the bundled airline example's cases/,
 holdout/ and policies/; the 18F travel workspace of `bench/data/guards/18f/`), its skill and the
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_cli.evolution.propose.guards import GUARD_NAMES, CaseValues  # noqa: E402
+from frames_cli.evolution.propose.case_index import GUARD_NAMES, CaseValues  # noqa: E402
 from frames_cli.formats.case_files import load_cases  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "guards"

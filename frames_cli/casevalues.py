@@ -1,6 +1,6 @@
 """Values that belong to a case rather than to a rule: ids, amounts, dates and times, names and places.
 
-Shared by the case-value guard (evolution/propose/guards.py) and the simulator (sim/), so that neither
+Shared by the case-value guard (evolution/propose/case_index.py) and the simulator (sim/), so that neither
 package imports the other. What counts as a value: docs/decisions/0025-guards-on-proposals-and-rewrites.md
 and 0049-case-values-stubs-list-items.md.
 """

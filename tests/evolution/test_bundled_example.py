@@ -77,7 +77,7 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
     learns rules, not case facts. The paper's rule (recommend_alpha 1) makes the highest-rate member
     the review branch, so the lines the guards let through are judged even when no gain is
     significant (by default no branch is made then)."""
-    from frames_cli.evolution.propose.guards import CaseValues
+    from frames_cli.evolution.propose.case_index import CaseValues
     from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
     from frames_cli.formats.case_files import load_cases
     from frames_cli.formats.skill_set import SkillSet

@@ -12,7 +12,7 @@ Invariants:
 from __future__ import annotations
 
 from frames_cli.casevalues import proper_nouns
-from frames_cli.evolution.propose.guards import CaseValues
+from frames_cli.evolution.propose.case_index import CaseValues
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from frames_cli.evolution.propose.consensus import Blueprint, Change
 from frames_cli.evolution.propose.diagnose import DiagnoserResult, Proposal
-from frames_cli.evolution.propose.guards import CaseValues, RewriteGuard, guard_proposals
+from frames_cli.evolution.propose.case_index import CaseValues
+from frames_cli.evolution.propose.guards import RewriteGuard, guard_proposals
 from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
 from frames_cli.evolution.propose.rewrite import RewriteLimits, rewrite
 from frames_cli.formats.case import Case

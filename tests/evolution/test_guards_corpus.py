@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from frames_cli.evolution.propose.guards import CaseValues
+from frames_cli.evolution.propose.case_index import CaseValues
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from frames_cli.evolution.propose.diagnose import DiagnoserResult, Proposal
-from frames_cli.evolution.propose.guards import MAX_NAMED_VALUES, CaseValues, Hit, added_line_errors, guard_proposals
+from frames_cli.evolution.propose.case_index import MAX_NAMED_VALUES, CaseValues, Hit
+from frames_cli.evolution.propose.guards import added_line_errors, guard_proposals
 from frames_cli.formats.case import Case
 from frames_cli.formats.case_record import case_from_dict
 from frames_cli.words import sentences

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from frames_cli.evolution.compare.early import EarlyRejection
     from frames_cli.evolution.compare.gate import Gate
     from frames_cli.evolution.compare.sequential import SequentialGate
-    from frames_cli.evolution.propose.guards import CaseValues
+    from frames_cli.evolution.propose.case_index import CaseValues
     from frames_cli.evolution.propose.lessons import Lesson
     from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
     from frames_cli.evolution.propose.retrieval import PassageIndex
@@ -57,7 +57,7 @@ class RunContext:
         record_lessons: called with the run's lessons (evolution/propose/lessons.py) after every round.
         earlier_lessons: the lessons of earlier runs (`.frames/failed-changes.json`); their left-out
             rewrites are shown to the rewriter of the same skill.
-        case_values: the case-value index of evolution/propose/guards.py (with the rule-form check), or None
+        case_values: the case-value index of evolution/propose/case_index.py (with the rule-form check), or None
             when both guards are off.
         policy_keeper: the policy sentences of S0's skills, or None when that guard is off.
         policy_sentences: the base commit's policy sentences by section

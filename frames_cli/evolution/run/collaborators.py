@@ -239,7 +239,7 @@ def _guards(
     """The RunContext fields of the guards `settings.guards` switches on (evolution/propose/guards.py): the
     case-value index over `cases` and the policy at the base commit, and the policy sentences that
     S0's skills hold."""
-    from frames_cli.evolution.propose.guards import CaseValues
+    from frames_cli.evolution.propose.case_index import CaseValues
     from frames_cli.evolution.propose.policy_keeper import PolicyKeeper
     from frames_cli.formats.skill_set import SkillSet
 
