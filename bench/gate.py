@@ -94,7 +94,8 @@ sys.path.insert(0, str(ROOT))
 from ablation import commit_all  # noqa: E402
 
 from frames_cli.evolution.run.driver import EvolveOptions, evolve  # noqa: E402
-from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate, outcomes_from_results  # noqa: E402
+from frames_cli.evolution.compare.gate import PerCategoryGate  # noqa: E402
+from frames_cli.evolution.compare.verdict import CaseOutcome, outcomes_from_results  # noqa: E402
 from frames_cli.evolution.state.runs import run_dir  # noqa: E402
 from frames_cli.evolution.compare.sequential import Drawn, SequentialGate  # noqa: E402
 from frames_cli.evolution.compare.sequential_draw import sequential_verdict  # noqa: E402

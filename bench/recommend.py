@@ -46,7 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from frames_cli.evolution.compare.evidence import Confirmation, Ranked, decide  # noqa: E402
-from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate  # noqa: E402
+from frames_cli.evolution.compare.gate import PerCategoryGate  # noqa: E402
+from frames_cli.evolution.compare.verdict import CaseOutcome  # noqa: E402
 from frames_cli.evolution.compare.evidence import pass_rate  # noqa: E402
 from frames_cli.evolution.decide.recorded import RecordedRun, recommend_recorded, sealed_change  # noqa: E402
 from bundled import copy_example  # noqa: E402
@@ -137,7 +138,7 @@ def many_samples(root: Path, samples: int) -> dict[str, CaseOutcome]:
     from frames_cli.sim.world import SimWorld
     from frames_cli.workspace.config import BudgetConfig
     from frames_cli.workspace.layout import Workspace
-    from frames_cli.evolution.compare.gate import outcomes_from_results
+    from frames_cli.evolution.compare.verdict import outcomes_from_results
 
     ws = Workspace.open(root)
     config = dataclasses.replace(ws.config(), budget=BudgetConfig(max_tokens=None))

@@ -39,7 +39,7 @@ from frames_cli.evolution.round.attribution import (
     loaded_skills,
 )
 from frames_cli.evolution.round.record import AttributionRecord, GateRecord, RoundRecord, round_lessons
-from frames_cli.evolution.compare.gate import CaseOutcome, CategoryCheck, GateVerdict
+from frames_cli.evolution.compare.verdict import CaseOutcome, CategoryCheck, GateVerdict
 from frames_cli.evolution.propose.consensus import Blueprint, Change
 from frames_cli.evolution.propose.lessons import left_out_notes
 from helpers import init_git_repo, install_scripted, remove_scripted

@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
-from frames_cli.evolution.compare.gate import CategoryCheck, GateVerdict
+from frames_cli.evolution.compare.verdict import CategoryCheck, GateVerdict
 from frames_cli.evolution.propose.consensus import Blueprint, Change
 from frames_cli.evolution.round.record import GateRecord, RoundRecord, round_lessons
 from frames_cli.evolution.propose.diagnose import DiagnoserResult, batching_note, make_batches

@@ -19,7 +19,8 @@ import pytest
 from frames_cli.evaluation.runner import CaseResult, evaluate
 from frames_cli.evaluation.staged import Staging, evaluate_staged
 from frames_cli.evolution.compare.early import certain_rejection, decisive_order, rejection_rule
-from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate
+from frames_cli.evolution.compare.gate import PerCategoryGate
+from frames_cli.evolution.compare.verdict import CaseOutcome
 from frames_cli.executor.base import AgentResult
 from frames_cli.formats.case import Case, Check, Source, Task
 from frames_cli.formats.skill_set import SkillSet

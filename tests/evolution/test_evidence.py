@@ -16,7 +16,7 @@ from frames_cli.evolution.compare.evidence import (
     gain_p_value,
     order,
 )
-from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.compare.verdict import CaseOutcome
 from frames_cli.evolution.compare.paired_test import upper_p_value
 
 

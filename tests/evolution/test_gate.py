@@ -20,13 +20,12 @@ import random
 import pytest
 
 from frames_cli.evolution.compare.gate import (
-    CaseOutcome,
     PerCategoryGate,
-    outcomes_from_results,
-    small_categories_warning,
     noise_levels,
+    small_categories_warning,
     too_small_categories,
 )
+from frames_cli.evolution.compare.verdict import CaseOutcome, outcomes_from_results
 from frames_cli.evolution.compare.paired_test import broken_case_p_value, cases_needed, upper_p_value
 
 

@@ -118,7 +118,7 @@ def test_the_run_report_says_how_many_results_were_lost(tmp_path: Path) -> None:
 def test_a_lost_case_never_makes_an_early_rejection() -> None:
     from frames_cli.evaluation.runner import CaseResult
     from frames_cli.evolution.compare.early import rejection_rule
-    from frames_cli.evolution.compare.gate import CaseOutcome
+    from frames_cli.evolution.compare.verdict import CaseOutcome
 
     baseline = {f"a{i}": CaseOutcome("c", (True,)) for i in range(1, 5)}
     rule = rejection_rule(PerCategoryGate(0.05), baseline, set())

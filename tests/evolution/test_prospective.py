@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from frames_cli.commands.app import app
 from frames_cli.evolution.compare.evidence import Confirmation, Recommendation, Tally
-from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.compare.verdict import CaseOutcome
 from frames_cli.evolution.decide.prospective import decide_look
 from frames_cli.evolution.decide.recorded import RecordedRun, recommend_recorded
 

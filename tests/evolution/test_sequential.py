@@ -24,7 +24,8 @@ import random
 
 import pytest
 
-from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate
+from frames_cli.evolution.compare.gate import PerCategoryGate
+from frames_cli.evolution.compare.verdict import CaseOutcome
 from frames_cli.evolution.compare.sequential import (
     Drawn,
     SequentialGate,
@@ -248,7 +249,7 @@ def test_children_as_good_as_s0_are_rejected_at_most_alpha_of_the_time():
 
 
 def test_the_verdict_says_what_was_sampled_further_in_its_summary_and_detail():
-    from frames_cli.evolution.compare.gate import gate_detail
+    from frames_cli.evolution.compare.verdict import gate_detail
 
     base, child = _world()
     verdict = _gate().decide(Drawn(base), Drawn(child)).verdict
@@ -406,7 +407,7 @@ def test_early_rejection_inside_a_look_never_changes_a_verdict_and_settles_what_
 
 
 def test_a_look_stopped_early_is_said_in_the_summary_the_detail_and_the_review():
-    from frames_cli.evolution.compare.gate import gate_detail
+    from frames_cli.evolution.compare.verdict import gate_detail
     from frames_cli.evolution.report.review_markdown import sequential_lines
 
     # "drop": S0 always passes d0, the child never; "dip": the child fails p0, which S0 passes 3

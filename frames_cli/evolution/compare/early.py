@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from frames_cli.evaluation.runner import CaseResult
 from frames_cli.evaluation.staged import Staging, StopRule
-from frames_cli.evolution.compare.gate import CaseOutcome, Gate, GateVerdict, Outcomes, outcomes_from_results
+from frames_cli.evolution.compare.gate import Gate
+from frames_cli.evolution.compare.verdict import CaseOutcome, GateVerdict, Outcomes, outcomes_from_results
 
 
 def decisive_order(baseline: Outcomes, pending: Sequence[str], tolerance: float, done: Outcomes | None = None,

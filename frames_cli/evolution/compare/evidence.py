@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frames_cli.formatting import plural
-from frames_cli.evolution.compare.gate import CaseOutcome, outcomes_from_results
+from frames_cli.evolution.compare.verdict import CaseOutcome, outcomes_from_results
 from frames_cli.evolution.compare.paired_test import upper_p_value
 
 #: A recommendation's status: a branch whose gain holds on unseen cases; one waiting for cases added

@@ -67,7 +67,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from frames_cli.evolution.compare.gate import CaseOutcome, CategoryCheck, GateVerdict, PerCategoryGate
+from frames_cli.evolution.compare.gate import PerCategoryGate
+from frames_cli.evolution.compare.verdict import CaseOutcome, CategoryCheck, GateVerdict
 from frames_cli.evolution.compare.paired_test import broken_cases_p_value
 
 #: ρ of the spending function t^ρ (Kim & DeMets 1987), for α and β alike.

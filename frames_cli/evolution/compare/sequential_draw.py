@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from frames_cli.evolution.compare.gate import GateVerdict
+from frames_cli.evolution.compare.verdict import GateVerdict
 from frames_cli.evolution.compare.sequential import Decision, Drawn, SequentialGate
 
 

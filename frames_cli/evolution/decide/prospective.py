@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.evolution.compare.evidence import Recommendation, Tally, answered_outcomes, look_words
-from frames_cli.evolution.compare.gate import CaseOutcome
+from frames_cli.evolution.compare.verdict import CaseOutcome
 from frames_cli.evolution.state.events import Event, PendingLook, PendingLooked, PendingWaiting
 from frames_cli.evolution.state.records import utc_now
 from frames_cli.evolution.state.run_ids import BASE_ID

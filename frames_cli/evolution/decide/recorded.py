@@ -20,7 +20,8 @@ from typing import Any
 
 from frames_cli.errors import InputError, Location
 from frames_cli.evolution.compare.evidence import Confirmation, Ranked, Recommendation, decide, pass_rate
-from frames_cli.evolution.compare.gate import CaseOutcome, PerCategoryGate, outcomes_from_results
+from frames_cli.evolution.compare.gate import PerCategoryGate
+from frames_cli.evolution.compare.verdict import CaseOutcome, outcomes_from_results
 from frames_cli.evolution.state.run_ids import BASE_ID
 
 #: The file a run writes into its folder.

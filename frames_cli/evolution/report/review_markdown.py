@@ -7,7 +7,7 @@ import re
 
 from frames_cli.evolution.propose.consensus import Change
 from frames_cli.formatting import markdown_table, md_text, pct, plural, sample_size, tokens, with_n
-from frames_cli.evolution.compare.gate import gate_detail, sampled_further
+from frames_cli.evolution.compare.verdict import gate_detail, sampled_further
 from frames_cli.evolution.state.records import Candidate
 from frames_cli.evolution.report.review import Review, SkillContext
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from frames_cli.evolution.compare.gate import Outcomes
+    from frames_cli.evolution.compare.verdict import Outcomes
     from frames_cli.formats.skill_set import SkillSet
 
 #: Why a child is analysed: it failed the gate, or it passed but sits off the Pareto front.

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.evolution.compare.gate import gate_detail
+from frames_cli.evolution.compare.verdict import gate_detail
 from frames_cli.evolution.propose.consensus import Blueprint
 from frames_cli.evolution.round.record import RoundRecord
 from frames_cli.evolution.state.records import Candidate, RunState

@@ -3,7 +3,7 @@ per-case outcomes on the selection set or on E, lost cases, the sequential gate'
 
 `RunOutcomes` is a frozen view over the read-only candidate store, made for the cases that count at
 the moment (disputed ones left out); it reads and computes, never writes. Shapes: `Outcomes` is case
-id → `CaseOutcome` (evolution/compare/gate.py), `Drawn` the sequential gate's samples
+id → `CaseOutcome` (evolution/compare/verdict.py), `Drawn` the sequential gate's samples
 (evolution/compare/sequential.py). A candidate without a kept evaluation raises FileNotFoundError.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from frames_cli.evolution.compare.gate import Outcomes, outcomes_from_results
+from frames_cli.evolution.compare.verdict import Outcomes, outcomes_from_results
 from frames_cli.evolution.compare.sequential import Drawn, drawn_outcomes
 
 if TYPE_CHECKING:

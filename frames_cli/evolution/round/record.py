@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.errors import InputError, Location
-from frames_cli.evolution.compare.gate import GateVerdict
+from frames_cli.evolution.compare.verdict import GateVerdict
 from frames_cli.evolution.propose.consensus import Blueprint
 from frames_cli.evolution.propose.diagnose import DiagnoserResult
 from frames_cli.evolution.propose.lessons import Lesson

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from frames_cli.evolution.compare.evidence import gain_p_value
 from frames_cli.evolution.compare.front import FrontPoint, pareto_front
-from frames_cli.evolution.compare.gate import outcomes_from_results
+from frames_cli.evolution.compare.verdict import outcomes_from_results
 from frames_cli.evolution.compare.scoring import score
 from frames_cli.evolution.state.run_ids import BASE_ID
 

@@ -66,7 +66,7 @@ class Candidate:
         mean_tokens: mean prompt + completion tokens per case of the executor on E.
         cost_usd: executor cost of evaluating it on E in USD; None when the model's price is unknown.
         gate_passed: the gate verdict against S0; None for S0 itself and for unevaluated children.
-        gate_details: `GateVerdict.to_json()` of evolution/compare/gate.py: {"passed", "tolerance",
+        gate_details: `GateVerdict.to_json()` of evolution/compare/verdict.py: {"passed", "tolerance",
             "checks": [{"category", "baseline", "child", "floor", "passed"}]}; {} when not gated.
         changed_skills: names of the skills changed against the parent (added or rewritten), sorted.
         blueprints: `Blueprint.to_json()` of evolution/propose/consensus.py, one per rewritten skill:

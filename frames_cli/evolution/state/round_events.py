@@ -114,7 +114,7 @@ class EvaluatingSubChild(RoundEvent):
 
 @dataclass(frozen=True)
 class Gated(RoundEvent):
-    """A child's or sub-child's gate verdict (`summary`: compare/gate.GateVerdict.summary)."""
+    """A child's or sub-child's gate verdict (`summary`: compare/verdict.GateVerdict.summary)."""
 
     candidate: str
     passed: bool
