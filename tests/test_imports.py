@@ -33,7 +33,6 @@ TANGLE = {
     ("frames_cli.evaluation.parallel", "frames_cli.sim.world"),
     ("frames_cli.evaluation.samples", "frames_cli.sim.world"),
     ("frames_cli.executor.builtin", "frames_cli.evaluation.checks"),
-    ("frames_cli.workspace.config_file", "frames_cli.llm.transport.providers"),
     ("frames_cli.workspace.health", "frames_cli.coldstart.coverage"),
 }
 

@@ -23,6 +23,10 @@ from frames_cli.workspace.setting import setting as _f
 
 CONFIG_FILE = "frames.yaml"
 CONFIG_VERSION = 1
+#: A model `frames-sim/<role>` runs on the simulator (llm.transport.providers registers it with litellm);
+#: the roles it plays. Here, not beside the provider, so reading frames.yaml checks them without the model layer.
+SIM_PREFIX = "frames-sim"
+SIM_ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldstart")
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from frames_cli.formats.text import decode_utf8, load_yaml_node, yaml_error_line
 from frames_cli.formats.yamlbounds import check_yaml_bounds
 from frames_cli.sanitize import LINE_BREAKS, unsafe_value
 from frames_cli.workspace.config import (
-    CONFIG_FILE, MAX_CALLS_PER_PROCESS, RETIRED_SETTINGS, SETTINGS_REFERENCE, ColdstartConfig, EvolutionConfig,
-    ExecutorConfig, FramesConfig, LLMConfig, SplitConfig,
+    CONFIG_FILE, MAX_CALLS_PER_PROCESS, RETIRED_SETTINGS, SETTINGS_REFERENCE, SIM_PREFIX, SIM_ROLES, ColdstartConfig,
+    EvolutionConfig, ExecutorConfig, FramesConfig, LLMConfig, SplitConfig,
 )
 
 #: Largest frames.yaml read; the template `frames init` writes is about 8 KB.
@@ -172,8 +172,6 @@ def _check_inside(value: str, key: str, loc: Location) -> None:
 
 def _check_model(model: str, key: str, loc: Location) -> None:
     """A simulator model must name a role the simulator plays; other providers check their own names."""
-    from frames_cli.llm.transport.providers import SIM_PREFIX, SIM_ROLES
-
     prefix, _, role = model.partition("/")
     if prefix == SIM_PREFIX and role not in SIM_ROLES:
         raise ConfigError(

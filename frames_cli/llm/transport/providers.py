@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frames_cli.llm.transport.notices import Notices, SpoolWaits
+# The simulator's model names are frames.yaml's (re-exported: the model layer and the simulator name them here).
+from frames_cli.workspace.config import SIM_PREFIX as SIM_PREFIX
+from frames_cli.workspace.config import SIM_ROLES as SIM_ROLES
 
 if TYPE_CHECKING:
     from contextvars import ContextVar
 
     from frames_cli.workspace.config import SimulatorConfig, SpoolConfig
 
-SIM_PREFIX = "frames-sim"
 SPOOL_PREFIX = "spool"
-SIM_ROLES = ("executor", "diagnoser", "rewriter", "generator", "judge", "coldstart")
 #: USD per token registered with litellm for `frames-sim/<role>` so cost accounting runs offline;
 #: a small hosted model's list price (0.15 $ / 0.60 $ per million input / output tokens).
 SIM_PRICE = {
