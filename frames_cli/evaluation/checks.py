@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from frames_cli.evaluation.normalise import amount, holds
+from frames_cli.executor.base import request_text
 from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 
 if TYPE_CHECKING:
@@ -274,15 +275,6 @@ class RubricCheck:
             BudgetExceeded: the judge call hit the run's budget (from the ModelClient).
         """
         return self.verdict(self.judge.chat(self.request(case, output)))
-
-
-def request_text(task_input: dict[str, Any]) -> str:
-    """A case input as the agent reads it: the text, then the fields as one JSON block."""
-    text = task_input.get("text", "")
-    fields = task_input.get("fields") or {}
-    if not fields:
-        return text
-    return f"{text}\n\nDetails:\n```json\n{json.dumps(fields, ensure_ascii=False, separators=(',', ':'))}\n```"
 
 
 LOCAL_CHECKS: dict[str, OutputCheck] = {"exact": ExactCheck(), "set": SetCheck(), "contains": ContainsCheck()}

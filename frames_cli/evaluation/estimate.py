@@ -212,7 +212,7 @@ def add_evaluation(
 
 def _executor(cases: Sequence[Case], skills: SkillSet, config: FramesConfig) -> RoleEstimate:
     """One evaluation of every case, one sample, by the built-in agent."""
-    from frames_cli.evaluation.checks import request_text
+    from frames_cli.executor.base import request_text
     from frames_cli.executor.catalog import Catalog
     from frames_cli.llm.messages.prompts import render
 

@@ -1,7 +1,8 @@
-"""The Executor protocol (the agent under test) and the AgentResult it returns per case."""
+"""The Executor protocol (the agent under test), the request it reads and the AgentResult it returns per case."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -55,3 +56,12 @@ class Executor(Protocol):
     def run(self, cases: Sequence[AgentCase], skills: SkillSet, sample: int = 0, retry: int = 0) -> list[AgentResult]:
         """Run the agent on every case; see the class contract."""
         ...
+
+
+def request_text(task_input: dict[str, Any]) -> str:
+    """A case input as the agent reads it: the text, then the fields as one JSON block."""
+    text = task_input.get("text", "")
+    fields = task_input.get("fields") or {}
+    if not fields:
+        return text
+    return f"{text}\n\nDetails:\n```json\n{json.dumps(fields, ensure_ascii=False, separators=(',', ':'))}\n```"

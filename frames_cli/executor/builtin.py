@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.evaluation.checks import request_text
-from frames_cli.executor.base import AgentResult
+from frames_cli.executor.base import AgentResult, request_text
 from frames_cli.executor.catalog import Catalog
 from frames_cli.llm.messages.prompts import Block, render
 from frames_cli.llm.messages.schemas import EXECUTOR_STEP
