@@ -32,7 +32,6 @@ MAX_MODULES = 15
 TANGLE = {
     ("frames_cli.evaluation.parallel", "frames_cli.sim.world"),
     ("frames_cli.evaluation.samples", "frames_cli.sim.world"),
-    ("frames_cli.workspace.health", "frames_cli.coldstart.coverage"),
 }
 
 

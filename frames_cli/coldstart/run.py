@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frames_cli.coldstart.base import Rewriter
-from frames_cli.coldstart.coverage import FileCoverage, coverage
+from frames_cli.formats.coverage import FileCoverage, coverage
 from frames_cli.coldstart.describe import describe
 from frames_cli.coldstart.quoting import TermWeights
 from frames_cli.coldstart.identity import match_existing

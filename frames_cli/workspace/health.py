@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frames_cli.coldstart.coverage import FileCoverage, backlink_problems, coverage
+from frames_cli.formats.coverage import FileCoverage, backlink_problems, coverage
 from frames_cli.errors import ConfigError, InputError, Location
 from frames_cli.formats.policy import PolicyDocument, policy_files, read_policy
 from frames_cli.formats.problems import Problem

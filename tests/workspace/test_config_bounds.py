@@ -60,7 +60,7 @@ def test_values_past_their_bounds_are_located_errors(text: str, fragment: str):
 
 
 def test_a_back_link_to_an_absurd_line_is_malformed(tmp_path):
-    from frames_cli.coldstart.coverage import coverage
+    from frames_cli.formats.coverage import coverage
     from frames_cli.formats.policy import read_policies
     from frames_cli.formats.skill import Skill
     from frames_cli.formats.skill_checks import skill_problems
