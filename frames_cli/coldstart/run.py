@@ -21,11 +21,13 @@ from frames_cli.coldstart.links import references
 from frames_cli.coldstart.neighbours import Neighbour, closest
 from frames_cli.coldstart.naming import assign_names
 from frames_cli.coldstart.sectioning import Chunk, cut_document
-from frames_cli.coldstart.writer import DESCRIBED_FROM_KEY, MODE_KEY, VERBATIM, backlinks, make_skill, verbatim_body
+from frames_cli.coldstart.writer import (
+    DESCRIBED_FROM_KEY, MODE_KEY, VERBATIM, backlinks, check_writable, make_skill, verbatim_body,
+)
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
 from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, SKILLS_DIR, Skill
-from frames_cli.formats.skill_file import MAX_SKILL_BYTES, parse_skill_bytes, render_skill
+from frames_cli.formats.skill_file import parse_skill_bytes, render_skill
 from frames_cli.gitstore.worktree import CheckoutChange, Finished, check_committable, finish_pending
 from frames_cli.files.atomic import atomic_write_text
 from frames_cli.workspace.config import FramesConfig
@@ -238,67 +240,6 @@ def _read_skills(ws: Workspace, force: bool) -> dict[str, Skill | InputError]:
     return out
 
 
-def _refuse_secrets(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]) -> None:
-    """Refuse, before anything is written, a skill whose text holds a credential (`secretscan`).
-
-    Raises:
-        InputError: at the skill's SKILL.md and line, naming the policy file it was cut from (exit 2).
-    """
-    from frames_cli.secretscan import find_secrets
-
-    for skill in skills:
-        text = render_skill(skill)
-        hits = find_secrets(text)
-        if hits:
-            source = chunks[skill.name].doc.file if skill.name in chunks else "its policy"
-            raise InputError(
-                f"would hold a credential ({hits[0].kind}) copied from {source}: remove it there; coldstart commits "
-                "no secret",
-                Location(ws.relative(ws.skills_dir / skill.name / SKILL_FILE), hits[0].line),
-            )
-
-
-def _refuse_invalid(ws: Workspace, skills: list[Skill], chunks: dict[str, Chunk]) -> None:
-    """Refuse, before anything is written, a skill `frames validate` would refuse: coldstart never
-    commits what its own validate rejects (a verbatim policy text holding a front-matter block, or a
-    protected-region marker outside code).
-
-    Raises:
-        InputError: at the policy file and the chunk's first line, quoting validate's error (exit 2).
-    """
-    from frames_cli.formats.skill_checks import skill_problems
-
-    for skill in skills:
-        errors = [p for p in skill_problems(skill, folder=skill.name) if p.severity == "error"]
-        if errors and skill.name in chunks:
-            chunk = chunks[skill.name]
-            raise InputError(
-                f"this text would make {ws.relative(ws.skills_dir / skill.name / SKILL_FILE)}, which "
-                f"`frames validate` refuses: {errors[0].message}; change the policy text (nothing was written)",
-                Location(chunk.doc.file, chunk.pieces[0].start),
-            )
-
-
-def _refuse_too_big(skills: list[Skill], chunks: dict[str, Chunk]) -> None:
-    """Refuse, before anything is written, a skill its own reader would refuse (over
-    `MAX_SKILL_BYTES`): one block so long that no cut can shrink it, such as a 960 KB one-line
-    policy. Writing it would make every later `frames` command stop at that file.
-
-    Raises:
-        InputError: at the policy file and the chunk's first line (exit 2).
-    """
-    for skill in skills:
-        size = len(render_skill(skill).encode("utf-8"))
-        if size > MAX_SKILL_BYTES and skill.name in chunks:
-            chunk = chunks[skill.name]
-            raise InputError(
-                f"this text would make skill {skill.name} {size:,} bytes, over the {MAX_SKILL_BYTES:,}-byte limit of "
-                "a skill file, and it is one paragraph, list item or table that cannot be cut: split it into "
-                "paragraphs or under headings",
-                Location(chunk.doc.file, chunk.pieces[0].start),
-            )
-
-
 #: Longest commit subject: what `git log --oneline` and most review tools show whole.
 SUBJECT_CHARS = 72
 
@@ -396,9 +337,7 @@ def run_coldstart(
     skills = [skill for skill, _ in outcomes]
     result.rewrite_failures = [(skill.name, error) for skill, error in outcomes if error]
 
-    _refuse_too_big(skills, {p.name: p.chunk for p in todo})
-    _refuse_secrets(ws, skills, {p.name: p.chunk for p in todo})
-    _refuse_invalid(ws, skills, {p.name: p.chunk for p in todo})
+    check_writable(ws, skills, {p.name: p.chunk for p in todo})
     paths = [f"{SKILLS_DIR}/{s.name}/{SKILL_FILE}" for s in skills] + [
         f"{SKILLS_DIR}/{n}/{SKILL_FILE}" for n in result.removed
     ]

@@ -425,9 +425,9 @@ def test_a_paragraph_too_big_for_any_skill_file_is_refused_and_nothing_written(
     policy_workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A 960 KB one-line policy made a skill of 960 KB that every later command refused to read.
-    import frames_cli.coldstart.run as run
+    import frames_cli.coldstart.writer as writer
 
-    monkeypatch.setattr(run, "MAX_SKILL_BYTES", 2_000)
+    monkeypatch.setattr(writer, "MAX_SKILL_BYTES", 2_000)
     root = policy_workspace(config_text="coldstart:\n  max_tokens: 60\n")
     _write(
         root,
