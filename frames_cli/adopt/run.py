@@ -138,7 +138,8 @@ def adopt(
     author = None if dry_run or not commit else _author(ws)
     finished = None
     if author is not None:
-        from frames_cli.gitstore.worktree import check_committable, finish_pending
+        from frames_cli.gitstore.committable import check_committable
+        from frames_cli.gitstore.worktree import finish_pending
 
         # Before anything is read: a killed run's files are committed or put back first.
         finished = finish_pending(ws.root, ws.make_state_dir())
@@ -351,7 +352,7 @@ def _inside(path: Path, folder: Path) -> bool:
 def _author(ws: Workspace):  # type: ignore[no-untyped-def]
     """The user's git identity, the commit's author (checked before anything is written)."""
     from frames_cli.gitstore.store import GitStore
-    from frames_cli.gitstore.worktree import is_git_worktree
+    from frames_cli.gitstore.committable import is_git_worktree
 
     if not is_git_worktree(ws.root):
         raise GitError(f"{ws.root}: not a git repository (run `git init`, or adopt with --no-commit)")

@@ -28,8 +28,9 @@ from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
 from frames_cli.formats.skill import GENERATED_KEY, SKILL_FILE, SKILLS_DIR, Skill
 from frames_cli.formats.skill_file import parse_skill_bytes, render_skill
-from frames_cli.gitstore.worktree import CheckoutChange, Finished, check_committable, finish_pending
 from frames_cli.files.atomic import atomic_write_text
+from frames_cli.gitstore.committable import check_committable
+from frames_cli.gitstore.worktree import CheckoutChange, Finished, finish_pending
 from frames_cli.workspace.config import FramesConfig
 from frames_cli.workspace.layout import Workspace
 

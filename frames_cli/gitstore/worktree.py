@@ -5,7 +5,7 @@ Everything else in frames commits through plumbing (`store.py`) without touching
 coldstart and adopt are different because their output is meant to land in the working tree the
 user sees. A `CheckoutChange` makes their files and their commit one unit:
 
-- before writing, `check_committable` refuses a repository git would refuse to commit in for
+- before writing, `committable.check_committable` refuses a repository git would refuse to commit in for
   reasons frames can see (not a work tree, a merge or rebase in progress, `index.lock` held, the
   skills folder outside a sparse checkout), so nothing is written;
 - every file's old bytes are journaled before it changes (gitstore/pending.py);
@@ -28,102 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frames_cli.errors import GitError
+from frames_cli.gitstore.committable import LITERAL, check_committable, open_worktree
 from frames_cli.gitstore.identity import FRAMES_IDENTITY, Identity
 from frames_cli.gitstore.names import check_path
 from frames_cli.gitstore.pending import Journal
 from frames_cli.gitstore.repo import GitRepo
-
-# Paths are given to git literally: `*`, `?` and `:(...)` in an adopted file's name are no pattern.
-_LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
-
-
-def is_git_worktree(root: Path) -> bool:
-    """True when `root` lies inside a git working tree."""
-    from git import InvalidGitRepositoryError, NoSuchPathError
-
-    from frames_cli.gitstore.process import SessionRepo
-
-    try:
-        with SessionRepo(root, search_parent_directories=True) as repo:
-            return not repo.bare
-    except (InvalidGitRepositoryError, NoSuchPathError):
-        return False
-
-
-def _open(root: Path) -> GitRepo:
-    if not is_git_worktree(root):
-        raise GitError(f"{root}: not a git repository (run `frames init` or `git init`)")
-    try:
-        return GitRepo(Path(root).resolve())
-    except GitError:
-        raise GitError(f"{root}: not a git repository (run `frames init` or `git init`)") from None
-
-
-def check_committable(root: Path, folder: str = "skills") -> None:
-    """Refuse, before anything is written, a repository where a commit of `folder` (workspace-relative)
-    cannot be made cleanly.
-
-    Raises:
-        InputError: `folder` (or a folder on its way) is a symlink leading out of the workspace.
-        GitError: `root` is not in a git work tree; a merge, rebase, cherry-pick, revert or bisect is
-            in progress (its commit would take frames' files); git's index is locked
-            (`index.lock`); `folder` lies outside the sparse checkout (its files would be written
-            where git does not track them). Each message says what to do.
-    """
-    from frames_cli.files.links import refuse_symlink
-
-    # Files written through a link leading out of the workspace would land outside it.
-    refuse_symlink(Path(root).resolve(), Path(root).resolve() / folder, folder)
-    repo = _open(root)
-    git_path = _git_paths(repo)
-    for name, what, fix in (
-        ("MERGE_HEAD", "a merge", "finish it (`git commit`) or abort it (`git merge --abort`)"),
-        ("CHERRY_PICK_HEAD", "a cherry-pick", "finish it or `git cherry-pick --abort`"),
-        ("REVERT_HEAD", "a revert", "finish it or `git revert --abort`"),
-        ("rebase-merge", "a rebase", "finish it (`git rebase --continue`) or `git rebase --abort`"),
-        ("rebase-apply", "a rebase or `git am`", "finish it or abort it (`git rebase --abort`, `git am --abort`)"),
-        ("BISECT_LOG", "a bisect", "end it with `git bisect reset`"),
-    ):
-        if git_path(name).exists():
-            raise GitError(f"git is in the middle of {what}; {fix}, then run frames again (nothing was written)")
-    lock = git_path("index.lock")
-    if lock.exists():
-        raise GitError(
-            f"git's index is locked ({lock} exists): another git command is running, or one was stopped; "
-            "if none is running, delete that file and run frames again (nothing was written)"
-        )
-    if repo._run("config", "--bool", "--default", "false", "core.sparseCheckout") == "true":
-        _check_sparse(repo, folder)
-
-
-def _git_paths(repo: GitRepo):  # type: ignore[no-untyped-def]
-    """A function giving the path of a file in the repository's git folder (`git rev-parse --git-path`)."""
-    names = [
-        "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG", "index.lock",
-        "index",
-    ]
-    found = dict(zip(names, repo._run("rev-parse", *[a for n in names for a in ("--git-path", n)]).split("\n")))
-    return lambda name: repo.root / found[name]
-
-
-def _check_sparse(repo: GitRepo, folder: str) -> None:
-    """Refuse a `folder` the sparse checkout leaves out: its tracked files are not on disk (skip-worktree),
-    or, in cone mode, no cone holds it."""
-    target = repo.repo_path(folder)
-    hidden = [
-        e for e in repo._run("ls-files", "-t", "-z", "--", target, env=_LITERAL).split("\0") if e.startswith("S ")
-    ]
-    cone = repo._run("config", "--bool", "--default", "false", "core.sparseCheckoutCone") == "true"
-    outside = bool(hidden)
-    if cone and not outside:
-        dirs = [d.strip("/") for d in repo._run("sparse-checkout", "list").splitlines() if d.strip()]
-        outside = not any(target == d or target.startswith(d + "/") for d in dirs)
-    if outside:
-        raise GitError(
-            f"{folder}/ lies outside this sparse checkout, so its skills are not on disk; "
-            f"add it (`git sparse-checkout add {target}`) and run frames again (nothing was written)"
-        )
-
 
 @dataclass(frozen=True)
 class Finished:
@@ -178,7 +87,7 @@ class CheckoutChange:
                 f"an earlier change to the checkout is still pending in {Path(state_dir) / 'pending-commit'}; run "
                 "frames coldstart or adopt to finish it"
             )
-        repo = _open(root)
+        repo = open_worktree(root)
         return cls(root, repo, Journal.start(state_dir, command, _head(repo)))
 
     @contextmanager
@@ -266,7 +175,7 @@ def finish_pending(root: Path, state_dir: Path) -> Finished | None:
     journal = Journal.read(state_dir)
     if journal is None:
         return None
-    change = CheckoutChange(root, _open(root), journal)
+    change = CheckoutChange(root, open_worktree(root), journal)
     if not journal.written:
         return Finished(journal.command, "undone", files=change.undo())
     paths = [t.path for t in journal.touched]
@@ -348,7 +257,7 @@ def _commit(repo: GitRepo, paths: list[str], message: str, author: Identity | No
     head = _head(repo)
     with tempfile.TemporaryDirectory(prefix="frames-commit-") as tmp:
         folder = Path(tmp)
-        env = {"GIT_INDEX_FILE": str(folder / "index"), **_LITERAL}
+        env = {"GIT_INDEX_FILE": str(folder / "index"), **LITERAL}
         repo._run("read-tree", *([head] if head else ["--empty"]), env=env)
         # A path git ignores and does not track stays out, as `git add` would leave it.
         tops = sorted({repo.repo_path(p.split("/", 1)[0]) for p in paths})

@@ -104,7 +104,7 @@ def init_workspace(root: Path) -> list[str]:
         sep = "" if not old or old.endswith("\n") else "\n"
         atomic_write_text(ignore, f"{old}{sep}{GITIGNORE_LINE}\n")
         created.append(".gitignore" if not old else ".gitignore (.frames/ line)")
-    from frames_cli.gitstore.worktree import is_git_worktree
+    from frames_cli.gitstore.committable import is_git_worktree
 
     if not is_git_worktree(root):
         from frames_cli.gitstore.process import SessionRepo

@@ -17,7 +17,8 @@ import pytest
 
 from frames_cli.errors import GitError
 from frames_cli.gitstore.pending import Journal
-from frames_cli.gitstore.worktree import CheckoutChange, check_committable, finish_pending, is_git_worktree
+from frames_cli.gitstore.committable import check_committable, is_git_worktree
+from frames_cli.gitstore.worktree import CheckoutChange, finish_pending
 
 
 def change_files(root: Path, state: Path, files: dict[str, str | None],
