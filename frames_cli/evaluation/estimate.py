@@ -93,7 +93,7 @@ class Estimate:
     def of(cls, config: FramesConfig) -> Estimate:
         """An empty estimate priced as `config` says: the roles of `llm.batch` at their batch price
         (llm/client/check.price_of), with a note naming them."""
-        from frames_cli.llm.transport.batch import batched_roles
+        from frames_cli.llm.transport.batch_models import batched_roles
 
         batched = frozenset(batched_roles(config))
         notes = (

@@ -24,7 +24,8 @@ from typer.testing import CliRunner
 from bench.openai_server import OpenAIServer, SimBackend
 from frames_cli.commands.app import app
 from frames_cli.evolution.run.driver import EvolveOptions, evolve
-from frames_cli.llm.transport.batch import BatchPending, batch_notices
+from frames_cli.llm.transport.batch import BatchPending
+from frames_cli.llm.transport.batch_models import batch_notices
 from frames_cli.workspace.config_file import parse_config
 from frames_cli.workspace.layout import Workspace
 

@@ -134,7 +134,8 @@ def _before_the_first_call(ws: Workspace, config: FramesConfig, spend: Estimate,
     from frames_cli.errors import InputError
     from frames_cli.evaluation.estimate import budget_warning
     from frames_cli.llm.client.check import require_keys
-    from frames_cli.llm.transport.batch import batch_notices, wait_for_batches
+    from frames_cli.llm.transport.batch import wait_for_batches
+    from frames_cli.llm.transport.batch_models import batch_notices
 
     warning = budget_warning(spend, config.budget.max_tokens, config.budget.max_usd)
     if warning:

@@ -19,7 +19,7 @@ from frames_cli.evolution.state.events import BatchNotice, Budget, Estimated, Ev
 from frames_cli.evolution.state.run_warnings import RunChangedSince, SmallCategories
 from frames_cli.evolution.state.settings import Settings
 from frames_cli.evolution.state.splits import Split, describe_split, split_cases
-from frames_cli.llm.transport.batch import batch_notices
+from frames_cli.llm.transport.batch_models import batch_notices
 
 if TYPE_CHECKING:
     from frames_cli.evolution.round.record import LoopMemory

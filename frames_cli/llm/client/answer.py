@@ -13,7 +13,7 @@ from frames_cli.errors import ConfigError, Location, ModelSetupError
 from frames_cli.llm.messages.types import ChatReply, ChatRequest, Usage
 from frames_cli.llm.store.cache import request_key
 from frames_cli.llm.transport import providers
-from frames_cli.llm.transport.batch import batch_provider, batched_roles
+from frames_cli.llm.transport.batch_models import batch_provider, batched_roles
 from frames_cli.llm.transport.calls import CallOutcome, invoke
 
 if TYPE_CHECKING:
@@ -306,7 +306,7 @@ class Answerer:
 
     def is_batched(self, role: str, model: str) -> bool:
         """Whether calls of `role` on `model` go to the batch API (`llm.batch` names the role and the
-        model's provider has one: llm/transport/batch.BATCH_PROVIDERS)."""
+        model's provider has one: llm/transport/batch_models.BATCH_PROVIDERS)."""
         if role not in self._batch_roles:
             return False
         key = (role, model)

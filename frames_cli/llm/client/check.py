@@ -79,12 +79,12 @@ def price_of(model: str, batch: bool = False) -> Price | None:
 
     frames-sim has the nominal price it registers with litellm; spool models have none. With
     `batch` (the role is in `llm.batch`), the provider's batch price where the model has a batch
-    API and litellm knows that price (llm/transport/batch.batch_price), else the regular one.
+    API and litellm knows that price (llm/transport/batch_models.batch_price), else the regular one.
     """
     if model.startswith(providers.SPOOL_PREFIX + "/"):
         return None
     if batch:
-        from frames_cli.llm.transport.batch import batch_price, batch_provider
+        from frames_cli.llm.transport.batch_models import batch_price, batch_provider
 
         if batch_provider(model) is not None:
             cost_in, cost_out, _ = batch_price(model)
