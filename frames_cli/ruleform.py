@@ -1,4 +1,4 @@
-"""Sentences that are not rules for the agent: notes to a grader, and a case's scenario.
+"""Sentences that are not rules for the agent: notes to a grader, a case's scenario, one case's facts.
 
 A benchmark's evaluator text says what a task tests and who its user is. τ²-bench's
 `description.purpose`, which frames shows diagnosers as evidence, reads "Test that agent refuses to
@@ -129,3 +129,88 @@ def evaluator_assertion(text: str) -> str | None:
     rules its cases turn on (its stand-in for a policy rule), and its diagnoser states them about
     "the agent" (sim/diagnoser.py), as a real diagnoser writes."""
     return next((s for s in sentences(text) if _EVALUATOR.match(re.sub(r"^[\s\"'(*-]+", "", s))), None)
+
+
+# A statement of one case's facts: what one user, flight or reservation is or was, in the grader's
+# words ("Agent identifies that user is not a Gold member but a Regular member.", "Agent should
+# realize that flight was not cancel and not in business class."). τ²'s `nl_assertions` state them
+# as what the agent finds out, and the simulator's diagnoser writes them about "the agent"
+# (sim/diagnoser.py), so `evaluator_assertion` no longer sees them. A rule puts such a fact under a
+# condition ("If the user is a Silver member, ..."); one that states it outright says what held in
+# one case. docs/decisions/0096-case-facts-are-not-rules.md.
+_CASE_NOUN = r"(?:user|customer|client|traveler|traveller|passenger|flight|reservation|booking|ticket|trip|order)"
+# A condition, or the lead-in of a test ("verify that the flight was delayed" asks whether it was):
+# a fact under one is what the rule turns on, not a fact of a case.
+_CONDITION = re.compile(
+    r"\b(?:if|when|whenever|unless|once|after|before|until|while|whether|where|otherwise|in\s+case|provided|"
+    r"as\s+long\s+as|(?:check|verif[yi]|confirm|ensur|make\s+sure)\w*\s+that)\b",
+    re.IGNORECASE,
+)
+# Verbs whose "that" clause is presupposed true (factive): "identifies that user is ..." asserts that
+# the user is. The test verbs (check, verify, confirm) are not among them: their clause is asked.
+_FINDS = (
+    r"(?:identif(?:y|ies|ied|ying)|reali[sz](?:e|es|ed|ing)|detect(?:s|ed|ing)?|determin(?:e|es|ed|ing)|"
+    r"notic(?:e|es|ed|ing)|recogni[sz](?:e|es|ed|ing)|discover(?:s|ed|ing)?|spot(?:s|ted|ting)?|"
+    r"conclud(?:e|es|ed|ing)|know(?:s|ing)?|knew|learn(?:s|ed|t|ing)?|understand(?:s|ing)?|understood|"
+    r"find(?:s|ing)?(?:\s+out)?|found(?:\s+out)?|(?:figur|work)\w*\s+out|(?:is|be|are)\s+aware)"
+)
+# ... and whose clause is about one of the case's things ("user is actually a Silver member", "the
+# number of passengers ... is incorrect"), stated without a modal: "understands that basic economy
+# flights cannot be modified" restates a rule.
+_OBSERVED = re.compile(
+    rf"\b{_FINDS}\s+that\s+(?P<clause>(?:(?:the|this|that|his|her|their)\s+)?(?:\w+\s+)?"
+    rf"(?:{_CASE_NOUN}|number|amount|total|price|balance|status|membership|level)s?\b[^,;]*)",
+    re.IGNORECASE,
+)
+_MODAL = re.compile(
+    r"\b(?:must|mustn't|can|cannot|can't|could|may|might|should|shouldn't|shall|will|won't|would|needs?|has\s+to|"
+    r"have\s+to|only|never|always|allowed|permitted|required|forbidden|prohibited)\b",
+    re.IGNORECASE,
+)
+# One thing's state stated outright at the start of a clause: "The flight was not cancelled.", "since
+# the flight is basic economy", "as the user is healthy". Past forms always ("the traveler was
+# short-changed"); the present only with a state after it, not a passive ("the user is charged the
+# difference" is a rule in the present), nor with a duty ("is required to pay").
+_STATE = re.compile(
+    rf"(?:^|\b(?:and|but|so|since|because|as)\s*,?\s+|[,;:]\s+)(?:(?:the|this|that)\s+)?{_CASE_NOUN}(?:'s\s+\w+)?\s+"
+    r"(?:(?:was|were|wasn't|weren't|has\s+been|had\s+been)\b"
+    r"|(?:is|isn't)\s+(?!(?:not\s+)?(?:\w+ed|\w+en|paid|made|sent|kept|held|told|given|taken|required|allowed|"
+    r"permitted|able|expected|supposed|entitled|obliged|responsible|to)\b))",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def case_fact(text: str) -> tuple[str, str] | None:
+    """(sentence, reason) for the first sentence of `text` that states one case's facts, or None.
+
+    Such a sentence, under no condition, says what the agent finds out about one case ("The agent
+    identifies that user is not a Gold member but a Regular member.") or what one user, flight or
+    reservation is or was ("The flight was not cancelled."). A sentence with a condition ("If the
+    user is a Silver member, ...", "Verify that the flight was delayed before ...") passes, and so
+    do the items after a lead-in: a colon that ends a line or follows a condition ("... if any of
+    the following is true:"). Sentences end only at . ! or ?, so a rule's list of conditions joined
+    by semicolons stays one.
+    """
+    for sentence in _SENTENCE.split(text):
+        plain = re.sub(r"^[\s\"'(*-]+", "", sentence).strip()
+        head, colon, tail = plain.partition(":")
+        lead_in = bool(colon) and (not tail.strip() or tail.startswith("\n") or _CONDITION.search(head) is not None)
+        found = _fact(head if lead_in else plain)
+        if found is not None:
+            return plain, found
+        if lead_in:
+            return None
+    return None
+
+
+def _fact(sentence: str) -> str | None:
+    """Why one sentence states one case's facts (`case_fact`), or None."""
+    if not sentence or _CONDITION.search(sentence):
+        return None
+    seen = _OBSERVED.search(sentence)
+    if seen is not None and not _MODAL.search(seen.group("clause")):
+        return "says what the agent finds out about one case, not what it must do in every case of its kind"
+    if _STATE.search(sentence):
+        return "states what one user, flight or reservation is or was, not what the agent must do"
+    return None

@@ -17,7 +17,8 @@ text (docs/decisions/0025-guards-on-proposals-and-rewrites.md):
   case's evaluator note copied with its values cut out ("Agent update reservation to economy." from
   "Agent update reservation OWZ4XL to economy."; `CaseValues.copied_note`). A proposal must also be
   whole sentences (`grammar.fragment`), no story (`grammar.narrates`), no evaluator's assertion
-  ("Agent should not make any changes.", `ruleform.evaluator_assertion`), and about its failure and
+  ("Agent should not make any changes.", `ruleform.evaluator_assertion`), no statement of one case's
+  facts ("The agent identifies that user is not a Gold member ...", `ruleform.case_fact`), and about its failure and
   the policy (`CaseValues.ungrounded`); measured on real text by bench/guards.py (issue 27).
 """
 
@@ -42,7 +43,7 @@ from frames_cli.casevalues import (
     without_values,
 )
 from frames_cli.grammar import content_words, cut_value, fragment, narrates
-from frames_cli.ruleform import evaluator_assertion, first_non_rule, note_sentences
+from frames_cli.ruleform import case_fact, evaluator_assertion, first_non_rule, note_sentences
 from frames_cli.secretscan import REDACTED, find_secrets
 from frames_cli.words import sentences, token_set
 
@@ -58,8 +59,8 @@ NOTE_OVERLAP = 0.8
 #: The guards `CaseValues.findings` applies, in the order it applies them (bench/guards.py reports
 #: each).
 GUARD_NAMES = (
-    "case values", "stub", "fragment", "narrative", "rule form", "evaluator's note", "copied note", "off the failure",
-    "not in the policy",
+    "case values", "stub", "fragment", "narrative", "rule form", "evaluator's note", "case fact", "copied note",
+    "off the failure", "not in the policy",
 )
 #: A proposed rule at least this share of whose content words (`grammar.content_words`) neither
 #: the policy nor the cases it cites use is about something else: a style rule no policy states
@@ -217,15 +218,8 @@ class CaseValues:
         found = first_non_rule(joined)
         if found is not None:
             out.append(("rule form", f"is not a rule: {found[0]!r} {found[1]}"))
-        asserted = evaluator_assertion(joined) if proposal else None
-        if asserted is not None:
-            out.append(
-                (
-                    "evaluator's note",
-                    f'is not a rule: {asserted!r} is an evaluator\'s assertion about one case (a bare "Agent" '
-                    "as its subject); a rule says what the agent must do in every case of its kind",
-                )
-            )
+        if proposal:
+            out += _case_findings(joined)
         copied = self.copied_note(joined)
         if copied is not None:
             sentence, note = copied
@@ -363,6 +357,28 @@ def cut(text: str) -> str | None:
 def _words(text: str) -> frozenset[str]:
     """A text's words for `CaseValues.ungrounded` (possessives split off: "user's" → "user")."""
     return token_set(text.replace("'", " "))
+
+
+def _case_findings(joined: str) -> list[tuple[str, str]]:
+    """A proposed rule's sentence that asserts what one case expected or held: an evaluator's assertion
+    (a bare "Agent", `ruleform.evaluator_assertion`) or one case's facts (`ruleform.case_fact`).
+
+    A proposal only, as the other grammar checks: a line a rewrite adds may be an item of a list whose
+    lead-in, on another line, holds the condition ("- The booking was made within the last 24 hrs")."""
+    out = []
+    asserted = evaluator_assertion(joined)
+    if asserted is not None:
+        out.append(
+            (
+                "evaluator's note",
+                f'is not a rule: {asserted!r} is an evaluator\'s assertion about one case (a bare "Agent" '
+                "as its subject); a rule says what the agent must do in every case of its kind",
+            )
+        )
+    fact = case_fact(joined)
+    if fact is not None:
+        out.append(("case fact", f"is not a rule: {fact[0]!r} {fact[1]}; a rule puts such a fact under a condition"))
+    return out
 
 
 def _sentence_findings(rules: list[str]) -> list[tuple[str, str]]:

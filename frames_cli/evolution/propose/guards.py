@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 #: The version of the guards' rules: raised whenever a change to them changes what a run drops, so
 #: that a run records which rules it ran under (`snapshot.run_snapshot`) and a resumed run says
 #: when they changed. 1: up to issue 27; 2: grammar by a tagger (stub, fragment, narrative),
-#: evaluator's notes and grounding (docs/decisions/0072-guards-measured-on-real-text.md).
-GUARD_RULES = 2
+#: evaluator's notes and grounding (docs/decisions/0072-guards-measured-on-real-text.md); 3: one
+#: case's facts (docs/decisions/0096-case-facts-are-not-rules.md).
+GUARD_RULES = 3
 
 
 def guard_proposals(results: Sequence[DiagnoserResult], values: CaseValues) -> list[str]:
