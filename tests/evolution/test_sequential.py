@@ -8,8 +8,8 @@ Invariants:
    has not passed and only when S0's passes so far could reach β_s). Otherwise, without a
    significant drop, a category below its floor asks for more samples of all its cases, on both
    sides, up to the next look; one at or above it only for the cases the child has not passed
-   yet, of the child; a drop the data show at a later look rejects; the last look tests every
-   open category in full and accepts what noise still explains.
+   yet that the broken-third test reads, of the child; a drop the data show at a later look
+   rejects; the last look tests every open category in full and accepts what noise still explains.
 3. Under the null (S0 against fresh samples of S0), the share of rejected children stays ≤ α; a
    category with a third of its cases broken is accepted early at most Σ_s β_s = β of the time.
 4. Samples beyond a look are not read at it; a case lost at a sample is left out from the look
@@ -341,6 +341,23 @@ def test_a_category_open_on_the_broken_third_alone_draws_only_the_cases_the_chil
     assert verdict.passed and verdict.sequential["drawn"] == {"baseline": 0, "child": 5}
     assert [len(have["child"][c].passes) for c in ("d0", "d1", "d2")] == [10, 5, 5]
     assert verdict.sequential["categories"]["drop"]["samples"] == 10
+
+
+def test_the_child_is_drawn_only_for_the_cases_the_broken_third_test_reads():
+    # d0: S0 passes it 3 times in 5, the child failed its first 5 and passes it from then on; d1:
+    # neither passed it in 5 (S0 never does); d2 lifts the category to its floor. The test reads
+    # the case S0 passed most of those the child has not passed (d0): only d0 of the child is
+    # drawn; S0's samples of d1, drawn for S0 alone once d0 is passed, rule a broken d1 out.
+    base = {"d0": _o("drop", "10110" * 8), "d1": _o("drop", "0" * 40), "d2": _o("drop", "11000" * 8)}
+    child = {"d0": _o("drop", "00000" + "11111" * 7), "d1": _o("drop", "0" * 40), "d2": _o("drop", "11111" * 8)}
+    seq = _gate(40)
+    decision = seq.decide(Drawn(_cut(base, 5)), Drawn(_cut(child, 5)))
+    assert decision.verdict is None and decision.need == {"d0": 10} and decision.child_only == {"d0"}
+    read, draw, have = _drawer(base, child, 5)
+    verdict = sequential_verdict(seq, read, draw)
+    assert verdict.passed and verdict.sequential["drawn"] == {"baseline": 3, "child": 5}
+    assert [len(have["child"][c].passes) for c in ("d0", "d1", "d2")] == [10, 5, 5]
+    assert "on 8 samples of S0" in verdict.sequential["categories"]["drop"]["why"]
 
 
 def test_the_beta_is_split_over_s0s_steps_not_the_looks():

@@ -19,8 +19,9 @@ Methods with Applications to Clinical Trials", 2000, ch. 4 and 7; Pampallona & T
   for the cases the child has not passed, and only when, passing them as often as so far, it
   would reach β_s there; a case S0 passes often is cleared by the child passing it once;
 - otherwise the category is undecided. One at or above its floor is open on the broken third
-  alone: the next look draws only the cases the child has not passed yet, of the child, and tests
-  nothing else until the last look. One below its floor is tested in full at the next look (its
+  alone: the next look draws, of the child, only the cases that test reads (of those the child has
+  not passed yet, the ⌈n/3⌉ S0 passed most so far, and ties: only their passing can clear it), and
+  tests nothing else until the last look. One below its floor is tested in full at the next look (its
   cases get more samples, S0's and the child's). At the last look every open category is tested
   in full, and what the rejection test does not reject is accepted.
 
@@ -217,13 +218,13 @@ class SequentialGate:
         }
         m = len(cats)
         active = set(cats)
-        narrow: set[str] = set()
+        narrow: dict[str, frozenset[str]] = {}  # open on the broken third alone → the cases it can use
         decided: dict[str, CategoryCheck] = {}
         history: dict[str, list[tuple[int, CategoryCheck]]] = {c: [] for c in cats}
         cleared: dict[str, str] = {}
         for j, k in enumerate(self.looks):
             if j == len(self.looks) - 1:
-                narrow = set()  # the last look tests every open category in full
+                narrow = {}  # the last look tests every open category in full
             ids = sorted(
                 cid for cid, o in baseline.outcomes.items()
                 if o.category in active and not self._lost(cid, k, baseline, child)
@@ -234,12 +235,12 @@ class SequentialGate:
                 if len(baseline.outcomes[cid].passes) < k
                 or (cid in child.outcomes and len(child.outcomes[cid].passes) < k)
             }
-            # A category open on the broken third alone: the child's samples of the cases it has
-            # not passed yet (S0's side of that test is read on its own steps).
+            # A category open on the broken third alone: the child's samples of the cases it has not
+            # passed yet that the test reads (S0's side of that test is read on its own steps).
             only = {
                 cid: k for cid in ids
-                if cid not in need and cid in child.outcomes and not _passed_any(child, cid)
-                and len(child.outcomes[cid].passes) < k
+                if cid in narrow.get(baseline.outcomes[cid].category, ()) and cid in child.outcomes
+                and not _passed_any(child, cid) and len(child.outcomes[cid].passes) < k
             }
             if need or only:
                 return Decision(None, {**need, **only}, child_only=frozenset(only))
@@ -250,7 +251,7 @@ class SequentialGate:
             seen = checks.keys() | {baseline.outcomes[cid].category for cid in ids}
             for cat in active - seen:  # every case left lost: its last check stands
                 active.discard(cat)
-            narrow &= active
+            narrow = {cat: focus for cat, focus in narrow.items() if cat in active}
             for cat, c in checks.items():
                 history[cat].append((k, c))
             for cat in narrow:
@@ -266,15 +267,17 @@ class SequentialGate:
         return Decision(self._verdict(True, decided, [], history, cleared))
 
     def _settle(
-        self, j: int, checks: Mapping[str, CategoryCheck], narrow: set[str], ids: list[str], baseline: Drawn,
+        self, j: int, checks: Mapping[str, CategoryCheck], narrow: dict[str, frozenset[str]], ids: list[str],
+        baseline: Drawn,
         child: Drawn, decided: dict[str, CategoryCheck], cleared: dict[str, str],
         history: Mapping[str, list[tuple[int, CategoryCheck]]],
     ) -> dict[str, int]:
         """Add to `decided` the categories that passed look `j` for good: at the last look every one
         tested, before it those at or above their floor (at their last full look) whose broken third
         the test rules out (why, in `cleared`). A category tested at `j`, at or above its floor and
-        not cleared joins `narrow` (open on that test alone). Returns the samples S0 still needs per
-        case for that test ({} when it has them all)."""
+        not cleared joins `narrow` (open on that test alone), with the cases whose child samples the
+        test reads (`_regression_p`). Returns the samples S0 still needs per case for that test ({}
+        when it has them all)."""
         last = j == len(self.looks) - 1
         more: dict[str, int] = {}
         for cat in sorted(checks.keys() | narrow):
@@ -282,19 +285,19 @@ class SequentialGate:
             if not last:
                 test = self._regression_p(j, cat, ids, baseline, child, more)
                 if test is None or test[0] > test[1]:
-                    if not c.below_floor:
-                        narrow.add(cat)
+                    if test is not None and not c.below_floor:
+                        narrow[cat] = test[3]
                     continue
                 cleared[cat] = (
                     f"no broken third of its cases (p = {test[0]:.2g} ≤ β = {test[1]:.2g} on {test[2]} samples of S0)"
                 )
-            narrow.discard(cat)
+            narrow.pop(cat, None)
             decided[cat] = c
         return more
 
     def _regression_p(self, j: int, category: str, ids: list[str], baseline: Drawn, child: Drawn,
-                      more: dict[str, int]) -> tuple[float, float, int] | None:
-        """(p-value, its level β_s, S0's samples per case K_s) of ⌈n·REGRESSION_SHARE⌉ of the
+                      more: dict[str, int]) -> tuple[float, float, int, frozenset[str]] | None:
+        """(p-value, its level β_s, S0's samples per case K_s, the cases it reads) of ⌈n·REGRESSION_SHARE⌉ of the
         category's n cases having broken (`paired_test.broken_cases_p_value`) at look `j`: the
         child's first k_j samples, S0's first K_s, at the first step s of `baseline_steps` (up to
         BASELINE_FACTOR·k_j) where it reaches β_s, or the last one tried. None, with the S0 samples
@@ -313,16 +316,20 @@ class SequentialGate:
         b = {cid: _first(child.outcomes[cid], k).passed if cid in child.outcomes else 0 for cid in mine}
         broken = math.ceil(len(mine) * REGRESSION_SHARE)
 
-        def p_value(full: int, fill: float | None) -> float:
-            # S0's samples missing at step `full` filled in at rate `fill` (None: its rate so far).
-            strata = []
+        def passes(full: int, fill: float | None) -> dict[str, int]:
+            # S0's passes at step `full`, its missing samples filled in at rate `fill` (None: its rate so far).
+            out = {}
             for cid in mine:
                 have = baseline.outcomes[cid].passes[:full]
                 rate = sum(have) / max(1, len(have)) if fill is None else fill
-                strata.append((sum(have) + round((full - len(have)) * rate), min(b[cid], full)))
-            return broken_cases_p_value(strata, full, broken)
+                out[cid] = sum(have) + round((full - len(have)) * rate)
+            return out
 
-        tried: tuple[float, float, int] | None = None
+        def p_value(full: int, fill: float | None) -> float:
+            a = passes(full, fill)
+            return broken_cases_p_value([(a[cid], min(b[cid], full)) for cid in mine], full, broken)
+
+        tried: tuple[float, float, int, frozenset[str]] | None = None
         for s, (full, beta) in enumerate(zip(self.baseline_steps, self.betas)):
             if s and full > BASELINE_FACTOR * k:
                 break
@@ -333,7 +340,7 @@ class SequentialGate:
             if lacking and p_value(full, None) <= beta:
                 more.update((cid, full) for cid in lacking)
                 return None
-            tried = (p_value(full, 1.0), beta, full)
+            tried = (p_value(full, 1.0), beta, full, _read(passes(full, None), b, broken))
             if tried[0] <= beta:
                 break
         return tried
@@ -366,6 +373,16 @@ def _story(looks: list[tuple[int, CategoryCheck]], cleared: str | None = None) -
             f"{k}; {reason}"
         )
     return {"samples": k, "looks": len(looks), "why": why}
+
+
+def _read(passes: Mapping[str, int], child_passes: Mapping[str, int], broken: int) -> frozenset[str]:
+    """The cases `paired_test.broken_cases_p_value` reads: of those the child has not passed, the
+    `broken` S0 passed most, and every case tied with the last of them. Only a case among them,
+    passed by the child, can lower the p-value at this step."""
+    candidates = sorted((a for cid, a in passes.items() if not child_passes[cid]), reverse=True)
+    if len(candidates) < broken or broken < 1:
+        return frozenset()
+    return frozenset(cid for cid, a in passes.items() if not child_passes[cid] and a >= candidates[broken - 1])
 
 
 def _passed_any(child: Drawn, cid: str) -> bool:
