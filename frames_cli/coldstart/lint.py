@@ -39,17 +39,33 @@ def defects(text: str) -> list[str]:
     """What is wrong with a description as a reviewer reads it (empty when nothing is):
 
     - "word list": a "Key terms:" list, or a run of WORD_LIST_ITEMS one-word items;
-    - "cut word": a sentence ending on an article, preposition or conjunction ("create an."),
-      a sentence cut after "i.e."/"e.g.", an ellipsis, brackets or quotes left open, or no end
-      punctuation.
+    - "cut word": a sentence cut short, as `cut_word` finds it.
     """
     found = []
     if "key terms" in text.lower() or _word_list(text):
         found.append("word list")
-    cut = any(m.group(1).lower() in _DANGLING for m in _SENTENCE_END.finditer(text))
-    cut = cut or bool(_ABBREVIATION_END.search(text)) or "…" in text or "..." in text
-    cut = cut or any(text.count(a) != text.count(b) for a, b in _PAIRS) or text.count('"') % 2 == 1
-    cut = cut or not text.rstrip("\"'”’)").endswith((".", "!", "?", "。", "！", "？"))
-    if cut:
+    if cut_word(text):
         found.append("cut word")
     return found
+
+
+def cut_word(text: str) -> str | None:
+    """Where `text` is cut short, in words a writer can act on, or None when it is not: a sentence
+    ending on an article, preposition or conjunction ('"create an." ends on "an"'), a sentence cut
+    after "i.e."/"e.g.", an ellipsis, brackets or quotes left open, or no end punctuation."""
+    for m in _SENTENCE_END.finditer(text):
+        if m.group(1).lower() in _DANGLING:
+            start = text.rfind(" ", 0, max(m.start(), 1) - 1) + 1
+            return f'"{text[start:m.end()].strip()}" ends on "{m.group(1)}"'
+    if found := _ABBREVIATION_END.search(text):
+        return f'a sentence ends at "{found.group(0)}"'
+    if "…" in text or "..." in text:
+        return "it holds an ellipsis"
+    for a, b in _PAIRS:
+        if text.count(a) != text.count(b):
+            return f"“{a}” is not closed" if text.count(a) > text.count(b) else f"“{b}” closes nothing"
+    if text.count('"') % 2 == 1:
+        return "a quotation is not closed"
+    if not text.rstrip("\"'”’)").endswith((".", "!", "?", "。", "！", "？")):
+        return "the last sentence has no end punctuation"
+    return None

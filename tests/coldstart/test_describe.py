@@ -63,6 +63,25 @@ def test_the_lint_finds_word_lists_and_cut_words(text: str, found: list[str]) ->
     assert defects(text) == found
 
 
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("After your voucher is approved, you may create an. Covers: balances.", '"create an." ends on "an"'),
+        ("All other projects: the fiscal year must be listed, i.e. Some years.", 'a sentence ends at "i.e."'),
+        ("Use the travel card for lodging …", "it holds an ellipsis"),
+        ("Choose the payment method (this threshold is $25.", "“(” is not closed"),
+        ('Say "approved to the officer.', "a quotation is not closed"),
+        ("Use the travel card for lodging", "the last sentence has no end punctuation"),
+        ("Use the travel card for lodging, rental cars and airfare.", None),
+    ],
+)
+def test_a_cut_word_is_named_so_a_writer_can_mend_it(text: str, where: str | None) -> None:
+    """The coldstart retry quotes this to the model: "holds a cut word" alone left it guessing."""
+    from frames_cli.coldstart.lint import cut_word
+
+    assert cut_word(text) == where
+
+
 def _cold_start(tmp_path: Path, sources: list[Path]):
     from frames_cli.coldstart.run import run_coldstart
     from frames_cli.executor.catalog import Catalog
