@@ -12,7 +12,7 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
-from frames_cli.coldstart.lint import defects
+from frames_cli.coldstart.lint import cut_word, defects
 from frames_cli.coldstart.neighbours import Neighbour
 from frames_cli.coldstart.sectioning import Chunk
 from frames_cli.coldstart.writer import make_skill
@@ -36,8 +36,10 @@ MIN_DESCRIPTION_WORDS = 6
 #: Fewest content words of the section a description shares: it is built from the section's terms.
 MIN_SHARED_TERMS = 2
 #: Characters the prompt asks a description to stay within, and the most accepted (a model that
-#: overshoots a little is not sent back for it; one that writes a paragraph is).
-DESCRIPTION_CHARS, MAX_MODEL_DESCRIPTION = 250, 350
+#: overshoots a little is not sent back for it; one that writes a paragraph is). The catalog is sent
+#: with every executor call, so these set most of its cost: at 250 a model wrote 225 characters on
+#: average (67.5 catalog tokens per skill on 18F); docs/decisions/0098 has the measurements.
+DESCRIPTION_CHARS, MAX_MODEL_DESCRIPTION = 180, 250
 
 
 def numbers(text: str) -> list[str]:
@@ -87,8 +89,10 @@ def check_description(source: str, description: object) -> list[str]:
         problems.append(
             f"the description has {len(text)} characters; write one or two sentences of at most {DESCRIPTION_CHARS}"
         )
-    for defect in defects(" ".join(text.split())):
-        problems.append(f"the description holds a {defect}: write plain, whole sentences")
+    flat = " ".join(text.split())
+    for defect in defects(flat):
+        where = f" ({cut_word(flat)})" if defect == "cut word" else ""
+        problems.append(f"the description holds a {defect}{where}: write plain, whole sentences")
     if any(c in text for c in "<>") or "---" in text:
         problems.append("the description must not contain `<`, `>` or `---`")
     if _DESCRIPTION_MARKUP.search(text):
@@ -163,6 +167,7 @@ class ModelRewriter:
             section=skill.body.rstrip("\n"),
             neighbours="\n".join(n.line() for n in near) or "(none)",
             errors=feedback,
+            description_chars=DESCRIPTION_CHARS,
         )
         return ChatRequest(
             role="coldstart", messages=[{"role": "user", "content": prompt}], schema=COLDSTART_REWRITE, tag=skill.name

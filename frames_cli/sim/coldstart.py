@@ -3,14 +3,16 @@ and a description of what the section decides."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from frames_cli.coldstart.prose import sentences
 from frames_cli.sim import reading
 from frames_cli.sim.base import SimCall
 
-# The most a description quotes of the section's rule (the prompt asks for 250 characters in all).
-_LEAD_CHARS = 180
+# The limit the prompt sets on the description ("at most 180 characters"); 250 when it sets none.
+_LIMIT = re.compile(r"description[^\n]*?at most (\d+) characters")
+_DEFAULT_LIMIT = 250
 
 
 def behave(call: SimCall) -> dict[str, Any]:
@@ -22,7 +24,8 @@ def behave(call: SimCall) -> dict[str, Any]:
     its indented lines is one step, never cut at the line break); headings are dropped because
     the skill's name carries them. The description is what a careful model writes from the
     section alone: its heading (the `heading` attribute's last part), its first rule sentence
-    (else its first sentence) when it fits, and when to use it.
+    (else its first sentence) when the whole stays within the prompt's "at most N characters",
+    and when to use it.
     """
     found = reading.policy_block(call.prompt)
     if found is None:
@@ -35,9 +38,12 @@ def behave(call: SimCall) -> dict[str, Any]:
         line.strip() for _, line in lines if line.lstrip().startswith("|") and not set(line) <= set("|-: ")
     ]
     topic = attrs.get("heading", "").split(" > ")[-1].strip() or "this policy section"
+    frame = f"Decides {topic[:1].lower() + topic[1:]}. Use when a request concerns {topic.lower()}."
+    limit = int(asked.group(1)) if (asked := _LIMIT.search(call.prompt)) else _DEFAULT_LIMIT
+    room = limit - len(frame) - 2
     lead = next(
-        (s.text for s in read if s.states_rule() and len(s.text) <= _LEAD_CHARS),
-        next((t for t in steps if len(t) <= _LEAD_CHARS), ""),
+        (s.text for s in read if s.states_rule() and len(s.text) <= room),
+        next((t for t in steps if len(t) <= room), ""),
     ).rstrip(".")
     said = f": {lead}." if lead else "."
     description = f"Decides {topic[:1].lower() + topic[1:]}{said} Use when a request concerns {topic.lower()}."

@@ -332,8 +332,9 @@ def test_model_writes_the_description_and_it_is_checked_like_the_body(policy_wor
         "See [refunds](https://x.example) for the original payment method rules today.": "links",
         "A skill about the weather and the tides for sailors at sea.": "own terms",
         "Refunds: original, payment, method, business, days, card.": "word list",
-        "Refunds go to the original payment method within the.": "cut word",
-        "Refunds go to the original payment method within business days. " * 6: "one or two sentences",
+        "Refunds go to the original payment method within the.": 'cut word ("within the." ends on "the")',
+        "Refunds go to the original payment method within days": "cut word (the last sentence has no end",
+        "Refunds go to the original payment method within business days. " * 4: "at most 180",
     }
     for text, reason in bad.items():
         assert any(reason in p for p in check_description(source, text)), text
