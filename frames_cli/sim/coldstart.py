@@ -38,15 +38,15 @@ def behave(call: SimCall) -> dict[str, Any]:
         line.strip() for _, line in lines if line.lstrip().startswith("|") and not set(line) <= set("|-: ")
     ]
     topic = attrs.get("heading", "").split(" > ")[-1].strip() or "this policy section"
-    frame = f"Decides {topic[:1].lower() + topic[1:]}. Use when a request concerns {topic.lower()}."
+    subject, use = topic[:1].lower() + topic[1:], f" Use when a request concerns {topic.lower()}."
     limit = int(asked.group(1)) if (asked := _LIMIT.search(call.prompt)) else _DEFAULT_LIMIT
-    room = limit - len(frame) - 2
+    room = limit - len(f"Decides {subject}: .{use}")  # what the rule sentence may take
     lead = next(
         (s.text for s in read if s.states_rule() and len(s.text) <= room),
         next((t for t in steps if len(t) <= room), ""),
     ).rstrip(".")
     said = f": {lead}." if lead else "."
-    description = f"Decides {topic[:1].lower() + topic[1:]}{said} Use when a request concerns {topic.lower()}."
+    description = f"Decides {subject}{said}{use}"
     # The prompt forbids angle brackets and markup in descriptions; a careful model leaves them out.
     description = " ".join(description.translate(str.maketrans("", "", "<>|{}")).split())
     return {"body": "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)) + "\n", "description": description}
