@@ -64,7 +64,7 @@ def world(n_cases: int) -> SimWorld:
 
 def request(i: int) -> ChatRequest:
     catalog = "4 skills available:\n" + "\n".join(f"- s{k}: skill-{k} — {RULES[k][:40]}" for k in range(4))
-    first = render("executor_catalog", case_id=f"case-{i % 200}", catalog=catalog, request=f"Request {i}",
+    first = render("executor_catalog", case_id=f"case-{i % 200}", given="", catalog=catalog, request=f"Request {i}",
                    answer_format="yes or no", max_loads=3)
     blocks = "\n\n".join(f'<skill id="s{k}" name="skill-{k}">\n# Skill {k}\n\n- {RULES[k]}\n- Be brief.\n</skill>'
                          for k in range(2))

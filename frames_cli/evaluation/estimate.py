@@ -213,13 +213,13 @@ def add_evaluation(
 def _executor(cases: Sequence[Case], skills: SkillSet, config: FramesConfig) -> RoleEstimate:
     """One evaluation of every case, one sample, by the built-in agent."""
     from frames_cli.executor.base import request_text
+    from frames_cli.executor.builtin import first_turn
     from frames_cli.executor.catalog import Catalog
     from frames_cli.llm.messages.prompts import render
 
     ex, llm = config.executor, config.llm
     catalog = Catalog.of(skills)
-    listing = catalog.text()
-    blocks = sorted((approx_tokens(catalog.block(i)) for i in catalog.ids), reverse=True)
+    blocks = sorted((approx_tokens(catalog.block(i)) for i in catalog.listed), reverse=True)
     loads = min(ex.max_skill_loads, len(blocks))
     mean_block = sum(blocks) / len(blocks) if blocks else 0
     answer_turn = approx_tokens(render("executor_answer", case_id="x", skills=""))
@@ -232,10 +232,8 @@ def _executor(cases: Sequence[Case], skills: SkillSet, config: FramesConfig) -> 
     est = RoleEstimate()
     for case in cases:
         first = approx_tokens(
-            render(
-                "executor_catalog", case_id=case.id, catalog=listing, request=request_text(case.agent_view().input),
-                answer_format=case.task.answer_format or "JSON", max_loads=ex.max_skill_loads,
-            )
+            first_turn(catalog, case.id, request_text(case.agent_view().input), case.task.answer_format or "JSON",
+                       ex.max_skill_loads)
         )
         answer = approx_tokens(json.dumps(case.task.expected, ensure_ascii=False)) + ANSWER_OVERHEAD
         load_reply = LOAD_TOKENS_PER_ID * loads + 5

@@ -1,8 +1,9 @@
 """The built-in agent under test: one LLM conversation per case, catalog first, skills loaded by id.
 
-Turn 1 shows the catalog (`executor_catalog` prompt: instructions, catalog and reply format first,
-the same for every case of an evaluation so that provider prompt caching applies to them, then the
-case's answer format, id and request); the model replies `{"load": [ids]}` or answers
+Turn 1 shows the catalog (`executor_catalog` prompt, `first_turn`: instructions, the skills given
+with every case, the listing and the reply format first, the same for every case of an evaluation
+so that provider prompt caching applies to them, then the case's answer format, id and request);
+the model replies `{"load": [ids]}` or answers
 at once. Unknown ids are refused and the model is asked again (`executor_retry`); known ones are
 shown as `<skill id=".." name="..">` blocks (`executor_answer`). The answer is
 `{"answer": ..., "skills_used": [...]}` (schema EXECUTOR_STEP). Every turn is a trajectory step.
@@ -51,10 +52,9 @@ class BuiltinExecutor:
         only the cases of one chunk are in flight at once. See `Executor` for the contract.
         """
         catalog = Catalog.of(skills)
-        listing = catalog.text()
 
         async def one(case: AgentCase) -> AgentResult:
-            return await self._conversation(case, catalog, listing, sample, retry)
+            return await self._conversation(case, catalog, sample, retry)
 
         size = CHUNK_PER_SLOT * self.client.config.llm.concurrency
         results: list[AgentResult] = []
@@ -62,22 +62,14 @@ class BuiltinExecutor:
             results += self.client.gather(one, list(cases[start : start + size]))
         return results
 
-    async def _conversation(
-        self, case: AgentCase, catalog: Catalog, listing: str, sample: int, retry: int
-    ) -> AgentResult:
-        first = render(
-            "executor_catalog",
-            case_id=case.id,
-            catalog=listing,
-            request=request_text(case.input),
-            answer_format=case.answer_format or "JSON",
-            max_loads=self.max_loads,
-        )
+    async def _conversation(self, case: AgentCase, catalog: Catalog, sample: int, retry: int) -> AgentResult:
+        first = first_turn(catalog, case.id, request_text(case.input), case.answer_format or "JSON", self.max_loads)
         messages: list[dict[str, Any]] = [{"role": "user", "content": first}]
         usage = Usage()
         trajectory: list[dict[str, Any]] = []
         loaded: list[str] = []
-        state = f"catalog of {len(catalog.ids)} skills"
+        given = f"; given: {', '.join(catalog.ids[i] for i in catalog.given)}" if catalog.given else ""
+        state = f"catalog of {len(catalog.listed)} skills{given}"
         asks = 0
         while True:
             reply = await self.client.achat(
@@ -102,7 +94,8 @@ class BuiltinExecutor:
             follow_up, result = self._load(case, catalog, data["load"], loaded)
             trajectory.append(_step(trajectory, state, {"load": data["load"]}, result))
             state = (
-                f"catalog of {len(catalog.ids)} skills; loaded: {', '.join(catalog.ids[i] for i in loaded) or 'none'}"
+                f"catalog of {len(catalog.listed)} skills{given}; "
+                f"loaded: {', '.join(catalog.ids[i] for i in loaded) or 'none'}"
             )
             messages += [{"role": "assistant", "content": reply.text or ""}, {"role": "user", "content": follow_up}]
 
@@ -112,18 +105,29 @@ class BuiltinExecutor:
         if unknown:
             text = render("executor_retry", case_id=case.id, unknown=", ".join(unknown), valid=", ".join(catalog.ids))
             return text, f"refused unknown ids: {', '.join(unknown)}"
-        fresh = [sid for sid in known if sid not in loaded]
+        # A given skill is in the first turn already and costs no load.
+        fresh = [sid for sid in known if sid not in loaded and sid not in catalog.given]
         new = fresh[: max(self.max_loads - len(loaded), 0)]
         loaded.extend(new)
         skipped = fresh[len(new) :]
-        blocks = (
-            Block("\n\n".join(catalog.block(sid) for sid in new))
-            or f"(none: at most {self.max_loads} skills per case, all loaded)"
+        blocks = Block("\n\n".join(catalog.block(sid) for sid in new)) or (
+            f"(none: at most {self.max_loads} skills per case, all loaded)" if fresh
+            else "(none: the skills you asked for are loaded already)"
         )
         result = f"loaded {', '.join(catalog.ids[s] for s in new) or 'nothing'}" + (
             f"; not loaded {', '.join(skipped)}" if skipped else ""
         )
         return render("executor_answer", case_id=case.id, skills=blocks), result
+
+
+def first_turn(catalog: Catalog, case_id: str, request: str, answer_format: str, max_loads: int) -> str:
+    """The first message of a case's conversation (`executor_catalog`): the skills given with every
+    case (`Catalog.given_text`), the listing, the reply format, then the case's answer format
+    (free text, e.g. "JSON"), id and request; the agent may ask for `max_loads` skills."""
+    return render(
+        "executor_catalog", case_id=case_id, given=catalog.given_text(), catalog=catalog.text(), request=request,
+        answer_format=answer_format, max_loads=max_loads,
+    )
 
 
 def _step(trajectory: list[dict[str, Any]], state: str, action: Any, result: str) -> dict[str, Any]:

@@ -27,18 +27,21 @@ def _query(case: Any) -> str:
 
 
 def behave(call: SimCall) -> dict[str, Any]:
-    """Turn 1 (a catalog, no blocks): `{"load": [ids]}`. Turn 2 (blocks): `{"answer", "skills_used"}`.
+    """Turn 1 (a catalog, no block of a listed skill): `{"load": [ids]}`. Turn 2 (blocks of
+    listed skills): `{"answer", "skills_used"}`. Blocks of skills the first turn gives (rules for
+    every task, not in the listing) do not make a turn the second.
 
     P(correct) = floor + (ceiling − floor) · knowledge, measured only inside the `<skill ...>`
-    blocks of the prompt (`matching.knowledge`, with `simulator.policy_reading`). An unknown case
-    id gets a null answer (nothing to know).
+    blocks of the prompt, given and loaded (`matching.knowledge`, with `simulator.policy_reading`).
+    An unknown case id gets a null answer (nothing to know).
     """
     case = call.world.get(reading.case_id(call.prompt))
     blocks = [b for b in reading.skill_blocks(call.prompt) if "id" in b.attrs]
     if case is None:
         return {"answer": None, "skills_used": []}
-    if not blocks:
-        entries = reading.catalog(call.prompt)
+    entries = reading.catalog(call.prompt)
+    listed = {sid for sid, _, _ in entries}
+    if not any(b.attrs["id"] in listed for b in blocks):
         best = bm25_ranked(_query(case), ((sid, skill_text(name, desc)) for sid, name, desc in entries))
         if best:
             return {"load": [sid for sid, _ in best[: call.config.loads]]}

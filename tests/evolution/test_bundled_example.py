@@ -90,22 +90,27 @@ def test_the_review_branch_adds_no_case_value_and_keeps_every_policy_sentence(tm
     settings = root / "frames.yaml"
     text = settings.read_text(encoding="utf-8")
     assert "  recommend_alpha: 0.05" in text
-    settings.write_text(text.replace("  recommend_alpha: 0.05", "  recommend_alpha: 1.0"), encoding="utf-8")
+    text = text.replace("  recommend_alpha: 0.05", "  recommend_alpha: 1.0")
+    assert "\nsimulator:  # frames-sim\n  seed: 0 " in text
     git(root, "init", "-q", "-b", "main")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "bundled example")
 
-    # Whether a seed's run beats S0 is the simulator's draw (a 4-case category decides it): take
-    # the first of a few seeds whose run leaves a review branch, and judge that branch.
+    # Whether a run beats S0 is the simulator's draw (a 2- to 4-case category decides it): take the
+    # first of a few simulator seeds whose run leaves a review branch, and judge that branch. Since
+    # the executor is given the general rules with every case (decision 0099), S0 stays ahead on
+    # simulator seeds 0-2 whatever `--seed`; starting at 3 keeps the test to one or two runs.
     branch = None
-    for seed in range(5):
-        result = CliRunner().invoke(app, ["evolve", "--seed", str(seed), "--repo", str(root)])
+    for seed in range(3, 8):
+        settings.write_text(text.replace("\nsimulator:  # frames-sim\n  seed: 0 ",
+                                         f"\nsimulator:  # frames-sim\n  seed: {seed} "), encoding="utf-8")
+        git(root, "add", ".")
+        git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", f"simulator seed {seed}")
+        result = CliRunner().invoke(app, ["evolve", "--repo", str(root)])
         assert result.exit_code == 0, result.output
         branch = next((b for b in git(root, "branch", "--format=%(refname:short)").split() if b.startswith("frames/")),
                       None)
         if branch:
             break
-    assert branch, "no bundled run of seeds 0-4 made a review branch"
+    assert branch, "no bundled run of simulator seeds 3-7 made a review branch"
     policy = {f"policies/{p.name}": p.read_bytes() for p in (root / "policies").iterdir() if p.suffix == ".md"}
     values = CaseValues.build(
         load_cases(sorted([*(root / "cases").glob("*.yaml"), *(root / "holdout").glob("*.yaml")])),

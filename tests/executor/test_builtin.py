@@ -1,7 +1,8 @@
 """The built-in agent through the real model layer: catalog, loading by id, blindness, cache.
 
 Invariants:
-1. The first prompt is the catalog: its size, then `- id: name — description` lines; nothing else of the skills.
+1. The first prompt is the catalog: its size, then `- id: name — description` lines; nothing else of the skills
+   but the bodies of `general-rules` skills, given with every case and not listed.
 2. Unknown ids are refused and the model is asked again; known ids come back as `<skill id=..>` blocks.
 3. Nothing of a case's diagnosis reaches any prompt the model receives (audit log; recording provider).
 4. A second evaluation of unchanged skills and cases makes no executor model call.
@@ -19,7 +20,7 @@ import pytest
 from helpers import install_scripted, remove_scripted
 
 from frames_cli.evaluation.runner import evaluate
-from frames_cli.executor.builtin import BuiltinExecutor
+from frames_cli.executor.builtin import BuiltinExecutor, first_turn
 from frames_cli.executor.catalog import Catalog
 from frames_cli.formats.case_files import load_cases
 from frames_cli.formats.skill_set import SkillSet
@@ -171,3 +172,42 @@ def test_too_many_load_turns_fail_the_case(world, scripted) -> None:
     with ModelClient(ws.workspace, config, use_cache=False) as client:
         (result,) = BuiltinExecutor(client, ExecutorConfig(max_turns=1)).run([cases[0].agent_view()], skills)
     assert result.error == "no answer after 1 turns of loading skills" and result.output is None
+
+
+GENERAL = ("---\nname: general-rules\ndescription: Rules for every request.\nmetadata:\n  frames-tags: airline, "
+           "general-rules\n---\nGet an explicit yes before any change to a booking.\n")
+
+
+def test_a_general_rules_skill_is_given_before_the_listing_and_not_listed() -> None:
+    files = {f"skills/{n}/SKILL.md": f"---\nname: {n}\ndescription: {d}\n---\n{b}\n".encode()
+             for n, (d, b) in SKILLS.items()}
+    plain = Catalog.of(SkillSet.from_files(files))
+    catalog = Catalog.of(SkillSet.from_files({**files, "skills/general-rules/SKILL.md": GENERAL.encode()}))
+    rules = catalog.id_of("general-rules")
+    assert catalog.given == [rules] and list(catalog.listed.values()) == list(plain.ids.values())
+    assert catalog.text() == plain.text()  # the listing: 3 skills, the general one not among them
+    first = first_turn(catalog, "c1", "Cancel my trip.", "JSON", 3)
+    given_at, listing_at = first.index(f'<skill id="{rules}" name="general-rules">'), first.index("3 skills available:")
+    assert "Rules for every task of their policy, loaded already" in first[:given_at] and given_at < listing_at
+    assert "Get an explicit yes before any change to a booking." in first
+    # Without one, nothing is given: the first turn opens on the listing.
+    bare = first_turn(plain, "c1", "Cancel my trip.", "JSON", 3)
+    assert "<skill" not in bare and "loaded already" not in bare
+    assert bare.split("\n\n")[1].startswith("3 skills available:")
+
+
+def test_a_given_skill_costs_no_load(world, scripted) -> None:
+    ws, skills, cases = world
+    (ws.workspace.root / "skills" / "general-rules").mkdir()
+    (ws.workspace.root / "skills" / "general-rules" / "SKILL.md").write_text(GENERAL)
+    skills = SkillSet.from_dir(ws.workspace.root / "skills")
+    catalog = Catalog.of(skills)
+    rules, bags = catalog.id_of("general-rules"), catalog.id_of("baggage-allowance")
+    provider = scripted([{"load": [rules]}, {"load": [rules, bags]}, {"answer": "4", "skills_used": [rules, bags]}])
+    config = ws.configured(models={"executor": "scripted/agent"})
+    with ModelClient(ws.workspace, config, use_cache=False) as client:
+        (result,) = BuiltinExecutor(client, ExecutorConfig(max_skill_loads=1)).run([cases[1].agent_view()], skills)
+    assert result.output == "4" and result.skills_used == ["general-rules", "baggage-allowance"]
+    assert [s["result"] for s in result.trajectory] == ["loaded nothing", "loaded baggage-allowance", "answered"]
+    assert "(none: the skills you asked for are loaded already)" in provider.prompts[1]
+    assert result.trajectory[0]["state"] == "catalog of 3 skills; given: general-rules"

@@ -13,7 +13,7 @@ CATALOG = ("3 skills available:\ns1: baggage-allowance — Free checked bags by 
 
 def executor_request(case_id: str = "bags-1", sample: int = 0, note: str = "") -> ChatRequest:
     """An executor's first request for case `case_id` (a question on bags, `note` appended), on CATALOG."""
-    prompt = render("executor_catalog", case_id=case_id, catalog=CATALOG, request="How many free bags?" + note,
-                    answer_format="a number", max_loads=3)
+    prompt = render("executor_catalog", case_id=case_id, given="", catalog=CATALOG,
+                    request="How many free bags?" + note, answer_format="a number", max_loads=3)
     return ChatRequest("executor", [{"role": "user", "content": prompt}], schema=EXECUTOR_STEP, sample=sample,
                        tag=case_id)

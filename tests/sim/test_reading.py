@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from frames_cli.executor.builtin import first_turn
 from frames_cli.executor.catalog import Catalog
 from frames_cli.formats.skill_set import SkillSet
 from frames_cli.llm.messages.prompts import Block, render
@@ -67,8 +68,7 @@ def test_readers_match_their_patterns(prompt):
 
 def test_readers_on_a_real_executor_conversation():
     catalog = Catalog.of(SkillSet.from_dir(Path(__file__).parents[2] / "skills"))
-    first = render("executor_catalog", case_id="c-7", catalog=catalog.text(), request="Cancel my trip.",
-                   answer_format="JSON", max_loads=3)
+    first = first_turn(catalog, "c-7", "Cancel my trip.", "JSON", 3)
     second = render("executor_answer", case_id="c-7",
                     skills=Block("\n\n".join(catalog.block(sid) for sid in list(catalog.ids)[:3])))
     prompt = "\n\n".join([first, '{"load": []}', second])

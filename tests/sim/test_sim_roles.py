@@ -39,15 +39,15 @@ def ask(ws, role, prompt, schema, config=None, samples=1, run_dir=None):
 
 
 def executor_answer_prompt(case_id: str, body: str, request: str = "Help me.") -> str:
-    first = render("executor_catalog", case_id=case_id, catalog=CATALOG, request=request, answer_format="JSON",
-                   max_loads=3)
+    first = render("executor_catalog", case_id=case_id, given="", catalog=CATALOG, request=request,
+                   answer_format="JSON", max_loads=3)
     blocks = f'<skill id="s2" name="baggage-allowance">\n{body}\n</skill>'
     return first + "\n\n" + render("executor_answer", case_id=case_id, skills=Block(blocks))
 
 
 def test_executor_loads_the_best_matching_skill(sim_workspace):
-    prompt = render("executor_catalog", case_id="bags-1", catalog=CATALOG, request="bags?", answer_format="a number",
-                    max_loads=3)
+    prompt = render("executor_catalog", case_id="bags-1", given="", catalog=CATALOG, request="bags?",
+                    answer_format="a number", max_loads=3)
     (data,) = ask(sim_workspace, "executor", prompt, EXECUTOR_STEP)
     assert data["load"][0] == "s2"
 
@@ -61,6 +61,22 @@ def test_executor_correctness_follows_evidence_in_blocks_only(sim_workspace):
             for d in ask(sim_workspace, "executor", with_rule, EXECUTOR_STEP, certain, samples=8)] == ["4"] * 8
     wrong = ask(sim_workspace, "executor", without, EXECUTOR_STEP, certain, samples=8)
     assert all(d["answer"] != "4" for d in wrong) and wrong[0]["skills_used"] == ["baggage-allowance"]
+
+
+def test_executor_reads_a_given_block_but_still_loads_on_its_first_turn(sim_workspace):
+    """A `general-rules` skill given on the first turn (decision 0099) is knowledge, not a second turn."""
+    certain = sim_workspace.configured(simulator={"floor": 0.0, "ceiling": 1.0})
+    given = Block(f'Rules for every task of their policy, loaded already (do not ask for them):\n\n'
+                  f'<skill id="s9" name="general-rules">\n- {BAGS_RULE}\n</skill>\n\n')
+    first = render("executor_catalog", case_id="bags-1", given=given, catalog=CATALOG, request="bags?",
+                   answer_format="a number", max_loads=3)
+    (turn1,) = ask(sim_workspace, "executor", first, EXECUTOR_STEP, certain)
+    assert turn1["load"][0] == "s2"
+    blocks = '<skill id="s2" name="baggage-allowance">\n- Bags are weighed at the desk.\n</skill>'
+    second = first + "\n\n" + render("executor_answer", case_id="bags-1", skills=Block(blocks))
+    answers = ask(sim_workspace, "executor", second, EXECUTOR_STEP, certain, samples=8)
+    assert [d["answer"] for d in answers] == ["4"] * 8
+    assert answers[0]["skills_used"] == ["general-rules", "baggage-allowance"]
 
 
 def test_executor_pass_rate_lies_between_floor_and_ceiling(sim_workspace):
@@ -261,8 +277,8 @@ def test_an_insightful_fix_reaches_the_executor(sim_workspace):
 
     def executor_answer() -> str:
         catalog = "3 skills available:\n" + "\n".join(f"- {ids[n]}: {n} — {d}" for n, (d, _) in skills.items())
-        first = render("executor_catalog", case_id="bags-1", catalog=catalog, request="bags?", answer_format="a number",
-                       max_loads=3)
+        first = render("executor_catalog", case_id="bags-1", given="", catalog=catalog, request="bags?",
+                       answer_format="a number", max_loads=3)
         (turn1,) = ask(sim_workspace, "executor", first, EXECUTOR_STEP, config)
         by_id = {v: k for k, v in ids.items()}
         blocks = "\n\n".join(f'<skill id="{sid}" name="{by_id[sid]}">\n{skills[by_id[sid]][1]}\n</skill>'
