@@ -17,6 +17,10 @@ temporary workspace, renders the catalog exactly as the built-in executor shows 
 
 The answer is the skill whose back-links cover the labelled line. Top-1 is the share of questions
 whose answer ranks first, top-3 within the first three (the simulated executor loads three).
+Skills of general rules (tagged `general-rules`) are not in the listing: the executor gives them
+with every case (decision 0099), so every ranking is over the listed skills, and a question whose
+answer is a given skill is counted apart (`given`), not ranked: the agent reads that answer
+whatever it loads.
 With `--model frames-sim/coldstart` the skills are made by that model (the coldstart rewrite with
 the model's descriptions) instead of verbatim. With `--model spool/coldstart` (and `--executor
 spool/executor`) the requests go to the spool provider, answered from a recording:
@@ -235,7 +239,7 @@ def bm25_ranking(catalog, question: str) -> list[str]:
     from frames_cli.words import tokens
 
     lines = catalog.text().split("\n")[1:]
-    names = list(catalog.ids.values())
+    names = list(catalog.listed.values())
     scores = _bm25([tokens(line) for line in lines]).get_scores(tokens(question))
     order = sorted(range(len(names)), key=lambda i: -scores[i])
     return [names[i] for i in order]
@@ -252,10 +256,9 @@ def body_ranking(skills, question: str) -> list[str]:
 
 def first_turn(catalog, question: str) -> str:
     """The built-in executor's first message for a case whose request is `question` (case id "q")."""
-    from frames_cli.llm.messages.prompts import render
+    from frames_cli.executor.builtin import first_turn as executor_first_turn
 
-    return render("executor_catalog", case_id="q", catalog=catalog.text(), request=question, answer_format="JSON",
-                  max_loads=TOP)
+    return executor_first_turn(catalog, "q", question, "JSON", TOP)
 
 
 def sim_ranking(catalog, question: str) -> list[str]:
@@ -286,6 +289,8 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
         for skill, why in failures:
             print(f"  {name}: {skill} kept verbatim: {why[:200]}", file=sys.stderr)
         catalog = Catalog.of(skills)
+        listed = {n: skills[n] for n in catalog.listed.values()}
+        given = {catalog.ids[sid] for sid in catalog.given}
         questions = load_questions(name)
         halves = half_of(questions)
         if half:
@@ -296,12 +301,18 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
     # [top-1 hits, top-3 hits, questions ranked]: the model ranks only the questions it answered.
     hits = {g: {m: [0, 0, 0] for m in methods} for g in groups}
     count = dict.fromkeys(groups, 0)
+    # Questions answered by a skill given with every case: the agent reads it whatever it loads.
+    answered_by_given = dict.fromkeys(groups, 0)
     for q in questions:
         want = answer_of(skills, q)
         count["all"] += 1
         count[halves[q.text]] += 1
+        if want in given:
+            answered_by_given["all"] += 1
+            answered_by_given[halves[q.text]] += 1
+            continue
         rankings = {"bm25": bm25_ranking(catalog, q.text), "sim": sim_ranking(catalog, q.text),
-                    "bodies": body_ranking(skills, q.text)}
+                    "bodies": body_ranking(listed, q.text)}
         if executor and chosen[q.text] is not None:
             rankings["model"] = chosen[q.text]
         for method, ranking in rankings.items():
@@ -323,11 +334,14 @@ def run_set(name: str, model: str | None, misses: bool, work: Path, half: str | 
     return {
         "set": name,
         "skills": len(skills),
+        "listed": len(listed),
         "catalog_tokens": approx_tokens(catalog.text()),
+        "given_tokens": approx_tokens(catalog.given_text()),
         "rewritten": len(skills) - len(failures) if model else None,
         "questions": count["all"],
+        "given": answered_by_given["all"],
         **rates("all"),
-        "halves": {g: {"questions": count[g], **rates(g)} for g in HALVES if count[g]},
+        "halves": {g: {"questions": count[g], "given": answered_by_given[g], **rates(g)} for g in HALVES if count[g]},
     }
 
 
@@ -335,8 +349,11 @@ def print_table(results: list[dict], args: argparse.Namespace) -> None:
     """The figures of every set as text: catalog sizes, the model's rewrites, the rankings' rates."""
     print(f"skills made {'by ' + args.model if args.model else 'verbatim'}")
     for r in results:
-        print(f"{r['set']}: catalog of {r['skills']} skills, {r['catalog_tokens']:,} tokens "
-              f"({r['catalog_tokens'] / r['skills']:.1f} per skill; characters / 4)")
+        print(f"{r['set']}: catalog of {r['listed']} skills, {r['catalog_tokens']:,} tokens "
+              f"({r['catalog_tokens'] / max(1, r['listed']):.1f} per skill; characters / 4)")
+        if r["listed"] < r["skills"]:
+            print(f"{r['set']}: {r['skills'] - r['listed']} skill(s) of general rules given with every case, "
+                  f"{r['given_tokens']:,} tokens; {r['given']} question(s) answered by them are not ranked")
     for r in results:
         if r["rewritten"] is not None:
             left = r["skills"] - r["rewritten"]
@@ -345,7 +362,7 @@ def print_table(results: list[dict], args: argparse.Namespace) -> None:
                 + (f"; {left} kept verbatim" if left else "")
             )
     extra = f"   {'model top-1':>11} {'top-3':>6} {'of':>4}" if args.executor else ""
-    print(f"{'set':<14} {'half':<8} {'skills':>6} {'questions':>9}   {'BM25 top-1':>10} {'top-3':>6}   "
+    print(f"{'set':<14} {'half':<8} {'skills':>6} {'ranked':>9}   {'BM25 top-1':>10} {'top-3':>6}   "
           f"{'sim top-1':>9} {'top-3':>6}   {'bodies top-1':>12} {'top-3':>6}{extra}")
     for r in results:
         rows = [("all", r)] if args.half else [("all", r),
@@ -357,7 +374,7 @@ def print_table(results: list[dict], args: argparse.Namespace) -> None:
                 model = (f"   {m['top1']:>11.1%} {m['top3']:>6.1%} {m['ranked']:>4}" if m.get("ranked")
                          else f"   {'-':>11} {'-':>6} {0:>4}")
             print(
-                f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions']:>9}   "
+                f"{r['set']:<14} {(args.half or label):<8} {row['skills']:>6} {row['questions'] - row['given']:>9}   "
                 f"{row['bm25']['top1']:>10.1%} {row['bm25']['top3']:>6.1%}   {row['sim']['top1']:>9.1%} "
                 f"{row['sim']['top3']:>6.1%}   {row['bodies']['top1']:>12.1%} {row['bodies']['top3']:>6.1%}{model}"
             )

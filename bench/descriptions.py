@@ -4,7 +4,9 @@ For each policy folder this cold-starts the folder (verbatim) in a temporary wor
 skills made; mean and longest description (characters); descriptions that hold a word list or a
 cut word (`coldstart.lint.defects`, always the current checker); names ending in a digit; the
 catalog as the built-in executor shows it (`executor.catalog.Catalog.text`), in tokens as frames
-counts them without a tokenizer (`tokens.approx_tokens`: characters / 4) and per skill; and, with
+counts them without a tokenizer (`tokens.approx_tokens`: characters / 4) and per listed skill, and
+the skills of general rules the executor gives with every case instead of listing them (decision
+0099), in tokens; and, with
 `--per-case N`, the mean tokens per case (prompt + completion, the FRAMES cost) of `frames eval`
 with the simulated executor over the set's first N one-line questions (bench/data/catalog_choice/;
 the built-in executor sends the catalog on its first turn and again, as history, on its second).
@@ -68,8 +70,13 @@ def dump(folder: Path, questions: Path | None, per_case: int) -> dict:
         ws = Workspace.open(root)
         run_coldstart(ws, ws.config(), commit=False)
         skills = SkillSet.from_dir(ws.skills_dir)
+        catalog = Catalog.of(skills)
+        # Before decision 0099 every skill was listed and none given (a revision of --compare).
+        listed = getattr(catalog, "listed", catalog.ids)
+        given = approx_tokens(catalog.given_text()) if hasattr(catalog, "given_text") else 0
         out = {"descriptions": {n: s.description for n, s in skills.items()},
-               "catalog_tokens": approx_tokens(Catalog.of(skills).text()), "tokens_per_case": None}
+               "catalog_tokens": approx_tokens(catalog.text()), "catalog_lines": len(listed), "given_tokens": given,
+               "tokens_per_case": None}
         if questions and per_case:
             texts = [json.loads(line)["question"] for line in questions.read_text().splitlines()
                      if line.strip()][:per_case]
@@ -122,7 +129,8 @@ def measure(name: str, per_case: int, code: Path | None) -> dict:
         "cut_word": sum("cut word" in d for d in flagged.values()),
         "numbered_names": sorted(n for n in texts if n[-1].isdigit()),
         "catalog_tokens": found["catalog_tokens"],
-        "tokens_per_skill": round(found["catalog_tokens"] / len(texts), 1),
+        "tokens_per_skill": round(found["catalog_tokens"] / max(1, found["catalog_lines"]), 1),
+        "given_tokens": found["given_tokens"],
         "tokens_per_case": found["tokens_per_case"],
         "descriptions": texts,
         "flagged": flagged,
@@ -161,13 +169,13 @@ def main() -> None:
         print(json.dumps(rows, indent=2))
         return
     print(f"{'set':<14} {'code':<10} {'skills':>6} {'mean chars':>10} {'max':>4} {'word list':>9} {'cut word':>8} "
-          f"{'n-names':>7} {'catalog tok':>11} {'per skill':>9} {'per case':>8}")
+          f"{'n-names':>7} {'catalog tok':>11} {'per skill':>9} {'given tok':>9} {'per case':>8}")
     for r in rows:
         case = f"{r['tokens_per_case']:>8.0f}" if r["tokens_per_case"] else f"{'-':>8}"
         label = r["set"] + (" *" if r["held_out"] else "")
         print(f"{label:<14} {r['code'][:10]:<10} {r['skills']:>6} {r['mean_chars']:>10} {r['max_chars']:>4} "
               f"{r['word_list']:>9} {r['cut_word']:>8} {len(r['numbered_names']):>7} {r['catalog_tokens']:>11,} "
-              f"{r['tokens_per_skill']:>9} {case}")
+              f"{r['tokens_per_skill']:>9} {r['given_tokens']:>9,} {case}")
         if args.show:
             for n, text in r["descriptions"].items():
                 mark = f"  [{', '.join(r['flagged'][n])}]" if n in r["flagged"] else ""
