@@ -43,7 +43,8 @@ DESCRIPTION_CHARS, MAX_MODEL_DESCRIPTION = 180, 250
 
 
 def numbers(text: str) -> list[str]:
-    """The distinct numbers written in `text` ("5", "24", "15:00:00", "2024-05-15" as 2024, 05, 15)."""
+    """The distinct numbers written in `text` ("5", "24", "15:00:00", "2024-05-15" as 2024, 05, 15,
+    "(877) 472-6716" as 877, 472, 6716: a body that writes it "877-472-6716" keeps it)."""
     return list(dict.fromkeys(_NUMBER.findall(text)))
 
 
@@ -114,15 +115,20 @@ def check_description(source: str, description: object) -> list[str]:
     return problems
 
 
-def rule_text(chunk: Chunk) -> str:
-    """The chunk's policy text as the prompt shows it (`Chunk.text`: markup left out), without
-    headings: what a rewrite must keep (headings become the name). Not the file's raw lines: a
-    number inside a template tag (18F's `{% image "_img/travel/11-book-hotel-now.png" ... %}`) is
-    not shown to the model, which could only meet the check by inventing a step 11. Numbers the
-    prompt shows, link targets and Markdown image paths included, are still required."""
-    return "\n".join(
-        line for p in chunk.pieces for line in chunk.text(p).splitlines() if not line.lstrip().startswith("#")
-    )
+def rule_text(section: str) -> str:
+    """The policy text a rewrite must keep: `section` as the prompt shows it (`shown_section`: the
+    verbatim body, `writer.verbatim_body`) without headings (they become the name). Not the file's
+    lines nor `Chunk.text`: a number the prompt never shows cannot be demanded, or a model could
+    only meet the check by inventing it. The body leaves out template tags (18F's `{% image
+    "_img/travel/11-book-hotel-now.png" ... %}`, decision 0066) and tables of contents of in-page
+    links ("[... (usually within 4-72 hours of departure)](#changes-made-before-...)", decision
+    0100). Numbers the prompt shows, the digits of a link's address included, are still required."""
+    return "\n".join(line for line in section.splitlines() if not line.lstrip().startswith("#"))
+
+
+def shown_section(skill: Skill) -> str:
+    """The policy text the rewrite prompt shows for the verbatim `skill`: its body."""
+    return skill.body.rstrip("\n")
 
 
 def _lines_attr(chunk: Chunk) -> str:
@@ -164,7 +170,7 @@ class ModelRewriter:
             file=chunk.doc.file,
             lines=_lines_attr(chunk),
             heading=" > ".join(chunk.heading),
-            section=skill.body.rstrip("\n"),
+            section=shown_section(skill),
             neighbours="\n".join(n.line() for n in near) or "(none)",
             errors=feedback,
             description_chars=DESCRIPTION_CHARS,
@@ -195,7 +201,7 @@ class ModelRewriter:
             )
             found = (
                 [f"the model call failed: {reply.error}"] if not reply.ok
-                else check_rewrite(rule_text(chunk), reply.data, limit)
+                else check_rewrite(rule_text(shown_section(verbatim)), reply.data, limit)
             )
             if not found:
                 # Model text: control, bidi and zero-width characters never reach a skill body.

@@ -239,6 +239,7 @@ def test_failed_rewrites_fall_back_to_verbatim(policy_workspace) -> None:
 def test_the_number_check_reads_the_text_the_model_was_shown() -> None:
     from frames_cli.coldstart.rewrite import check_rewrite, rule_text
     from frames_cli.coldstart.sectioning import cut_document
+    from frames_cli.coldstart.writer import verbatim_body
     from frames_cli.formats.policy import parse_policy
     from frames_cli.workspace.config import ColdstartConfig
 
@@ -246,11 +247,12 @@ def test_the_number_check_reads_the_text_the_model_was_shown() -> None:
     lines = ["# Book lodging", "", "Book the hotel within 2 days of approval.", "",
              '{% image "_img/travel/11-book-hotel-now.png" "selecting hotel" %}', "", "Pay with the travel card."]
     (chunk,) = cut_document(parse_policy(lines, "policies/faq.md"), ColdstartConfig())
-    assert "11" not in rule_text(chunk) and "2 days" in rule_text(chunk)
+    shown = verbatim_body(chunk)  # what the prompt shows
+    assert "11" not in rule_text(shown) and "2 days" in rule_text(shown)
     answer = {"body": "1. Book the hotel within 2 days of approval.\n2. Pay with the travel card.\n",
               "description": "Decides how and when to book the hotel: within days of approval, paid with the travel "
                              "card."}
-    assert check_rewrite(rule_text(chunk), answer, 500) == []
+    assert check_rewrite(rule_text(shown), answer, 500) == []
 
 
 def _write(root: Path, name: str, text: str) -> None:
