@@ -19,7 +19,8 @@ class AgentResult:
     Attributes:
         case_id: the case's id.
         output: the answer, in the case's answer format (None when the agent failed).
-        skills_used: names of the skills the agent says it used (unknown names dropped).
+        skills_used: names of the skills the agent says it used (unknown names dropped); the built-in
+            agent puts the skills it was given with the case (`general-rules`) first.
         usage: tokens (prompt, completion) and USD the case cost.
         trajectory: steps ``{"step", "state", "action", "result"}`` in order.
         error: why the agent produced no answer (crash, timeout, bad JSON, model failure); None if it answered.

@@ -81,7 +81,9 @@ class BuiltinExecutor:
                 return AgentResult(case.id, None, [], usage, trajectory, error=f"model: {reply.error}", lost=reply.lost)
             data = reply.data
             if "answer" in data:
-                used = catalog.names(data.get("skills_used") or [])
+                # The given skills were read on this case whatever the model reports: attribution,
+                # anchors and the cost-directed child count them as loaded (decision 0099).
+                used = catalog.names([*catalog.given, *(data.get("skills_used") or [])])
                 trajectory.append(_step(trajectory, state, {"answer": data["answer"], "skills_used": used}, "answered"))
                 return AgentResult(case.id, data["answer"], used, usage, trajectory)
             if asks == self.max_turns:
