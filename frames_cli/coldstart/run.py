@@ -22,7 +22,7 @@ from frames_cli.coldstart.neighbours import Neighbour, closest
 from frames_cli.coldstart.naming import assign_names
 from frames_cli.coldstart.sectioning import Chunk, cut_document
 from frames_cli.coldstart.writer import (
-    DESCRIBED_FROM_KEY, MODE_KEY, VERBATIM, backlinks, check_writable, make_skill, verbatim_body,
+    DESCRIBED_FROM_KEY, KIND_TAGS, MODE_KEY, VERBATIM, backlinks, check_writable, make_skill, tags, verbatim_body,
 )
 from frames_cli.errors import InputError, Location
 from frames_cli.formats.policy import PolicyDocument, all_files, read_policies, skip_reason
@@ -190,7 +190,10 @@ def _action(existing: Skill | None | InputError, plan: Planned, mode: str, force
 
     An unedited skill is kept when its back-links and mode are unchanged; in verbatim mode it must
     also be exactly what this version of coldstart writes, so a better description or body layout
-    reaches unedited skills (a model's text cannot be compared without calling the model).
+    reaches unedited skills (a model's text cannot be compared without calling the model). A kind
+    tag (`KIND_TAGS`) added or removed counts as an edit: `general-rules` decides whether the
+    agent is given a skill or chooses it (decision 0099), and `frames-generated` covers only the
+    text. The file-name tag follows a renamed document.
     """
     if existing is None:
         return "create"
@@ -200,7 +203,8 @@ def _action(existing: Skill | None | InputError, plan: Planned, mode: str, force
         same_source = existing.backlinks == backlinks(plan.chunk)
     except ValueError:
         same_source = False
-    if existing.edited:
+    kinds_edited = {t for t in existing.tags if t in KIND_TAGS} != {t for t in tags(plan.chunk) if t in KIND_TAGS}
+    if existing.edited or kinds_edited:
         return "force" if force else ("keep" if same_source else "skip")
     if not same_source or existing.metadata.get(MODE_KEY) != mode:
         return "update"

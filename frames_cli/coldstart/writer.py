@@ -44,11 +44,15 @@ def verbatim_body(chunk: Chunk, continues: str | None = None) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+#: The tags coldstart gives a section by its kind; the agent acts on them (`executor.catalog`).
+KIND_TAGS = ("general-rules", "reference")
+
+
 def tags(chunk: Chunk) -> list[str]:
     """The policy file's name, then `general-rules` (a preamble that states rules for the sections
     after it, `describe.general_rules`) or `reference` (definitions, scope, roles, ...: read for a
     term, not followed as a procedure)."""
-    kind = "general-rules" if general_rules(chunk) else "reference" if is_reference(chunk) else ""
+    kind = KIND_TAGS[0] if general_rules(chunk) else KIND_TAGS[1] if is_reference(chunk) else ""
     return [PurePosixPath(chunk.doc.file).stem] + ([kind] if kind else [])
 
 

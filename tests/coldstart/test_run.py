@@ -131,6 +131,22 @@ def test_changed_policy_stale_edited_skipped_force(policy_workspace, tmp_path: P
     assert runner.invoke(app, ["validate", "--repo", str(root), "--strict"]).exit_code == 0
 
 
+def test_a_tag_a_person_removed_stays_removed(policy_workspace) -> None:
+    """Removing `general-rules` has the agent choose the skill instead of being given it (decision
+    0099): coldstart keeps that edit as it keeps an edited text, and --force overwrites it."""
+    root = policy_workspace("airline.md")
+    _coldstart(root)
+    rules = root / "skills" / "airline-agent-policy" / "SKILL.md"
+    text = rules.read_text()
+    assert "frames-tags: airline, general-rules\n" in text
+    rules.write_text(text.replace("frames-tags: airline, general-rules\n", "frames-tags: airline\n"))
+    listed = rules.read_bytes()
+    out = _coldstart(root)
+    assert rules.read_bytes() == listed and "airline-agent-policy" in out["unchanged"] and out["updated"] == []
+    out = _coldstart(root, "--force")
+    assert out["updated"] == ["airline-agent-policy"] and "general-rules" in rules.read_text()
+
+
 def test_removed_section_removes_its_unedited_skill(policy_workspace) -> None:
     root = policy_workspace("expenses.md")
     _coldstart(root)
