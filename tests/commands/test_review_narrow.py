@@ -5,6 +5,7 @@ Invariants:
 2. Each table row is one line: a category's label and its rates are on the same line, and the
    columns that do not fit go to a second table that repeats the labels.
 3. Every piece of a folded `+` (or `-`) line starts with `+` (`-`), and joined they are the line.
+4. On a pipe (no terminal, no COLUMNS) a diff line is never folded: each line of the diff is one line.
 """
 
 from __future__ import annotations
@@ -51,3 +52,23 @@ def test_review_at_80_columns(world) -> None:
     assert re.match(r"^cancel\s+\d+\.\d%", lines[header[0] + 2])
     diff = lines[next(i for i, line in enumerate(lines) if line.startswith("diff --git")):]
     assert any(line.startswith("+") and not line.startswith("+++") for line in diff)
+
+
+def test_review_on_a_pipe_keeps_each_diff_line_whole(world, monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from frames_cli.commands.review.markdown_view import Whole, render_markdown
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    parts = render_markdown("```diff\n" + LONG_ADD + "\n```\n", Console(file=io.StringIO(), width=80))
+    assert [str(p) for p in parts if isinstance(p, Whole)] == [LONG_ADD]
+    done = CliRunner().invoke(app, ["review", "r2c1", "--repo", str(world.root)])
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("diff --git"))
+    diff = lines[start : next((i for i in range(start, len(lines)) if not lines[i]), len(lines))]
+    assert max(len(line) for line in diff) > 80  # a line the terminal path would fold
+    heads = ("diff --git", "index ", "--- ", "+++ ", "@@", "+", "-", " ", "new file", "deleted file")
+    assert all(line.startswith(heads) for line in diff)

@@ -4,17 +4,26 @@ instead of wrapped cell by cell, diffs folded with their `+`/`-` kept.
 rich's Markdown renders a pipe table at 80 columns by wrapping every cell (a rate over two lines,
 a header over four), and a fenced diff by folding long lines, so the rest of an added line
 starts without its `+` and reads as context. `render_markdown` hands every other block to rich's
-Markdown unchanged.
+Markdown unchanged. On a pipe or in a file (no terminal and no `COLUMNS`) a diff line is not
+folded at all: it is a `Whole` line, one line of the diff per line of output.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+
+
+class Whole(Text):
+    """A line to print whole, never folded or cropped (`console.print(line, soft_wrap=True)`):
+    a diff line when the output is not a terminal, where a folded `+` line would read as two."""
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
@@ -66,8 +75,6 @@ def _cells(row: str) -> list[str]:
 
 
 def _cell_text(cell: str) -> RenderableType:
-    from rich.text import Text
-
     bold = cell.startswith("**") and cell.endswith("**") and len(cell) > 4
     plain = cell[2:-2] if bold else cell
     return Text(plain.replace("**", "").replace("`", ""), style="bold" if bold else "")
@@ -144,9 +151,10 @@ def render_markdown(text: str, console: Console) -> list[RenderableType]:
     """The renderables that show `text` on `console`: rich Markdown, with its tables and diffs
     laid out by this module."""
     from rich.markdown import Markdown
-    from rich.text import Text
 
     width = console.width
+    # A terminal, or a width asked for: fold to it. A pipe or a file: every diff line whole.
+    fold = console.is_terminal or bool(os.environ.get("COLUMNS"))
     out: list[RenderableType] = []
     for kind, lines in _blocks(text):
         if kind == "markdown":
@@ -157,7 +165,8 @@ def render_markdown(text: str, console: Console) -> list[RenderableType]:
             out.append(Text(""))
         else:
             styles = {"+": "green", "-": "red", "@": "cyan"}
-            for line in fold_diff(lines, width):
-                out.append(Text(line, style=styles.get(line[:1], ""), no_wrap=True, overflow="crop"))
+            for line in fold_diff(lines, width) if fold else lines:
+                line_type = Text if fold else Whole
+                out.append(line_type(line, style=styles.get(line[:1], ""), no_wrap=True, overflow="crop"))
             out.append(Text(""))
     return out

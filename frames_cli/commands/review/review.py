@@ -71,9 +71,13 @@ def register(app: typer.Typer) -> None:
             emit_json(result.to_json())
         elif markdown != STDOUT:
             from frames_cli.commands.output import console
-            from frames_cli.commands.review.markdown_view import render_markdown
+            from frames_cli.commands.review.markdown_view import Whole, render_markdown
 
             # Wrapped, not cropped: a change text or a failure reason must be readable in full;
-            # tables are split by columns and diff lines keep their marker (markdown_view).
+            # tables are split by columns and diff lines keep their marker (markdown_view), or
+            # stay whole on a pipe.
             for part in render_markdown(text, console()):
-                print_trimmed(part)
+                if isinstance(part, Whole):
+                    console().print(part, soft_wrap=True)
+                else:
+                    print_trimmed(part)
