@@ -28,7 +28,8 @@ COMMANDS = (
 app = typer.Typer(
     name="frames",
     help="Evolve a git repository of Markdown skills for policy-bound LLM agents.\n\n"
-    "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 75 another run holds the lock, "
+    "Exit codes: 0 ok, 1 run-time failure, 2 bad usage or input, 75 another run holds the lock or "
+    "a provider batch (llm.batch) is still running: run it again later, "
     "100 a gate or threshold failed, 130/143 frames evolve stopped by SIGINT/SIGTERM (resumable). "
     "frames COMMAND --help shows a command's options; the guide is README.md, the reference docs/.",
     no_args_is_help=True,

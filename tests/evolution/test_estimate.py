@@ -8,6 +8,7 @@ Invariants:
 5. The bound counts every sub-child attribution may make and every lost-result retry; the short
    run (stops at patience, children rejected at their first stage) is below the full run, and
    equals it when patience and early rejection cannot shorten anything.
+6. An estimate of a run that would be refused for a missing model is refused the same way.
 """
 
 from __future__ import annotations
@@ -122,3 +123,15 @@ def test_the_short_run_stops_at_patience_and_rejects_children_early(tmp_path: Pa
         full["calls"],
         full["tokens"],
     )  # nothing can end it sooner
+
+
+def test_an_estimate_refuses_a_run_that_has_no_model(tmp_path: Path) -> None:
+    """The estimate is of a run that would start: with a role unset the run refuses (exit 2), and
+    so does its estimate, naming frames.yaml and the roles, instead of a price it cannot know."""
+    config = copy.deepcopy(CONFIG)
+    config["models"] = {**config["models"], "diagnoser": None, "rewriter": None}
+    repo = build_repo(tmp_path / "ws", config=config)
+    result = CliRunner().invoke(app, ["evolve", "--estimate", "--repo", str(repo.root)])
+    assert result.exit_code == 2
+    assert "frames.yaml" in result.output and "`models.diagnoser`, `models.rewriter`" in result.output
+    assert _written(repo.root) == []

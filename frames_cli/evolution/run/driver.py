@@ -198,7 +198,8 @@ def estimate(ws: Workspace, options: EvolveOptions) -> Any:
     frames.yaml, the cases and the base commit; writes nothing, calls no model.
 
     Raises:
-        InputError / ConfigError: bad cases or settings. UnknownRevisionError: no such base.
+        InputError / ConfigError: bad cases or settings, or a role the run would call has no model
+            (the run itself would refuse, `_require_models`). UnknownRevisionError: no such base.
     """
     from frames_cli.evolution.run.estimate import evolve_estimate
     from frames_cli.formats.skill_set import SkillSet
@@ -208,6 +209,7 @@ def estimate(ws: Workspace, options: EvolveOptions) -> Any:
     store = GitStore(ws.root)
     base = store.resolve(options.base)
     cases, sealed = _load_cases(ws, config)
+    _require_models(ws, config, cases.values())
     settings = Settings.from_json(run_snapshot(config, seed=options.seed, max_rounds=options.max_rounds)["evolution"])
     return evolve_estimate(
         cases, new_split(cases, sealed, settings), SkillSet.load_valid(store.read_files(base))[0], config, settings,
