@@ -21,8 +21,8 @@ from frames_cli.errors import FramesWarning
 #: evaluating, evolving, reviewing.
 COMMANDS = (
     "setup.init", "setup.coldstart", "setup.adopt", "cases.ingest", "setup.validate", "setup.status",
-    "setup.check_models", "evolve.eval", "evolve.evolve", "review.front", "review.review", "review.report",
-    "review.promote", "review.publish", "evolve.runs",
+    "setup.check_models", "evolve.catalog", "evolve.eval", "evolve.evolve", "review.front", "review.review",
+    "review.report", "review.promote", "review.publish", "evolve.runs",
 )
 
 app = typer.Typer(
