@@ -303,3 +303,24 @@ def test_review_lists_policy_sentences_changed_and_proposals_dropped(world):
         "\\`H8Q05L\\`"
         in text
     )
+
+
+def test_a_category_the_child_never_ran_reads_not_evaluated_and_its_rate_its_own_n(world):
+    """An early-rejected child: the gate passes a category whose floor is 0 without the child
+    running it, and its overall rate is over the cases it ran, not S0's n."""
+    from frames_cli.evolution.report.review import build_review
+    from frames_cli.evolution.report.review_markdown import review_markdown
+    from frames_cli.gitstore.store import GitStore
+    from frames_cli.workspace.layout import Workspace
+
+    cand = world.state.candidate("r1c2")
+    checks = cand.gate_details["checks"]
+    skipped = next(c for c in checks if c["passed"])["category"]
+    cand.per_category = {c: r for c, r in cand.per_category.items() if c != skipped}
+    cand.case_counts = dict.fromkeys(cand.per_category, 2)  # the cases it ran
+    ws = Workspace.open(world.root)
+    text = review_markdown(build_review(ws, GitStore(ws.root), world.state, cand))
+    row = next(line for line in text.splitlines() if line.startswith(f"| {skipped} "))
+    assert "| — |" in row and "| pass (not evaluated) |" in row
+    overall = next(line for line in text.splitlines() if line.startswith("| **overall**"))
+    assert f"(n={sum(cand.case_counts.values())})" in overall

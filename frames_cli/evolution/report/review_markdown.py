@@ -25,13 +25,20 @@ def _results_cells(review: Review) -> tuple[list[str], list[list[str]]]:
     for cat in sorted(set(base.per_category) | set(cand.per_category)):
         check = checks.get(cat)
         verdict = "—" if check is None else ("pass" if check["passed"] else "**FAIL**")
+        if check is not None and check["passed"] and cand.per_category.get(cat) is None:
+            # Rejected early elsewhere: a floor of 0 is met by any rate, so the gate passed a
+            # category the child never ran; say so rather than a bare "pass" beside "—".
+            verdict = "pass (not evaluated)"
         parent_rate = pct(parent.per_category.get(cat)) if parent else "—"
         floor = pct(check["floor"]) if check else "—"
         rows.append([with_n(md_text(cat), counts.get(cat), k), pct(base.per_category.get(cat)), parent_rate,
                      pct(cand.per_category.get(cat)), floor, verdict, _flips(check, k)])
     parent_overall = pct(parent.pass_rate) if parent else "—"
+    # An early-rejected child's overall rate is over the cases it ran: its own n beside it.
+    own = cand.n_cases if cand.n_cases not in (None, base.n_cases) else None
     rows.append(
-        [with_n("**overall**", base.n_cases, k), pct(base.pass_rate), parent_overall, pct(cand.pass_rate), "", "", ""]
+        [with_n("**overall**", base.n_cases, k), pct(base.pass_rate), parent_overall,
+         with_n(pct(cand.pass_rate), own, k), "", "", ""]
     )
     parent_tokens = tokens(parent.mean_tokens) if parent else "—"
     rows.append(["tokens/case", tokens(base.mean_tokens), parent_tokens, tokens(cand.mean_tokens), "", "", ""])
